@@ -1,0 +1,2 @@
+//! The `maven` binary: daemon and CLI.
+fn main() {}

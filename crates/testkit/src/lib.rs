@@ -1,0 +1,1 @@
+//! Test servers and fixture helpers for Maven tests.
