@@ -1,0 +1,2 @@
+//! Benchmark placeholder; see BENCHMARKS.md.
+fn main() {}
