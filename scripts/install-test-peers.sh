@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Installs the real MCP peers that the tests and the conformance run use, into testenv/:
+#   testenv/node_modules  npm packages pinned by testenv/package-lock.json (server-everything,
+#                         the conformance suite, and node 22 from the npm registry's `node`)
+#   testenv/.venv         a Python venv with testenv/requirements.txt (the `mcp` SDK)
+# Idempotent: each part carries a stamp of the files it was installed from and is skipped while
+# the stamp matches. Exits non-zero with a message naming the failing step.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+env_dir="$root/testenv"
+started=$SECONDS
+
+fail() {
+  echo "install-test-peers: $*" >&2
+  exit 1
+}
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || fail "'$1' is not on PATH ($2)"
+}
+
+need node "Node.js >= 20 with npm is needed to install the npm peers"
+need npm "npm is needed to install the npm peers"
+need python3 "Python >= 3.10 with the venv module is needed for the Python peer"
+need sha256sum "coreutils' sha256sum is needed for the install stamps"
+
+python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
+  fail "python3 is $(python3 --version 2>&1); the mcp SDK needs >= 3.10"
+
+stamp_of() {
+  (cd "$env_dir" && cat "$@" && uname -m) | sha256sum | cut -d' ' -f1
+}
+
+# One installer at a time (two CI steps or a test run racing a manual one).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$env_dir/.install.lock"
+  flock 9
+fi
+
+# --- npm peers ---------------------------------------------------------------------------
+npm_stamp="$(stamp_of package.json package-lock.json)"
+npm_stamp_file="$env_dir/node_modules/.maven-install-stamp"
+if [[ -f "$npm_stamp_file" && "$(cat "$npm_stamp_file")" == "$npm_stamp" ]]; then
+  echo "install-test-peers: npm peers up to date"
+else
+  echo "install-test-peers: npm ci in testenv/ ..."
+  (cd "$env_dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+    fail "'npm ci' failed in testenv/ (is the npm registry reachable?)"
+  local_node="$env_dir/node_modules/.bin/node"
+  [[ -x "$local_node" ]] ||
+    fail "testenv/node_modules/.bin/node is missing: the 'node' package's preinstall script did not run (npm may have skipped install scripts)"
+  node_version="$("$local_node" --version 2>/dev/null)" ||
+    fail "testenv/node_modules/.bin/node does not run on this machine"
+  [[ "$node_version" == v22.* ]] || fail "testenv node is $node_version, expected v22.x"
+  for f in @modelcontextprotocol/server-everything/dist/index.js \
+    @modelcontextprotocol/conformance/dist/index.js; do
+    [[ -f "$env_dir/node_modules/$f" ]] || fail "testenv/node_modules/$f is missing after npm ci"
+  done
+  echo "$npm_stamp" >"$npm_stamp_file"
+  echo "install-test-peers: npm peers installed (node $node_version)"
+fi
+
+# --- Python peer ---------------------------------------------------------------------------
+venv="$env_dir/.venv"
+py_stamp="$( (stamp_of requirements.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
+py_stamp_file="$venv/.maven-install-stamp"
+if [[ -f "$py_stamp_file" && "$(cat "$py_stamp_file")" == "$py_stamp" && -x "$venv/bin/python" ]]; then
+  echo "install-test-peers: Python venv up to date"
+else
+  echo "install-test-peers: creating testenv/.venv ..."
+  rm -rf "$venv"
+  python3 -m venv "$venv" || fail "'python3 -m venv' failed (Debian needs the python3-venv package)"
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    -r "$env_dir/requirements.txt" ||
+    fail "pip install -r testenv/requirements.txt failed (is PyPI reachable?)"
+  "$venv/bin/python" -c 'import mcp.server.mcpserver, mcp_types, uvicorn' ||
+    fail "the mcp SDK does not import in testenv/.venv"
+  echo "$py_stamp" >"$py_stamp_file"
+  echo "install-test-peers: Python venv installed ($("$venv/bin/python" -m pip show mcp 2>/dev/null | sed -n 's/^Version: /mcp /p'))"
+fi
+
+echo "install-test-peers: ready in $((SECONDS - started))s"
