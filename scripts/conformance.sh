@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs the official MCP client conformance suite (@modelcontextprotocol/conformance, pinned in
+# testenv/package-lock.json, run with testenv's node 22) against testkit's conformance-client.
+#
+#   scripts/conformance.sh                 build conformance-client, run every scenario below
+#   scripts/conformance.sh SCENARIO...     run only these
+#   CONFORMANCE_CLIENT=/path/to/client     use that client instead of building one
+#
+# Exits non-zero if any scenario fails (a FAILURE or WARNING check, a client timeout, or a
+# client exiting non-zero). Per-scenario results go to ci-artifacts/conformance/.
+set -euo pipefail
+export NO_COLOR=1 FORCE_COLOR=0
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+node="$root/testenv/node_modules/.bin/node"
+suite="$root/testenv/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+out_dir="$root/ci-artifacts/conformance"
+default_scenarios=(initialize tools_call sse-retry elicitation-sep1034-client-defaults)
+
+if [[ ! -x "$node" || ! -f "$suite" ]]; then
+  echo "conformance: the conformance suite is not installed: run scripts/install-test-peers.sh" >&2
+  exit 1
+fi
+
+client="${CONFORMANCE_CLIENT:-}"
+if [[ -z "$client" ]]; then
+  (cd "$root" && cargo build --quiet -p testkit --bin conformance-client) ||
+    { echo "conformance: building conformance-client failed" >&2; exit 1; }
+  client="${CARGO_TARGET_DIR:-$root/target}/debug/conformance-client"
+fi
+[[ -x "$client" ]] || { echo "conformance: no client binary at $client" >&2; exit 1; }
+
+scenarios=("$@")
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=("${default_scenarios[@]}")
+
+mkdir -p "$out_dir"
+failed=()
+for scenario in "${scenarios[@]}"; do
+  echo "=== conformance: $scenario"
+  log="$out_dir/${scenario//\//_}.log"
+  # The suite runs "<command> <server URL>" through a shell; quote the client path for it.
+  if "$node" "$suite" client --command "$(printf '%q' "$client")" --scenario "$scenario" \
+    --timeout 30000 --output-dir "$out_dir" >"$log" 2>&1; then
+    echo "--- PASS $scenario"
+  else
+    failed+=("$scenario")
+    echo "--- FAIL $scenario (log: ${log#"$root"/})"
+    sed -n '/^Checks:/,$p' "$log" | tail -n 40
+  fi
+done
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "conformance: ${#failed[@]} of ${#scenarios[@]} scenarios failed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "conformance: all ${#scenarios[@]} scenarios passed"
