@@ -1,0 +1,179 @@
+//! Real MCP peers, installed by `scripts/install-test-peers.sh` into `testenv/`, driven through
+//! the `mcp` client: `@modelcontextprotocol/server-everything` (npm) and a server on the official
+//! Python SDK (`testenv/python_server.py`), each over stdio and over Streamable HTTP on 127.0.0.1.
+//!
+//! A missing peer is a failure naming the install script, never a silent pass.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::time::timeout;
+
+/// How long a peer may take to start and announce its listener (node and the Python SDK load
+/// hundreds of modules; CI machines are slow and shared).
+const START_DEADLINE: Duration = Duration::from_secs(60);
+
+/// What the launchers print on stderr once an HTTP listener is up.
+const LISTENING_MARKER: &str = "MCP_PEER_LISTENING ";
+
+/// Longest stderr line read while waiting for the marker.
+const MAX_LINE: usize = 64 * 1024;
+
+/// The test environment at the repository root.
+fn testenv() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testenv")
+}
+
+/// A launcher script of the test environment, after checking that what it launches is installed.
+fn launcher(script: &str) -> PathBuf {
+    let env = testenv();
+    let needed = match script {
+        "run-everything.sh" => vec![
+            env.join("node_modules/.bin/node"),
+            env.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        ],
+        "run-python-server.sh" => vec![env.join(".venv/bin/python")],
+        other => panic!("no such launcher: {other}"),
+    };
+    for path in needed {
+        assert!(
+            path.exists(),
+            "test peer missing: {} does not exist; run scripts/install-test-peers.sh",
+            path.display()
+        );
+    }
+    env.join(script)
+}
+
+/// A peer serving Streamable HTTP on 127.0.0.1, killed when dropped.
+struct HttpPeer {
+    /// The MCP endpoint, e.g. `http://127.0.0.1:40123/mcp`.
+    url: String,
+    /// The port it listens on.
+    port: u16,
+    /// Held for kill-on-drop.
+    _child: Child,
+}
+
+impl HttpPeer {
+    /// Starts `testenv/<script> http 0` and waits for the listener announcement on stderr.
+    async fn start(script: &str) -> HttpPeer {
+        let path = launcher(script);
+        let mut child = Command::new(&path)
+            .args(["http", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {}: {e}", path.display()));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut lines = BufReader::new(stderr);
+        let announced = timeout(START_DEADLINE, wait_for_marker(&mut lines))
+            .await
+            .unwrap_or_else(|_| {
+                panic!("{script} did not announce a listener within {START_DEADLINE:?}")
+            })
+            .unwrap_or_else(|seen| panic!("{script} ended before listening; stderr:\n{seen}"));
+        // Keep draining stderr so the peer never blocks on a full pipe.
+        tokio::spawn(drain(lines));
+        let base = announced.trim_end_matches("/mcp").to_owned();
+        let port = base
+            .strip_prefix("http://127.0.0.1:")
+            .and_then(|p| p.parse::<u16>().ok())
+            .unwrap_or_else(|| panic!("{script} announced a listener off loopback: {announced}"));
+        HttpPeer {
+            url: format!("{base}/mcp"),
+            port,
+            _child: child,
+        }
+    }
+}
+
+/// Reads stderr lines until the listener marker; returns the announced URL, or what was seen.
+async fn wait_for_marker<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+) -> Result<String, String> {
+    let mut seen = String::new();
+    loop {
+        let mut line = Vec::new();
+        let n = (&mut *reader)
+            .take(MAX_LINE as u64)
+            .read_until(b'\n', &mut line)
+            .await
+            .map_err(|e| format!("{seen}\n(reading stderr failed: {e})"))?;
+        if n == 0 {
+            return Err(seen);
+        }
+        let text = String::from_utf8_lossy(&line);
+        if let Some(url) = text.trim_end().strip_prefix(LISTENING_MARKER) {
+            return Ok(url.to_owned());
+        }
+        if seen.len() < MAX_LINE {
+            seen.push_str(&text);
+        }
+    }
+}
+
+async fn drain<R: AsyncRead + Unpin>(mut reader: BufReader<R>) {
+    let mut sink = Vec::new();
+    while let Ok(n) = reader.read_until(b'\n', &mut sink).await {
+        if n == 0 {
+            break;
+        }
+        sink.clear();
+    }
+}
+
+/// The local addresses of the TCP sockets listening on `port`, read from /proc/net/tcp{,6}
+/// (hex `addr:port` as the kernel writes it), so the check opens no socket itself.
+fn listeners_on(port: u16) -> Vec<String> {
+    let mut found = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for row in text.lines().skip(1) {
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            // cols[1] = local "ADDR:PORT", cols[3] = state; 0A is LISTEN.
+            let (Some(local), Some(state)) = (cols.get(1), cols.get(3)) else {
+                continue;
+            };
+            let Some((addr, p)) = local.split_once(':') else {
+                continue;
+            };
+            if *state == "0A" && u16::from_str_radix(p, 16).ok() == Some(port) {
+                found.push(addr.to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// 127.0.0.1 as /proc/net/tcp writes it (little-endian on the machines we run on).
+const LOOPBACK_V4_HEX: &str = "0100007F";
+
+#[tokio::test]
+async fn server_everything_http_listens_on_loopback_only() {
+    let peer = HttpPeer::start("run-everything.sh").await;
+    assert_eq!(
+        listeners_on(peer.port),
+        vec![LOOPBACK_V4_HEX.to_owned()],
+        "{}",
+        peer.url
+    );
+}
+
+#[tokio::test]
+async fn python_server_http_listens_on_loopback_only() {
+    let peer = HttpPeer::start("run-python-server.sh").await;
+    assert_eq!(
+        listeners_on(peer.port),
+        vec![LOOPBACK_V4_HEX.to_owned()],
+        "{}",
+        peer.url
+    );
+}
