@@ -1,1 +1,410 @@
-//! store crate.
+//! Maven's store: one SQLite file, and the only code in the project that speaks SQL.
+//!
+//! # Design
+//!
+//! A [`Store`] is a cheap handle (`Clone + Send + Sync`). Opening one starts **one dedicated OS
+//! thread** that owns the only [`rusqlite::Connection`]; every method sends a closure to that
+//! thread over a bounded channel and awaits a oneshot reply. So:
+//!
+//! - SQLite never blocks the async runtime: a tokio worker only awaits a channel.
+//! - There is exactly one writer, so writes never contend inside the process; requests are
+//!   served in the order they were queued. A full queue makes callers wait (backpressure).
+//! - Each method is one transaction (or one statement). Multi-row writes such as
+//!   [`Store::commit_feed_batch`], [`Store::propose_tool`] and [`Store::set_tool_state`] commit
+//!   everything or nothing.
+//! - **Cancellation:** dropping a method's future after the request was queued does not cancel
+//!   it; a queued write still commits (or rolls back) as a whole, only its answer is lost. A
+//!   write whose future returned `Ok` is durable: the file runs in WAL mode with
+//!   `synchronous=FULL`, so a kill -9 or a power cut after the acknowledgement loses nothing.
+//! - A panic inside an operation rolls its transaction back, answers [`Error::Panicked`] and the
+//!   thread keeps serving.
+//! - The thread ends, closing the connection (and checkpointing the WAL), when [`Store::close`]
+//!   is called or the last handle is dropped. After `close` every handle answers
+//!   [`Error::Closed`].
+//!
+//! # The file
+//!
+//! [`Store::open`] creates the file if missing (never its directory), refuses a file written by
+//! a newer schema ([`Error::NewerSchema`]) or by another program ([`Error::ForeignDatabase`])
+//! **before writing a single byte to it**, then switches to WAL, turns foreign keys on and runs
+//! the numbered migrations it lacks in one transaction. The schema version is
+//! `PRAGMA user_version`; `PRAGMA application_id` marks the file as Maven's.
+//!
+//! The schema holds invariants that protect against bugs upstream: CHECK constraints on every
+//! enumerated column, a trigger that refuses lowering `destructive`, a trigger holding the tool
+//! state transition table ([`ToolState::can_become`]), rows created only as proposed, identity
+//! columns that never change, and an append-only audit trail.
+
+mod error;
+mod model;
+mod ops;
+mod schema;
+
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use time::OffsetDateTime;
+use tokio::sync::{mpsc, oneshot};
+
+pub use error::Error;
+pub use model::{
+    ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
+    Redefinition, SourceCount, ToolEvent, ToolRow, ToolState, KIND_LOCAL, KIND_MCP,
+};
+
+/// How many requests may wait for the worker before callers are made to wait.
+const QUEUE: usize = 256;
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+enum Msg {
+    Job(Job),
+    Close(oneshot::Sender<()>),
+}
+
+/// A handle to the store. Cheap to clone; all clones share one worker thread and one
+/// connection. See the crate documentation for the design.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tx: mpsc::Sender<Msg>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .finish()
+    }
+}
+
+impl Store {
+    /// Opens (creating if missing, never creating its directory) and migrates the database at
+    /// `path`. A file from a newer schema or another program is refused and left untouched.
+    pub async fn open(path: &Path) -> Result<Store, Error> {
+        let (tx, rx) = mpsc::channel::<Msg>(QUEUE);
+        let (ready_tx, ready_rx) = oneshot::channel::<Result<(), Error>>();
+        let owned = path.to_owned();
+        std::thread::Builder::new()
+            .name("maven-store".to_owned())
+            .spawn(move || worker(&owned, rx, ready_tx))
+            .map_err(|e| Error::Open {
+                path: path.to_owned(),
+                message: format!("cannot start the store thread: {e}"),
+            })?;
+        ready_rx.await.map_err(|_| Error::Panicked)??;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                tx,
+                path: path.to_owned(),
+            }),
+        })
+    }
+
+    /// The file this store was opened on.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Closes the store: waits for queued requests to finish, closes the connection (the WAL is
+    /// checkpointed) and stops the worker. Every handle answers [`Error::Closed`] afterwards.
+    /// Closing twice is not an error.
+    pub async fn close(&self) -> Result<(), Error> {
+        let (tx, rx) = oneshot::channel();
+        if self.inner.tx.send(Msg::Close(tx)).await.is_err() {
+            return Ok(());
+        }
+        // The worker answers after the connection is closed; a lost answer means it is gone.
+        let _ = rx.await;
+        Ok(())
+    }
+
+    /// Runs `f` on the worker thread and returns its answer.
+    async fn call<R, F>(&self, f: F) -> Result<R, Error>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R, Error> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |conn| {
+            // The caller may have gone away; the work is done either way.
+            let _ = tx.send(f(conn));
+        });
+        self.inner
+            .tx
+            .send(Msg::Job(job))
+            .await
+            .map_err(|_| Error::Closed)?;
+        match rx.await {
+            Ok(r) => r,
+            // The job was dropped without answering: it panicked, or the worker stopped.
+            Err(_) if self.inner.tx.is_closed() => Err(Error::Closed),
+            Err(_) => Err(Error::Panicked),
+        }
+    }
+
+    /// The schema version of the open file (equal to the newest this build knows).
+    pub async fn schema_version(&self) -> Result<u32, Error> {
+        self.call(|c| schema::version(c)).await
+    }
+
+    /// The newest schema version this build knows.
+    pub fn supported_schema_version() -> u32 {
+        schema::latest_version()
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // notes
+
+    /// Writes a note; `None` when (source, key) already exists (nothing is changed then).
+    pub async fn add_note(&self, n: NewNote) -> Result<Option<Note>, Error> {
+        self.call(move |c| ops::add_note(c, &n)).await
+    }
+
+    /// Notes, newest first.
+    pub async fn notes(&self, q: NotesQuery) -> Result<Vec<Note>, Error> {
+        self.call(move |c| ops::notes(c, &q)).await
+    }
+
+    /// The note with this (source, key).
+    pub async fn note_by_key(&self, source: &str, key: &str) -> Result<Option<Note>, Error> {
+        let (source, key) = (source.to_owned(), key.to_owned());
+        self.call(move |c| ops::note_by_key(c, &source, &key)).await
+    }
+
+    /// Full-text search of note texts (FTS5, Unicode case folding, diacritics ignored).
+    ///
+    /// Every whitespace-separated word of `query` must occur; the words are matched literally,
+    /// so FTS syntax in the owner's text (`AND`, `*`, quotes, `NEAR(`) is never interpreted and
+    /// never an error. Best match first; an empty query finds nothing.
+    pub async fn search_notes(&self, query: &str, limit: u32) -> Result<Vec<Note>, Error> {
+        let q = query.to_owned();
+        self.call(move |c| ops::search_notes(c, &q, limit)).await
+    }
+
+    /// How many notes each source holds, ordered by source; only sources starting with
+    /// `source_prefix` when given (e.g. `rss:`).
+    pub async fn note_counts(
+        &self,
+        source_prefix: Option<&str>,
+    ) -> Result<Vec<SourceCount>, Error> {
+        let p = source_prefix.map(str::to_owned);
+        self.call(move |c| ops::note_counts(c, p.as_deref())).await
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // facts
+
+    /// The value of a fact.
+    pub async fn fact(&self, key: &str) -> Result<Option<String>, Error> {
+        let k = key.to_owned();
+        self.call(move |c| ops::fact(c, &k)).await
+    }
+
+    /// Sets (or replaces) a fact.
+    pub async fn set_fact(&self, key: &str, value: &str) -> Result<(), Error> {
+        let (k, v) = (key.to_owned(), value.to_owned());
+        self.call(move |c| ops::set_fact(c, &k, &v)).await
+    }
+
+    /// Deletes a fact; `true` if it existed.
+    pub async fn delete_fact(&self, key: &str) -> Result<bool, Error> {
+        let k = key.to_owned();
+        self.call(move |c| ops::delete_fact(c, &k)).await
+    }
+
+    /// Every fact whose key starts with `prefix`, ordered by key.
+    pub async fn facts_with_prefix(&self, prefix: &str) -> Result<Vec<(String, String)>, Error> {
+        let p = prefix.to_owned();
+        self.call(move |c| ops::facts_with_prefix(c, &p)).await
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // feeds
+
+    /// Writes one poll's notes, seen marks and facts in **one transaction**: all of it or none.
+    ///
+    /// Notes whose (source, key) exists and seen keys already marked are skipped/refreshed, so
+    /// replaying a batch (after a crash between commit and acknowledgement) never duplicates.
+    /// Put the validators and `rss:latest:<feed>` in `facts` so they are stored only together
+    /// with the items of their response.
+    pub async fn commit_feed_batch(&self, batch: FeedBatch) -> Result<FeedBatchOutcome, Error> {
+        self.call(move |c| ops::commit_feed_batch(c, &batch)).await
+    }
+
+    /// Which of `keys` are already marked seen for `feed`.
+    pub async fn seen_keys(&self, feed: &str, keys: &[String]) -> Result<HashSet<String>, Error> {
+        let (f, k) = (feed.to_owned(), keys.to_vec());
+        self.call(move |c| ops::seen_keys(c, &f, &k)).await
+    }
+
+    /// `true` when nothing was ever marked seen for `feed` (its next fetch is a baseline).
+    pub async fn is_new_feed(&self, feed: &str) -> Result<bool, Error> {
+        let f = feed.to_owned();
+        self.call(move |c| ops::is_new_feed(c, &f)).await
+    }
+
+    /// How many keys are marked seen for `feed`.
+    pub async fn seen_count(&self, feed: &str) -> Result<u64, Error> {
+        let f = feed.to_owned();
+        self.call(move |c| ops::seen_count(c, &f)).await
+    }
+
+    /// Forgets seen keys of `feed` that are absent from `keep` (the current fetch) **and** were
+    /// last seen before `older_than`. An empty `keep` prunes nothing: an empty or failed fetch is
+    /// no evidence that anything went away. Returns how many were forgotten.
+    pub async fn prune_seen(
+        &self,
+        feed: &str,
+        keep: &[String],
+        older_than: OffsetDateTime,
+    ) -> Result<u64, Error> {
+        let (f, k) = (feed.to_owned(), keep.to_vec());
+        self.call(move |c| ops::prune_seen(c, &f, &k, older_than))
+            .await
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // tools
+
+    /// The allowlist, ordered by name.
+    pub async fn tools(&self) -> Result<Vec<ToolRow>, Error> {
+        self.call(ops::tools).await
+    }
+
+    /// One row by local name.
+    pub async fn tool(&self, name: &str) -> Result<Option<ToolRow>, Error> {
+        let n = name.to_owned();
+        self.call(move |c| ops::tool(c, &n)).await
+    }
+
+    /// One row by identity (kind, server, tool); `server` is `""` for local rows.
+    pub async fn tool_by_identity(
+        &self,
+        kind: &str,
+        server: &str,
+        tool: &str,
+    ) -> Result<Option<ToolRow>, Error> {
+        let (k, s, t) = (kind.to_owned(), server.to_owned(), tool.to_owned());
+        self.call(move |c| ops::tool_by_identity(c, &k, &s, &t))
+            .await
+    }
+
+    /// Inserts a row in state proposed plus its creation event (actor `discovery` for mcp rows,
+    /// `config` for local ones, reason = provenance), in one transaction.
+    /// [`Error::AlreadyExists`] when the name or the identity is taken; [`Error::Invalid`] when
+    /// cmd does not match the kind.
+    pub async fn propose_tool(&self, t: NewTool) -> Result<ToolRow, Error> {
+        self.call(move |c| ops::propose_tool(c, &t)).await
+    }
+
+    /// Changes a row's state and records the event, in one transaction.
+    /// [`Error::BadTransition`] for anything outside [`ToolState::can_become`] (including a state
+    /// "becoming" itself). Enabling also pins the current shape as `approved_shape`.
+    /// Withdrawing and re-proposing a withdrawn row go through here too.
+    pub async fn set_tool_state(
+        &self,
+        name: &str,
+        to: ToolState,
+        reason: &str,
+        actor: &str,
+    ) -> Result<ToolRow, Error> {
+        let (n, r, a) = (name.to_owned(), reason.to_owned(), actor.to_owned());
+        self.call(move |c| ops::set_tool_state(c, &n, to, &r, &a))
+            .await
+    }
+
+    /// Stores a new declared shape (fingerprint mismatch), in one transaction: the row drops to
+    /// proposed from whatever state it was in, destructive is raised if asked (never lowered),
+    /// and an event (reason = the new provenance) is written. `approved_shape` keeps the shape
+    /// the owner last enabled, for the page's diff.
+    pub async fn redefine_tool(
+        &self,
+        name: &str,
+        r: Redefinition,
+        actor: &str,
+    ) -> Result<ToolRow, Error> {
+        let (n, a) = (name.to_owned(), actor.to_owned());
+        self.call(move |c| ops::redefine_tool(c, &n, &r, &a)).await
+    }
+
+    /// Gives a row that predates fingerprints its fingerprint, silently (no state change, no
+    /// event): an upgrade is not a redefinition. `Ok(true)` when adopted, `Ok(false)` when the
+    /// row already had this fingerprint; [`Error::Invalid`] when it has a different one.
+    pub async fn adopt_fingerprint(&self, name: &str, fingerprint: &str) -> Result<bool, Error> {
+        let (n, f) = (name.to_owned(), fingerprint.to_owned());
+        self.call(move |c| ops::adopt_fingerprint(c, &n, &f)).await
+    }
+
+    /// The audit trail, newest first; one tool's when `name` is given.
+    pub async fn tool_events(
+        &self,
+        name: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ToolEvent>, Error> {
+        let n = name.map(str::to_owned);
+        self.call(move |c| ops::tool_events(c, n.as_deref(), limit))
+            .await
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // acts
+
+    /// Records an executed act; returns its id. [`Error::NotFound`] when the tool row does not
+    /// exist.
+    pub async fn log_act(&self, a: NewActLog) -> Result<i64, Error> {
+        self.call(move |c| ops::log_act(c, &a)).await
+    }
+
+    /// Executed acts, newest first.
+    pub async fn acts_log(&self, limit: u32) -> Result<Vec<ActLogRow>, Error> {
+        self.call(move |c| ops::acts_log(c, limit)).await
+    }
+}
+
+/// The worker thread: opens the file, reports readiness, then serves until closed.
+fn worker(path: &Path, mut rx: mpsc::Receiver<Msg>, ready: oneshot::Sender<Result<(), Error>>) {
+    let mut conn = match schema::open(path) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    if ready.send(Ok(())).is_err() {
+        return;
+    }
+    while let Some(msg) = rx.blocking_recv() {
+        match msg {
+            Msg::Job(job) => {
+                if catch_unwind(AssertUnwindSafe(|| job(&mut conn))).is_err() {
+                    tracing::error!("a store operation panicked; its transaction was rolled back");
+                    // A panic between BEGIN and the Transaction guard is impossible, but make
+                    // sure no transaction stays open for the next job.
+                    if !conn.is_autocommit() {
+                        let _ = conn.execute_batch("ROLLBACK");
+                    }
+                }
+            }
+            Msg::Close(done) => {
+                rx.close();
+                // Serve what was queued before the close, then stop.
+                while let Ok(Msg::Job(job)) = rx.try_recv() {
+                    let _ = catch_unwind(AssertUnwindSafe(|| job(&mut conn)));
+                }
+                if let Err((_, e)) = conn.close() {
+                    tracing::warn!(error = %e, "closing the store connection failed");
+                }
+                let _ = done.send(());
+                return;
+            }
+        }
+    }
+}
