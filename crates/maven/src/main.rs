@@ -1,2 +1,17 @@
-//! The `maven` binary: daemon and CLI.
-fn main() {}
+//! The `maven` binary: the daemon and the command line that talks to it.
+//!
+//! Exit codes of every command (SPEC I-4): 0 success, 1 the command failed, 2 a usage or
+//! configuration error or no daemon running, 3 refused by policy.
+
+mod cli;
+mod cmd;
+mod config;
+mod daemon;
+mod ipc;
+mod json;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    cli::main()
+}

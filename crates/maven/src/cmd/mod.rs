@@ -1,0 +1,5 @@
+//! Bodies of the offline commands, one file each.
+
+pub(crate) mod feeds_parse;
+pub(crate) mod fetch;
+pub(crate) mod mcp_inspect;

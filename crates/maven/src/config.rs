@@ -1,0 +1,1473 @@
+//! The configuration file (SPEC C-1..C-6).
+//!
+//! The file is parsed into a `serde_json::Value` first and then walked by hand, so that every
+//! error names the file, the JSON path, the value found and what was expected, and so that all
+//! errors of a file are reported at once. Every block is shape-checked, including blocks that are
+//! written with `"enabled": false`: a typo must not wait for the day the block is switched on.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// The hard maximum of any MCP request deadline (M-6).
+const MAX_MCP_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default number of tools a server may offer without `allow_tools` (A-1).
+const DEFAULT_MAX_TOOLS: u64 = 12;
+
+/// A string that must never be shown: its `Debug` and `Display` print `••••`.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Secret(pub(crate) String);
+
+impl Secret {
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("••••")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("••••")
+    }
+}
+
+/// The whole configuration, validated.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// The file it came from; `None` when no file existed and every default applies.
+    pub(crate) source: Option<PathBuf>,
+    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
+    pub(crate) web: WebConfig,
+    pub(crate) router: RouterConfig,
+    pub(crate) fetch: FetchConfig,
+    pub(crate) feeds: Vec<FeedConfig>,
+    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
+    pub(crate) feed_min_interval: Duration,
+    pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
+    pub(crate) acts: Vec<ActConfig>,
+}
+
+/// The `web` block: the local page.
+#[derive(Debug, Clone)]
+pub(crate) struct WebConfig {
+    pub(crate) listen: SocketAddr,
+    /// Host names the page answers to (DNS-rebinding defence).
+    pub(crate) hosts: Vec<String>,
+    /// An argon2id hash of the fallback step-up passphrase.
+    pub(crate) passphrase_hash: Option<Secret>,
+}
+
+/// Which router chooses what a turn does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RouterKind {
+    Rules,
+    Llm,
+}
+
+/// The `router` block.
+#[derive(Debug, Clone)]
+pub(crate) struct RouterConfig {
+    pub(crate) kind: RouterKind,
+    /// The OpenAI-compatible chat-completions URL (llm router).
+    pub(crate) url: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) context_tokens: u64,
+    pub(crate) timeout: Duration,
+    pub(crate) allow_private: bool,
+    pub(crate) headers: BTreeMap<String, Secret>,
+}
+
+/// Timeouts of the `fetch` block.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FetchTimeouts {
+    pub(crate) resolve: Duration,
+    pub(crate) connect: Duration,
+    pub(crate) tls: Duration,
+    pub(crate) headers: Duration,
+    pub(crate) total: Duration,
+}
+
+/// The `fetch` block: global host lists and the defaults of every door.
+#[derive(Debug, Clone)]
+pub(crate) struct FetchConfig {
+    pub(crate) allow_hosts: Vec<String>,
+    pub(crate) deny_hosts: Vec<String>,
+    pub(crate) max_body: u64,
+    pub(crate) host_interval: Duration,
+    pub(crate) timeouts: FetchTimeouts,
+}
+
+/// One entry of `feeds`.
+#[derive(Debug, Clone)]
+pub(crate) struct FeedConfig {
+    pub(crate) name: String,
+    pub(crate) url: String,
+    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
+    pub(crate) interval: Duration,
+    pub(crate) enabled: bool,
+    pub(crate) max_body: Option<u64>,
+    pub(crate) allow_private: bool,
+    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
+    /// How many of the newest items the first fetch notes.
+    pub(crate) baseline: u64,
+}
+
+/// How an MCP server is reached.
+#[derive(Debug, Clone)]
+pub(crate) enum McpTarget {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, Secret>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, Secret>,
+        allow_private: bool,
+        host_interval: Option<Duration>,
+    },
+}
+
+/// One entry of `mcp_servers`.
+#[derive(Debug, Clone)]
+pub(crate) struct McpServerConfig {
+    pub(crate) name: String,
+    pub(crate) target: McpTarget,
+    pub(crate) enabled: bool,
+    pub(crate) allow_tools: Vec<String>,
+    pub(crate) max_tools: u64,
+    pub(crate) timeouts: mcp::McpTimeouts,
+}
+
+/// One entry of `acts`: a local command proposed from config.
+#[derive(Debug, Clone)]
+pub(crate) struct ActConfig {
+    pub(crate) name: String,
+    pub(crate) cmd: Vec<String>,
+    pub(crate) read_only: bool,
+    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
+    pub(crate) timeout: Duration,
+    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
+    pub(crate) max_output: u64,
+}
+
+/// Every problem found in one file, each naming the file, the JSON path and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConfigError {
+    pub(crate) file: String,
+    pub(crate) problems: Vec<String>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{}: {}", self.file, p)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where the configuration is read from when `--config` is not given.
+pub(crate) fn default_config_path() -> PathBuf {
+    xdg_dir("XDG_CONFIG_HOME", ".config").join("maven/config.json")
+}
+
+/// Where the data directory is when `--data` is not given.
+pub(crate) fn default_data_dir() -> PathBuf {
+    xdg_dir("XDG_DATA_HOME", ".local/share").join("maven")
+}
+
+fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
+    match std::env::var_os(var) {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => {
+            let home = std::env::var_os("HOME").unwrap_or_else(|| ".".into());
+            PathBuf::from(home).join(fallback)
+        }
+    }
+}
+
+impl Config {
+    /// Loads the configuration. `explicit` is the `--config` argument: an explicitly named file
+    /// must exist; the default file may be missing, which means every default.
+    pub(crate) fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let path = explicit
+            .map(Path::to_path_buf)
+            .unwrap_or_else(default_config_path);
+        let file = path.display().to_string();
+        match std::fs::read(&path) {
+            Ok(bytes) => Config::parse(&file, &bytes, &|k| std::env::var(k).ok()).map(|mut c| {
+                c.source = Some(path);
+                c
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
+                Ok(Config::defaults())
+            }
+            Err(e) => Err(ConfigError {
+                file,
+                problems: vec![format!("cannot read the file: {e}")],
+            }),
+        }
+    }
+
+    /// Every default: nothing external configured.
+    pub(crate) fn defaults() -> Config {
+        let mut errors = Vec::new();
+        let env = |_: &str| None;
+        let mut v = Validator {
+            problems: &mut errors,
+            env: &env,
+        };
+        let empty = Map::new();
+        let cfg = v.config(&empty);
+        debug_assert!(errors.is_empty(), "defaults must validate: {errors:?}");
+        cfg
+    }
+
+    /// Parses and validates the bytes of a config file. `env` looks up `${NAME}` references.
+    pub(crate) fn parse(
+        file: &str,
+        bytes: &[u8],
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let fail = |p: String| ConfigError {
+            file: file.to_string(),
+            problems: vec![p],
+        };
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            fail(format!(
+                "the file is not UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            ))
+        })?;
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            fail(format!(
+                "line {} column {}: not valid JSON: {}",
+                e.line(),
+                e.column(),
+                strip_position(&e.to_string())
+            ))
+        })?;
+        let Value::Object(root) = &value else {
+            return Err(fail(format!(
+                "expected a JSON object at the top level, got {}",
+                describe(&value)
+            )));
+        };
+        let mut problems = Vec::new();
+        let mut v = Validator {
+            problems: &mut problems,
+            env,
+        };
+        let cfg = v.config(root);
+        if problems.is_empty() {
+            Ok(cfg)
+        } else {
+            Err(ConfigError {
+                file: file.to_string(),
+                problems,
+            })
+        }
+    }
+
+    /// The webfetch door called `name`: `fetch` (the global block), `feed:<name>`,
+    /// `mcp:<name>` (an HTTP server) or `router`.
+    pub(crate) fn door(&self, name: &str) -> Result<webfetch::DoorConfig, String> {
+        let f = &self.fetch;
+        let mut door = webfetch::DoorConfig::new(name);
+        door.allow_hosts = f.allow_hosts.clone();
+        door.deny_hosts = f.deny_hosts.clone();
+        door.max_body = f.max_body;
+        door.host_interval = f.host_interval;
+        door.timeouts = webfetch::Timeouts {
+            resolve: f.timeouts.resolve,
+            connect: f.timeouts.connect,
+            tls: f.timeouts.tls,
+            headers: f.timeouts.headers,
+            total: f.timeouts.total,
+        };
+        if name == "fetch" {
+            return Ok(door);
+        }
+        if name == "router" {
+            door.allow_private = self.router.allow_private;
+            door.timeouts.total = self.router.timeout;
+            return Ok(door);
+        }
+        if let Some(feed) = name.strip_prefix("feed:") {
+            let Some(fc) = self.feeds.iter().find(|x| x.name == feed) else {
+                return Err(format!("no feed named {feed:?} in the config"));
+            };
+            door.allow_private = fc.allow_private;
+            if let Some(m) = fc.max_body {
+                door.max_body = m;
+            }
+            return Ok(door);
+        }
+        if let Some(server) = name.strip_prefix("mcp:") {
+            let Some(sc) = self.mcp_servers.get(server) else {
+                return Err(format!("no MCP server named {server:?} in the config"));
+            };
+            let McpTarget::Http {
+                allow_private,
+                host_interval,
+                ..
+            } = &sc.target
+            else {
+                return Err(format!(
+                    "MCP server {server:?} is a local process, not an HTTP endpoint"
+                ));
+            };
+            door.allow_private = *allow_private;
+            // A JSON-RPC session is many small requests to one endpoint: no per-host
+            // interval unless the block asks for one.
+            door.host_interval = host_interval.unwrap_or(Duration::ZERO);
+            return Ok(door);
+        }
+        Err(format!(
+            "unknown door {name:?}: expected fetch, router, feed:<name> or mcp:<name>"
+        ))
+    }
+
+    /// The MCP crate's view of one configured server.
+    pub(crate) fn mcp_server(&self, name: &str) -> Option<mcp::ServerConfig> {
+        let sc = self.mcp_servers.get(name)?;
+        let transport = match &sc.target {
+            McpTarget::Stdio { command, args, env } => mcp::Transport::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.expose().to_string()))
+                    .collect(),
+            },
+            McpTarget::Http { url, headers, .. } => mcp::Transport::Http {
+                url: url.clone(),
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.expose().to_string()))
+                    .collect(),
+                door: self.door(&format!("mcp:{name}")).ok()?,
+            },
+        };
+        Some(mcp::ServerConfig {
+            name: name.to_string(),
+            transport,
+            timeouts: sc.timeouts,
+        })
+    }
+}
+
+/// serde_json appends " at line L column C"; we print the position ourselves.
+fn strip_position(msg: &str) -> &str {
+    match msg.rfind(" at line ") {
+        Some(i) => &msg[..i],
+        None => msg,
+    }
+}
+
+/// A short rendering of a value for error messages: its JSON, cut at 60 characters.
+fn describe(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        let cut: String = s.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+/// Lowercase, every non-alphanumeric character turned into `_` (A-5).
+pub(crate) fn flatten_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Parses a duration written as a string: "500ms", "30s", "5m", "1h", "1d" (C-6).
+pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit())?;
+    let (num, unit) = s.split_at(split);
+    if num.is_empty() || num.len() > 12 {
+        return None;
+    }
+    let n: u64 = num.parse().ok()?;
+    let ms = match unit {
+        "ms" => n,
+        "s" => n.checked_mul(1_000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        "d" => n.checked_mul(86_400_000)?,
+        _ => return None,
+    };
+    Some(Duration::from_millis(ms))
+}
+
+/// Validates a name used in paths, sources and allowlist rows.
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+/// The tool-name pattern of A-9: `[A-Za-z0-9_.-]{1,128}`.
+fn valid_tool_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+struct Validator<'a> {
+    problems: &'a mut Vec<String>,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// One JSON object being read, with the keys it may have.
+struct Obj<'v> {
+    path: String,
+    map: &'v Map<String, Value>,
+    /// Whether `${ENV}` references must resolve (the block is enabled).
+    enabled: bool,
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+impl Validator<'_> {
+    fn problem(&mut self, path: &str, msg: impl fmt::Display) {
+        if path.is_empty() {
+            self.problems.push(msg.to_string());
+        } else {
+            self.problems.push(format!("{path}: {msg}"));
+        }
+    }
+
+    fn expected(&mut self, path: &str, what: &str, got: &Value) {
+        self.problem(path, format!("expected {what}, got {}", describe(got)));
+    }
+
+    /// Reads `value` as an object and reports keys outside `allowed`.
+    fn object<'v>(
+        &mut self,
+        path: &str,
+        value: &'v Value,
+        allowed: &[&str],
+        enabled: bool,
+    ) -> Option<Obj<'v>> {
+        let Value::Object(map) = value else {
+            self.expected(path, "an object", value);
+            return None;
+        };
+        Some(self.keys(path, map, allowed, enabled))
+    }
+
+    fn keys<'v>(
+        &mut self,
+        path: &str,
+        map: &'v Map<String, Value>,
+        allowed: &[&str],
+        enabled: bool,
+    ) -> Obj<'v> {
+        for k in map.keys() {
+            if !allowed.contains(&k.as_str()) {
+                self.problem(
+                    &join(path, k),
+                    format!("unknown key (expected one of: {})", allowed.join(", ")),
+                );
+            }
+        }
+        Obj {
+            path: path.to_string(),
+            map,
+            enabled,
+        }
+    }
+
+    /// Expands `${NAME}` references in a string.
+    fn expand(&mut self, path: &str, s: &str, enabled: bool) -> Option<String> {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let Some(end) = after.find('}') else {
+                self.problem(path, "unterminated ${ in string (expected ${NAME})");
+                return None;
+            };
+            let name = &after[..end];
+            let valid = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            if !valid {
+                self.problem(
+                    path,
+                    format!("expected an environment variable name inside ${{}}, got {name:?}"),
+                );
+                return None;
+            }
+            match (self.env)(name) {
+                Some(v) => out.push_str(&v),
+                None if enabled => {
+                    self.problem(path, format!("environment variable {name} is not set"));
+                    return None;
+                }
+                // A disabled block keeps its reference unexpanded; it is never used.
+                None => out.push_str(&rest[i..i + 2 + end + 1]),
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+
+    fn string(&mut self, o: &Obj<'_>, key: &str) -> Option<String> {
+        let v = o.map.get(key)?;
+        let path = join(&o.path, key);
+        match v {
+            Value::String(s) => self.expand(&path, s, o.enabled),
+            _ => {
+                self.expected(&path, "a string", v);
+                None
+            }
+        }
+    }
+
+    fn nonempty_string(&mut self, o: &Obj<'_>, key: &str) -> Option<String> {
+        let s = self.string(o, key)?;
+        if s.trim().is_empty() {
+            self.problem(&join(&o.path, key), "expected a non-empty string, got \"\"");
+            return None;
+        }
+        Some(s)
+    }
+
+    fn boolean(&mut self, o: &Obj<'_>, key: &str, default: bool) -> bool {
+        match o.map.get(key) {
+            None => default,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                self.expected(&join(&o.path, key), "true or false", v);
+                default
+            }
+        }
+    }
+
+    fn positive(&mut self, o: &Obj<'_>, key: &str) -> Option<u64> {
+        let v = o.map.get(key)?;
+        match v.as_u64() {
+            Some(n) if n > 0 => Some(n),
+            _ => {
+                self.expected(&join(&o.path, key), "a positive integer", v);
+                None
+            }
+        }
+    }
+
+    fn duration(&mut self, o: &Obj<'_>, key: &str) -> Option<Duration> {
+        let v = o.map.get(key)?;
+        let path = join(&o.path, key);
+        match v {
+            Value::String(s) => match parse_duration(s) {
+                Some(d) => Some(d),
+                None => {
+                    self.expected(
+                        &path,
+                        "a duration such as \"500ms\", \"30s\", \"5m\", \"1h\" or \"1d\"",
+                        v,
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.expected(&path, "a duration string such as \"30s\"", v);
+                None
+            }
+        }
+    }
+
+    fn positive_duration(&mut self, o: &Obj<'_>, key: &str, default: Duration) -> Duration {
+        match self.duration(o, key) {
+            Some(d) if d.is_zero() => {
+                self.problem(
+                    &join(&o.path, key),
+                    "expected a duration above zero, got \"0\"",
+                );
+                default
+            }
+            Some(d) => d,
+            None => default,
+        }
+    }
+
+    fn string_list(&mut self, o: &Obj<'_>, key: &str) -> Vec<String> {
+        let Some(v) = o.map.get(key) else {
+            return Vec::new();
+        };
+        let path = join(&o.path, key);
+        let Value::Array(items) = v else {
+            self.expected(&path, "a list of strings", v);
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let p = format!("{path}[{i}]");
+            match item {
+                Value::String(s) => {
+                    if let Some(s) = self.expand(&p, s, o.enabled) {
+                        out.push(s);
+                    }
+                }
+                _ => self.expected(&p, "a string", item),
+            }
+        }
+        out
+    }
+
+    fn secret_map(&mut self, o: &Obj<'_>, key: &str) -> BTreeMap<String, Secret> {
+        let Some(v) = o.map.get(key) else {
+            return BTreeMap::new();
+        };
+        let path = join(&o.path, key);
+        let Value::Object(m) = v else {
+            self.expected(&path, "an object of strings", v);
+            return BTreeMap::new();
+        };
+        let mut out = BTreeMap::new();
+        for (k, item) in m {
+            let p = join(&path, k);
+            match item {
+                Value::String(s) => {
+                    if let Some(s) = self.expand(&p, s, o.enabled) {
+                        out.insert(k.clone(), Secret(s));
+                    }
+                }
+                _ => self.expected(&p, "a string", item),
+            }
+        }
+        out
+    }
+
+    fn http_url(&mut self, o: &Obj<'_>, key: &str) -> Option<String> {
+        let s = self.string(o, key)?;
+        let path = join(&o.path, key);
+        match url::Url::parse(&s) {
+            Ok(u) if (u.scheme() == "http" || u.scheme() == "https") && u.host().is_some() => {
+                Some(s)
+            }
+            Ok(_) => {
+                self.problem(&path, format!("expected an http or https URL, got {s:?}"));
+                None
+            }
+            Err(e) => {
+                self.problem(
+                    &path,
+                    format!("expected an http or https URL, got {s:?} ({e})"),
+                );
+                None
+            }
+        }
+    }
+
+    fn config(&mut self, root: &Map<String, Value>) -> Config {
+        let top = self.keys(
+            "",
+            root,
+            &[
+                "web",
+                "router",
+                "fetch",
+                "feeds",
+                "feed_min_interval",
+                "mcp_servers",
+                "acts",
+            ],
+            true,
+        );
+        let feed_min_interval =
+            self.positive_duration(&top, "feed_min_interval", Duration::from_secs(300));
+        let web = self.web(root.get("web"));
+        let router = self.router(root.get("router"));
+        let fetch = self.fetch(root.get("fetch"));
+        let feeds = self.feeds(root.get("feeds"), feed_min_interval);
+        let mcp_servers = self.mcp_servers(root.get("mcp_servers"));
+        let acts = self.acts(root.get("acts"), &mcp_servers);
+        Config {
+            source: None,
+            web,
+            router,
+            fetch,
+            feeds,
+            feed_min_interval,
+            mcp_servers,
+            acts,
+        }
+    }
+
+    fn web(&mut self, v: Option<&Value>) -> WebConfig {
+        let default_listen = SocketAddr::from(([127, 0, 0, 1], 8765));
+        let mut web = WebConfig {
+            listen: default_listen,
+            hosts: vec!["localhost".into(), "127.0.0.1".into()],
+            passphrase_hash: None,
+        };
+        let Some(v) = v else { return web };
+        let Some(o) = self.object("web", v, &["listen", "hosts", "passphrase_hash"], true) else {
+            return web;
+        };
+        if let Some(s) = self.string(&o, "listen") {
+            match s.parse::<SocketAddr>() {
+                Ok(a) => web.listen = a,
+                Err(_) => self.problem(
+                    "web.listen",
+                    format!("expected an address and port such as \"127.0.0.1:8765\", got {s:?}"),
+                ),
+            }
+        }
+        if o.map.contains_key("hosts") {
+            web.hosts = self.string_list(&o, "hosts");
+        }
+        if let Some(h) = self.string(&o, "passphrase_hash") {
+            if !h.starts_with("$argon2id$") {
+                self.problem(
+                    "web.passphrase_hash",
+                    "expected an argon2id hash (\"$argon2id$...\"), got another value",
+                );
+            } else {
+                web.passphrase_hash = Some(Secret(h));
+            }
+        }
+        web
+    }
+
+    fn router(&mut self, v: Option<&Value>) -> RouterConfig {
+        let mut r = RouterConfig {
+            kind: RouterKind::Rules,
+            url: None,
+            model: None,
+            context_tokens: 4096,
+            timeout: Duration::from_secs(30),
+            allow_private: false,
+            headers: BTreeMap::new(),
+        };
+        let Some(v) = v else { return r };
+        let Some(o) = self.object(
+            "router",
+            v,
+            &[
+                "kind",
+                "url",
+                "model",
+                "context_tokens",
+                "timeout",
+                "allow_private",
+                "headers",
+            ],
+            true,
+        ) else {
+            return r;
+        };
+        if let Some(k) = o.map.get("kind") {
+            match k.as_str() {
+                Some("rules") => r.kind = RouterKind::Rules,
+                Some("llm") => r.kind = RouterKind::Llm,
+                _ => self.expected("router.kind", "\"rules\" or \"llm\"", k),
+            }
+        }
+        // The endpoint's secrets only need to resolve when the llm router is in use.
+        let o = Obj {
+            enabled: r.kind == RouterKind::Llm,
+            ..o
+        };
+        r.url = self.http_url(&o, "url");
+        r.model = self.nonempty_string(&o, "model");
+        if let Some(n) = self.positive(&o, "context_tokens") {
+            if n < 512 {
+                self.problem(
+                    "router.context_tokens",
+                    format!("expected at least 512 tokens, got {n}"),
+                );
+            } else {
+                r.context_tokens = n;
+            }
+        }
+        r.timeout = self.positive_duration(&o, "timeout", r.timeout);
+        r.allow_private = self.boolean(&o, "allow_private", false);
+        r.headers = self.secret_map(&o, "headers");
+        if r.kind == RouterKind::Llm && r.url.is_none() && !o.map.contains_key("url") {
+            self.problem(
+                "router.url",
+                "missing: the llm router needs the URL of an OpenAI-compatible endpoint",
+            );
+        }
+        r
+    }
+
+    fn fetch(&mut self, v: Option<&Value>) -> FetchConfig {
+        let d = webfetch::Timeouts::default();
+        let mut f = FetchConfig {
+            allow_hosts: Vec::new(),
+            deny_hosts: Vec::new(),
+            max_body: webfetch::DEFAULT_MAX_BODY,
+            host_interval: Duration::from_secs(1),
+            timeouts: FetchTimeouts {
+                resolve: d.resolve,
+                connect: d.connect,
+                tls: d.tls,
+                headers: d.headers,
+                total: d.total,
+            },
+        };
+        let Some(v) = v else { return f };
+        let Some(o) = self.object(
+            "fetch",
+            v,
+            &[
+                "allow_hosts",
+                "deny_hosts",
+                "max_body",
+                "host_interval",
+                "timeouts",
+            ],
+            true,
+        ) else {
+            return f;
+        };
+        f.allow_hosts = self.host_list(&o, "allow_hosts");
+        f.deny_hosts = self.host_list(&o, "deny_hosts");
+        if let Some(m) = self.positive(&o, "max_body") {
+            f.max_body = m;
+        }
+        if let Some(d) = self.duration(&o, "host_interval") {
+            f.host_interval = d;
+        }
+        if let Some(t) = o.map.get("timeouts") {
+            if let Some(t) = self.object(
+                "fetch.timeouts",
+                t,
+                &["resolve", "connect", "tls", "headers", "total"],
+                true,
+            ) {
+                let ft = &mut f.timeouts;
+                ft.resolve = self.positive_duration(&t, "resolve", ft.resolve);
+                ft.connect = self.positive_duration(&t, "connect", ft.connect);
+                ft.tls = self.positive_duration(&t, "tls", ft.tls);
+                ft.headers = self.positive_duration(&t, "headers", ft.headers);
+                ft.total = self.positive_duration(&t, "total", ft.total);
+            }
+        }
+        f
+    }
+
+    fn host_list(&mut self, o: &Obj<'_>, key: &str) -> Vec<String> {
+        let hosts = self.string_list(o, key);
+        for (i, h) in hosts.iter().enumerate() {
+            if h.is_empty() || h.contains(['/', ':', ' ', '@']) {
+                self.problem(
+                    &format!("{}[{i}]", join(&o.path, key)),
+                    format!("expected a host name such as \"example.org\", got {h:?}"),
+                );
+            }
+        }
+        hosts
+    }
+
+    fn feeds(&mut self, v: Option<&Value>, min_interval: Duration) -> Vec<FeedConfig> {
+        let Some(v) = v else { return Vec::new() };
+        let Value::Array(items) = v else {
+            self.expected("feeds", "a list of feed objects", v);
+            return Vec::new();
+        };
+        let mut out: Vec<FeedConfig> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("feeds[{i}]");
+            let enabled = item.get("enabled").and_then(Value::as_bool).unwrap_or(true);
+            let Some(o) = self.object(
+                &path,
+                item,
+                &[
+                    "name",
+                    "url",
+                    "interval",
+                    "enabled",
+                    "max_body",
+                    "allow_private",
+                    "baseline",
+                ],
+                enabled,
+            ) else {
+                continue;
+            };
+            let name = self.nonempty_string(&o, "name");
+            if o.map.get("name").is_none() {
+                self.problem(&join(&path, "name"), "missing: every feed needs a name");
+            }
+            if let Some(n) = &name {
+                if !valid_name(n) {
+                    self.problem(
+                        &join(&path, "name"),
+                        format!("expected letters, digits, '-', '_' or '.', at most 64, got {n:?}"),
+                    );
+                } else if out.iter().any(|f| &f.name == n) {
+                    self.problem(&join(&path, "name"), format!("duplicate feed name {n:?}"));
+                }
+            }
+            let url = self.http_url(&o, "url");
+            if o.map.get("url").is_none() {
+                self.problem(&join(&path, "url"), "missing: every feed needs a url");
+            }
+            let interval = self
+                .positive_duration(&o, "interval", Duration::from_secs(30 * 60))
+                .max(min_interval);
+            let enabled = self.boolean(&o, "enabled", true);
+            let max_body = self.positive(&o, "max_body");
+            let allow_private = self.boolean(&o, "allow_private", false);
+            let baseline = match o.map.get("baseline") {
+                None => 3,
+                Some(v) => match v.as_u64() {
+                    Some(n) if n <= 1000 => n,
+                    _ => {
+                        self.expected(&join(&path, "baseline"), "an integer from 0 to 1000", v);
+                        3
+                    }
+                },
+            };
+            if let (Some(name), Some(url)) = (name, url) {
+                out.push(FeedConfig {
+                    name,
+                    url,
+                    interval,
+                    enabled,
+                    max_body,
+                    allow_private,
+                    baseline,
+                });
+            }
+        }
+        out
+    }
+
+    fn mcp_servers(&mut self, v: Option<&Value>) -> BTreeMap<String, McpServerConfig> {
+        let mut out = BTreeMap::new();
+        let Some(v) = v else { return out };
+        let Value::Object(map) = v else {
+            self.expected("mcp_servers", "an object mapping names to server blocks", v);
+            return out;
+        };
+        let mut flat: BTreeMap<String, String> = BTreeMap::new();
+        for (name, block) in map {
+            let path = format!("mcp_servers.{name}");
+            if !valid_name(name) {
+                self.problem(
+                    &path,
+                    format!("expected a server name of letters, digits, '-', '_' or '.', at most 64, got {name:?}"),
+                );
+                continue;
+            }
+            if let Some(other) = flat.insert(flatten_name(name), name.clone()) {
+                self.problem(
+                    &path,
+                    format!(
+                        "server names {other:?} and {name:?} both flatten to {:?}; tool rows would collide",
+                        flatten_name(name)
+                    ),
+                );
+            }
+            let enabled = block
+                .get("enabled")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let Some(o) = self.object(
+                &path,
+                block,
+                &[
+                    "command",
+                    "args",
+                    "env",
+                    "url",
+                    "headers",
+                    "allow_private",
+                    "host_interval",
+                    "enabled",
+                    "allow_tools",
+                    "max_tools",
+                    "timeouts",
+                ],
+                enabled,
+            ) else {
+                continue;
+            };
+            if let Some(s) = self.mcp_server(name, &o) {
+                out.insert(name.clone(), s);
+            }
+        }
+        out
+    }
+
+    fn mcp_server(&mut self, name: &str, o: &Obj<'_>) -> Option<McpServerConfig> {
+        let path = o.path.clone();
+        let has = |k: &str| o.map.contains_key(k);
+        let target = match (has("command"), has("url")) {
+            (true, true) => {
+                self.problem(
+                    &path,
+                    "expected either \"command\" (a local process) or \"url\" (an HTTP endpoint), not both",
+                );
+                None
+            }
+            (false, false) => {
+                self.problem(
+                    &path,
+                    "missing: a server block needs \"command\" (a local process) or \"url\" (an HTTP endpoint)",
+                );
+                None
+            }
+            (true, false) => {
+                for k in ["headers", "allow_private", "host_interval"] {
+                    if has(k) {
+                        self.problem(
+                            &join(&path, k),
+                            "only an HTTP server (with \"url\") takes this key",
+                        );
+                    }
+                }
+                let command = self.nonempty_string(o, "command");
+                let args = self.string_list(o, "args");
+                let env = self.secret_map(o, "env");
+                command.map(|command| McpTarget::Stdio { command, args, env })
+            }
+            (false, true) => {
+                for k in ["args", "env"] {
+                    if has(k) {
+                        self.problem(
+                            &join(&path, k),
+                            "only a local server (with \"command\") takes this key",
+                        );
+                    }
+                }
+                let url = self.http_url(o, "url");
+                let headers = self.secret_map(o, "headers");
+                let allow_private = self.boolean(o, "allow_private", false);
+                let host_interval = self.duration(o, "host_interval");
+                url.map(|url| McpTarget::Http {
+                    url,
+                    headers,
+                    allow_private,
+                    host_interval,
+                })
+            }
+        };
+        let enabled = self.boolean(o, "enabled", false);
+        let allow_tools = self.string_list(o, "allow_tools");
+        for (i, t) in allow_tools.iter().enumerate() {
+            if !valid_tool_name(t) {
+                self.problem(
+                    &format!("{path}.allow_tools[{i}]"),
+                    format!("expected a tool name matching [A-Za-z0-9_.-]{{1,128}}, got {t:?}"),
+                );
+            }
+        }
+        let max_tools = self.positive(o, "max_tools").unwrap_or(DEFAULT_MAX_TOOLS);
+        let mut timeouts = mcp::McpTimeouts::default();
+        if let Some(t) = o.map.get("timeouts") {
+            let tpath = join(&path, "timeouts");
+            if let Some(t) = self.object(&tpath, t, &["init", "list", "call"], o.enabled) {
+                for (key, slot) in [
+                    ("init", &mut timeouts.init),
+                    ("list", &mut timeouts.list),
+                    ("call", &mut timeouts.call),
+                ] {
+                    let d = self.positive_duration(&t, key, *slot);
+                    if d > MAX_MCP_TIMEOUT {
+                        self.problem(
+                            &join(&tpath, key),
+                            format!(
+                                "expected at most \"10m\", got {:?}",
+                                t.map.get(key).map(describe).unwrap_or_default()
+                            ),
+                        );
+                    } else {
+                        *slot = d;
+                    }
+                }
+            }
+        }
+        Some(McpServerConfig {
+            name: name.to_string(),
+            target: target?,
+            enabled,
+            allow_tools,
+            max_tools,
+            timeouts,
+        })
+    }
+
+    fn acts(
+        &mut self,
+        v: Option<&Value>,
+        servers: &BTreeMap<String, McpServerConfig>,
+    ) -> Vec<ActConfig> {
+        let Some(v) = v else { return Vec::new() };
+        let Value::Array(items) = v else {
+            self.expected("acts", "a list of act objects", v);
+            return Vec::new();
+        };
+        let _ = servers;
+        let mut out: Vec<ActConfig> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("acts[{i}]");
+            let Some(o) = self.object(
+                &path,
+                item,
+                &["name", "cmd", "read_only", "timeout", "max_output"],
+                true,
+            ) else {
+                continue;
+            };
+            let name = self.nonempty_string(&o, "name");
+            if !o.map.contains_key("name") {
+                self.problem(&join(&path, "name"), "missing: every act needs a name");
+            }
+            if let Some(n) = &name {
+                let ok = n.len() <= 64
+                    && n.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                if !ok {
+                    self.problem(
+                        &join(&path, "name"),
+                        format!(
+                            "expected lowercase letters, digits and '_', at most 64, got {n:?}"
+                        ),
+                    );
+                } else if out.iter().any(|a| &a.name == n) {
+                    self.problem(&join(&path, "name"), format!("duplicate act name {n:?}"));
+                }
+            }
+            let cmd = self.string_list(&o, "cmd");
+            match o.map.get("cmd") {
+                None => self.problem(
+                    &join(&path, "cmd"),
+                    "missing: an act needs cmd, the argv to run (no shell)",
+                ),
+                Some(_) if cmd.is_empty() => self.problem(
+                    &join(&path, "cmd"),
+                    "expected a non-empty list: the program and its arguments",
+                ),
+                Some(_) if cmd[0] == "mcp" => self.problem(
+                    &join(&path, "cmd"),
+                    "\"mcp\" is reserved for tools discovered on MCP servers; it is never run as a program",
+                ),
+                Some(_) => {}
+            }
+            let read_only = self.boolean(&o, "read_only", false);
+            let timeout = self.positive_duration(&o, "timeout", Duration::from_secs(30));
+            let max_output = self.positive(&o, "max_output").unwrap_or(64 * 1024);
+            if let (Some(name), false) = (name, cmd.is_empty()) {
+                out.push(ActConfig {
+                    name,
+                    cmd,
+                    read_only,
+                    timeout,
+                    max_output,
+                });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(k: &str) -> Option<String> {
+        match k {
+            "TOKEN" => Some("s3cret".into()),
+            _ => None,
+        }
+    }
+
+    fn check(json: &str) -> Result<Config, Vec<String>> {
+        Config::parse("config.json", json.as_bytes(), &env).map_err(|e| {
+            e.to_string()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+    }
+
+    fn check_err(json: &str, expect: &[&str]) {
+        match check(json) {
+            Ok(_) => panic!("expected errors {expect:?} for {json}"),
+            Err(got) => assert_eq!(got, expect, "for {json}"),
+        }
+    }
+
+    #[test]
+    fn empty_object_is_all_defaults() {
+        let c = check("{}").unwrap();
+        assert!(c.feeds.is_empty());
+        assert!(c.mcp_servers.is_empty());
+        assert_eq!(c.router.kind, RouterKind::Rules);
+        assert_eq!(c.web.listen.to_string(), "127.0.0.1:8765");
+        assert_eq!(c.feed_min_interval, Duration::from_secs(300));
+        assert_eq!(c.fetch.max_body, 2 * 1024 * 1024);
+    }
+
+    #[test]
+    fn errors_name_file_path_value_and_expectation() {
+        let table: &[(&str, &[&str])] = &[
+            (
+                r#"{"mcp_servers": {"vikunja": {"url": "http://x.example/mcp", "max_tools": "12"}}}"#,
+                &[r#"config.json: mcp_servers.vikunja.max_tools: expected a positive integer, got "12""#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "max_tool": 3}}}"#,
+                &["config.json: mcp_servers.v.max_tool: unknown key (expected one of: command, args, env, url, headers, allow_private, host_interval, enabled, allow_tools, max_tools, timeouts)"],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "enabled": false, "timeouts": {"call": "11m"}}}}"#,
+                &[r#"config.json: mcp_servers.v.timeouts.call: expected at most "10m", got "\"11m\"""#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "timeouts": {"init": 10}}}}"#,
+                &[r#"config.json: mcp_servers.v.timeouts.init: expected a duration string such as "30s", got 10"#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "timeouts": {"list": "10 parsecs"}}}}"#,
+                &[r#"config.json: mcp_servers.v.timeouts.list: expected a duration such as "500ms", "30s", "5m", "1h" or "1d", got "10 parsecs""#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "url": "http://a.example/"}}}"#,
+                &[r#"config.json: mcp_servers.v: expected either "command" (a local process) or "url" (an HTTP endpoint), not both"#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"enabled": true}}}"#,
+                &[r#"config.json: mcp_servers.v: missing: a server block needs "command" (a local process) or "url" (an HTTP endpoint)"#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"url": "ftp://a.example/"}}}"#,
+                &[r#"config.json: mcp_servers.v.url: expected an http or https URL, got "ftp://a.example/""#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "headers": {}}}}"#,
+                &[r#"config.json: mcp_servers.v.headers: only an HTTP server (with "url") takes this key"#],
+            ),
+            (
+                r#"{"mcp_servers": {"a-b": {"command": "x"}, "a_b": {"command": "y"}}}"#,
+                &[r#"config.json: mcp_servers.a_b: server names "a-b" and "a_b" both flatten to "a_b"; tool rows would collide"#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"url": "https://a.example/", "enabled": true, "headers": {"Authorization": "Bearer ${NOPE}"}}}}"#,
+                &["config.json: mcp_servers.v.headers.Authorization: environment variable NOPE is not set"],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "allow_tools": ["ok", "bad name"]}}}"#,
+                &[r#"config.json: mcp_servers.v.allow_tools[1]: expected a tool name matching [A-Za-z0-9_.-]{1,128}, got "bad name""#],
+            ),
+            (
+                r#"{"feeds": [{"name": "a", "url": "https://a.example/rss"}, {"name": "a", "url": "https://b.example/rss"}]}"#,
+                &[r#"config.json: feeds[1].name: duplicate feed name "a""#],
+            ),
+            (
+                r#"{"feeds": [{"url": "https://a.example/rss", "intervall": "1h"}]}"#,
+                &[
+                    "config.json: feeds[0].intervall: unknown key (expected one of: name, url, interval, enabled, max_body, allow_private, baseline)",
+                    "config.json: feeds[0].name: missing: every feed needs a name",
+                ],
+            ),
+            (
+                r#"{"feeds": {"name": "a"}}"#,
+                &[r#"config.json: feeds: expected a list of feed objects, got {"name":"a"}"#],
+            ),
+            (
+                r#"{"feeds": [{"name": "a", "url": "https://a.example/", "enabled": "yes"}]}"#,
+                &[r#"config.json: feeds[0].enabled: expected true or false, got "yes""#],
+            ),
+            (
+                r#"{"feeds": [{"name": "a", "url": "https://a.example/", "max_body": 0}]}"#,
+                &["config.json: feeds[0].max_body: expected a positive integer, got 0"],
+            ),
+            (
+                r#"{"acts": [{"name": "uptime", "cmd": ["mcp", "x", "y"]}]}"#,
+                &[r#"config.json: acts[0].cmd: "mcp" is reserved for tools discovered on MCP servers; it is never run as a program"#],
+            ),
+            (
+                r#"{"acts": [{"name": "Up Time", "cmd": ["uptime"]}]}"#,
+                &[r#"config.json: acts[0].name: expected lowercase letters, digits and '_', at most 64, got "Up Time""#],
+            ),
+            (
+                r#"{"acts": [{"name": "x", "cmd": []}]}"#,
+                &["config.json: acts[0].cmd: expected a non-empty list: the program and its arguments"],
+            ),
+            (
+                r#"{"router": {"kind": "gpt"}}"#,
+                &[r#"config.json: router.kind: expected "rules" or "llm", got "gpt""#],
+            ),
+            (
+                r#"{"router": {"kind": "llm"}}"#,
+                &["config.json: router.url: missing: the llm router needs the URL of an OpenAI-compatible endpoint"],
+            ),
+            (
+                r#"{"web": {"listen": "localhost"}}"#,
+                &[r#"config.json: web.listen: expected an address and port such as "127.0.0.1:8765", got "localhost""#],
+            ),
+            (
+                r#"{"fetch": {"deny_hosts": ["http://evil.example/"]}}"#,
+                &[r#"config.json: fetch.deny_hosts[0]: expected a host name such as "example.org", got "http://evil.example/""#],
+            ),
+            (
+                r#"{"fetch": {"timeouts": {"total": "0s"}}}"#,
+                &[r#"config.json: fetch.timeouts.total: expected a duration above zero, got "0""#],
+            ),
+            (
+                r#"{"feed_min_interval": 300}"#,
+                &[r#"config.json: feed_min_interval: expected a duration string such as "30s", got 300"#],
+            ),
+            (
+                r#"{"mcp_serverz": {}}"#,
+                &["config.json: mcp_serverz: unknown key (expected one of: web, router, fetch, feeds, feed_min_interval, mcp_servers, acts)"],
+            ),
+            (
+                r#"[1, 2]"#,
+                &["config.json: expected a JSON object at the top level, got [1,2]"],
+            ),
+            (
+                "{\n  \"feeds\": [,]\n}",
+                &["config.json: line 2 column 13: not valid JSON: expected value"],
+            ),
+        ];
+        for (json, expect) in table {
+            check_err(json, expect);
+        }
+    }
+
+    #[test]
+    fn disabled_blocks_are_checked_too() {
+        check_err(
+            r#"{"mcp_servers": {"dark": {"command": "x", "enabled": false, "max_tools": -1}}}"#,
+            &["config.json: mcp_servers.dark.max_tools: expected a positive integer, got -1"],
+        );
+        check_err(
+            r#"{"feeds": [{"name": "off", "url": "not a url", "enabled": false}]}"#,
+            &[
+                r#"config.json: feeds[0].url: expected an http or https URL, got "not a url" (relative URL without a base)"#,
+            ],
+        );
+    }
+
+    #[test]
+    fn env_references_resolve_and_stay_secret() {
+        let c = check(
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "enabled": true, "headers": {"Authorization": "Bearer ${TOKEN}"}}}}"#,
+        )
+        .unwrap();
+        let McpTarget::Http { headers, .. } = &c.mcp_servers["v"].target else {
+            panic!("expected http")
+        };
+        assert_eq!(headers["Authorization"].expose(), "Bearer s3cret");
+        assert!(
+            !format!("{c:?}").contains("s3cret"),
+            "secret leaked into Debug"
+        );
+    }
+
+    #[test]
+    fn unset_env_in_disabled_block_is_not_an_error() {
+        let c = check(
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "headers": {"Authorization": "Bearer ${NOPE}"}}}}"#,
+        )
+        .unwrap();
+        assert!(!c.mcp_servers["v"].enabled);
+    }
+
+    #[test]
+    fn every_error_is_reported_at_once() {
+        let err = check(r#"{"feed_min_interval": "x", "acts": 3, "router": []}"#).unwrap_err();
+        assert_eq!(err.len(), 3, "{err:?}");
+    }
+
+    #[test]
+    fn durations() {
+        let table = [
+            ("500ms", Some(500)),
+            ("30s", Some(30_000)),
+            ("5m", Some(300_000)),
+            ("1h", Some(3_600_000)),
+            ("1d", Some(86_400_000)),
+            ("0s", Some(0)),
+            ("5", None),
+            ("s", None),
+            ("-5s", None),
+            ("1.5s", None),
+            ("5 m", None),
+            ("99999999999999d", None),
+        ];
+        for (s, ms) in table {
+            assert_eq!(parse_duration(s).map(|d| d.as_millis() as u64), ms, "{s}");
+        }
+    }
+
+    #[test]
+    fn doors_take_global_defaults_and_their_own_overrides() {
+        let c = check(
+            r#"{"fetch": {"deny_hosts": ["evil.example"], "max_body": 1000},
+                "feeds": [{"name": "lan", "url": "http://192.168.1.5/rss", "allow_private": true, "max_body": 5000}],
+                "mcp_servers": {"h": {"url": "http://127.0.0.1:9/mcp", "allow_private": true}, "s": {"command": "x"}}}"#,
+        )
+        .unwrap();
+        let d = c.door("feed:lan").unwrap();
+        assert!(d.allow_private);
+        assert_eq!(d.max_body, 5000);
+        assert_eq!(d.deny_hosts, vec!["evil.example".to_string()]);
+        let g = c.door("fetch").unwrap();
+        assert!(!g.allow_private);
+        assert_eq!(g.max_body, 1000);
+        assert_eq!(c.door("mcp:h").unwrap().host_interval, Duration::ZERO);
+        assert_eq!(
+            c.door("mcp:s").unwrap_err(),
+            "MCP server \"s\" is a local process, not an HTTP endpoint"
+        );
+        assert_eq!(
+            c.door("feed:nope").unwrap_err(),
+            "no feed named \"nope\" in the config"
+        );
+        assert!(c.door("ftp").is_err());
+    }
+
+    #[test]
+    fn feed_interval_never_below_minimum() {
+        let c = check(
+            r#"{"feed_min_interval": "10m", "feeds": [{"name": "a", "url": "https://a.example/", "interval": "1m"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.feeds[0].interval, Duration::from_secs(600));
+    }
+}

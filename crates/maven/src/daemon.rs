@@ -1,0 +1,336 @@
+//! The daemon: start-up, the data directory's lock, the task tree, shutdown.
+//!
+//! Everything the daemon runs is spawned on one [`TaskTracker`] under one
+//! [`CancellationToken`]; SIGINT or SIGTERM cancels the token, and the daemon waits (with a
+//! deadline) for every task to finish before it removes its socket and releases its lock.
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::cli::{LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::config::Config;
+use crate::ipc::{self, RpcError};
+use crate::json;
+
+/// How long shutdown waits for tasks before giving up on them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// The database file's name inside the data directory.
+pub(crate) const DB_NAME: &str = "maven.db";
+/// The lock file's name inside the data directory.
+const LOCK_NAME: &str = "maven.lock";
+
+/// What `maven daemon` was asked to do.
+pub(crate) struct Options {
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) log_format: LogFormat,
+    pub(crate) log_filter: Option<String>,
+}
+
+/// What request handlers share.
+pub(crate) struct State {
+    started: Instant,
+    data_dir: PathBuf,
+    config: Config,
+    store: store::Store,
+}
+
+pub(crate) fn main(opts: Options) -> ExitCode {
+    init_logging(opts.log_format, opts.log_filter.as_deref());
+    let config = match Config::load(opts.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            // Each problem on its own line, so a human reads them and a log keeps them.
+            eprintln!("{e}");
+            tracing::error!("the configuration is invalid; the daemon does not start");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("maven")
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    match rt.block_on(run(opts.data_dir, config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("maven daemon: {e:#}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+fn init_logging(format: LogFormat, filter: Option<&str>) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match filter {
+        Some(f) => EnvFilter::new(f),
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Human => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+}
+
+async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
+    prepare_data_dir(&data_dir)?;
+    let _lock = DataLock::acquire(&data_dir)?;
+    let db = data_dir.join(DB_NAME);
+    let store = store::Store::open(&db)
+        .await
+        .with_context(|| format!("cannot open the store {}", db.display()))?;
+    match &config.source {
+        Some(p) => tracing::info!(config = %p.display(), "configuration loaded"),
+        None => tracing::info!("no configuration file: every default applies, nothing external"),
+    }
+    propose_config_acts(&store, &config).await?;
+
+    let listener = ipc::bind(&data_dir)?;
+    let cancel = CancellationToken::new();
+    let tracker = TaskTracker::new();
+    let state = Arc::new(State {
+        started: Instant::now(),
+        data_dir: data_dir.clone(),
+        config,
+        store,
+    });
+    tracker.spawn(ipc::serve(
+        listener,
+        state.clone(),
+        cancel.clone(),
+        tracker.clone(),
+    ));
+    tracing::info!(
+        socket = %ipc::socket_path(&data_dir).display(),
+        pid = std::process::id(),
+        "ready"
+    );
+
+    wait_for_signal().await?;
+    tracing::info!("shutting down");
+    cancel.cancel();
+    tracker.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some tasks did not finish within {SHUTDOWN_GRACE:?}; stopping anyway");
+    }
+    let _ = std::fs::remove_file(ipc::socket_path(&data_dir));
+    if let Err(e) = state.store.close().await {
+        tracing::warn!(error = %e, "closing the store");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+    }
+    Ok(())
+}
+
+fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    let meta = std::fs::metadata(dir)
+        .with_context(|| format!("cannot read the data directory {}", dir.display()))?;
+    if !meta.is_dir() {
+        anyhow::bail!("{} is not a directory", dir.display());
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).with_context(
+            || {
+                format!(
+                    "cannot restrict the data directory {} to mode 0700",
+                    dir.display()
+                )
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// An exclusive lock on the data directory, held for the daemon's life. The kernel releases it
+/// when the process dies, however it dies, so a crash never leaves a lock behind.
+struct DataLock {
+    _file: File,
+}
+
+impl DataLock {
+    fn acquire(dir: &Path) -> anyhow::Result<DataLock> {
+        let path = dir.join(LOCK_NAME);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                let pid = pid.trim();
+                anyhow::bail!(
+                    "another maven daemon is already running on the data directory {}{}; stop it first, or give this one another --data",
+                    dir.display(),
+                    if pid.is_empty() { String::new() } else { format!(" (pid {pid})") }
+                );
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()))
+            }
+        }
+        file.set_len(0)?;
+        file.rewind()?;
+        writeln!(file, "{}", std::process::id())?;
+        Ok(DataLock { _file: file })
+    }
+}
+
+/// Local acts from the config become proposed rows; the owner enables them on the page.
+async fn propose_config_acts(store: &store::Store, config: &Config) -> anyhow::Result<()> {
+    for act in &config.acts {
+        if store.tool(&act.name).await?.is_some() {
+            continue;
+        }
+        let shape = json!({"name": act.name, "cmd": act.cmd, "read_only": act.read_only});
+        store
+            .propose_tool(store::NewTool {
+                name: act.name.clone(),
+                kind: "local".into(),
+                server: String::new(),
+                tool: act.name.clone(),
+                cmd: act.cmd.clone(),
+                scope: "local".into(),
+                destructive: !act.read_only,
+                fingerprint: None,
+                description: format!("runs {}", act.cmd.join(" ")),
+                shape,
+                provenance: match &config.source {
+                    Some(p) => format!("proposed from acts in {}", p.display()),
+                    None => "proposed from the configuration".into(),
+                },
+            })
+            .await
+            .with_context(|| format!("cannot propose act {:?}", act.name))?;
+        tracing::info!(act = %act.name, "act proposed from the configuration");
+    }
+    Ok(())
+}
+
+impl State {
+    /// Answers one IPC method. Every method here only reads.
+    pub(crate) async fn dispatch(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        match method {
+            "status" => self.status().await,
+            "tools" => {
+                let rows = self.store.tools().await.map_err(internal)?;
+                Ok(Value::Array(rows.iter().map(json::tool).collect()))
+            }
+            "notes" => {
+                let source = match params.get("source") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(v) => {
+                        return Err(RpcError::invalid_params(format!(
+                            "source: expected a string, got {v}"
+                        )))
+                    }
+                };
+                let limit = match params.get("limit") {
+                    None | Some(Value::Null) => 50,
+                    Some(v) => match v.as_u64() {
+                        Some(n) if (1..=10_000).contains(&n) => n as u32,
+                        _ => {
+                            return Err(RpcError::invalid_params(format!(
+                                "limit: expected an integer from 1 to 10000, got {v}"
+                            )))
+                        }
+                    },
+                };
+                let notes = self
+                    .store
+                    .notes(store::NotesQuery {
+                        source_prefix: source,
+                        limit,
+                        ..Default::default()
+                    })
+                    .await
+                    .map_err(internal)?;
+                Ok(Value::Array(notes.iter().map(json::note).collect()))
+            }
+            "mcp_servers" => Ok(Value::Array(self.mcp_servers())),
+            "feeds" => Ok(Value::Array(self.feeds())),
+            _ => Err(RpcError::no_method(method)),
+        }
+    }
+
+    async fn status(&self) -> Result<Value, RpcError> {
+        let rows = self.store.tools().await.map_err(internal)?;
+        let mut acts = serde_json::Map::new();
+        for s in ["proposed", "enabled", "disabled", "withdrawn"] {
+            let n = rows.iter().filter(|r| r.state.as_str() == s).count();
+            acts.insert(s.to_string(), json!(n));
+        }
+        Ok(json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptime_s": self.started.elapsed().as_secs(),
+            "data_dir": self.data_dir.display().to_string(),
+            "mcp_servers": self.mcp_servers(),
+            "feeds": self.feeds(),
+            "acts": acts,
+        }))
+    }
+
+    fn mcp_servers(&self) -> Vec<Value> {
+        self.config
+            .mcp_servers
+            .values()
+            .map(json::configured_server)
+            .collect()
+    }
+
+    fn feeds(&self) -> Vec<Value> {
+        self.config
+            .feeds
+            .iter()
+            .map(json::configured_feed)
+            .collect()
+    }
+}
+
+fn internal(e: store::Error) -> RpcError {
+    tracing::error!(error = %e, "store error while answering IPC");
+    RpcError::internal(format!("store: {e}"))
+}

@@ -1,0 +1,143 @@
+//! The JSON shapes of the stable machine-readable interface (SPEC I-3). Times are RFC 3339 UTC;
+//! absent values are null.
+
+use serde_json::{json, Value};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::config::{FeedConfig, McpServerConfig, McpTarget};
+
+/// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
+pub(crate) fn time(t: OffsetDateTime) -> Value {
+    t.to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .map(Value::String)
+        .unwrap_or(Value::Null)
+}
+
+/// One row of `maven tools --json`.
+pub(crate) fn tool(r: &store::ToolRow) -> Value {
+    json!({
+        "name": r.name,
+        "state": r.state.as_str(),
+        "destructive": r.destructive,
+        "scope": r.scope,
+        "cmd": r.cmd,
+        "fingerprint": r.fingerprint,
+        "description": r.description,
+        "provenance": r.provenance,
+        "updated": time(r.updated),
+    })
+}
+
+/// One row of `maven notes --json`.
+pub(crate) fn note(n: &store::Note) -> Value {
+    json!({
+        "id": n.id,
+        "source": n.source,
+        "key": n.key,
+        "text": n.text,
+        "link": n.link,
+        "created": time(n.created),
+    })
+}
+
+/// The trust level of a server, spelled out.
+pub(crate) fn trust(t: &McpTarget) -> &'static str {
+    match t {
+        McpTarget::Stdio { .. } => "local process: runs as you, with your files and your network",
+        McpTarget::Http {
+            allow_private: true,
+            ..
+        } => "LAN endpoint (allow_private)",
+        McpTarget::Http { .. } => "remote endpoint",
+    }
+}
+
+/// Where a server is, with anything secret masked: the URL's user info and query are never
+/// shown, nor the values of a child's environment.
+pub(crate) fn target(t: &McpTarget) -> String {
+    match t {
+        McpTarget::Stdio { command, args, .. } => {
+            let mut s = command.clone();
+            for a in args {
+                s.push(' ');
+                s.push_str(a);
+            }
+            s
+        }
+        McpTarget::Http { url, .. } => mask_url(url),
+    }
+}
+
+fn mask_url(u: &str) -> String {
+    match url::Url::parse(u) {
+        Ok(mut p) => {
+            if !p.username().is_empty() || p.password().is_some() {
+                let _ = p.set_username("••••");
+                let _ = p.set_password(None);
+            }
+            if p.query().is_some() {
+                p.set_query(Some("••••"));
+            }
+            p.to_string()
+        }
+        Err(_) => "••••".to_string(),
+    }
+}
+
+/// A configured server as status shows it before any connection exists.
+pub(crate) fn configured_server(s: &McpServerConfig) -> Value {
+    json!({
+        "name": s.name,
+        "transport": match s.target { McpTarget::Stdio { .. } => "stdio", McpTarget::Http { .. } => "http" },
+        "target": target(&s.target),
+        "enabled": s.enabled,
+        "state": if s.enabled { "not connected" } else { "dark" },
+        "trust": trust(&s.target),
+        "protocol_version": null,
+        "server_info": null,
+        "tools_offered": null,
+        "tools_proposed": null,
+        "tools_enabled": null,
+        "last_error": null,
+        "next_retry": null,
+        "stderr_tail": null,
+    })
+}
+
+/// A configured feed as status shows it before any poll.
+pub(crate) fn configured_feed(f: &FeedConfig) -> Value {
+    json!({
+        "name": f.name,
+        "url": mask_url(&f.url),
+        "enabled": f.enabled,
+        "last_success": null,
+        "last_error": null,
+        "next_poll": null,
+        "items_noted": null,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_masked() {
+        assert_eq!(
+            mask_url("https://user:pw@a.example/mcp?token=x"),
+            "https://%E2%80%A2%E2%80%A2%E2%80%A2%E2%80%A2@a.example/mcp?%E2%80%A2%E2%80%A2%E2%80%A2%E2%80%A2"
+        );
+        assert_eq!(mask_url("https://a.example/mcp"), "https://a.example/mcp");
+        assert_eq!(mask_url("::"), "••••");
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        let t = OffsetDateTime::from_unix_timestamp(1_764_479_307).unwrap();
+        assert_eq!(time(t), json!("2025-11-30T05:08:27Z"));
+    }
+}

@@ -1,0 +1,163 @@
+//! Starting and stopping real daemon processes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub fn maven() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_maven"));
+    c.env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .env("RUST_LOG", "info");
+    c
+}
+
+/// A temporary home for one test: a data directory and a config path.
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::Builder::new().prefix("mvn").tempdir().unwrap(),
+        }
+    }
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+    pub fn config(&self) -> PathBuf {
+        self.dir.path().join("config.json")
+    }
+    pub fn write_config(&self, json: &str) {
+        std::fs::write(self.config(), json).unwrap();
+    }
+    /// Runs a CLI command against this home's data directory and config.
+    pub fn run(&self, args: &[&str]) -> Output {
+        let mut c = maven();
+        c.arg("--data").arg(self.data());
+        if self.config().exists() {
+            c.arg("--config").arg(self.config());
+        } else {
+            // Point the default config somewhere empty, never at the user's own.
+            c.env("XDG_CONFIG_HOME", self.dir.path().join("xdg"));
+        }
+        c.args(args).stdin(Stdio::null()).output().unwrap()
+    }
+    /// Runs a CLI command that prints JSON and returns it.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "maven {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+    /// Starts a daemon and waits until it answers `status`.
+    pub fn start(&self) -> Daemon {
+        let d = self.spawn();
+        d.wait_ready(self)
+    }
+    /// Starts a daemon without waiting.
+    pub fn spawn(&self) -> Daemon {
+        let mut c = maven();
+        c.arg("--data").arg(self.data());
+        if self.config().exists() {
+            c.arg("--config").arg(self.config());
+        } else {
+            c.env("XDG_CONFIG_HOME", self.dir.path().join("xdg"));
+        }
+        let child = c
+            .arg("daemon")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Daemon { child: Some(child) }
+    }
+    /// Sends one raw line to the daemon's socket and reads one line back.
+    pub fn raw(&self, line: &str) -> serde_json::Value {
+        let mut s = UnixStream::connect(self.data().join("maven.sock")).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(line.as_bytes()).unwrap();
+        s.write_all(b"\n").unwrap();
+        let mut r = BufReader::new(s);
+        let mut buf = String::new();
+        r.read_line(&mut buf).unwrap();
+        serde_json::from_str(&buf).unwrap()
+    }
+}
+
+/// A running daemon process; killed when dropped.
+pub struct Daemon {
+    pub child: Option<Child>,
+}
+
+impl Daemon {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    fn wait_ready(mut self, home: &Home) -> Daemon {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let sock = home.data().join("maven.sock");
+        loop {
+            if sock.exists() && home.run(&["status", "--json"]).status.success() {
+                return self;
+            }
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                let out = self.child.take().unwrap().wait_with_output().unwrap();
+                panic!(
+                    "daemon exited early with {status}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            assert!(Instant::now() < deadline, "daemon not ready within 60 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends a signal with the `kill` command and waits for the exit; returns the output.
+    pub fn signal(mut self, sig: &str) -> Output {
+        let child = self.child.take().unwrap();
+        let st = Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        child.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits for a child to exit within a deadline and returns its output.
+pub fn wait_exit(d: Daemon, within: Duration) -> Output {
+    let mut d = d;
+    let mut child = d.child.take().unwrap();
+    let deadline = Instant::now() + within;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("process did not exit within {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
