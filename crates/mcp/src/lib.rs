@@ -1,5 +1,63 @@
 //! mcp: a hardened Model Context Protocol client: JSON-RPC 2.0 core, stdio and Streamable HTTP
-//! transports, the client, and the connection manager. It knows nothing of the store or the page.
+//! transports, and the client. It knows nothing of the store or the page.
+//!
+//! # Using the client
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp::Error> {
+//! use std::collections::BTreeMap;
+//! let config = mcp::ServerConfig {
+//!     name: "files".to_owned(),
+//!     transport: mcp::Transport::Stdio {
+//!         command: "my-mcp-server".to_owned(),
+//!         args: vec![],
+//!         env: BTreeMap::new(),
+//!     },
+//!     timeouts: mcp::McpTimeouts::default(),
+//! };
+//! let client = mcp::Client::connect(&config, mcp::ClientOptions::default()).await?;
+//! let listing = client.list_tools().await?; // complete, or an error
+//! for tool in &listing.tools {
+//!     println!("{} {}", tool.name, tool.fingerprint());
+//! }
+//! let mut args = serde_json::Map::new();
+//! args.insert("text".to_owned(), "hi".into());
+//! let outcome = client.call_tool("echo", args).await?;
+//! println!("{}", outcome.text);
+//! client.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! [`Client::connect`] dials and runs the handshake; [`Client::request`] and [`Client::notify`]
+//! send any method (for test clients); [`ClientOptions::capabilities`] and
+//! [`ClientOptions::handler`] let a test client declare capabilities and answer server requests
+//! (the daemon never sets a handler: every server request but `ping` gets -32601).
+//!
+//! # Bounds and cancel safety
+//!
+//! Every request has a deadline ([`McpTimeouts`]); on expiry `notifications/cancelled` is sent
+//! and the connection is dropped ([`CloseReason::RequestTimedOut`]). Every method of
+//! [`Client`] may be dropped at any await point without leaving a pending entry or half a
+//! frame behind. The stdio reader holds at most [`Limits::frame_cap`] + 1 bytes of a line
+//! ([`Stats::peak_line_bytes`]); a longer line closes the connection
+//! ([`CloseReason::FrameTooLarge`]). Listings stop at [`Limits::page_cap`] pages. Inbound
+//! requests and notifications pass a token bucket ([`Limits::inbound_burst`],
+//! [`Limits::inbound_per_second`]).
+//!
+//! Pure functions for discovery live in [`tools`]: [`tools::fingerprint`] (A-7),
+//! [`tools::verdicts`] (A-9), [`tools::local_names`] (A-5).
+
+mod client;
+mod error;
+mod http;
+mod rpc;
+mod stdio;
+pub mod tools;
+
+pub use client::{Client, ServerInfo, ToolList, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+pub use error::{CloseReason, Error, Incomplete, Violation};
+pub use rpc::Stats;
+pub use tools::{Tool, ToolOutcome, Verdict};
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -57,4 +115,117 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Request deadlines.
     pub timeouts: McpTimeouts,
+}
+
+/// Bounds of one connection. The defaults are the daemon's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest frame (stdio line, SSE event, JSON body) in bytes. Default 4 MiB.
+    pub frame_cap: usize,
+    /// Non-JSON stdout lines tolerated before the connection is dropped. Default 100.
+    pub max_garbage_lines: u64,
+    /// Inbound requests + notifications allowed in a burst. Default 100.
+    pub inbound_burst: u32,
+    /// Sustained inbound requests + notifications per second. Default 50.
+    pub inbound_per_second: u32,
+    /// Bytes of stderr kept (stdio). Default 16 KiB.
+    pub stderr_ring: usize,
+    /// Pages of a listing before it is declared incomplete. Default 64.
+    pub page_cap: usize,
+    /// Entries of a listing before it is declared incomplete. Default 10,000.
+    pub max_list_entries: usize,
+    /// Bytes of text kept from a tool result or a resource. Default 64 KiB.
+    pub result_text_cap: usize,
+    /// After stdin is closed, how long the server has to exit. Default 2 s.
+    pub close_grace: Duration,
+    /// After SIGTERM, how long the group has before SIGKILL. Default 2 s.
+    pub term_grace: Duration,
+    /// SSE reconnections of one request (when the server closes a stream before answering).
+    /// Default 3.
+    pub sse_reconnects: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            frame_cap: 4 * 1024 * 1024,
+            max_garbage_lines: 100,
+            inbound_burst: 100,
+            inbound_per_second: 50,
+            stderr_ring: 16 * 1024,
+            page_cap: 64,
+            max_list_entries: 10_000,
+            result_text_cap: 64 * 1024,
+            close_grace: Duration::from_secs(2),
+            term_grace: Duration::from_secs(2),
+            sse_reconnects: 3,
+        }
+    }
+}
+
+/// Answers server→client requests other than `ping` (test clients only; see the crate docs).
+pub trait ServerRequestHandler: Send + Sync {
+    /// `Some(Ok(result))` or `Some(Err((code, message)))` to answer; `None` for -32601.
+    fn handle(
+        &self,
+        method: &str,
+        params: &serde_json::Value,
+    ) -> Option<Result<serde_json::Value, (i64, String)>>;
+}
+
+/// How a [`Client`] presents itself and what bounds it keeps.
+#[derive(Clone)]
+pub struct ClientOptions {
+    /// `clientInfo.name`. Default "maven".
+    pub client_name: String,
+    /// `clientInfo.version`. Default this crate's version.
+    pub client_version: String,
+    /// The capabilities declared in initialize. Default `{}` (Maven offers the server nothing).
+    pub capabilities: serde_json::Value,
+    /// Bounds.
+    pub limits: Limits,
+    /// Answers server requests other than `ping`; `None` (the default) answers -32601.
+    pub handler: Option<std::sync::Arc<dyn ServerRequestHandler>>,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("client_name", &self.client_name)
+            .field("capabilities", &self.capabilities)
+            .field("limits", &self.limits)
+            .field("handler", &self.handler.is_some())
+            .finish()
+    }
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            client_name: "maven".to_owned(),
+            client_version: env!("CARGO_PKG_VERSION").to_owned(),
+            capabilities: serde_json::Value::Object(serde_json::Map::new()),
+            limits: Limits::default(),
+            handler: None,
+        }
+    }
+}
+
+impl ClientOptions {
+    /// Options with these limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Options that declare these capabilities and answer server requests with `handler`.
+    pub fn with_handler(
+        mut self,
+        capabilities: serde_json::Value,
+        handler: std::sync::Arc<dyn ServerRequestHandler>,
+    ) -> Self {
+        self.capabilities = capabilities;
+        self.handler = Some(handler);
+        self
+    }
 }

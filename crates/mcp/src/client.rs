@@ -1,0 +1,550 @@
+//! The MCP client (M-5, M-6): handshake, listings, calls, deadlines.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+use crate::error::{CloseReason, Error, Incomplete};
+use crate::rpc::{self, cap_string, Core, Stats};
+use crate::tools::{reduce_content, Tool, ToolOutcome};
+use crate::{ClientOptions, ServerConfig, Transport};
+
+/// The protocol version this client asks for.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// Every protocol version this client accepts in an initialize answer.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// Longest server name or version string kept from the handshake.
+const INFO_CAP: usize = 256;
+/// Longest `instructions` kept from the handshake.
+const INSTRUCTIONS_CAP: usize = 4096;
+
+/// What the handshake established.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerInfo {
+    /// The negotiated protocol version (one of [`SUPPORTED_PROTOCOL_VERSIONS`]).
+    pub protocol_version: String,
+    /// `serverInfo.name` (capped).
+    pub name: String,
+    /// `serverInfo.version` (capped).
+    pub version: String,
+    /// The server's declared capabilities, as received.
+    pub capabilities: Value,
+    /// `instructions` (capped), if any.
+    pub instructions: Option<String>,
+}
+
+/// A complete listing of a server's tools.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolList {
+    /// The tools, in the server's order.
+    pub tools: Vec<Tool>,
+    /// How many pages it took.
+    pub pages: usize,
+    /// Entries skipped because they were not objects with a string `name`.
+    pub skipped: usize,
+}
+
+enum Link {
+    Stdio(crate::stdio::StdioLink),
+    Http(crate::http::HttpLink),
+}
+
+/// A connection to one MCP server: a handle whose methods take `&self` and may run
+/// concurrently (share it in an `Arc`). Each client owns its own process or HTTP session, its
+/// own pending table and counters; nothing is shared between clients, so a manager can hold
+/// many and one misbehaving server cannot affect another.
+///
+/// Drop behaviour: dropping the client cancels its tasks; a stdio server then goes through
+/// the shutdown sequence on the runtime (stdin closed, SIGTERM, SIGKILL to its group, reaped).
+/// Prefer [`Client::close`], which waits for that to finish.
+///
+/// Cancel safety: every method may be dropped at any await point. A dropped request leaves no
+/// entry in the pending table (its late answer is ignored, not counted as a violation) and
+/// never a half-written frame (stdio frames are queued whole). Only a request that runs past
+/// its *own* deadline sends `notifications/cancelled` and drops the connection (M-6).
+pub struct Client {
+    core: Arc<Core>,
+    link: Link,
+    info: ServerInfo,
+    config: ServerConfig,
+    options: ClientOptions,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.config.name)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+struct InitializeResult {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Value,
+    #[serde(default)]
+    capabilities: Value,
+    #[serde(rename = "serverInfo", default)]
+    server_info: Value,
+    #[serde(default)]
+    instructions: Value,
+}
+
+impl Client {
+    /// Dial the server and run the handshake (initialize + notifications/initialized) within
+    /// `config.timeouts.init`.
+    pub async fn connect(config: &ServerConfig, options: ClientOptions) -> Result<Client, Error> {
+        let core = Arc::new(Core::new(&options.limits, options.handler.clone()));
+        let link = match &config.transport {
+            Transport::Stdio { command, args, env } => Link::Stdio(crate::stdio::StdioLink::spawn(
+                command,
+                args,
+                env,
+                &options.limits,
+                core.clone(),
+            )?),
+            Transport::Http { url, headers, door } => Link::Http(crate::http::HttpLink::new(
+                url,
+                headers,
+                door,
+                &options.limits,
+            )?),
+        };
+        let mut client = Client {
+            core,
+            link,
+            info: ServerInfo {
+                protocol_version: String::new(),
+                name: String::new(),
+                version: String::new(),
+                capabilities: Value::Null,
+                instructions: None,
+            },
+            config: config.clone(),
+            options,
+        };
+        match client.handshake().await {
+            Ok(info) => {
+                client.info = info;
+                Ok(client)
+            }
+            Err(e) => {
+                client.core.close(CloseReason::HandshakeFailed);
+                client.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The initialize request's params.
+    pub(crate) fn initialize_params(options: &ClientOptions) -> Value {
+        serde_json::json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": options.capabilities,
+            "clientInfo": {"name": options.client_name, "version": options.client_version},
+        })
+    }
+
+    async fn handshake(&self) -> Result<ServerInfo, Error> {
+        let params = Self::initialize_params(&self.options);
+        let timeout = self.config.timeouts.init;
+        let raw = self
+            .request_raw("initialize", Some(&params), timeout)
+            .await?;
+        let info = parse_initialize(&raw)?;
+        if let Link::Http(h) = &self.link {
+            h.set_protocol_version(&info.protocol_version);
+        }
+        self.notify("notifications/initialized", None).await?;
+        Ok(info)
+    }
+
+    /// What the handshake established.
+    pub fn server_info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    /// The configuration this client was dialled with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The connection's counters (violations, garbage lines, rate-limited frames, …).
+    pub fn stats(&self) -> Stats {
+        self.core.stats()
+    }
+
+    /// A signal that changes each time the server sends `notifications/tools/list_changed`.
+    pub fn list_changed(&self) -> watch::Receiver<u64> {
+        self.core.list_changed()
+    }
+
+    /// The last log messages (`notifications/message`) the server sent, capped.
+    pub fn log_messages(&self) -> Vec<String> {
+        self.core.logs()
+    }
+
+    /// The tail of the server's stderr (stdio only), never parsed.
+    pub fn stderr_tail(&self) -> Option<String> {
+        match &self.link {
+            Link::Stdio(s) => Some(s.stderr.tail()),
+            Link::Http(_) => None,
+        }
+    }
+
+    /// The server process's id (stdio only).
+    pub fn pid(&self) -> Option<u32> {
+        match &self.link {
+            Link::Stdio(s) => s.pid,
+            Link::Http(_) => None,
+        }
+    }
+
+    /// "stdio" or "http".
+    pub fn transport_name(&self) -> &'static str {
+        match &self.link {
+            Link::Stdio(_) => "stdio",
+            Link::Http(_) => "http",
+        }
+    }
+
+    /// Why the connection is closed, or `None` while it is usable. A closed client never
+    /// recovers: dial a new one.
+    pub fn closed(&self) -> Option<CloseReason> {
+        self.core.close_reason()
+    }
+
+    /// Close the connection and wait until it is gone: stdio closes stdin, waits, signals the
+    /// group and reaps the child; HTTP sends DELETE for its session.
+    pub async fn close(&self) {
+        self.core.close(CloseReason::ClosedByClient);
+        match &self.link {
+            Link::Stdio(s) => s.close().await,
+            Link::Http(h) => h.close().await,
+        }
+    }
+
+    fn drop_connection(&self, reason: CloseReason) {
+        self.core.close(reason);
+        match &self.link {
+            Link::Stdio(s) => s.shutdown(),
+            Link::Http(h) => h.abandon(),
+        }
+    }
+
+    /// Send a notification.
+    pub async fn notify(&self, method: &str, params: Option<&Value>) -> Result<(), Error> {
+        let frame = rpc::encode(None, method, params);
+        match &self.link {
+            Link::Stdio(s) => s.send(frame, &self.core).await,
+            Link::Http(h) => tokio::time::timeout(
+                self.config.timeouts.init,
+                h.post_message(&frame, &self.core),
+            )
+            .await
+            .map_err(|_| Error::Timeout {
+                method: method.to_owned(),
+                after: self.config.timeouts.init,
+            })?,
+        }
+    }
+
+    /// Send any request and return its raw `result`, under `timeout`. On expiry the request is
+    /// cancelled (`notifications/cancelled`) and the connection dropped.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, Error> {
+        self.request_raw(method, params, timeout).await
+    }
+
+    async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, Error> {
+        let mut ticket = self.core.register("request")?;
+        let id = ticket.id;
+        let frame = rpc::encode(Some(id), method, params);
+        let Some(rx) = ticket.rx.take() else {
+            // register() always fills rx.
+            return Err(Error::Closed(CloseReason::ServerGone));
+        };
+        let exchange = async {
+            match &self.link {
+                Link::Stdio(s) => s.send(frame, &self.core).await?,
+                Link::Http(h) => h.exchange(frame, method, &self.core, &self.options).await?,
+            }
+            match rx.await {
+                Ok(r) => r,
+                Err(_) => Err(Error::Closed(
+                    self.core.close_reason().unwrap_or(CloseReason::ServerGone),
+                )),
+            }
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(r) => {
+                ticket.disarm();
+                r
+            }
+            Err(_) => {
+                // Forget first, so an answer racing with the notice is a late answer.
+                drop(ticket);
+                if method != "initialize" {
+                    let params = serde_json::json!({
+                        "requestId": id,
+                        "reason": "deadline exceeded",
+                    });
+                    let notice = rpc::encode(None, "notifications/cancelled", Some(&params));
+                    match &self.link {
+                        Link::Stdio(s) => s.try_send(notice),
+                        Link::Http(h) => h.send_notice_briefly(notice, &self.core).await,
+                    }
+                }
+                self.drop_connection(CloseReason::RequestTimedOut {
+                    method: method.to_owned(),
+                });
+                Err(Error::Timeout {
+                    method: method.to_owned(),
+                    after: timeout,
+                })
+            }
+        }
+    }
+
+    /// `ping`, under the list deadline.
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.request_raw("ping", None, self.config.timeouts.list)
+            .await
+            .map(|_| ())
+    }
+
+    /// Every page of `tools/list`: at most [`crate::Limits::page_cap`] pages, no repeated
+    /// cursor, each page under `timeouts.list`. Anything short of a complete listing is an
+    /// error.
+    pub async fn list_tools(&self) -> Result<ToolList, Error> {
+        let mut tools: Vec<Tool> = Vec::new();
+        let mut names: HashSet<String> = HashSet::new();
+        let mut skipped = 0usize;
+        let pages = self
+            .paginate("tools/list", "tools", |entry| {
+                match Tool::from_value(entry) {
+                    Some(t) => {
+                        if !names.insert(t.name.clone()) {
+                            return Err(Incomplete::DuplicateName { name: t.name });
+                        }
+                        tools.push(t);
+                    }
+                    None => skipped += 1,
+                }
+                Ok(())
+            })
+            .await?;
+        Ok(ToolList {
+            tools,
+            pages,
+            skipped,
+        })
+    }
+
+    /// Every page of `resources/list`, with the same bounds as [`Client::list_tools`]; each
+    /// resource kept as the raw JSON object received.
+    pub async fn list_resources(&self) -> Result<Vec<Map<String, Value>>, Error> {
+        let mut out = Vec::new();
+        self.paginate("resources/list", "resources", |entry| {
+            if let Value::Object(m) = entry {
+                out.push(m);
+            }
+            Ok(())
+        })
+        .await?;
+        Ok(out)
+    }
+
+    async fn paginate(
+        &self,
+        method: &'static str,
+        key: &str,
+        mut each: impl FnMut(Value) -> Result<(), Incomplete>,
+    ) -> Result<usize, Error> {
+        let limits = &self.options.limits;
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut cursor: Option<String> = None;
+        let mut entries = 0usize;
+        let incomplete = |reason| Error::Incomplete {
+            method: method.to_owned(),
+            reason,
+        };
+        for page in 1..=limits.page_cap {
+            let params = cursor.as_ref().map(|c| serde_json::json!({"cursor": c}));
+            let raw = self
+                .request_raw(method, params.as_ref(), self.config.timeouts.list)
+                .await?;
+            let mut obj = match serde_json::from_str::<Value>(raw.get()) {
+                Ok(Value::Object(o)) => o,
+                _ => {
+                    return Err(Error::BadResult {
+                        method: method.to_owned(),
+                        reason: "the result is not an object".to_owned(),
+                    })
+                }
+            };
+            let Some(Value::Array(items)) = obj.remove(key) else {
+                return Err(Error::BadResult {
+                    method: method.to_owned(),
+                    reason: format!("no `{key}` array"),
+                });
+            };
+            entries += items.len();
+            if entries > limits.max_list_entries {
+                return Err(incomplete(Incomplete::TooManyEntries {
+                    cap: limits.max_list_entries,
+                }));
+            }
+            for item in items {
+                each(item).map_err(incomplete)?;
+            }
+            match obj.remove("nextCursor") {
+                None | Some(Value::Null) => return Ok(page),
+                Some(Value::String(c)) => {
+                    if !seen.insert(c.clone()) {
+                        return Err(incomplete(Incomplete::RepeatedCursor));
+                    }
+                    cursor = Some(c);
+                }
+                Some(_) => {
+                    return Err(Error::BadResult {
+                        method: method.to_owned(),
+                        reason: "nextCursor is not a string".to_owned(),
+                    })
+                }
+            }
+        }
+        Err(incomplete(Incomplete::PageCap {
+            cap: limits.page_cap,
+        }))
+    }
+
+    /// `tools/call` under `timeouts.call`; the result reduced to text (text blocks kept, other
+    /// blocks summarised by type) and capped at [`crate::Limits::result_text_cap`] bytes.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<ToolOutcome, Error> {
+        let params = serde_json::json!({"name": name, "arguments": arguments});
+        let raw = self
+            .request_raw("tools/call", Some(&params), self.config.timeouts.call)
+            .await?;
+        ToolOutcome::from_result(&raw, self.options.limits.result_text_cap).map_err(|reason| {
+            Error::BadResult {
+                method: "tools/call".to_owned(),
+                reason,
+            }
+        })
+    }
+
+    /// `resources/read` under `timeouts.call`; the contents reduced to capped text.
+    pub async fn read_resource(&self, uri: &str) -> Result<String, Error> {
+        let params = serde_json::json!({"uri": uri});
+        let raw = self
+            .request_raw("resources/read", Some(&params), self.config.timeouts.call)
+            .await?;
+        let bad = |reason: &str| Error::BadResult {
+            method: "resources/read".to_owned(),
+            reason: reason.to_owned(),
+        };
+        let v: Value = serde_json::from_str(raw.get()).map_err(|_| bad("not JSON"))?;
+        let Some(Value::Array(contents)) = v.get("contents") else {
+            return Err(bad("no `contents` array"));
+        };
+        Ok(reduce_content(contents, self.options.limits.result_text_cap).0)
+    }
+}
+
+fn parse_initialize(raw: &RawValue) -> Result<ServerInfo, Error> {
+    let bad = |reason: &str| Error::BadResult {
+        method: "initialize".to_owned(),
+        reason: reason.to_owned(),
+    };
+    let r: InitializeResult =
+        serde_json::from_str(raw.get()).map_err(|_| bad("not an initialize result"))?;
+    let Value::String(version) = r.protocol_version else {
+        return Err(bad("protocolVersion is not a string"));
+    };
+    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) {
+        return Err(Error::UnsupportedProtocol {
+            offered: cap_string(version, 64),
+        });
+    }
+    let field = |k: &str| {
+        r.server_info
+            .get(k)
+            .and_then(Value::as_str)
+            .map(|s| cap_string(s.to_owned(), INFO_CAP))
+            .unwrap_or_default()
+    };
+    Ok(ServerInfo {
+        protocol_version: version,
+        name: field("name"),
+        version: field("version"),
+        capabilities: r.capabilities,
+        instructions: r
+            .instructions
+            .as_str()
+            .map(|s| cap_string(s.to_owned(), INSTRUCTIONS_CAP)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_answers() {
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            (
+                r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
+                Ok("2025-11-25"),
+            ),
+            (
+                r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
+                Ok("2025-06-18"),
+            ),
+            (
+                r#"{"protocolVersion":"2025-03-26","serverInfo":{"name":"s"}}"#,
+                Ok("2025-03-26"),
+            ),
+            (
+                r#"{"protocolVersion":"2024-11-05","serverInfo":{"name":"s"}}"#,
+                Err("unsupported"),
+            ),
+            (r#"{"protocolVersion":"2099-01-01"}"#, Err("unsupported")),
+            (r#"{"protocolVersion":20251125}"#, Err("bad")),
+            (r#"{"serverInfo":{}}"#, Err("bad")),
+            (r#"[]"#, Err("bad")),
+        ];
+        for (json, want) in cases {
+            let raw = RawValue::from_string((*json).to_owned()).unwrap();
+            let got = parse_initialize(&raw);
+            match (got, want) {
+                (Ok(info), Ok(v)) => assert_eq!(info.protocol_version, *v),
+                (Err(Error::UnsupportedProtocol { .. }), Err("unsupported")) => {}
+                (Err(Error::BadResult { .. }), Err("bad")) => {}
+                (got, want) => panic!("{json}: {got:?} vs {want:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The crate's one error type.
+
+use std::time::Duration;
+
+/// Why a connection ended. Kept by the connection and reported by every request that was
+/// waiting on it or that comes after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The client closed the connection ([`crate::Client::close`] or drop).
+    ClosedByClient,
+    /// The server's output ended (stdout EOF, or the HTTP session could not be recovered).
+    ServerGone,
+    /// The server process exited (stdio).
+    ServerExited {
+        /// Exit code, when it exited normally.
+        code: Option<i32>,
+        /// Signal number, when a signal ended it.
+        signal: Option<i32>,
+    },
+    /// The server sent a frame longer than the frame cap; it was never assembled.
+    FrameTooLarge {
+        /// The cap in bytes.
+        cap: usize,
+    },
+    /// The server sent too many lines that are not JSON.
+    TooManyGarbageLines {
+        /// How many were seen.
+        lines: u64,
+    },
+    /// A request ran past its deadline; a connection that made a caller give up is dropped.
+    RequestTimedOut {
+        /// The method that timed out.
+        method: String,
+    },
+    /// The handshake failed (unsupported protocol version or a malformed answer).
+    HandshakeFailed,
+    /// Reading from the server failed.
+    ReadFailed {
+        /// The io error, as text.
+        message: String,
+    },
+}
+
+impl std::fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CloseReason::ClosedByClient => f.write_str("closed by the client"),
+            CloseReason::ServerGone => f.write_str("the server closed its output"),
+            CloseReason::ServerExited { code: Some(c), .. } => {
+                write!(f, "the server exited with code {c}")
+            }
+            CloseReason::ServerExited {
+                signal: Some(s), ..
+            } => {
+                write!(f, "the server was killed by signal {s}")
+            }
+            CloseReason::ServerExited { .. } => f.write_str("the server exited"),
+            CloseReason::FrameTooLarge { cap } => {
+                write!(f, "the server sent a frame longer than {cap} bytes")
+            }
+            CloseReason::TooManyGarbageLines { lines } => {
+                write!(f, "the server wrote {lines} lines that are not JSON-RPC")
+            }
+            CloseReason::RequestTimedOut { method } => {
+                write!(f, "dropped after `{method}` ran past its deadline")
+            }
+            CloseReason::HandshakeFailed => f.write_str("the handshake failed"),
+            CloseReason::ReadFailed { message } => write!(f, "reading failed: {message}"),
+        }
+    }
+}
+
+/// Why a listing (`tools/list`, `resources/list`) is incomplete. An incomplete listing is an
+/// error: nothing may be proposed or withdrawn from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Incomplete {
+    /// The server kept offering a next page past the page cap.
+    PageCap {
+        /// The cap.
+        cap: usize,
+    },
+    /// The server offered a cursor it had already offered.
+    RepeatedCursor,
+    /// More entries than the entry cap.
+    TooManyEntries {
+        /// The cap.
+        cap: usize,
+    },
+    /// Two entries share one name.
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Incomplete::PageCap { cap } => write!(f, "more than {cap} pages"),
+            Incomplete::RepeatedCursor => f.write_str("the server repeated a cursor"),
+            Incomplete::TooManyEntries { cap } => write!(f, "more than {cap} entries"),
+            Incomplete::DuplicateName { name } => write!(f, "the name {name:?} appears twice"),
+        }
+    }
+}
+
+/// A protocol violation that ended a request (others are only counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Violation {
+    /// The response carried both `result` and `error`.
+    ResultAndError,
+    /// The response carried neither `result` nor `error`.
+    NeitherResultNorError,
+    /// The `error` member was not a JSON-RPC error object.
+    MalformedError,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Violation::ResultAndError => "a response with both result and error",
+            Violation::NeitherResultNorError => "a response with neither result nor error",
+            Violation::MalformedError => "a response whose error is not an error object",
+        })
+    }
+}
+
+/// Everything that can go wrong talking to an MCP server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server process could not be started.
+    #[error("cannot start `{command}`")]
+    Spawn {
+        /// The program.
+        command: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A request ran past its deadline.
+    #[error("`{method}` got no answer within {after:?}")]
+    Timeout {
+        /// The method.
+        method: String,
+        /// The deadline.
+        after: Duration,
+    },
+    /// The connection is gone.
+    #[error("the connection is closed: {0}")]
+    Closed(CloseReason),
+    /// The server broke the protocol in its answer to this request.
+    #[error("protocol violation: {0}")]
+    Violation(Violation),
+    /// The server answered with a JSON-RPC error.
+    #[error("the server answered error {code}: {message}")]
+    Rpc {
+        /// The error code.
+        code: i64,
+        /// The message (capped).
+        message: String,
+    },
+    /// The server's `result` does not have the shape the method requires.
+    #[error("malformed answer to `{method}`: {reason}")]
+    BadResult {
+        /// The method.
+        method: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The server offered a protocol version this client does not speak.
+    #[error("the server speaks protocol version {offered:?}, which is not supported")]
+    UnsupportedProtocol {
+        /// What the server offered (capped).
+        offered: String,
+    },
+    /// A listing did not complete.
+    #[error("incomplete listing of `{method}`: {reason}")]
+    Incomplete {
+        /// The method.
+        method: String,
+        /// Why.
+        reason: Incomplete,
+    },
+    /// The HTTP request was refused or failed in webfetch.
+    #[error("http: {0}")]
+    Http(String),
+    /// The HTTP server answered with an unexpected status.
+    #[error("the server answered HTTP {status}")]
+    HttpStatus {
+        /// The status code.
+        status: u16,
+    },
+    /// The HTTP server forgot the session twice in a row (after one fresh initialize).
+    #[error("the server lost the session again after a fresh initialize")]
+    SessionLost,
+    /// The configuration cannot be used (an invalid URL, an empty command).
+    #[error("invalid server configuration: {0}")]
+    Config(String),
+}
+
+impl Error {
+    /// A deadline passed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout { .. })
+    }
+
+    /// The connection is gone; a manager should dial a fresh one.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Error::Closed(_))
+    }
+
+    /// The server broke the protocol (in this request, or badly enough to be disconnected).
+    pub fn is_protocol_violation(&self) -> bool {
+        matches!(
+            self,
+            Error::Violation(_)
+                | Error::BadResult { .. }
+                | Error::Closed(CloseReason::FrameTooLarge { .. })
+                | Error::Closed(CloseReason::TooManyGarbageLines { .. })
+        )
+    }
+
+    /// The server answered with a JSON-RPC error object.
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            Error::Rpc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The listing is incomplete and must not be used for proposing or withdrawing.
+    pub fn is_incomplete(&self) -> bool {
+        matches!(self, Error::Incomplete { .. })
+    }
+
+    /// Why the connection closed, when it did.
+    pub fn close_reason(&self) -> Option<&CloseReason> {
+        match self {
+            Error::Closed(r) => Some(r),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,701 @@
+//! The JSON-RPC 2.0 core shared by both transports (M-1, M-2): outgoing frame encoding, the
+//! pending-request table, classification of incoming frames, violation counting, answers to
+//! server requests, notification dispatch and the inbound rate limit.
+//!
+//! No lock here is ever held across an `.await`: the table is a `std::sync::Mutex` touched only
+//! by short synchronous sections.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
+
+use crate::error::{CloseReason, Error, Violation};
+use crate::{Limits, ServerRequestHandler};
+
+/// What a pending request receives.
+pub(crate) type Reply = Result<Box<RawValue>, Error>;
+
+/// Counters of one connection, readable at any time without locking.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) violations: AtomicU64,
+    pub(crate) garbage_lines: AtomicU64,
+    pub(crate) rate_limited: AtomicU64,
+    pub(crate) server_requests: AtomicU64,
+    pub(crate) notifications: AtomicU64,
+    pub(crate) late_answers: AtomicU64,
+    pub(crate) peak_line_bytes: AtomicUsize,
+}
+
+/// A snapshot of a connection's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Protocol violations (M-1): unknown or inexact ids, both/neither result and error,
+    /// batches, malformed frames, duplicate answers.
+    pub violations: u64,
+    /// Lines on stdout that were not JSON (counted and dropped).
+    pub garbage_lines: u64,
+    /// Inbound requests and notifications dropped by the rate limit.
+    pub rate_limited: u64,
+    /// Requests the server sent to the client.
+    pub server_requests: u64,
+    /// Notifications the server sent.
+    pub notifications: u64,
+    /// Answers to requests this client had already given up (ignored, not violations).
+    pub late_answers: u64,
+    /// The most bytes of one frame ever held by the stdio reader (never more than the frame
+    /// cap plus one).
+    pub peak_line_bytes: usize,
+}
+
+/// How many given-up request ids are remembered so their late answers are ignored quietly.
+const CANCELLED_MEMORY: usize = 256;
+/// Longest log message kept from `notifications/message`.
+const LOG_MESSAGE_CAP: usize = 512;
+/// How many log messages are kept.
+const LOG_RING: usize = 32;
+/// Longest error message kept from a JSON-RPC error.
+const ERROR_MESSAGE_CAP: usize = 1024;
+
+struct Table {
+    pending: HashMap<u64, (oneshot::Sender<Reply>, &'static str)>,
+    cancelled: VecDeque<u64>,
+    closed: Option<CloseReason>,
+    bucket: TokenBucket,
+    logs: VecDeque<String>,
+}
+
+/// The connection-wide JSON-RPC state. One per connection, shared by the transport's reader
+/// and every caller.
+pub(crate) struct Core {
+    next_id: AtomicU64,
+    table: Mutex<Table>,
+    pub(crate) counters: Counters,
+    list_changed: watch::Sender<u64>,
+    handler: Option<Arc<dyn ServerRequestHandler>>,
+}
+
+/// What the transport must do after a frame was handled.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Inbound {
+    /// Nothing more.
+    Done,
+    /// Send this frame (an answer to a server request) back to the server.
+    Answer(Vec<u8>),
+    /// The bytes were not a JSON-RPC message at all (not JSON, or not an object).
+    Garbage,
+}
+
+/// A reserved request id whose entry is removed from the table when dropped, so a caller whose
+/// future is dropped leaves nothing behind (and a late answer is ignored, not counted).
+pub(crate) struct Ticket<'a> {
+    core: &'a Core,
+    pub(crate) id: u64,
+    pub(crate) rx: Option<oneshot::Receiver<Reply>>,
+    armed: bool,
+}
+
+impl Ticket<'_> {
+    /// The answer arrived; nothing to forget.
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.core.forget(self.id);
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawMessage<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// Presence, even of `null` (serde's `Option` would read `null` as absent).
+fn present<'de, D>(d: D) -> Result<Option<&'de RawValue>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <&RawValue as Deserialize>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct ErrorObject {
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+impl Core {
+    pub(crate) fn new(limits: &Limits, handler: Option<Arc<dyn ServerRequestHandler>>) -> Self {
+        Core {
+            next_id: AtomicU64::new(1),
+            table: Mutex::new(Table {
+                pending: HashMap::new(),
+                cancelled: VecDeque::with_capacity(CANCELLED_MEMORY),
+                closed: None,
+                bucket: TokenBucket::new(limits.inbound_burst, limits.inbound_per_second),
+                logs: VecDeque::new(),
+            }),
+            counters: Counters::default(),
+            list_changed: watch::Sender::new(0),
+            handler,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Table> {
+        // A panic while holding this lock cannot leave the table inconsistent (each section is
+        // a single insert/remove), so a poisoned lock is still usable.
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reserve an id and register it as pending. Fails when the connection is closed.
+    pub(crate) fn register(&self, method: &'static str) -> Result<Ticket<'_>, Error> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let mut t = self.lock();
+        if let Some(r) = &t.closed {
+            return Err(Error::Closed(r.clone()));
+        }
+        t.pending.insert(id, (tx, method));
+        drop(t);
+        Ok(Ticket {
+            core: self,
+            id,
+            rx: Some(rx),
+            armed: true,
+        })
+    }
+
+    /// Give up on a request: its late answer will be ignored.
+    pub(crate) fn forget(&self, id: u64) {
+        let mut t = self.lock();
+        if t.pending.remove(&id).is_some() {
+            if t.cancelled.len() == CANCELLED_MEMORY {
+                t.cancelled.pop_front();
+            }
+            t.cancelled.push_back(id);
+        }
+    }
+
+    /// Mark the connection closed and fail every pending request with the reason. The first
+    /// reason wins.
+    pub(crate) fn close(&self, reason: CloseReason) {
+        let drained: Vec<_> = {
+            let mut t = self.lock();
+            if t.closed.is_none() {
+                t.closed = Some(reason);
+            }
+            t.pending.drain().map(|(_, v)| v.0).collect()
+        };
+        let reason = self.close_reason().unwrap_or(CloseReason::ServerGone);
+        for tx in drained {
+            let _ = tx.send(Err(Error::Closed(reason.clone())));
+        }
+    }
+
+    /// Why the connection closed, if it did.
+    pub(crate) fn close_reason(&self) -> Option<CloseReason> {
+        self.lock().closed.clone()
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let c = &self.counters;
+        Stats {
+            violations: c.violations.load(Ordering::Relaxed),
+            garbage_lines: c.garbage_lines.load(Ordering::Relaxed),
+            rate_limited: c.rate_limited.load(Ordering::Relaxed),
+            server_requests: c.server_requests.load(Ordering::Relaxed),
+            notifications: c.notifications.load(Ordering::Relaxed),
+            late_answers: c.late_answers.load(Ordering::Relaxed),
+            peak_line_bytes: c.peak_line_bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn list_changed(&self) -> watch::Receiver<u64> {
+        self.list_changed.subscribe()
+    }
+
+    pub(crate) fn logs(&self) -> Vec<String> {
+        self.lock().logs.iter().cloned().collect()
+    }
+
+    fn violation(&self, what: &str) {
+        self.counters.violations.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(what, "mcp protocol violation");
+    }
+
+    /// Handle one frame from the server (a line without its newline, or one SSE event's data,
+    /// or an HTTP JSON body).
+    pub(crate) fn on_frame(&self, bytes: &[u8]) -> Inbound {
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        match first {
+            None => return Inbound::Done,
+            Some(b'[') => {
+                // Batches are refused (M-1): counted, nothing in them is acted on.
+                if serde_json::from_slice::<&RawValue>(bytes).is_ok() {
+                    self.violation("batch");
+                    return Inbound::Done;
+                }
+                return Inbound::Garbage;
+            }
+            Some(b'{') => {}
+            Some(_) => return Inbound::Garbage,
+        }
+        let msg: RawMessage<'_> = match serde_json::from_slice(bytes) {
+            Ok(m) => m,
+            Err(e) if e.is_syntax() || e.is_eof() => return Inbound::Garbage,
+            Err(_) => {
+                self.violation("malformed message");
+                return Inbound::Done;
+            }
+        };
+        if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            self.violation("jsonrpc member is not \"2.0\"");
+            return Inbound::Done;
+        }
+        match (msg.method, msg.id) {
+            (Some(method), Some(id)) => self.on_request(&method, id, msg.params),
+            (Some(method), None) => {
+                self.on_notification(&method, msg.params);
+                Inbound::Done
+            }
+            (None, Some(id)) => {
+                self.on_response(id, msg.result, msg.error);
+                Inbound::Done
+            }
+            (None, None) => {
+                self.violation("neither method nor id");
+                Inbound::Done
+            }
+        }
+    }
+
+    fn on_response(&self, id: &RawValue, result: Option<&RawValue>, error: Option<&RawValue>) {
+        // Exact ids only: the id must be written as a plain JSON integer that this client
+        // issued. "1" (a string), 1.0 and 1e0 never match request 1.
+        let Ok(id) = id.get().parse::<u64>() else {
+            self.violation("response id is not an integer this client issues");
+            return;
+        };
+        let entry = {
+            let mut t = self.lock();
+            match t.pending.remove(&id) {
+                Some(e) => Some(e),
+                None => {
+                    if t.cancelled.contains(&id) {
+                        self.counters.late_answers.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                    None
+                }
+            }
+        };
+        let Some((tx, _method)) = entry else {
+            self.violation("response to no pending request");
+            return;
+        };
+        let reply = match (result, error) {
+            (Some(r), None) => Ok(r.to_owned()),
+            (None, Some(e)) => match serde_json::from_str::<ErrorObject>(e.get()) {
+                Ok(e) => Err(Error::Rpc {
+                    code: e.code,
+                    message: cap_string(e.message, ERROR_MESSAGE_CAP),
+                }),
+                Err(_) => {
+                    self.violation("malformed error object");
+                    Err(Error::Violation(Violation::MalformedError))
+                }
+            },
+            (Some(_), Some(_)) => {
+                self.violation("both result and error");
+                Err(Error::Violation(Violation::ResultAndError))
+            }
+            (None, None) => {
+                self.violation("neither result nor error");
+                Err(Error::Violation(Violation::NeitherResultNorError))
+            }
+        };
+        // The caller may have given up in the meantime; that is not the server's fault.
+        let _ = tx.send(reply);
+    }
+
+    fn admit(&self) -> bool {
+        let ok = self.lock().bucket.take(Instant::now());
+        if !ok {
+            self.counters.rate_limited.fetch_add(1, Ordering::Relaxed);
+        }
+        ok
+    }
+
+    fn on_request(&self, method: &str, id: &RawValue, params: Option<&RawValue>) -> Inbound {
+        self.counters
+            .server_requests
+            .fetch_add(1, Ordering::Relaxed);
+        let valid_id = {
+            let s = id.get();
+            s.starts_with('"') || s.parse::<i64>().is_ok()
+        };
+        if !valid_id {
+            self.violation("request id is neither a string nor an integer");
+            return Inbound::Done;
+        }
+        if !self.admit() {
+            return Inbound::Done;
+        }
+        let answer = if method == "ping" {
+            Ok(None)
+        } else if let Some(h) = &self.handler {
+            let params: serde_json::Value = params
+                .and_then(|p| serde_json::from_str(p.get()).ok())
+                .unwrap_or(serde_json::Value::Null);
+            match h.handle(method, &params) {
+                Some(Ok(v)) => Ok(Some(v)),
+                Some(Err((code, message))) => Err((code, message)),
+                None => Err((-32601, "Method not found".to_owned())),
+            }
+        } else {
+            Err((-32601, "Method not found".to_owned()))
+        };
+        Inbound::Answer(encode_answer(id, answer))
+    }
+
+    fn on_notification(&self, method: &str, params: Option<&RawValue>) {
+        self.counters.notifications.fetch_add(1, Ordering::Relaxed);
+        if !self.admit() {
+            return;
+        }
+        match method {
+            "notifications/tools/list_changed" => {
+                self.list_changed.send_modify(|n| *n = n.wrapping_add(1));
+            }
+            "notifications/message" => {
+                let text = params.map(|p| p.get()).unwrap_or("");
+                let text = cap_string(text.to_owned(), LOG_MESSAGE_CAP);
+                let mut t = self.lock();
+                if t.logs.len() == LOG_RING {
+                    t.logs.pop_front();
+                }
+                t.logs.push_back(text);
+            }
+            // Progress, cancellations of server requests (answered at once anyway), resource
+            // updates and anything unknown: counted above, otherwise ignored.
+            _ => {}
+        }
+    }
+}
+
+/// Encode a request (with `Some(id)`) or a notification, ending with one newline, in one buffer.
+pub(crate) fn encode(id: Option<u64>, method: &str, params: Option<&serde_json::Value>) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(96 + method.len());
+    buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
+    if let Some(id) = id {
+        // Writing into a Vec cannot fail.
+        let _ = write!(buf, "\"id\":{id},");
+    }
+    buf.extend_from_slice(b"\"method\":");
+    let _ = serde_json::to_writer(&mut buf, method);
+    if let Some(p) = params {
+        buf.extend_from_slice(b",\"params\":");
+        let _ = serde_json::to_writer(&mut buf, p);
+    }
+    buf.extend_from_slice(b"}\n");
+    buf
+}
+
+/// Encode the answer to a server request, echoing its id verbatim.
+fn encode_answer(
+    id: &RawValue,
+    answer: Result<Option<serde_json::Value>, (i64, String)>,
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(96);
+    buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    buf.extend_from_slice(id.get().as_bytes());
+    match answer {
+        Ok(None) => buf.extend_from_slice(b",\"result\":{}"),
+        Ok(Some(v)) => {
+            buf.extend_from_slice(b",\"result\":");
+            let _ = serde_json::to_writer(&mut buf, &v);
+        }
+        Err((code, message)) => {
+            let _ = write!(buf, ",\"error\":{{\"code\":{code},\"message\":");
+            let _ = serde_json::to_writer(&mut buf, &message);
+            buf.push(b'}');
+        }
+    }
+    buf.extend_from_slice(b"}\n");
+    buf
+}
+
+/// Cut a string to at most `cap` bytes on a character boundary.
+pub(crate) fn cap_string(mut s: String, cap: usize) -> String {
+    if s.len() > cap {
+        let mut end = cap;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+/// A token bucket on tokio's clock (deterministic under paused time).
+#[derive(Debug)]
+struct TokenBucket {
+    capacity: f64,
+    per_second: f64,
+    tokens: f64,
+    last: Option<Instant>,
+}
+
+impl TokenBucket {
+    fn new(capacity: u32, per_second: u32) -> Self {
+        TokenBucket {
+            capacity: f64::from(capacity.max(1)),
+            per_second: f64::from(per_second),
+            tokens: f64::from(capacity.max(1)),
+            last: None,
+        }
+    }
+
+    fn take(&mut self, now: Instant) -> bool {
+        if let Some(last) = self.last {
+            let dt = now.saturating_duration_since(last).as_secs_f64();
+            self.tokens = (self.tokens + dt * self.per_second).min(self.capacity);
+        }
+        self.last = Some(now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core() -> Core {
+        Core::new(&Limits::default(), None)
+    }
+
+    fn answer_of(core: &Core, frame: &str) -> Option<serde_json::Value> {
+        match core.on_frame(frame.as_bytes()) {
+            Inbound::Answer(b) => Some(serde_json::from_slice(&b).unwrap()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn encode_is_one_compact_line() {
+        let p = serde_json::json!({"name": "echo", "arguments": {"text": "a\nb"}});
+        let f = encode(Some(7), "tools/call", Some(&p));
+        assert_eq!(f.iter().filter(|b| **b == b'\n').count(), 1);
+        assert_eq!(f.last(), Some(&b'\n'));
+        let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":p})
+        );
+        let n = encode(None, "notifications/initialized", None);
+        assert_eq!(
+            n,
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn exact_ids_and_one_of_result_or_error() {
+        // (frame given the pending id, expected outcome, violations added)
+        let cases: &[(&str, &str, u64)] = &[
+            (r#"{"jsonrpc":"2.0","id":ID,"result":{"a":1}}"#, "ok", 0),
+            (r#"{"jsonrpc":"2.0","id":ID,"result":null}"#, "ok", 0),
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"error":{"code":-32000,"message":"no"}}"#,
+                "rpc",
+                0,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"result":{},"error":{"code":1,"message":""}}"#,
+                "both",
+                1,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"result":null,"error":null}"#,
+                "both",
+                1,
+            ),
+            (r#"{"jsonrpc":"2.0","id":ID}"#, "neither", 1),
+            (r#"{"jsonrpc":"2.0","id":ID,"error":"bad"}"#, "malformed", 1),
+            (r#"{"jsonrpc":"2.0","id":"ID","result":{}}"#, "pending", 1),
+            (r#"{"jsonrpc":"2.0","id":ID.0,"result":{}}"#, "pending", 1),
+            (r#"{"jsonrpc":"2.0","id":1000ID,"result":{}}"#, "pending", 1),
+            (r#"{"jsonrpc":"1.0","id":ID,"result":{}}"#, "pending", 1),
+            (r#"{"id":ID,"result":{}}"#, "pending", 1),
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"id":ID,"result":{}}"#,
+                "pending",
+                1,
+            ),
+            (r#"[{"jsonrpc":"2.0","id":ID,"result":{}}]"#, "pending", 1),
+        ];
+        for (frame, expect, violations) in cases {
+            let core = core();
+            let mut ticket = core.register("tools/call").unwrap();
+            let frame = frame.replace("ID", &ticket.id.to_string());
+            assert_eq!(core.on_frame(frame.as_bytes()), Inbound::Done, "{frame}");
+            let got = ticket.rx.as_mut().unwrap().try_recv();
+            let outcome = match got {
+                Ok(Ok(_)) => "ok",
+                Ok(Err(Error::Rpc { code: -32000, .. })) => "rpc",
+                Ok(Err(Error::Violation(Violation::ResultAndError))) => "both",
+                Ok(Err(Error::Violation(Violation::NeitherResultNorError))) => "neither",
+                Ok(Err(Error::Violation(Violation::MalformedError))) => "malformed",
+                Err(oneshot::error::TryRecvError::Empty) => "pending",
+                other => panic!("{frame}: {other:?}"),
+            };
+            assert_eq!(outcome, *expect, "{frame}");
+            assert_eq!(core.stats().violations, *violations, "{frame}");
+        }
+    }
+
+    #[tokio::test]
+    async fn late_answer_to_a_forgotten_request_is_ignored() {
+        let core = core();
+        let id = {
+            let t = core.register("tools/call").unwrap();
+            t.id
+        };
+        core.on_frame(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#).as_bytes());
+        let s = core.stats();
+        assert_eq!((s.violations, s.late_answers), (0, 1));
+        // A second answer to an answered request is a violation.
+        let mut t = core.register("ping").unwrap();
+        let f = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, t.id);
+        core.on_frame(f.as_bytes());
+        t.disarm();
+        core.on_frame(f.as_bytes());
+        assert_eq!(core.stats().violations, 1);
+    }
+
+    #[tokio::test]
+    async fn server_requests_get_ping_or_method_not_found() {
+        let cases: &[(&str, serde_json::Value)] = &[
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+                serde_json::json!({"jsonrpc":"2.0","id":5,"result":{}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"s-1","method":"sampling/createMessage","params":{}}"#,
+                serde_json::json!({"jsonrpc":"2.0","id":"s-1","error":{"code":-32601,"message":"Method not found"}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":"roots/list"}"#,
+                serde_json::json!({"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"Method not found"}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"hi"}}"#,
+                serde_json::json!({"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"whatever/else"}"#,
+                serde_json::json!({"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"Method not found"}}),
+            ),
+        ];
+        for (frame, want) in cases {
+            assert_eq!(answer_of(&core(), frame).as_ref(), Some(want), "{frame}");
+        }
+        // Notifications are never answered.
+        assert_eq!(
+            core().on_frame(br#"{"jsonrpc":"2.0","method":"ping"}"#),
+            Inbound::Done
+        );
+        // An id that is neither a string nor an integer gets no answer and is counted.
+        let c = core();
+        assert_eq!(
+            c.on_frame(br#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#),
+            Inbound::Done
+        );
+        assert_eq!(c.stats().violations, 1);
+    }
+
+    #[tokio::test]
+    async fn garbage_is_classified() {
+        for g in ["hello", "{not json", "42", "\"str\"", "[1,"] {
+            assert_eq!(core().on_frame(g.as_bytes()), Inbound::Garbage, "{g}");
+        }
+        assert_eq!(core().on_frame(b"   "), Inbound::Done);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn inbound_requests_are_rate_limited() {
+        let limits = Limits {
+            inbound_burst: 10,
+            inbound_per_second: 5,
+            ..Limits::default()
+        };
+        let core = Core::new(&limits, None);
+        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let answered = (0..100)
+            .filter(|_| matches!(core.on_frame(ping), Inbound::Answer(_)))
+            .count();
+        assert_eq!(answered, 10);
+        assert_eq!(core.stats().rate_limited, 90);
+        tokio::time::advance(std::time::Duration::from_secs(1)).await;
+        let answered = (0..100)
+            .filter(|_| matches!(core.on_frame(ping), Inbound::Answer(_)))
+            .count();
+        assert_eq!(answered, 5);
+    }
+
+    #[tokio::test]
+    async fn list_changed_is_a_signal() {
+        let core = core();
+        let mut rx = core.list_changed();
+        core.on_frame(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+        assert!(rx.has_changed().unwrap());
+        assert_eq!(*rx.borrow_and_update(), 1);
+    }
+
+    #[tokio::test]
+    async fn close_fails_pending_and_refuses_new() {
+        let core = core();
+        let mut t = core.register("tools/call").unwrap();
+        core.close(CloseReason::ServerGone);
+        let r = t.rx.as_mut().unwrap().try_recv().unwrap();
+        assert!(matches!(r, Err(Error::Closed(CloseReason::ServerGone))));
+        assert!(core.register("ping").err().unwrap().is_closed());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+            rt.block_on(async { let _ = core().on_frame(&bytes); });
+        }
+    }
+}

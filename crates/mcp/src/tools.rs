@@ -1,0 +1,530 @@
+//! Tool definitions and pure functions over them: the fingerprint (A-7), the verdict of what
+//! Maven would do with a tool (A-9), local names (A-5), and results reduced to text (M-5).
+
+use std::fmt::Write as _;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+
+/// The fingerprint scheme's prefix. A new canonical form gets a new prefix.
+pub const FINGERPRINT_SCHEME: &str = "sha256:v1:";
+/// Default cap of a description where it reaches the router prompt or the page, in characters.
+pub const DESCRIPTION_CAP: usize = 300;
+/// Default `max_tools` of a server block.
+pub const DEFAULT_MAX_TOOLS: usize = 12;
+/// Longest type or URI quoted in a summary of a non-text block.
+const SUMMARY_FIELD_CAP: usize = 200;
+
+/// One tool as the server declared it: the raw JSON object received, plus its name.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Tool {
+    /// `name`, as received.
+    pub name: String,
+    /// The whole object, as received (key order preserved).
+    pub raw: Map<String, Value>,
+}
+
+impl Tool {
+    /// A tool from one entry of a `tools/list` page; `None` unless it is an object with a
+    /// string `name`.
+    pub fn from_value(v: Value) -> Option<Tool> {
+        let Value::Object(raw) = v else { return None };
+        let name = raw.get("name")?.as_str()?.to_owned();
+        Some(Tool { name, raw })
+    }
+
+    /// `description`, if it is a string (uncapped: cap it with [`cap_description`]).
+    pub fn description(&self) -> Option<&str> {
+        self.raw.get("description").and_then(Value::as_str)
+    }
+
+    /// Whether the tool claims `annotations.readOnlyHint: true` (a claim by the server, not a
+    /// fact).
+    pub fn read_only_claim(&self) -> bool {
+        self.raw
+            .get("annotations")
+            .and_then(|a| a.get("readOnlyHint"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
+    /// A-6: destructive unless it claims read-only (no hint ⇒ assume it writes).
+    pub fn destructive(&self) -> bool {
+        !self.read_only_claim()
+    }
+
+    /// A-7 fingerprint of this tool.
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.raw)
+    }
+}
+
+/// A-7: SHA-256 over the canonical JSON (keys sorted by their UTF-8 bytes at every depth,
+/// compact, strings escaped as serde_json writes them, no Unicode folding) of the whole tool
+/// object minus its top-level `_meta`, written as [`FINGERPRINT_SCHEME`] + lowercase hex.
+pub fn fingerprint(tool: &Map<String, Value>) -> String {
+    let mut buf = Vec::with_capacity(256);
+    buf.push(b'{');
+    let mut keys: Vec<&String> = tool.keys().filter(|k| k.as_str() != "_meta").collect();
+    keys.sort_unstable();
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        canonical_str(&mut buf, k);
+        buf.push(b':');
+        if let Some(v) = tool.get(k.as_str()) {
+            canonical(&mut buf, v);
+        }
+    }
+    buf.push(b'}');
+    let digest = Sha256::digest(&buf);
+    let mut out = String::with_capacity(FINGERPRINT_SCHEME.len() + 64);
+    out.push_str(FINGERPRINT_SCHEME);
+    out.push_str(&hex::encode(digest));
+    out
+}
+
+fn canonical_str(buf: &mut Vec<u8>, s: &str) {
+    // Serialising a str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, s);
+}
+
+fn canonical(buf: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Object(m) => {
+            buf.push(b'{');
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_unstable();
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                canonical_str(buf, k);
+                buf.push(b':');
+                if let Some(v) = m.get(k.as_str()) {
+                    canonical(buf, v);
+                }
+            }
+            buf.push(b'}');
+        }
+        Value::Array(a) => {
+            buf.push(b'[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                canonical(buf, v);
+            }
+            buf.push(b']');
+        }
+        other => {
+            let _ = serde_json::to_writer(&mut *buf, other);
+        }
+    }
+}
+
+/// Cap a description at `cap` characters.
+pub fn cap_description(s: &str, cap: usize) -> &str {
+    match s.char_indices().nth(cap) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// A-9: a tool name Maven accepts: `[A-Za-z0-9_.-]{1,128}`.
+pub fn valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Why a tool's `inputSchema` is malformed, or `None` when it is usable: an object with `type:
+/// "object"`, `properties` (if any) an object of objects, `required` (if any) an array of
+/// strings.
+pub fn schema_problem(tool: &Tool) -> Option<String> {
+    let Some(schema) = tool.raw.get("inputSchema") else {
+        return Some("no inputSchema".to_owned());
+    };
+    let Value::Object(schema) = schema else {
+        return Some("inputSchema is not an object".to_owned());
+    };
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Some("inputSchema type is not \"object\"".to_owned());
+    }
+    match schema.get("properties") {
+        None => {}
+        Some(Value::Object(props)) => {
+            if props.values().any(|p| !p.is_object() && !p.is_boolean()) {
+                return Some("a property schema is not an object".to_owned());
+            }
+        }
+        Some(_) => return Some("properties is not an object".to_owned()),
+    }
+    match schema.get("required") {
+        None => {}
+        Some(Value::Array(r)) if r.iter().all(Value::is_string) => {}
+        Some(_) => return Some("required is not an array of strings".to_owned()),
+    }
+    None
+}
+
+/// What Maven would do with a discovered tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// It would be proposed (never enabled by discovery).
+    Propose,
+    /// It would not be proposed, for this reason.
+    Refuse(String),
+}
+
+impl Verdict {
+    /// "propose" or "refuse".
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Propose => "propose",
+            Verdict::Refuse(_) => "refuse",
+        }
+    }
+
+    /// The reason of a refusal.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Verdict::Propose => None,
+            Verdict::Refuse(r) => Some(r),
+        }
+    }
+}
+
+/// A-9 verdicts for one complete listing, one per tool, in order. Over `max_tools` without
+/// `allow_tools`, the server contributes nothing; with `allow_tools`, only named tools are
+/// considered; a bad name or a malformed schema is refused.
+pub fn verdicts(tools: &[Tool], allow_tools: &[String], max_tools: usize) -> Vec<Verdict> {
+    let over_cap = allow_tools.is_empty() && tools.len() > max_tools;
+    tools
+        .iter()
+        .map(|t| {
+            if over_cap {
+                return Verdict::Refuse(format!(
+                    "the server offers {} tools, more than max_tools ({max_tools}), and \
+                     allow_tools is not set",
+                    tools.len()
+                ));
+            }
+            if !allow_tools.is_empty() && !allow_tools.iter().any(|a| a == &t.name) {
+                return Verdict::Refuse("not named in allow_tools".to_owned());
+            }
+            if !valid_tool_name(&t.name) {
+                return Verdict::Refuse("the name is not [A-Za-z0-9_.-]{1,128}".to_owned());
+            }
+            if let Some(p) = schema_problem(t) {
+                return Verdict::Refuse(format!("malformed schema: {p}"));
+            }
+            Verdict::Propose
+        })
+        .collect()
+}
+
+/// A-5: `<server>_<tool>` flattened (lowercase; anything not ASCII alphanumeric becomes `_`).
+pub fn flatten_name(server: &str, tool: &str) -> String {
+    let mut s = String::with_capacity(server.len() + tool.len() + 1);
+    for c in server
+        .chars()
+        .chain(std::iter::once('_'))
+        .chain(tool.chars())
+    {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else {
+            s.push('_');
+        }
+    }
+    s
+}
+
+/// A stable short hash of the exact (server, tool) identity, used as a suffix when two
+/// identities flatten to one name.
+pub fn identity_suffix(server: &str, tool: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(server.as_bytes());
+    h.update([0u8]);
+    h.update(tool.as_bytes());
+    hex::encode(&h.finalize()[..4])
+}
+
+/// Local names for one server's tools, in order: flattened, and a later tool whose flattened
+/// name is already taken gets `_<identity_suffix>`.
+pub fn local_names(server: &str, tools: &[Tool]) -> Vec<String> {
+    let mut taken = std::collections::HashSet::new();
+    tools
+        .iter()
+        .map(|t| {
+            let mut n = flatten_name(server, &t.name);
+            if !taken.insert(n.clone()) {
+                n.push('_');
+                n.push_str(&identity_suffix(server, &t.name));
+                taken.insert(n.clone());
+            }
+            n
+        })
+        .collect()
+}
+
+/// A `tools/call` result reduced for the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolOutcome {
+    /// Text blocks joined by newlines; other blocks summarised by type; capped.
+    pub text: String,
+    /// The server flagged the result as an error (`isError: true`).
+    pub is_error: bool,
+    /// The text was cut at the cap.
+    pub truncated: bool,
+}
+
+impl ToolOutcome {
+    /// Reduce a raw `tools/call` result.
+    pub fn from_result(raw: &RawValue, cap: usize) -> Result<ToolOutcome, String> {
+        let v: Value = serde_json::from_str(raw.get()).map_err(|_| "not JSON".to_owned())?;
+        let Value::Object(obj) = v else {
+            return Err("the result is not an object".to_owned());
+        };
+        let is_error = obj.get("isError").and_then(Value::as_bool) == Some(true);
+        let (text, truncated) = match obj.get("content") {
+            Some(Value::Array(blocks)) if !blocks.is_empty() => reduce_content(blocks, cap),
+            Some(Value::Array(_)) | None => match obj.get("structuredContent") {
+                Some(s) => {
+                    let t = serde_json::to_string(s).unwrap_or_default();
+                    cap_text(t, cap)
+                }
+                None => (String::new(), false),
+            },
+            Some(_) => return Err("content is not an array".to_owned()),
+        };
+        Ok(ToolOutcome {
+            text,
+            is_error,
+            truncated,
+        })
+    }
+}
+
+/// Reduce content blocks (tool results) or resource contents to text capped at `cap` bytes;
+/// returns the text and whether it was cut.
+pub fn reduce_content(blocks: &[Value], cap: usize) -> (String, bool) {
+    let mut out = String::new();
+    for (i, b) in blocks.iter().enumerate() {
+        if out.len() > cap {
+            break;
+        }
+        if i > 0 {
+            out.push('\n');
+        }
+        let kind = b.get("type").and_then(Value::as_str);
+        let text = b.get("text").and_then(Value::as_str);
+        let field = |k: &str| {
+            b.get(k)
+                .and_then(Value::as_str)
+                .map(|s| cap_description(s, SUMMARY_FIELD_CAP).to_owned())
+        };
+        match (kind, text) {
+            (Some("text") | None, Some(t)) => {
+                let room = cap.saturating_sub(out.len()).saturating_add(1);
+                out.push_str(cap_bytes(t, room));
+            }
+            (Some("image" | "audio"), _) => {
+                let _ = write!(
+                    out,
+                    "[{} {}]",
+                    kind.unwrap_or_default(),
+                    field("mimeType").unwrap_or_default()
+                );
+            }
+            (Some("resource"), _) => {
+                let uri = b
+                    .get("resource")
+                    .and_then(|r| r.get("uri"))
+                    .and_then(Value::as_str)
+                    .map(|s| cap_description(s, SUMMARY_FIELD_CAP));
+                let _ = write!(out, "[resource {}]", uri.unwrap_or_default());
+            }
+            (Some("resource_link"), _) => {
+                let _ = write!(out, "[resource link {}]", field("uri").unwrap_or_default());
+            }
+            (None, None) if b.get("blob").is_some() => {
+                let _ = write!(out, "[blob {}]", field("mimeType").unwrap_or_default());
+            }
+            (Some(k), _) => {
+                let _ = write!(out, "[{} block]", cap_description(k, SUMMARY_FIELD_CAP));
+            }
+            (None, None) => out.push_str("[block]"),
+        }
+    }
+    cap_text(out, cap)
+}
+
+fn cap_bytes(s: &str, cap: usize) -> &str {
+    if s.len() <= cap {
+        return s;
+    }
+    let mut end = cap;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn cap_text(s: String, cap: usize) -> (String, bool) {
+    if s.len() <= cap {
+        (s, false)
+    } else {
+        (crate::rpc::cap_string(s, cap), true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(v: Value) -> Tool {
+        Tool::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn fingerprint_is_canonical() {
+        let a = tool(
+            json!({"name":"t","inputSchema":{"type":"object","properties":{"b":{},"a":{}}},"annotations":{"readOnlyHint":true}}),
+        );
+        let b = tool(
+            json!({"annotations":{"readOnlyHint":true},"inputSchema":{"properties":{"a":{},"b":{}},"type":"object"},"name":"t"}),
+        );
+        let with_meta = tool(
+            json!({"name":"t","_meta":{"x":1},"inputSchema":{"type":"object","properties":{"b":{},"a":{}}},"annotations":{"readOnlyHint":true}}),
+        );
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        assert_eq!(a.fingerprint(), with_meta.fingerprint());
+        assert!(a.fingerprint().starts_with(FINGERPRINT_SCHEME));
+        assert_eq!(a.fingerprint().len(), FINGERPRINT_SCHEME.len() + 64);
+        // Every declared part counts, hints and unknown keys included; nested _meta counts.
+        for changed in [
+            json!({"name":"t","inputSchema":{"type":"object","properties":{"b":{},"a":{}}},"annotations":{"readOnlyHint":false}}),
+            json!({"name":"t","inputSchema":{"type":"object","properties":{"b":{},"a":{}}},"annotations":{"readOnlyHint":true},"title":"T"}),
+            json!({"name":"t","inputSchema":{"type":"object","properties":{"b":{},"a":{}}},"annotations":{"readOnlyHint":true},"x-extra":1}),
+            json!({"name":"t","inputSchema":{"type":"object","properties":{"b":{},"a":{},"_meta":{}}},"annotations":{"readOnlyHint":true}}),
+            json!({"name":"t","inputSchema":{"type":"object","properties":{"b":{},"A":{}}},"annotations":{"readOnlyHint":true}}),
+        ] {
+            assert_ne!(a.fingerprint(), tool(changed).fingerprint());
+        }
+        // A known vector: the canonical form of {"name":"t"} is {"name":"t"}.
+        let known = tool(json!({"name":"t"}));
+        let want = hex::encode(Sha256::digest(br#"{"name":"t"}"#));
+        assert_eq!(known.fingerprint(), format!("{FINGERPRINT_SCHEME}{want}"));
+        // No Unicode folding: NFC and NFD spellings differ.
+        assert_ne!(
+            tool(json!({"name":"t","description":"\u{e9}"})).fingerprint(),
+            tool(json!({"name":"t","description":"e\u{301}"})).fingerprint()
+        );
+    }
+
+    #[test]
+    fn names() {
+        let cases = [
+            ("echo", true),
+            ("a.b-c_D9", true),
+            ("", false),
+            ("has space", false),
+            ("slash/y", false),
+            ("é", false),
+            (&*"x".repeat(128), true),
+            (&*"x".repeat(129), false),
+        ];
+        for (n, ok) in cases {
+            assert_eq!(valid_tool_name(n), ok, "{n}");
+        }
+    }
+
+    #[test]
+    fn verdict_table() {
+        let ok = |n: &str| tool(json!({"name": n, "inputSchema": {"type": "object"}}));
+        let bad_schema = tool(json!({"name":"b","inputSchema":{"type":"string"}}));
+        let no_schema = tool(json!({"name":"c"}));
+        let bad_req = tool(json!({"name":"d","inputSchema":{"type":"object","required":[1]}}));
+        let bad_name = ok("bad name");
+        let list = vec![ok("a"), bad_schema, no_schema, bad_req, bad_name];
+        let v = verdicts(&list, &[], 12);
+        assert_eq!(
+            v.iter().map(Verdict::as_str).collect::<Vec<_>>(),
+            ["propose", "refuse", "refuse", "refuse", "refuse"]
+        );
+        assert!(v[1].reason().unwrap().contains("malformed schema"));
+        assert!(v[4].reason().unwrap().contains("name"));
+        // Over the cap without allow_tools: nothing.
+        let many: Vec<Tool> = (0..13).map(|i| ok(&format!("t{i}"))).collect();
+        assert!(verdicts(&many, &[], 12)
+            .iter()
+            .all(|v| v.reason().is_some_and(|r| r.contains("max_tools"))));
+        // With allow_tools: only the named ones, whatever the count.
+        let v = verdicts(&many, &["t3".to_owned()], 12);
+        assert_eq!(v.iter().filter(|v| **v == Verdict::Propose).count(), 1);
+        assert_eq!(v[3], Verdict::Propose);
+    }
+
+    #[test]
+    fn local_names_never_collide() {
+        let tools = vec![
+            tool(json!({"name":"List-Tasks"})),
+            tool(json!({"name":"list_tasks"})),
+            tool(json!({"name":"list.tasks"})),
+        ];
+        let names = local_names("Vik", &tools);
+        assert_eq!(names[0], "vik_list_tasks");
+        assert!(names[1].starts_with("vik_list_tasks_") && names[1].len() == 23);
+        assert_ne!(names[1], names[2]);
+        assert_eq!(local_names("Vik", &tools), names);
+    }
+
+    #[test]
+    fn results_reduce_to_capped_text() {
+        let raw = |v: Value| RawValue::from_string(v.to_string()).unwrap();
+        let r = ToolOutcome::from_result(
+            &raw(json!({"content":[
+                {"type":"text","text":"hello"},
+                {"type":"image","data":"AAAA","mimeType":"image/png"},
+                {"type":"resource_link","uri":"file:///x","name":"x"},
+                {"type":"resource","resource":{"uri":"mem://y","text":"secret"}},
+                {"type":"weird"}
+            ],"isError":true})),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(
+            r.text,
+            "hello\n[image image/png]\n[resource link file:///x]\n[resource mem://y]\n[weird block]"
+        );
+        assert!(r.is_error && !r.truncated);
+        let long = ToolOutcome::from_result(
+            &raw(json!({"content":[{"type":"text","text":"é".repeat(100)}]})),
+            11,
+        )
+        .unwrap();
+        assert_eq!(long.text, "é".repeat(5));
+        assert!(long.truncated);
+        let structured =
+            ToolOutcome::from_result(&raw(json!({"content":[],"structuredContent":{"a":1}})), 100)
+                .unwrap();
+        assert_eq!(structured.text, r#"{"a":1}"#);
+        assert!(ToolOutcome::from_result(&raw(json!({"content":"x"})), 10).is_err());
+        assert!(ToolOutcome::from_result(&raw(json!([1])), 10).is_err());
+    }
+
+    #[test]
+    fn description_cap_counts_characters() {
+        assert_eq!(cap_description("ééé", 2), "éé");
+        assert_eq!(cap_description("ab", 5), "ab");
+    }
+}
