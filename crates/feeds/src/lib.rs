@@ -1,1 +1,151 @@
-//! feeds crate.
+//! A tolerant parser for RSS 0.90–2.0, RSS 1.0 (RDF), Atom 0.3/1.0 and JSON Feed 1.x.
+//!
+//! [`parse`] takes the bytes of a response and optional hints (the feed URL, the HTTP
+//! `Content-Type`) and returns a [`Feed`]: the items plus a list of warnings. Only input that is
+//! not a feed at all is an error ([`NotAFeed`]); every recoverable problem degrades one field or
+//! one item and is reported as a warning. There is no IO here.
+//!
+//! The pipeline: bytes are normalised to UTF-8 (BOM, HTTP charset, XML declaration, valid UTF-8
+//! first, windows-1252 last), then either a JSON Feed is read with `serde_json`, or a tolerant
+//! element tree is built on quick-xml's tokenizer and the feed vocabulary is read off it. Text
+//! fields are delivered both as HTML (relative URIs resolved) and as plain text.
+
+mod date;
+mod decode;
+mod dom;
+mod entities;
+mod html;
+mod json;
+mod model;
+mod xml;
+
+pub use html::to_text as html_to_text;
+pub use model::{Enclosure, Feed, Format, Item, Link, Person};
+
+use url::Url;
+
+/// The largest input accepted (offsets inside the parser are 32-bit).
+pub const MAX_INPUT: usize = 512 << 20;
+/// The most items kept from one document.
+pub const MAX_ITEMS: usize = 50_000;
+/// The most warnings kept for one document.
+pub const MAX_WARNINGS: usize = 64;
+
+/// What the caller knows about where the bytes came from.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hints<'a> {
+    /// The URL the feed was fetched from; relative links are resolved against it.
+    pub url: Option<&'a str>,
+    /// The HTTP `Content-Type` header; its `charset` parameter is used for decoding.
+    pub content_type: Option<&'a str>,
+}
+
+/// The input is not a feed at all.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotAFeed {
+    /// Nothing but whitespace.
+    #[error("the input is empty")]
+    Empty,
+    /// Larger than [`MAX_INPUT`].
+    #[error("the input is larger than {max} bytes")]
+    TooLarge {
+        /// The limit.
+        max: usize,
+    },
+    /// An HTML page (a common answer from a moved or broken feed URL).
+    #[error("the input is an HTML page, not a feed")]
+    Html,
+    /// XML whose root element is not a feed.
+    #[error("the root element <{0}> is not rss, rdf:RDF or feed")]
+    UnknownRoot(String),
+    /// Neither XML nor JSON.
+    #[error("the input is neither XML nor JSON")]
+    NotMarkup,
+    /// JSON that is not a JSON Feed.
+    #[error("JSON that is not a JSON Feed: {0}")]
+    NotJsonFeed(String),
+}
+
+impl NotAFeed {
+    /// The input was an HTML page.
+    pub fn is_html(&self) -> bool {
+        matches!(self, NotAFeed::Html)
+    }
+
+    /// The input was empty.
+    pub fn is_empty_input(&self) -> bool {
+        matches!(self, NotAFeed::Empty)
+    }
+}
+
+/// Collects warnings up to [`MAX_WARNINGS`].
+#[derive(Default)]
+pub(crate) struct Warnings {
+    list: Vec<String>,
+    dropped: usize,
+}
+
+impl Warnings {
+    pub(crate) fn push(&mut self, w: impl Into<String>) {
+        if self.list.len() < MAX_WARNINGS {
+            self.list.push(w.into());
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<String> {
+        if self.dropped > 0 {
+            self.list
+                .push(format!("{} more warnings not shown", self.dropped));
+        }
+        self.list
+    }
+}
+
+/// Parses a feed. See the crate documentation.
+pub fn parse(bytes: &[u8], hints: &Hints<'_>) -> Result<Feed, NotAFeed> {
+    if bytes.len() > MAX_INPUT {
+        return Err(NotAFeed::TooLarge { max: MAX_INPUT });
+    }
+    let decoded = decode::decode(bytes, hints.content_type);
+    let mut warnings = Warnings::default();
+    for w in decoded.warnings {
+        warnings.push(w);
+    }
+    let text = decoded
+        .text
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if text.trim_end().is_empty() {
+        return Err(NotAFeed::Empty);
+    }
+    let base = hints.url.and_then(|u| Url::parse(u.trim()).ok());
+    if text.starts_with('{') || text.starts_with('[') {
+        return json::parse(text, base.as_ref(), warnings);
+    }
+    if !text.starts_with('<') {
+        return Err(NotAFeed::NotMarkup);
+    }
+    xml::parse(text, base, warnings, decoded.repaired)
+}
+
+#[doc(hidden)]
+pub mod fuzzing {
+    //! Entry points for the fuzz targets.
+
+    /// Parses arbitrary bytes with and without hints and serialises what comes out.
+    pub fn parse_bytes(data: &[u8]) {
+        let hints = crate::Hints {
+            url: Some("http://example.com/feed/"),
+            content_type: None,
+        };
+        if let Ok(feed) = crate::parse(data, &hints) {
+            let _ = feed.to_json();
+        }
+        if let Ok(s) = std::str::from_utf8(data) {
+            let _ = crate::html::to_text(s);
+            let _ = crate::date::parse(s);
+        }
+    }
+}

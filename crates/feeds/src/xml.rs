@@ -1,0 +1,661 @@
+//! RSS and Atom: reads the feed vocabulary off the tolerant element tree.
+//!
+//! Elements are matched by local name whatever their namespace, as long as the namespace is a
+//! core one (none, RSS 0.90/1.0, Atom 0.3/1.0); extension namespaces (Dublin Core, content,
+//! iTunes) are matched explicitly and unknown ones are ignored. So Atom elements inside RSS and
+//! feeds that forgot their namespace declarations read the same as clean ones.
+
+use crate::date::{self, Parsed};
+use crate::dom::{Doc, Ns, NONE};
+use crate::entities::DecodeFlags;
+use crate::html;
+use crate::model::{Enclosure, Feed, Format, Item, Link, Person};
+use crate::{NotAFeed, Warnings, MAX_ITEMS};
+use std::borrow::Cow;
+use time::OffsetDateTime;
+use url::Url;
+
+/// A text field in both renderings.
+struct TextValue {
+    html: String,
+    text: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Html,
+    Xhtml,
+}
+
+struct Cx<'d, 'a> {
+    doc: &'d Doc<'a>,
+    flags: DecodeFlags,
+    warnings: Warnings,
+    atom: bool,
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let mut acc = 0u32;
+    let mut bits = 0u32;
+    for b in s.bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            b if b.is_ascii_whitespace() => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(((acc >> bits) & 0xff) as u8);
+        }
+    }
+    Some(out)
+}
+
+fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// Splits `Name (email)`, `email (Name)`, `Name <email>`, `email` or `Name`.
+fn person_from_text(s: &str) -> Option<Person> {
+    let s = html::collapse(s);
+    if s.is_empty() {
+        return None;
+    }
+    let split = if let (Some(open), true) = (s.find('('), s.ends_with(')')) {
+        Some((s[..open].trim(), s[open + 1..s.len() - 1].trim()))
+    } else if let (Some(open), true) = (s.find('<'), s.ends_with('>')) {
+        Some((s[..open].trim(), s[open + 1..s.len() - 1].trim()))
+    } else {
+        None
+    };
+    let (name, email) = match split {
+        Some((a, b)) if b.contains('@') && !a.contains('@') => (a, b),
+        Some((a, b)) if a.contains('@') => (b, a),
+        Some((a, b)) => (a, b),
+        None if s.contains('@') && !s.contains(' ') => ("", s.as_str()),
+        None => (s.as_str(), ""),
+    };
+    let p = Person {
+        name: non_empty(name.to_owned()),
+        email: non_empty(email.trim_start_matches("mailto:").to_owned()),
+        uri: None,
+    };
+    (p.name.is_some() || p.email.is_some()).then_some(p)
+}
+
+impl<'a> Cx<'_, 'a> {
+    fn local_lower(&self, id: u32) -> Cow<'a, str> {
+        let l = self.doc.local(id);
+        if l.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(l.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(l)
+        }
+    }
+
+    fn text(&mut self, id: u32) -> Cow<'a, str> {
+        self.doc.text(id, &mut self.flags)
+    }
+
+    fn trimmed(&mut self, id: u32) -> Option<String> {
+        let t = self.text(id);
+        let t = t.trim();
+        (!t.is_empty()).then(|| t.to_owned())
+    }
+
+    fn date(&mut self, id: u32) -> Option<OffsetDateTime> {
+        let raw = self.text(id);
+        match date::parse(&raw) {
+            Parsed::Ok(d) => Some(d),
+            Parsed::UnknownZone(d) => {
+                let raw = raw.trim().chars().take(80).collect::<String>();
+                self.warnings
+                    .push(format!("unknown time zone in date {raw:?}; taken as UTC"));
+                Some(d)
+            }
+            Parsed::Invalid => {
+                let raw = raw.trim().chars().take(80).collect::<String>();
+                if !raw.is_empty() {
+                    let name = self.doc.name(id);
+                    self.warnings
+                        .push(format!("unparseable date {raw:?} in <{name}>"));
+                }
+                None
+            }
+        }
+    }
+
+    /// Reads a text construct. `title` selects how RSS's untyped text is read.
+    fn text_construct(&mut self, id: u32) -> Option<TextValue> {
+        let doc = self.doc;
+        let ty = doc.attr(id, "type").map(|t| t.trim().to_ascii_lowercase());
+        let mode = doc.attr(id, "mode").map(|t| t.trim().to_ascii_lowercase());
+        let atomish = self.atom || matches!(doc.ns(id), Ns::Atom10 | Ns::Atom03);
+        let mut kind = match ty.as_deref() {
+            Some(t) if t.contains("xhtml") => Kind::Xhtml,
+            Some("html" | "text/html") => Kind::Html,
+            Some("text" | "text/plain") => Kind::Text,
+            Some(_) if atomish => Kind::Text,
+            _ if mode.as_deref() == Some("escaped") => Kind::Html,
+            _ if atomish => Kind::Text,
+            _ => Kind::Html,
+        };
+        let base = doc.base(id);
+        let raw: Cow<'a, str> = if mode.as_deref() == Some("base64") {
+            let t = self.text(id);
+            match base64_decode(&t) {
+                Some(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+                None => {
+                    self.warnings
+                        .push(format!("invalid base64 in <{}>", doc.name(id)));
+                    return None;
+                }
+            }
+        } else if doc.has_children(id) {
+            // Inline markup (xhtml, or HTML written without escaping).
+            if kind == Kind::Xhtml {
+                let first = doc.children(id).next().unwrap_or(NONE);
+                if doc.local(first).eq_ignore_ascii_case("div") && doc.children(id).count() == 1 {
+                    Cow::Borrowed(doc.inner(first))
+                } else {
+                    Cow::Borrowed(doc.inner(id))
+                }
+            } else {
+                kind = Kind::Xhtml;
+                self.text(id)
+            }
+        } else {
+            self.text(id)
+        };
+        let raw_trim = raw.trim();
+        if raw_trim.is_empty() {
+            return None;
+        }
+        Some(match kind {
+            Kind::Text => TextValue {
+                html: html::escape(raw_trim),
+                text: html::collapse(raw_trim),
+            },
+            Kind::Html | Kind::Xhtml => {
+                let h = html::resolve_in_html(raw_trim, base);
+                let text = html::to_text(&h);
+                TextValue {
+                    html: h.into_owned(),
+                    text,
+                }
+            }
+        })
+    }
+
+    fn plain(&mut self, id: u32) -> Option<String> {
+        self.text_construct(id).and_then(|t| non_empty(t.text))
+    }
+
+    fn atom_person(&mut self, id: u32) -> Option<Person> {
+        if !self.doc.has_children(id) {
+            return person_from_text(&self.text(id));
+        }
+        let mut p = Person::default();
+        for c in self.doc.children(id) {
+            let v = self.trimmed(c).map(|v| html::collapse(&v));
+            match &*self.local_lower(c) {
+                "name" if p.name.is_none() => p.name = v,
+                "email" if p.email.is_none() => p.email = v,
+                "uri" | "url" | "homepage" if p.uri.is_none() => {
+                    p.uri = v.map(|u| html::resolve(&u, self.doc.base(c)));
+                }
+                _ => {}
+            }
+        }
+        (p.name.is_some() || p.email.is_some() || p.uri.is_some()).then_some(p)
+    }
+
+    /// `<link href=…>` (Atom) or `<link>text</link>` (RSS).
+    fn link(&mut self, id: u32) -> Option<Link> {
+        let doc = self.doc;
+        if let Some(href) = doc.attr(id, "href") {
+            let href = href.trim();
+            if href.is_empty() {
+                return None;
+            }
+            let rel = doc
+                .attr(id, "rel")
+                .map(|r| r.trim().to_owned())
+                .filter(|r| !r.is_empty());
+            return Some(Link {
+                href: html::resolve(href, doc.base(id)),
+                rel: Some(rel.unwrap_or_else(|| "alternate".into())),
+                mime: doc
+                    .attr(id, "type")
+                    .map(|t| t.trim().to_owned())
+                    .filter(|t| !t.is_empty()),
+                title: doc
+                    .attr(id, "title")
+                    .map(|t| html::collapse(&t))
+                    .filter(|t| !t.is_empty()),
+            });
+        }
+        let text = self.trimmed(id)?;
+        Some(Link {
+            href: html::resolve(&text, doc.base(id)),
+            rel: Some("alternate".into()),
+            mime: None,
+            title: None,
+        })
+    }
+
+    fn category(&mut self, id: u32) -> Option<String> {
+        let term = match self.doc.attr(id, "term") {
+            Some(t) => t.into_owned(),
+            None => self.text(id).into_owned(),
+        };
+        non_empty(html::collapse(&term))
+    }
+}
+
+fn pick_link(links: &[Link]) -> Option<String> {
+    let alt = |l: &&Link| {
+        l.rel
+            .as_deref()
+            .is_none_or(|r| r.eq_ignore_ascii_case("alternate"))
+    };
+    links
+        .iter()
+        .filter(alt)
+        .find(|l| l.mime.as_deref().is_none_or(|m| m.contains("html")))
+        .or_else(|| links.iter().find(alt))
+        .map(|l| l.href.clone())
+}
+
+fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
+    let doc = cx.doc;
+    let mut item = Item::default();
+    let mut guid_permalink: Option<String> = None;
+    let mut rss_link: Option<String> = None;
+    let mut dc_date = None;
+    let mut created = None;
+    let mut fallback_authors: Vec<Person> = Vec::new();
+    let mut dc_id = None;
+    for c in doc.children(id) {
+        let ns = doc.ns(c);
+        let local = cx.local_lower(c);
+        match (ns, &*local) {
+            (Ns::Dc, "creator" | "author") => {
+                if let Some(p) = person_from_text(&cx.text(c)) {
+                    fallback_authors.push(p);
+                }
+            }
+            (Ns::Itunes, "author") => {
+                if let Some(p) = person_from_text(&cx.text(c)) {
+                    fallback_authors.push(p);
+                }
+            }
+            (Ns::Dc, "date") if dc_date.is_none() => dc_date = cx.date(c),
+            (Ns::Dc, "subject") => {
+                if let Some(t) = non_empty(html::collapse(&cx.text(c))) {
+                    item.categories.push(t);
+                }
+            }
+            (Ns::Dc, "identifier") if dc_id.is_none() => dc_id = cx.trimmed(c),
+            (Ns::Content, "encoded") if item.content.is_none() => {
+                let raw = cx.text(c);
+                let raw = raw.trim();
+                if !raw.is_empty() {
+                    let h = html::resolve_in_html(raw, doc.base(c));
+                    item.content_text = non_empty(html::to_text(&h));
+                    item.content = Some(h.into_owned());
+                }
+            }
+            (ns, _) if !ns.is_core() => {}
+            (_, "title") if item.title.is_none() => item.title = cx.plain(c),
+            (_, "link") => {
+                let is_text_link = doc.attr(c, "href").is_none();
+                if let Some(l) = cx.link(c) {
+                    if is_text_link && rss_link.is_none() {
+                        rss_link = Some(l.href.clone());
+                    }
+                    if l.rel.as_deref() == Some("enclosure") {
+                        item.enclosures.push(Enclosure {
+                            url: l.href.clone(),
+                            mime: l.mime.clone(),
+                            length: doc.attr(c, "length").and_then(|v| v.trim().parse().ok()),
+                        });
+                    }
+                    item.links.push(l);
+                }
+            }
+            (_, "guid" | "id") if item.id.is_none() => {
+                item.id = cx.trimmed(c);
+                let permalink = doc
+                    .attr(c, "isPermaLink")
+                    .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
+                if local == "guid" && permalink {
+                    guid_permalink = item
+                        .id
+                        .clone()
+                        .filter(|g| g.starts_with("http://") || g.starts_with("https://"));
+                }
+            }
+            (_, "description" | "summary") if item.summary.is_none() => {
+                if let Some(t) = cx.text_construct(c) {
+                    item.summary_text = non_empty(t.text);
+                    item.summary = Some(t.html);
+                }
+            }
+            (_, "content" | "encoded") if item.content.is_none() => {
+                if doc.attr(c, "src").is_some() {
+                    continue;
+                }
+                if let Some(t) = cx.text_construct(c) {
+                    item.content_text = non_empty(t.text);
+                    item.content = Some(t.html);
+                }
+            }
+            (_, "pubdate" | "published" | "issued") if item.published.is_none() => {
+                item.published = cx.date(c)
+            }
+            (_, "created") if created.is_none() => created = cx.date(c),
+            (_, "updated" | "modified") if item.updated.is_none() => item.updated = cx.date(c),
+            (_, "author") => {
+                if let Some(p) = cx.atom_person(c) {
+                    item.authors.push(p);
+                }
+            }
+            (_, "category") => {
+                if let Some(t) = cx.category(c) {
+                    item.categories.push(t);
+                }
+            }
+            (_, "enclosure") => {
+                let Some(url) = doc.attr(c, "url").or_else(|| doc.attr(c, "href")) else {
+                    continue;
+                };
+                let url = url.trim();
+                if url.is_empty() {
+                    continue;
+                }
+                let url = html::resolve(url, doc.base(c));
+                let mime = doc
+                    .attr(c, "type")
+                    .map(|t| t.trim().to_owned())
+                    .filter(|t| !t.is_empty());
+                let length = doc.attr(c, "length").and_then(|v| v.trim().parse().ok());
+                item.links.push(Link {
+                    href: url.clone(),
+                    rel: Some("enclosure".into()),
+                    mime: mime.clone(),
+                    title: None,
+                });
+                item.enclosures.push(Enclosure { url, mime, length });
+            }
+            _ => {}
+        }
+    }
+    if item.published.is_none() {
+        item.published = dc_date.or(created);
+    }
+    if item.authors.is_empty() {
+        item.authors = fallback_authors;
+    }
+    if item.id.is_none() {
+        item.id = dc_id.or_else(|| {
+            doc.attr(id, "rdf:about")
+                .or_else(|| doc.attr(id, "about"))
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+        });
+    }
+    item.link = rss_link
+        .or_else(|| pick_link(&item.links))
+        .or(guid_permalink);
+    item.author = item.authors.first().and_then(|a| a.name.clone());
+    item
+}
+
+fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
+    let doc = cx.doc;
+    let mut fallback_updated = None;
+    let mut editors = Vec::new();
+    let mut webmasters = Vec::new();
+    let mut others = Vec::new();
+    let mut rss_link = None;
+    for c in doc.children(container) {
+        let ns = doc.ns(c);
+        let local = cx.local_lower(c);
+        match (ns, &*local) {
+            (Ns::Dc, "language") if feed.language.is_none() => feed.language = cx.trimmed(c),
+            (Ns::Dc, "date") if fallback_updated.is_none() => fallback_updated = cx.date(c),
+            (Ns::Dc, "creator") | (Ns::Itunes, "author") => {
+                if let Some(p) = person_from_text(&cx.text(c)) {
+                    others.push(p);
+                }
+            }
+            (ns, _) if !ns.is_core() => {}
+            (_, "title") if feed.title.is_none() => feed.title = cx.plain(c),
+            (_, "description" | "subtitle" | "tagline") if feed.subtitle.is_none() => {
+                feed.subtitle = cx.plain(c)
+            }
+            (_, "link") => {
+                let is_text = doc.attr(c, "href").is_none();
+                if let Some(l) = cx.link(c) {
+                    if is_text && rss_link.is_none() {
+                        rss_link = Some(l.href.clone());
+                    }
+                    feed.links.push(l);
+                }
+            }
+            (_, "language") if feed.language.is_none() => feed.language = cx.trimmed(c),
+            (_, "id") if feed.id.is_none() => feed.id = cx.trimmed(c),
+            (_, "updated" | "modified" | "lastbuilddate") if feed.updated.is_none() => {
+                feed.updated = cx.date(c)
+            }
+            (_, "pubdate" | "published" | "issued") if fallback_updated.is_none() => {
+                fallback_updated = cx.date(c)
+            }
+            (_, "author") => {
+                if let Some(p) = cx.atom_person(c) {
+                    feed.authors.push(p);
+                }
+            }
+            (_, "managingeditor") => editors.extend(person_from_text(&cx.text(c))),
+            (_, "webmaster") => webmasters.extend(person_from_text(&cx.text(c))),
+            _ => {}
+        }
+    }
+    if feed.updated.is_none() {
+        feed.updated = fallback_updated;
+    }
+    feed.authors.extend(editors);
+    if feed.authors.is_empty() {
+        feed.authors = webmasters;
+    }
+    if feed.authors.is_empty() {
+        feed.authors = others;
+    }
+    feed.link = rss_link.or_else(|| pick_link(&feed.links));
+}
+
+/// Parses an XML document (already UTF-8).
+pub(crate) fn parse(
+    src: &str,
+    base: Option<Url>,
+    mut warnings: Warnings,
+    repaired: bool,
+) -> Result<Feed, NotAFeed> {
+    let doc = Doc::build(src, base);
+    let root = doc.root;
+    if root == NONE {
+        let head: String = src
+            .chars()
+            .take(1024)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        return Err(
+            if head.contains("<html") || head.contains("<!doctype html") {
+                NotAFeed::Html
+            } else {
+                NotAFeed::NotMarkup
+            },
+        );
+    }
+    let root_local = doc.local(root).to_ascii_lowercase();
+    let find_child = |parent: u32, name: &str| {
+        doc.children(parent)
+            .find(|&c| doc.local(c).eq_ignore_ascii_case(name))
+    };
+    let (format, container) = match root_local.as_str() {
+        "rss" => {
+            let v = doc
+                .attr(root, "version")
+                .map(|v| v.trim().to_owned())
+                .unwrap_or_default();
+            let f = if v.starts_with("0.9") {
+                Format::Rss09x
+            } else {
+                Format::Rss2
+            };
+            (f, find_child(root, "channel").unwrap_or(root))
+        }
+        "rdf" => {
+            let ch = find_child(root, "channel");
+            let f = if doc.ns(root) == Ns::Rss090 || ch.is_some_and(|c| doc.ns(c) == Ns::Rss090) {
+                Format::Rss09x
+            } else {
+                Format::Rss1
+            };
+            (f, ch.unwrap_or(root))
+        }
+        "feed" => {
+            let v = doc
+                .attr(root, "version")
+                .map(|v| v.trim().to_owned())
+                .unwrap_or_default();
+            let f = if v == "0.3" || doc.ns(root) == Ns::Atom03 {
+                Format::Atom03
+            } else {
+                Format::Atom1
+            };
+            (f, root)
+        }
+        "channel" => (Format::Rss09x, root),
+        "html" => return Err(NotAFeed::Html),
+        _ => {
+            return Err(NotAFeed::UnknownRoot(
+                doc.name(root).chars().take(64).collect(),
+            ))
+        }
+    };
+    let atom = matches!(format, Format::Atom1 | Format::Atom03);
+    let mut feed = Feed::new(format);
+    for w in doc.warnings.iter() {
+        warnings.push(w.clone());
+    }
+    let mut cx = Cx {
+        doc: &doc,
+        flags: DecodeFlags::default(),
+        warnings,
+        atom,
+    };
+    read_feed_fields(&mut cx, container, &mut feed);
+    if feed.language.is_none() {
+        feed.language = doc
+            .attr(root, "xml:lang")
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty());
+    }
+    let item_name = if atom { "entry" } else { "item" };
+    let mut ids: Vec<u32> = doc
+        .children(container)
+        .filter(|&c| doc.local(c).eq_ignore_ascii_case(item_name))
+        .collect();
+    if container != root {
+        // RSS 0.90 / 1.0 keep items beside the channel.
+        ids.extend(
+            doc.children(root)
+                .filter(|&c| doc.local(c).eq_ignore_ascii_case(item_name)),
+        );
+        ids.sort_unstable();
+    }
+    let mut dropped = 0usize;
+    for id in ids {
+        if doc.truncated && !doc.closed(id) {
+            dropped += 1;
+            continue;
+        }
+        if feed.items.len() >= MAX_ITEMS {
+            cx.warnings
+                .push(format!("more than {MAX_ITEMS} items; the rest is ignored"));
+            break;
+        }
+        let item = read_item(&mut cx, id);
+        feed.items.push(item);
+    }
+    if doc.truncated {
+        cx.warnings.push(format!(
+            "document is truncated; {dropped} incomplete item(s) dropped"
+        ));
+    }
+    feed.bozo = doc.bozo || repaired || cx.flags.not_xml;
+    if cx.flags.not_xml {
+        cx.warnings
+            .push("undefined entity or bare '&' in text (not well-formed XML)");
+    }
+    if repaired {
+        cx.warnings
+            .push("characters not allowed in XML were removed");
+    }
+    feed.warnings = cx.warnings.finish();
+    Ok(feed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn persons_table() {
+        let cases = [
+            (
+                "Feed Editor (email@example.org)",
+                Some("Feed Editor"),
+                Some("email@example.org"),
+            ),
+            (
+                "email@example.org (Feed Editor)",
+                Some("Feed Editor"),
+                Some("email@example.org"),
+            ),
+            (
+                "Feed Editor <email@example.org>",
+                Some("Feed Editor"),
+                Some("email@example.org"),
+            ),
+            ("email@example.org", None, Some("email@example.org")),
+            ("Feed Editor", Some("Feed Editor"), None),
+        ];
+        for (input, name, email) in cases {
+            let p = person_from_text(input).unwrap();
+            assert_eq!(
+                (p.name.as_deref(), p.email.as_deref()),
+                (name, email),
+                "{input}"
+            );
+        }
+        assert!(person_from_text("  ").is_none());
+    }
+
+    #[test]
+    fn base64() {
+        assert_eq!(base64_decode("Jmx0O3A=").unwrap(), b"&lt;p");
+        assert!(base64_decode("not base64!").is_none());
+    }
+}
