@@ -1,0 +1,190 @@
+//! Notes: unique (source, key), newest first, prefixes, paging, counts, full-text search.
+
+use proptest::prelude::*;
+use store::{NewNote, NotesQuery};
+
+use crate::{note, Db};
+
+#[tokio::test]
+async fn a_duplicate_note_is_ignored_and_the_first_kept() {
+    let db = Db::new().await;
+    let first = db
+        .store
+        .add_note(note("rss:a", "k", "one"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.text, "one");
+    assert_eq!(first.link.as_deref(), Some("https://example.org/k"));
+    assert!(db
+        .store
+        .add_note(note("rss:a", "k", "two"))
+        .await
+        .unwrap()
+        .is_none());
+    // Same key, other source: a different note.
+    assert!(db
+        .store
+        .add_note(note("rss:b", "k", "three"))
+        .await
+        .unwrap()
+        .is_some());
+    let got = db.store.note_by_key("rss:a", "k").await.unwrap().unwrap();
+    assert_eq!(got, first);
+    assert!(db
+        .store
+        .note_by_key("rss:a", "nope")
+        .await
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test]
+async fn notes_come_newest_first_with_prefix_limit_and_paging() {
+    let db = Db::new().await;
+    let sources = ["rss:a", "rss:b", "chat", "rss:a", "rss:ab", "rss:%"];
+    let mut ids = Vec::new();
+    for (i, s) in sources.iter().enumerate() {
+        let n = db
+            .store
+            .add_note(note(s, &format!("k{i}"), &format!("t{i}")))
+            .await
+            .unwrap();
+        ids.push(n.unwrap().id);
+    }
+    let q = |prefix: Option<&str>, limit, before_id| NotesQuery {
+        source_prefix: prefix.map(str::to_owned),
+        limit,
+        before_id,
+    };
+    let keys = |v: Vec<store::Note>| v.into_iter().map(|n| n.key).collect::<Vec<_>>();
+    let cases: Vec<(NotesQuery, Vec<&str>)> = vec![
+        (q(None, 50, None), vec!["k5", "k4", "k3", "k2", "k1", "k0"]),
+        (q(None, 2, None), vec!["k5", "k4"]),
+        (q(None, 2, Some(ids[4])), vec!["k3", "k2"]),
+        (
+            q(Some("rss:"), 50, None),
+            vec!["k5", "k4", "k3", "k1", "k0"],
+        ),
+        (q(Some("rss:a"), 50, None), vec!["k4", "k3", "k0"]),
+        // Prefixes are literal: % is not a wildcard.
+        (q(Some("rss:%"), 50, None), vec!["k5"]),
+        (q(Some("nothing"), 50, None), vec![]),
+        (q(None, 0, None), vec![]),
+    ];
+    for (query, want) in cases {
+        let got = keys(db.store.notes(query.clone()).await.unwrap());
+        assert_eq!(got, want, "{query:?}");
+    }
+    assert_eq!(NotesQuery::default().limit, 50);
+}
+
+#[tokio::test]
+async fn note_counts_per_source() {
+    let db = Db::new().await;
+    for (s, k) in [
+        ("rss:a", "1"),
+        ("rss:a", "2"),
+        ("rss:b", "1"),
+        ("chat", "1"),
+    ] {
+        db.store.add_note(note(s, k, "t")).await.unwrap();
+    }
+    let all = db.store.note_counts(None).await.unwrap();
+    let pairs: Vec<(String, u64)> = all.iter().map(|c| (c.source.clone(), c.count)).collect();
+    assert_eq!(
+        pairs,
+        vec![("chat".into(), 1), ("rss:a".into(), 2), ("rss:b".into(), 1)]
+    );
+    let rss = db.store.note_counts(Some("rss:")).await.unwrap();
+    assert_eq!(rss.len(), 2);
+}
+
+#[tokio::test]
+async fn notes_that_break_the_schema_bounds_are_refused() {
+    let db = Db::new().await;
+    let long = "x".repeat(70_000);
+    let cases: Vec<(&str, NewNote)> = vec![
+        ("empty source", note("", "k", "t")),
+        ("empty key", note("s", "", "t")),
+        ("huge text", note("s", "k", &long)),
+        ("huge key", note("s", &long, "t")),
+    ];
+    for (what, n) in cases {
+        let err = db.store.add_note(n).await.unwrap_err();
+        assert!(
+            matches!(err, store::Error::Constraint(_)),
+            "{what}: {err:?}"
+        );
+    }
+    assert!(db
+        .store
+        .notes(NotesQuery::default())
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn search_finds_words_in_any_case_and_script() {
+    let db = Db::new().await;
+    for (k, t) in [
+        ("1", "Rust 1.85 released with new lints"),
+        ("2", "Новости о погоде в Москве"),
+        ("3", "Weather news: café opens"),
+        ("4", "rust never sleeps"),
+    ] {
+        db.store.add_note(note("rss:x", k, t)).await.unwrap();
+    }
+    let keys = |v: Vec<store::Note>| {
+        let mut k: Vec<String> = v.into_iter().map(|n| n.key).collect();
+        k.sort();
+        k
+    };
+    let cases: &[(&str, &[&str])] = &[
+        ("rust", &["1", "4"]),
+        ("RUST lints", &["1"]),
+        ("новости", &["2"]),
+        ("ПОГОДЕ москве", &["2"]),
+        ("cafe", &["3"]),
+        ("absent", &[]),
+        ("", &[]),
+        ("   ", &[]),
+    ];
+    for (q, want) in cases {
+        assert_eq!(
+            keys(db.store.search_notes(q, 10).await.unwrap()),
+            *want,
+            "{q:?}"
+        );
+    }
+    assert_eq!(db.store.search_notes("rust", 1).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn search_syntax_in_the_owners_text_is_never_an_error() {
+    let db = Db::new().await;
+    db.store
+        .add_note(note("s", "1", "AND OR NOT near"))
+        .await
+        .unwrap();
+    for q in [
+        "AND", "\"", "NEAR(a b", "a* OR", "text:foo", "(", "^x", "-x", "'\"'", "a\"b",
+    ] {
+        db.store.search_notes(q, 5).await.unwrap();
+    }
+    assert_eq!(db.store.search_notes("and or", 5).await.unwrap().len(), 1);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn any_search_text_is_answered(q in "\\PC{0,40}") {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let db = Db::new().await;
+            db.store.add_note(note("s", "1", "some text")).await.unwrap();
+            db.store.search_notes(&q, 5).await.unwrap();
+        });
+    }
+}

@@ -1,0 +1,195 @@
+//! Opening, migrating, refusing files that are not ours, closing.
+
+use std::path::Path;
+
+use store::{Error, NotesQuery, Store};
+
+use crate::{mcp_tool, note, raw, Db};
+
+/// The SQLite header: bytes 18/19 are 2 in WAL mode; user_version is at 60, application_id at 68.
+fn header(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()[..100].to_vec()
+}
+
+fn be32(h: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
+}
+
+#[tokio::test]
+async fn empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
+    let db = Db::new().await;
+    assert_eq!(db.store.schema_version().await.unwrap(), 1);
+    assert_eq!(Store::supported_schema_version(), 1);
+    assert_eq!(db.store.path(), db.path());
+    // The migration sits in the log until the close checkpoints it into the main file.
+    db.store.close().await.unwrap();
+    let h = header(&db.path());
+    assert_eq!((h[18], h[19]), (2, 2), "write-ahead log mode");
+    assert_eq!(be32(&h, 60), 1, "user_version");
+    assert_eq!(be32(&h, 68), 0x4D56_4E31, "application_id");
+}
+
+#[tokio::test]
+async fn an_existing_zero_byte_file_is_a_fresh_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.db");
+    std::fs::write(&path, b"").unwrap();
+    let store = Store::open(&path).await.unwrap();
+    assert_eq!(store.schema_version().await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn the_directory_is_never_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing").join("maven.db");
+    let err = Store::open(&path).await.unwrap_err();
+    assert!(matches!(err, Error::Open { .. }), "{err:?}");
+    assert!(!dir.path().join("missing").exists());
+}
+
+#[tokio::test]
+async fn reopening_keeps_everything() {
+    let db = Db::new().await;
+    let path = db.path();
+    let s = &db.store;
+    s.add_note(note("rss:a", "k1", "first"))
+        .await
+        .unwrap()
+        .unwrap();
+    s.set_fact("rss:latest:a", "k1").await.unwrap();
+    s.propose_tool(mcp_tool("vikunja", "list_tasks"))
+        .await
+        .unwrap();
+    s.set_tool_state(
+        "vikunja_list_tasks",
+        store::ToolState::Enabled,
+        "ok",
+        "owner",
+    )
+    .await
+    .unwrap();
+    s.close().await.unwrap();
+
+    let again = Store::open(&path).await.unwrap();
+    assert_eq!(again.schema_version().await.unwrap(), 1);
+    let notes = again.notes(NotesQuery::default()).await.unwrap();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].text, "first");
+    assert_eq!(
+        again.fact("rss:latest:a").await.unwrap().as_deref(),
+        Some("k1")
+    );
+    let t = again.tool("vikunja_list_tasks").await.unwrap().unwrap();
+    assert_eq!(t.state, store::ToolState::Enabled);
+    assert_eq!(again.tool_events(None, 10).await.unwrap().len(), 2);
+    // Still one note: the unique key survived the reopen.
+    assert!(again
+        .add_note(note("rss:a", "k1", "first"))
+        .await
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test]
+async fn a_newer_schema_is_refused_and_the_file_left_byte_for_byte() {
+    let db = Db::new().await;
+    let path = db.path();
+    db.store.add_note(note("rss:a", "k", "text")).await.unwrap();
+    db.store.close().await.unwrap();
+    assert!(
+        !path.with_extension("db-wal").exists(),
+        "close checkpoints the log away"
+    );
+
+    // Stamp the file as version 999, as a newer build would.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[60..64].copy_from_slice(&999u32.to_be_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let err = Store::open(&path).await.unwrap_err();
+    match &err {
+        Error::NewerSchema {
+            found, supported, ..
+        } => {
+            assert_eq!((*found, *supported), (999, 1));
+        }
+        other => panic!("expected NewerSchema, got {other:?}"),
+    }
+    assert!(err.is_refused_file());
+    assert!(err.to_string().contains("999"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+#[tokio::test]
+async fn a_newer_rollback_journal_file_is_not_even_switched_to_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("newer.db");
+    {
+        let c = raw(&path);
+        c.execute_batch(
+            "PRAGMA application_id = 1297501745; PRAGMA user_version = 7;
+             CREATE TABLE future (x INTEGER);",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!((before[18], before[19]), (1, 1));
+    let err = Store::open(&path).await.unwrap_err();
+    assert!(
+        matches!(err, Error::NewerSchema { found: 7, .. }),
+        "{err:?}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[tokio::test]
+async fn another_programs_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("tables.db", "CREATE TABLE contacts (name TEXT);"),
+        ("appid.db", "PRAGMA application_id = 42;"),
+        ("version.db", "PRAGMA user_version = 1;"),
+    ];
+    for (file, sql) in cases {
+        let path = dir.path().join(file);
+        raw(&path).execute_batch(sql).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let err = Store::open(&path).await.unwrap_err();
+        assert!(
+            matches!(err, Error::ForeignDatabase { .. }),
+            "{file}: {err:?}"
+        );
+        assert!(err.is_refused_file());
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{file}");
+    }
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_is_corrupt_and_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("garbage.db");
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 31 % 251) as u8).collect();
+    std::fs::write(&path, &garbage).unwrap();
+    let err = Store::open(&path).await.unwrap_err();
+    assert!(err.is_corrupt(), "{err:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+}
+
+#[tokio::test]
+async fn close_stops_every_handle_and_is_idempotent() {
+    let db = Db::new().await;
+    let other = db.store.clone();
+    db.store.close().await.unwrap();
+    let err = other.add_note(note("s", "k", "t")).await.unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
+    assert!(other.fact("x").await.unwrap_err().is_closed());
+    other.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn two_handles_on_one_file_see_each_other() {
+    let db = Db::new().await;
+    let second = Store::open(&db.path()).await.unwrap();
+    db.store.set_fact("k", "v").await.unwrap();
+    assert_eq!(second.fact("k").await.unwrap().as_deref(), Some("v"));
+}

@@ -1,0 +1,544 @@
+//! The allowlist: proposals, the transition table, redefinitions, the audit trail.
+
+use store::{Error, NewTool, Redefinition, ToolState};
+
+use crate::{local_tool, mcp_tool, raw, Db};
+
+use ToolState::*;
+
+/// The transition table as the spec reads it, written out rather than derived.
+const ALLOWED: &[(ToolState, ToolState)] = &[
+    (Proposed, Enabled),
+    (Proposed, Disabled),
+    (Proposed, Withdrawn),
+    (Enabled, Disabled),
+    (Enabled, Proposed),
+    (Enabled, Withdrawn),
+    (Disabled, Enabled),
+    (Disabled, Proposed),
+    (Disabled, Withdrawn),
+    (Withdrawn, Proposed),
+];
+
+fn redefinition(fp: &str, raise: bool) -> Redefinition {
+    Redefinition {
+        fingerprint: fp.to_owned(),
+        description: "now deletes things".to_owned(),
+        shape: serde_json::json!({
+            "name": "list_tasks",
+            "description": "now deletes things",
+            "inputSchema": {"type": "object", "required": ["id"]}
+        }),
+        cmd: None,
+        raise_destructive: raise,
+        provenance: format!("redefined: description, inputSchema changed ({fp})"),
+    }
+}
+
+#[tokio::test]
+async fn propose_inserts_a_proposed_row_and_its_event() {
+    let db = Db::new().await;
+    let row = db
+        .store
+        .propose_tool(mcp_tool("vikunja", "list_tasks"))
+        .await
+        .unwrap();
+    assert_eq!(row.name, "vikunja_list_tasks");
+    assert_eq!(row.state, Proposed);
+    assert!(!row.is_runnable());
+    assert_eq!(row.cmd, ["mcp", "vikunja", "list_tasks"]);
+    assert_eq!(row.scope, "mcp:vikunja");
+    assert_eq!(row.input_schema["properties"]["q"]["type"], "string");
+    assert_eq!(row.approved_shape, None);
+    assert_eq!(row.created, row.updated);
+    let events = db
+        .store
+        .tool_events(Some("vikunja_list_tasks"), 10)
+        .await
+        .unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!((events[0].from, events[0].to), (None, Proposed));
+    assert_eq!(events[0].actor, "discovery");
+    assert_eq!(events[0].reason, "discovered on vikunja");
+
+    let local = db
+        .store
+        .propose_tool(local_tool("uptime", &["uptime", "-p"]))
+        .await
+        .unwrap();
+    assert_eq!(local.input_schema, serde_json::json!({}));
+    let ev = db.store.tool_events(Some("uptime"), 10).await.unwrap();
+    assert_eq!(ev[0].actor, "config");
+}
+
+#[tokio::test]
+async fn lookups_by_name_and_identity_and_ordering() {
+    let db = Db::new().await;
+    for (srv, tool) in [("zeta", "b"), ("alpha", "z"), ("a-b", "x")] {
+        db.store.propose_tool(mcp_tool(srv, tool)).await.unwrap();
+    }
+    // "a-b" and "a_b" flatten alike; the later identity takes a suffixed name.
+    let mut twin = mcp_tool("a_b", "x");
+    twin.name = "a_b_x_3f2a".to_owned();
+    db.store.propose_tool(twin).await.unwrap();
+
+    let names: Vec<String> = db
+        .store
+        .tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["a-b_x", "a_b_x_3f2a", "alpha_z", "zeta_b"]);
+    let t = db
+        .store
+        .tool_by_identity("mcp", "a_b", "x")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.name, "a_b_x_3f2a");
+    assert!(db
+        .store
+        .tool_by_identity("mcp", "a_b", "y")
+        .await
+        .unwrap()
+        .is_none());
+    assert!(db
+        .store
+        .tool_by_identity("local", "", "x")
+        .await
+        .unwrap()
+        .is_none());
+    assert!(db.store.tool("nope").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn bad_proposals_are_refused_with_a_specific_error() {
+    let db = Db::new().await;
+    db.store
+        .propose_tool(mcp_tool("vikunja", "list_tasks"))
+        .await
+        .unwrap();
+    let edit = |f: fn(&mut NewTool)| {
+        let mut t = mcp_tool("srv", "tool");
+        f(&mut t);
+        t
+    };
+    type Case = (&'static str, NewTool, fn(&Error) -> bool);
+    let cases: Vec<Case> = vec![
+        (
+            "name taken",
+            {
+                let mut t = mcp_tool("other", "x");
+                t.name = "vikunja_list_tasks".into();
+                t
+            },
+            Error::is_already_exists,
+        ),
+        (
+            "identity taken",
+            {
+                let mut t = mcp_tool("vikunja", "list_tasks");
+                t.name = "again".into();
+                t
+            },
+            Error::is_already_exists,
+        ),
+        ("unknown kind", edit(|t| t.kind = "remote".into()), |e| {
+            matches!(e, Error::Invalid { .. })
+        }),
+        (
+            "mcp cmd mismatch",
+            edit(|t| t.cmd = vec!["mcp".into(), "srv".into(), "other".into()]),
+            |e| matches!(e, Error::Invalid { .. }),
+        ),
+        (
+            "mcp row as a binary",
+            edit(|t| t.cmd = vec!["/bin/rm".into(), "-rf".into()]),
+            |e| matches!(e, Error::Invalid { .. }),
+        ),
+        (
+            "mcp without server",
+            edit(|t| {
+                t.server = String::new();
+                t.cmd = vec!["mcp".into(), String::new(), "tool".into()]
+            }),
+            |e| matches!(e, Error::Invalid { .. }),
+        ),
+        (
+            "mcp scope",
+            edit(|t| t.scope = "mcp:elsewhere".into()),
+            |e| matches!(e, Error::Constraint(_)),
+        ),
+        (
+            "name with a space",
+            edit(|t| t.name = "srv tool".into()),
+            |e| matches!(e, Error::Constraint(_)),
+        ),
+        ("empty name", edit(|t| t.name = String::new()), |e| {
+            matches!(e, Error::Constraint(_))
+        }),
+        (
+            "empty remote tool name",
+            edit(|t| {
+                t.tool = String::new();
+                t.cmd = vec!["mcp".into(), "srv".into(), String::new()]
+            }),
+            |e| matches!(e, Error::Constraint(_)),
+        ),
+    ];
+    for (what, t, check) in cases {
+        let err = db.store.propose_tool(t).await.unwrap_err();
+        assert!(check(&err), "{what}: {err:?}");
+    }
+    let local_cases: Vec<(&str, NewTool)> = vec![
+        (
+            "local argv starting with mcp",
+            local_tool("sneaky", &["mcp", "vikunja", "delete"]),
+        ),
+        ("local without argv", local_tool("empty", &[])),
+        ("local with a server", {
+            let mut t = local_tool("l", &["ls"]);
+            t.server = "srv".into();
+            t
+        }),
+    ];
+    for (what, t) in local_cases {
+        let err = db.store.propose_tool(t).await.unwrap_err();
+        assert!(matches!(err, Error::Invalid { .. }), "{what}: {err:?}");
+    }
+    // Nothing but the first row and its event exist.
+    assert_eq!(db.store.tools().await.unwrap().len(), 1);
+    assert_eq!(db.store.tool_events(None, 100).await.unwrap().len(), 1);
+}
+
+/// Brings a fresh row named `name` into `state` by allowed steps.
+async fn row_in(db: &Db, name: &str, state: ToolState) {
+    let mut t = mcp_tool("srv", name);
+    t.name = name.to_owned();
+    db.store.propose_tool(t).await.unwrap();
+    if state != Proposed {
+        db.store
+            .set_tool_state(name, state, "setup", "test")
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn the_transition_table_is_enforced() {
+    let db = Db::new().await;
+    for from in ToolState::ALL {
+        for to in ToolState::ALL {
+            let name = format!("{from}_{to}");
+            row_in(&db, &name, from).await;
+            let allowed = ALLOWED.contains(&(from, to));
+            assert_eq!(from.can_become(to), allowed, "{from} -> {to}");
+            let got = db.store.set_tool_state(&name, to, "because", "owner").await;
+            match got {
+                Ok(row) => {
+                    assert!(allowed, "{from} -> {to} was allowed");
+                    assert_eq!(row.state, to);
+                    let ev = &db.store.tool_events(Some(&name), 1).await.unwrap()[0];
+                    assert_eq!((ev.from, ev.to), (Some(from), to));
+                    assert_eq!(
+                        (ev.reason.as_str(), ev.actor.as_str()),
+                        ("because", "owner")
+                    );
+                }
+                Err(Error::BadTransition { from: f, to: t, .. }) => {
+                    assert!(!allowed, "{from} -> {to} was refused");
+                    assert_eq!((f, t), (from, to));
+                    let row = db.store.tool(&name).await.unwrap().unwrap();
+                    assert_eq!(row.state, from, "a refused change changes nothing");
+                }
+                Err(e) => panic!("{from} -> {to}: {e:?}"),
+            }
+        }
+    }
+    let err = db
+        .store
+        .set_tool_state("ghost", Enabled, "r", "owner")
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+}
+
+#[tokio::test]
+async fn the_schema_trigger_holds_the_same_table() {
+    let db = Db::new().await;
+    for from in ToolState::ALL {
+        for to in ToolState::ALL {
+            if from == to {
+                continue;
+            }
+            let name = format!("{from}_{to}");
+            row_in(&db, &name, from).await;
+        }
+    }
+    let c = raw(&db.path());
+    for from in ToolState::ALL {
+        for to in ToolState::ALL {
+            if from == to {
+                continue;
+            }
+            let name = format!("{from}_{to}");
+            let r = c.execute(
+                "UPDATE tools SET state = ?2 WHERE name = ?1",
+                [name.as_str(), to.as_str()],
+            );
+            assert_eq!(
+                r.is_ok(),
+                ALLOWED.contains(&(from, to)),
+                "{from} -> {to}: {r:?}"
+            );
+        }
+    }
+    let bad = c.execute(
+        "UPDATE tools SET state = 'running' WHERE name = 'proposed_enabled'",
+        [],
+    );
+    assert!(bad.is_err());
+    let insert_enabled = c.execute(
+        "INSERT INTO tools SELECT 'x2', kind, server, 'x2', json_array('mcp', server, 'x2'), scope,
+                'enabled', destructive, fingerprint, description, input_schema, shape,
+                approved_shape, provenance, created, updated FROM tools LIMIT 1",
+        [],
+    );
+    assert!(insert_enabled.is_err(), "rows are created proposed");
+    let rename = c.execute(
+        "UPDATE tools SET tool = 'other' WHERE name = 'proposed_enabled'",
+        [],
+    );
+    assert!(rename.is_err(), "identity is fixed");
+    let forget = c.execute("DELETE FROM tool_events", []);
+    assert!(forget.is_err(), "the audit trail is append-only");
+}
+
+#[tokio::test]
+async fn enabling_pins_the_approved_shape_and_a_redefinition_drops_to_proposed() {
+    let db = Db::new().await;
+    let s = &db.store;
+    let t = s
+        .propose_tool(mcp_tool("vikunja", "list_tasks"))
+        .await
+        .unwrap();
+    let enabled = s
+        .set_tool_state(&t.name, Enabled, "owner approved", "owner")
+        .await
+        .unwrap();
+    assert_eq!(enabled.approved_shape.as_ref(), Some(&t.shape));
+    assert!(enabled.is_runnable());
+
+    let r = s
+        .redefine_tool(&t.name, redefinition("sha256:bbbb", true), "discovery")
+        .await
+        .unwrap();
+    assert_eq!(r.state, Proposed);
+    assert!(r.destructive);
+    assert_eq!(r.fingerprint.as_deref(), Some("sha256:bbbb"));
+    assert_eq!(r.description, "now deletes things");
+    assert_eq!(r.input_schema["required"][0], "id");
+    assert_eq!(
+        r.approved_shape.as_ref(),
+        Some(&t.shape),
+        "the page can diff old and new"
+    );
+    assert_eq!(r.cmd, t.cmd);
+    assert!(r.provenance.starts_with("redefined"));
+    let ev = &s.tool_events(Some(&t.name), 1).await.unwrap()[0];
+    assert_eq!(
+        (ev.from, ev.to, ev.actor.as_str()),
+        (Some(Enabled), Proposed, "discovery")
+    );
+    assert_eq!(ev.reason, r.provenance);
+
+    // From disabled too, and from proposed (stays proposed, still audited).
+    s.set_tool_state(&t.name, Disabled, "no", "owner")
+        .await
+        .unwrap();
+    let r = s
+        .redefine_tool(&t.name, redefinition("sha256:cccc", false), "discovery")
+        .await
+        .unwrap();
+    assert_eq!(r.state, Proposed);
+    let r = s
+        .redefine_tool(&t.name, redefinition("sha256:dddd", false), "discovery")
+        .await
+        .unwrap();
+    assert_eq!(r.state, Proposed);
+    assert_eq!(s.tool_events(Some(&t.name), 100).await.unwrap().len(), 6);
+
+    let err = s
+        .redefine_tool("ghost", redefinition("x", false), "d")
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found());
+}
+
+#[tokio::test]
+async fn destructive_is_never_lowered() {
+    let db = Db::new().await;
+    let s = &db.store;
+    let mut t = mcp_tool("srv", "writer");
+    t.destructive = false;
+    s.propose_tool(t).await.unwrap();
+    let r = s
+        .redefine_tool("srv_writer", redefinition("fp1", true), "discovery")
+        .await
+        .unwrap();
+    assert!(r.destructive, "raised");
+    // It claims read-only again: the store keeps it destructive.
+    let r = s
+        .redefine_tool("srv_writer", redefinition("fp2", false), "discovery")
+        .await
+        .unwrap();
+    assert!(r.destructive, "never lowered by a redefinition");
+    let c = raw(&db.path());
+    let lowered = c.execute(
+        "UPDATE tools SET destructive = 0 WHERE name = 'srv_writer'",
+        [],
+    );
+    assert!(lowered.is_err(), "never lowered by any UPDATE");
+    assert!(s.tool("srv_writer").await.unwrap().unwrap().destructive);
+}
+
+#[tokio::test]
+async fn withdrawn_rows_come_back_as_proposals() {
+    let db = Db::new().await;
+    let s = &db.store;
+    s.propose_tool(mcp_tool("srv", "gone")).await.unwrap();
+    s.set_tool_state("srv_gone", Enabled, "ok", "owner")
+        .await
+        .unwrap();
+    let w = s
+        .set_tool_state(
+            "srv_gone",
+            Withdrawn,
+            "no longer offered by srv at 2026-11-30T05:00:00Z",
+            "discovery",
+        )
+        .await
+        .unwrap();
+    assert!(!w.is_runnable());
+    let err = s
+        .set_tool_state("srv_gone", Enabled, "again", "owner")
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_transition(), "{err:?}");
+    let back = s
+        .set_tool_state("srv_gone", Proposed, "offered again", "discovery")
+        .await
+        .unwrap();
+    assert_eq!(back.state, Proposed);
+    let trail: Vec<(Option<ToolState>, ToolState)> = s
+        .tool_events(Some("srv_gone"), 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.from, e.to))
+        .collect();
+    assert_eq!(
+        trail,
+        [
+            (Some(Withdrawn), Proposed),
+            (Some(Enabled), Withdrawn),
+            (Some(Proposed), Enabled),
+            (None, Proposed)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_row_without_fingerprint_adopts_one_silently() {
+    let db = Db::new().await;
+    let s = &db.store;
+    let mut t = mcp_tool("srv", "old");
+    t.fingerprint = None;
+    s.propose_tool(t).await.unwrap();
+    s.set_tool_state("srv_old", Enabled, "ok", "owner")
+        .await
+        .unwrap();
+    let events = s.tool_events(None, 100).await.unwrap().len();
+    assert!(s.adopt_fingerprint("srv_old", "sha256:1111").await.unwrap());
+    assert!(!s.adopt_fingerprint("srv_old", "sha256:1111").await.unwrap());
+    let row = s.tool("srv_old").await.unwrap().unwrap();
+    assert_eq!(row.state, Enabled, "an upgrade is not a redefinition");
+    assert_eq!(row.fingerprint.as_deref(), Some("sha256:1111"));
+    assert_eq!(
+        s.tool_events(None, 100).await.unwrap().len(),
+        events,
+        "silent"
+    );
+    let err = s
+        .adopt_fingerprint("srv_old", "sha256:2222")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+    assert!(s
+        .adopt_fingerprint("ghost", "x")
+        .await
+        .unwrap_err()
+        .is_not_found());
+}
+
+#[tokio::test]
+async fn a_local_act_may_change_its_argv_an_mcp_row_may_not() {
+    let db = Db::new().await;
+    let s = &db.store;
+    s.propose_tool(local_tool("backup", &["restic", "backup"]))
+        .await
+        .unwrap();
+    s.set_tool_state("backup", Enabled, "ok", "owner")
+        .await
+        .unwrap();
+    let mut r = redefinition("local:1", false);
+    r.cmd = Some(vec!["restic".into(), "forget".into(), "--prune".into()]);
+    let row = s
+        .redefine_tool("backup", r.clone(), "config")
+        .await
+        .unwrap();
+    assert_eq!(row.cmd, ["restic", "forget", "--prune"]);
+    assert_eq!(row.state, Proposed);
+    r.cmd = Some(vec!["mcp".into(), "x".into(), "y".into()]);
+    assert!(matches!(
+        s.redefine_tool("backup", r.clone(), "config").await,
+        Err(Error::Invalid { .. })
+    ));
+
+    s.propose_tool(mcp_tool("srv", "t")).await.unwrap();
+    r.cmd = Some(vec!["mcp".into(), "srv".into(), "t".into()]);
+    assert!(matches!(
+        s.redefine_tool("srv_t", r, "discovery").await,
+        Err(Error::Invalid { .. })
+    ));
+}
+
+#[tokio::test]
+async fn tool_states_parse_and_print() {
+    for st in ToolState::ALL {
+        assert_eq!(st.as_str().parse::<ToolState>().unwrap(), st);
+        assert_eq!(st.to_string(), st.as_str());
+    }
+    assert!("Enabled".parse::<ToolState>().is_err());
+    assert!("".parse::<ToolState>().is_err());
+}
+
+#[tokio::test]
+async fn events_are_newest_first_and_limited() {
+    let db = Db::new().await;
+    let s = &db.store;
+    s.propose_tool(mcp_tool("a", "x")).await.unwrap();
+    s.propose_tool(mcp_tool("b", "y")).await.unwrap();
+    s.set_tool_state("a_x", Enabled, "ok", "owner")
+        .await
+        .unwrap();
+    let all = s.tool_events(None, 10).await.unwrap();
+    let tools: Vec<&str> = all.iter().map(|e| e.tool.as_str()).collect();
+    assert_eq!(tools, ["a_x", "b_y", "a_x"]);
+    assert!(all.windows(2).all(|w| w[0].id > w[1].id));
+    assert_eq!(s.tool_events(None, 1).await.unwrap().len(), 1);
+    assert_eq!(s.tool_events(Some("b_y"), 10).await.unwrap().len(), 1);
+    assert!(s.tool_events(Some("ghost"), 10).await.unwrap().is_empty());
+}
