@@ -371,8 +371,8 @@ pub(crate) fn parse(s: &str) -> Parsed {
         parse_words(s)
     };
     match r {
-        Some((dt, true)) => Parsed::Ok(dt.replace_nanosecond(0).unwrap_or(dt)),
-        Some((dt, false)) => Parsed::UnknownZone(dt.replace_nanosecond(0).unwrap_or(dt)),
+        Some((dt, true)) => Parsed::Ok(dt),
+        Some((dt, false)) => Parsed::UnknownZone(dt),
         None => Parsed::Invalid,
     }
 }
@@ -403,7 +403,7 @@ mod tests {
             ("Monday, 02-Jun-25 10:00:00 GMT", "2025-06-02T10:00:00Z"),
             ("Mon Jun  2 10:00:00 2025", "2025-06-02T10:00:00Z"),
             ("2004-01-01T19:48:21Z", "2004-01-01T19:48:21Z"),
-            ("2004-01-01T19:48:21.123+01:00", "2004-01-01T18:48:21Z"),
+            ("2004-01-01T19:48:21.123+01:00", "2004-01-01T18:48:21.123Z"),
             ("2004-01-01 19:48:21", "2004-01-01T19:48:21Z"),
             ("2004-01-01", "2004-01-01T00:00:00Z"),
             ("2004-01", "2004-01-01T00:00:00Z"),

@@ -66,7 +66,11 @@ fn non_empty(s: String) -> Option<String> {
 
 /// Splits `Name (email)`, `email (Name)`, `Name <email>`, `email` or `Name`.
 fn person_from_text(s: &str) -> Option<Person> {
-    let s = html::collapse(s);
+    let s = if s.contains(['<', '&']) {
+        html::to_text(s)
+    } else {
+        html::collapse(s)
+    };
     if s.is_empty() {
         return None;
     }
@@ -150,7 +154,15 @@ impl<'a> Cx<'_, 'a> {
             _ => Kind::Html,
         };
         let base = doc.base(id);
-        let raw: Cow<'a, str> = if mode.as_deref() == Some("base64") {
+        // Atom 1.0: any other media type that is not XML is base64 (RFC 4287 4.1.3.3).
+        let binary = atomish
+            && ty.as_deref().is_some_and(|t| {
+                t == "application/octet-stream"
+                    || t.starts_with("image/")
+                    || t.starts_with("audio/")
+                    || t.starts_with("video/")
+            });
+        let raw: Cow<'a, str> = if mode.as_deref() == Some("base64") || binary {
             let t = self.text(id);
             match base64_decode(&t) {
                 Some(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
@@ -216,7 +228,11 @@ impl<'a> Cx<'_, 'a> {
                 _ => {}
             }
         }
-        (p.name.is_some() || p.email.is_some() || p.uri.is_some()).then_some(p)
+        if p.name.is_none() && p.email.is_none() && p.uri.is_none() {
+            // Not an Atom person: markup inside an RSS author.
+            return person_from_text(&html::to_text(self.doc.inner(id)));
+        }
+        Some(p)
     }
 
     /// `<link href=…>` (Atom) or `<link>text</link>` (RSS).
@@ -224,7 +240,7 @@ impl<'a> Cx<'_, 'a> {
         let doc = self.doc;
         if let Some(href) = doc.attr(id, "href") {
             let href = href.trim();
-            if href.is_empty() {
+            if href.is_empty() && doc.base(id).is_none() {
                 return None;
             }
             let rel = doc
@@ -285,6 +301,9 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     let mut created = None;
     let mut fallback_authors: Vec<Person> = Vec::new();
     let mut dc_id = None;
+    let mut dc_title = None;
+    let mut dc_modified = None;
+    let mut fallback_summary = None;
     for c in doc.children(id) {
         let ns = doc.ns(c);
         let local = cx.local_lower(c);
@@ -306,6 +325,11 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 }
             }
             (Ns::Dc, "identifier") if dc_id.is_none() => dc_id = cx.trimmed(c),
+            (Ns::Dc, "title") if dc_title.is_none() => dc_title = cx.plain(c),
+            (Ns::Dc, "description") | (Ns::Itunes, "summary") if fallback_summary.is_none() => {
+                fallback_summary = cx.text_construct(c);
+            }
+            (Ns::Dc, "modified") if dc_modified.is_none() => dc_modified = cx.date(c),
             (Ns::Content, "encoded") if item.content.is_none() => {
                 let raw = cx.text(c);
                 let raw = raw.trim();
@@ -403,6 +427,23 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     if item.published.is_none() {
         item.published = dc_date.or(created);
     }
+    if item.updated.is_none() {
+        item.updated = dc_modified;
+    }
+    if item.title.is_none() {
+        item.title = dc_title;
+    }
+    if item.summary.is_none() {
+        if let Some(t) = fallback_summary {
+            item.summary_text = non_empty(t.text);
+            item.summary = Some(t.html);
+        }
+    }
+    if let (Some(i), Some(b)) = (item.id.as_deref(), doc.base(id)) {
+        if cx.atom && html::is_relative(i) {
+            item.id = Some(html::resolve(i, Some(b)));
+        }
+    }
     if item.authors.is_empty() {
         item.authors = fallback_authors;
     }
@@ -428,11 +469,19 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
     let mut webmasters = Vec::new();
     let mut others = Vec::new();
     let mut rss_link = None;
+    let mut dc_title = None;
+    let mut dc_subtitle = None;
     for c in doc.children(container) {
         let ns = doc.ns(c);
         let local = cx.local_lower(c);
         match (ns, &*local) {
             (Ns::Dc, "language") if feed.language.is_none() => feed.language = cx.trimmed(c),
+            (Ns::Dc, "title") if dc_title.is_none() => dc_title = cx.plain(c),
+            (Ns::Dc, "description") | (Ns::Itunes, "summary" | "subtitle")
+                if dc_subtitle.is_none() =>
+            {
+                dc_subtitle = cx.plain(c);
+            }
             (Ns::Dc, "date") if fallback_updated.is_none() => fallback_updated = cx.date(c),
             (Ns::Dc, "creator") | (Ns::Itunes, "author") => {
                 if let Some(p) = person_from_text(&cx.text(c)) {
@@ -473,6 +522,12 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
     }
     if feed.updated.is_none() {
         feed.updated = fallback_updated;
+    }
+    if feed.title.is_none() {
+        feed.title = dc_title;
+    }
+    if feed.subtitle.is_none() {
+        feed.subtitle = dc_subtitle;
     }
     feed.authors.extend(editors);
     if feed.authors.is_empty() {

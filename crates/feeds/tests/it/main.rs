@@ -1,0 +1,5 @@
+//! Integration tests of the feeds crate.
+
+mod fixtures;
+mod gofeed;
+mod props;
