@@ -66,7 +66,12 @@ fn non_empty(s: String) -> Option<String> {
 
 /// Splits `Name (email)`, `email (Name)`, `Name <email>`, `email` or `Name`.
 fn person_from_text(s: &str) -> Option<Person> {
-    let s = if s.contains(['<', '&']) {
+    let trimmed = s.trim();
+    let angle_email = trimmed
+        .rfind('<')
+        .and_then(|lt| trimmed.strip_suffix('>').and_then(|t| t.get(lt + 1..)))
+        .is_some_and(|inner| inner.contains('@') && !inner.contains(char::is_whitespace));
+    let s = if s.contains(['<', '&']) && !angle_email {
         html::to_text(s)
     } else {
         html::collapse(s)
