@@ -1,8 +1,141 @@
 //! webfetch: the only code in Maven that opens an outbound socket.
 //!
-//! Every configured use of the network is a *door* ([`DoorConfig`]) with its own limits.
+//! Every configured use of the network is a *door* ([`DoorConfig`]) with its own limits and
+//! its own [`Fetcher`]. A fetcher resolves names itself (through an injectable [`Resolve`]),
+//! refuses a request if **any** answer is forbidden by the address table ([`addr`]), connects
+//! only to an address it just vetted, re-checks the connected peer, and speaks TLS (rustls,
+//! webpki roots) and HTTP/1.1 (hyper) on that one socket. Literal addresses take the same path;
+//! proxy settings in the environment are never read.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), webfetch::Error> {
+//! let door = webfetch::DoorConfig::new("fetch");
+//! let fetcher = webfetch::Fetcher::new(door);
+//! let resp = fetcher.get("https://example.org/feed.xml").await?;
+//! let etag = resp.header_str("etag").map(str::to_owned);
+//! let body = resp.error_for_status()?.bytes().await?;
+//! # let _ = (etag, body);
+//! # Ok(())
+//! # }
+//! ```
 
 use std::time::Duration;
+
+pub mod addr;
+mod error;
+mod fetcher;
+mod pool;
+mod rate;
+mod resolve;
+mod response;
+mod target;
+
+pub use addr::{Class, Verdict};
+pub use error::{Error, Kind, Phase, Refusal};
+pub use fetcher::{Fetcher, FetcherBuilder, MAX_REDIRECTS};
+pub use resolve::{Resolve, Resolving, SystemResolver};
+pub use response::{Body, Request, Response};
+
+/// Re-exported so callers name headers, methods and statuses with the same types.
+pub use http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+
+/// Whether a host list entry (`example.com`, `*.example.com`, an IP address) is well formed,
+/// for config validation.
+pub fn host_pattern_is_valid(entry: &str) -> bool {
+    target::HostPattern::parse(entry).is_some()
+}
+
+/// Test-only policy. Not part of the stable API.
+#[doc(hidden)]
+pub mod testing {
+    use std::net::{IpAddr, Ipv4Addr};
+
+    /// A loopback address (in 127.0.0.0/8, not 127.0.0.1) that a fetcher built with
+    /// [`crate::FetcherBuilder::pretend_public`] judges as public.
+    ///
+    /// Tests may only use loopback, yet a redirect test needs a "public" first hop whose
+    /// redirect to a forbidden address is then refused. Nothing in Maven's configuration
+    /// builds this type, and it cannot name an address outside loopback.
+    #[derive(Debug, Clone, Copy)]
+    pub struct PretendPublic(Ipv4Addr);
+
+    impl PretendPublic {
+        /// `None` unless `addr` is in 127.0.0.0/8 and not 127.0.0.1.
+        pub fn loopback(addr: Ipv4Addr) -> Option<Self> {
+            (addr.octets()[0] == 127 && addr != Ipv4Addr::LOCALHOST).then_some(PretendPublic(addr))
+        }
+
+        pub(crate) fn addr(self) -> IpAddr {
+            IpAddr::V4(self.0)
+        }
+    }
+}
+
+/// Entry points for the fuzz targets. Not part of the stable API.
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+    use crate::addr::{self, Lifts};
+    use crate::target::{normalise_host, parse_url, HostPattern, UrlPolicy};
+
+    /// Parse and vet arbitrary bytes as a URL under every door policy, as a redirect
+    /// Location against a base, as a host list entry, and as raw addresses. Must not panic.
+    pub fn url_vet(data: &[u8]) {
+        if data.len() >= 16 {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(&data[..16]);
+            let v = addr::classify(IpAddr::V6(Ipv6Addr::from(b)));
+            let _ = v.to_string();
+        }
+        if data.len() >= 4 {
+            let v = addr::classify(IpAddr::V4(Ipv4Addr::new(
+                data[0], data[1], data[2], data[3],
+            )));
+            let _ = v.to_string();
+        }
+        let Ok(text) = std::str::from_utf8(data) else {
+            return;
+        };
+        let _ = normalise_host(text);
+        if let Some(p) = HostPattern::parse(text) {
+            let _ = p.matches("example.com");
+        }
+        let policies = [
+            UrlPolicy::default(),
+            UrlPolicy {
+                lifts: Lifts {
+                    private: true,
+                    cgnat: true,
+                },
+                allow: Some(vec![HostPattern::Under("example.com".into())]),
+                deny: vec![HostPattern::Exact("10.0.0.1".into())],
+                pretend_public: Vec::new(),
+            },
+        ];
+        let mut urls = Vec::new();
+        if let Ok(u) = parse_url(text) {
+            urls.push(u);
+        }
+        if let Ok(base) = url::Url::parse("https://example.com/a/b?c") {
+            if let Ok(u) = base.join(text) {
+                urls.push(u);
+            }
+        }
+        for url in urls {
+            for policy in &policies {
+                match policy.vet_url(url.clone()) {
+                    Ok(t) => {
+                        let _ = (t.path_and_query(), t.host_header(), t.origin());
+                    }
+                    Err(e) => {
+                        let _ = (e.to_string(), e.kind());
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// The limits of one door: one configured use of the network (a feed, an MCP server, the
 /// router's endpoint, or the global `fetch` block).
