@@ -9,7 +9,6 @@
 # Exits non-zero if any scenario fails (a FAILURE or WARNING check, a client timeout, or a
 # client exiting non-zero). Per-scenario results go to ci-artifacts/conformance/.
 set -euo pipefail
-export NO_COLOR=1 FORCE_COLOR=0
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 node="$root/testenv/node_modules/.bin/node"
@@ -33,6 +32,9 @@ fi
 scenarios=("$@")
 [[ ${#scenarios[@]} -gt 0 ]] || scenarios=("${default_scenarios[@]}")
 
+# The suite colours its report whatever NO_COLOR says; keep the logs plain.
+strip_colours() { sed -i 's/\x1b\[[0-9;]*m//g' "$1"; }
+
 mkdir -p "$out_dir"
 failed=()
 for scenario in "${scenarios[@]}"; do
@@ -41,8 +43,10 @@ for scenario in "${scenarios[@]}"; do
   # The suite runs "<command> <server URL>" through a shell; quote the client path for it.
   if "$node" "$suite" client --command "$(printf '%q' "$client")" --scenario "$scenario" \
     --timeout 30000 --output-dir "$out_dir" >"$log" 2>&1; then
+    strip_colours "$log"
     echo "--- PASS $scenario"
   else
+    strip_colours "$log"
     failed+=("$scenario")
     echo "--- FAIL $scenario (log: ${log#"$root"/})"
     sed -n '/^Checks:/,$p' "$log" | tail -n 40
