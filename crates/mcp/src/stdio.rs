@@ -118,7 +118,13 @@ impl StdioLink {
         });
         let (tx, rx) = mpsc::channel(WRITE_QUEUE);
         let (stdin_done_tx, stdin_done_rx) = tokio::sync::oneshot::channel();
-        tracker.spawn(writer(stdin, rx, token.clone(), stdin_done_tx));
+        tracker.spawn(writer(
+            stdin,
+            rx,
+            token.clone(),
+            limits.close_grace,
+            stdin_done_tx,
+        ));
         tracker.spawn(reader(
             stdout,
             limits.clone(),
@@ -181,6 +187,7 @@ async fn writer(
     mut stdin: ChildStdin,
     mut rx: mpsc::Receiver<Vec<u8>>,
     token: CancellationToken,
+    grace: std::time::Duration,
     done: tokio::sync::oneshot::Sender<()>,
 ) {
     let mut batch: Vec<u8> = Vec::new();
@@ -213,6 +220,16 @@ async fn writer(
             break;
         }
     }
+    // Frames queued before the shutdown (a cancellation notice) still go out, within the
+    // grace period; a server that does not read cannot hold the shutdown.
+    let flush = async {
+        while let Ok(f) = rx.try_recv() {
+            if stdin.write_all(&f).await.is_err() {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(grace, flush).await;
     // Dropping stdin closes the pipe: the first step of a graceful shutdown.
     drop(stdin);
     let _ = done.send(());
@@ -324,7 +341,10 @@ async fn reader(
             break CloseReason::ServerGone;
         }
     };
-    core.close(reason);
+    if reason != CloseReason::ServerGone {
+        core.close(reason);
+    }
+    // At EOF the supervisor closes the core with the exit status once the child is reaped.
     token.cancel();
 }
 

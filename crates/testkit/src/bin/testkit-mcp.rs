@@ -1,0 +1,689 @@
+//! `testkit-mcp`: an MCP server for tests, well-behaved by default and hostile by flag (one
+//! behaviour per flag), over stdio (default) or Streamable HTTP (`--http`, on 127.0.0.1:0; the
+//! port is printed as stdout's first line and written to `--port-file`).
+//!
+//! Well-behaved tools: `echo` (read-only, one required string `text`) and `delete_item`
+//! (destructive, one required string `id`). `--tools-file PATH` replaces them with the JSON array
+//! in PATH, re-read on every `tools/list` (a test may rewrite it between refreshes).
+//!
+//! Flags (each alone is one behaviour):
+//! - `--record PATH`: append one line per received message (`<method>`, `answer <id> <code|ok>`,
+//!   HTTP `DELETE`) — how tests see what the client sent.
+//! - `--exit-on-start`, `--mute-on-initialize`, `--mute-after-initialize`,
+//!   `--protocol-version V` (answer initialize with V), `--list-changed` (send
+//!   `notifications/tools/list_changed` after `notifications/initialized`), `--ignore-sigterm`
+//!   (survive a closed stdin and SIGTERM; only SIGKILL ends it).
+//! - On `tools/call`: `--mute-mid-call`, `--giant-line N` (N bytes without a newline, then
+//!   silence), `--wrong-id`, `--string-id`, `--result-and-error`, `--neither`,
+//!   `--server-requests` (sampling, roots and elicitation requests; the call's text reports the
+//!   answers), `--ping-flood N` (N pings before the answer), `--stdout-garbage N` (N non-JSON
+//!   lines before the answer; stdio), `--crash-mid-call` (exit 3).
+//! - On `tools/list`: `--tools N` (N generated read-only tools), `--description-bytes N`,
+//!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`.
+//! - HTTP only: `--sse` (answer requests with an SSE stream: a priming event with `retry`, then
+//!   the messages), `--sse-drop-first` (close the first stream of each call after the priming
+//!   event; the answer is served to the GET with `Last-Event-ID`), `--redirect URL` (answer
+//!   every POST with 307 to URL), `--session-loss 404|400` (forget the session at the first
+//!   `tools/call`: 404, or 400 "no valid session" as the reference server sends).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::Write as _;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::{Body, Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+#[derive(Default, Debug)]
+struct Opts {
+    http: bool,
+    port_file: Option<String>,
+    record: Option<String>,
+    tools_file: Option<String>,
+    exit_on_start: bool,
+    mute_on_initialize: bool,
+    mute_after_initialize: bool,
+    protocol_version: Option<String>,
+    list_changed: bool,
+    mute_mid_call: bool,
+    giant_line: Option<u64>,
+    wrong_id: bool,
+    string_id: bool,
+    result_and_error: bool,
+    neither: bool,
+    server_requests: bool,
+    ping_flood: Option<u32>,
+    stdout_garbage: Option<u32>,
+    crash_mid_call: bool,
+    tools: Option<u32>,
+    description_bytes: Option<usize>,
+    pages: Option<u32>,
+    endless_pages: bool,
+    repeated_cursor: bool,
+    sse: bool,
+    sse_drop_first: bool,
+    redirect: Option<String>,
+    session_loss: Option<u16>,
+    ignore_sigterm: bool,
+}
+
+fn parse_args() -> Result<Opts, String> {
+    let mut o = Opts::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
+            None => (a.clone(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        fn num<T: std::str::FromStr>(s: String, flag: &str) -> Result<T, String> {
+            s.parse().map_err(|_| format!("{flag}: not a number: {s}"))
+        }
+        match flag.as_str() {
+            "--http" => o.http = true,
+            "--port-file" => o.port_file = Some(value()?),
+            "--record" => o.record = Some(value()?),
+            "--tools-file" => o.tools_file = Some(value()?),
+            "--exit-on-start" => o.exit_on_start = true,
+            "--mute-on-initialize" => o.mute_on_initialize = true,
+            "--mute-after-initialize" => o.mute_after_initialize = true,
+            "--protocol-version" => o.protocol_version = Some(value()?),
+            "--list-changed" => o.list_changed = true,
+            "--mute-mid-call" => o.mute_mid_call = true,
+            "--giant-line" => o.giant_line = Some(num(value()?, &flag)?),
+            "--wrong-id" => o.wrong_id = true,
+            "--string-id" => o.string_id = true,
+            "--result-and-error" => o.result_and_error = true,
+            "--neither" => o.neither = true,
+            "--server-requests" => o.server_requests = true,
+            "--ping-flood" => o.ping_flood = Some(num(value()?, &flag)?),
+            "--stdout-garbage" => o.stdout_garbage = Some(num(value()?, &flag)?),
+            "--crash-mid-call" => o.crash_mid_call = true,
+            "--tools" => o.tools = Some(num(value()?, &flag)?),
+            "--description-bytes" => o.description_bytes = Some(num(value()?, &flag)?),
+            "--pages" => o.pages = Some(num(value()?, &flag)?),
+            "--endless-pages" => o.endless_pages = true,
+            "--repeated-cursor" => o.repeated_cursor = true,
+            "--sse" => o.sse = true,
+            "--sse-drop-first" => o.sse_drop_first = true,
+            "--redirect" => o.redirect = Some(value()?),
+            "--session-loss" => o.session_loss = Some(num(value()?, &flag)?),
+            "--ignore-sigterm" => o.ignore_sigterm = true,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(o)
+}
+
+/// What the server writes: whole messages, or raw bytes (hostile output).
+enum Out {
+    Msg(Value),
+    Raw(Vec<u8>),
+}
+
+/// Where a handler sends what it writes (stdout, or the current SSE stream / JSON reply).
+type Sink = mpsc::UnboundedSender<Out>;
+
+struct Server {
+    opts: Opts,
+    record: Option<Mutex<std::fs::File>>,
+    /// Answers the client gives to this server's requests, by id.
+    waiting: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    muted: AtomicBool,
+    next_req: AtomicU64,
+    /// HTTP: the live session id, and whether the one-time session loss already happened.
+    session: Mutex<Option<String>>,
+    lost_once: AtomicBool,
+    /// HTTP: answers withheld from a dropped SSE stream, served on the GET that resumes it.
+    resumable: Mutex<Vec<Value>>,
+}
+
+impl Server {
+    fn record(&self, line: &str) {
+        if let Some(f) = &self.record {
+            let mut f = f.lock().unwrap();
+            let _ = writeln!(f, "{line}");
+            let _ = f.flush();
+        }
+    }
+
+    fn tools(&self) -> Vec<Value> {
+        if let Some(path) = &self.opts.tools_file {
+            let text = std::fs::read_to_string(path).unwrap_or_else(|_| "[]".to_owned());
+            return serde_json::from_str(&text).unwrap_or_default();
+        }
+        let desc = |d: &str| match self.opts.description_bytes {
+            Some(n) => "d".repeat(n),
+            None => d.to_owned(),
+        };
+        if let Some(n) = self.opts.tools {
+            return (0..n)
+                .map(|i| {
+                    json!({"name": format!("tool_{i}"), "description": desc("generated"),
+                           "inputSchema": {"type": "object"},
+                           "annotations": {"readOnlyHint": true}})
+                })
+                .collect();
+        }
+        vec![
+            json!({"name": "echo", "description": desc("Echo the text back."),
+                   "inputSchema": {"type": "object",
+                                   "properties": {"text": {"type": "string"}},
+                                   "required": ["text"]},
+                   "annotations": {"readOnlyHint": true}}),
+            json!({"name": "delete_item", "description": desc("Delete an item."),
+                   "inputSchema": {"type": "object",
+                                   "properties": {"id": {"type": "string"}},
+                                   "required": ["id"]},
+                   "annotations": {"readOnlyHint": false, "destructiveHint": true}}),
+        ]
+    }
+
+    fn list_page(&self, cursor: Option<&str>) -> Value {
+        let tools = self.tools();
+        let o = &self.opts;
+        if o.repeated_cursor {
+            return json!({"tools": if cursor.is_none() { tools } else { vec![] },
+                          "nextCursor": "again"});
+        }
+        let page: u32 = cursor
+            .and_then(|c| c.strip_prefix('p'))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if o.endless_pages || o.pages.is_some() {
+            let total = o.pages.unwrap_or(u32::MAX);
+            let tool = json!({"name": format!("page_{page}"), "inputSchema": {"type": "object"}});
+            let mut v = json!({"tools": [tool]});
+            if page + 1 < total {
+                v["nextCursor"] = json!(format!("p{}", page + 1));
+            }
+            return v;
+        }
+        json!({"tools": tools})
+    }
+
+    /// Send a request to the client and wait for its answer (or give up after 10 s).
+    async fn ask(&self, out: &Sink, method: &str) -> Value {
+        let id = format!("srv-{}", self.next_req.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.waiting.lock().unwrap().insert(id.clone(), tx);
+        let _ = out.send(Out::Msg(
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}),
+        ));
+        tokio::time::timeout(Duration::from_secs(10), rx)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(Value::Null)
+    }
+
+    /// A message from the client that is an answer to one of ours.
+    fn on_answer(&self, msg: &Value) {
+        let id = match &msg["id"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let code = msg["error"]["code"]
+            .as_i64()
+            .map_or("ok".to_owned(), |c| c.to_string());
+        self.record(&format!("answer {id} {code}"));
+        if let Some(tx) = self.waiting.lock().unwrap().remove(&id) {
+            let _ = tx.send(msg.clone());
+        }
+    }
+
+    /// Handle one message from the client; everything it writes goes to `out`. Returns when
+    /// the handling is over (the sink is dropped then).
+    async fn handle(self: Arc<Self>, msg: Value, out: Sink) {
+        let Some(method) = msg.get("method").and_then(Value::as_str).map(str::to_owned) else {
+            self.on_answer(&msg);
+            return;
+        };
+        self.record(&method);
+        let id = msg.get("id").cloned();
+        if self.muted.load(Ordering::Relaxed) {
+            return;
+        }
+        let o = &self.opts;
+        let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id.clone().unwrap_or(Value::Null), "result": result});
+        match method.as_str() {
+            "initialize" => {
+                if o.mute_on_initialize {
+                    return;
+                }
+                let asked = msg["params"]["protocolVersion"].as_str().unwrap_or("");
+                let version = o
+                    .protocol_version
+                    .clone()
+                    .unwrap_or_else(|| asked.to_owned());
+                let _ = out.send(Out::Msg(reply(json!({
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": true}, "resources": {}},
+                    "serverInfo": {"name": "testkit-mcp", "version": "1.0.0"},
+                }))));
+                if o.mute_after_initialize {
+                    self.muted.store(true, Ordering::Relaxed);
+                }
+            }
+            "notifications/initialized" => {
+                if o.list_changed {
+                    let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0",
+                        "method": "notifications/tools/list_changed"})));
+                }
+            }
+            "ping" => {
+                let _ = out.send(Out::Msg(reply(json!({}))));
+            }
+            "tools/list" => {
+                let cursor = msg["params"]["cursor"].as_str();
+                let _ = out.send(Out::Msg(reply(self.list_page(cursor))));
+            }
+            "resources/list" => {
+                let _ = out.send(Out::Msg(reply(json!({"resources": [
+                    {"uri": "mem://note", "name": "note", "mimeType": "text/plain"}]}))));
+            }
+            "resources/read" => {
+                let uri = msg["params"]["uri"].clone();
+                let _ = out.send(Out::Msg(reply(json!({"contents": [
+                    {"uri": uri, "mimeType": "text/plain", "text": "a note"}]}))));
+            }
+            "tools/call" => self.call(&msg, out).await,
+            m if m.starts_with("notifications/") => {}
+            _ => {
+                let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "Method not found"}})));
+            }
+        }
+    }
+
+    async fn call(&self, msg: &Value, out: Sink) {
+        let o = &self.opts;
+        let id = msg["id"].clone();
+        if o.crash_mid_call {
+            std::process::exit(3);
+        }
+        if o.mute_mid_call {
+            return;
+        }
+        if let Some(n) = o.giant_line {
+            let chunk = vec![b'x'; 64 * 1024];
+            let mut left = n;
+            while left > 0 {
+                let k = usize::try_from(left.min(chunk.len() as u64)).unwrap();
+                if out.send(Out::Raw(chunk[..k].to_vec())).is_err() {
+                    return;
+                }
+                left -= k as u64;
+                tokio::task::yield_now().await;
+            }
+            std::future::pending::<()>().await;
+        }
+        if let Some(n) = o.stdout_garbage {
+            for i in 0..n {
+                let _ = out.send(Out::Raw(format!("garbage line {i}\n").into_bytes()));
+            }
+        }
+        if let Some(n) = o.ping_flood {
+            for i in 0..n {
+                let _ = out.send(Out::Msg(
+                    json!({"jsonrpc": "2.0", "id": format!("ping-{i}"), "method": "ping"}),
+                ));
+            }
+        }
+        let name = msg["params"]["name"].as_str().unwrap_or("");
+        let args = &msg["params"]["arguments"];
+        let mut text = match name {
+            "echo" => args["text"].as_str().unwrap_or("").to_owned(),
+            "delete_item" => format!("deleted {}", args["id"].as_str().unwrap_or("?")),
+            other => {
+                let known = self.tools().iter().any(|t| t["name"] == other);
+                if !known {
+                    let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32602, "message": format!("unknown tool {other}")}})));
+                    return;
+                }
+                format!("called {other}")
+            }
+        };
+        if o.server_requests {
+            let mut answers = Vec::new();
+            for m in ["sampling/createMessage", "roots/list", "elicitation/create"] {
+                let a = self.ask(&out, m).await;
+                let code = a["error"]["code"]
+                    .as_i64()
+                    .map_or("no-error".to_owned(), |c| c.to_string());
+                answers.push(format!("{m}:{code}"));
+            }
+            text = answers.join(" ");
+        }
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        let frame = if o.wrong_id {
+            json!({"jsonrpc": "2.0", "id": id.as_i64().unwrap_or(0) + 1000, "result": result})
+        } else if o.string_id {
+            json!({"jsonrpc": "2.0", "id": id.to_string(), "result": result})
+        } else if o.result_and_error {
+            json!({"jsonrpc": "2.0", "id": id, "result": result,
+                   "error": {"code": -32000, "message": "both"}})
+        } else if o.neither {
+            json!({"jsonrpc": "2.0", "id": id})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        };
+        let _ = out.send(Out::Msg(frame));
+    }
+}
+
+fn encode_line(out: Out) -> Vec<u8> {
+    match out {
+        Out::Msg(v) => {
+            let mut b = serde_json::to_vec(&v).unwrap();
+            b.push(b'\n');
+            b
+        }
+        Out::Raw(b) => b,
+    }
+}
+
+async fn run_stdio(server: Arc<Server>) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(o) = rx.recv().await {
+            if stdout.write_all(&encode_line(o)).await.is_err() {
+                return;
+            }
+            let _ = stdout.flush().await;
+        }
+    });
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        tokio::spawn(server.clone().handle(msg, tx.clone()));
+    }
+    if server.opts.ignore_sigterm {
+        // Stubborn: neither a closed stdin nor SIGTERM ends it; only SIGKILL does.
+        std::future::pending::<()>().await;
+    }
+    // stdin closed: a graceful client; exit.
+    drop(tx);
+    let _ = tokio::time::timeout(Duration::from_millis(200), writer).await;
+}
+
+/// A response body fed by a channel (for SSE).
+struct ChannelBody(mpsc::UnboundedReceiver<Bytes>);
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+type BoxBody = http_body_util::combinators::UnsyncBoxBody<Bytes, Infallible>;
+
+fn full(status: StatusCode, body: impl Into<Bytes>) -> Response<BoxBody> {
+    let mut r = Response::new(Full::new(body.into()).boxed_unsync());
+    *r.status_mut() = status;
+    r
+}
+
+static EVENT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn sse_event(out: Out) -> Bytes {
+    match out {
+        Out::Msg(v) => {
+            let id = EVENT_ID.fetch_add(1, Ordering::Relaxed);
+            Bytes::from(format!("id: {id}\ndata: {v}\n\n"))
+        }
+        Out::Raw(b) => {
+            // Hostile raw bytes go inside one unterminated data line.
+            Bytes::from(b)
+        }
+    }
+}
+
+async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<BoxBody> {
+    let o = &server.opts;
+    if req.method() == Method::DELETE {
+        server.record("DELETE");
+        *server.session.lock().unwrap() = None;
+        return full(StatusCode::OK, "");
+    }
+    if req.method() == Method::GET {
+        let last = req
+            .headers()
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        server.record(&format!("GET {}", last.as_deref().unwrap_or("-")));
+        let pending: Vec<Value> = std::mem::take(&mut *server.resumable.lock().unwrap());
+        if last.is_none() || pending.is_empty() {
+            return full(StatusCode::METHOD_NOT_ALLOWED, "");
+        }
+        let body: String = pending
+            .into_iter()
+            .map(|v| sse_event(Out::Msg(v)))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .collect();
+        let mut r = full(StatusCode::OK, body);
+        r.headers_mut()
+            .insert("content-type", "text/event-stream".parse().unwrap());
+        return r;
+    }
+    if req.method() != Method::POST {
+        return full(StatusCode::METHOD_NOT_ALLOWED, "");
+    }
+    if let Some(url) = &o.redirect {
+        server.record("POST redirected");
+        let mut r = full(StatusCode::TEMPORARY_REDIRECT, "");
+        r.headers_mut().insert("location", url.parse().unwrap());
+        return r;
+    }
+    let session_hdr = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let version_hdr = req
+        .headers()
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let Ok(body) = req.into_body().collect().await else {
+        return full(StatusCode::BAD_REQUEST, "");
+    };
+    let Ok(msg) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
+        return full(StatusCode::BAD_REQUEST, "not json");
+    };
+    let method = msg["method"].as_str().unwrap_or("").to_owned();
+    let is_request = msg.get("method").is_some() && msg.get("id").is_some();
+    // Sessions: initialize makes one; everything else must carry it.
+    if method == "initialize" {
+        let sid = format!("sess-{}", server.next_req.fetch_add(1, Ordering::Relaxed));
+        *server.session.lock().unwrap() = Some(sid);
+    } else {
+        let live = server.session.lock().unwrap().clone();
+        if method == "tools/call" {
+            if let Some(code) = o.session_loss {
+                if !server.lost_once.swap(true, Ordering::Relaxed) {
+                    server.record(&format!("session lost {code}"));
+                    *server.session.lock().unwrap() = None;
+                    return session_error(code);
+                }
+            }
+        }
+        match (&session_hdr, &live) {
+            (Some(h), Some(l)) if h == l => {}
+            (None, _) => return session_error(400),
+            _ => return session_error(404),
+        }
+        if version_hdr.is_none() {
+            server.record("missing MCP-Protocol-Version");
+        }
+    }
+    if !is_request {
+        tokio::spawn(server.clone().handle(msg, mpsc::unbounded_channel().0));
+        return full(StatusCode::ACCEPTED, "");
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
+    tokio::spawn(server.clone().handle(msg, tx));
+    let needs_stream =
+        o.sse || o.server_requests || o.ping_flood.is_some() || o.giant_line.is_some();
+    let sid = server.session.lock().unwrap().clone();
+    let with_session = |mut r: Response<BoxBody>| {
+        if let Some(s) = &sid {
+            r.headers_mut().insert("mcp-session-id", s.parse().unwrap());
+        }
+        r
+    };
+    if !needs_stream {
+        let Some(first) = rx.recv().await else {
+            // Muted: hold the request open until the client gives up.
+            std::future::pending::<()>().await;
+            unreachable!()
+        };
+        let mut r = full(StatusCode::OK, encode_line(first));
+        r.headers_mut()
+            .insert("content-type", "application/json".parse().unwrap());
+        return with_session(r);
+    }
+    let (btx, brx) = mpsc::unbounded_channel::<Bytes>();
+    let drop_first = o.sse_drop_first && method == "tools/call";
+    let srv = server.clone();
+    tokio::spawn(async move {
+        let prime = EVENT_ID.fetch_add(1, Ordering::Relaxed);
+        let _ = btx.send(Bytes::from(format!("id: {prime}\nretry: 50\ndata: \n\n")));
+        if drop_first {
+            // Close this stream; the answer waits for the resuming GET.
+            if let Some(Out::Msg(v)) = rx.recv().await {
+                srv.resumable.lock().unwrap().push(v);
+            }
+            return;
+        }
+        if srv.opts.giant_line.is_some() {
+            let _ = btx.send(Bytes::from_static(b"data: "));
+        }
+        while let Some(o) = rx.recv().await {
+            let is_answer = matches!(&o, Out::Msg(v) if v.get("method").is_none());
+            if btx.send(sse_event(o)).is_err() {
+                return;
+            }
+            if is_answer {
+                return;
+            }
+        }
+    });
+    let mut r = Response::new(ChannelBody(brx).boxed_unsync());
+    r.headers_mut()
+        .insert("content-type", "text/event-stream".parse().unwrap());
+    with_session(r)
+}
+
+fn session_error(code: u16) -> Response<BoxBody> {
+    if code == 404 {
+        return full(StatusCode::NOT_FOUND, "");
+    }
+    let mut r = full(
+        StatusCode::BAD_REQUEST,
+        r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#,
+    );
+    r.headers_mut()
+        .insert("content-type", "application/json".parse().unwrap());
+    r
+}
+
+async fn run_http(server: Arc<Server>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    println!("{port}");
+    let _ = std::io::stdout().flush();
+    if let Some(p) = &server.opts.port_file {
+        std::fs::write(p, format!("{port}\n")).unwrap();
+    }
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let server = server.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| {
+                let server = server.clone();
+                async move { Ok::<_, Infallible>(http_handle(server, req).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                .await;
+        });
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("testkit-mcp: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    if opts.exit_on_start {
+        eprintln!("testkit-mcp: exiting on start");
+        return std::process::ExitCode::SUCCESS;
+    }
+    let record = opts.record.as_ref().map(|p| {
+        Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .unwrap(),
+        )
+    });
+    let server = Arc::new(Server {
+        opts,
+        record,
+        waiting: Mutex::new(HashMap::new()),
+        muted: AtomicBool::new(false),
+        next_req: AtomicU64::new(1),
+        session: Mutex::new(None),
+        lost_once: AtomicBool::new(false),
+        resumable: Mutex::new(Vec::new()),
+    });
+    eprintln!("testkit-mcp: ready");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    if server.opts.ignore_sigterm {
+        rt.spawn(async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+            while term.recv().await.is_some() {}
+        });
+    }
+    if server.opts.http {
+        rt.block_on(run_http(server));
+    } else {
+        rt.block_on(run_stdio(server));
+    }
+    std::process::ExitCode::SUCCESS
+}

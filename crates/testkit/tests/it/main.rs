@@ -1,0 +1,8 @@
+//! The mcp client against `testkit-mcp`, well-behaved and hostile, over stdio and Streamable
+//! HTTP. The server binary is this package's own, found through `CARGO_BIN_EXE_testkit-mcp`.
+//!
+//! Each hostile test asserts the specific outcome, under short deadlines; none asserts on time.
+
+mod support;
+
+mod stdio;

@@ -1,0 +1,99 @@
+//! Shared helpers: configs for the test server, a record file, zombie checks.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcp::{ClientOptions, Limits, McpTimeouts, ServerConfig, Transport};
+
+/// The test server binary.
+pub(crate) fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_testkit-mcp")
+}
+
+/// Deadlines short enough for hostile tests, long enough for a slow CI machine to start a
+/// process.
+pub(crate) fn short() -> McpTimeouts {
+    McpTimeouts {
+        init: Duration::from_secs(10),
+        list: Duration::from_secs(10),
+        call: Duration::from_secs(10),
+    }
+}
+
+/// A stdio config running the test server with these flags.
+pub(crate) fn stdio(args: &[&str], timeouts: McpTimeouts) -> ServerConfig {
+    ServerConfig {
+        name: "kit".to_owned(),
+        transport: Transport::Stdio {
+            command: bin().to_owned(),
+            args: args.iter().map(|s| (*s).to_owned()).collect(),
+            env: BTreeMap::new(),
+        },
+        timeouts,
+    }
+}
+
+/// Limits with quick shutdown graces.
+pub(crate) fn limits() -> Limits {
+    Limits {
+        close_grace: Duration::from_millis(500),
+        term_grace: Duration::from_millis(500),
+        ..Limits::default()
+    }
+}
+
+pub(crate) fn options() -> ClientOptions {
+    ClientOptions::default().with_limits(limits())
+}
+
+/// A temporary file the server records what it received into.
+pub(crate) struct Record {
+    _dir: tempfile::TempDir,
+    pub(crate) path: PathBuf,
+}
+
+impl Record {
+    pub(crate) fn new() -> Record {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record");
+        Record { _dir: dir, path }
+    }
+
+    pub(crate) fn arg(&self) -> String {
+        format!("--record={}", self.path.display())
+    }
+
+    pub(crate) fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Wait (bounded) until a line satisfying `f` shows up; the lines seen.
+    pub(crate) async fn wait_for(&self, f: impl Fn(&str) -> bool) -> Vec<String> {
+        for _ in 0..200 {
+            let l = self.lines();
+            if l.iter().any(|x| f(x)) {
+                return l;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        self.lines()
+    }
+}
+
+/// Whether a process id still exists (a zombie still does).
+pub(crate) fn process_exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Run `f` under an outer bound far beyond every deadline the test sets, so a hang fails the
+/// test instead of wedging the suite.
+pub(crate) async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), f)
+        .await
+        .expect("the test outlived its outer bound")
+}
