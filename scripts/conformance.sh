@@ -39,10 +39,25 @@ mkdir -p "$out_dir"
 failed=()
 for scenario in "${scenarios[@]}"; do
   echo "=== conformance: $scenario"
-  log="$out_dir/${scenario//\//_}.log"
+  name="${scenario//\//_}"
+  log="$out_dir/$name.log"
+  rm -rf "${out_dir:?}/$name" && mkdir -p "$out_dir/$name"
   # The suite runs "<command> <server URL>" through a shell; quote the client path for it.
+  # It passes a scenario whose client never connected (no checks at all), so a pass also
+  # needs at least one SUCCESS check in its checks.json.
   if "$node" "$suite" client --command "$(printf '%q' "$client")" --scenario "$scenario" \
-    --timeout 30000 --output-dir "$out_dir" >"$log" 2>&1; then
+    --timeout 30000 --output-dir "$out_dir/$name" >"$log" 2>&1 &&
+    "$node" -e '
+      const fs = require("fs"), path = require("path");
+      const dir = process.argv[1];
+      const runs = fs.readdirSync(dir).map((d) => path.join(dir, d, "checks.json")).filter(fs.existsSync);
+      const checks = runs.flatMap((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+      const ok = checks.filter((c) => c.status === "SUCCESS").length;
+      const bad = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").length;
+      if (ok === 0 || bad > 0) {
+        console.log(`checks.json: ${ok} SUCCESS, ${bad} FAILURE/WARNING: not a pass`);
+        process.exit(1);
+      }' "$out_dir/$name" >>"$log" 2>&1; then
     strip_colours "$log"
     echo "--- PASS $scenario"
   else
