@@ -126,6 +126,14 @@ fn new_reader(src: &str) -> quick_xml::Reader<&[u8]> {
     r
 }
 
+/// The first char boundary at or after `i` (or the end).
+fn next_boundary(src: &str, mut i: usize) -> usize {
+    while i < src.len() && !src.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(src.len())
+}
+
 fn is_name_start(c: char) -> bool {
     c.is_alphabetic() || c == '_' || c == ':'
 }
@@ -241,8 +249,8 @@ impl<'a> Doc<'a> {
                         if restarts > MAX_RESTARTS || p0 + 1 > src.len() {
                             break;
                         }
-                        offset = p0 + 1;
-                        reader = new_reader(&src[offset..]);
+                        offset = next_boundary(src, p0 + 1);
+                        reader = new_reader(src.get(offset..).unwrap_or(""));
                         continue;
                     }
                     if skipped_depth > 0 || stack.len() >= MAX_DEPTH || doc.nodes.len() >= MAX_NODES
@@ -344,11 +352,16 @@ impl<'a> Doc<'a> {
                     }
                 }
                 Ok(Event::End(_)) => {
-                    if skipped_depth > 0 {
-                        skipped_depth -= 1;
-                        continue;
-                    }
                     let name = tag.get(2..).unwrap_or("").trim_end_matches('>').trim();
+                    if skipped_depth > 0 {
+                        // Inside elements too deep to keep: an end tag closes one of them,
+                        // unless it names an element we kept (then the deep part was unclosed).
+                        if !stack.iter().any(|&id| doc.name(id) == name) {
+                            skipped_depth -= 1;
+                            continue;
+                        }
+                        skipped_depth = 0;
+                    }
                     let p0u = u32::try_from(p0).unwrap_or(u32::MAX);
                     let found = stack
                         .iter()
@@ -396,7 +409,7 @@ impl<'a> Doc<'a> {
                     match next {
                         Some(n) if recoverable && restarts < MAX_RESTARTS => {
                             restarts += 1;
-                            offset = n;
+                            offset = next_boundary(src, n);
                             reader = new_reader(src.get(n..).unwrap_or(""));
                         }
                         _ => {

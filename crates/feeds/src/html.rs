@@ -168,7 +168,8 @@ pub fn to_text(html: &str) -> String {
         {
             // Skip raw-text element content up to its end tag.
             let lower_close = format!("</{}", name.to_ascii_lowercase());
-            let mut skip_to = rest.len();
+            // Without an end tag nothing is skipped: the tag alone is dropped.
+            let mut skip_to = 0;
             let mut search = 0;
             while let Some(i) = rest.get(search..).and_then(|r| r.find("</")) {
                 let at = search + i;

@@ -149,6 +149,10 @@ pub struct Feed {
     pub authors: Vec<Person>,
     /// Items in document order.
     pub items: Vec<Item>,
+    /// RSS `<ttl>`: minutes the channel may be cached before it is fetched again. Used by the
+    /// poller's schedule; not part of the JSON form.
+    #[serde(skip)]
+    pub ttl: Option<u32>,
 }
 
 impl Feed {
@@ -166,6 +170,7 @@ impl Feed {
             updated: None,
             authors: Vec::new(),
             items: Vec::new(),
+            ttl: None,
         }
     }
 

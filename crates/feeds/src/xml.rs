@@ -508,6 +508,9 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
                 }
             }
             (_, "language") if feed.language.is_none() => feed.language = cx.trimmed(c),
+            (_, "ttl") if feed.ttl.is_none() => {
+                feed.ttl = cx.trimmed(c).and_then(|t| t.parse::<u32>().ok());
+            }
             (_, "id") if feed.id.is_none() => feed.id = cx.trimmed(c),
             (_, "updated" | "modified" | "lastbuilddate") if feed.updated.is_none() => {
                 feed.updated = cx.date(c)
