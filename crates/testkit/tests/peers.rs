@@ -4,9 +4,13 @@
 //!
 //! A missing peer is a failure naming the install script, never a silent pass.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
+
+use mcp::{Client, ClientOptions, McpTimeouts, ServerConfig, Transport};
+use serde_json::{json, Value};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -176,4 +180,193 @@ async fn python_server_http_listens_on_loopback_only() {
         "{}",
         peer.url
     );
+}
+
+/// What a peer must offer and answer.
+struct Expect {
+    /// The launcher script in testenv/.
+    launcher: &'static str,
+    /// `serverInfo.name`.
+    server_name: &'static str,
+    /// How many tools a client without capabilities is offered.
+    tools: usize,
+    /// Tools that claim `readOnlyHint: true`; every other tool must not.
+    read_only: &'static [&'static str],
+    /// Tools that claim `destructiveHint: true`.
+    destructive_hint: &'static [&'static str],
+    /// The tool called, its arguments and the text of its answer.
+    call: &'static str,
+    arguments: fn() -> Value,
+    answer: &'static str,
+    /// Whether the server announces `tools/list_changed` right after `initialized` on the
+    /// connection itself (stdio; over HTTP it goes to the standalone GET stream).
+    list_changed: bool,
+}
+
+const EVERYTHING_TOOLS: usize = 13;
+
+fn everything(list_changed: bool) -> Expect {
+    Expect {
+        launcher: "run-everything.sh",
+        server_name: "mcp-servers/everything",
+        tools: EVERYTHING_TOOLS,
+        read_only: &[
+            "echo",
+            "get-annotated-message",
+            "get-env",
+            "get-resource-links",
+            "get-resource-reference",
+            "get-structured-content",
+            "get-sum",
+            "get-tiny-image",
+            "trigger-long-running-operation",
+        ],
+        destructive_hint: &[],
+        call: "echo",
+        arguments: || json!({"message": "hello from maven"}),
+        answer: "Echo: hello from maven",
+        list_changed,
+    }
+}
+
+fn python() -> Expect {
+    Expect {
+        launcher: "run-python-server.sh",
+        server_name: "maven-python-peer",
+        tools: 2,
+        read_only: &["lookup_word"],
+        destructive_hint: &["delete_note"],
+        call: "lookup_word",
+        arguments: || json!({"word": "maven"}),
+        answer: "one who is expert in a particular field",
+        list_changed: false,
+    }
+}
+
+/// Deadlines generous enough for a loaded CI machine starting node or Python.
+fn timeouts() -> McpTimeouts {
+    McpTimeouts {
+        init: START_DEADLINE,
+        list: Duration::from_secs(30),
+        call: Duration::from_secs(30),
+    }
+}
+
+fn stdio_config(expect: &Expect) -> ServerConfig {
+    ServerConfig {
+        name: "peer".to_owned(),
+        transport: Transport::Stdio {
+            command: launcher(expect.launcher).to_string_lossy().into_owned(),
+            args: vec!["stdio".to_owned()],
+            env: BTreeMap::new(),
+        },
+        timeouts: timeouts(),
+    }
+}
+
+fn http_config(peer: &HttpPeer) -> ServerConfig {
+    let mut door = webfetch::DoorConfig::new("mcp:peer");
+    // The peer listens on 127.0.0.1.
+    door.allow_private = true;
+    door.host_interval = Duration::ZERO;
+    ServerConfig {
+        name: "peer".to_owned(),
+        transport: Transport::Http {
+            url: peer.url.clone(),
+            headers: BTreeMap::new(),
+            door,
+        },
+        timeouts: timeouts(),
+    }
+}
+
+/// initialize, tools/list, the expected annotations, one call, close.
+async fn exercise(config: &ServerConfig, expect: &Expect) {
+    let client = Client::connect(config, ClientOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{}: connect: {e}", expect.launcher));
+    let info = client.server_info();
+    assert_eq!(info.protocol_version, mcp::PROTOCOL_VERSION);
+    assert_eq!(info.name, expect.server_name);
+
+    if expect.list_changed {
+        let mut changed = client.list_changed();
+        timeout(Duration::from_secs(30), changed.wait_for(|n| *n >= 1))
+            .await
+            .expect("no tools/list_changed after initialized")
+            .expect("the connection ended before tools/list_changed");
+    }
+
+    let listing = client.list_tools().await.expect("tools/list");
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(listing.tools.len(), expect.tools, "tools: {names:?}");
+    assert_eq!(listing.skipped, 0);
+    assert!(
+        names.contains(&expect.call),
+        "no `{}` in {names:?}",
+        expect.call
+    );
+    for tool in &listing.tools {
+        let claimed = expect.read_only.contains(&tool.name.as_str());
+        assert_eq!(
+            tool.read_only_claim(),
+            claimed,
+            "readOnlyHint of {}",
+            tool.name
+        );
+        assert_eq!(tool.destructive(), !claimed, "destructive of {}", tool.name);
+        let hint = tool
+            .raw
+            .get("annotations")
+            .and_then(|a| a.get("destructiveHint"));
+        if expect.destructive_hint.contains(&tool.name.as_str()) {
+            assert_eq!(
+                hint,
+                Some(&Value::Bool(true)),
+                "destructiveHint of {}",
+                tool.name
+            );
+        }
+    }
+
+    let Value::Object(arguments) = (expect.arguments)() else {
+        panic!("arguments are an object")
+    };
+    let outcome = client
+        .call_tool(expect.call, arguments)
+        .await
+        .unwrap_or_else(|e| panic!("tools/call {}: {e}", expect.call));
+    assert!(!outcome.is_error, "{}", outcome.text);
+    assert!(!outcome.truncated);
+    assert_eq!(outcome.text, expect.answer);
+
+    assert_eq!(client.stats().violations, 0, "{:?}", client.stats());
+    client.close().await;
+    assert!(client.closed().is_some());
+}
+
+#[tokio::test]
+async fn server_everything_stdio() {
+    let expect = everything(true);
+    exercise(&stdio_config(&expect), &expect).await;
+}
+
+#[tokio::test]
+async fn server_everything_streamable_http() {
+    let expect = everything(false);
+    let peer = HttpPeer::start(expect.launcher).await;
+    exercise(&http_config(&peer), &expect).await;
+}
+
+#[tokio::test]
+async fn python_sdk_server_stdio() {
+    let expect = python();
+    exercise(&stdio_config(&expect), &expect).await;
+}
+
+#[tokio::test]
+async fn python_sdk_server_streamable_http() {
+    let expect = python();
+    let peer = HttpPeer::start(expect.launcher).await;
+    exercise(&http_config(&peer), &expect).await;
 }
