@@ -1,4 +1,6 @@
 //! Integration tests of the feeds crate.
+// Test helpers outside #[test] functions unwrap fixture IO freely.
+#![allow(clippy::unwrap_used)]
 
 mod fixtures;
 mod gofeed;
