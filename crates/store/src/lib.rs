@@ -297,6 +297,33 @@ impl Store {
             .await
     }
 
+    /// The mcp rows of one server, ordered by name.
+    pub async fn tools_of_server(&self, server: &str) -> Result<Vec<ToolRow>, Error> {
+        let s = server.to_owned();
+        self.call(move |c| ops::tools_of_server(c, &s)).await
+    }
+
+    /// After a **complete, successful** listing of a connected server: withdraws, in one
+    /// transaction, every row of that server whose tool is not in `offered` and is not already
+    /// withdrawn, each with an event. Returns the withdrawn names. Never call it for a server
+    /// that is down or whose listing failed: that would disarm what the owner approved.
+    pub async fn withdraw_missing(
+        &self,
+        server: &str,
+        offered: &[String],
+        reason: &str,
+        actor: &str,
+    ) -> Result<Vec<String>, Error> {
+        let (s, o, r, a) = (
+            server.to_owned(),
+            offered.to_vec(),
+            reason.to_owned(),
+            actor.to_owned(),
+        );
+        self.call(move |c| ops::withdraw_missing(c, &s, &o, &r, &a))
+            .await
+    }
+
     /// Inserts a row in state proposed plus its creation event (actor `discovery` for mcp rows,
     /// `config` for local ones, reason = provenance), in one transaction.
     /// [`Error::AlreadyExists`] when the name or the identity is taken; [`Error::Invalid`] when
@@ -406,5 +433,31 @@ fn worker(path: &Path, mut rx: mpsc::Receiver<Msg>, ready: oneshot::Sender<Resul
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_operation_rolls_back_and_the_worker_survives() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db")).await.unwrap();
+        let err = store
+            .call(|c| -> Result<(), Error> {
+                let tx = c.transaction()?;
+                tx.execute(
+                    "INSERT INTO facts (key, value, updated) VALUES ('half', 'done', 0)",
+                    [],
+                )?;
+                panic!("a bug in the middle of a transaction");
+            })
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Panicked), "{err:?}");
+        assert_eq!(store.fact("half").await.unwrap(), None);
+        store.set_fact("after", "ok").await.unwrap();
+        assert_eq!(store.fact("after").await.unwrap().as_deref(), Some("ok"));
     }
 }

@@ -412,6 +412,53 @@ pub(crate) fn tools(conn: &mut Connection) -> Result<Vec<ToolRow>, Error> {
     rows.map(|r| finish_tool(r?)).collect()
 }
 
+pub(crate) fn tools_of_server(conn: &mut Connection, server: &str) -> Result<Vec<ToolRow>, Error> {
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT {TOOL_COLS} FROM tools WHERE kind = 'mcp' AND server = ?1 ORDER BY name"
+    ))?;
+    let rows = st.query_map([server], raw_tool)?;
+    rows.map(|r| finish_tool(r?)).collect()
+}
+
+pub(crate) fn withdraw_missing(
+    conn: &mut Connection,
+    server: &str,
+    offered: &[String],
+    reason: &str,
+    actor: &str,
+) -> Result<Vec<String>, Error> {
+    let now = now_ms();
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let gone: Vec<(String, String)> = {
+        let mut st = tx.prepare_cached(
+            "SELECT name, state FROM tools
+             WHERE kind = 'mcp' AND server = ?1 AND state <> 'withdrawn'
+               AND tool NOT IN (SELECT value FROM json_each(?2))
+             ORDER BY name",
+        )?;
+        let rows = st.query_map(params![server, to_json(offered)], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        rows.collect::<Result<_, _>>()?
+    };
+    for (name, state) in &gone {
+        let from = parse_state(state)?;
+        tx.prepare_cached("UPDATE tools SET state = 'withdrawn', updated = ?2 WHERE name = ?1")?
+            .execute(params![name, now])?;
+        insert_event(
+            &tx,
+            name,
+            Some(from),
+            ToolState::Withdrawn,
+            reason,
+            actor,
+            now,
+        )?;
+    }
+    tx.commit()?;
+    Ok(gone.into_iter().map(|(n, _)| n).collect())
+}
+
 pub(crate) fn tool_by_identity(
     conn: &mut Connection,
     kind: &str,
@@ -574,12 +621,15 @@ pub(crate) fn set_tool_state(
         });
     }
     // Enabling pins the shape the owner saw, for the page's diff after a redefinition.
+    // Withdrawing and re-proposing are discovery's verdicts about the row itself, so the reason
+    // becomes its provenance (A-8: why and when); the owner's enable/disable keep it.
     tx.prepare_cached(
         "UPDATE tools SET state = ?2, updated = ?3,
-                approved_shape = CASE WHEN ?2 = 'enabled' THEN shape ELSE approved_shape END
+                approved_shape = CASE WHEN ?2 = 'enabled' THEN shape ELSE approved_shape END,
+                provenance = CASE WHEN ?2 IN ('withdrawn', 'proposed') THEN ?4 ELSE provenance END
          WHERE name = ?1",
     )?
-    .execute(params![name, to.as_str(), now])?;
+    .execute(params![name, to.as_str(), now, reason])?;
     insert_event(&tx, name, Some(row.state), to, reason, actor, now)?;
     let row = must_tool(&tx, name)?;
     tx.commit()?;
@@ -763,4 +813,26 @@ pub(crate) fn acts_log(conn: &mut Connection, n: u32) -> Result<Vec<ActLogRow>, 
         })
     })
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fts_query;
+
+    #[test]
+    fn owner_text_becomes_quoted_phrases() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("", None),
+            ("  \t\n ", None),
+            ("rust", Some("\"rust\"")),
+            ("new  rust", Some("\"new\" \"rust\"")),
+            ("say \"hi\"", Some("\"say\" \"\"\"hi\"\"\"")),
+            ("NEAR(a", Some("\"NEAR(a\"")),
+        ];
+        for (input, want) in cases {
+            assert_eq!(fts_query(input).as_deref(), *want, "{input:?}");
+        }
+        let many = "w ".repeat(100);
+        assert_eq!(fts_query(&many).map(|q| q.matches('"').count()), Some(64));
+    }
 }

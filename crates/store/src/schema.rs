@@ -193,6 +193,8 @@ pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
         });
     }
     conn.pragma_update(None, "synchronous", "FULL")?;
+    // After a checkpoint the log is truncated back to this size rather than left at its peak.
+    conn.pragma_update(None, "journal_size_limit", 16 * 1024 * 1024)?;
     migrate(&mut conn, path)?;
     Ok(conn)
 }

@@ -542,3 +542,54 @@ async fn events_are_newest_first_and_limited() {
     assert_eq!(s.tool_events(Some("b_y"), 10).await.unwrap().len(), 1);
     assert!(s.tool_events(Some("ghost"), 10).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_complete_listing_withdraws_what_the_server_stopped_offering() {
+    let db = Db::new().await;
+    let s = &db.store;
+    for t in ["keep", "gone", "old"] {
+        s.propose_tool(mcp_tool("srv", t)).await.unwrap();
+    }
+    s.propose_tool(mcp_tool("other", "gone")).await.unwrap();
+    s.set_tool_state("srv_gone", Enabled, "ok", "owner")
+        .await
+        .unwrap();
+    s.set_tool_state("srv_old", Withdrawn, "earlier", "discovery")
+        .await
+        .unwrap();
+
+    let offered = vec!["keep".to_owned(), "new".to_owned()];
+    let reason = "no longer offered by srv (listing at 2026-11-30T05:00:00Z)";
+    let gone = s
+        .withdraw_missing("srv", &offered, reason, "discovery")
+        .await
+        .unwrap();
+    assert_eq!(gone, ["srv_gone"], "already-withdrawn rows are left alone");
+    let rows = s.tools_of_server("srv").await.unwrap();
+    let states: Vec<(&str, ToolState)> = rows.iter().map(|r| (r.name.as_str(), r.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("srv_gone", Withdrawn),
+            ("srv_keep", Proposed),
+            ("srv_old", Withdrawn)
+        ]
+    );
+    assert_eq!(
+        s.tool("other_gone").await.unwrap().unwrap().state,
+        Proposed,
+        "other servers untouched"
+    );
+    let ev = &s.tool_events(Some("srv_gone"), 1).await.unwrap()[0];
+    assert_eq!(
+        (ev.from, ev.to, ev.reason.as_str()),
+        (Some(Enabled), Withdrawn, reason)
+    );
+    // Running it again changes nothing.
+    assert!(s
+        .withdraw_missing("srv", &offered, reason, "discovery")
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(s.tools_of_server("nobody").await.unwrap().is_empty());
+}
