@@ -341,6 +341,16 @@ pub fn classify(addr: IpAddr) -> Verdict {
     }
 }
 
+/// Whether a door with these settings may connect to `addr` (the table plus what
+/// `allow_private` and `allow_cgnat` lift; metadata endpoints are never permitted).
+pub fn permitted(addr: IpAddr, allow_private: bool, allow_cgnat: bool) -> bool {
+    Lifts {
+        private: allow_private,
+        cgnat: allow_cgnat,
+    }
+    .permits(&classify(addr))
+}
+
 /// What a door lifts from the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Lifts {

@@ -89,10 +89,11 @@ pub(crate) fn normalise_host(host: &str) -> Option<String> {
     }
     let one_dot = unbracketed.strip_suffix('.').unwrap_or(unbracketed);
     let ascii = idna::domain_to_ascii(one_dot).ok()?;
-    if ascii.is_empty() {
-        return None;
-    }
-    Some(ascii)
+    let well_formed = !ascii.is_empty()
+        && ascii
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b));
+    well_formed.then_some(ascii)
 }
 
 /// A host list entry: an exact host, or `*.example.com` for every name under example.com.

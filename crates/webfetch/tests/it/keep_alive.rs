@@ -1,0 +1,158 @@
+//! Keep-alive within one door for one origin (W-2): reused, several at once, never shared
+//! between doors, and a connection the server closed is replaced.
+
+use std::sync::Arc;
+
+use tokio::sync::Barrier;
+
+use crate::support::*;
+
+#[tokio::test]
+async fn sequential_requests_share_one_connection() {
+    let server = serve(LOOPBACK, ok_path).await;
+    let dials = Dials::default();
+    let f = fetcher(private_door(), Scripted::default(), &dials);
+    for i in 0..5 {
+        let body = f
+            .get(&server.url(&format!("/{i}")))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(body, format!("/{i}"));
+    }
+    assert_eq!(server.conns(), 1);
+    assert_eq!(dials.count(), 1);
+    assert_eq!(f.idle_connections(), 1);
+    // Clones of a fetcher are the same door.
+    let g = f.clone();
+    g.get(&server.url("/clone"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(server.conns(), 1);
+}
+
+#[tokio::test]
+async fn doors_never_share_connections() {
+    let server = serve(LOOPBACK, ok_path).await;
+    let a = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let b = fetcher(private_door(), Scripted::default(), &Dials::default());
+    for _ in 0..2 {
+        a.get(&server.url("/a"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        b.get(&server.url("/b"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    assert_eq!(server.conns(), 2);
+    let seen = server.seen();
+    let conn_of = |p: &str| {
+        let mut c: Vec<usize> = seen
+            .iter()
+            .filter(|s| s.path == p)
+            .map(|s| s.conn)
+            .collect();
+        c.dedup();
+        c
+    };
+    assert_eq!(conn_of("/a").len(), 1);
+    assert_eq!(conn_of("/b").len(), 1);
+    assert_ne!(conn_of("/a"), conn_of("/b"));
+}
+
+/// Four requests in flight at once: the server answers none until all four arrived, so this
+/// only completes if the door opened several connections to the one origin.
+#[tokio::test]
+async fn concurrent_requests_use_several_connections() {
+    let barrier = Arc::new(Barrier::new(4));
+    let server = serve(LOOPBACK, move |s| {
+        let barrier = barrier.clone();
+        async move {
+            barrier.wait().await;
+            ok_path(s).await
+        }
+    })
+    .await;
+    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        let f = f.clone();
+        let url = server.url(&format!("/{i}"));
+        tasks.push(tokio::spawn(
+            async move { f.get(&url).await?.bytes().await },
+        ));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        assert_eq!(t.await.unwrap().unwrap(), format!("/{i}"));
+    }
+    assert_eq!(server.conns(), 4);
+    assert_eq!(f.idle_connections(), 4);
+}
+
+/// A body not read to its end does not return its connection to the pool.
+#[tokio::test]
+async fn unread_body_is_not_pooled() {
+    let server = serve(LOOPBACK, ok_path).await;
+    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    drop(f.get(&server.url("/x")).await.unwrap());
+    assert_eq!(f.idle_connections(), 0);
+    f.get(&server.url("/y"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(server.conns(), 2);
+}
+
+/// The server closes an idle keep-alive connection without saying so: the next request goes
+/// out on a fresh connection and succeeds.
+#[tokio::test]
+async fn a_connection_closed_by_the_server_is_replaced() {
+    let server = serve(LOOPBACK, |s| async move {
+        Reply::ThenClose(resp_bytes(200, &[], s.path.as_bytes()))
+    })
+    .await;
+    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    for i in 0..3 {
+        let body = f
+            .get(&server.url(&format!("/{i}")))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(body, format!("/{i}"));
+    }
+    assert_eq!(server.conns(), 3);
+}
+
+#[tokio::test]
+async fn connection_close_is_honoured() {
+    let server = serve(LOOPBACK, |_| async {
+        resp(200, &[("Connection", "close")], b"x")
+    })
+    .await;
+    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    for _ in 0..2 {
+        f.get(&server.url("/"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    assert_eq!(f.idle_connections(), 0);
+    assert_eq!(server.conns(), 2);
+}
