@@ -63,6 +63,18 @@ fn tools_to_call(scenario: &str) -> &'static [&'static str] {
     }
 }
 
+/// The suite hands out `http://localhost:<port>…`; the door refuses the name `localhost` by
+/// policy (W-3) and allows loopback only by address, so dial 127.0.0.1 (the suite's server
+/// listens on every interface, IPv4 included).
+fn loopback_url(url: &str) -> String {
+    match url.strip_prefix("http://localhost") {
+        Some(rest) if rest.is_empty() || rest.starts_with([':', '/']) => {
+            format!("http://127.0.0.1{rest}")
+        }
+        _ => url.to_owned(),
+    }
+}
+
 fn config(url: &str) -> ServerConfig {
     let mut door = webfetch::DoorConfig::new("mcp:conformance");
     // The suite's server listens on localhost.
@@ -73,7 +85,7 @@ fn config(url: &str) -> ServerConfig {
     ServerConfig {
         name: "conformance".to_owned(),
         transport: Transport::Http {
-            url: url.to_owned(),
+            url: loopback_url(url),
             headers: BTreeMap::new(),
             door,
         },
