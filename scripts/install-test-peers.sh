@@ -41,7 +41,18 @@ fi
 # --- npm peers ---------------------------------------------------------------------------
 npm_stamp="$(stamp_of package.json package-lock.json)"
 npm_stamp_file="$env_dir/node_modules/.maven-install-stamp"
-if [[ -f "$npm_stamp_file" && "$(cat "$npm_stamp_file")" == "$npm_stamp" ]]; then
+npm_entry_points=(
+  .bin/node
+  @modelcontextprotocol/server-everything/dist/index.js
+  @modelcontextprotocol/conformance/dist/index.js
+)
+npm_complete() {
+  local f
+  for f in "${npm_entry_points[@]}"; do
+    [[ -e "$env_dir/node_modules/$f" ]] || return 1
+  done
+}
+if [[ -f "$npm_stamp_file" && "$(cat "$npm_stamp_file")" == "$npm_stamp" ]] && npm_complete; then
   echo "install-test-peers: npm peers up to date"
 else
   echo "install-test-peers: npm ci in testenv/ ..."
@@ -53,9 +64,8 @@ else
   node_version="$("$local_node" --version 2>/dev/null)" ||
     fail "testenv/node_modules/.bin/node does not run on this machine"
   [[ "$node_version" == v22.* ]] || fail "testenv node is $node_version, expected v22.x"
-  for f in @modelcontextprotocol/server-everything/dist/index.js \
-    @modelcontextprotocol/conformance/dist/index.js; do
-    [[ -f "$env_dir/node_modules/$f" ]] || fail "testenv/node_modules/$f is missing after npm ci"
+  for f in "${npm_entry_points[@]}"; do
+    [[ -e "$env_dir/node_modules/$f" ]] || fail "testenv/node_modules/$f is missing after npm ci"
   done
   echo "$npm_stamp" >"$npm_stamp_file"
   echo "install-test-peers: npm peers installed (node $node_version)"
@@ -63,9 +73,11 @@ fi
 
 # --- Python peer ---------------------------------------------------------------------------
 venv="$env_dir/.venv"
+py_minor="$(python3 -c 'import sys; print(sys.version_info[1])')"
 py_stamp="$( (stamp_of requirements.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
 py_stamp_file="$venv/.maven-install-stamp"
-if [[ -f "$py_stamp_file" && "$(cat "$py_stamp_file")" == "$py_stamp" && -x "$venv/bin/python" ]]; then
+if [[ -f "$py_stamp_file" && "$(cat "$py_stamp_file")" == "$py_stamp" && -x "$venv/bin/python" &&
+  -d "$venv/lib/python3.${py_minor}/site-packages/mcp" ]]; then
   echo "install-test-peers: Python venv up to date"
 else
   echo "install-test-peers: creating testenv/.venv ..."
