@@ -1,0 +1,251 @@
+//! The JSON API under `/api`: what the page reads, and the two state changes it may make.
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde_json::{json, Value};
+use store::{ToolRow, ToolState};
+
+use super::{creds, diff, session, App, AppError, SessionCookie};
+use crate::json;
+
+/// How many history entries each act shows.
+pub(super) const HISTORY: u32 = 20;
+/// How many executed acts the page shows.
+pub(super) const ACTS_LOG: u32 = 30;
+/// Descriptions are server-written text: capped wherever they are shown.
+pub(super) const DESCRIPTION_CAP: usize = 300;
+
+/// Cuts `s` to at most `n` characters, marking the cut.
+pub(super) fn cap(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// What the session may do now; shared by `/api/session` and the page.
+pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppError> {
+    let web = &app.web;
+    let now = web.clock.now();
+    let (csrf, step) = web
+        .sessions
+        .with(cookie, now, |s| (s.csrf.clone(), s.step_up.clone()))
+        .ok_or_else(super::no_session)?;
+    let step = step.and_then(|s| {
+        let age = now.saturating_duration_since(s.at);
+        session::STEP_UP_FRESH
+            .checked_sub(age)
+            .filter(|left| !left.is_zero())
+            .map(|left| json!({"method": s.method, "fresh_for_s": left.as_secs()}))
+    });
+    Ok(json!({
+        "csrf_token": csrf,
+        "step_up": step,
+        "passkeys": web.creds.count().await?,
+        "passphrase": web.passphrase_hash.is_some(),
+    }))
+}
+
+/// `GET /api/session`: the CSRF token to send back, the step-up state, what step-ups exist.
+/// Creates the session (and sets its cookie) when the request has none.
+pub(super) async fn session(State(app): State<App>, headers: HeaderMap) -> Response {
+    let (cookie, set) = app.web.ensure_session(&headers);
+    match session_view(&app, &cookie).await {
+        Ok(v) => {
+            let mut r = Json(v).into_response();
+            if let Some(set) = set {
+                r.headers_mut().insert(header::SET_COOKIE, set);
+            }
+            r
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The field-by-field difference between the approved shape and the current one, when a row
+/// was demoted by a changed fingerprint.
+pub(super) fn changes(r: &ToolRow) -> Vec<diff::Change> {
+    match &r.approved_shape {
+        Some(a) if *a != r.shape => diff::diff(a, &r.shape),
+        _ => Vec::new(),
+    }
+}
+
+/// Which buttons a row gets: only transitions the owner makes, and never "run".
+pub(super) fn actions(state: ToolState) -> &'static [&'static str] {
+    match state {
+        ToolState::Proposed => &["enable", "disable"],
+        ToolState::Enabled => &["disable"],
+        ToolState::Disabled => &["enable"],
+        ToolState::Withdrawn => &[],
+    }
+}
+
+/// One act as the API shows it.
+pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> Value {
+    let mut v = json::tool(r);
+    v["description"] = json!(cap(&r.description, DESCRIPTION_CAP));
+    v["kind"] = json!(r.kind);
+    v["changed"] = Value::Array(
+        changes(r)
+            .iter()
+            .map(|c| json!({"field": c.field, "approved": c.approved, "now": c.now}))
+            .collect(),
+    );
+    v["history"] = Value::Array(
+        history
+            .iter()
+            .map(|e| {
+                json!({
+                    "at": json::time(e.at),
+                    "from": e.from.map(ToolState::as_str),
+                    "to": e.to.as_str(),
+                    "actor": e.actor,
+                    "reason": e.reason,
+                })
+            })
+            .collect(),
+    );
+    v["actions"] = json!(actions(r.state));
+    v
+}
+
+/// Every act with its history.
+pub(super) async fn tool_views(app: &App) -> Result<Vec<(ToolRow, Vec<store::ToolEvent>)>, AppError> {
+    let rows = app.web.store.tools().await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let h = app.web.store.tool_events(Some(&r.name), HISTORY).await?;
+        out.push((r, h));
+    }
+    Ok(out)
+}
+
+/// `GET /api/tools`.
+pub(super) async fn tools(State(app): State<App>) -> Result<Json<Value>, AppError> {
+    let rows = tool_views(&app).await?;
+    Ok(Json(Value::Array(
+        rows.iter().map(|(r, h)| tool_view(r, h)).collect(),
+    )))
+}
+
+/// `GET /api/mcp_servers`: the shape of `maven mcp status --json`.
+pub(super) async fn mcp_servers(State(app): State<App>) -> Json<Value> {
+    Json(Value::Array(app.status.mcp_servers().await))
+}
+
+/// `GET /api/feeds`: the shape of `maven feeds status --json`.
+pub(super) async fn feeds(State(app): State<App>) -> Json<Value> {
+    Json(Value::Array(app.status.feeds().await))
+}
+
+/// One executed act as the page shows it (the arguments and output stay in the store).
+pub(super) fn act_view(a: &store::ActLogRow) -> Value {
+    json!({
+        "id": a.id,
+        "at": json::time(a.at),
+        "tool": a.tool,
+        "utterance": cap(&a.utterance, 200),
+        "confirmed_by": a.confirmed_by,
+        "ok": a.ok,
+        "duration_ms": a.duration_ms,
+    })
+}
+
+/// `GET /api/acts_log`: the most recent executed acts.
+pub(super) async fn acts_log(State(app): State<App>) -> Result<Json<Value>, AppError> {
+    let rows = app.web.store.acts_log(ACTS_LOG).await?;
+    Ok(Json(Value::Array(rows.iter().map(act_view).collect())))
+}
+
+/// `POST /api/tools/{name}/enable`.
+pub(super) async fn enable(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    change(&app, &c.0, &name, ToolState::Enabled).await
+}
+
+/// `POST /api/tools/{name}/disable`.
+pub(super) async fn disable(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    change(&app, &c.0, &name, ToolState::Disabled).await
+}
+
+fn valid_name(n: &str) -> bool {
+    (1..=160).contains(&n.len())
+        && n
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// The one path by which a row becomes enabled (or is disabled by the owner): a fresh step-up,
+/// then the state change and its audit event naming the step-up, in one store transaction.
+async fn change(
+    app: &App,
+    cookie: &str,
+    name: &str,
+    to: ToolState,
+) -> Result<Json<Value>, AppError> {
+    let step = app.web.fresh_step_up(cookie)?;
+    let not_found = || AppError::new(StatusCode::NOT_FOUND, "not_found", format!("no act named {name:?}"));
+    if !valid_name(name) {
+        return Err(not_found());
+    }
+    let row = app.web.store.tool(name).await?.ok_or_else(not_found)?;
+    if row.state == to {
+        return Err(AppError::new(
+            StatusCode::CONFLICT,
+            "unchanged",
+            format!("{name} is already {to}"),
+        ));
+    }
+    if !row.state.can_become(to) {
+        return Err(AppError::new(
+            StatusCode::CONFLICT,
+            "bad_transition",
+            format!("{name} is {} and cannot become {to} here", row.state),
+        ));
+    }
+    let actor = format!("owner ({})", step.method);
+    let reason = if to == ToolState::Enabled && !changes(&row).is_empty() {
+        "enabled on the page after reviewing the changed shape".to_owned()
+    } else {
+        format!("{to} on the page")
+    };
+    let row = app.web.store.set_tool_state(name, to, &reason, &actor).await?;
+    tracing::info!(act = %name, state = %to, %actor, "act state changed on the page");
+    let history = app.web.store.tool_events(Some(name), HISTORY).await?;
+    Ok(Json(tool_view(&row, &history)))
+}
+
+/// The name a passkey goes by in the audit trail.
+pub(super) fn passkey_method(id: &str) -> String {
+    format!("passkey {}", creds::short_id(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_count_characters() {
+        assert_eq!(cap("абв", 2), "аб…");
+        assert_eq!(cap("abc", 3), "abc");
+        assert_eq!(cap("", 0), "");
+    }
+
+    #[test]
+    fn names() {
+        for (n, ok) in [("a", true), ("demo_list-tasks.v2", true), ("", false), ("a/b", false), ("a b", false)] {
+            assert_eq!(valid_name(n), ok, "{n:?}");
+        }
+        assert!(!valid_name(&"x".repeat(161)));
+    }
+}

@@ -1,0 +1,252 @@
+//! Enrollment of passkeys through one-time links, and the step-ups: a passkey assertion, or
+//! the configured argon2id passphrase.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use webauthn_rs::prelude::{PublicKeyCredential, RegisterPublicKeyCredential, Uuid};
+
+use super::session::{self, StepUp};
+use super::{api, App, AppError, SessionCookie};
+
+/// The owner's WebAuthn user handle: Maven serves one person.
+const OWNER: Uuid = Uuid::from_u128(0x6d61_7665_6e00_4f77_6e65_7200_0000_0001);
+/// Passphrases longer than this are refused before hashing.
+const MAX_PASSPHRASE: usize = 1024;
+/// Consecutive passphrase failures before attempts pause.
+const MAX_FAILURES: u32 = 5;
+/// How long attempts pause after too many failures.
+const FAILURE_PAUSE: Duration = Duration::from_secs(60);
+
+#[derive(Deserialize)]
+pub(super) struct EnrollStart {
+    token: String,
+}
+
+fn gone(msg: &str) -> AppError {
+    AppError::new(StatusCode::FORBIDDEN, "enroll_link", msg.to_owned())
+}
+
+/// `POST /api/enroll/start {"token"}`: checks the one-time link and starts a registration.
+pub(super) async fn enroll_start(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Json(req): Json<EnrollStart>,
+) -> Result<Json<Value>, AppError> {
+    let web = &app.web;
+    let now = web.clock.now();
+    let th = session::hash(req.token.trim());
+    if !web.sessions.enrollment_valid(&th, now) {
+        return Err(gone(
+            "this enrollment link is unknown, used or expired: run `maven web enroll` for a new one",
+        ));
+    }
+    let existing: Vec<_> = web
+        .creds
+        .all()
+        .await?
+        .iter()
+        .map(|e| e.passkey.cred_id().clone())
+        .collect();
+    let exclude = (!existing.is_empty()).then_some(existing);
+    let (challenge, state) = web
+        .webauthn
+        .start_passkey_registration(OWNER, "owner", "Maven owner", exclude)
+        .map_err(|e| AppError::internal(format!("cannot start a passkey registration: {e}")))?;
+    web.sessions
+        .with(&c.0, now, |s| s.registration = Some((state, th, now)))
+        .ok_or_else(super::no_session)?;
+    Ok(Json(serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?))
+}
+
+/// `POST /api/enroll/finish <credential>`: verifies the authenticator's answer, stores the
+/// passkey and uses up the link.
+pub(super) async fn enroll_finish(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Json(cred): Json<RegisterPublicKeyCredential>,
+) -> Result<Json<Value>, AppError> {
+    let web = &app.web;
+    let now = web.clock.now();
+    let pending = web
+        .sessions
+        .with(&c.0, now, |s| s.registration.take())
+        .ok_or_else(super::no_session)?;
+    let Some((state, th, started)) = pending else {
+        return Err(AppError::bad_request(
+            "no_ceremony",
+            "no passkey registration in progress in this session: start again",
+        ));
+    };
+    if now.saturating_duration_since(started) > session::CEREMONY_VALID {
+        return Err(AppError::bad_request("ceremony_expired", "the registration took too long: start again"));
+    }
+    let passkey = web
+        .webauthn
+        .finish_passkey_registration(&cred, &state)
+        .map_err(|e| AppError::bad_request("webauthn", format!("the passkey was not accepted: {e}")))?;
+    if !web.sessions.consume_enrollment(&th, now) {
+        return Err(gone("this enrollment link was used or expired meanwhile"));
+    }
+    let id = web.creds.add(&passkey).await?;
+    tracing::info!(passkey = %super::creds::short_id(&id), "passkey enrolled on the page");
+    Ok(Json(json!({"enrolled": api::passkey_method(&id)})))
+}
+
+/// `POST /api/stepup/passkey/start`: a challenge for any enrolled passkey.
+pub(super) async fn passkey_start(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+) -> Result<Json<Value>, AppError> {
+    let web = &app.web;
+    let keys: Vec<_> = web.creds.all().await?.into_iter().map(|e| e.passkey).collect();
+    if keys.is_empty() {
+        return Err(AppError::new(
+            StatusCode::CONFLICT,
+            "no_passkey",
+            "no passkey is enrolled: run `maven web enroll` on this machine and open the link",
+        ));
+    }
+    let (challenge, state) = web
+        .webauthn
+        .start_passkey_authentication(&keys)
+        .map_err(|e| AppError::internal(format!("cannot start a passkey authentication: {e}")))?;
+    let now = web.clock.now();
+    web.sessions
+        .with(&c.0, now, |s| s.authentication = Some((state, now)))
+        .ok_or_else(super::no_session)?;
+    Ok(Json(serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?))
+}
+
+/// `POST /api/stepup/passkey/finish <assertion>`: verifies it; the session's step-up is fresh
+/// for five minutes.
+pub(super) async fn passkey_finish(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Json(cred): Json<PublicKeyCredential>,
+) -> Result<Json<Value>, AppError> {
+    let web = &app.web;
+    let now = web.clock.now();
+    let pending = web
+        .sessions
+        .with(&c.0, now, |s| s.authentication.take())
+        .ok_or_else(super::no_session)?;
+    let Some((state, started)) = pending else {
+        return Err(AppError::bad_request(
+            "no_ceremony",
+            "no passkey verification in progress in this session: start again",
+        ));
+    };
+    if now.saturating_duration_since(started) > session::CEREMONY_VALID {
+        return Err(AppError::bad_request("ceremony_expired", "the verification took too long: start again"));
+    }
+    let result = web
+        .webauthn
+        .finish_passkey_authentication(&cred, &state)
+        .map_err(|e| {
+            AppError::new(
+                StatusCode::UNAUTHORIZED,
+                "webauthn",
+                format!("the passkey did not verify: {e}"),
+            )
+        })?;
+    let id = hex::encode(result.cred_id());
+    let mut keys = web.creds.all().await?;
+    let updated = keys
+        .iter_mut()
+        .find(|e| e.id == id)
+        .and_then(|e| e.passkey.update_credential(&result).filter(|changed| *changed).map(|_| e.passkey.clone()));
+    web.creds.used(&id, updated.as_ref()).await?;
+    let method = api::passkey_method(&id);
+    grant(&app, &c.0, &method)?;
+    Ok(Json(json!({"step_up": method, "fresh_for_s": session::STEP_UP_FRESH.as_secs()})))
+}
+
+fn grant(app: &App, cookie: &str, method: &str) -> Result<(), AppError> {
+    let now = app.web.clock.now();
+    app.web
+        .sessions
+        .with(cookie, now, |s| {
+            s.step_up = Some(StepUp {
+                at: now,
+                method: method.to_owned(),
+            })
+        })
+        .ok_or_else(super::no_session)?;
+    tracing::info!(%method, "step-up verified on the page");
+    Ok(())
+}
+
+#[derive(Deserialize)]
+pub(super) struct PassphraseReq {
+    passphrase: String,
+}
+
+/// Checks a passphrase against an argon2id PHC string. Slow on purpose: run it off the
+/// async workers.
+pub(crate) fn verify_passphrase(hash: &str, passphrase: &str) -> bool {
+    use argon2::password_hash::{PasswordHash, PasswordVerifier};
+    let Ok(parsed) = PasswordHash::new(hash) else {
+        return false;
+    };
+    if parsed.algorithm.as_str() != "argon2id" {
+        return false;
+    }
+    argon2::Argon2::default()
+        .verify_password(passphrase.as_bytes(), &parsed)
+        .is_ok()
+}
+
+/// `POST /api/stepup/passphrase {"passphrase"}`: the fallback step-up, when `web.passphrase_hash`
+/// is configured. Five failures in a row pause attempts for a minute.
+pub(super) async fn passphrase(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Json(req): Json<PassphraseReq>,
+) -> Result<Json<Value>, AppError> {
+    let web = &app.web;
+    let Some(hash) = web.passphrase_hash.clone() else {
+        return Err(AppError::new(
+            StatusCode::CONFLICT,
+            "no_passphrase",
+            "no passphrase is configured (web.passphrase_hash; make one with `maven web passphrase`)",
+        ));
+    };
+    let now = web.clock.now();
+    {
+        let g = web.passphrase_failures.lock().unwrap_or_else(|p| p.into_inner());
+        if let (n, Some(last)) = *g {
+            if n >= MAX_FAILURES && now.saturating_duration_since(last) < FAILURE_PAUSE {
+                return Err(AppError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too_many_attempts",
+                    "too many wrong passphrases: wait a minute",
+                ));
+            }
+        }
+    }
+    if req.passphrase.len() > MAX_PASSPHRASE {
+        return Err(AppError::bad_request("passphrase", "passphrase too long"));
+    }
+    let ok = tokio::task::spawn_blocking(move || verify_passphrase(hash.expose(), &req.passphrase))
+        .await
+        .map_err(|e| AppError::internal(format!("passphrase check: {e}")))?;
+    {
+        let mut g = web.passphrase_failures.lock().unwrap_or_else(|p| p.into_inner());
+        if ok {
+            *g = (0, None);
+        } else {
+            *g = (g.0.saturating_add(1), Some(now));
+        }
+    }
+    if !ok {
+        tracing::warn!("wrong passphrase on the page");
+        return Err(AppError::new(StatusCode::UNAUTHORIZED, "passphrase", "wrong passphrase"));
+    }
+    grant(&app, &c.0, "passphrase")?;
+    Ok(Json(json!({"step_up": "passphrase", "fresh_for_s": session::STEP_UP_FRESH.as_secs()})))
+}

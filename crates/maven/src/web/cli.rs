@@ -1,0 +1,96 @@
+//! `maven web enroll` and `maven web passphrase`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use crate::cli::{EXIT_FAILED, EXIT_USAGE};
+
+/// Shortest passphrase accepted.
+const MIN_PASSPHRASE: usize = 8;
+
+/// Asks the running daemon for a one-time enrollment link and prints it.
+pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("maven web enroll: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    match rt.block_on(crate::ipc::call(data_dir, "web_enroll", json!({}))) {
+        Ok(v) => {
+            let url = v["url"].as_str().unwrap_or("");
+            let mins = v["valid_s"].as_u64().unwrap_or(600) / 60;
+            println!("{url}");
+            eprintln!(
+                "Open this link in a browser on this machine within {mins} minutes to enroll a passkey; it works once."
+            );
+            let _ = std::io::stdout().flush();
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("maven web enroll: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Hashes a passphrase with argon2id (a fresh random salt, the library's default cost) into
+/// the PHC string that goes in `web.passphrase_hash`.
+pub(crate) fn hash_passphrase(passphrase: &str) -> Result<String, String> {
+    use argon2::password_hash::{PasswordHasher, SaltString};
+    let salt = SaltString::generate(&mut rand::rngs::OsRng);
+    argon2::Argon2::default()
+        .hash_password(passphrase.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// Reads a passphrase (twice, without echo, on a terminal; one line from standard input
+/// otherwise) and prints its argon2id hash line.
+pub(crate) fn passphrase() -> ExitCode {
+    let read = if std::io::stdin().is_terminal() {
+        match (
+            rpassword::prompt_password("New passphrase: "),
+            rpassword::prompt_password("Again: "),
+        ) {
+            (Ok(a), Ok(b)) if a == b => Ok(a),
+            (Ok(_), Ok(_)) => Err("the two passphrases differ".to_owned()),
+            (Err(e), _) | (_, Err(e)) => Err(format!("cannot read the passphrase: {e}")),
+        }
+    } else {
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
+            Err(e) => Err(format!("cannot read the passphrase from standard input: {e}")),
+        }
+    };
+    let pass = match read {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("maven web passphrase: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if pass.chars().count() < MIN_PASSPHRASE {
+        eprintln!("maven web passphrase: the passphrase needs at least {MIN_PASSPHRASE} characters");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    match hash_passphrase(&pass) {
+        Ok(h) => {
+            println!("{h}");
+            eprintln!("Put this line in the configuration as \"web\": {{\"passphrase_hash\": \"...\"}} and restart the daemon.");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("maven web passphrase: cannot hash: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! The server-rendered pages. Every value that came from outside is escaped; no inline script
+//! or style (the CSP forbids them): behaviour lives in `page.js`, looks in `page.css`.
+
+use std::fmt::Write as _;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use serde_json::Value;
+use store::ToolState;
+
+use super::{api, App, AppError};
+use crate::json;
+
+const SCRIPT: &str = include_str!("page.js");
+const STYLE: &str = include_str!("page.css");
+
+/// Escapes text for HTML element content and double-quoted attributes.
+pub(super) fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A JSON value as page text: strings bare, null as a dash.
+fn val(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "—".to_owned(),
+        Some(Value::String(s)) => esc(s),
+        Some(other) => esc(&other.to_string()),
+    }
+}
+
+fn head(title: &str, csrf: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"csrf-token\" content=\"{}\">\
+         <title>{}</title><link rel=\"stylesheet\" href=\"/static/page.css\">\
+         <script src=\"/static/page.js\" defer></script></head><body>",
+        esc(csrf),
+        esc(title)
+    )
+}
+
+fn with_cookie(html: String, set: Option<HeaderValue>) -> Response {
+    let mut r = Html(html).into_response();
+    if let Some(set) = set {
+        r.headers_mut().insert(header::SET_COOKIE, set);
+    }
+    r
+}
+
+/// `GET /`: the page lives at `/tools`.
+pub(super) async fn root() -> Redirect {
+    Redirect::to("/tools")
+}
+
+/// `GET /static/page.js`.
+pub(super) async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+        .into_response()
+}
+
+/// `GET /static/page.css`.
+pub(super) async fn style() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
+}
+
+/// `GET /enroll`: the page the one-time link opens. The token travels in the URL's fragment,
+/// which the browser never sends to the server; the script posts it.
+pub(super) async fn enroll(State(app): State<App>, headers: HeaderMap) -> Result<Response, AppError> {
+    let (cookie, set) = app.web.ensure_session(&headers);
+    let s = api::session_view(&app, &cookie).await?;
+    let csrf = s["csrf_token"].as_str().unwrap_or("");
+    let mut h = head("Maven — enroll a passkey", csrf);
+    h.push_str(
+        "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>\
+         <section class=\"card\" id=\"enroll\"><h2>Enroll a passkey</h2>\
+         <p>This one-time link lets you register a passkey (a security key, or this device's \
+         built-in authenticator). The passkey then verifies you before any act is enabled or \
+         disabled.</p>\
+         <p><button type=\"button\" id=\"enroll-button\">Create a passkey</button></p>\
+         <p id=\"enroll-status\" role=\"status\"></p></section></main></body></html>",
+    );
+    Ok(with_cookie(h, set))
+}
+
+fn state_title(s: ToolState) -> &'static str {
+    match s {
+        ToolState::Proposed => "Proposed — waiting for you",
+        ToolState::Enabled => "Enabled",
+        ToolState::Disabled => "Disabled",
+        ToolState::Withdrawn => "Withdrawn — no longer offered",
+    }
+}
+
+/// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts.
+pub(super) async fn tools(State(app): State<App>, headers: HeaderMap) -> Result<Response, AppError> {
+    let (cookie, set) = app.web.ensure_session(&headers);
+    let s = api::session_view(&app, &cookie).await?;
+    let rows = api::tool_views(&app).await?;
+    let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
+    let csrf = s["csrf_token"].as_str().unwrap_or("");
+    let mut h = head("Maven — tools", csrf);
+    let _ = write!(h, "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>");
+
+    // Step-up card.
+    h.push_str("<section class=\"card\" id=\"stepup\"><h2>Step-up</h2>");
+    let _ = write!(
+        h,
+        "<p id=\"stepup-state\" data-passkeys=\"{}\" data-passphrase=\"{}\">",
+        s["passkeys"].as_u64().unwrap_or(0),
+        s["passphrase"].as_bool().unwrap_or(false)
+    );
+    match s["step_up"].as_object() {
+        Some(st) => {
+            let _ = write!(
+                h,
+                "Verified with {} — fresh for {} more seconds.",
+                val(st.get("method")),
+                val(st.get("fresh_for_s"))
+            );
+        }
+        None => h.push_str("Not verified: enabling or disabling an act asks for your passkey first."),
+    }
+    h.push_str("</p>");
+    if s["passkeys"].as_u64().unwrap_or(0) > 0 {
+        h.push_str("<button type=\"button\" id=\"stepup-passkey\">Verify with passkey</button> ");
+    } else {
+        h.push_str(
+            "<p>No passkey is enrolled yet. Run <code>maven web enroll</code> on this machine and \
+             open the link it prints.</p>",
+        );
+    }
+    if s["passphrase"].as_bool().unwrap_or(false) {
+        h.push_str(
+            "<form id=\"stepup-passphrase\"><label>Passphrase <input type=\"password\" \
+             name=\"passphrase\" autocomplete=\"current-password\" required></label> \
+             <button type=\"submit\">Verify</button></form>",
+        );
+    }
+    h.push_str("<p id=\"status\" role=\"status\"></p></section>");
+
+    // Acts by state.
+    h.push_str("<section class=\"card\" id=\"acts\"><h2>Acts</h2>");
+    if rows.is_empty() {
+        h.push_str("<p>No acts yet: they come from <code>acts</code> in the configuration and from enabled MCP servers.</p>");
+    }
+    for st in ToolState::ALL {
+        let group: Vec<_> = rows.iter().filter(|(r, _)| r.state == st).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            h,
+            "<h3 class=\"state-{0}\">{1} ({2})</h3><div class=\"group\" data-state=\"{0}\">",
+            st.as_str(),
+            esc(state_title(st)),
+            group.len()
+        );
+        for (r, hist) in group {
+            act(&mut h, r, hist);
+        }
+        h.push_str("</div>");
+    }
+    h.push_str("</section>");
+
+    servers_card(&mut h, &app.status.mcp_servers().await);
+    feeds_card(&mut h, &app.status.feeds().await);
+
+    // Recent acts.
+    h.push_str("<section class=\"card\" id=\"acts-log\"><h2>Recent acts</h2>");
+    if acts.is_empty() {
+        h.push_str("<p>Nothing ran yet.</p>");
+    } else {
+        h.push_str("<table><thead><tr><th>when</th><th>act</th><th>said</th><th>confirmed by</th><th>outcome</th><th>ms</th></tr></thead><tbody>");
+        for a in &acts {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                val(Some(&json::time(a.at))),
+                esc(&a.tool),
+                esc(&api::cap(&a.utterance, 200)),
+                esc(a.confirmed_by.as_deref().unwrap_or("—")),
+                if a.ok { "ok" } else { "failed" },
+                a.duration_ms
+            );
+        }
+        h.push_str("</tbody></table>");
+    }
+    h.push_str("</section></main></body></html>");
+    Ok(with_cookie(h, set))
+}
+
+fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
+    let _ = write!(
+        h,
+        "<article class=\"act\" id=\"act-{0}\" data-name=\"{0}\" data-state=\"{1}\"><h4>{0} \
+         <span class=\"badge state\">{1}</span>{2}</h4><dl>\
+         <dt>scope</dt><dd>{3}</dd><dt>runs</dt><dd><code>{4}</code></dd>\
+         <dt>description</dt><dd>{5}</dd><dt>provenance</dt><dd>{6}</dd>\
+         <dt>fingerprint</dt><dd><code>{7}</code></dd></dl>",
+        esc(&r.name),
+        r.state.as_str(),
+        if r.destructive {
+            " <span class=\"badge destructive\">may write: asks for confirmation every time</span>"
+        } else {
+            " <span class=\"badge readonly\">read-only</span>"
+        },
+        esc(&r.scope),
+        esc(&r.cmd.join(" ")),
+        esc(&api::cap(&r.description, api::DESCRIPTION_CAP)),
+        esc(&r.provenance),
+        esc(r.fingerprint.as_deref().unwrap_or("—")),
+    );
+    let changes = api::changes(r);
+    if !changes.is_empty() {
+        h.push_str(
+            "<div class=\"changed\"><p><strong>The server changed this tool since you approved \
+             it.</strong> Review every field before enabling it again.</p><table><thead><tr>\
+             <th>field</th><th>approved</th><th>now</th></tr></thead><tbody>",
+        );
+        for c in &changes {
+            let _ = write!(
+                h,
+                "<tr><td><code>{}</code></td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                esc(&c.field),
+                esc(c.approved.as_deref().unwrap_or("(absent)")),
+                esc(c.now.as_deref().unwrap_or("(absent)"))
+            );
+        }
+        h.push_str("</tbody></table></div>");
+    }
+    let actions = api::actions(r.state);
+    if !actions.is_empty() {
+        h.push_str("<p class=\"actions\">");
+        for a in actions {
+            let _ = write!(
+                h,
+                "<button type=\"button\" class=\"act-{0}\" data-action=\"{0}\" data-name=\"{1}\">{2}</button> ",
+                a,
+                esc(&r.name),
+                if *a == "enable" { "Enable" } else { "Disable" }
+            );
+        }
+        h.push_str("</p>");
+    }
+    if !hist.is_empty() {
+        h.push_str("<details><summary>History</summary><ol class=\"history\">");
+        for e in hist {
+            let _ = write!(
+                h,
+                "<li>{} — {} → {} by {}: {}</li>",
+                val(Some(&json::time(e.at))),
+                e.from.map(ToolState::as_str).unwrap_or("(new)"),
+                e.to.as_str(),
+                esc(&e.actor),
+                esc(&e.reason)
+            );
+        }
+        h.push_str("</ol></details>");
+    }
+    h.push_str("</article>");
+}
+
+fn servers_card(h: &mut String, servers: &[Value]) {
+    h.push_str("<section class=\"card\" id=\"mcp-servers\"><h2>MCP servers</h2>");
+    if servers.is_empty() {
+        h.push_str("<p>No MCP server is configured (<code>mcp_servers</code>).</p></section>");
+        return;
+    }
+    for s in servers {
+        let info = match s.get("server_info") {
+            Some(Value::Object(o)) => format!("{} {}", val(o.get("name")), val(o.get("version"))),
+            _ => "—".to_owned(),
+        };
+        let _ = write!(
+            h,
+            "<article class=\"server\" data-name=\"{0}\"><h4>{0} <span class=\"badge\">{1}</span></h4><dl>\
+             <dt>target</dt><dd><code>{2}</code></dd><dt>trust</dt><dd>{3}</dd>\
+             <dt>enabled</dt><dd>{4}</dd><dt>state</dt><dd>{5}</dd>\
+             <dt>protocol</dt><dd>{6}</dd><dt>server</dt><dd>{7}</dd>\
+             <dt>tools</dt><dd>{8} offered, {9} proposed, {10} enabled</dd>\
+             <dt>last error</dt><dd>{11}</dd><dt>next retry</dt><dd>{12}</dd></dl>",
+            val(s.get("name")),
+            val(s.get("transport")),
+            val(s.get("target")),
+            val(s.get("trust")),
+            val(s.get("enabled")),
+            val(s.get("state")),
+            val(s.get("protocol_version")),
+            info,
+            val(s.get("tools_offered")),
+            val(s.get("tools_proposed")),
+            val(s.get("tools_enabled")),
+            val(s.get("last_error")),
+            val(s.get("next_retry")),
+        );
+        match s.get("stderr_tail") {
+            Some(Value::String(t)) if !t.is_empty() => {
+                let _ = write!(
+                    h,
+                    "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
+                    esc(&api::cap(t, 4000))
+                );
+            }
+            Some(Value::Array(lines)) if !lines.is_empty() => {
+                let text: Vec<String> = lines
+                    .iter()
+                    .map(|l| l.as_str().map(str::to_owned).unwrap_or_else(|| l.to_string()))
+                    .collect();
+                let _ = write!(
+                    h,
+                    "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
+                    esc(&api::cap(&text.join("\n"), 4000))
+                );
+            }
+            _ => {}
+        }
+        h.push_str("</article>");
+    }
+    h.push_str("</section>");
+}
+
+fn feeds_card(h: &mut String, feeds: &[Value]) {
+    h.push_str("<section class=\"card\" id=\"feeds\"><h2>Feeds</h2>");
+    if feeds.is_empty() {
+        h.push_str("<p>No feed is configured (<code>feeds</code>).</p></section>");
+        return;
+    }
+    h.push_str("<table><thead><tr><th>feed</th><th>url</th><th>enabled</th><th>last poll</th><th>next poll</th><th>last error</th><th>items noted</th></tr></thead><tbody>");
+    for f in feeds {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            val(f.get("name")),
+            val(f.get("url")),
+            val(f.get("enabled")),
+            val(f.get("last_success")),
+            val(f.get("next_poll")),
+            val(f.get("last_error")),
+            val(f.get("items_noted")),
+        );
+    }
+    h.push_str("</tbody></table></section>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(esc("<a href=\"x\">&'</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+    }
+}

@@ -1,0 +1,235 @@
+//! Browser sessions, step-up freshness, one-time enrollment tokens and the clock they run on.
+//!
+//! Everything here lives in memory: a restart ends every session and every step-up (the owner
+//! verifies again), and voids every outstanding enrollment link (`maven web enroll` makes a new
+//! one). Only the passkeys themselves are persisted, in the store.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use webauthn_rs::prelude::{PasskeyAuthentication, PasskeyRegistration};
+
+/// How long a step-up stays fresh (U-2).
+pub(crate) const STEP_UP_FRESH: Duration = Duration::from_secs(5 * 60);
+/// How long an enrollment link is valid.
+pub(crate) const ENROLL_VALID: Duration = Duration::from_secs(10 * 60);
+/// A session unused for this long is forgotten.
+const SESSION_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
+/// A started WebAuthn ceremony must finish within this.
+pub(crate) const CEREMONY_VALID: Duration = Duration::from_secs(5 * 60);
+/// Sessions kept at once; the least recently used is dropped beyond this.
+const MAX_SESSIONS: usize = 256;
+/// Enrollment links outstanding at once; the oldest is voided beyond this.
+const MAX_ENROLLMENTS: usize = 8;
+
+/// Where "now" comes from. Injectable so tests can age a step-up without waiting.
+pub(crate) trait Clock: Send + Sync + 'static {
+    /// The current instant of a monotonic clock.
+    fn now(&self) -> Instant;
+}
+
+/// The real monotonic clock.
+pub(crate) struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// A verified step-up: when, and how (named in the audit trail).
+#[derive(Debug, Clone)]
+pub(crate) struct StepUp {
+    pub(crate) at: Instant,
+    /// e.g. `passkey 1a2b3c4d` or `passphrase`.
+    pub(crate) method: String,
+}
+
+/// One browser's session.
+pub(crate) struct Session {
+    /// Sent back in the `x-csrf-token` header of every POST.
+    pub(crate) csrf: String,
+    last_used: Instant,
+    pub(crate) step_up: Option<StepUp>,
+    /// A registration in progress: its state, the enrollment token's hash, when it started.
+    pub(crate) registration: Option<(PasskeyRegistration, String, Instant)>,
+    /// An authentication in progress and when it started.
+    pub(crate) authentication: Option<(PasskeyAuthentication, Instant)>,
+}
+
+/// A fresh random token: 32 bytes, hex.
+pub(crate) fn token() -> String {
+    let mut b = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+/// Tokens are kept only as hashes, so a memory dump or a debug print holds nothing usable.
+pub(crate) fn hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Compares two secrets without an early exit on the first differing byte.
+pub(crate) fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Every session and enrollment token, behind one lock held only for map operations.
+#[derive(Default)]
+pub(crate) struct Sessions {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Keyed by the hash of the cookie value.
+    sessions: HashMap<String, Session>,
+    /// Hash of an enrollment token → when it expires.
+    enrollments: HashMap<String, Instant>,
+}
+
+impl Sessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding this lock leaves maps that are still consistent (every
+        // operation is a single insert/remove), so a poisoned lock is recovered.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Creates a session; returns the cookie value (the only copy of the token).
+    pub(crate) fn create(&self, now: Instant) -> String {
+        let cookie = token();
+        let mut g = self.lock();
+        g.sessions
+            .retain(|_, s| now.saturating_duration_since(s.last_used) < SESSION_IDLE);
+        if g.sessions.len() >= MAX_SESSIONS {
+            let oldest = g
+                .sessions
+                .iter()
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                g.sessions.remove(&k);
+            }
+        }
+        g.sessions.insert(
+            hash(&cookie),
+            Session {
+                csrf: token(),
+                last_used: now,
+                step_up: None,
+                registration: None,
+                authentication: None,
+            },
+        );
+        cookie
+    }
+
+    /// Runs `f` on the live session of this cookie value; `None` when there is none.
+    pub(crate) fn with<R>(
+        &self,
+        cookie: &str,
+        now: Instant,
+        f: impl FnOnce(&mut Session) -> R,
+    ) -> Option<R> {
+        let key = hash(cookie);
+        let mut g = self.lock();
+        let live = match g.sessions.get(&key) {
+            Some(s) => now.saturating_duration_since(s.last_used) < SESSION_IDLE,
+            None => return None,
+        };
+        if !live {
+            g.sessions.remove(&key);
+            return None;
+        }
+        let s = g.sessions.get_mut(&key)?;
+        s.last_used = now;
+        Some(f(s))
+    }
+
+    /// Makes a one-time enrollment token valid for [`ENROLL_VALID`]; returns it.
+    pub(crate) fn new_enrollment(&self, now: Instant) -> String {
+        let t = token();
+        let mut g = self.lock();
+        g.enrollments.retain(|_, exp| *exp > now);
+        while g.enrollments.len() >= MAX_ENROLLMENTS {
+            let oldest = g
+                .enrollments
+                .iter()
+                .min_by_key(|(_, exp)| **exp)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => g.enrollments.remove(&k),
+                None => break,
+            };
+        }
+        g.enrollments.insert(hash(&t), now + ENROLL_VALID);
+        t
+    }
+
+    /// Whether the enrollment token with this hash is valid now.
+    pub(crate) fn enrollment_valid(&self, token_hash: &str, now: Instant) -> bool {
+        self.lock()
+            .enrollments
+            .get(token_hash)
+            .is_some_and(|exp| *exp > now)
+    }
+
+    /// Uses up an enrollment token; `true` when it was valid.
+    pub(crate) fn consume_enrollment(&self, token_hash: &str, now: Instant) -> bool {
+        self.lock()
+            .enrollments
+            .remove(token_hash)
+            .is_some_and(|exp| exp > now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_expire_when_idle_and_are_capped() {
+        let s = Sessions::default();
+        let t0 = Instant::now();
+        let c = s.create(t0);
+        assert!(s.with(&c, t0 + Duration::from_secs(60), |_| ()).is_some());
+        assert!(s
+            .with(&c, t0 + Duration::from_secs(60) + SESSION_IDLE, |_| ())
+            .is_none());
+        assert!(s.with("not-a-session", t0, |_| ()).is_none());
+        let first = s.create(t0);
+        for i in 0..MAX_SESSIONS {
+            s.create(t0 + Duration::from_secs(1 + i as u64));
+        }
+        assert!(s.with(&first, t0, |_| ()).is_none(), "oldest evicted");
+    }
+
+    #[test]
+    fn enrollment_tokens_are_one_time_and_expire() {
+        let s = Sessions::default();
+        let t0 = Instant::now();
+        let t = s.new_enrollment(t0);
+        assert!(s.enrollment_valid(&hash(&t), t0));
+        assert!(!s.enrollment_valid(&hash(&t), t0 + ENROLL_VALID));
+        assert!(s.consume_enrollment(&hash(&t), t0));
+        assert!(!s.consume_enrollment(&hash(&t), t0), "used once");
+        for _ in 0..MAX_ENROLLMENTS + 3 {
+            s.new_enrollment(t0);
+        }
+        assert!(s.lock().enrollments.len() <= MAX_ENROLLMENTS);
+    }
+
+    #[test]
+    fn secrets_compare() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "ab"));
+    }
+}

@@ -1,0 +1,657 @@
+//! Handler tests without a socket: every route, through the real router and its hardening
+//! layers, on a real store in a temporary directory, with an injectable clock.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use store::{NewTool, Redefinition, ToolState};
+use tower::ServiceExt;
+
+use super::*;
+use crate::config::Config;
+
+const HOST: &str = "localhost:8765";
+const ORIGIN: &str = "http://localhost:8765";
+/// A passphrase hashed with a tiny cost, so the test stays quick (verification reads the cost
+/// from the hash).
+const PASSPHRASE: &str = "correct horse battery staple";
+
+struct TestClock {
+    base: Instant,
+    offset: Mutex<Duration>,
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> Instant {
+        self.base + *self.offset.lock().unwrap()
+    }
+}
+
+impl TestClock {
+    fn advance(&self, d: Duration) {
+        *self.offset.lock().unwrap() += d;
+    }
+}
+
+struct T {
+    app: App,
+    store: store::Store,
+    clock: Arc<TestClock>,
+    _dir: tempfile::TempDir,
+}
+
+fn cheap_hash(pass: &str) -> String {
+    use argon2::password_hash::{PasswordHasher, SaltString};
+    let params = argon2::Params::new(64, 1, 1, None).unwrap();
+    let a = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+    let salt = SaltString::generate(&mut rand::rngs::OsRng);
+    a.hash_password(pass.as_bytes(), &salt).unwrap().to_string()
+}
+
+async fn setup_with(config: Value) -> T {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store::Store::open(&dir.path().join("maven.db")).await.unwrap();
+    let cfg = Config::parse("config.json", config.to_string().as_bytes(), &|_| {
+        Some("s3cret-token".into())
+    })
+    .unwrap();
+    let clock = Arc::new(TestClock {
+        base: Instant::now(),
+        offset: Mutex::new(Duration::ZERO),
+    });
+    let web = Web::new(
+        &cfg.web,
+        "127.0.0.1:8765".parse().unwrap(),
+        store.clone(),
+        clock.clone(),
+    )
+    .unwrap();
+    let app = App::new(Arc::new(web), Arc::new(cfg));
+    T {
+        app,
+        store,
+        clock,
+        _dir: dir,
+    }
+}
+
+async fn setup() -> T {
+    setup_with(json!({"web": {"passphrase_hash": cheap_hash(PASSPHRASE)}})).await
+}
+
+fn local(name: &str, read_only: bool) -> NewTool {
+    NewTool {
+        name: name.into(),
+        kind: "local".into(),
+        server: String::new(),
+        tool: name.into(),
+        cmd: vec!["echo".into(), name.into()],
+        scope: "local".into(),
+        destructive: !read_only,
+        fingerprint: None,
+        description: format!("runs echo {name}"),
+        shape: json!({"name": name, "cmd": ["echo", name], "read_only": read_only}),
+        provenance: "proposed from acts in config.json".into(),
+    }
+}
+
+struct Resp {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Resp {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+    fn error(&self) -> String {
+        self.json()["error"].as_str().unwrap_or("").to_owned()
+    }
+}
+
+async fn send(t: &T, req: Request<Body>) -> Resp {
+    let r = router(t.app.clone()).oneshot(req).await.unwrap();
+    let status = r.status();
+    let headers = r.headers().clone();
+    let bytes = r.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+fn get(path: &str) -> Request<Body> {
+    Request::get(path).header(header::HOST, HOST).body(Body::empty()).unwrap()
+}
+
+/// A browser's session: the cookie pair and the CSRF token.
+struct Sess {
+    cookie: String,
+    csrf: String,
+}
+
+async fn session(t: &T) -> Sess {
+    let r = send(t, get("/api/session")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let set = r.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(set.contains("HttpOnly"), "{set}");
+    assert!(set.contains("SameSite=Strict"), "{set}");
+    Sess {
+        cookie: set.split(';').next().unwrap().to_owned(),
+        csrf: r.json()["csrf_token"].as_str().unwrap().to_owned(),
+    }
+}
+
+fn post(path: &str, s: &Sess, body: Value) -> Request<Body> {
+    Request::post(path)
+        .header(header::HOST, HOST)
+        .header(header::ORIGIN, ORIGIN)
+        .header(header::COOKIE, &s.cookie)
+        .header("x-csrf-token", &s.csrf)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+async fn step_up(t: &T, s: &Sess) {
+    let r = send(t, post("/api/stepup/passphrase", s, json!({"passphrase": PASSPHRASE}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+fn assert_hardened(r: &Resp) {
+    let h = &r.headers;
+    let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"));
+    assert!(!csp.contains("unsafe-inline"));
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert_eq!(h[header::REFERRER_POLICY], "no-referrer");
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+}
+
+#[tokio::test]
+async fn every_get_route_answers_with_the_security_headers() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let cases: &[(&str, StatusCode, &str)] = &[
+        ("/", StatusCode::SEE_OTHER, ""),
+        ("/tools", StatusCode::OK, "text/html"),
+        ("/enroll", StatusCode::OK, "text/html"),
+        ("/static/page.js", StatusCode::OK, "text/javascript"),
+        ("/static/page.css", StatusCode::OK, "text/css"),
+        ("/api/session", StatusCode::OK, "application/json"),
+        ("/api/tools", StatusCode::OK, "application/json"),
+        ("/api/mcp_servers", StatusCode::OK, "application/json"),
+        ("/api/feeds", StatusCode::OK, "application/json"),
+        ("/api/acts_log", StatusCode::OK, "application/json"),
+        ("/nope", StatusCode::NOT_FOUND, "application/json"),
+    ];
+    for (path, status, ctype) in cases {
+        let r = send(&t, get(path)).await;
+        assert_eq!(r.status, *status, "{path}: {}", r.body);
+        assert_hardened(&r);
+        if !ctype.is_empty() {
+            let ct = r.headers[header::CONTENT_TYPE].to_str().unwrap();
+            assert!(ct.starts_with(ctype), "{path}: {ct}");
+        }
+    }
+    let r = send(&t, get("/")).await;
+    assert_eq!(r.headers[header::LOCATION], "/tools");
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_on_every_route() {
+    let t = setup().await;
+    let s = session(&t).await;
+    let hosts = [
+        "evil.example",
+        "evil.example:8765",
+        "localhost:8766",
+        "localhost",
+        "127.0.0.2:8765",
+        "[::1]:8765",
+        "localhost.evil.example:8765",
+        "",
+    ];
+    for h in hosts {
+        for path in ["/tools", "/api/tools", "/static/page.js"] {
+            let req = Request::get(path).header(header::HOST, h).body(Body::empty()).unwrap();
+            let r = send(&t, req).await;
+            assert_eq!(r.status, StatusCode::MISDIRECTED_REQUEST, "{h} {path}");
+            assert_eq!(r.error(), "host");
+            assert_hardened(&r);
+        }
+        let mut req = post("/api/tools/x/enable", &s, json!({}));
+        req.headers_mut().insert(header::HOST, h.parse().unwrap());
+        assert_eq!(send(&t, req).await.status, StatusCode::MISDIRECTED_REQUEST, "{h}");
+    }
+    let req = Request::get("/tools").body(Body::empty()).unwrap();
+    assert_eq!(send(&t, req).await.status, StatusCode::MISDIRECTED_REQUEST, "no Host");
+    for h in ["localhost:8765", "LOCALHOST:8765", "localhost.:8765", "127.0.0.1:8765"] {
+        let req = Request::get("/tools").header(header::HOST, h).body(Body::empty()).unwrap();
+        assert_eq!(send(&t, req).await.status, StatusCode::OK, "{h}");
+    }
+}
+
+/// Every POST route, so each refusal is checked on all of them.
+const POSTS: &[&str] = &[
+    "/api/tools/say_hi/enable",
+    "/api/tools/say_hi/disable",
+    "/api/enroll/start",
+    "/api/enroll/finish",
+    "/api/stepup/passkey/start",
+    "/api/stepup/passkey/finish",
+    "/api/stepup/passphrase",
+];
+
+#[tokio::test]
+async fn posts_need_the_page_origin() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let s = session(&t).await;
+    for path in POSTS {
+        for origin in [
+            Some("http://evil.example"),
+            Some("http://localhost:9999"),
+            Some("https://localhost:8765"),
+            Some("null"),
+            None,
+        ] {
+            let mut req = post(path, &s, json!({"passphrase": PASSPHRASE}));
+            match origin {
+                Some(o) => {
+                    req.headers_mut().insert(header::ORIGIN, o.parse().unwrap());
+                }
+                None => {
+                    req.headers_mut().remove(header::ORIGIN);
+                }
+            }
+            let r = send(&t, req).await;
+            assert_eq!(r.status, StatusCode::FORBIDDEN, "{path} {origin:?}");
+            assert_eq!(r.error(), "origin");
+            assert_hardened(&r);
+        }
+    }
+    assert_eq!(t.store.tool("say_hi").await.unwrap().unwrap().state, ToolState::Proposed);
+}
+
+#[tokio::test]
+async fn posts_need_a_session_and_its_csrf_token() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let s = session(&t).await;
+    let other = session(&t).await;
+    for path in POSTS {
+        let mut req = post(path, &s, json!({}));
+        req.headers_mut().remove(header::COOKIE);
+        let r = send(&t, req).await;
+        assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "no_session"), "{path}");
+
+        let mut req = post(path, &s, json!({}));
+        req.headers_mut()
+            .insert(header::COOKIE, "maven_session_8765=00ff".parse().unwrap());
+        let r = send(&t, req).await;
+        assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "no_session"), "{path}");
+
+        for bad in [None, Some(""), Some("wrong"), Some(other.csrf.as_str())] {
+            let mut req = post(path, &s, json!({}));
+            match bad {
+                Some(b) => {
+                    req.headers_mut().insert("x-csrf-token", b.parse().unwrap());
+                }
+                None => {
+                    req.headers_mut().remove("x-csrf-token");
+                }
+            }
+            let r = send(&t, req).await;
+            assert_eq!((r.status, r.error().as_str()), (StatusCode::FORBIDDEN, "csrf"), "{path} {bad:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn enabling_needs_a_step_up() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let s = session(&t).await;
+    for action in ["enable", "disable"] {
+        let r = send(&t, post(&format!("/api/tools/say_hi/{action}"), &s, json!({}))).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{action}");
+        assert_eq!(r.error(), "step_up_required");
+        assert!(r.headers.contains_key(header::WWW_AUTHENTICATE));
+    }
+    let row = t.store.tool("say_hi").await.unwrap().unwrap();
+    assert_eq!(row.state, ToolState::Proposed);
+    assert_eq!(t.store.tool_events(Some("say_hi"), 10).await.unwrap().len(), 1, "only the proposal");
+}
+
+#[tokio::test]
+async fn a_fresh_passphrase_step_up_enables_and_names_itself_in_the_audit_trail() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let s = session(&t).await;
+    step_up(&t, &s).await;
+    let v = send(&t, get_with("/api/session", &s)).await.json();
+    assert_eq!(v["step_up"]["method"], "passphrase");
+
+    let r = send(&t, post("/api/tools/say_hi/enable", &s, json!({}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "enabled");
+    let row = t.store.tool("say_hi").await.unwrap().unwrap();
+    assert_eq!(row.state, ToolState::Enabled);
+    let ev = &t.store.tool_events(Some("say_hi"), 1).await.unwrap()[0];
+    assert_eq!(ev.to, ToolState::Enabled);
+    assert_eq!(ev.actor, "owner (passphrase)");
+
+    // Enabling twice is a conflict; disabling then works and is recorded too.
+    let r = send(&t, post("/api/tools/say_hi/enable", &s, json!({}))).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::CONFLICT, "unchanged"));
+    let r = send(&t, post("/api/tools/say_hi/disable", &s, json!({}))).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let ev = &t.store.tool_events(Some("say_hi"), 1).await.unwrap()[0];
+    assert_eq!((ev.to, ev.actor.as_str()), (ToolState::Disabled, "owner (passphrase)"));
+
+    // The step-up belongs to its session only.
+    let other = session(&t).await;
+    let r = send(&t, post("/api/tools/say_hi/enable", &other, json!({}))).await;
+    assert_eq!(r.error(), "step_up_required");
+}
+
+fn get_with(path: &str, s: &Sess) -> Request<Body> {
+    Request::get(path)
+        .header(header::HOST, HOST)
+        .header(header::COOKIE, &s.cookie)
+        .body(Body::empty())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_step_up_older_than_five_minutes_is_stale() {
+    let t = setup().await;
+    t.store.propose_tool(local("a", true)).await.unwrap();
+    t.store.propose_tool(local("b", true)).await.unwrap();
+    let s = session(&t).await;
+    step_up(&t, &s).await;
+    t.clock.advance(Duration::from_secs(300));
+    let r = send(&t, post("/api/tools/a/enable", &s, json!({}))).await;
+    assert_eq!(r.status, StatusCode::OK, "exactly five minutes is still fresh");
+    t.clock.advance(Duration::from_secs(1));
+    let r = send(&t, post("/api/tools/b/enable", &s, json!({}))).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "step_up_stale"));
+    assert_eq!(t.store.tool("b").await.unwrap().unwrap().state, ToolState::Proposed);
+    let v = send(&t, get_with("/api/session", &s)).await.json();
+    assert_eq!(v["step_up"], Value::Null);
+    step_up(&t, &s).await;
+    let r = send(&t, post("/api/tools/b/enable", &s, json!({}))).await;
+    assert_eq!(r.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn impossible_changes_are_refused_with_their_reason() {
+    let t = setup().await;
+    t.store.propose_tool(local("gone", true)).await.unwrap();
+    t.store
+        .set_tool_state("gone", ToolState::Withdrawn, "no longer offered", "discovery")
+        .await
+        .unwrap();
+    let s = session(&t).await;
+    step_up(&t, &s).await;
+    let cases = [
+        ("/api/tools/gone/enable", StatusCode::CONFLICT, "bad_transition"),
+        ("/api/tools/gone/disable", StatusCode::CONFLICT, "bad_transition"),
+        ("/api/tools/missing/enable", StatusCode::NOT_FOUND, "not_found"),
+        ("/api/tools/a%2Fb/enable", StatusCode::NOT_FOUND, "not_found"),
+        ("/api/tools/gone/run", StatusCode::NOT_FOUND, "not_found"),
+        ("/api/tools/gone/call", StatusCode::NOT_FOUND, "not_found"),
+    ];
+    for (path, status, code) in cases {
+        let r = send(&t, post(path, &s, json!({}))).await;
+        assert_eq!((r.status, r.error().as_str()), (status, code), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn the_passphrase_step_up_refuses_wrong_and_repeated_attempts() {
+    let t = setup().await;
+    let s = session(&t).await;
+    for _ in 0..5 {
+        let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": "nope nope"}))).await;
+        assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "passphrase"));
+    }
+    let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": PASSPHRASE}))).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::TOO_MANY_REQUESTS, "too_many_attempts"));
+    t.clock.advance(Duration::from_secs(61));
+    step_up(&t, &s).await;
+
+    let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": "x".repeat(2000)}))).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+
+    let t = setup_with(json!({})).await;
+    let s = session(&t).await;
+    let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": PASSPHRASE}))).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::CONFLICT, "no_passphrase"));
+}
+
+#[tokio::test]
+async fn passkey_routes_refuse_what_they_cannot_verify() {
+    let t = setup().await;
+    let s = session(&t).await;
+    // Nothing enrolled yet.
+    let r = send(&t, post("/api/stepup/passkey/start", &s, json!({}))).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::CONFLICT, "no_passkey"));
+    // No ceremony started.
+    let fake_assertion = json!({
+        "id": "AAAA", "rawId": "AAAA", "type": "public-key",
+        "response": {"authenticatorData": "AAAA", "clientDataJSON": "AAAA", "signature": "AAAA", "userHandle": null}
+    });
+    let r = send(&t, post("/api/stepup/passkey/finish", &s, fake_assertion)).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::BAD_REQUEST, "no_ceremony"));
+    let fake_attestation = json!({
+        "id": "AAAA", "rawId": "AAAA", "type": "public-key",
+        "response": {"attestationObject": "AAAA", "clientDataJSON": "AAAA"}
+    });
+    let r = send(&t, post("/api/enroll/finish", &s, fake_attestation.clone())).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::BAD_REQUEST, "no_ceremony"));
+    // Not JSON of the expected shape.
+    let r = send(&t, post("/api/enroll/finish", &s, json!({"id": 3}))).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.status.is_client_error());
+
+    // Enrollment links: unknown, then valid, then used up by a finished registration only.
+    let r = send(&t, post("/api/enroll/start", &s, json!({"token": "00"}))).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::FORBIDDEN, "enroll_link"));
+    let link = t.app.web.enroll_link();
+    let url = link["url"].as_str().unwrap();
+    assert!(url.starts_with("http://localhost:8765/enroll#"), "{url}");
+    let token = url.split('#').nth(1).unwrap();
+    let r = send(&t, post("/api/enroll/start", &s, json!({"token": token}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let pk = &r.json()["publicKey"];
+    assert_eq!(pk["rp"]["id"], "localhost");
+    assert!(pk["challenge"].as_str().is_some_and(|c| c.len() >= 16));
+    // A forged answer does not enroll anything, and the ceremony is gone afterwards.
+    let r = send(&t, post("/api/enroll/finish", &s, fake_attestation.clone())).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::BAD_REQUEST, "webauthn"));
+    assert!(t.store.passkeys().await.unwrap().is_empty());
+    let r = send(&t, post("/api/enroll/finish", &s, fake_attestation)).await;
+    assert_eq!(r.error(), "no_ceremony");
+    // The link itself is still good for another try within its ten minutes, not after.
+    t.clock.advance(Duration::from_secs(601));
+    let r = send(&t, post("/api/enroll/start", &s, json!({"token": token}))).await;
+    assert_eq!((r.status, r.error().as_str()), (StatusCode::FORBIDDEN, "enroll_link"));
+}
+
+#[tokio::test]
+async fn a_demoted_act_shows_what_changed_field_by_field() {
+    let t = setup().await;
+    let shape = json!({"name": "list_tasks", "description": "Lists tasks",
+        "inputSchema": {"type": "object", "required": ["project"],
+                        "properties": {"project": {"type": "string"}}},
+        "annotations": {"readOnlyHint": true}});
+    t.store
+        .propose_tool(NewTool {
+            name: "todo_list_tasks".into(),
+            kind: "mcp".into(),
+            server: "todo".into(),
+            tool: "list_tasks".into(),
+            cmd: vec!["mcp".into(), "todo".into(), "list_tasks".into()],
+            scope: "mcp:todo".into(),
+            destructive: false,
+            fingerprint: Some("sha256:aaaa".into()),
+            description: "Lists tasks".into(),
+            shape: shape.clone(),
+            provenance: "discovered on todo".into(),
+        })
+        .await
+        .unwrap();
+    t.store
+        .set_tool_state("todo_list_tasks", ToolState::Enabled, "test", "owner (passphrase)")
+        .await
+        .unwrap();
+    let mut changed = shape.clone();
+    changed["description"] = json!("Deletes <b>every</b> task");
+    changed["annotations"] = json!({});
+    t.store
+        .redefine_tool(
+            "todo_list_tasks",
+            Redefinition {
+                fingerprint: "sha256:bbbb".into(),
+                description: "Deletes <b>every</b> task".into(),
+                shape: changed,
+                cmd: None,
+                raise_destructive: true,
+                provenance: "redefined by todo: description, annotations changed".into(),
+            },
+            "discovery",
+        )
+        .await
+        .unwrap();
+
+    let v = send(&t, get("/api/tools")).await.json();
+    let row = &v[0];
+    assert_eq!(row["state"], "proposed");
+    assert_eq!(row["actions"], json!(["enable", "disable"]));
+    let fields: Vec<&str> = row["changed"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["annotations", "annotations.readOnlyHint", "description"]);
+    assert_eq!(row["changed"][2]["approved"], "\"Lists tasks\"");
+    assert_eq!(row["history"][0]["actor"], "discovery");
+
+    let page = send(&t, get("/tools")).await.body;
+    assert!(page.contains("The server changed this tool since you approved it"));
+    assert!(page.contains("annotations.readOnlyHint"));
+    assert!(page.contains("Deletes &lt;b&gt;every&lt;/b&gt; task"), "escaped");
+    assert!(!page.contains("<b>every</b>"));
+
+    // Re-approving pins the new shape: the diff is gone.
+    let s = session(&t).await;
+    step_up(&t, &s).await;
+    let r = send(&t, post("/api/tools/todo_list_tasks/enable", &s, json!({}))).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["changed"], json!([]));
+    let ev = &t.store.tool_events(Some("todo_list_tasks"), 1).await.unwrap()[0];
+    assert_eq!(ev.reason, "enabled on the page after reviewing the changed shape");
+}
+
+#[tokio::test]
+async fn the_page_groups_acts_caps_descriptions_and_has_no_run_button() {
+    let t = setup().await;
+    let mut long = local("long_one", false);
+    long.description = format!("<script>alert(1)</script>{}", "y".repeat(1000));
+    t.store.propose_tool(long).await.unwrap();
+    t.store.propose_tool(local("on_one", true)).await.unwrap();
+    t.store
+        .set_tool_state("on_one", ToolState::Enabled, "test", "owner (passphrase)")
+        .await
+        .unwrap();
+    let r = send(&t, get("/tools")).await;
+    let page = &r.body;
+    assert!(r.headers[header::SET_COOKIE].to_str().unwrap().contains("HttpOnly"));
+    assert!(page.contains("data-state=\"proposed\"") && page.contains("data-state=\"enabled\""));
+    assert!(page.contains("may write: asks for confirmation every time"));
+    assert!(!page.contains("<script>alert"));
+    assert!(!page.contains(&"y".repeat(301)));
+    assert!(!page.to_lowercase().contains(">run<"));
+    assert!(!page.contains("data-action=\"run\""));
+    // No inline script or style anywhere.
+    assert!(!page.contains("<script>") && !page.contains("style="));
+    assert!(page.contains("<script src=\"/static/page.js\" defer></script>"));
+}
+
+#[tokio::test]
+async fn no_secret_is_ever_rendered() {
+    let t = setup_with(json!({
+        "web": {"passphrase_hash": cheap_hash(PASSPHRASE)},
+        "mcp_servers": {
+            "remote": {"url": "https://user:pw@mcp.example/mcp?token=${TOKEN}",
+                       "headers": {"Authorization": "Bearer ${TOKEN}"}, "enabled": true},
+            "local": {"command": "todo-server", "args": ["--db", "x"],
+                      "env": {"API_KEY": "${TOKEN}"}, "enabled": false}
+        },
+        "feeds": [{"name": "news", "url": "https://news.example/feed?key=${TOKEN}"}]
+    }))
+    .await;
+    let s = session(&t).await;
+    for path in ["/tools", "/api/mcp_servers", "/api/feeds", "/api/session", "/api/tools"] {
+        let r = send(&t, get_with(path, &s)).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}");
+        for secret in ["s3cret-token", "pw@", "$argon2id$", "Bearer"] {
+            assert!(!r.body.contains(secret), "{path} shows {secret}");
+        }
+    }
+    let page = send(&t, get("/tools")).await.body;
+    assert!(page.contains("local process: runs as you, with your files and your network"));
+    assert!(page.contains("remote endpoint"));
+    assert!(page.contains("todo-server --db x"));
+    let servers = send(&t, get("/api/mcp_servers")).await.json();
+    assert_eq!(servers.as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn bodies_are_bounded() {
+    let t = setup().await;
+    let s = session(&t).await;
+    let big = json!({"passphrase": "x".repeat(200_000)});
+    let r = send(&t, post("/api/stepup/passphrase", &s, big)).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn recent_acts_are_listed() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    t.store
+        .log_act(store::NewActLog {
+            tool: "say_hi".into(),
+            utterance: "say hi <now>".into(),
+            arguments: json!({"secret_arg": "zzz"}),
+            confirmed_by: None,
+            outcome: "hi".into(),
+            ok: true,
+            duration_ms: 3,
+        })
+        .await
+        .unwrap();
+    let v = send(&t, get("/api/acts_log")).await.json();
+    assert_eq!(v[0]["tool"], "say_hi");
+    assert_eq!(v[0]["ok"], true);
+    assert!(v[0].get("arguments").is_none());
+    let page = send(&t, get("/tools")).await.body;
+    assert!(page.contains("say hi &lt;now&gt;"));
+    assert!(!page.contains("zzz"));
+}
+
+#[test]
+fn the_passphrase_hash_made_by_the_cli_verifies() {
+    let h = cli::hash_passphrase(PASSPHRASE).unwrap();
+    assert!(h.starts_with("$argon2id$"));
+    assert!(auth::verify_passphrase(&h, PASSPHRASE));
+    assert!(!auth::verify_passphrase(&h, "wrong passphrase"));
+    assert!(!auth::verify_passphrase("not a hash", PASSPHRASE));
+    let argon2i = "$argon2i$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$AAAAAAAAAAAAAAAAAAAAAA";
+    assert!(!auth::verify_passphrase(argon2i, PASSPHRASE));
+}
