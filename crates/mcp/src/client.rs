@@ -54,7 +54,7 @@ pub struct ToolList {
 
 enum Link {
     Stdio(crate::stdio::StdioLink),
-    Http(crate::http::HttpLink),
+    Http(Box<crate::http::HttpLink>),
 }
 
 /// A connection to one MCP server: a handle whose methods take `&self` and may run
@@ -112,12 +112,9 @@ impl Client {
                 &options.limits,
                 core.clone(),
             )?),
-            Transport::Http { url, headers, door } => Link::Http(crate::http::HttpLink::new(
-                url,
-                headers,
-                door,
-                &options.limits,
-            )?),
+            Transport::Http { url, headers, door } => Link::Http(Box::new(
+                crate::http::HttpLink::new(url, headers, door, &options)?,
+            )),
         };
         let mut client = Client {
             core,
@@ -248,7 +245,7 @@ impl Client {
             Link::Stdio(s) => s.send(frame, &self.core).await,
             Link::Http(h) => tokio::time::timeout(
                 self.config.timeouts.init,
-                h.post_message(&frame, &self.core),
+                h.post_message(&frame, &self.core, self.config.timeouts.init),
             )
             .await
             .map_err(|_| Error::Timeout {
@@ -275,7 +272,7 @@ impl Client {
         params: Option<&Value>,
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
-        let mut ticket = self.core.register("request")?;
+        let mut ticket = self.core.register()?;
         let id = ticket.id;
         let frame = rpc::encode(Some(id), method, params);
         let Some(rx) = ticket.rx.take() else {
@@ -285,7 +282,10 @@ impl Client {
         let exchange = async {
             match &self.link {
                 Link::Stdio(s) => s.send(frame, &self.core).await?,
-                Link::Http(h) => h.exchange(frame, method, &self.core, &self.options).await?,
+                Link::Http(h) => {
+                    h.exchange(frame, id, method, &self.core, &self.options, timeout)
+                        .await?
+                }
             }
             match rx.await {
                 Ok(r) => r,
@@ -294,12 +294,18 @@ impl Client {
                 )),
             }
         };
-        match tokio::time::timeout(timeout, exchange).await {
-            Ok(r) => {
+        let outcome = match tokio::time::timeout(timeout, exchange).await {
+            // A webfetch deadline (response headers, body) is this request's deadline too.
+            Ok(Err(Error::Http(e))) if e.is_timeout() => None,
+            Ok(r) => Some(r),
+            Err(_) => None,
+        };
+        match outcome {
+            Some(r) => {
                 ticket.disarm();
                 r
             }
-            Err(_) => {
+            None => {
                 // Forget first, so an answer racing with the notice is a late answer.
                 drop(ticket);
                 if method != "initialize" {
@@ -474,7 +480,7 @@ impl Client {
     }
 }
 
-fn parse_initialize(raw: &RawValue) -> Result<ServerInfo, Error> {
+pub(crate) fn parse_initialize(raw: &RawValue) -> Result<ServerInfo, Error> {
     let bad = |reason: &str| Error::BadResult {
         method: "initialize".to_owned(),
         reason: reason.to_owned(),

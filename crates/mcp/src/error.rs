@@ -116,6 +116,9 @@ pub enum Violation {
     NeitherResultNorError,
     /// The `error` member was not a JSON-RPC error object.
     MalformedError,
+    /// The HTTP answer (a JSON body, or an SSE stream that ended and cannot be resumed) did
+    /// not carry the answer to this request.
+    Unanswered,
 }
 
 impl std::fmt::Display for Violation {
@@ -124,6 +127,7 @@ impl std::fmt::Display for Violation {
             Violation::ResultAndError => "a response with both result and error",
             Violation::NeitherResultNorError => "a response with neither result nor error",
             Violation::MalformedError => "a response whose error is not an error object",
+            Violation::Unanswered => "the HTTP answer did not answer the request",
         })
     }
 }
@@ -187,7 +191,7 @@ pub enum Error {
     },
     /// The HTTP request was refused or failed in webfetch.
     #[error("http: {0}")]
-    Http(String),
+    Http(webfetch::Error),
     /// The HTTP server answered with an unexpected status.
     #[error("the server answered HTTP {status}")]
     HttpStatus {
@@ -228,6 +232,19 @@ impl Error {
     pub fn rpc_code(&self) -> Option<i64> {
         match self {
             Error::Rpc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// webfetch refused the request by policy (an address, a redirect, a list).
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Error::Http(e) if e.is_refused())
+    }
+
+    /// The webfetch error behind an HTTP failure.
+    pub fn http_error(&self) -> Option<&webfetch::Error> {
+        match self {
+            Error::Http(e) => Some(e),
             _ => None,
         }
     }

@@ -186,6 +186,9 @@ pub struct ClientOptions {
     pub limits: Limits,
     /// Answers server requests other than `ping`; `None` (the default) answers -32601.
     pub handler: Option<std::sync::Arc<dyn ServerRequestHandler>>,
+    /// The fetcher of an HTTP server's door. `None` (the default) builds one from the door's
+    /// config; tests pass one built with a dial hook or a test-only address policy.
+    pub http_fetcher: Option<webfetch::Fetcher>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -207,6 +210,7 @@ impl Default for ClientOptions {
             capabilities: serde_json::Value::Object(serde_json::Map::new()),
             limits: Limits::default(),
             handler: None,
+            http_fetcher: None,
         }
     }
 }

@@ -65,7 +65,7 @@ const LOG_RING: usize = 32;
 const ERROR_MESSAGE_CAP: usize = 1024;
 
 struct Table {
-    pending: HashMap<u64, (oneshot::Sender<Reply>, &'static str)>,
+    pending: HashMap<u64, oneshot::Sender<Reply>>,
     cancelled: VecDeque<u64>,
     closed: Option<CloseReason>,
     bucket: TokenBucket,
@@ -172,14 +172,14 @@ impl Core {
     }
 
     /// Reserve an id and register it as pending. Fails when the connection is closed.
-    pub(crate) fn register(&self, method: &'static str) -> Result<Ticket<'_>, Error> {
+    pub(crate) fn register(&self) -> Result<Ticket<'_>, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         let mut t = self.lock();
         if let Some(r) = &t.closed {
             return Err(Error::Closed(r.clone()));
         }
-        t.pending.insert(id, (tx, method));
+        t.pending.insert(id, tx);
         drop(t);
         Ok(Ticket {
             core: self,
@@ -208,7 +208,7 @@ impl Core {
             if t.closed.is_none() {
                 t.closed = Some(reason);
             }
-            t.pending.drain().map(|(_, v)| v.0).collect()
+            t.pending.drain().map(|(_, v)| v).collect()
         };
         let reason = self.close_reason().unwrap_or(CloseReason::ServerGone);
         for tx in drained {
@@ -219,6 +219,11 @@ impl Core {
     /// Why the connection closed, if it did.
     pub(crate) fn close_reason(&self) -> Option<CloseReason> {
         self.lock().closed.clone()
+    }
+
+    /// Whether this request still waits for its answer.
+    pub(crate) fn is_pending(&self, id: u64) -> bool {
+        self.lock().pending.contains_key(&id)
     }
 
     pub(crate) fn stats(&self) -> Stats {
@@ -313,7 +318,7 @@ impl Core {
                 }
             }
         };
-        let Some((tx, _method)) = entry else {
+        let Some(tx) = entry else {
             self.violation("response to no pending request");
             return;
         };
@@ -565,7 +570,7 @@ mod tests {
         ];
         for (frame, expect, violations) in cases {
             let core = core();
-            let mut ticket = core.register("tools/call").unwrap();
+            let mut ticket = core.register().unwrap();
             let frame = frame.replace("ID", &ticket.id.to_string());
             assert_eq!(core.on_frame(frame.as_bytes()), Inbound::Done, "{frame}");
             let got = ticket.rx.as_mut().unwrap().try_recv();
@@ -587,14 +592,14 @@ mod tests {
     async fn late_answer_to_a_forgotten_request_is_ignored() {
         let core = core();
         let id = {
-            let t = core.register("tools/call").unwrap();
+            let t = core.register().unwrap();
             t.id
         };
         core.on_frame(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#).as_bytes());
         let s = core.stats();
         assert_eq!((s.violations, s.late_answers), (0, 1));
         // A second answer to an answered request is a violation.
-        let mut t = core.register("ping").unwrap();
+        let mut t = core.register().unwrap();
         let f = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, t.id);
         core.on_frame(f.as_bytes());
         t.disarm();
@@ -684,11 +689,11 @@ mod tests {
     #[tokio::test]
     async fn close_fails_pending_and_refuses_new() {
         let core = core();
-        let mut t = core.register("tools/call").unwrap();
+        let mut t = core.register().unwrap();
         core.close(CloseReason::ServerGone);
         let r = t.rx.as_mut().unwrap().try_recv().unwrap();
         assert!(matches!(r, Err(Error::Closed(CloseReason::ServerGone))));
-        assert!(core.register("ping").err().unwrap().is_closed());
+        assert!(core.register().err().unwrap().is_closed());
     }
 
     proptest::proptest! {

@@ -428,7 +428,8 @@ mod tests {
     #[tokio::test]
     async fn read_frame_bounds_the_line() {
         // (input, cap, expected frames)
-        let cases: &[(&[u8], usize, &[(&[u8], FrameEnd)])] = &[
+        type Case<'a> = (&'a [u8], usize, &'a [(&'a [u8], FrameEnd)]);
+        let cases: &[Case<'_>] = &[
             (
                 b"ab\ncd\n",
                 4,

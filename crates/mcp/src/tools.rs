@@ -157,11 +157,10 @@ pub fn schema_problem(tool: &Tool) -> Option<String> {
     }
     match schema.get("properties") {
         None => {}
-        Some(Value::Object(props)) => {
-            if props.values().any(|p| !p.is_object() && !p.is_boolean()) {
-                return Some("a property schema is not an object".to_owned());
-            }
+        Some(Value::Object(props)) if props.values().any(|p| !p.is_object() && !p.is_boolean()) => {
+            return Some("a property schema is not an object".to_owned());
         }
+        Some(Value::Object(_)) => {}
         Some(_) => return Some("properties is not an object".to_owned()),
     }
     match schema.get("required") {

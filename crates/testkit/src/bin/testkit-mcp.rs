@@ -24,7 +24,12 @@
 //!   the messages), `--sse-drop-first` (close the first stream of each call after the priming
 //!   event; the answer is served to the GET with `Last-Event-ID`), `--redirect URL` (answer
 //!   every POST with 307 to URL), `--session-loss 404|400` (forget the session at the first
-//!   `tools/call`: 404, or 400 "no valid session" as the reference server sends).
+//!   `tools/call`: 404, or 400 "no valid session" as the reference server sends), `--bind IP`
+//!   (a loopback address other than 127.0.0.1).
+
+// A test fixture: a broken invariant (a poisoned lock, an unwritable record file) should crash
+// the server loudly, which fails the test that started it.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -74,6 +79,7 @@ struct Opts {
     redirect: Option<String>,
     session_loss: Option<u16>,
     ignore_sigterm: bool,
+    bind: Option<String>,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -123,6 +129,7 @@ fn parse_args() -> Result<Opts, String> {
             "--redirect" => o.redirect = Some(value()?),
             "--session-loss" => o.session_loss = Some(num(value()?, &flag)?),
             "--ignore-sigterm" => o.ignore_sigterm = true,
+            "--bind" => o.bind = Some(value()?),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -547,8 +554,9 @@ async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Bo
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
     tokio::spawn(server.clone().handle(msg, tx));
-    let needs_stream =
-        o.sse || o.server_requests || o.ping_flood.is_some() || o.giant_line.is_some();
+    let needs_stream = o.sse
+        || (method == "tools/call"
+            && (o.server_requests || o.ping_flood.is_some() || o.giant_line.is_some()));
     let sid = server.session.lock().unwrap().clone();
     let with_session = |mut r: Response<BoxBody>| {
         if let Some(s) = &sid {
@@ -569,6 +577,7 @@ async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Bo
     }
     let (btx, brx) = mpsc::unbounded_channel::<Bytes>();
     let drop_first = o.sse_drop_first && method == "tools/call";
+    let drop_first_method = method.clone();
     let srv = server.clone();
     tokio::spawn(async move {
         let prime = EVENT_ID.fetch_add(1, Ordering::Relaxed);
@@ -580,7 +589,7 @@ async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Bo
             }
             return;
         }
-        if srv.opts.giant_line.is_some() {
+        if srv.opts.giant_line.is_some() && drop_first_method == "tools/call" {
             let _ = btx.send(Bytes::from_static(b"data: "));
         }
         while let Some(o) = rx.recv().await {
@@ -613,7 +622,10 @@ fn session_error(code: u16) -> Response<BoxBody> {
 }
 
 async fn run_http(server: Arc<Server>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ip = server.opts.bind.as_deref().unwrap_or("127.0.0.1");
+    let ip: std::net::Ipv4Addr = ip.parse().expect("--bind takes an IPv4 address");
+    assert!(ip.is_loopback(), "--bind takes a loopback address");
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
     let port = listener.local_addr().unwrap().port();
     println!("{port}");
     let _ = std::io::stdout().flush();

@@ -97,3 +97,68 @@ pub(crate) async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
         .await
         .expect("the test outlived its outer bound")
 }
+
+/// `testkit-mcp --http` running on loopback, killed when dropped.
+pub(crate) struct HttpServer {
+    pub(crate) port: u16,
+    pub(crate) ip: &'static str,
+    _child: tokio::process::Child,
+}
+
+impl HttpServer {
+    /// Start it with these flags and read its port (the first line of its stdout).
+    pub(crate) async fn start(flags: &[&str]) -> HttpServer {
+        HttpServer::start_on("127.0.0.1", flags).await
+    }
+
+    /// Start it on a given loopback address.
+    pub(crate) async fn start_on(ip: &'static str, flags: &[&str]) -> HttpServer {
+        use tokio::io::AsyncBufReadExt as _;
+        let mut child = tokio::process::Command::new(bin())
+            .arg("--http")
+            .arg(format!("--bind={ip}"))
+            .args(flags)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            tokio::io::BufReader::new(stdout).read_line(&mut line),
+        )
+        .await
+        .expect("testkit-mcp announced no port")
+        .unwrap();
+        let port = line.trim().parse().expect("a port on the first line");
+        HttpServer {
+            port,
+            ip,
+            _child: child,
+        }
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}:{}/mcp", self.ip, self.port)
+    }
+
+    /// A config reaching it through a door that allows private addresses (loopback).
+    pub(crate) fn config(&self, timeouts: McpTimeouts) -> ServerConfig {
+        let mut door = webfetch::DoorConfig::new("mcp:kit");
+        door.allow_private = true;
+        door.host_interval = Duration::ZERO;
+        let mut headers = BTreeMap::new();
+        headers.insert("Authorization".to_owned(), "Bearer test-token".to_owned());
+        ServerConfig {
+            name: "kit".to_owned(),
+            transport: Transport::Http {
+                url: self.url(),
+                headers,
+                door,
+            },
+            timeouts,
+        }
+    }
+}
