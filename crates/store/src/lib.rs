@@ -39,6 +39,7 @@ mod error;
 mod model;
 mod ops;
 mod schema;
+mod web;
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -54,6 +55,7 @@ pub use model::{
     ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
     Redefinition, SourceCount, ToolEvent, ToolRow, ToolState, KIND_LOCAL, KIND_MCP,
 };
+pub use web::PasskeyRow;
 
 /// How many requests may wait for the worker before callers are made to wait.
 const QUEUE: usize = 256;

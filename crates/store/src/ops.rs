@@ -17,7 +17,7 @@ pub(crate) fn to_ms(t: OffsetDateTime) -> i64 {
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
 }
 
-fn from_ms(ms: i64) -> Result<OffsetDateTime, Error> {
+pub(crate) fn from_ms(ms: i64) -> Result<OffsetDateTime, Error> {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
         .map_err(|e| Error::corrupt(format!("stored timestamp {ms} out of range: {e}")))
 }

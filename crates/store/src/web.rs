@@ -7,7 +7,7 @@
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use time::OffsetDateTime;
 
-use crate::ops::to_ms;
+use crate::ops::{from_ms, to_ms};
 use crate::{Error, Store};
 
 /// Migration 2: the passkeys table.
@@ -34,13 +34,13 @@ pub struct PasskeyRow {
     pub last_used: Option<OffsetDateTime>,
 }
 
-fn from_ms(ms: i64) -> Result<OffsetDateTime, Error> {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .map_err(|e| Error::corrupt(format!("stored timestamp {ms} out of range: {e}")))
-}
-
 fn check(id: &str, passkey: &str) -> Result<(), Error> {
-    if id.len() < 2 || id.len() > 2048 || !id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+    if id.len() < 2
+        || id.len() > 2048
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    {
         return Err(Error::invalid(
             "passkey id",
             "expected 2 to 2048 lowercase hex digits",
@@ -77,27 +77,27 @@ fn add(conn: &mut Connection, id: &str, passkey: &str) -> Result<PasskeyRow, Err
     })
 }
 
-fn all(conn: &mut Connection) -> Result<Vec<PasskeyRow>, Error> {
-    let mut st = conn
-        .prepare_cached("SELECT id, passkey, created, last_used FROM passkeys ORDER BY created, id")?;
-    let rows = st.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, Option<i64>>(3)?,
-        ))
-    })?;
-    rows.map(|r| {
-        let (id, passkey, created, last_used) = r?;
-        Ok(PasskeyRow {
-            id,
-            passkey,
-            created: from_ms(created)?,
-            last_used: last_used.map(from_ms).transpose()?,
-        })
+type RawPasskey = (String, String, i64, Option<i64>);
+
+fn raw_passkey(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawPasskey> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+}
+
+fn finish_passkey((id, passkey, created, last_used): RawPasskey) -> Result<PasskeyRow, Error> {
+    Ok(PasskeyRow {
+        id,
+        passkey,
+        created: from_ms(created)?,
+        last_used: last_used.map(from_ms).transpose()?,
     })
-    .collect()
+}
+
+fn all(conn: &mut Connection) -> Result<Vec<PasskeyRow>, Error> {
+    let mut st = conn.prepare_cached(
+        "SELECT id, passkey, created, last_used FROM passkeys ORDER BY created, id",
+    )?;
+    let rows = st.query_map([], raw_passkey)?;
+    rows.map(|r| finish_passkey(r?)).collect()
 }
 
 fn used(conn: &mut Connection, id: &str, passkey: Option<&str>) -> Result<(), Error> {
@@ -124,26 +124,11 @@ fn remove(conn: &mut Connection, id: &str) -> Result<bool, Error> {
 }
 
 fn get(conn: &mut Connection, id: &str) -> Result<Option<PasskeyRow>, Error> {
-    let row = conn
-        .prepare_cached("SELECT id, passkey, created, last_used FROM passkeys WHERE id = ?1")?
-        .query_row([id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-            ))
-        })
-        .optional()?;
-    row.map(|(id, passkey, created, last_used)| {
-        Ok(PasskeyRow {
-            id,
-            passkey,
-            created: from_ms(created)?,
-            last_used: last_used.map(from_ms).transpose()?,
-        })
-    })
-    .transpose()
+    conn.prepare_cached("SELECT id, passkey, created, last_used FROM passkeys WHERE id = ?1")?
+        .query_row([id], raw_passkey)
+        .optional()?
+        .map(finish_passkey)
+        .transpose()
 }
 
 impl Store {

@@ -10,6 +10,7 @@ mod facts;
 mod feeds;
 mod notes;
 mod open;
+mod passkeys;
 mod tools;
 
 use std::path::{Path, PathBuf};

@@ -6,6 +6,9 @@ use store::{Error, NotesQuery, Store};
 
 use crate::{mcp_tool, note, raw, Db};
 
+/// The newest schema version of this build.
+const LATEST: u32 = 2;
+
 /// The SQLite header: bytes 18/19 are 2 in WAL mode; user_version is at 60, application_id at 68.
 fn header(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()[..100].to_vec()
@@ -18,14 +21,14 @@ fn be32(h: &[u8], at: usize) -> u32 {
 #[tokio::test]
 async fn empty_file_is_migrated_to_the_latest_version_in_wal_mode() {
     let db = Db::new().await;
-    assert_eq!(db.store.schema_version().await.unwrap(), 1);
-    assert_eq!(Store::supported_schema_version(), 1);
+    assert_eq!(db.store.schema_version().await.unwrap(), LATEST);
+    assert_eq!(Store::supported_schema_version(), LATEST);
     assert_eq!(db.store.path(), db.path());
     // The migration sits in the log until the close checkpoints it into the main file.
     db.store.close().await.unwrap();
     let h = header(&db.path());
     assert_eq!((h[18], h[19]), (2, 2), "write-ahead log mode");
-    assert_eq!(be32(&h, 60), 1, "user_version");
+    assert_eq!(be32(&h, 60), LATEST, "user_version");
     assert_eq!(be32(&h, 68), 0x4D56_4E31, "application_id");
 }
 
@@ -35,7 +38,7 @@ async fn an_existing_zero_byte_file_is_a_fresh_database() {
     let path = dir.path().join("empty.db");
     std::fs::write(&path, b"").unwrap();
     let store = Store::open(&path).await.unwrap();
-    assert_eq!(store.schema_version().await.unwrap(), 1);
+    assert_eq!(store.schema_version().await.unwrap(), LATEST);
 }
 
 #[tokio::test]
@@ -71,7 +74,7 @@ async fn reopening_keeps_everything() {
     s.close().await.unwrap();
 
     let again = Store::open(&path).await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 1);
+    assert_eq!(again.schema_version().await.unwrap(), LATEST);
     let notes = again.notes(NotesQuery::default()).await.unwrap();
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].text, "first");
@@ -111,7 +114,7 @@ async fn a_newer_schema_is_refused_and_the_file_left_byte_for_byte() {
         Error::NewerSchema {
             found, supported, ..
         } => {
-            assert_eq!((*found, *supported), (999, 1));
+            assert_eq!((*found, *supported), (999, LATEST));
         }
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -127,7 +130,7 @@ async fn a_newer_rollback_journal_file_is_not_even_switched_to_wal() {
     {
         let c = raw(&path);
         c.execute_batch(
-            "PRAGMA application_id = 1297501745; PRAGMA user_version = 7;
+            "PRAGMA application_id = 1297501745; PRAGMA user_version = 9;
              CREATE TABLE future (x INTEGER);",
         )
         .unwrap();
@@ -136,7 +139,7 @@ async fn a_newer_rollback_journal_file_is_not_even_switched_to_wal() {
     assert_eq!((before[18], before[19]), (1, 1));
     let err = Store::open(&path).await.unwrap_err();
     assert!(
-        matches!(err, Error::NewerSchema { found: 7, .. }),
+        matches!(err, Error::NewerSchema { found: 9, .. }),
         "{err:?}"
     );
     assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -192,4 +195,23 @@ async fn two_handles_on_one_file_see_each_other() {
     let second = Store::open(&db.path()).await.unwrap();
     db.store.set_fact("k", "v").await.unwrap();
     assert_eq!(second.fact("k").await.unwrap().as_deref(), Some("v"));
+}
+
+#[tokio::test]
+async fn a_version_1_file_is_migrated_forward_keeping_its_data() {
+    let db = Db::new().await;
+    let path = db.path();
+    db.store.add_note(note("rss:a", "k", "kept")).await.unwrap();
+    db.store.close().await.unwrap();
+    // Turn the file back into what version 1 wrote: no passkeys table.
+    raw(&path)
+        .execute_batch("DROP TABLE passkeys; PRAGMA user_version = 1;")
+        .unwrap();
+
+    let store = Store::open(&path).await.unwrap();
+    assert_eq!(store.schema_version().await.unwrap(), LATEST);
+    let notes = store.notes(NotesQuery::default()).await.unwrap();
+    assert_eq!(notes[0].text, "kept");
+    assert!(store.passkeys().await.unwrap().is_empty());
+    store.add_passkey("ab01", "{}").await.unwrap();
 }
