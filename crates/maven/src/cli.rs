@@ -146,6 +146,13 @@ enum FeedsCmd {
 
 #[derive(Subcommand, Debug)]
 enum McpCmd {
+    /// Show every configured MCP server as the running daemon sees it: transport, target
+    /// (secrets masked), state, trust, protocol, counts, last error, stderr tail.
+    Status {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Dial one configured server (even a disabled one), list its tools and say what Maven
     /// would do with each. Changes nothing and never calls a tool.
     ///
@@ -215,6 +222,13 @@ pub(crate) fn main() -> ExitCode {
             url,
             content_type,
         }) => crate::cmd::feeds_parse::run(&file, url.as_deref(), content_type.as_deref()),
+        Command::Mcp(McpCmd::Status { json }) => client(&data_dir, "mcp_servers", json!({}), |v| {
+            if json {
+                print_json(v)
+            } else {
+                print_mcp_servers(v)
+            }
+        }),
         Command::Mcp(McpCmd::Inspect { name, json }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
@@ -410,6 +424,51 @@ fn print_notes(v: &Value) {
         );
         if let Some(l) = n["link"].as_str() {
             println!("    {l}");
+        }
+    }
+}
+
+fn print_mcp_servers(v: &Value) {
+    let rows = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if rows.is_empty() {
+        println!("no MCP servers configured");
+        return;
+    }
+    for r in rows {
+        println!(
+            "{} ({}, {})",
+            s(r, "name"),
+            s(r, "transport"),
+            s(r, "state")
+        );
+        println!("  target:   {}", s(r, "target"));
+        println!("  trust:    {}", s(r, "trust"));
+        if let Some(p) = r["protocol_version"].as_str() {
+            println!(
+                "  server:   {} {} (protocol {p})",
+                s(&r["server_info"], "name"),
+                s(&r["server_info"], "version")
+            );
+        }
+        println!(
+            "  tools:    {} offered, {} proposed, {} enabled",
+            r["tools_offered"], r["tools_proposed"], r["tools_enabled"]
+        );
+        for t in r["tools_refused"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            println!("  refused:  {} — {}", s(t, "tool"), s(t, "reason"));
+        }
+        if let Some(e) = r["last_error"].as_str() {
+            println!("  error:    {e}");
+        }
+        if let Some(t) = r["stderr_tail"].as_str().filter(|t| !t.trim().is_empty()) {
+            println!(
+                "  stderr:   {}",
+                t.trim_end().replace('\n', "\n            ")
+            );
         }
     }
 }

@@ -4,6 +4,7 @@
 //! [`CancellationToken`]; SIGINT or SIGTERM cancels the token, and the daemon waits (with a
 //! deadline) for every task to finish before it removes its socket and releases its lock.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -41,8 +42,23 @@ pub(crate) struct Options {
 pub(crate) struct State {
     started: Instant,
     data_dir: PathBuf,
-    config: Config,
+    config: Arc<Config>,
     store: store::Store,
+    /// The MCP connection manager; `None` when no server is configured.
+    manager: Option<mcp::Manager>,
+    /// What the last listing of each server did to the allowlist (for status).
+    discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
+}
+
+/// What the allowlist made of a server's last complete listing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DiscoveryNote {
+    /// "over cap: …" when the whole server was refused.
+    pub(crate) over_cap: Option<String>,
+    /// Tools not proposed, with the reason.
+    pub(crate) refused: Vec<(String, String)>,
+    /// The last error applying a listing to the store.
+    pub(crate) error: Option<String>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -108,11 +124,18 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let listener = ipc::bind(&data_dir)?;
     let cancel = CancellationToken::new();
     let tracker = TaskTracker::new();
+    let config = Arc::new(config);
+    let discovery = Arc::new(std::sync::Mutex::new(HashMap::new()));
+    // the manager is built here but dials nothing; every first dial happens on its
+    // server's own task, after the IPC socket is already answering.
+    let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
     let state = Arc::new(State {
         started: Instant::now(),
         data_dir: data_dir.clone(),
         config,
         store,
+        manager,
+        discovery,
     });
     tracker.spawn(ipc::serve(
         listener,
@@ -135,6 +158,14 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         .is_err()
     {
         tracing::warn!("some tasks did not finish within {SHUTDOWN_GRACE:?}; stopping anyway");
+    }
+    if let Some(m) = &state.manager {
+        if tokio::time::timeout(SHUTDOWN_GRACE, m.close())
+            .await
+            .is_err()
+        {
+            tracing::warn!("some MCP servers did not close within {SHUTDOWN_GRACE:?}");
+        }
     }
     let _ = std::fs::remove_file(ipc::socket_path(&data_dir));
     if let Err(e) = state.store.close().await {
@@ -218,6 +249,71 @@ impl DataLock {
     }
 }
 
+/// Builds the MCP connection manager and the task that applies its listings to the
+/// allowlist. Returns at once: nothing is dialled here.
+fn start_manager(
+    config: &Arc<Config>,
+    store: &store::Store,
+    discovery: &Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
+    cancel: &CancellationToken,
+    tracker: &TaskTracker,
+) -> Option<mcp::Manager> {
+    if config.mcp_servers.is_empty() {
+        return None;
+    }
+    let servers: Vec<mcp::Managed> = config
+        .mcp_servers
+        .iter()
+        .filter_map(|(name, block)| {
+            config.mcp_server(name).map(|c| mcp::Managed {
+                config: c,
+                enabled: block.enabled,
+            })
+        })
+        .collect();
+    let (manager, mut listings) = mcp::Manager::new(servers, mcp::ManagerOptions::default());
+    manager.spawn(cancel, tracker);
+    let (config, store, notes, cancel) = (
+        config.clone(),
+        store.clone(),
+        discovery.clone(),
+        cancel.clone(),
+    );
+    tracker.spawn(async move {
+        loop {
+            let d = tokio::select! {
+                _ = cancel.cancelled() => break,
+                d = listings.recv() => match d { Some(d) => d, None => break },
+            };
+            let Some(block) = config.mcp_servers.get(&d.server) else {
+                continue;
+            };
+            let note = match crate::allowlist::reconcile(&store, block, &d.tools).await {
+                Ok(r) => DiscoveryNote {
+                    over_cap: r.over_cap(d.tools.len()),
+                    refused: r.refused,
+                    error: None,
+                },
+                Err(e) => {
+                    tracing::error!(server = %d.server, error = %e, "cannot apply a listing to the allowlist");
+                    DiscoveryNote {
+                        error: Some(format!("store: {e}")),
+                        ..DiscoveryNote::default()
+                    }
+                }
+            };
+            if let Some(over) = &note.over_cap {
+                tracing::warn!(server = %d.server, "{over}");
+            }
+            notes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(d.server.clone(), note);
+        }
+    });
+    Some(manager)
+}
+
 /// Local acts from the config become proposed rows; the owner enables them on the page.
 async fn propose_config_acts(store: &store::Store, config: &Config) -> anyhow::Result<()> {
     for act in &config.acts {
@@ -290,7 +386,7 @@ impl State {
                     .map_err(internal)?;
                 Ok(Value::Array(notes.iter().map(json::note).collect()))
             }
-            "mcp_servers" => Ok(Value::Array(self.mcp_servers())),
+            "mcp_servers" => Ok(Value::Array(self.mcp_servers().await)),
             "feeds" => Ok(Value::Array(self.feeds())),
             _ => Err(RpcError::no_method(method)),
         }
@@ -307,17 +403,46 @@ impl State {
             "version": env!("CARGO_PKG_VERSION"),
             "uptime_s": self.started.elapsed().as_secs(),
             "data_dir": self.data_dir.display().to_string(),
-            "mcp_servers": self.mcp_servers(),
+            "mcp_servers": self.mcp_servers().await,
             "feeds": self.feeds(),
             "acts": acts,
         }))
     }
 
-    fn mcp_servers(&self) -> Vec<Value> {
+    /// Status of every configured server: the manager's live view, what the allowlist
+    /// made of its listings, and the counts of its rows.
+    pub(crate) async fn mcp_servers(&self) -> Vec<Value> {
+        let live = self
+            .manager
+            .as_ref()
+            .map(|m| m.status())
+            .unwrap_or_default();
+        let rows = self.store.tools().await.unwrap_or_default();
+        let notes = self
+            .discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         self.config
             .mcp_servers
             .values()
-            .map(json::configured_server)
+            .map(|block| {
+                let status = live.iter().find(|s| s.name == block.name);
+                let count = |st: store::ToolState| {
+                    rows.iter()
+                        .filter(|r| {
+                            r.kind == store::KIND_MCP && r.server == block.name && r.state == st
+                        })
+                        .count()
+                };
+                json::server_status(
+                    block,
+                    status,
+                    notes.get(&block.name),
+                    count(store::ToolState::Proposed),
+                    count(store::ToolState::Enabled),
+                )
+            })
             .collect()
     }
 

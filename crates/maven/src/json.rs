@@ -88,23 +88,51 @@ fn mask_url(u: &str) -> String {
     }
 }
 
-/// A configured server as status shows it before any connection exists.
-pub(crate) fn configured_server(s: &McpServerConfig) -> Value {
+/// One server's status (A-12, I-3): its configuration, the manager's live view (`None` while
+/// no manager runs), and what the allowlist made of its last listing.
+pub(crate) fn server_status(
+    s: &McpServerConfig,
+    live: Option<&mcp::ServerStatus>,
+    note: Option<&crate::daemon::DiscoveryNote>,
+    proposed: usize,
+    enabled: usize,
+) -> Value {
+    let system = |t: std::time::SystemTime| time(OffsetDateTime::from(t));
+    let (state, next_retry) = match live.map(|l| &l.state) {
+        None | Some(mcp::ServerState::Dark) if !s.enabled => ("dark".to_string(), Value::Null),
+        None => ("not connected".to_string(), Value::Null),
+        Some(mcp::ServerState::BackingOff { until }) => {
+            let t = system(*until);
+            (
+                format!("backing off until {}", t.as_str().unwrap_or("?")),
+                t,
+            )
+        }
+        Some(st) => match note.and_then(|n| n.over_cap.as_ref()) {
+            Some(over) if *st == mcp::ServerState::Ready => (over.clone(), Value::Null),
+            _ => (st.as_str().to_string(), Value::Null),
+        },
+    };
+    let last_error = live
+        .and_then(|l| l.last_error.clone())
+        .or_else(|| note.and_then(|n| n.error.clone()));
     json!({
         "name": s.name,
         "transport": match s.target { McpTarget::Stdio { .. } => "stdio", McpTarget::Http { .. } => "http" },
         "target": target(&s.target),
         "enabled": s.enabled,
-        "state": if s.enabled { "not connected" } else { "dark" },
+        "state": state,
         "trust": trust(&s.target),
-        "protocol_version": null,
-        "server_info": null,
-        "tools_offered": null,
-        "tools_proposed": null,
-        "tools_enabled": null,
-        "last_error": null,
-        "next_retry": null,
-        "stderr_tail": null,
+        "protocol_version": live.and_then(|l| l.protocol_version.clone()),
+        "server_info": live.and_then(|l| l.server_info.as_ref()).map(|(n, v)| json!({"name": n, "version": v})),
+        "tools_offered": live.and_then(|l| l.tools_offered),
+        "tools_proposed": proposed,
+        "tools_enabled": enabled,
+        "tools_refused": note.map(|n| n.refused.iter().map(|(t, r)| json!({"tool": t, "reason": r})).collect::<Vec<_>>()).unwrap_or_default(),
+        "last_error": last_error,
+        "next_retry": next_retry,
+        "stderr_tail": live.and_then(|l| l.stderr_tail.clone()),
+        "violations": live.map(|l| l.violations).unwrap_or(0),
     })
 }
 

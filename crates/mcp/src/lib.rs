@@ -50,12 +50,14 @@
 mod client;
 mod error;
 mod http;
+pub mod manager;
 mod rpc;
 mod stdio;
 pub mod tools;
 
 pub use client::{Client, ServerInfo, ToolList, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 pub use error::{CloseReason, Error, Incomplete, Violation};
+pub use manager::{Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus};
 pub use rpc::Stats;
 pub use tools::{Tool, ToolOutcome, Verdict};
 

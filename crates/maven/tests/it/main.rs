@@ -1,6 +1,8 @@
 //! Integration tests of the `maven` binary: real daemon processes on temporary data
 //! directories, talked to through the real CLI and the real socket.
 
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly by design")]
+
 mod support;
 
 mod cli;

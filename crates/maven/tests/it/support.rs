@@ -7,7 +7,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The binary under test.
-pub fn maven() -> Command {
+pub(crate) fn maven() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_maven"));
     c.env_remove("MAVEN_CONFIG")
         .env_remove("MAVEN_DATA")
@@ -16,27 +16,27 @@ pub fn maven() -> Command {
 }
 
 /// A temporary home for one test: a data directory and a config path.
-pub struct Home {
-    pub dir: tempfile::TempDir,
+pub(crate) struct Home {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Home {
-    pub fn new() -> Home {
+    pub(crate) fn new() -> Home {
         Home {
             dir: tempfile::Builder::new().prefix("mvn").tempdir().unwrap(),
         }
     }
-    pub fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
-    pub fn config(&self) -> PathBuf {
+    pub(crate) fn config(&self) -> PathBuf {
         self.dir.path().join("config.json")
     }
-    pub fn write_config(&self, json: &str) {
+    pub(crate) fn write_config(&self, json: &str) {
         std::fs::write(self.config(), json).unwrap();
     }
     /// Runs a CLI command against this home's data directory and config.
-    pub fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         let mut c = maven();
         c.arg("--data").arg(self.data());
         if self.config().exists() {
@@ -48,7 +48,7 @@ impl Home {
         c.args(args).stdin(Stdio::null()).output().unwrap()
     }
     /// Runs a CLI command that prints JSON and returns it.
-    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+    pub(crate) fn json(&self, args: &[&str]) -> serde_json::Value {
         let out = self.run(args);
         assert!(
             out.status.success(),
@@ -58,12 +58,12 @@ impl Home {
         serde_json::from_slice(&out.stdout).unwrap()
     }
     /// Starts a daemon and waits until it answers `status`.
-    pub fn start(&self) -> Daemon {
+    pub(crate) fn start(&self) -> Daemon {
         let d = self.spawn();
         d.wait_ready(self)
     }
     /// Starts a daemon without waiting.
-    pub fn spawn(&self) -> Daemon {
+    pub(crate) fn spawn(&self) -> Daemon {
         let mut c = maven();
         c.arg("--data").arg(self.data());
         if self.config().exists() {
@@ -81,7 +81,7 @@ impl Home {
         Daemon { child: Some(child) }
     }
     /// Sends one raw line to the daemon's socket and reads one line back.
-    pub fn raw(&self, line: &str) -> serde_json::Value {
+    pub(crate) fn raw(&self, line: &str) -> serde_json::Value {
         let mut s = UnixStream::connect(self.data().join("maven.sock")).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         s.write_all(line.as_bytes()).unwrap();
@@ -94,12 +94,12 @@ impl Home {
 }
 
 /// A running daemon process; killed when dropped.
-pub struct Daemon {
-    pub child: Option<Child>,
+pub(crate) struct Daemon {
+    pub(crate) child: Option<Child>,
 }
 
 impl Daemon {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }
 
@@ -123,7 +123,7 @@ impl Daemon {
     }
 
     /// Sends a signal with the `kill` command and waits for the exit; returns the output.
-    pub fn signal(mut self, sig: &str) -> Output {
+    pub(crate) fn signal(mut self, sig: &str) -> Output {
         let child = self.child.take().unwrap();
         let st = Command::new("kill")
             .args([sig, &child.id().to_string()])
@@ -144,7 +144,7 @@ impl Drop for Daemon {
 }
 
 /// Waits for a child to exit within a deadline and returns its output.
-pub fn wait_exit(d: Daemon, within: Duration) -> Output {
+pub(crate) fn wait_exit(d: Daemon, within: Duration) -> Output {
     let mut d = d;
     let mut child = d.child.take().unwrap();
     let deadline = Instant::now() + within;
@@ -158,6 +158,6 @@ pub fn wait_exit(d: Daemon, within: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -6,4 +6,5 @@
 mod support;
 
 mod http;
+mod manager;
 mod stdio;

@@ -1,0 +1,519 @@
+//! Running acts (SPEC ): positional binding and the executor.
+//!
+//! The executor is reached only from a turn; there is no IPC method or page route that calls
+//! it. It refuses rows that are not enabled, refuses a destructive row that carries no
+//! confirmation, sends rows with `cmd = ["mcp", …]` to the connection manager (only the tool
+//! name and the bound arguments leave Maven), and runs local acts by exec — argv, no shell —
+//! with a timeout and an output cap. "mcp" is never executed as a program. Every execution,
+//! whatever its outcome, lands in `acts_log`.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use tokio::io::AsyncReadExt;
+
+use store::{Store, ToolRow};
+
+use crate::allowlist::refuse_to_run;
+use crate::config::Config;
+
+/// Why the tail could not become arguments.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BindError {
+    /// The tool needs arguments Maven will not guess.
+    #[error("{tool} needs arguments I will not guess: {}. Use the page or the service itself.", .missing.join(", "))]
+    NeedsArgs { tool: String, missing: Vec<String> },
+    /// The tail is not a number the schema asks for.
+    #[error("{tool}: {property} must be {kind}, and {value:?} is not")]
+    BadNumber {
+        tool: String,
+        property: String,
+        kind: &'static str,
+        value: String,
+    },
+}
+
+fn describe_property(schema: &Value, prop: &str) -> String {
+    match schema
+        .get("properties")
+        .and_then(|p| p.get(prop))
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str)
+    {
+        Some(t) => format!("{prop} ({t})"),
+        None => format!("{prop} (not described)"),
+    }
+}
+
+/// binds the router's text tail to a tool's arguments, or refuses.
+///
+/// - no required property: runs bare (nothing is guessed from the tail);
+/// - read-only (the row is not destructive) **and** named in the server's `allow_tools`
+///   **and** exactly one required property that the schema describes as string, number or
+///   integer: the tail becomes that property (numbers parsed);
+/// - anything else: refused, naming what is missing. A required property the schema never
+///   describes is refused, never guessed as a string.
+pub(crate) fn bind_positional(
+    row: &ToolRow,
+    allow_tools: &[String],
+    tail: &str,
+) -> Result<Map<String, Value>, BindError> {
+    let schema = &row.input_schema;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if required.is_empty() {
+        return Ok(Map::new());
+    }
+    let needs = || BindError::NeedsArgs {
+        tool: row.name.clone(),
+        missing: required
+            .iter()
+            .map(|p| describe_property(schema, p))
+            .collect(),
+    };
+    let named = allow_tools.contains(&row.tool);
+    if required.len() != 1 || row.destructive || !named {
+        return Err(needs());
+    }
+    let prop = required[0];
+    let kind = schema
+        .get("properties")
+        .and_then(|p| p.get(prop))
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str);
+    let tail = tail.trim();
+    if tail.is_empty() {
+        return Err(needs());
+    }
+    let bad = |kind: &'static str| BindError::BadNumber {
+        tool: row.name.clone(),
+        property: prop.to_string(),
+        kind,
+        value: tail.to_string(),
+    };
+    let value = match kind {
+        Some("string") => Value::String(tail.to_string()),
+        Some("integer") => Value::from(tail.parse::<i64>().map_err(|_| bad("an integer"))?),
+        Some("number") => {
+            let n: f64 = tail.parse().map_err(|_| bad("a number"))?;
+            serde_json::Number::from_f64(n)
+                .map(Value::Number)
+                .ok_or_else(|| bad("a finite number"))?
+        }
+        _ => return Err(needs()),
+    };
+    let mut args = Map::new();
+    args.insert(prop.to_string(), value);
+    Ok(args)
+}
+
+/// Why an act did not run, or failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExecError {
+    /// The row may not run (not enabled, no longer allowed…).
+    #[error("{0}")]
+    Refused(String),
+    /// A destructive row needs the owner's confirmation, every time.
+    #[error("{0} writes: it runs only after you confirm it")]
+    NeedsConfirmation(String),
+    /// The tail could not be bound.
+    #[error(transparent)]
+    Bind(#[from] BindError),
+    /// It ran and failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Runs enabled acts.
+#[derive(Clone)]
+pub(crate) struct Executor {
+    pub(crate) store: Store,
+    pub(crate) config: Arc<Config>,
+    pub(crate) manager: Option<mcp::Manager>,
+}
+
+/// What one execution produced.
+#[derive(Debug, Clone)]
+pub(crate) struct Ran {
+    pub(crate) text: String,
+    pub(crate) ok: bool,
+}
+
+impl Executor {
+    /// Runs `row` with the router's `tail`. `confirmed_by` names the confirmation of a
+    /// destructive row (e.g. `owner (yes)`); without it a destructive row is refused.
+    pub(crate) async fn execute(
+        &self,
+        row: &ToolRow,
+        tail: &str,
+        utterance: &str,
+        confirmed_by: Option<&str>,
+    ) -> Result<Ran, ExecError> {
+        // Read the row again: the owner or discovery may have changed it since the turn began.
+        let row = match self.store.tool(&row.name).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(ExecError::Refused(format!("{} no longer exists", row.name))),
+            Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
+        };
+        if let Some(reason) = refuse_to_run(&row) {
+            return Err(ExecError::Refused(reason));
+        }
+        if row.destructive && confirmed_by.is_none() {
+            return Err(ExecError::NeedsConfirmation(row.name.clone()));
+        }
+        let started = Instant::now();
+        let (arguments, result) = match row.kind.as_str() {
+            store::KIND_MCP => self.run_mcp(&row, tail).await?,
+            store::KIND_LOCAL => self.run_local(&row, tail).await?,
+            other => {
+                return Err(ExecError::Refused(format!(
+                    "{}: unknown kind {other:?}",
+                    row.name
+                )))
+            }
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (ok, outcome) = match &result {
+            Ok(r) => (
+                r.ok,
+                if r.ok {
+                    "ok".to_string()
+                } else {
+                    format!("error: {}", first_line(&r.text))
+                },
+            ),
+            Err(e) => (false, format!("error: {e}")),
+        };
+        if let Err(e) = self
+            .store
+            .log_act(store::NewActLog {
+                tool: row.name.clone(),
+                utterance: utterance.to_string(),
+                arguments,
+                confirmed_by: confirmed_by.map(str::to_string),
+                outcome,
+                ok,
+                duration_ms,
+            })
+            .await
+        {
+            tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
+        }
+        result
+    }
+
+    async fn run_mcp(
+        &self,
+        row: &ToolRow,
+        tail: &str,
+    ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
+        let Some(server) = self.config.mcp_servers.get(&row.server) else {
+            return Err(ExecError::Refused(format!(
+                "{}: its server {:?} is no longer configured",
+                row.name, row.server
+            )));
+        };
+        if !server.allow_tools.is_empty() && !server.allow_tools.contains(&row.tool) {
+            return Err(ExecError::Refused(format!(
+                "{}: {} is no longer named in mcp_servers.{}.allow_tools",
+                row.name, row.tool, row.server
+            )));
+        }
+        let args = bind_positional(row, &server.allow_tools, tail)?;
+        let Some(manager) = &self.manager else {
+            return Err(ExecError::Refused(format!(
+                "{}: no MCP server is running",
+                row.name
+            )));
+        };
+        let arguments = Value::Object(args.clone());
+        let res = match manager.call(&row.server, &row.tool, args).await {
+            Ok(outcome) => Ok(Ran {
+                text: outcome.text,
+                ok: !outcome.is_error,
+            }),
+            Err(e) => Err(ExecError::Failed(e.to_string())),
+        };
+        Ok((arguments, res))
+    }
+
+    async fn run_local(
+        &self,
+        row: &ToolRow,
+        tail: &str,
+    ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
+        let Some(act) = self.config.acts.iter().find(|a| a.name == row.tool) else {
+            return Err(ExecError::Refused(format!(
+                "{}: no longer in the configuration's acts",
+                row.name
+            )));
+        };
+        if act.cmd != row.cmd {
+            return Err(ExecError::Refused(format!(
+                "{}: its command in the configuration changed since it was approved",
+                row.name
+            )));
+        }
+        let mut argv = act.cmd.clone();
+        let tail = tail.trim();
+        if !tail.is_empty() {
+            argv.push(tail.to_string());
+        }
+        let arguments = json!({ "argv": argv });
+        let res = run_argv(
+            &argv,
+            act.timeout,
+            usize::try_from(act.max_output).unwrap_or(usize::MAX),
+        )
+        .await;
+        Ok((arguments, res))
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").chars().take(200).collect()
+}
+
+/// Runs a program (no shell) with a minimal environment, a deadline and an output cap.
+pub(crate) async fn run_argv(
+    argv: &[String],
+    timeout: Duration,
+    cap: usize,
+) -> Result<Ran, ExecError> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(ExecError::Refused("empty command".into()));
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for k in ["PATH", "HOME", "LANG"] {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ExecError::Failed(format!("cannot run {program}: {e}")))?;
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let work = async {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let read_out = async {
+            if let Some(s) = stdout.as_mut() {
+                read_capped(s, cap, &mut out).await;
+            }
+        };
+        let read_err = async {
+            if let Some(s) = stderr.as_mut() {
+                read_capped(s, 4096, &mut err).await;
+            }
+        };
+        tokio::join!(read_out, read_err);
+        let status = child.wait().await;
+        (out, err, status)
+    };
+    match tokio::time::timeout(timeout, work).await {
+        Err(_) => Err(ExecError::Failed(format!(
+            "{program} did not finish within {timeout:?} and was killed"
+        ))),
+        Ok((out, err, status)) => {
+            let status = status.map_err(|e| ExecError::Failed(format!("{program}: {e}")))?;
+            let mut text = String::from_utf8_lossy(&out).into_owned();
+            if out.len() > cap {
+                text = String::from_utf8_lossy(&out[..cap]).into_owned();
+                text.push_str(" […cut]");
+            }
+            if status.success() {
+                Ok(Ran { text, ok: true })
+            } else {
+                let err = String::from_utf8_lossy(&err[..err.len().min(4096)]).into_owned();
+                Ok(Ran {
+                    text: format!(
+                        "{program} failed ({status}): {}",
+                        first_line(if err.is_empty() { &text } else { &err })
+                    ),
+                    ok: false,
+                })
+            }
+        }
+    }
+}
+
+/// Reads everything, keeping at most `cap + 1` bytes (the rest is drained and dropped so the
+/// child never blocks on a full pipe).
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut R, cap: usize, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let room = (cap + 1).saturating_sub(out.len());
+                out.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store::ToolState;
+    use time::OffsetDateTime;
+
+    fn row(tool: &str, destructive: bool, schema: Value) -> ToolRow {
+        ToolRow {
+            name: format!("srv_{tool}"),
+            kind: store::KIND_MCP.into(),
+            server: "srv".into(),
+            tool: tool.into(),
+            cmd: vec!["mcp".into(), "srv".into(), tool.into()],
+            scope: "mcp:srv".into(),
+            state: ToolState::Enabled,
+            destructive,
+            fingerprint: None,
+            description: String::new(),
+            input_schema: schema,
+            shape: json!({}),
+            approved_shape: None,
+            provenance: String::new(),
+            created: OffsetDateTime::UNIX_EPOCH,
+            updated: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn allow(t: &str) -> Vec<String> {
+        vec![t.to_string()]
+    }
+
+    #[test]
+    fn binding_table() {
+        let one = |ty: &str| json!({"type": "object", "properties": {"p": {"type": ty}}, "required": ["p"]});
+        // No required property: bare, whatever the tail.
+        let r = row(
+            "list",
+            false,
+            json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        );
+        assert_eq!(bind_positional(&r, &[], "inbox").unwrap(), Map::new());
+        // Read-only + allow_tools + one required string: the tail.
+        let r = row("list", false, one("string"));
+        assert_eq!(
+            bind_positional(&r, &allow("list"), " inbox ").unwrap()["p"],
+            json!("inbox")
+        );
+        // Integer parsed; a bad integer is a clear error.
+        let r = row("get", false, one("integer"));
+        assert_eq!(
+            bind_positional(&r, &allow("get"), "42").unwrap()["p"],
+            json!(42)
+        );
+        assert_eq!(
+            bind_positional(&r, &allow("get"), "forty")
+                .unwrap_err()
+                .to_string(),
+            "srv_get: p must be an integer, and \"forty\" is not"
+        );
+        let r = row("num", false, one("number"));
+        assert_eq!(
+            bind_positional(&r, &allow("num"), "2.5").unwrap()["p"],
+            json!(2.5)
+        );
+        // Not named in allow_tools: refused even though read-only.
+        let r = row("list", false, one("string"));
+        assert!(matches!(
+            bind_positional(&r, &[], "x"),
+            Err(BindError::NeedsArgs { .. })
+        ));
+        // Two required: refused, naming both.
+        let r = row(
+            "update_task",
+            false,
+            json!({"type": "object", "properties": {"task_id": {"type": "integer"}, "title": {"type": "string"}}, "required": ["task_id", "title"]}),
+        );
+        assert_eq!(
+            bind_positional(&r, &allow("update_task"), "42").unwrap_err().to_string(),
+            "srv_update_task needs arguments I will not guess: task_id (integer), title (string). Use the page or the service itself."
+        );
+        // A required property the schema never describes: refused, never guessed.
+        let r = row("odd", false, json!({"type": "object", "required": ["p"]}));
+        assert_eq!(
+            bind_positional(&r, &allow("odd"), "x").unwrap_err(),
+            BindError::NeedsArgs {
+                tool: "srv_odd".into(),
+                missing: vec!["p (not described)".into()]
+            }
+        );
+        // A mutating tool with one required string: refused.
+        let r = row("delete", true, one("string"));
+        assert!(matches!(
+            bind_positional(&r, &allow("delete"), "7"),
+            Err(BindError::NeedsArgs { .. })
+        ));
+        // An object-typed property is not guessed either.
+        let r = row("obj", false, one("object"));
+        assert!(matches!(
+            bind_positional(&r, &allow("obj"), "{}"),
+            Err(BindError::NeedsArgs { .. })
+        ));
+        // Empty tail for a required string: refused.
+        let r = row("list", false, one("string"));
+        assert!(matches!(
+            bind_positional(&r, &allow("list"), "  "),
+            Err(BindError::NeedsArgs { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn local_commands_run_without_a_shell_with_cap_and_timeout() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let r = run_argv(
+            &argv(&["echo", "a; rm -rf /"]),
+            Duration::from_secs(10),
+            100,
+        )
+        .await
+        .unwrap();
+        assert!(r.ok);
+        assert_eq!(r.text, "a; rm -rf /\n", "passed as one argument, no shell");
+        let r = run_argv(
+            &argv(&["head", "-c", "100000", "/dev/zero"]),
+            Duration::from_secs(10),
+            10,
+        )
+        .await
+        .unwrap();
+        assert!(
+            r.text.ends_with(" […cut]") && r.text.len() < 40,
+            "{:?}",
+            r.text.len()
+        );
+        let e = run_argv(&argv(&["sleep", "5"]), Duration::from_millis(100), 10)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "sleep did not finish within 100ms and was killed"
+        );
+        let r = run_argv(&argv(&["false"]), Duration::from_secs(10), 10)
+            .await
+            .unwrap();
+        assert!(!r.ok);
+        let e = run_argv(&argv(&["/nonexistent/prog"]), Duration::from_secs(10), 10)
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string().starts_with("cannot run /nonexistent/prog:"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! Discovery into the act allowlist (SPEC A-5..A-9): what a complete listing does to the rows.
+//!
+//! Discovery only ever **proposes**. A new tool becomes a proposed row named
+//! `<server>_<tool>` (flattened), `cmd = ["mcp", server, tool]`, `scope = mcp:<server>`.
+//! A known tool whose fingerprint changed drops back to proposed, with the changed fields in its
+//! provenance, and destructive raised if it stopped claiming read-only (never lowered). A row
+//! that predates fingerprints adopts its fingerprint silently. A tool that a connected server
+//! no longer offers — judged only on a complete listing — is withdrawn; a withdrawn tool offered
+//! again comes back as proposed. Every change writes a `tool_events` row (the store does that in
+//! the same transaction).
+
+use std::collections::{BTreeSet, HashSet};
+
+use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use mcp::tools::{self as mtools, Tool, Verdict};
+use store::{Redefinition, Store, ToolRow, ToolState};
+
+use crate::config::McpServerConfig;
+
+/// The actor recorded on events that discovery writes.
+pub(crate) const ACTOR: &str = "discovery";
+
+/// What one listing did, for logs and status.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Reconciled {
+    pub(crate) proposed: Vec<String>,
+    pub(crate) redefined: Vec<String>,
+    pub(crate) adopted: Vec<String>,
+    pub(crate) reoffered: Vec<String>,
+    pub(crate) withdrawn: Vec<String>,
+    /// Tools not proposed, with the reason.
+    pub(crate) refused: Vec<(String, String)>,
+}
+
+impl Reconciled {
+    /// A one-line summary for status when the whole server was refused (over cap).
+    pub(crate) fn over_cap(&self, offered: usize) -> Option<String> {
+        if offered > 0 && self.refused.len() == offered {
+            let reason = &self.refused[0].1;
+            if reason.contains("max_tools") {
+                return Some(format!("over cap: {reason}"));
+            }
+        }
+        None
+    }
+}
+
+fn now_text() -> String {
+    OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+/// Applies one complete listing of `server` to the allowlist.
+pub(crate) async fn reconcile(
+    store: &Store,
+    server: &McpServerConfig,
+    tools: &[Tool],
+) -> Result<Reconciled, store::Error> {
+    let name = &server.name;
+    let when = now_text();
+    let max = usize::try_from(server.max_tools).unwrap_or(usize::MAX);
+    let verdicts = mtools::verdicts(tools, &server.allow_tools, max);
+    let rows = store.tools().await?;
+    let mut taken: HashSet<String> = rows.iter().map(|r| r.name.clone()).collect();
+    let mut out = Reconciled::default();
+
+    for (tool, verdict) in tools.iter().zip(&verdicts) {
+        if let Verdict::Refuse(reason) = verdict {
+            out.refused.push((tool.name.clone(), reason.clone()));
+            continue;
+        }
+        let fp = tool.fingerprint();
+        let description =
+            mtools::cap_description(tool.description().unwrap_or(""), mtools::DESCRIPTION_CAP)
+                .to_string();
+        let existing = rows
+            .iter()
+            .find(|r| r.kind == store::KIND_MCP && r.server == *name && r.tool == tool.name);
+        let Some(row) = existing else {
+            let local = local_name(name, &tool.name, &taken);
+            taken.insert(local.clone());
+            store
+                .propose_tool(store::NewTool {
+                    name: local.clone(),
+                    kind: store::KIND_MCP.into(),
+                    server: name.clone(),
+                    tool: tool.name.clone(),
+                    cmd: vec!["mcp".into(), name.clone(), tool.name.clone()],
+                    scope: format!("mcp:{name}"),
+                    destructive: tool.destructive(),
+                    fingerprint: Some(fp),
+                    description,
+                    shape: Value::Object(tool.raw.clone()),
+                    provenance: format!("discovered on mcp:{name} at {when}"),
+                })
+                .await?;
+            tracing::info!(server = %name, tool = %tool.name, row = %local, "tool proposed");
+            out.proposed.push(local);
+            continue;
+        };
+        let mut row = row.clone();
+        if row.state == ToolState::Withdrawn {
+            row = store
+                .set_tool_state(
+                    &row.name,
+                    ToolState::Proposed,
+                    &format!("offered again by mcp:{name} at {when}"),
+                    ACTOR,
+                )
+                .await?;
+            out.reoffered.push(row.name.clone());
+        }
+        match &row.fingerprint {
+            None => {
+                store.adopt_fingerprint(&row.name, &fp).await?;
+                out.adopted.push(row.name.clone());
+            }
+            Some(old) if *old != fp => {
+                let changed = changed_fields(&row.shape, &tool.raw);
+                let raise = tool.destructive() && !row.destructive;
+                let mut provenance = format!(
+                    "redefined by mcp:{name} at {when}: {} changed",
+                    changed.join(", ")
+                );
+                if raise {
+                    provenance.push_str("; it no longer claims to be read-only");
+                }
+                store
+                    .redefine_tool(
+                        &row.name,
+                        Redefinition {
+                            fingerprint: fp,
+                            description,
+                            shape: Value::Object(tool.raw.clone()),
+                            cmd: None,
+                            raise_destructive: raise,
+                            provenance,
+                        },
+                        ACTOR,
+                    )
+                    .await?;
+                tracing::warn!(server = %name, tool = %tool.name, row = %row.name, fields = %changed.join(", "), "tool redefined by its server: back to proposed");
+                out.redefined.push(row.name.clone());
+            }
+            Some(_) => {}
+        }
+    }
+
+    let offered: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for row in rows.iter().filter(|r| {
+        r.kind == store::KIND_MCP
+            && r.server == *name
+            && r.state != ToolState::Withdrawn
+            && !offered.contains(r.tool.as_str())
+    }) {
+        store
+            .set_tool_state(
+                &row.name,
+                ToolState::Withdrawn,
+                &format!("withdrawn: mcp:{name} no longer offers it (complete listing at {when})"),
+                ACTOR,
+            )
+            .await?;
+        tracing::info!(server = %name, tool = %row.tool, row = %row.name, "tool withdrawn");
+        out.withdrawn.push(row.name.clone());
+    }
+    Ok(out)
+}
+
+/// The local name for a new identity: flattened, or with the identity's stable short hash when
+/// the flattened name already belongs to another identity (A-5: two identities never share a
+/// row).
+fn local_name(server: &str, tool: &str, taken: &HashSet<String>) -> String {
+    let flat = mtools::flatten_name(server, tool);
+    if !taken.contains(&flat) {
+        return flat;
+    }
+    format!("{flat}_{}", mtools::identity_suffix(server, tool))
+}
+
+/// The top-level fields (and `annotations.*` hints) that differ between two declared shapes.
+pub(crate) fn changed_fields(old: &Value, new: &serde_json::Map<String, Value>) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let old = old.as_object().unwrap_or(&empty);
+    let keys: BTreeSet<&String> = old
+        .keys()
+        .chain(new.keys())
+        .filter(|k| k.as_str() != "_meta")
+        .collect();
+    let mut out = Vec::new();
+    for k in keys {
+        let (a, b) = (old.get(k.as_str()), new.get(k.as_str()));
+        if a == b {
+            continue;
+        }
+        if k == "annotations" {
+            let ea = serde_json::Map::new();
+            let ma = a.and_then(Value::as_object).unwrap_or(&ea);
+            let mb = b.and_then(Value::as_object).unwrap_or(&ea);
+            let sub: BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
+            for s in sub {
+                if ma.get(s.as_str()) != mb.get(s.as_str()) {
+                    out.push(format!("annotations.{s}"));
+                }
+            }
+            if ma.is_empty() && mb.is_empty() {
+                out.push(k.clone());
+            }
+        } else {
+            out.push(k.clone());
+        }
+    }
+    if out.is_empty() {
+        out.push("the declared shape".into());
+    }
+    out
+}
+
+/// Whether a row may run right now, and why not.
+pub(crate) fn refuse_to_run(row: &ToolRow) -> Option<String> {
+    match row.state {
+        ToolState::Enabled => None,
+        ToolState::Proposed => Some(format!(
+            "{} is only proposed: enable it on the page first{}",
+            row.name,
+            if row.approved_shape.is_some() {
+                " (its server changed it since you approved it)"
+            } else {
+                ""
+            }
+        )),
+        ToolState::Disabled => Some(format!("{} is disabled", row.name)),
+        ToolState::Withdrawn => Some(format!("{} was withdrawn: {}", row.name, row.provenance)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn changed_fields_names_what_the_server_changed() {
+        let old = json!({"name": "t", "description": "a", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object"}});
+        let new = json!({"name": "t", "description": "b", "annotations": {}, "inputSchema": {"type": "object"}, "_meta": {"x": 1}});
+        let new = new.as_object().unwrap().clone();
+        assert_eq!(
+            changed_fields(&old, &new),
+            ["annotations.readOnlyHint", "description"]
+        );
+    }
+
+    #[test]
+    fn local_names_get_a_stable_suffix_when_taken() {
+        let mut taken = HashSet::new();
+        assert_eq!(local_name("a-b", "x", &taken), "a_b_x");
+        taken.insert("a_b_x".to_string());
+        let n = local_name("a_b", "x", &taken);
+        assert!(
+            n.starts_with("a_b_x_") && n.len() == "a_b_x_".len() + 8,
+            "{n}"
+        );
+        assert_eq!(n, local_name("a_b", "x", &taken), "stable");
+    }
+}

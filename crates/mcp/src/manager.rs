@@ -1,0 +1,648 @@
+//! The connection manager (SPEC A-1..A-4, A-12): one task per enabled server, each isolated.
+//!
+//! Every enabled server gets a task of its own that dials, lists, watches and re-dials it. A
+//! server that is black-holed, mute, crashing or slow only ever occupies its own task: no lock
+//! is held across an await, so [`Manager::status`] and calls to other servers never wait on it.
+//! The first dial happens on that task, never in [`Manager::new`] (boot never waits on a
+//! server). Complete listings are sent as [`Discovery`] events on a channel; what to do with
+//! them (propose, redefine, withdraw) is the receiver's business — this crate knows nothing of
+//! the allowlist.
+//!
+//! A server that cannot be dialled is retried after [`backoff`]: from `backoff_min` (1 minute)
+//! doubling to `backoff_max` (30 minutes), jittered, reset by a successful listing. A live
+//! connection is pinged every `health_interval`; a failed ping, or a call that gave up (which
+//! drops the connection, M-6), makes the task re-dial a fresh connection.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::{Client, ClientOptions, Error, ServerConfig, Tool, ToolOutcome, Transport};
+
+/// Tuning of the manager. The defaults are the daemon's; tests shorten them.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ManagerOptions {
+    /// Options of every client the manager dials.
+    pub client: ClientOptions,
+    /// First retry delay after a failed dial (A-4: 1 minute).
+    pub backoff_min: Duration,
+    /// Largest retry delay (A-4: 30 minutes).
+    pub backoff_max: Duration,
+    /// How often a live connection is pinged.
+    pub health_interval: Duration,
+    /// How often a live server's tools are listed again, besides `list_changed`.
+    pub refresh_interval: Duration,
+    /// How long a `tools/list_changed` burst is collected before one listing.
+    pub debounce: Duration,
+    /// A connection that dies sooner than this after its dial counts as a failed dial (so a
+    /// server that crashes at once is retried with backoff, not in a loop).
+    pub min_uptime: Duration,
+}
+
+impl Default for ManagerOptions {
+    fn default() -> Self {
+        ManagerOptions {
+            client: ClientOptions::default(),
+            backoff_min: Duration::from_secs(60),
+            backoff_max: Duration::from_secs(30 * 60),
+            health_interval: Duration::from_secs(60),
+            refresh_interval: Duration::from_secs(15 * 60),
+            debounce: Duration::from_secs(2),
+            min_uptime: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ManagerOptions {
+    /// Sets the backoff bounds.
+    pub fn with_backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.backoff_min = min;
+        self.backoff_max = max.max(min);
+        self
+    }
+
+    /// Sets the health-check and refresh periods.
+    pub fn with_periods(mut self, health: Duration, refresh: Duration, debounce: Duration) -> Self {
+        self.health_interval = health;
+        self.refresh_interval = refresh;
+        self.debounce = debounce;
+        self
+    }
+
+    /// Sets the least uptime of a healthy connection.
+    pub fn with_min_uptime(mut self, d: Duration) -> Self {
+        self.min_uptime = d;
+        self
+    }
+
+    /// Sets the client options.
+    pub fn with_client(mut self, client: ClientOptions) -> Self {
+        self.client = client;
+        self
+    }
+}
+
+/// One server as the manager is given it.
+#[derive(Debug, Clone)]
+pub struct Managed {
+    /// How to reach it.
+    pub config: ServerConfig,
+    /// A server that is not enabled stays dark: never dialled by the manager.
+    pub enabled: bool,
+}
+
+/// A complete, successful listing of one server's tools (M-6: an incomplete listing is never
+/// sent).
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    /// The server's name.
+    pub server: String,
+    /// Its tools, in its order, as declared.
+    pub tools: Vec<Tool>,
+    /// When the listing completed.
+    pub at: SystemTime,
+}
+
+/// The state of one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerState {
+    /// Configured but not enabled: never dialled.
+    Dark,
+    /// A dial or handshake is under way.
+    Connecting,
+    /// Connected; its tools were listed (or are being listed).
+    Ready,
+    /// The last dial failed; the next one is at `until`.
+    BackingOff {
+        /// When the next dial happens.
+        until: SystemTime,
+    },
+    /// The manager stopped.
+    Stopped,
+}
+
+impl ServerState {
+    /// A short word for the state: dark, connecting, ready, backing off, stopped.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ServerState::Dark => "dark",
+            ServerState::Connecting => "connecting",
+            ServerState::Ready => "ready",
+            ServerState::BackingOff { .. } => "backing off",
+            ServerState::Stopped => "stopped",
+        }
+    }
+}
+
+/// A snapshot of one server for status.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// "stdio" or "http".
+    pub transport: &'static str,
+    /// Whether the config enables it.
+    pub enabled: bool,
+    /// What it is doing.
+    pub state: ServerState,
+    /// The negotiated protocol version of the live (or last) connection.
+    pub protocol_version: Option<String>,
+    /// `serverInfo.name` and `.version`.
+    pub server_info: Option<(String, String)>,
+    /// How many tools the last complete listing had.
+    pub tools_offered: Option<usize>,
+    /// The last error (dial, listing, health check), if any.
+    pub last_error: Option<String>,
+    /// When the last complete listing finished.
+    pub last_listing: Option<SystemTime>,
+    /// Protocol violations counted on the live connection.
+    pub violations: u64,
+    /// The tail of the server's stderr (stdio).
+    pub stderr_tail: Option<String>,
+    /// How many times it was dialled.
+    pub dials: u64,
+}
+
+/// Why a call through the manager failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No server by that name is configured.
+    #[error("no MCP server named {0:?} is configured")]
+    UnknownServer(String),
+    /// The server is configured but not enabled.
+    #[error("MCP server {0:?} is not enabled")]
+    Dark(String),
+    /// The server has no live connection right now.
+    #[error("MCP server {server:?} is not connected ({state})")]
+    NotConnected {
+        /// The server.
+        server: String,
+        /// Its state, in words.
+        state: String,
+    },
+    /// The call itself failed.
+    #[error("MCP server {server:?}: {source}")]
+    Call {
+        /// The server.
+        server: String,
+        /// What went wrong.
+        #[source]
+        source: Error,
+    },
+}
+
+struct Slot {
+    managed: Managed,
+    inner: Mutex<SlotInner>,
+    /// Wakes the server's task when a call saw the connection die.
+    kick: Notify,
+}
+
+#[derive(Default)]
+struct SlotInner {
+    state: Option<ServerState>,
+    client: Option<Arc<Client>>,
+    protocol_version: Option<String>,
+    server_info: Option<(String, String)>,
+    tools_offered: Option<usize>,
+    last_error: Option<String>,
+    last_listing: Option<SystemTime>,
+    stderr_tail: Option<String>,
+    violations: u64,
+    dials: u64,
+}
+
+impl Slot {
+    /// The slot's data; the lock is only ever held for a few field reads or writes, never
+    /// across an await. A poisoned lock still holds consistent plain data.
+    fn lock(&self) -> MutexGuard<'_, SlotInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The connection manager. Cheap to clone.
+#[derive(Clone)]
+pub struct Manager {
+    slots: Arc<BTreeMap<String, Arc<Slot>>>,
+    options: ManagerOptions,
+    events: mpsc::Sender<Discovery>,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager")
+            .field("servers", &self.slots.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Manager {
+    /// A manager for these servers. Nothing is dialled until [`Manager::spawn`]; the returned
+    /// receiver yields every complete listing.
+    pub fn new(
+        servers: Vec<Managed>,
+        options: ManagerOptions,
+    ) -> (Manager, mpsc::Receiver<Discovery>) {
+        let (tx, rx) = mpsc::channel(64);
+        let slots = servers
+            .into_iter()
+            .map(|m| {
+                let state = if m.enabled {
+                    ServerState::Connecting
+                } else {
+                    ServerState::Dark
+                };
+                let slot = Slot {
+                    managed: m,
+                    inner: Mutex::new(SlotInner {
+                        state: Some(state),
+                        ..SlotInner::default()
+                    }),
+                    kick: Notify::new(),
+                };
+                (slot.managed.config.name.clone(), Arc::new(slot))
+            })
+            .collect();
+        (
+            Manager {
+                slots: Arc::new(slots),
+                options,
+                events: tx,
+            },
+            rx,
+        )
+    }
+
+    /// Starts one task per enabled server on `tracker`, all stopped by `cancel`. Returns at
+    /// once.
+    pub fn spawn(&self, cancel: &CancellationToken, tracker: &TaskTracker) {
+        for slot in self.slots.values() {
+            if !slot.managed.enabled {
+                continue;
+            }
+            let task = ServerTask {
+                slot: slot.clone(),
+                options: self.options.clone(),
+                events: self.events.clone(),
+                cancel: cancel.clone(),
+            };
+            tracker.spawn(task.run());
+        }
+    }
+
+    /// A snapshot of every server, in name order. Never waits on a server.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.slots
+            .values()
+            .map(|slot| {
+                let mut i = slot.lock();
+                if let Some(c) = i.client.clone() {
+                    i.violations = c.stats().violations;
+                    i.stderr_tail = c.stderr_tail();
+                }
+                ServerStatus {
+                    name: slot.managed.config.name.clone(),
+                    transport: match slot.managed.config.transport {
+                        Transport::Stdio { .. } => "stdio",
+                        Transport::Http { .. } => "http",
+                    },
+                    enabled: slot.managed.enabled,
+                    state: i.state.clone().unwrap_or(ServerState::Stopped),
+                    protocol_version: i.protocol_version.clone(),
+                    server_info: i.server_info.clone(),
+                    tools_offered: i.tools_offered,
+                    last_error: i.last_error.clone(),
+                    last_listing: i.last_listing,
+                    violations: i.violations,
+                    stderr_tail: i.stderr_tail.clone(),
+                    dials: i.dials,
+                }
+            })
+            .collect()
+    }
+
+    /// Calls `tool` on `server` with named arguments. Only the tool name and these arguments
+    /// go to the server. A call that gives up drops the connection (M-6), and the server's task
+    /// re-dials a fresh one.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<ToolOutcome, CallError> {
+        let slot = self
+            .slots
+            .get(server)
+            .ok_or_else(|| CallError::UnknownServer(server.to_owned()))?;
+        if !slot.managed.enabled {
+            return Err(CallError::Dark(server.to_owned()));
+        }
+        let client = {
+            let i = slot.lock();
+            match &i.client {
+                Some(c) if c.closed().is_none() => c.clone(),
+                _ => {
+                    return Err(CallError::NotConnected {
+                        server: server.to_owned(),
+                        state: describe_state(&i),
+                    })
+                }
+            }
+        };
+        let res = client.call_tool(tool, arguments).await;
+        if client.closed().is_some() {
+            slot.kick.notify_one();
+        }
+        res.map_err(|source| CallError::Call {
+            server: server.to_owned(),
+            source,
+        })
+    }
+
+    /// Closes every live connection and waits for each to be gone (stdio children reaped).
+    /// Call after cancelling the tasks.
+    pub async fn close(&self) {
+        let clients: Vec<Arc<Client>> = self
+            .slots
+            .values()
+            .filter_map(|s| {
+                let mut i = s.lock();
+                i.state = Some(ServerState::Stopped);
+                i.client.take()
+            })
+            .collect();
+        for c in clients {
+            c.close().await;
+        }
+    }
+}
+
+fn describe_state(i: &SlotInner) -> String {
+    match &i.state {
+        Some(ServerState::BackingOff { .. }) => match &i.last_error {
+            Some(e) => format!("backing off after: {e}"),
+            None => "backing off".to_owned(),
+        },
+        Some(s) => s.as_str().to_owned(),
+        None => "stopped".to_owned(),
+    }
+}
+
+/// the delay before dial attempt number `failures` (1 = after the first failure):
+/// `min · 2^(failures-1)`, capped at `max`, then moved by up to ±10 % (`jitter` in [-1, 1]),
+/// and never below `min · 0.9` nor above `max`.
+pub fn backoff(failures: u32, min: Duration, max: Duration, jitter: f64) -> Duration {
+    let exp = failures.saturating_sub(1).min(30);
+    let base = min.saturating_mul(1u32 << exp).min(max);
+    let j = jitter.clamp(-1.0, 1.0) * 0.1;
+    let d = base.mul_f64(1.0 + j);
+    d.clamp(min.mul_f64(0.9), max.max(min))
+}
+
+struct ServerTask {
+    slot: Arc<Slot>,
+    options: ManagerOptions,
+    events: mpsc::Sender<Discovery>,
+    cancel: CancellationToken,
+}
+
+enum Ended {
+    Cancelled,
+    /// The connection died or stopped answering; `healthy` when it had run long enough.
+    Lost {
+        healthy: bool,
+    },
+}
+
+impl ServerTask {
+    fn set(&self, f: impl FnOnce(&mut SlotInner)) {
+        f(&mut self.slot.lock());
+    }
+
+    async fn run(self) {
+        let name = self.slot.managed.config.name.clone();
+        let mut failures: u32 = 0;
+        loop {
+            if self.cancel.is_cancelled() {
+                break;
+            }
+            self.set(|i| {
+                i.state = Some(ServerState::Connecting);
+                i.dials += 1;
+            });
+            tracing::debug!(server = %name, "dialling");
+            let dialled = tokio::select! {
+                _ = self.cancel.cancelled() => break,
+                r = Client::connect(&self.slot.managed.config, self.options.client.clone()) => r,
+            };
+            let ended = match dialled {
+                Ok(client) => {
+                    let client = Arc::new(client);
+                    let info = client.server_info().clone();
+                    tracing::info!(
+                        server = %name,
+                        protocol = %info.protocol_version,
+                        server_name = %info.name,
+                        "connected"
+                    );
+                    self.set(|i| {
+                        i.state = Some(ServerState::Ready);
+                        i.client = Some(client.clone());
+                        i.protocol_version = Some(info.protocol_version.clone());
+                        i.server_info = Some((info.name.clone(), info.version.clone()));
+                    });
+                    let started = tokio::time::Instant::now();
+                    let ended = self.serve(&client, &mut failures).await;
+                    self.set(|i| {
+                        i.client = None;
+                        i.stderr_tail = client.stderr_tail();
+                        i.violations = client.stats().violations;
+                    });
+                    client.close().await;
+                    match ended {
+                        Ended::Cancelled => break,
+                        Ended::Lost { .. } => Ended::Lost {
+                            healthy: started.elapsed() >= self.options.min_uptime,
+                        },
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(server = %name, error = %e, "dial failed");
+                    self.set(|i| i.last_error = Some(format!("dial: {e}")));
+                    Ended::Lost { healthy: false }
+                }
+            };
+            let Ended::Lost { healthy } = ended else {
+                break;
+            };
+            if healthy {
+                // A connection that served a while and then died is re-dialled at once.
+                continue;
+            }
+            failures = failures.saturating_add(1);
+            let delay = backoff(
+                failures,
+                self.options.backoff_min,
+                self.options.backoff_max,
+                rand::random::<f64>() * 2.0 - 1.0,
+            );
+            let until = SystemTime::now() + delay;
+            self.set(|i| i.state = Some(ServerState::BackingOff { until }));
+            tracing::info!(server = %name, delay_s = delay.as_secs_f64(), "backing off before the next dial");
+            tokio::select! {
+                _ = self.cancel.cancelled() => break,
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+        self.set(|i| i.state = Some(ServerState::Stopped));
+    }
+
+    /// Lists, then watches one live connection until it dies or the manager stops.
+    async fn serve(&self, client: &Arc<Client>, failures: &mut u32) -> Ended {
+        let name = &self.slot.managed.config.name;
+        let mut list_changed = client.list_changed();
+        let mut need_listing = true;
+        let mut health = tokio::time::interval(self.options.health_interval);
+        health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        health.tick().await; // the first tick is immediate
+        let mut refresh = tokio::time::interval(self.options.refresh_interval);
+        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        refresh.tick().await;
+        loop {
+            if need_listing {
+                need_listing = false;
+                let listed = tokio::select! {
+                    _ = self.cancel.cancelled() => return Ended::Cancelled,
+                    r = client.list_tools() => r,
+                };
+                match listed {
+                    Ok(list) => {
+                        *failures = 0;
+                        let now = SystemTime::now();
+                        self.set(|i| {
+                            i.tools_offered = Some(list.tools.len());
+                            i.last_listing = Some(now);
+                            i.last_error = None;
+                        });
+                        tracing::info!(server = %name, tools = list.tools.len(), "tools listed");
+                        let event = Discovery {
+                            server: name.clone(),
+                            tools: list.tools,
+                            at: now,
+                        };
+                        tokio::select! {
+                            _ = self.cancel.cancelled() => return Ended::Cancelled,
+                            r = self.events.send(event) => if r.is_err() { return Ended::Cancelled },
+                        }
+                    }
+                    Err(e) => {
+                        // An incomplete listing proposes and withdraws nothing (M-6).
+                        tracing::warn!(server = %name, error = %e, "listing failed");
+                        self.set(|i| i.last_error = Some(format!("tools/list: {e}")));
+                        if client.closed().is_some() {
+                            return Ended::Lost { healthy: false };
+                        }
+                    }
+                }
+            }
+            tokio::select! {
+                _ = self.cancel.cancelled() => return Ended::Cancelled,
+                _ = self.slot.kick.notified() => {
+                    if client.closed().is_some() {
+                        return self.lost(client);
+                    }
+                }
+                changed = list_changed.changed() => {
+                    if changed.is_err() {
+                        return self.lost(client);
+                    }
+                    // Collect a burst of notifications into one listing.
+                    tokio::select! {
+                        _ = self.cancel.cancelled() => return Ended::Cancelled,
+                        _ = tokio::time::sleep(self.options.debounce) => {}
+                    }
+                    list_changed.borrow_and_update();
+                    need_listing = true;
+                }
+                _ = refresh.tick() => need_listing = true,
+                _ = health.tick() => {
+                    if client.closed().is_some() {
+                        return self.lost(client);
+                    }
+                    let pinged = tokio::select! {
+                        _ = self.cancel.cancelled() => return Ended::Cancelled,
+                        r = client.ping() => r,
+                    };
+                    if let Err(e) = pinged {
+                        tracing::warn!(server = %name, error = %e, "health check failed; re-dialling");
+                        self.set(|i| i.last_error = Some(format!("ping: {e}")));
+                        return Ended::Lost { healthy: true };
+                    }
+                }
+            }
+        }
+    }
+
+    fn lost(&self, client: &Client) -> Ended {
+        let reason = client
+            .closed()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "the connection ended".to_owned());
+        tracing::warn!(server = %self.slot.managed.config.name, %reason, "connection lost");
+        self.set(|i| i.last_error = Some(format!("connection lost: {reason}")));
+        Ended::Lost { healthy: true }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MIN: Duration = Duration::from_secs(60);
+    const MAX: Duration = Duration::from_secs(1800);
+
+    #[test]
+    fn backoff_doubles_from_one_minute_to_thirty() {
+        let table = [
+            (1, 60),
+            (2, 120),
+            (3, 240),
+            (4, 480),
+            (5, 960),
+            (6, 1800),
+            (7, 1800),
+            (100, 1800),
+        ];
+        for (n, secs) in table {
+            assert_eq!(
+                backoff(n, MIN, MAX, 0.0),
+                Duration::from_secs(secs),
+                "attempt {n}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn backoff_stays_within_bounds(n in 0u32..1000, j in -2.0f64..2.0) {
+            let d = backoff(n, MIN, MAX, j);
+            prop_assert!(d >= MIN.mul_f64(0.9));
+            prop_assert!(d <= MAX);
+        }
+
+        #[test]
+        fn backoff_never_shrinks_without_jitter(n in 1u32..1000) {
+            prop_assert!(backoff(n + 1, MIN, MAX, 0.0) >= backoff(n, MIN, MAX, 0.0));
+        }
+    }
+}
