@@ -1,0 +1,198 @@
+// The real-browser test of Maven's page (SPEC U-4).
+//
+// Starts a real daemon on a temporary data directory with a config that proposes a local act,
+// asks `maven web enroll` for the one-time link, enrolls a passkey with Chromium's virtual
+// authenticator (DevTools protocol: WebAuthn.enable + WebAuthn.addVirtualAuthenticator),
+// enables the proposed act on /tools (the page asks the passkey for a step-up), sees it
+// enabled on the page and through `maven tools --json`, and keeps a screenshot.
+//
+// Usage: node test.mjs MAVEN_BINARY ARTIFACT_DIR
+// Every failure exits 1 with the reason; success prints "browser: 1 passed, 0 failed".
+
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { chromium } from "playwright-core";
+
+const run = promisify(execFile);
+const [maven, artifacts] = process.argv.slice(2);
+if (!maven || !artifacts) {
+  console.error("usage: node test.mjs MAVEN_BINARY ARTIFACT_DIR");
+  process.exit(2);
+}
+const CHROMIUM = "/usr/bin/chromium";
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-quic",
+];
+const ACT = "say_hello";
+
+const home = mkdtempSync(join(tmpdir(), "mvn-browser-"));
+const data = join(home, "data");
+const config = join(home, "config.json");
+const profile = join(home, "chromium-profile");
+writeFileSync(
+  config,
+  JSON.stringify({
+    web: { listen: "127.0.0.1:0" },
+    acts: [{ name: ACT, cmd: ["echo", "hello"], read_only: true }],
+  }),
+);
+mkdirSync(artifacts, { recursive: true });
+
+let daemon = null;
+let context = null;
+let daemonLog = "";
+
+function cli(...args) {
+  return run(maven, ["--data", data, "--config", config, ...args], { timeout: 60_000 });
+}
+
+function fail(msg) {
+  throw new Error(msg);
+}
+
+async function waitForDaemon() {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await cli("status", "--json");
+      return;
+    } catch (e) {
+      if (daemon.exitCode !== null) fail(`the daemon exited early:\n${daemonLog}`);
+      if (Date.now() > deadline) fail(`the daemon was not ready within 60 s:\n${daemonLog}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+async function main() {
+  daemon = spawn(maven, ["--data", data, "--config", config, "daemon"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, RUST_LOG: "info" },
+  });
+  daemon.stderr.on("data", (b) => {
+    daemonLog += b.toString();
+  });
+  await waitForDaemon();
+
+  const { stdout } = await cli("web", "enroll");
+  const link = stdout.trim();
+  const m = /^http:\/\/localhost:(\d+)\/enroll#[0-9a-f]{64}$/.exec(link);
+  if (!m) fail(`unexpected enrollment link: ${JSON.stringify(link)}`);
+  const base = `http://localhost:${m[1]}`;
+
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    chromiumSandbox: false,
+    args: FLAGS,
+    viewport: { width: 1200, height: 900 },
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  const problems = [];
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(msg.text());
+  });
+  page.on("pageerror", (e) => problems.push(String(e)));
+
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+
+  // Enroll through the one-time link.
+  await page.goto(link);
+  await page.click("#enroll-button");
+  await page.waitForFunction(
+    () => /Enrolled|not|refused|expired/i.test(document.getElementById("enroll-status").textContent),
+    null,
+    { timeout: 30_000 },
+  );
+  const enrolled = await page.textContent("#enroll-status");
+  if (!/^Enrolled \(passkey [0-9a-f]{8}\)/.test(enrolled)) fail(`enrollment failed: ${enrolled}`);
+  const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+  if (credentials.length !== 1) fail(`the virtual authenticator holds ${credentials.length} credentials`);
+
+  // The link works once (load it afresh: from /enroll it would be a same-document jump).
+  await page.goto("about:blank");
+  await page.goto(link);
+  await page.click("#enroll-button");
+  await page.waitForFunction(() => document.getElementById("enroll-status").textContent.length > 0);
+  const again = await page.textContent("#enroll-status");
+  if (!/unknown, used or expired/.test(again)) fail(`a used link was accepted again: ${again}`);
+
+  // The proposed act, then enable it: the page asks the passkey for a step-up first.
+  await page.goto(`${base}/tools`);
+  const proposed = page.locator(`article#act-${ACT}[data-state="proposed"]`);
+  if ((await proposed.count()) !== 1) fail("the proposed act is not on /tools");
+  if ((await page.locator("button[data-action=run], button:text-is('Run')").count()) !== 0) {
+    fail("the page has a run button");
+  }
+  await page.click(`button[data-action="enable"][data-name="${ACT}"]`);
+  await page.waitForSelector(`article#act-${ACT}[data-state="enabled"]`, { timeout: 30_000 });
+  const stepState = await page.textContent("#stepup-state");
+  if (!/Verified with passkey [0-9a-f]{8}/.test(stepState)) fail(`step-up not shown: ${stepState}`);
+  await page.screenshot({ path: join(artifacts, "web-tools.png"), fullPage: true });
+
+  // The daemon agrees, and the audit trail names the passkey.
+  const tools = JSON.parse((await cli("tools", "--json")).stdout);
+  const row = tools.find((t) => t.name === ACT);
+  if (!row || row.state !== "enabled") fail(`maven tools --json: ${JSON.stringify(tools)}`);
+  const api = await page.evaluate(async () => (await fetch("/api/tools")).json());
+  const actor = api.find((t) => t.name === "say_hello").history[0].actor;
+  if (!/^owner \(passkey [0-9a-f]{8}\)$/.test(actor)) fail(`audit actor: ${actor}`);
+
+  const csp = problems.filter((p) => /Content Security Policy|Refused to/i.test(p));
+  if (csp.length) fail(`the page broke its own CSP:\n${csp.join("\n")}`);
+  console.log(`browser: enrolled, stepped up and enabled ${ACT}; screenshot ${join(artifacts, "web-tools.png")}`);
+}
+
+let code = 0;
+const timer = setTimeout(() => {
+  console.error("browser test: timed out after 180 s");
+  process.exit(1);
+}, 180_000);
+try {
+  await main();
+  console.log("browser: 1 passed, 0 failed");
+} catch (e) {
+  code = 1;
+  console.error(`browser test FAILED: ${e && e.stack ? e.stack : e}`);
+  if (daemonLog) console.error(`--- daemon log ---\n${daemonLog.slice(-4000)}`);
+  console.log("browser: 0 passed, 1 failed");
+} finally {
+  clearTimeout(timer);
+  if (context) await context.close().catch(() => {});
+  if (daemon && daemon.exitCode === null) {
+    daemon.kill("SIGTERM");
+    await new Promise((r) => {
+      const t = setTimeout(() => {
+        daemon.kill("SIGKILL");
+        r();
+      }, 15_000);
+      daemon.on("exit", () => {
+        clearTimeout(t);
+        r();
+      });
+    });
+  }
+  rmSync(home, { recursive: true, force: true });
+}
+process.exit(code);
