@@ -22,7 +22,9 @@ pub enum Error {
         retry_after: Option<Duration>,
     },
     /// 410 Gone: the feed was removed on purpose; it is disabled until its URL changes.
-    #[error("410 Gone: the server says this feed was removed; polling stopped until its url changes")]
+    #[error(
+        "410 Gone: the server says this feed was removed; polling stopped until its url changes"
+    )]
     Gone,
     /// The body is not a feed.
     #[error("not a feed: {0}")]

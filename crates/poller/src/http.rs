@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use time::{format_description::FormatItem, macros::format_description, OffsetDateTime, PrimitiveDateTime};
+use time::{
+    format_description::FormatItem, macros::format_description, OffsetDateTime, PrimitiveDateTime,
+};
 use webfetch::{header, HeaderMap};
 
 /// The longest validator kept (an `ETag` or `Last-Modified` longer than this is not stored).
@@ -49,12 +51,10 @@ impl Validators {
 pub(crate) fn freshness(h: &HeaderMap, now: OffsetDateTime) -> Freshness {
     let text = |name: header::HeaderName| h.get(name).and_then(|v| v.to_str().ok());
     let date = text(header::DATE).and_then(http_date).unwrap_or(now);
-    let max_age = text(header::CACHE_CONTROL)
-        .and_then(max_age)
-        .or_else(|| {
-            let expires = http_date(text(header::EXPIRES)?)?;
-            Some(positive(expires - date))
-        });
+    let max_age = text(header::CACHE_CONTROL).and_then(max_age).or_else(|| {
+        let expires = http_date(text(header::EXPIRES)?)?;
+        Some(positive(expires - date))
+    });
     let retry_after = text(header::RETRY_AFTER).and_then(|v| retry_after(v, date));
     Freshness {
         max_age,
@@ -187,12 +187,21 @@ mod tests {
     #[test]
     fn expires_relative_to_date() {
         let mut h = HeaderMap::new();
-        h.insert(header::DATE, "Mon, 30 Nov 2026 05:00:00 GMT".parse().unwrap());
-        h.insert(header::EXPIRES, "Mon, 30 Nov 2026 06:00:00 GMT".parse().unwrap());
+        h.insert(
+            header::DATE,
+            "Mon, 30 Nov 2026 05:00:00 GMT".parse().unwrap(),
+        );
+        h.insert(
+            header::EXPIRES,
+            "Mon, 30 Nov 2026 06:00:00 GMT".parse().unwrap(),
+        );
         let f = freshness(&h, datetime!(2000-01-01 00:00:00 UTC));
         assert_eq!(f.max_age, Some(Duration::from_secs(3600)));
         h.insert(header::CACHE_CONTROL, "max-age=60".parse().unwrap());
-        assert_eq!(freshness(&h, OffsetDateTime::UNIX_EPOCH).max_age, Some(Duration::from_secs(60)));
+        assert_eq!(
+            freshness(&h, OffsetDateTime::UNIX_EPOCH).max_age,
+            Some(Duration::from_secs(60))
+        );
         let mut h = HeaderMap::new();
         h.insert(header::EXPIRES, "0".parse().unwrap());
         assert_eq!(freshness(&h, OffsetDateTime::UNIX_EPOCH).max_age, None);
@@ -202,10 +211,16 @@ mod tests {
     fn validators_exactly_as_received() {
         let mut h = HeaderMap::new();
         h.insert(header::ETAG, "W/\"abc  def\"".parse().unwrap());
-        h.insert(header::LAST_MODIFIED, "Mon, 30 Nov 2026 05:00:00 GMT".parse().unwrap());
+        h.insert(
+            header::LAST_MODIFIED,
+            "Mon, 30 Nov 2026 05:00:00 GMT".parse().unwrap(),
+        );
         let v = Validators::from_headers(&h);
         assert_eq!(v.etag.as_deref(), Some("W/\"abc  def\""));
-        assert_eq!(v.last_modified.as_deref(), Some("Mon, 30 Nov 2026 05:00:00 GMT"));
+        assert_eq!(
+            v.last_modified.as_deref(),
+            Some("Mon, 30 Nov 2026 05:00:00 GMT")
+        );
         let mut h = HeaderMap::new();
         h.insert(header::ETAG, "x".repeat(MAX_VALIDATOR + 1).parse().unwrap());
         assert!(Validators::from_headers(&h).is_empty());

@@ -139,16 +139,29 @@ mod tests {
     fn links_normalise() {
         let base = Url::parse("https://example.org/blog/feed.xml").unwrap();
         let table: &[(&str, Option<&str>)] = &[
-            ("https://Example.ORG:443/a?b=1#frag", Some("example.org/a?b=1")),
+            (
+                "https://Example.ORG:443/a?b=1#frag",
+                Some("example.org/a?b=1"),
+            ),
             ("http://example.org/a", Some("example.org/a")),
-            ("/post/1?utm_source=rss&utm_medium=x", Some("example.org/post/1")),
-            ("post/2?id=7&fbclid=zz", Some("example.org/blog/post/2?id=7")),
+            (
+                "/post/1?utm_source=rss&utm_medium=x",
+                Some("example.org/post/1"),
+            ),
+            (
+                "post/2?id=7&fbclid=zz",
+                Some("example.org/blog/post/2?id=7"),
+            ),
             ("https://example.org", Some("example.org/")),
             ("mailto:a@example.org", None),
             ("   ", None),
         ];
         for (link, want) in table {
-            assert_eq!(normalise_link(link, Some(&base)).as_deref(), *want, "{link:?}");
+            assert_eq!(
+                normalise_link(link, Some(&base)).as_deref(),
+                *want,
+                "{link:?}"
+            );
         }
         assert_eq!(normalise_link("/relative", None), None);
     }
@@ -159,7 +172,10 @@ mod tests {
         let a = item(Some(" g-1 "), Some("/x"), Some("T"));
         assert_eq!(item_key(&a, Some(&base)).as_deref(), Some("id:g-1"));
         let b = item(None, Some("/x#top"), Some("T"));
-        assert_eq!(item_key(&b, Some(&base)).as_deref(), Some("link:example.org/x"));
+        assert_eq!(
+            item_key(&b, Some(&base)).as_deref(),
+            Some("link:example.org/x")
+        );
         let mut c = item(None, None, Some("Title"));
         c.published = Some(datetime!(2026-11-30 05:00 UTC));
         let k = item_key(&c, None).unwrap();
@@ -177,7 +193,9 @@ mod tests {
             url: "https://example.org/ep1.mp3".into(),
             ..Default::default()
         });
-        assert!(item_key(&only_enclosure, None).unwrap().starts_with("hash:"));
+        assert!(item_key(&only_enclosure, None)
+            .unwrap()
+            .starts_with("hash:"));
     }
 
     #[test]

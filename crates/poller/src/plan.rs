@@ -107,7 +107,10 @@ pub(crate) fn plan(entries: &[Entry], cx: Context<'_>) -> Plan {
     let (kind, note) = if cx.new_feed {
         (Kind::Baseline, newest(&all, cx.baseline))
     } else {
-        let fresh: Vec<&Entry> = entries.iter().filter(|e| !cx.seen.contains(&e.key)).collect();
+        let fresh: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| !cx.seen.contains(&e.key))
+            .collect();
         // "Old" = dated no later than what was already read; without that, dated well before
         // the previous successful fetch (it would have been in that fetch).
         let old_before = cx
@@ -115,7 +118,10 @@ pub(crate) fn plan(entries: &[Entry], cx: Context<'_>) -> Plan {
             .or_else(|| cx.last_success.map(|t| t - FUTURE_SLACK));
         let is_old = |e: &Entry| matches!((e.date, old_before), (Some(d), Some(b)) if d <= b);
         let old = fresh.iter().filter(|e| is_old(e)).count();
-        if entries.len() >= REBASELINE_MIN_ITEMS && fresh.len() * 2 > entries.len() && old * 2 > fresh.len() {
+        if entries.len() >= REBASELINE_MIN_ITEMS
+            && fresh.len() * 2 > entries.len()
+            && old * 2 > fresh.len()
+        {
             let genuinely_new: Vec<&Entry> = fresh
                 .iter()
                 .copied()
@@ -162,7 +168,11 @@ mod tests {
         }
     }
 
-    fn cx<'a>(seen: &'a HashSet<String>, new_feed: bool, latest: Option<OffsetDateTime>) -> Context<'a> {
+    fn cx<'a>(
+        seen: &'a HashSet<String>,
+        new_feed: bool,
+        latest: Option<OffsetDateTime>,
+    ) -> Context<'a> {
         Context {
             seen,
             new_feed,
@@ -179,7 +189,9 @@ mod tests {
 
     #[test]
     fn baseline_notes_the_newest_few_oldest_first_and_marks_all_seen() {
-        let entries: Vec<Entry> = (0..10).map(|i| e(i, &format!("k{i}"), Some(i as i64))).collect();
+        let entries: Vec<Entry> = (0..10)
+            .map(|i| e(i, &format!("k{i}"), Some(i as i64)))
+            .collect();
         let none = HashSet::new();
         let p = plan(&entries, cx(&none, true, None));
         assert_eq!(p.kind, Kind::Baseline);
@@ -188,11 +200,26 @@ mod tests {
         assert_eq!(p.newest.unwrap().key, "k0");
         assert_eq!(p.latest_date, Some(NOW));
         // Dates out of document order: by date.
-        let entries = vec![e(0, "old", Some(9)), e(1, "new", Some(0)), e(2, "mid", Some(3))];
-        assert_eq!(keys(&plan(&entries, cx(&none, true, None))), ["old", "mid", "new"]);
+        let entries = vec![
+            e(0, "old", Some(9)),
+            e(1, "new", Some(0)),
+            e(2, "mid", Some(3)),
+        ];
+        assert_eq!(
+            keys(&plan(&entries, cx(&none, true, None))),
+            ["old", "mid", "new"]
+        );
         // Undated: document order.
-        let entries = vec![e(0, "a", None), e(1, "b", Some(0)), e(2, "c", None), e(3, "d", None)];
-        assert_eq!(keys(&plan(&entries, cx(&none, true, None))), ["c", "b", "a"]);
+        let entries = vec![
+            e(0, "a", None),
+            e(1, "b", Some(0)),
+            e(2, "c", None),
+            e(3, "d", None),
+        ];
+        assert_eq!(
+            keys(&plan(&entries, cx(&none, true, None))),
+            ["c", "b", "a"]
+        );
         let mut c = cx(&none, true, None);
         c.baseline = 0;
         assert!(plan(&entries, c).note.is_empty());
@@ -200,9 +227,14 @@ mod tests {
 
     #[test]
     fn a_normal_fetch_notes_every_unseen_item() {
-        let entries: Vec<Entry> = (0..6).map(|i| e(i, &format!("k{i}"), Some(i as i64))).collect();
+        let entries: Vec<Entry> = (0..6)
+            .map(|i| e(i, &format!("k{i}"), Some(i as i64)))
+            .collect();
         let seen: HashSet<String> = ["k2", "k3", "k4", "k5"].map(String::from).into();
-        let p = plan(&entries, cx(&seen, false, Some(NOW - time::Duration::days(2))));
+        let p = plan(
+            &entries,
+            cx(&seen, false, Some(NOW - time::Duration::days(2))),
+        );
         assert_eq!(p.kind, Kind::Normal);
         assert_eq!(keys(&p), ["k1", "k0"]);
         assert_eq!(p.warning, None);
@@ -213,10 +245,15 @@ mod tests {
     #[test]
     fn most_new_but_old_rebaselines_instead_of_flooding() {
         // Every guid changed; dates are the same old ones, plus one genuinely new item.
-        let mut entries: Vec<Entry> = (1..=10).map(|i| e(i, &format!("new-scheme-{i}"), Some(i as i64))).collect();
+        let mut entries: Vec<Entry> = (1..=10)
+            .map(|i| e(i, &format!("new-scheme-{i}"), Some(i as i64)))
+            .collect();
         entries.insert(0, e(0, "fresh", Some(0)));
         let seen = HashSet::new();
-        let p = plan(&entries, cx(&seen, false, Some(NOW - time::Duration::days(1))));
+        let p = plan(
+            &entries,
+            cx(&seen, false, Some(NOW - time::Duration::days(1))),
+        );
         assert_eq!(p.kind, Kind::Rebaseline);
         assert_eq!(keys(&p), ["fresh"]);
         assert_eq!(p.seen.len(), 11);
@@ -227,18 +264,28 @@ mod tests {
         let p = plan(&entries, c);
         assert_eq!(p.kind, Kind::Rebaseline);
         // Many new items with new dates (the daemon was off for weeks) are all noted.
-        let entries: Vec<Entry> = (0..10).map(|i| e(i, &format!("k{i}"), Some(i as i64))).collect();
-        let p = plan(&entries, cx(&seen, false, Some(NOW - time::Duration::days(30))));
+        let entries: Vec<Entry> = (0..10)
+            .map(|i| e(i, &format!("k{i}"), Some(i as i64)))
+            .collect();
+        let p = plan(
+            &entries,
+            cx(&seen, false, Some(NOW - time::Duration::days(30))),
+        );
         assert_eq!(p.kind, Kind::Normal);
         assert_eq!(p.note.len(), 10);
         // Undated items can never be judged old.
         let entries: Vec<Entry> = (0..10).map(|i| e(i, &format!("k{i}"), None)).collect();
-        assert_eq!(plan(&entries, cx(&seen, false, Some(NOW))).kind, Kind::Normal);
+        assert_eq!(
+            plan(&entries, cx(&seen, false, Some(NOW))).kind,
+            Kind::Normal
+        );
     }
 
     #[test]
     fn notes_per_fetch_are_capped_and_future_dates_do_not_poison_latest() {
-        let entries: Vec<Entry> = (0..150).map(|i| e(i, &format!("k{i}"), Some(-(i as i64)))).collect();
+        let entries: Vec<Entry> = (0..150)
+            .map(|i| e(i, &format!("k{i}"), Some(-(i as i64))))
+            .collect();
         let seen = HashSet::new();
         let p = plan(&entries, cx(&seen, false, None));
         assert_eq!(p.note.len(), MAX_NOTES_PER_FETCH);

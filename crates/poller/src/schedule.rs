@@ -97,14 +97,20 @@ impl Schedule {
 
     /// The delay before the first poll after start, jittered by `unit`.
     pub(crate) fn first_delay(&self, unit: f64) -> Duration {
-        (self.interval / 4).min(FIRST_SPREAD).mul_f64(unit.clamp(0.0, 1.0))
+        (self.interval / 4)
+            .min(FIRST_SPREAD)
+            .mul_f64(unit.clamp(0.0, 1.0))
     }
 }
 
 /// Spreads a delay by up to a tenth, upward, so it never drops below what the server or the
 /// floor asked for; a delay clamped at the 24 h cap spreads downward (never below `floor`).
 pub(crate) fn jitter(d: Duration, floor: Duration, unit: f64) -> Duration {
-    let unit = if unit.is_finite() { unit.clamp(0.0, 1.0) } else { 0.0 };
+    let unit = if unit.is_finite() {
+        unit.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let spread = (d / 10).mul_f64(unit);
     if d + spread <= MAX_DELAY {
         d + spread
@@ -162,7 +168,8 @@ mod tests {
 
     #[test]
     fn hints_raise_the_interval_and_never_lower_it() {
-        let table: &[(Option<u64>, Option<u64>, Option<u64>, u64)] = &[
+        type Row = (Option<u64>, Option<u64>, Option<u64>, u64);
+        let table: &[Row] = &[
             (None, None, None, 1800),
             (Some(3600), None, None, 3600),
             (None, Some(7200), None, 7200),
@@ -180,7 +187,11 @@ mod tests {
                     retry_after: retry.map(Duration::from_secs),
                 },
             };
-            assert_eq!(s.base_delay(v), Some(Duration::from_secs(want)), "{ttl:?} {max_age:?} {retry:?}");
+            assert_eq!(
+                s.base_delay(v),
+                Some(Duration::from_secs(want)),
+                "{ttl:?} {max_age:?} {retry:?}"
+            );
         }
     }
 

@@ -93,7 +93,11 @@ pub(crate) fn note_link(item: &feeds::Item) -> Option<String> {
 impl Worker {
     /// Loads the feed's persisted state (clearing a 410 mark whose URL is no longer the
     /// configured one) and its note count.
-    pub(crate) async fn load(spec: FeedSpec, store: store::Store, opts: Options) -> Result<Worker, Error> {
+    pub(crate) async fn load(
+        spec: FeedSpec,
+        store: store::Store,
+        opts: Options,
+    ) -> Result<Worker, Error> {
         let name = spec.name.clone();
         let host = Url::parse(&spec.url)
             .ok()
@@ -125,7 +129,11 @@ impl Worker {
         // A restart does not poll earlier than the previous run had planned (politeness),
         // nor later than a day from now.
         let planned = parse_time(poll.next_poll.as_deref())
-            .map(|t| Duration::try_from(t - now_wall).unwrap_or(Duration::ZERO).min(MAX_DELAY))
+            .map(|t| {
+                Duration::try_from(t - now_wall)
+                    .unwrap_or(Duration::ZERO)
+                    .min(MAX_DELAY)
+            })
             .unwrap_or(Duration::ZERO);
         let next_at = Instant::now() + first.max(planned);
         let state = match (&disabled, spec.enabled) {
@@ -143,8 +151,7 @@ impl Worker {
             state,
             last_success: parse_time(poll.last_success.as_deref()),
             last_error: disabled.clone().or(poll.last_error),
-            next_poll: (spec.enabled && disabled.is_none())
-                .then(|| now_wall + first.max(planned)),
+            next_poll: (spec.enabled && disabled.is_none()).then(|| now_wall + first.max(planned)),
             items_noted,
             failures: poll.failures,
             moved_to: poll.moved_to,
@@ -215,9 +222,7 @@ impl Worker {
         };
         let (delay, failures) = {
             let mut inner = self.inner();
-            let d = inner
-                .schedule
-                .next_delay(verdict, rand::thread_rng().gen());
+            let d = inner.schedule.next_delay(verdict, rand::thread_rng().gen());
             if let Some(d) = d {
                 inner.next_at = Instant::now() + d;
             }
@@ -252,8 +257,12 @@ impl Worker {
             }
         });
         match &res {
-            Ok(r) => tracing::debug!(feed = %self.spec.name, outcome = ?r.outcome, next = ?delay, "feed polled"),
-            Err(e) => tracing::warn!(feed = %self.spec.name, error = %e, next = ?delay, "feed poll failed"),
+            Ok(r) => {
+                tracing::debug!(feed = %self.spec.name, outcome = ?r.outcome, next = ?delay, "feed polled")
+            }
+            Err(e) => {
+                tracing::warn!(feed = %self.spec.name, error = %e, next = ?delay, "feed poll failed")
+            }
         }
         let st = self.status();
         let record = facts::Poll {
@@ -267,7 +276,10 @@ impl Worker {
         };
         if let Err(e) = self
             .store
-            .set_fact(&facts::key("poll", &self.spec.name), &facts::encode(&record))
+            .set_fact(
+                &facts::key("poll", &self.spec.name),
+                &facts::encode(&record),
+            )
             .await
         {
             tracing::warn!(feed = %self.spec.name, error = %e, "cannot record the poll");
@@ -281,22 +293,32 @@ impl Worker {
             return Err(Error::Disabled { reason });
         }
         let name = &self.spec.name;
-        let validators = facts::decode::<facts::Http>(self.store.fact(&facts::key("http", name)).await?)
-            .filter(|h| h.url == self.spec.url);
+        let validators =
+            facts::decode::<facts::Http>(self.store.fact(&facts::key("http", name)).await?)
+                .filter(|h| h.url == self.spec.url);
         let mut req = Request::get(self.spec.url.clone())
             .header(header::ACCEPT, HeaderValue::from_static(ACCEPT));
         if let Some(h) = &validators {
-            if let Some(v) = h.etag.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            if let Some(v) = h
+                .etag
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
                 req = req.header(header::IF_NONE_MATCH, v);
             }
-            if let Some(v) = h.last_modified.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            if let Some(v) = h
+                .last_modified
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
                 req = req.header(header::IF_MODIFIED_SINCE, v);
             }
         }
         let now = OffsetDateTime::now_utc();
         let resp = self.spec.fetcher.send(req).await?;
         let fresh = http::freshness(resp.headers(), now);
-        let moved_to = (resp.redirects() > 0 && resp.url() != self.spec.url).then(|| resp.url().to_owned());
+        let moved_to =
+            (resp.redirects() > 0 && resp.url() != self.spec.url).then(|| resp.url().to_owned());
         if let Some(to) = &moved_to {
             tracing::warn!(feed = %name, to = %to, "the feed redirects; the configuration is left as it is");
         }
@@ -339,9 +361,8 @@ impl Worker {
         let ttl = feed
             .ttl
             .map(|m| Duration::from_secs(u64::from(m).saturating_mul(60)));
-        let (noted, items, kind, warning) = self
-            .commit(&feed, &final_url, new_validators, now)
-            .await?;
+        let (noted, items, kind, warning) =
+            self.commit(&feed, &final_url, new_validators, now).await?;
         Ok(PollReport {
             outcome: Outcome::Fetched {
                 items,
@@ -380,7 +401,8 @@ impl Worker {
         let keys: Vec<String> = entries.iter().map(|e| e.key.clone()).collect();
         let seen: HashSet<String> = self.store.seen_keys(name, &keys).await?;
         let new_feed = self.store.is_new_feed(name).await?;
-        let latest = facts::decode::<facts::Latest>(self.store.fact(&facts::key("latest", name)).await?);
+        let latest =
+            facts::decode::<facts::Latest>(self.store.fact(&facts::key("latest", name)).await?);
         let p = plan::plan(
             &entries,
             plan::Context {
@@ -422,7 +444,9 @@ impl Worker {
                 date: p.latest_date.map(fmt_time),
                 at: Some(fmt_time(now)),
             };
-            batch.facts.push((facts::key("latest", name), facts::encode(&l)));
+            batch
+                .facts
+                .push((facts::key("latest", name), facts::encode(&l)));
         }
         let hkey = facts::key("http", name);
         if validators.is_empty() {
@@ -589,15 +613,23 @@ mod tests {
         let cancel = CancellationToken::new();
         let sched = RefCell::new(Schedule::new(interval, min, 0));
         let script = RefCell::new(verdicts.into_iter());
-        drive(t0, &gate, "h", Duration::ZERO, &cancel, || t0, || {
-            let polls = polls.clone();
-            let v = script.borrow_mut().next();
-            let d = v.and_then(|v| sched.borrow_mut().next_delay(v, 0.0));
-            async move {
-                polls.borrow_mut().push(Instant::now() - t0);
-                d.map(|d| Instant::now() + d)
-            }
-        })
+        drive(
+            t0,
+            &gate,
+            "h",
+            Duration::ZERO,
+            &cancel,
+            || t0,
+            || {
+                let polls = polls.clone();
+                let v = script.borrow_mut().next();
+                let d = v.and_then(|v| sched.borrow_mut().next_delay(v, 0.0));
+                async move {
+                    polls.borrow_mut().push(Instant::now() - t0);
+                    d.map(|d| Instant::now() + d)
+                }
+            },
+        )
         .await;
         let out = polls.borrow().clone();
         out
@@ -618,10 +650,18 @@ mod tests {
             ttl: Some(m(60)),
             fresh: Freshness::default(),
         };
-        let polls = script(vec![ok, fail, fail, fail, ok, retry, ttl, Verdict::Stop], m(10), m(5)).await;
+        let polls = script(
+            vec![ok, fail, fail, fail, ok, retry, ttl, Verdict::Stop],
+            m(10),
+            m(5),
+        )
+        .await;
         // ok → 10; fail → 10, 20, 40; ok → 10; 429 with Retry-After 90 m → 90; ttl 60 → 60;
         // then the script's Stop ends the loop.
-        let gaps: Vec<u64> = polls.windows(2).map(|w| (w[1] - w[0]).as_secs() / 60).collect();
+        let gaps: Vec<u64> = polls
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_secs() / 60)
+            .collect();
         assert_eq!(polls[0], Duration::ZERO);
         assert_eq!(gaps, [10, 10, 20, 40, 10, 90, 60]);
     }
@@ -638,18 +678,26 @@ mod tests {
             let gate = &gate;
             let cancel = &cancel;
             async move {
-                drive(t0, gate, "same.example", Duration::from_secs(1), cancel, || t0, || {
-                    let log = log.clone();
-                    let more = {
-                        let mut l = left.borrow_mut();
-                        *l -= 1;
-                        *l > 0
-                    };
-                    async move {
-                        log.borrow_mut().push((name, Instant::now() - t0));
-                        more.then(|| Instant::now())
-                    }
-                })
+                drive(
+                    t0,
+                    gate,
+                    "same.example",
+                    Duration::from_secs(1),
+                    cancel,
+                    || t0,
+                    || {
+                        let log = log.clone();
+                        let more = {
+                            let mut l = left.borrow_mut();
+                            *l -= 1;
+                            *l > 0
+                        };
+                        async move {
+                            log.borrow_mut().push((name, Instant::now() - t0));
+                            more.then(Instant::now)
+                        }
+                    },
+                )
                 .await;
             }
         };
@@ -675,10 +723,18 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             c2.cancel();
         });
-        drive(t0, &gate, "h", Duration::ZERO, &cancel, || t0, || {
-            *polls.borrow_mut() += 1;
-            async { Some(Instant::now() + Duration::from_secs(1000)) }
-        })
+        drive(
+            t0,
+            &gate,
+            "h",
+            Duration::ZERO,
+            &cancel,
+            || t0,
+            || {
+                *polls.borrow_mut() += 1;
+                async { Some(Instant::now() + Duration::from_secs(1000)) }
+            },
+        )
         .await;
         // Polls at 0, 1000, 2000, 3000 s; cancelled at 3600 s while sleeping.
         assert_eq!(*polls.borrow(), 4);
