@@ -18,8 +18,8 @@ use std::time::Duration;
 use mcp::{Client, ClientOptions, McpTimeouts, ServerConfig, ServerRequestHandler, Transport};
 use serde_json::{json, Map, Value};
 
-/// Every deadline of this client: the suite's own timeout is 30 s per scenario.
-const DEADLINE: Duration = Duration::from_secs(20);
+/// Every deadline of this client, well inside the suite's own 30 s per scenario.
+const DEADLINE: Duration = Duration::from_secs(10);
 
 /// Answers `elicitation/create` by accepting the defaults of the requested schema (SEP-1034);
 /// every other server request gets -32601.
