@@ -256,6 +256,271 @@ mod tests {
         );
     }
 
+    fn server(allow: &[&str], max_tools: u64) -> McpServerConfig {
+        McpServerConfig {
+            name: "kit".into(),
+            target: crate::config::McpTarget::Stdio {
+                command: "x".into(),
+                args: vec![],
+                env: Default::default(),
+            },
+            enabled: true,
+            allow_tools: allow.iter().map(|s| s.to_string()).collect(),
+            max_tools,
+            timeouts: mcp::McpTimeouts::default(),
+        }
+    }
+
+    fn tool(name: &str, desc: &str, read_only: Option<bool>) -> Tool {
+        let mut v = json!({"name": name, "description": desc, "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}});
+        if let Some(ro) = read_only {
+            v["annotations"] = json!({"readOnlyHint": ro});
+        }
+        Tool::from_value(v).unwrap()
+    }
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("m.db")).await.unwrap();
+        (dir, s)
+    }
+
+    async fn row(s: &Store, name: &str) -> ToolRow {
+        s.tool(name).await.unwrap().unwrap()
+    }
+
+    #[tokio::test]
+    async fn discovery_proposes_and_never_enables() {
+        let (_d, s) = store().await;
+        let srv = server(&[], 12);
+        let r = reconcile(
+            &s,
+            &srv,
+            &[
+                tool("list", "lists", Some(true)),
+                tool("del", "deletes", None),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.proposed, ["kit_list", "kit_del"]);
+        let list = row(&s, "kit_list").await;
+        assert_eq!(list.state, ToolState::Proposed);
+        assert!(!list.destructive);
+        assert_eq!(list.cmd, ["mcp", "kit", "list"]);
+        assert_eq!(list.scope, "mcp:kit");
+        assert!(list.provenance.starts_with("discovered on mcp:kit at "));
+        assert!(
+            row(&s, "kit_del").await.destructive,
+            "no hint: assume it writes"
+        );
+        // The same listing again changes nothing.
+        let again = reconcile(
+            &s,
+            &srv,
+            &[
+                tool("list", "lists", Some(true)),
+                tool("del", "deletes", None),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(again, Reconciled::default());
+    }
+
+    #[tokio::test]
+    async fn a_redefined_tool_is_demoted_and_destructive_is_only_raised() {
+        let (_d, s) = store().await;
+        let srv = server(&[], 12);
+        reconcile(&s, &srv, &[tool("list", "lists", Some(true))])
+            .await
+            .unwrap();
+        s.set_tool_state("kit_list", ToolState::Enabled, "test", "owner")
+            .await
+            .unwrap();
+
+        // Description edited: back to proposed, the change named, the approved shape kept.
+        let r = reconcile(&s, &srv, &[tool("list", "lists everything", Some(true))])
+            .await
+            .unwrap();
+        assert_eq!(r.redefined, ["kit_list"]);
+        let row1 = row(&s, "kit_list").await;
+        assert_eq!(row1.state, ToolState::Proposed);
+        assert!(
+            row1.provenance.contains(": description changed"),
+            "{}",
+            row1.provenance
+        );
+        assert_eq!(row1.approved_shape.unwrap()["description"], "lists");
+        assert!(!row1.destructive);
+
+        // The read-only claim removed: destructive raised.
+        s.set_tool_state("kit_list", ToolState::Enabled, "test", "owner")
+            .await
+            .unwrap();
+        reconcile(&s, &srv, &[tool("list", "lists everything", None)])
+            .await
+            .unwrap();
+        let row2 = row(&s, "kit_list").await;
+        assert!(row2.destructive);
+        assert_eq!(row2.state, ToolState::Proposed);
+        assert!(
+            row2.provenance.contains("no longer claims to be read-only"),
+            "{}",
+            row2.provenance
+        );
+
+        // The claim comes back: destructive stays raised.
+        reconcile(&s, &srv, &[tool("list", "lists everything", Some(true))])
+            .await
+            .unwrap();
+        assert!(
+            row(&s, "kit_list").await.destructive,
+            "destructive is never lowered"
+        );
+        let events = s.tool_events(Some("kit_list"), 100).await.unwrap();
+        assert!(
+            events.len() >= 5,
+            "every change is in the audit trail: {events:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_tool_no_longer_offered_is_withdrawn_and_comes_back_proposed() {
+        let (_d, s) = store().await;
+        let srv = server(&[], 12);
+        reconcile(
+            &s,
+            &srv,
+            &[tool("a", "a", Some(true)), tool("b", "b", Some(true))],
+        )
+        .await
+        .unwrap();
+        s.set_tool_state("kit_b", ToolState::Enabled, "test", "owner")
+            .await
+            .unwrap();
+        let r = reconcile(&s, &srv, &[tool("a", "a", Some(true))])
+            .await
+            .unwrap();
+        assert_eq!(r.withdrawn, ["kit_b"]);
+        let b = row(&s, "kit_b").await;
+        assert_eq!(b.state, ToolState::Withdrawn);
+        assert!(
+            b.provenance
+                .starts_with("withdrawn: mcp:kit no longer offers it (complete listing at "),
+            "{}",
+            b.provenance
+        );
+        let r = reconcile(
+            &s,
+            &srv,
+            &[tool("a", "a", Some(true)), tool("b", "b", Some(true))],
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.reoffered, ["kit_b"]);
+        assert_eq!(
+            row(&s, "kit_b").await.state,
+            ToolState::Proposed,
+            "never straight back to enabled"
+        );
+    }
+
+    #[tokio::test]
+    async fn over_the_cap_without_allow_tools_contributes_nothing() {
+        let (_d, s) = store().await;
+        let tools: Vec<Tool> = (0..13)
+            .map(|i| tool(&format!("t{i}"), "x", Some(true)))
+            .collect();
+        let r = reconcile(&s, &server(&[], 12), &tools).await.unwrap();
+        assert!(r.proposed.is_empty());
+        assert_eq!(r.refused.len(), 13);
+        assert_eq!(
+            r.over_cap(13).unwrap(),
+            "over cap: the server offers 13 tools, more than max_tools (12), and allow_tools is not set"
+        );
+        assert!(s.tools().await.unwrap().is_empty());
+        // With allow_tools, only the named ones are considered.
+        let r = reconcile(&s, &server(&["t3", "t7"], 12), &tools)
+            .await
+            .unwrap();
+        assert_eq!(r.proposed, ["kit_t3", "kit_t7"]);
+        assert_eq!(r.over_cap(13), None);
+    }
+
+    #[tokio::test]
+    async fn identities_that_flatten_alike_never_share_a_row() {
+        let (_d, s) = store().await;
+        let srv = server(&[], 12);
+        reconcile(
+            &s,
+            &srv,
+            &[
+                tool("a-b", "dash", Some(true)),
+                tool("a_b", "underscore", Some(true)),
+            ],
+        )
+        .await
+        .unwrap();
+        let rows = s.tools().await.unwrap();
+        assert_eq!(rows.len(), 2);
+        let dash = rows.iter().find(|r| r.tool == "a-b").unwrap();
+        let under = rows.iter().find(|r| r.tool == "a_b").unwrap();
+        assert_eq!(dash.name, "kit_a_b");
+        assert_ne!(dash.name, under.name);
+        assert_eq!(under.description, "underscore");
+        // Stable: the next listing maps each identity to its own row again.
+        let again = reconcile(
+            &s,
+            &srv,
+            &[
+                tool("a-b", "dash", Some(true)),
+                tool("a_b", "underscore", Some(true)),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(again, Reconciled::default());
+    }
+
+    #[tokio::test]
+    async fn a_row_that_predates_fingerprints_adopts_one_silently() {
+        let (_d, s) = store().await;
+        let t = tool("list", "lists", Some(true));
+        s.propose_tool(store::NewTool {
+            name: "kit_list".into(),
+            kind: store::KIND_MCP.into(),
+            server: "kit".into(),
+            tool: "list".into(),
+            cmd: vec!["mcp".into(), "kit".into(), "list".into()],
+            scope: "mcp:kit".into(),
+            destructive: false,
+            fingerprint: None,
+            description: "lists".into(),
+            shape: Value::Object(t.raw.clone()),
+            provenance: "older version".into(),
+        })
+        .await
+        .unwrap();
+        s.set_tool_state("kit_list", ToolState::Enabled, "test", "owner")
+            .await
+            .unwrap();
+        let before = s.tool_events(Some("kit_list"), 100).await.unwrap().len();
+        let r = reconcile(&s, &server(&[], 12), &[t.clone()]).await.unwrap();
+        assert_eq!(r.adopted, ["kit_list"]);
+        let row = row(&s, "kit_list").await;
+        assert_eq!(
+            row.state,
+            ToolState::Enabled,
+            "an upgrade is not a redefinition"
+        );
+        assert_eq!(row.fingerprint.as_deref(), Some(t.fingerprint().as_str()));
+        assert_eq!(
+            s.tool_events(Some("kit_list"), 100).await.unwrap().len(),
+            before
+        );
+    }
+
     #[test]
     fn local_names_get_a_stable_suffix_when_taken() {
         let mut taken = HashSet::new();

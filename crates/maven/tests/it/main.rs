@@ -7,3 +7,5 @@ mod support;
 
 mod cli;
 mod daemon;
+mod mcp;
+mod web;

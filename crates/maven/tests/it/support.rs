@@ -161,3 +161,32 @@ pub(crate) fn wait_exit(d: Daemon, within: Duration) -> Output {
 pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The `testkit-mcp` test server, built on demand when this package's tests run alone.
+pub(crate) fn testkit_mcp() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
+    let bin = dir.join("testkit-mcp");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let st = Command::new(cargo)
+            .args(["build", "-p", "testkit", "--bin", "testkit-mcp"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "cannot build testkit-mcp");
+    }
+    assert!(bin.exists(), "no testkit-mcp at {}", bin.display());
+    bin
+}
+
+/// Polls `f` every 50 ms for up to 60 s.
+pub(crate) fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

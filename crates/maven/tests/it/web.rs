@@ -63,7 +63,9 @@ fn enroll(home: &Home) -> (String, u16) {
     let out = home.run(&["web", "enroll"]);
     assert!(out.status.success(), "web enroll: {}", stderr(&out));
     let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    let rest = url.strip_prefix("http://localhost:").unwrap_or_else(|| panic!("{url}"));
+    let rest = url
+        .strip_prefix("http://localhost:")
+        .unwrap_or_else(|| panic!("{url}"));
     let (port, frag) = rest.split_once("/enroll#").unwrap();
     assert_eq!(frag.len(), 64, "a 32-byte token in the fragment: {url}");
     assert!(frag.bytes().all(|b| b.is_ascii_hexdigit()));
@@ -93,9 +95,16 @@ fn enroll_prints_a_fresh_one_time_link_for_the_bound_port() {
     assert_ne!(a, b, "every link is new");
     let (status, head, body) = get(port, "/tools", &format!("localhost:{port}"), "");
     assert_eq!(status, 200, "{head}");
-    assert!(head.contains("content-security-policy: default-src 'none'"), "{head}");
+    assert!(
+        head.contains("content-security-policy: default-src 'none'"),
+        "{head}"
+    );
     assert!(head.contains("set-cookie: maven_session_"), "{head}");
-    assert!(head.to_ascii_lowercase().contains("httponly; samesite=strict"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("httponly; samesite=strict"),
+        "{head}"
+    );
     assert!(body.contains("No passkey is enrolled yet"), "{body}");
 }
 
@@ -105,7 +114,11 @@ fn the_page_refuses_a_foreign_host_over_the_socket() {
     home.write_config(&json!({"web": {"listen": "127.0.0.1:0"}}).to_string());
     let _d = home.start();
     let (_, port) = enroll(&home);
-    for host in ["evil.example", &format!("evil.example:{port}"), "localhost:1"] {
+    for host in [
+        "evil.example",
+        &format!("evil.example:{port}"),
+        "localhost:1",
+    ] {
         let (status, _, body) = get(port, "/tools", host, "");
         assert_eq!(status, 421, "{host}: {body}");
     }
@@ -144,14 +157,38 @@ fn a_passphrase_step_up_enables_an_act_end_to_end() {
         .unwrap()
         .to_owned();
 
-    let (status, _, body) = post(port, "/api/tools/say_hello/enable", &cookie, &csrf, &json!({}));
+    let (status, _, body) = post(
+        port,
+        "/api/tools/say_hello/enable",
+        &cookie,
+        &csrf,
+        &json!({}),
+    );
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("step_up_required"));
-    let (status, _, body) = post(port, "/api/stepup/passphrase", &cookie, &csrf, &json!({"passphrase": "wrong one!"}));
+    let (status, _, body) = post(
+        port,
+        "/api/stepup/passphrase",
+        &cookie,
+        &csrf,
+        &json!({"passphrase": "wrong one!"}),
+    );
     assert_eq!(status, 401, "{body}");
-    let (status, _, body) = post(port, "/api/stepup/passphrase", &cookie, &csrf, &json!({"passphrase": PASSPHRASE}));
+    let (status, _, body) = post(
+        port,
+        "/api/stepup/passphrase",
+        &cookie,
+        &csrf,
+        &json!({"passphrase": PASSPHRASE}),
+    );
     assert_eq!(status, 200, "{body}");
-    let (status, _, body) = post(port, "/api/tools/say_hello/enable", &cookie, &csrf, &json!({}));
+    let (status, _, body) = post(
+        port,
+        "/api/tools/say_hello/enable",
+        &cookie,
+        &csrf,
+        &json!({}),
+    );
     assert_eq!(status, 200, "{body}");
 
     let tools = home.json(&["tools", "--json"]);
@@ -173,7 +210,11 @@ fn the_daemon_runs_without_the_page_when_its_port_is_taken() {
     assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
     let out = home.run(&["web", "enroll"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("the page is not running"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the page is not running"),
+        "{}",
+        stderr(&out)
+    );
     let out = d.signal("-TERM");
     assert!(out.status.success());
     let log = stderr(&out);
