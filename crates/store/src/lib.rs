@@ -52,7 +52,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use error::Error;
 pub use model::{
-    ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
+    limits, ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
     Redefinition, SourceCount, ToolEvent, ToolRow, ToolState, KIND_LOCAL, KIND_MCP,
 };
 pub use web::PasskeyRow;

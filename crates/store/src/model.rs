@@ -331,3 +331,26 @@ pub struct FeedBatchOutcome {
     /// Facts set plus facts removed.
     pub facts_written: u32,
 }
+
+/// Bounds the schema enforces (in characters). Writes beyond them fail with
+/// [`Error::Constraint`] and roll back their whole transaction, so callers cap or hash first.
+pub mod limits {
+    /// Longest note source.
+    pub const NOTE_SOURCE: usize = 256;
+    /// Longest note key.
+    pub const NOTE_KEY: usize = 2048;
+    /// Longest note text.
+    pub const NOTE_TEXT: usize = 65536;
+    /// Longest note link.
+    pub const NOTE_LINK: usize = 8192;
+    /// Longest fact key.
+    pub const FACT_KEY: usize = 512;
+    /// Longest fact value.
+    pub const FACT_VALUE: usize = 65536;
+    /// Longest feed name in seen marks.
+    pub const FEED_NAME: usize = 256;
+    /// Longest seen key.
+    pub const SEEN_KEY: usize = 2048;
+    /// Longest tool local name (`[A-Za-z0-9_.-]`).
+    pub const TOOL_NAME: usize = 160;
+}

@@ -194,3 +194,75 @@ fn any_search_text_is_answered() {
         })
         .unwrap();
 }
+
+#[tokio::test]
+async fn the_published_limits_are_the_schemas() {
+    use store::{limits, FeedBatch};
+    let db = Db::new().await;
+    let s = &db.store;
+    let x = |n: usize| "é".repeat(n); // characters, not bytes
+    let at = NewNote {
+        source: x(limits::NOTE_SOURCE),
+        key: x(limits::NOTE_KEY),
+        text: x(limits::NOTE_TEXT),
+        link: Some(x(limits::NOTE_LINK)),
+    };
+    s.add_note(at.clone()).await.unwrap().unwrap();
+    let over: Vec<NewNote> = vec![
+        NewNote {
+            source: x(limits::NOTE_SOURCE + 1),
+            ..at.clone()
+        },
+        NewNote {
+            key: x(limits::NOTE_KEY + 1),
+            ..at.clone()
+        },
+        NewNote {
+            key: "k2".into(),
+            text: x(limits::NOTE_TEXT + 1),
+            ..at.clone()
+        },
+        NewNote {
+            key: "k3".into(),
+            link: Some(x(limits::NOTE_LINK + 1)),
+            ..at.clone()
+        },
+    ];
+    for n in over {
+        assert!(s.add_note(n).await.unwrap_err().is_constraint());
+    }
+    s.set_fact(&x(limits::FACT_KEY), &x(limits::FACT_VALUE))
+        .await
+        .unwrap();
+    assert!(s
+        .set_fact(&x(limits::FACT_KEY + 1), "v")
+        .await
+        .unwrap_err()
+        .is_constraint());
+    assert!(s
+        .set_fact("k", &x(limits::FACT_VALUE + 1))
+        .await
+        .unwrap_err()
+        .is_constraint());
+    let seen = |feed: String, key: String| FeedBatch {
+        feed,
+        seen_keys: vec![key],
+        ..FeedBatch::default()
+    };
+    s.commit_feed_batch(seen(x(limits::FEED_NAME), x(limits::SEEN_KEY)))
+        .await
+        .unwrap();
+    for b in [
+        seen(x(limits::FEED_NAME + 1), "k".into()),
+        seen("f".into(), x(limits::SEEN_KEY + 1)),
+    ] {
+        assert!(s.commit_feed_batch(b).await.unwrap_err().is_constraint());
+    }
+    let mut t = crate::mcp_tool("srv", "t");
+    t.name = "n".repeat(limits::TOOL_NAME);
+    s.propose_tool(t.clone()).await.unwrap();
+    t.name.push('n');
+    t.tool = "t2".into();
+    t.cmd[2] = "t2".into();
+    assert!(s.propose_tool(t).await.unwrap_err().is_constraint());
+}
