@@ -33,7 +33,32 @@
 //! The schema holds invariants that protect against bugs upstream: CHECK constraints on every
 //! enumerated column, a trigger that refuses lowering `destructive`, a trigger holding the tool
 //! state transition table ([`ToolState::can_become`]), rows created only as proposed, identity
-//! columns that never change, and an append-only audit trail.
+//! columns that never change, and an append-only audit trail. The text bounds are published
+//! in [`limits`].
+//!
+//! # Tables
+//!
+//! `tools` (the act allowlist; identity (kind, server, tool) unique), `tool_events` (its audit
+//! trail), `notes` (unique (source, key), with an FTS5 index `notes_fts`), `facts`, `feed_seen`
+//! (which item keys each feed has shown, for baselines and pruning), `acts_log` (every executed
+//! act) and `passkeys` (the page's enrolled credentials).
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), store::Error> {
+//! let store = store::Store::open(std::path::Path::new("/var/lib/maven/maven.db")).await?;
+//! let note = store::NewNote {
+//!     source: "rss:lwn".into(),
+//!     key: "https://lwn.net/Articles/1/".into(),
+//!     text: "A headline".into(),
+//!     link: Some("https://lwn.net/Articles/1/".into()),
+//! };
+//! assert!(store.add_note(note.clone()).await?.is_some());
+//! assert!(store.add_note(note).await?.is_none()); // (source, key) is unique
+//! store.close().await?;
+//! # Ok(()) }
+//! ```
 
 mod error;
 mod model;
