@@ -58,16 +58,22 @@ struct HttpPeer {
     url: String,
     /// The port it listens on.
     port: u16,
-    /// Held for kill-on-drop.
-    _child: Child,
+    /// Killed on drop.
+    child: Child,
 }
 
 impl HttpPeer {
-    /// Starts `testenv/<script> http 0` and waits for the listener announcement on stderr.
+    /// Starts `testenv/<script> http 0` (a free port) and waits for the listener announcement
+    /// on stderr.
     async fn start(script: &str) -> HttpPeer {
+        HttpPeer::start_on(script, 0).await
+    }
+
+    /// Starts `testenv/<script> http <port>` and waits for the listener announcement.
+    async fn start_on(script: &str, port: u16) -> HttpPeer {
         let path = launcher(script);
         let mut child = Command::new(&path)
-            .args(["http", "0"])
+            .args(["http", &port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -92,8 +98,13 @@ impl HttpPeer {
         HttpPeer {
             url: format!("{base}/mcp"),
             port,
-            _child: child,
+            child,
         }
+    }
+
+    /// Kills the peer and waits until it is reaped (its port is free again).
+    async fn stop(mut self) {
+        self.child.kill().await.expect("killing the peer");
     }
 }
 
@@ -369,4 +380,39 @@ async fn python_sdk_server_streamable_http() {
     let expect = python();
     let peer = HttpPeer::start(expect.launcher).await;
     exercise(&http_config(&peer), &expect).await;
+}
+
+/// The server restarts on the same port and forgets the session: server-everything answers the
+/// next request 400 "No valid session ID provided", the Python SDK 404 "Session not found".
+/// The client re-initializes once and the call goes through.
+async fn session_loss_recovered(expect: &Expect) {
+    let peer = HttpPeer::start(expect.launcher).await;
+    let port = peer.port;
+    let client = Client::connect(&http_config(&peer), ClientOptions::default())
+        .await
+        .expect("connect");
+    client.list_tools().await.expect("tools/list");
+    peer.stop().await;
+    let _restarted = HttpPeer::start_on(expect.launcher, port).await;
+
+    let Value::Object(arguments) = (expect.arguments)() else {
+        panic!("arguments are an object")
+    };
+    let outcome = client
+        .call_tool(expect.call, arguments)
+        .await
+        .unwrap_or_else(|e| panic!("tools/call after the session was lost: {e}"));
+    assert_eq!(outcome.text, expect.answer);
+    assert!(client.closed().is_none());
+    client.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_streamable_http_session_loss() {
+    session_loss_recovered(&everything(false)).await;
+}
+
+#[tokio::test]
+async fn python_sdk_server_streamable_http_session_loss() {
+    session_loss_recovered(&python()).await;
 }
