@@ -397,7 +397,13 @@ impl Fetcher {
                 }
             }
         };
-        if *method != Method::HEAD {
+        // HEAD, 1xx, 204 and 304 have no body, whatever Content-Length says (a 304 may
+        // announce the size of the resource it did not send).
+        let bodiless = *method == Method::HEAD
+            || head.status.is_informational()
+            || head.status == StatusCode::NO_CONTENT
+            || head.status == StatusCode::NOT_MODIFIED;
+        if !bodiless {
             if let Some(len) = head.headers.get(header::CONTENT_LENGTH) {
                 let len = len
                     .to_str()

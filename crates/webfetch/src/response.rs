@@ -196,6 +196,8 @@ pub struct Body {
     decoder: Decoder,
     limit: u64,
     received: u64,
+    /// Whether any raw (still encoded) byte arrived.
+    raw_seen: bool,
     deadline: Pin<Box<Sleep>>,
     total: Duration,
     release: Option<Release>,
@@ -235,6 +237,7 @@ impl Body {
             decoder,
             limit,
             received: 0,
+            raw_seen: false,
             deadline: Box::pin(tokio::time::sleep_until(deadline)),
             total,
             release,
@@ -289,6 +292,7 @@ impl Body {
                 Ok(data)
             }
             Decoder::Gzip(d) => {
+                self.raw_seen |= !data.is_empty();
                 if let Err(e) = d.write_all(&data) {
                     return Err(self.map_gzip_error(&e));
                 }
@@ -303,6 +307,9 @@ impl Body {
     fn finish(&mut self) -> Result<Bytes, Error> {
         match &mut self.decoder {
             Decoder::Identity => Ok(Bytes::new()),
+            // A body with no bytes at all (a 304 or HEAD answer that names its encoding) has
+            // nothing to decode.
+            Decoder::Gzip(_) if !self.raw_seen => Ok(Bytes::new()),
             Decoder::Gzip(d) => {
                 if let Err(e) = d.try_finish() {
                     return Err(self.map_gzip_error(&e));

@@ -47,10 +47,14 @@ async fn server() -> Server {
             "/gzip-bomb" => resp(
                 200,
                 &[("Content-Encoding", "gzip")],
-                &gzip(&vec![0; 64 * 1024 * 1024]),
+                &gzip(&vec![0; 16 * 1024 * 1024]),
             ),
             "/gzip-broken" => resp(200, &[("Content-Encoding", "gzip")], b"not gzip at all"),
             "/brotli" => resp(200, &[("Content-Encoding", "br")], b"xx"),
+            "/not-modified" => Reply::Raw(
+                b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99999999\r\nContent-Encoding: gzip\r\nETag: \"v2\"\r\n\r\n"
+                    .to_vec(),
+            ),
             "/endless" => Reply::Stream {
                 head: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec(),
                 chunk: {
@@ -83,6 +87,7 @@ async fn body_cap_table() {
         ("/gzip-bomb", Err(Kind::TooLarge), false),
         ("/gzip-broken", Err(Kind::Http), false),
         ("/brotli", Err(Kind::Http), true),
+        ("/not-modified", Ok(0), false),
         ("/endless", Err(Kind::TooLarge), false),
     ];
     for (path, want, early) in table {

@@ -13,6 +13,16 @@ const REFUSED: &[(&str, &str)] = &[
     ("http://127.1/", "refused: 127.0.0.1 is loopback"),
     ("http://0x7F000001/", "refused: 127.0.0.1 is loopback"),
     ("http://127.0.0.1./", "refused: 127.0.0.1 is loopback"),
+    ("http://%31%32%37.0.0.1/", "refused: 127.0.0.1 is loopback"),
+    (
+        "http://\u{ff11}\u{ff12}\u{ff17}.0.0.1/",
+        "refused: 127.0.0.1 is loopback",
+    ),
+    (
+        "http://[0:0:0:0:0:ffff:127.0.0.1]/",
+        "refused: 127.0.0.1 is loopback",
+    ),
+    ("http://017700000001/", "refused: 127.0.0.1 is loopback"),
     (
         "http://[::ffff:127.0.0.1]/",
         "refused: 127.0.0.1 is loopback",
