@@ -352,8 +352,18 @@ async fn exercise(config: &ServerConfig, expect: &Expect) {
     assert_eq!(outcome.text, expect.answer);
 
     assert_eq!(client.stats().violations, 0, "{:?}", client.stats());
+    let pid = client.pid();
+    assert_eq!(pid.is_some(), client.transport_name() == "stdio");
     client.close().await;
     assert!(client.closed().is_some());
+    // A stdio server is gone and reaped once close() returns (no zombie: /proc/<pid> is gone).
+    if let Some(pid) = pid {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "{} (pid {pid}) still exists after close",
+            expect.launcher
+        );
+    }
 }
 
 #[tokio::test]
