@@ -226,3 +226,21 @@ async fn connect_method_is_refused() {
     assert!(err.is_refused(), "{err}");
     assert_eq!(dials.count(), 0);
 }
+
+/// The test-only "pretend public" policy names loopback addresses only, never 127.0.0.1.
+#[test]
+fn pretend_public_is_loopback_only() {
+    use std::net::Ipv4Addr;
+    use webfetch::testing::PretendPublic;
+    let table = [
+        (Ipv4Addr::new(127, 0, 0, 2), true),
+        (Ipv4Addr::new(127, 255, 255, 254), true),
+        (Ipv4Addr::new(127, 0, 0, 1), false),
+        (Ipv4Addr::new(10, 0, 0, 7), false),
+        (Ipv4Addr::new(169, 254, 169, 254), false),
+        (Ipv4Addr::new(8, 8, 8, 8), false),
+    ];
+    for (addr, ok) in table {
+        assert_eq!(PretendPublic::loopback(addr).is_some(), ok, "{addr}");
+    }
+}

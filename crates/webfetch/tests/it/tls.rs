@@ -96,3 +96,26 @@ fn a_bad_root_is_refused_at_build_time() {
         .unwrap_err();
     assert_eq!(err.kind(), Kind::Tls);
 }
+
+/// A server that accepts the connection but never speaks TLS: the TLS deadline passes.
+#[tokio::test(start_paused = true)]
+async fn tls_handshake_deadline() {
+    let server = serve(LOOPBACK, |_| async { Reply::Mute }).await;
+    let mut d = private_door();
+    d.timeouts.tls = std::time::Duration::from_secs(4);
+    let f = Fetcher::builder(d).build();
+    let err = f
+        .get(&format!("https://127.0.0.1:{}/", server.port()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            webfetch::Error::Timeout {
+                phase: webfetch::Phase::Tls,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
