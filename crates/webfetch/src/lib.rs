@@ -7,6 +7,21 @@
 //! webpki roots) and HTTP/1.1 (hyper) on that one socket. Literal addresses take the same path;
 //! proxy settings in the environment are never read.
 //!
+//! What a [`Fetcher::send`] does, in order, for the request and again for every redirect hop:
+//!
+//! 1. parse the URL once (WHATWG rules: `http://0x7f.1/` *is* 127.0.0.1) and vet it: http or
+//!    https only, no credentials, no `localhost`/`*.localhost`, a literal address judged by the
+//!    table, then the door's deny and allow lists on the normalised host;
+//! 2. wait for the host's rate-limit slot (`host_interval`, tokio time);
+//! 3. reuse an idle keep-alive connection of this door to this origin, or: resolve the name,
+//!    refuse if **any** answer is forbidden, connect only to vetted addresses, re-check the
+//!    connected peer, TLS, HTTP/1.1 handshake;
+//! 4. on a redirect: refuse on a door that allows private addresses, refuse a fourth hop, else
+//!    apply the method rules, drop all but harmless headers across origins, and go to 1.
+//!
+//! Errors are one enum, [`Error`], whose [`Error::kind`] is what `maven fetch --json` prints.
+//! Bodies are capped after decompression ([`Body`]); every phase has a deadline.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), webfetch::Error> {
 //! let door = webfetch::DoorConfig::new("fetch");
@@ -207,5 +222,22 @@ impl DoorConfig {
             max_redirects: 3,
             timeouts: Timeouts::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    fn send<T: Send + 'static>() {}
+
+    /// What callers rely on: a fetcher shared across tasks, responses and bodies moved into
+    /// tasks, errors into `anyhow`.
+    #[test]
+    fn auto_traits() {
+        send_sync::<crate::Fetcher>();
+        send_sync::<crate::Error>();
+        send_sync::<crate::Request>();
+        send::<crate::Response>();
+        send::<crate::Body>();
     }
 }
