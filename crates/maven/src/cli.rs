@@ -67,6 +67,19 @@ enum Command {
     /// MCP servers.
     #[command(subcommand)]
     Mcp(McpCmd),
+    /// The local page: passkey enrollment and the fallback passphrase.
+    #[command(subcommand)]
+    Web(WebCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum WebCmd {
+    /// Print a one-time link (valid 10 minutes) that enrolls a passkey on the page. Needs the
+    /// daemon running; open the link in a browser on this machine.
+    Enroll,
+    /// Read a passphrase (from the terminal, or one line of standard input) and print its
+    /// argon2id hash for `web.passphrase_hash`: the step-up for machines without a passkey.
+    Passphrase,
 }
 
 #[derive(Args, Debug)]
@@ -229,6 +242,8 @@ pub(crate) fn main() -> ExitCode {
                 print_mcp_servers(v)
             }
         }),
+        Command::Web(WebCmd::Enroll) => crate::web::cli::enroll(&data_dir),
+        Command::Web(WebCmd::Passphrase) => crate::web::cli::passphrase(),
         Command::Mcp(McpCmd::Inspect { name, json }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);

@@ -48,6 +48,8 @@ pub(crate) struct State {
     manager: Option<mcp::Manager>,
     /// What the last listing of each server did to the allowlist (for status).
     discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
+    /// The local page, when it could bind its address.
+    web: Option<Arc<crate::web::Web>>,
 }
 
 /// What the allowlist made of a server's last complete listing.
@@ -129,6 +131,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
     let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
+    let web = crate::web::start(&config, &store).await;
     let state = Arc::new(State {
         started: Instant::now(),
         data_dir: data_dir.clone(),
@@ -136,7 +139,12 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         store,
         manager,
         discovery,
+        web: web.as_ref().map(|(w, _)| w.clone()),
     });
+    if let Some((w, l)) = web {
+        let app = crate::web::App::new(w, state.clone());
+        tracker.spawn(crate::web::serve(l, app, cancel.clone()));
+    }
     tracker.spawn(ipc::serve(
         listener,
         state.clone(),
@@ -388,6 +396,7 @@ impl State {
             }
             "mcp_servers" => Ok(Value::Array(self.mcp_servers().await)),
             "feeds" => Ok(Value::Array(self.feeds())),
+            "web_enroll" => crate::web::enroll_rpc(self.web.as_deref()),
             _ => Err(RpcError::no_method(method)),
         }
     }
@@ -446,7 +455,7 @@ impl State {
             .collect()
     }
 
-    fn feeds(&self) -> Vec<Value> {
+    pub(crate) fn feeds(&self) -> Vec<Value> {
         self.config
             .feeds
             .iter()

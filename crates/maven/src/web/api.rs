@@ -113,7 +113,9 @@ pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> Value {
 }
 
 /// Every act with its history.
-pub(super) async fn tool_views(app: &App) -> Result<Vec<(ToolRow, Vec<store::ToolEvent>)>, AppError> {
+pub(super) async fn tool_views(
+    app: &App,
+) -> Result<Vec<(ToolRow, Vec<store::ToolEvent>)>, AppError> {
     let rows = app.web.store.tools().await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
@@ -180,8 +182,7 @@ pub(super) async fn disable(
 
 fn valid_name(n: &str) -> bool {
     (1..=160).contains(&n.len())
-        && n
-            .bytes()
+        && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
@@ -194,7 +195,13 @@ async fn change(
     to: ToolState,
 ) -> Result<Json<Value>, AppError> {
     let step = app.web.fresh_step_up(cookie)?;
-    let not_found = || AppError::new(StatusCode::NOT_FOUND, "not_found", format!("no act named {name:?}"));
+    let not_found = || {
+        AppError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no act named {name:?}"),
+        )
+    };
     if !valid_name(name) {
         return Err(not_found());
     }
@@ -219,7 +226,11 @@ async fn change(
     } else {
         format!("{to} on the page")
     };
-    let row = app.web.store.set_tool_state(name, to, &reason, &actor).await?;
+    let row = app
+        .web
+        .store
+        .set_tool_state(name, to, &reason, &actor)
+        .await?;
     tracing::info!(act = %name, state = %to, %actor, "act state changed on the page");
     let history = app.web.store.tool_events(Some(name), HISTORY).await?;
     Ok(Json(tool_view(&row, &history)))
@@ -243,7 +254,13 @@ mod tests {
 
     #[test]
     fn names() {
-        for (n, ok) in [("a", true), ("demo_list-tasks.v2", true), ("", false), ("a/b", false), ("a b", false)] {
+        for (n, ok) in [
+            ("a", true),
+            ("demo_list-tasks.v2", true),
+            ("", false),
+            ("a/b", false),
+            ("a b", false),
+        ] {
             assert_eq!(valid_name(n), ok, "{n:?}");
         }
         assert!(!valid_name(&"x".repeat(161)));

@@ -60,7 +60,9 @@ pub(super) async fn enroll_start(
     web.sessions
         .with(&c.0, now, |s| s.registration = Some((state, th, now)))
         .ok_or_else(super::no_session)?;
-    Ok(Json(serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?))
+    Ok(Json(
+        serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?,
+    ))
 }
 
 /// `POST /api/enroll/finish <credential>`: verifies the authenticator's answer, stores the
@@ -83,12 +85,17 @@ pub(super) async fn enroll_finish(
         ));
     };
     if now.saturating_duration_since(started) > session::CEREMONY_VALID {
-        return Err(AppError::bad_request("ceremony_expired", "the registration took too long: start again"));
+        return Err(AppError::bad_request(
+            "ceremony_expired",
+            "the registration took too long: start again",
+        ));
     }
     let passkey = web
         .webauthn
         .finish_passkey_registration(&cred, &state)
-        .map_err(|e| AppError::bad_request("webauthn", format!("the passkey was not accepted: {e}")))?;
+        .map_err(|e| {
+            AppError::bad_request("webauthn", format!("the passkey was not accepted: {e}"))
+        })?;
     if !web.sessions.consume_enrollment(&th, now) {
         return Err(gone("this enrollment link was used or expired meanwhile"));
     }
@@ -103,7 +110,13 @@ pub(super) async fn passkey_start(
     Extension(c): Extension<SessionCookie>,
 ) -> Result<Json<Value>, AppError> {
     let web = &app.web;
-    let keys: Vec<_> = web.creds.all().await?.into_iter().map(|e| e.passkey).collect();
+    let keys: Vec<_> = web
+        .creds
+        .all()
+        .await?
+        .into_iter()
+        .map(|e| e.passkey)
+        .collect();
     if keys.is_empty() {
         return Err(AppError::new(
             StatusCode::CONFLICT,
@@ -119,7 +132,9 @@ pub(super) async fn passkey_start(
     web.sessions
         .with(&c.0, now, |s| s.authentication = Some((state, now)))
         .ok_or_else(super::no_session)?;
-    Ok(Json(serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?))
+    Ok(Json(
+        serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?,
+    ))
 }
 
 /// `POST /api/stepup/passkey/finish <assertion>`: verifies it; the session's step-up is fresh
@@ -142,7 +157,10 @@ pub(super) async fn passkey_finish(
         ));
     };
     if now.saturating_duration_since(started) > session::CEREMONY_VALID {
-        return Err(AppError::bad_request("ceremony_expired", "the verification took too long: start again"));
+        return Err(AppError::bad_request(
+            "ceremony_expired",
+            "the verification took too long: start again",
+        ));
     }
     let result = web
         .webauthn
@@ -156,14 +174,18 @@ pub(super) async fn passkey_finish(
         })?;
     let id = hex::encode(result.cred_id());
     let mut keys = web.creds.all().await?;
-    let updated = keys
-        .iter_mut()
-        .find(|e| e.id == id)
-        .and_then(|e| e.passkey.update_credential(&result).filter(|changed| *changed).map(|_| e.passkey.clone()));
+    let updated = keys.iter_mut().find(|e| e.id == id).and_then(|e| {
+        e.passkey
+            .update_credential(&result)
+            .filter(|changed| *changed)
+            .map(|_| e.passkey.clone())
+    });
     web.creds.used(&id, updated.as_ref()).await?;
     let method = api::passkey_method(&id);
     grant(&app, &c.0, &method)?;
-    Ok(Json(json!({"step_up": method, "fresh_for_s": session::STEP_UP_FRESH.as_secs()})))
+    Ok(Json(
+        json!({"step_up": method, "fresh_for_s": session::STEP_UP_FRESH.as_secs()}),
+    ))
 }
 
 fn grant(app: &App, cookie: &str, method: &str) -> Result<(), AppError> {
@@ -218,7 +240,10 @@ pub(super) async fn passphrase(
     };
     let now = web.clock.now();
     {
-        let g = web.passphrase_failures.lock().unwrap_or_else(|p| p.into_inner());
+        let g = web
+            .passphrase_failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if let (n, Some(last)) = *g {
             if n >= MAX_FAILURES && now.saturating_duration_since(last) < FAILURE_PAUSE {
                 return Err(AppError::new(
@@ -236,7 +261,10 @@ pub(super) async fn passphrase(
         .await
         .map_err(|e| AppError::internal(format!("passphrase check: {e}")))?;
     {
-        let mut g = web.passphrase_failures.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = web
+            .passphrase_failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if ok {
             *g = (0, None);
         } else {
@@ -245,8 +273,14 @@ pub(super) async fn passphrase(
     }
     if !ok {
         tracing::warn!("wrong passphrase on the page");
-        return Err(AppError::new(StatusCode::UNAUTHORIZED, "passphrase", "wrong passphrase"));
+        return Err(AppError::new(
+            StatusCode::UNAUTHORIZED,
+            "passphrase",
+            "wrong passphrase",
+        ));
     }
     grant(&app, &c.0, "passphrase")?;
-    Ok(Json(json!({"step_up": "passphrase", "fresh_for_s": session::STEP_UP_FRESH.as_secs()})))
+    Ok(Json(
+        json!({"step_up": "passphrase", "fresh_for_s": session::STEP_UP_FRESH.as_secs()}),
+    ))
 }

@@ -68,7 +68,9 @@ pub(crate) fn passphrase() -> ExitCode {
         let mut line = String::new();
         match std::io::stdin().lock().read_line(&mut line) {
             Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
-            Err(e) => Err(format!("cannot read the passphrase from standard input: {e}")),
+            Err(e) => Err(format!(
+                "cannot read the passphrase from standard input: {e}"
+            )),
         }
     };
     let pass = match read {
@@ -79,7 +81,9 @@ pub(crate) fn passphrase() -> ExitCode {
         }
     };
     if pass.chars().count() < MIN_PASSPHRASE {
-        eprintln!("maven web passphrase: the passphrase needs at least {MIN_PASSPHRASE} characters");
+        eprintln!(
+            "maven web passphrase: the passphrase needs at least {MIN_PASSPHRASE} characters"
+        );
         return ExitCode::from(EXIT_USAGE);
     }
     match hash_passphrase(&pass) {

@@ -33,7 +33,11 @@ fn key(path: &str, k: &str) -> String {
     let simple = !k.is_empty()
         && k.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'$'));
-    let k = if simple { k.to_owned() } else { format!("{k:?}") };
+    let k = if simple {
+        k.to_owned()
+    } else {
+        format!("{k:?}")
+    };
     if path.is_empty() {
         k
     } else {
@@ -54,7 +58,14 @@ fn flatten(v: &Value, path: String, depth: usize, out: &mut BTreeMap<String, Str
             }
         }
         other => {
-            out.insert(if path.is_empty() { "(shape)".into() } else { path }, show(other));
+            out.insert(
+                if path.is_empty() {
+                    "(shape)".into()
+                } else {
+                    path
+                },
+                show(other),
+            );
         }
     }
 }
@@ -110,7 +121,11 @@ mod tests {
             (
                 json!({"name": "list_tasks", "description": "Lists tasks"}),
                 json!({"name": "list_tasks", "description": "Deletes tasks"}),
-                vec![c("description", Some("\"Lists tasks\""), Some("\"Deletes tasks\""))],
+                vec![c(
+                    "description",
+                    Some("\"Lists tasks\""),
+                    Some("\"Deletes tasks\""),
+                )],
             ),
             (
                 json!({"annotations": {"readOnlyHint": true}}),

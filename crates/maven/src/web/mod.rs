@@ -55,7 +55,8 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
                    connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// A boxed future, so [`StatusSource`] can be used as a trait object.
-pub(crate) type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// What the servers and feeds cards show: the one data source of those cards. The daemon
 /// implements it from the MCP connection manager and the feed poller; the shapes are those of
@@ -73,12 +74,16 @@ impl StatusSource for crate::config::Config {
         let v = self
             .mcp_servers
             .values()
-            .map(crate::json::configured_server)
+            .map(|s| crate::json::server_status(s, None, None, 0, 0))
             .collect();
         Box::pin(std::future::ready(v))
     }
     fn feeds(&self) -> BoxFuture<'_, Vec<Value>> {
-        let v = self.feeds.iter().map(crate::json::configured_feed).collect();
+        let v = self
+            .feeds
+            .iter()
+            .map(crate::json::configured_feed)
+            .collect();
         Box::pin(std::future::ready(v))
     }
 }
@@ -194,10 +199,7 @@ impl Web {
         hosts.push(RP_ID.to_owned());
         hosts.sort();
         hosts.dedup();
-        let origins = hosts
-            .iter()
-            .map(|h| format!("http://{h}:{port}"))
-            .collect();
+        let origins = hosts.iter().map(|h| format!("http://{h}:{port}")).collect();
         let rp_origin = url::Url::parse(&format!("http://{RP_ID}:{port}"))
             .context("the page's WebAuthn origin")?;
         let webauthn = WebauthnBuilder::new(RP_ID, &rp_origin)
@@ -253,7 +255,8 @@ impl Web {
 
     fn origin_ok(&self, origin: &str) -> bool {
         let o = origin.to_ascii_lowercase();
-        self.origins.contains(&o) || (self.addr.port() == 80 && self.hosts.iter().any(|h| o == format!("http://{h}")))
+        self.origins.contains(&o)
+            || (self.addr.port() == 80 && self.hosts.iter().any(|h| o == format!("http://{h}")))
     }
 
     /// The session cookie's value in these headers, if any.
@@ -362,9 +365,15 @@ pub(crate) fn router(app: App) -> Router {
         .route("/api/stepup/passkey/finish", post(auth::passkey_finish))
         .route("/api/stepup/passphrase", post(auth::passphrase))
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(app.clone(), post_guard))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            post_guard,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), host_guard))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            host_guard,
+        ))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(app)
 }
@@ -415,8 +424,9 @@ async fn host_guard(State(app): State<App>, req: Request, next: Next) -> Respons
             )
             .into_response()
         }
-        None => AppError::new(StatusCode::MISDIRECTED_REQUEST, "host", "no Host header")
-            .into_response(),
+        None => {
+            AppError::new(StatusCode::MISDIRECTED_REQUEST, "host", "no Host header").into_response()
+        }
     }
 }
 

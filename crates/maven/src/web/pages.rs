@@ -81,7 +81,10 @@ pub(super) async fn style() -> Response {
 
 /// `GET /enroll`: the page the one-time link opens. The token travels in the URL's fragment,
 /// which the browser never sends to the server; the script posts it.
-pub(super) async fn enroll(State(app): State<App>, headers: HeaderMap) -> Result<Response, AppError> {
+pub(super) async fn enroll(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
     let (cookie, set) = app.web.ensure_session(&headers);
     let s = api::session_view(&app, &cookie).await?;
     let csrf = s["csrf_token"].as_str().unwrap_or("");
@@ -108,14 +111,20 @@ fn state_title(s: ToolState) -> &'static str {
 }
 
 /// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts.
-pub(super) async fn tools(State(app): State<App>, headers: HeaderMap) -> Result<Response, AppError> {
+pub(super) async fn tools(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
     let (cookie, set) = app.web.ensure_session(&headers);
     let s = api::session_view(&app, &cookie).await?;
     let rows = api::tool_views(&app).await?;
     let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
     let csrf = s["csrf_token"].as_str().unwrap_or("");
     let mut h = head("Maven — tools", csrf);
-    let _ = write!(h, "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>");
+    let _ = write!(
+        h,
+        "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>"
+    );
 
     // Step-up card.
     h.push_str("<section class=\"card\" id=\"stepup\"><h2>Step-up</h2>");
@@ -134,7 +143,9 @@ pub(super) async fn tools(State(app): State<App>, headers: HeaderMap) -> Result<
                 val(st.get("fresh_for_s"))
             );
         }
-        None => h.push_str("Not verified: enabling or disabling an act asks for your passkey first."),
+        None => {
+            h.push_str("Not verified: enabling or disabling an act asks for your passkey first.")
+        }
     }
     h.push_str("</p>");
     if s["passkeys"].as_u64().unwrap_or(0) > 0 {
@@ -320,7 +331,11 @@ fn servers_card(h: &mut String, servers: &[Value]) {
             Some(Value::Array(lines)) if !lines.is_empty() => {
                 let text: Vec<String> = lines
                     .iter()
-                    .map(|l| l.as_str().map(str::to_owned).unwrap_or_else(|| l.to_string()))
+                    .map(|l| {
+                        l.as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| l.to_string())
+                    })
                     .collect();
                 let _ = write!(
                     h,
@@ -364,6 +379,9 @@ mod tests {
 
     #[test]
     fn escapes() {
-        assert_eq!(esc("<a href=\"x\">&'</a>"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(
+            esc("<a href=\"x\">&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
+        );
     }
 }

@@ -54,7 +54,9 @@ fn cheap_hash(pass: &str) -> String {
 
 async fn setup_with(config: Value) -> T {
     let dir = tempfile::tempdir().unwrap();
-    let store = store::Store::open(&dir.path().join("maven.db")).await.unwrap();
+    let store = store::Store::open(&dir.path().join("maven.db"))
+        .await
+        .unwrap();
     let cfg = Config::parse("config.json", config.to_string().as_bytes(), &|_| {
         Some("s3cret-token".into())
     })
@@ -127,7 +129,10 @@ async fn send(t: &T, req: Request<Body>) -> Resp {
 }
 
 fn get(path: &str) -> Request<Body> {
-    Request::get(path).header(header::HOST, HOST).body(Body::empty()).unwrap()
+    Request::get(path)
+        .header(header::HOST, HOST)
+        .body(Body::empty())
+        .unwrap()
 }
 
 /// A browser's session: the cookie pair and the CSRF token.
@@ -160,7 +165,15 @@ fn post(path: &str, s: &Sess, body: Value) -> Request<Body> {
 }
 
 async fn step_up(t: &T, s: &Sess) {
-    let r = send(t, post("/api/stepup/passphrase", s, json!({"passphrase": PASSPHRASE}))).await;
+    let r = send(
+        t,
+        post(
+            "/api/stepup/passphrase",
+            s,
+            json!({"passphrase": PASSPHRASE}),
+        ),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }
 
@@ -220,7 +233,10 @@ async fn a_foreign_host_is_refused_on_every_route() {
     ];
     for h in hosts {
         for path in ["/tools", "/api/tools", "/static/page.js"] {
-            let req = Request::get(path).header(header::HOST, h).body(Body::empty()).unwrap();
+            let req = Request::get(path)
+                .header(header::HOST, h)
+                .body(Body::empty())
+                .unwrap();
             let r = send(&t, req).await;
             assert_eq!(r.status, StatusCode::MISDIRECTED_REQUEST, "{h} {path}");
             assert_eq!(r.error(), "host");
@@ -228,12 +244,28 @@ async fn a_foreign_host_is_refused_on_every_route() {
         }
         let mut req = post("/api/tools/x/enable", &s, json!({}));
         req.headers_mut().insert(header::HOST, h.parse().unwrap());
-        assert_eq!(send(&t, req).await.status, StatusCode::MISDIRECTED_REQUEST, "{h}");
+        assert_eq!(
+            send(&t, req).await.status,
+            StatusCode::MISDIRECTED_REQUEST,
+            "{h}"
+        );
     }
     let req = Request::get("/tools").body(Body::empty()).unwrap();
-    assert_eq!(send(&t, req).await.status, StatusCode::MISDIRECTED_REQUEST, "no Host");
-    for h in ["localhost:8765", "LOCALHOST:8765", "localhost.:8765", "127.0.0.1:8765"] {
-        let req = Request::get("/tools").header(header::HOST, h).body(Body::empty()).unwrap();
+    assert_eq!(
+        send(&t, req).await.status,
+        StatusCode::MISDIRECTED_REQUEST,
+        "no Host"
+    );
+    for h in [
+        "localhost:8765",
+        "LOCALHOST:8765",
+        "localhost.:8765",
+        "127.0.0.1:8765",
+    ] {
+        let req = Request::get("/tools")
+            .header(header::HOST, h)
+            .body(Body::empty())
+            .unwrap();
         assert_eq!(send(&t, req).await.status, StatusCode::OK, "{h}");
     }
 }
@@ -277,7 +309,10 @@ async fn posts_need_the_page_origin() {
             assert_hardened(&r);
         }
     }
-    assert_eq!(t.store.tool("say_hi").await.unwrap().unwrap().state, ToolState::Proposed);
+    assert_eq!(
+        t.store.tool("say_hi").await.unwrap().unwrap().state,
+        ToolState::Proposed
+    );
 }
 
 #[tokio::test]
@@ -290,13 +325,21 @@ async fn posts_need_a_session_and_its_csrf_token() {
         let mut req = post(path, &s, json!({}));
         req.headers_mut().remove(header::COOKIE);
         let r = send(&t, req).await;
-        assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "no_session"), "{path}");
+        assert_eq!(
+            (r.status, r.error().as_str()),
+            (StatusCode::UNAUTHORIZED, "no_session"),
+            "{path}"
+        );
 
         let mut req = post(path, &s, json!({}));
         req.headers_mut()
             .insert(header::COOKIE, "maven_session_8765=00ff".parse().unwrap());
         let r = send(&t, req).await;
-        assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "no_session"), "{path}");
+        assert_eq!(
+            (r.status, r.error().as_str()),
+            (StatusCode::UNAUTHORIZED, "no_session"),
+            "{path}"
+        );
 
         for bad in [None, Some(""), Some("wrong"), Some(other.csrf.as_str())] {
             let mut req = post(path, &s, json!({}));
@@ -309,7 +352,11 @@ async fn posts_need_a_session_and_its_csrf_token() {
                 }
             }
             let r = send(&t, req).await;
-            assert_eq!((r.status, r.error().as_str()), (StatusCode::FORBIDDEN, "csrf"), "{path} {bad:?}");
+            assert_eq!(
+                (r.status, r.error().as_str()),
+                (StatusCode::FORBIDDEN, "csrf"),
+                "{path} {bad:?}"
+            );
         }
     }
 }
@@ -320,14 +367,22 @@ async fn enabling_needs_a_step_up() {
     t.store.propose_tool(local("say_hi", true)).await.unwrap();
     let s = session(&t).await;
     for action in ["enable", "disable"] {
-        let r = send(&t, post(&format!("/api/tools/say_hi/{action}"), &s, json!({}))).await;
+        let r = send(
+            &t,
+            post(&format!("/api/tools/say_hi/{action}"), &s, json!({})),
+        )
+        .await;
         assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{action}");
         assert_eq!(r.error(), "step_up_required");
         assert!(r.headers.contains_key(header::WWW_AUTHENTICATE));
     }
     let row = t.store.tool("say_hi").await.unwrap().unwrap();
     assert_eq!(row.state, ToolState::Proposed);
-    assert_eq!(t.store.tool_events(Some("say_hi"), 10).await.unwrap().len(), 1, "only the proposal");
+    assert_eq!(
+        t.store.tool_events(Some("say_hi"), 10).await.unwrap().len(),
+        1,
+        "only the proposal"
+    );
 }
 
 #[tokio::test]
@@ -350,11 +405,17 @@ async fn a_fresh_passphrase_step_up_enables_and_names_itself_in_the_audit_trail(
 
     // Enabling twice is a conflict; disabling then works and is recorded too.
     let r = send(&t, post("/api/tools/say_hi/enable", &s, json!({}))).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::CONFLICT, "unchanged"));
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::CONFLICT, "unchanged")
+    );
     let r = send(&t, post("/api/tools/say_hi/disable", &s, json!({}))).await;
     assert_eq!(r.status, StatusCode::OK);
     let ev = &t.store.tool_events(Some("say_hi"), 1).await.unwrap()[0];
-    assert_eq!((ev.to, ev.actor.as_str()), (ToolState::Disabled, "owner (passphrase)"));
+    assert_eq!(
+        (ev.to, ev.actor.as_str()),
+        (ToolState::Disabled, "owner (passphrase)")
+    );
 
     // The step-up belongs to its session only.
     let other = session(&t).await;
@@ -379,11 +440,21 @@ async fn a_step_up_older_than_five_minutes_is_stale() {
     step_up(&t, &s).await;
     t.clock.advance(Duration::from_secs(300));
     let r = send(&t, post("/api/tools/a/enable", &s, json!({}))).await;
-    assert_eq!(r.status, StatusCode::OK, "exactly five minutes is still fresh");
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "exactly five minutes is still fresh"
+    );
     t.clock.advance(Duration::from_secs(1));
     let r = send(&t, post("/api/tools/b/enable", &s, json!({}))).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "step_up_stale"));
-    assert_eq!(t.store.tool("b").await.unwrap().unwrap().state, ToolState::Proposed);
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::UNAUTHORIZED, "step_up_stale")
+    );
+    assert_eq!(
+        t.store.tool("b").await.unwrap().unwrap().state,
+        ToolState::Proposed
+    );
     let v = send(&t, get_with("/api/session", &s)).await.json();
     assert_eq!(v["step_up"], Value::Null);
     step_up(&t, &s).await;
@@ -396,16 +467,37 @@ async fn impossible_changes_are_refused_with_their_reason() {
     let t = setup().await;
     t.store.propose_tool(local("gone", true)).await.unwrap();
     t.store
-        .set_tool_state("gone", ToolState::Withdrawn, "no longer offered", "discovery")
+        .set_tool_state(
+            "gone",
+            ToolState::Withdrawn,
+            "no longer offered",
+            "discovery",
+        )
         .await
         .unwrap();
     let s = session(&t).await;
     step_up(&t, &s).await;
     let cases = [
-        ("/api/tools/gone/enable", StatusCode::CONFLICT, "bad_transition"),
-        ("/api/tools/gone/disable", StatusCode::CONFLICT, "bad_transition"),
-        ("/api/tools/missing/enable", StatusCode::NOT_FOUND, "not_found"),
-        ("/api/tools/a%2Fb/enable", StatusCode::NOT_FOUND, "not_found"),
+        (
+            "/api/tools/gone/enable",
+            StatusCode::CONFLICT,
+            "bad_transition",
+        ),
+        (
+            "/api/tools/gone/disable",
+            StatusCode::CONFLICT,
+            "bad_transition",
+        ),
+        (
+            "/api/tools/missing/enable",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            "/api/tools/a%2Fb/enable",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
         ("/api/tools/gone/run", StatusCode::NOT_FOUND, "not_found"),
         ("/api/tools/gone/call", StatusCode::NOT_FOUND, "not_found"),
     ];
@@ -420,21 +512,62 @@ async fn the_passphrase_step_up_refuses_wrong_and_repeated_attempts() {
     let t = setup().await;
     let s = session(&t).await;
     for _ in 0..5 {
-        let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": "nope nope"}))).await;
-        assert_eq!((r.status, r.error().as_str()), (StatusCode::UNAUTHORIZED, "passphrase"));
+        let r = send(
+            &t,
+            post(
+                "/api/stepup/passphrase",
+                &s,
+                json!({"passphrase": "nope nope"}),
+            ),
+        )
+        .await;
+        assert_eq!(
+            (r.status, r.error().as_str()),
+            (StatusCode::UNAUTHORIZED, "passphrase")
+        );
     }
-    let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": PASSPHRASE}))).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::TOO_MANY_REQUESTS, "too_many_attempts"));
+    let r = send(
+        &t,
+        post(
+            "/api/stepup/passphrase",
+            &s,
+            json!({"passphrase": PASSPHRASE}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, "too_many_attempts")
+    );
     t.clock.advance(Duration::from_secs(61));
     step_up(&t, &s).await;
 
-    let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": "x".repeat(2000)}))).await;
+    let r = send(
+        &t,
+        post(
+            "/api/stepup/passphrase",
+            &s,
+            json!({"passphrase": "x".repeat(2000)}),
+        ),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 
     let t = setup_with(json!({})).await;
     let s = session(&t).await;
-    let r = send(&t, post("/api/stepup/passphrase", &s, json!({"passphrase": PASSPHRASE}))).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::CONFLICT, "no_passphrase"));
+    let r = send(
+        &t,
+        post(
+            "/api/stepup/passphrase",
+            &s,
+            json!({"passphrase": PASSPHRASE}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::CONFLICT, "no_passphrase")
+    );
 }
 
 #[tokio::test]
@@ -443,20 +576,29 @@ async fn passkey_routes_refuse_what_they_cannot_verify() {
     let s = session(&t).await;
     // Nothing enrolled yet.
     let r = send(&t, post("/api/stepup/passkey/start", &s, json!({}))).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::CONFLICT, "no_passkey"));
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::CONFLICT, "no_passkey")
+    );
     // No ceremony started.
     let fake_assertion = json!({
         "id": "AAAA", "rawId": "AAAA", "type": "public-key",
         "response": {"authenticatorData": "AAAA", "clientDataJSON": "AAAA", "signature": "AAAA", "userHandle": null}
     });
     let r = send(&t, post("/api/stepup/passkey/finish", &s, fake_assertion)).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::BAD_REQUEST, "no_ceremony"));
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::BAD_REQUEST, "no_ceremony")
+    );
     let fake_attestation = json!({
         "id": "AAAA", "rawId": "AAAA", "type": "public-key",
         "response": {"attestationObject": "AAAA", "clientDataJSON": "AAAA"}
     });
     let r = send(&t, post("/api/enroll/finish", &s, fake_attestation.clone())).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::BAD_REQUEST, "no_ceremony"));
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::BAD_REQUEST, "no_ceremony")
+    );
     // Not JSON of the expected shape.
     let r = send(&t, post("/api/enroll/finish", &s, json!({"id": 3}))).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -464,7 +606,10 @@ async fn passkey_routes_refuse_what_they_cannot_verify() {
 
     // Enrollment links: unknown, then valid, then used up by a finished registration only.
     let r = send(&t, post("/api/enroll/start", &s, json!({"token": "00"}))).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::FORBIDDEN, "enroll_link"));
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::FORBIDDEN, "enroll_link")
+    );
     let link = t.app.web.enroll_link();
     let url = link["url"].as_str().unwrap();
     assert!(url.starts_with("http://localhost:8765/enroll#"), "{url}");
@@ -476,14 +621,20 @@ async fn passkey_routes_refuse_what_they_cannot_verify() {
     assert!(pk["challenge"].as_str().is_some_and(|c| c.len() >= 16));
     // A forged answer does not enroll anything, and the ceremony is gone afterwards.
     let r = send(&t, post("/api/enroll/finish", &s, fake_attestation.clone())).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::BAD_REQUEST, "webauthn"));
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::BAD_REQUEST, "webauthn")
+    );
     assert!(t.store.passkeys().await.unwrap().is_empty());
     let r = send(&t, post("/api/enroll/finish", &s, fake_attestation)).await;
     assert_eq!(r.error(), "no_ceremony");
     // The link itself is still good for another try within its ten minutes, not after.
     t.clock.advance(Duration::from_secs(601));
     let r = send(&t, post("/api/enroll/start", &s, json!({"token": token}))).await;
-    assert_eq!((r.status, r.error().as_str()), (StatusCode::FORBIDDEN, "enroll_link"));
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::FORBIDDEN, "enroll_link")
+    );
 }
 
 #[tokio::test]
@@ -510,7 +661,12 @@ async fn a_demoted_act_shows_what_changed_field_by_field() {
         .await
         .unwrap();
     t.store
-        .set_tool_state("todo_list_tasks", ToolState::Enabled, "test", "owner (passphrase)")
+        .set_tool_state(
+            "todo_list_tasks",
+            ToolState::Enabled,
+            "test",
+            "owner (passphrase)",
+        )
         .await
         .unwrap();
     let mut changed = shape.clone();
@@ -536,15 +692,26 @@ async fn a_demoted_act_shows_what_changed_field_by_field() {
     let row = &v[0];
     assert_eq!(row["state"], "proposed");
     assert_eq!(row["actions"], json!(["enable", "disable"]));
-    let fields: Vec<&str> = row["changed"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
-    assert_eq!(fields, ["annotations", "annotations.readOnlyHint", "description"]);
+    let fields: Vec<&str> = row["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["annotations", "annotations.readOnlyHint", "description"]
+    );
     assert_eq!(row["changed"][2]["approved"], "\"Lists tasks\"");
     assert_eq!(row["history"][0]["actor"], "discovery");
 
     let page = send(&t, get("/tools")).await.body;
     assert!(page.contains("The server changed this tool since you approved it"));
     assert!(page.contains("annotations.readOnlyHint"));
-    assert!(page.contains("Deletes &lt;b&gt;every&lt;/b&gt; task"), "escaped");
+    assert!(
+        page.contains("Deletes &lt;b&gt;every&lt;/b&gt; task"),
+        "escaped"
+    );
     assert!(!page.contains("<b>every</b>"));
 
     // Re-approving pins the new shape: the diff is gone.
@@ -553,8 +720,15 @@ async fn a_demoted_act_shows_what_changed_field_by_field() {
     let r = send(&t, post("/api/tools/todo_list_tasks/enable", &s, json!({}))).await;
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.json()["changed"], json!([]));
-    let ev = &t.store.tool_events(Some("todo_list_tasks"), 1).await.unwrap()[0];
-    assert_eq!(ev.reason, "enabled on the page after reviewing the changed shape");
+    let ev = &t
+        .store
+        .tool_events(Some("todo_list_tasks"), 1)
+        .await
+        .unwrap()[0];
+    assert_eq!(
+        ev.reason,
+        "enabled on the page after reviewing the changed shape"
+    );
 }
 
 #[tokio::test]
@@ -570,7 +744,10 @@ async fn the_page_groups_acts_caps_descriptions_and_has_no_run_button() {
         .unwrap();
     let r = send(&t, get("/tools")).await;
     let page = &r.body;
-    assert!(r.headers[header::SET_COOKIE].to_str().unwrap().contains("HttpOnly"));
+    assert!(r.headers[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .contains("HttpOnly"));
     assert!(page.contains("data-state=\"proposed\"") && page.contains("data-state=\"enabled\""));
     assert!(page.contains("may write: asks for confirmation every time"));
     assert!(!page.contains("<script>alert"));
@@ -596,7 +773,13 @@ async fn no_secret_is_ever_rendered() {
     }))
     .await;
     let s = session(&t).await;
-    for path in ["/tools", "/api/mcp_servers", "/api/feeds", "/api/session", "/api/tools"] {
+    for path in [
+        "/tools",
+        "/api/mcp_servers",
+        "/api/feeds",
+        "/api/session",
+        "/api/tools",
+    ] {
         let r = send(&t, get_with(path, &s)).await;
         assert_eq!(r.status, StatusCode::OK, "{path}");
         for secret in ["s3cret-token", "pw@", "$argon2id$", "Bearer"] {
