@@ -74,7 +74,7 @@ async fn server() -> Server {
 #[tokio::test]
 async fn body_cap_table() {
     let server = server().await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     // (path, Ok(len) or Err(kind), refused before reading the body?)
     let table: &[(&str, Result<usize, Kind>, bool)] = &[
         ("/exact", Ok(CAP), false),
@@ -154,7 +154,7 @@ async fn streaming_sse_and_response_headers() {
         }
     })
     .await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     let req = Request::post(
         server.url("/mcp"),
         r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
@@ -194,7 +194,7 @@ async fn post_with_headers() {
         )
     })
     .await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     let resp = f
         .post(
             &server.url("/items?x=1#frag"),
@@ -226,7 +226,7 @@ async fn post_with_headers() {
 #[tokio::test]
 async fn error_for_status() {
     let server = serve(LOOPBACK, |_| async { resp(404, &[], b"nope") }).await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     let err = f
         .get(&server.url("/"))
         .await

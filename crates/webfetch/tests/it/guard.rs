@@ -195,7 +195,7 @@ async fn total_deadline_covers_the_body() {
         async move { Reply::Stall(head) }
     })
     .await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     let req = webfetch::Request::get(server.url("/")).timeout(Duration::from_secs(7));
     let mut body = f.send(req).await.unwrap().into_body();
     assert_eq!(body.chunk().await.unwrap().unwrap(), "first");

@@ -13,47 +13,26 @@ async fn sequential_requests_share_one_connection() {
     let dials = Dials::default();
     let f = fetcher(private_door(), Scripted::default(), &dials);
     for i in 0..5 {
-        let body = f
-            .get(&server.url(&format!("/{i}")))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        assert_eq!(body, format!("/{i}"));
+        let got = body(&f, &server.url(&format!("/{i}"))).await;
+        assert_eq!(got, format!("/{i}"));
     }
     assert_eq!(server.conns(), 1);
     assert_eq!(dials.count(), 1);
     assert_eq!(f.idle_connections(), 1);
     // Clones of a fetcher are the same door.
     let g = f.clone();
-    g.get(&server.url("/clone"))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    body(&g, &server.url("/clone")).await;
     assert_eq!(server.conns(), 1);
 }
 
 #[tokio::test]
 async fn doors_never_share_connections() {
     let server = serve(LOOPBACK, ok_path).await;
-    let a = fetcher(private_door(), Scripted::default(), &Dials::default());
-    let b = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let a = lan();
+    let b = lan();
     for _ in 0..2 {
-        a.get(&server.url("/a"))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        b.get(&server.url("/b"))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        body(&a, &server.url("/a")).await;
+        body(&b, &server.url("/b")).await;
     }
     assert_eq!(server.conns(), 2);
     let seen = server.seen();
@@ -84,7 +63,7 @@ async fn concurrent_requests_use_several_connections() {
         }
     })
     .await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     let mut tasks = Vec::new();
     for i in 0..4 {
         let f = f.clone();
@@ -104,15 +83,10 @@ async fn concurrent_requests_use_several_connections() {
 #[tokio::test]
 async fn unread_body_is_not_pooled() {
     let server = serve(LOOPBACK, ok_path).await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     drop(f.get(&server.url("/x")).await.unwrap());
     assert_eq!(f.idle_connections(), 0);
-    f.get(&server.url("/y"))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    body(&f, &server.url("/y")).await;
     assert_eq!(server.conns(), 2);
 }
 
@@ -124,16 +98,10 @@ async fn a_connection_closed_by_the_server_is_replaced() {
         Reply::ThenClose(resp_bytes(200, &[], s.path.as_bytes()))
     })
     .await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     for i in 0..3 {
-        let body = f
-            .get(&server.url(&format!("/{i}")))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        assert_eq!(body, format!("/{i}"));
+        let got = body(&f, &server.url(&format!("/{i}"))).await;
+        assert_eq!(got, format!("/{i}"));
     }
     assert_eq!(server.conns(), 3);
 }
@@ -144,14 +112,9 @@ async fn connection_close_is_honoured() {
         resp(200, &[("Connection", "close")], b"x")
     })
     .await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     for _ in 0..2 {
-        f.get(&server.url("/"))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        body(&f, &server.url("/")).await;
     }
     assert_eq!(f.idle_connections(), 0);
     assert_eq!(server.conns(), 2);

@@ -72,7 +72,7 @@ async fn child_fetches_directly() {
         );
     }
     let server = serve(LOOPBACK, ok_path).await;
-    let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+    let f = lan();
     let resp = f.get(&server.url("/direct")).await.unwrap();
     assert_eq!(resp.remote_addr(), server.addr);
     assert_eq!(resp.bytes().await.unwrap(), "/direct");

@@ -17,12 +17,7 @@ async fn one_request_per_host_per_interval() {
     d.host_interval = Duration::from_secs(1);
     let f = fetcher(d, Scripted::default(), &Dials::default());
     for _ in 0..3 {
-        f.get(&server.url("/"))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        body(&f, &server.url("/")).await;
     }
     let secs = |s| Duration::from_secs(s);
     assert_eq!(offsets(&server), vec![secs(0), secs(1), secs(2)]);
@@ -63,12 +58,7 @@ async fn redirect_hops_are_charged() {
     let mut d = door("fetch");
     d.host_interval = Duration::from_secs(2);
     let f = fetcher(d, Scripted::default(), &Dials::default());
-    f.get(&server.url("/1"))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    body(&f, &server.url("/1")).await;
     let secs = |s| Duration::from_secs(s);
     assert_eq!(offsets(&server), vec![secs(0), secs(2), secs(4)]);
 }
@@ -82,19 +72,13 @@ async fn hosts_are_separate_and_zero_is_unlimited() {
     d.host_interval = Duration::from_secs(1);
     let f = fetcher(d, Scripted::default(), &Dials::default());
     let start = tokio::time::Instant::now();
-    f.get(&a.url("/")).await.unwrap().bytes().await.unwrap();
-    f.get(&b.url("/")).await.unwrap().bytes().await.unwrap();
+    body(&f, &a.url("/")).await;
+    body(&f, &b.url("/")).await;
     assert_eq!(start.elapsed(), Duration::ZERO);
 
     let unlimited = fetcher(door("fetch"), Scripted::default(), &Dials::default());
     for _ in 0..5 {
-        unlimited
-            .get(&a.url("/"))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        body(&unlimited, &a.url("/")).await;
     }
     assert_eq!(start.elapsed(), Duration::ZERO);
 }

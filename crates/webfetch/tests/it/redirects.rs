@@ -97,7 +97,7 @@ async fn private_door_follows_no_redirect() {
             }
         })
         .await;
-        let f = fetcher(private_door(), Scripted::default(), &Dials::default());
+        let f = lan();
         let err = f.get(&server.url("/")).await.unwrap_err();
         assert_eq!(
             err.to_string(),

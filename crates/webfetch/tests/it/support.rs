@@ -358,3 +358,13 @@ pub(crate) fn fetcher(door: DoorConfig, resolver: Scripted, dials: &Dials) -> Fe
 pub(crate) async fn ok_path(s: Seen) -> Reply {
     resp(200, &[("Content-Type", "text/plain")], s.path.as_bytes())
 }
+
+/// A door that allows private addresses, with no resolver script and no recording.
+pub(crate) fn lan() -> Fetcher {
+    fetcher(private_door(), Scripted::default(), &Dials::default())
+}
+
+/// GET a URL and read its whole body; any failure fails the test.
+pub(crate) async fn body(f: &Fetcher, url: &str) -> bytes::Bytes {
+    f.get(url).await.unwrap().bytes().await.unwrap()
+}
