@@ -61,7 +61,7 @@ enum Command {
     /// allow/deny list, a forbidden redirect, too many redirects); 1 any other failure;
     /// 2 usage error.
     Fetch(FetchArgs),
-    /// Feeds: parse a feed file.
+    /// Feeds: parse a feed file; show the poller's status.
     #[command(subcommand)]
     Feeds(FeedsCmd),
     /// MCP servers.
@@ -155,6 +155,13 @@ enum FeedsCmd {
         #[arg(long)]
         content_type: Option<String>,
     },
+    /// Show each feed from the running daemon: state, last success, last error, next poll,
+    /// items noted (read-only).
+    Status {
+        /// Print JSON (a stable interface; see the README)
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -235,6 +242,13 @@ pub(crate) fn main() -> ExitCode {
             url,
             content_type,
         }) => crate::cmd::feeds_parse::run(&file, url.as_deref(), content_type.as_deref()),
+        Command::Feeds(FeedsCmd::Status { json }) => client(&data_dir, "feeds", json!({}), |v| {
+            if json {
+                print_json(v)
+            } else {
+                print_feeds(v)
+            }
+        }),
         Command::Mcp(McpCmd::Status { json }) => client(&data_dir, "mcp_servers", json!({}), |v| {
             if json {
                 print_json(v)
@@ -420,6 +434,35 @@ fn print_tools(v: &Value) {
         let prov = s(r, "provenance");
         if prov != "-" && !prov.is_empty() {
             println!("    {prov}");
+        }
+    }
+}
+
+fn print_feeds(v: &Value) {
+    let rows = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if rows.is_empty() {
+        println!("no feeds configured");
+        return;
+    }
+    for f in rows {
+        let noted = f["items_noted"].as_u64().map_or("-".to_string(), |n| n.to_string());
+        println!(
+            "{:<20} {:<12} noted {:<6} last ok {:<20} next {}",
+            s(f, "name"),
+            s(f, "state"),
+            noted,
+            s(f, "last_success"),
+            s(f, "next_poll")
+        );
+        println!("    {}", s(f, "url"));
+        if let Some(to) = f["moved_to"].as_str() {
+            println!("    redirects to {to} (the config is left as it is)");
+        }
+        if let Some(e) = f["last_error"].as_str() {
+            println!("    error: {e}");
+        }
+        if let Some(w) = f["warning"].as_str() {
+            println!("    warning: {w}");
         }
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct State {
     data_dir: PathBuf,
     config: Arc<Config>,
     store: store::Store,
+    /// The feed poller; `None` when no feed is enabled (F-8: no task, no request).
+    poller: Option<poller::Poller>,
     /// The MCP connection manager; `None` when no server is configured.
     manager: Option<mcp::Manager>,
     /// What the last listing of each server did to the allowlist (for status).
@@ -128,6 +130,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let tracker = TaskTracker::new();
     let config = Arc::new(config);
     let discovery = Arc::new(std::sync::Mutex::new(HashMap::new()));
+    let poller = crate::poll::start(&config, &store, &cancel, &tracker).await?;
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
     let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
@@ -137,6 +140,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         data_dir: data_dir.clone(),
         config,
         store,
+        poller,
         manager,
         discovery,
         web: web.as_ref().map(|(w, _)| w.clone()),
@@ -456,11 +460,15 @@ impl State {
     }
 
     pub(crate) fn feeds(&self) -> Vec<Value> {
-        self.config
-            .feeds
-            .iter()
-            .map(json::configured_feed)
-            .collect()
+        match &self.poller {
+            Some(p) => p.status().iter().map(crate::poll::status).collect(),
+            None => self
+                .config
+                .feeds
+                .iter()
+                .map(json::configured_feed)
+                .collect(),
+        }
     }
 }
 

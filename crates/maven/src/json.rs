@@ -72,7 +72,7 @@ pub(crate) fn target(t: &McpTarget) -> String {
     }
 }
 
-fn mask_url(u: &str) -> String {
+pub(crate) fn mask_url(u: &str) -> String {
     match url::Url::parse(u) {
         Ok(mut p) => {
             if !p.username().is_empty() || p.password().is_some() {

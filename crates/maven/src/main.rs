@@ -12,6 +12,7 @@ mod config;
 mod daemon;
 mod ipc;
 mod json;
+mod poll;
 mod web;
 
 use std::process::ExitCode;

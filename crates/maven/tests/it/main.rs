@@ -7,5 +7,6 @@ mod support;
 
 mod cli;
 mod daemon;
+mod feeds;
 mod mcp;
 mod web;
