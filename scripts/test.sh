@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: installs what the tests need (the MCP
-# peers from npm and PyPI, into testenv/), then the whole cargo workspace's tests.
+# peers from npm and PyPI, into testenv/), runs the whole cargo workspace's tests, then the
+# official MCP client conformance suite against Maven's client.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 bash scripts/install-test-peers.sh
 cargo test --workspace --locked
+bash scripts/conformance.sh
