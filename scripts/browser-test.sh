@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The real-browser test of the page (SPEC U-4): headless Debian Chromium driven by
 # playwright-core. Installs Chromium when /usr/bin/chromium is missing (apt, as root) and the
-# npm package into testenv/browser/, builds the maven binary, runs testenv/browser/test.mjs and
-# keeps the screenshot in ci-artifacts/web-tools.png. Fails loudly when anything is missing.
+# npm package into testenv/browser/, builds the maven and demo server binaries, runs
+# testenv/browser/test.mjs and keeps the screenshot in ci-artifacts/web-tools.png.
+# Fails loudly when anything is missing.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -31,6 +32,6 @@ fi
 (cd testenv/browser && npm ci --no-audit --no-fund --loglevel=error)
 
 target="${CARGO_TARGET_DIR:-$root/target}"
-cargo build --locked -p maven --bin maven
+cargo build --locked -p maven --bin maven -p demo-todo --bin maven-demo-todo
 mkdir -p ci-artifacts
-node testenv/browser/test.mjs "$target/debug/maven" "$root/ci-artifacts"
+node testenv/browser/test.mjs "$target/debug/maven" "$target/debug/maven-demo-todo" "$root/ci-artifacts"

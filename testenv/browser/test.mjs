@@ -6,7 +6,10 @@
 // enables the proposed act on /tools (the page asks the passkey for a step-up), sees it
 // enabled on the page and through `maven tools --json`, and keeps a screenshot.
 //
-// Usage: node test.mjs MAVEN_BINARY ARTIFACT_DIR
+// The config also runs the demo MCP server, so the MCP servers card shows a live server and
+// its discovered tools are proposed on the page.
+//
+// Usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY ARTIFACT_DIR
 // Every failure exits 1 with the reason; success prints "browser: 1 passed, 0 failed".
 
 import { execFile, spawn } from "node:child_process";
@@ -17,9 +20,9 @@ import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 
 const run = promisify(execFile);
-const [maven, artifacts] = process.argv.slice(2);
-if (!maven || !artifacts) {
-  console.error("usage: node test.mjs MAVEN_BINARY ARTIFACT_DIR");
+const [maven, demo, artifacts] = process.argv.slice(2);
+if (!maven || !demo || !artifacts) {
+  console.error("usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY ARTIFACT_DIR");
   process.exit(2);
 }
 const CHROMIUM = "/usr/bin/chromium";
@@ -44,6 +47,7 @@ writeFileSync(
   JSON.stringify({
     web: { listen: "127.0.0.1:0" },
     acts: [{ name: ACT, cmd: ["echo", "hello"], read_only: true }],
+    mcp_servers: { todo: { command: demo, enabled: true, allow_tools: ["list_tasks", "update_task"] } },
   }),
 );
 mkdirSync(artifacts, { recursive: true });
@@ -83,6 +87,14 @@ async function main() {
     daemonLog += b.toString();
   });
   await waitForDaemon();
+  // Discovery runs on the manager's own task: wait for the demo server's tools to be proposed.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const rows = JSON.parse((await cli("tools", "--json")).stdout);
+    if (rows.some((r) => r.name === "todo_list_tasks" && r.state === "proposed")) break;
+    if (Date.now() > deadline) fail(`the demo server's tools were not proposed: ${JSON.stringify(rows)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 
   const { stdout } = await cli("web", "enroll");
   const link = stdout.trim();
@@ -147,6 +159,16 @@ async function main() {
   }
   await page.click(`button[data-action="enable"][data-name="${ACT}"]`);
   await page.waitForSelector(`article#act-${ACT}[data-state="enabled"]`, { timeout: 30_000 });
+  // The step-up is still fresh: the MCP tool is enabled without asking the passkey again.
+  await page.click(`button[data-action="enable"][data-name="todo_list_tasks"]`);
+  await page.waitForSelector(`article#act-todo_list_tasks[data-state="enabled"]`, { timeout: 30_000 });
+  const card = await page.textContent("#mcp-servers");
+  for (const want of ["todo", "stdio", "ready", "local process: runs as you", "maven-demo-todo", "2 offered"]) {
+    if (!card.includes(want)) fail(`the MCP servers card lacks ${JSON.stringify(want)}: ${card}`);
+  }
+  if (!(await page.textContent("#act-todo_update_task")).includes("may write")) {
+    fail("update_task is not flagged as writing");
+  }
   const stepState = await page.textContent("#stepup-state");
   if (!/Verified with passkey [0-9a-f]{8}/.test(stepState)) fail(`step-up not shown: ${stepState}`);
   await page.screenshot({ path: join(artifacts, "web-tools.png"), fullPage: true });
@@ -155,6 +177,8 @@ async function main() {
   const tools = JSON.parse((await cli("tools", "--json")).stdout);
   const row = tools.find((t) => t.name === ACT);
   if (!row || row.state !== "enabled") fail(`maven tools --json: ${JSON.stringify(tools)}`);
+  const mcpRow = tools.find((t) => t.name === "todo_list_tasks");
+  if (!mcpRow || mcpRow.state !== "enabled") fail(`maven tools --json: ${JSON.stringify(tools)}`);
   const api = await page.evaluate(async () => (await fetch("/api/tools")).json());
   const actor = api.find((t) => t.name === "say_hello").history[0].actor;
   if (!/^owner \(passkey [0-9a-f]{8}\)$/.test(actor)) fail(`audit actor: ${actor}`);
