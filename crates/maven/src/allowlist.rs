@@ -506,7 +506,9 @@ mod tests {
             .await
             .unwrap();
         let before = s.tool_events(Some("kit_list"), 100).await.unwrap().len();
-        let r = reconcile(&s, &server(&[], 12), std::slice::from_ref(&t)).await.unwrap();
+        let r = reconcile(&s, &server(&[], 12), std::slice::from_ref(&t))
+            .await
+            .unwrap();
         assert_eq!(r.adopted, ["kit_list"]);
         let row = row(&s, "kit_list").await;
         assert_eq!(

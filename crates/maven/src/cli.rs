@@ -46,6 +46,12 @@ enum Command {
     ///
     /// With no config file it starts on embedded defaults and makes no outbound connection.
     Daemon(DaemonArgs),
+    /// Say one sentence to the daemon and print its answer (one turn).
+    ///
+    /// This is the only way anything runs an act; an act that writes asks for a confirmation
+    /// first ("About to run X. Run it? (yes/no)"), answered by the next `maven say yes`.
+    /// Exit 0 when the turn succeeded, 1 when an act was refused or failed.
+    Say(SayArgs),
     /// Show the running daemon's status.
     Status(JsonFlag),
     /// List the act allowlist: every tool row with its state (read-only).
@@ -103,6 +109,16 @@ struct DaemonArgs {
     /// Log filter, e.g. "info" or "maven=debug,mcp=trace" [env: RUST_LOG]
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct SayArgs {
+    /// The sentence, e.g. "what's new in my feeds?" or "todo list tasks inbox"
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    text: Vec<String>,
+    /// Print the whole answer as JSON: {"answer", "pending", "ok"}
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -197,6 +213,7 @@ pub(crate) fn main() -> ExitCode {
             log_format: a.log_format,
             log_filter: a.log,
         }),
+        Command::Say(a) => say(&data_dir, &a.text.join(" "), a.json),
         Command::Status(f) => client(&data_dir, "status", json!({}), |v| {
             if f.json {
                 print_json(v)
@@ -360,6 +377,29 @@ fn client(data_dir: &Path, method: &str, params: Value, show: impl FnOnce(&Value
     res
 }
 
+fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
+    runtime(async {
+        match ipc::call(data_dir, "turn", json!({ "text": text })).await {
+            Ok(v) => {
+                if as_json {
+                    print_json(&v);
+                } else {
+                    println!("{}", v["answer"].as_str().unwrap_or(""));
+                }
+                if v["ok"].as_bool().unwrap_or(false) {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(EXIT_FAILED)
+                }
+            }
+            Err(e) => {
+                eprintln!("maven say: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        }
+    })
+}
+
 fn print_json(v: &Value) {
     match serde_json::to_string_pretty(v) {
         Ok(s) => println!("{s}"),
@@ -445,7 +485,9 @@ fn print_feeds(v: &Value) {
         return;
     }
     for f in rows {
-        let noted = f["items_noted"].as_u64().map_or("-".to_string(), |n| n.to_string());
+        let noted = f["items_noted"]
+            .as_u64()
+            .map_or("-".to_string(), |n| n.to_string());
         println!(
             "{:<20} {:<12} noted {:<6} last ok {:<20} next {}",
             s(f, "name"),

@@ -889,10 +889,10 @@ impl Validator<'_> {
     fn host_list(&mut self, o: &Obj<'_>, key: &str) -> Vec<String> {
         let hosts = self.string_list(o, key);
         for (i, h) in hosts.iter().enumerate() {
-            if h.is_empty() || h.contains(['/', ':', ' ', '@']) {
+            if !webfetch::host_pattern_is_valid(h) {
                 self.problem(
                     &format!("{}[{i}]", join(&o.path, key)),
-                    format!("expected a host name such as \"example.org\", got {h:?}"),
+                    format!("expected a host name such as \"example.org\" or \"*.example.org\", or an IP address, got {h:?}"),
                 );
             }
         }
@@ -1341,7 +1341,7 @@ mod tests {
             ),
             (
                 r#"{"fetch": {"deny_hosts": ["http://evil.example/"]}}"#,
-                &[r#"config.json: fetch.deny_hosts[0]: expected a host name such as "example.org", got "http://evil.example/""#],
+                &[r#"config.json: fetch.deny_hosts[0]: expected a host name such as "example.org" or "*.example.org", or an IP address, got "http://evil.example/""#],
             ),
             (
                 r#"{"fetch": {"timeouts": {"total": "0s"}}}"#,

@@ -52,6 +52,8 @@ pub(crate) struct State {
     discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     /// The local page, when it could bind its address.
     web: Option<Arc<crate::web::Web>>,
+    /// The turn pipeline: the only path that runs an act.
+    turns: crate::turns::Turns,
 }
 
 /// What the allowlist made of a server's last complete listing.
@@ -135,6 +137,19 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     // server's own task, after the IPC socket is already answering.
     let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
     let web = crate::web::start(&config, &store).await;
+    let executor = crate::acts::Executor {
+        store: store.clone(),
+        config: config.clone(),
+        manager: manager.clone(),
+    };
+    let llm = match config.router.kind {
+        crate::config::RouterKind::Rules => None,
+        crate::config::RouterKind::Llm => {
+            let door = config.door("router").map_err(anyhow::Error::msg)?;
+            crate::turns::llm::LlmRouter::new(&config.router, door)
+        }
+    };
+    let turns = crate::turns::Turns::new(store.clone(), executor, llm);
     let state = Arc::new(State {
         started: Instant::now(),
         data_dir: data_dir.clone(),
@@ -144,6 +159,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         manager,
         discovery,
         web: web.as_ref().map(|(w, _)| w.clone()),
+        turns,
     });
     if let Some((w, l)) = web {
         let app = crate::web::App::new(w, state.clone());
@@ -362,6 +378,18 @@ impl State {
     pub(crate) async fn dispatch(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
             "status" => self.status().await,
+            "turn" => {
+                let Some(text) = params.get("text").and_then(Value::as_str) else {
+                    return Err(RpcError::invalid_params("text: expected a string"));
+                };
+                if text.len() > 4096 {
+                    return Err(RpcError::invalid_params(
+                        "text: at most 4096 bytes in one turn",
+                    ));
+                }
+                let out = self.turns.turn(text).await;
+                Ok(json!({"answer": out.answer, "pending": out.pending, "ok": out.ok}))
+            }
             "tools" => {
                 let rows = self.store.tools().await.map_err(internal)?;
                 Ok(Value::Array(rows.iter().map(json::tool).collect()))

@@ -9,4 +9,5 @@ mod cli;
 mod daemon;
 mod feeds;
 mod mcp;
+mod turns;
 mod web;

@@ -1,0 +1,603 @@
+//! Turns (SPEC T-1..T-5): one utterance in, one answer out. This is the **only** path by which
+//! anything runs an act.
+//!
+//! A router picks what the turn does (`rules`, or `llm` with the rules router as its fallback).
+//! A destructive act is never run on the first turn: it is stored as the one pending act, and
+//! runs only when the next turn is an explicit yes (yes/y/да) within two minutes. Any other
+//! turn drops the pending act. Results are reduced to text, capped, and stated as coming from
+//! their server: a result is data, not an instruction to Maven.
+
+pub(crate) mod llm;
+pub(crate) mod rules;
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use store::{Store, ToolRow, ToolState};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use crate::acts::{bind_positional, ExecError, Executor};
+use crate::allowlist::refuse_to_run;
+use rules::{ActName, Decision, Lang};
+
+/// How long a pending confirmation waits for its yes.
+pub(crate) const CONFIRM_WINDOW: Duration = Duration::from_secs(120);
+/// The fact that remembers where the owner stopped reading the feeds digest.
+const DIGEST_FACT: &str = "digest:last_note_id";
+/// Items in one digest, and per feed.
+const DIGEST_CAP: usize = 20;
+const DIGEST_PER_FEED: usize = 5;
+/// Longest text of one note in an answer.
+const NOTE_TEXT_CAP: usize = 300;
+
+/// The answer to one turn.
+#[derive(Debug, Clone)]
+pub(crate) struct TurnOutcome {
+    pub(crate) answer: String,
+    /// The act awaiting a yes, if this turn asked for one.
+    pub(crate) pending: Option<Value>,
+    /// False when an act was refused or failed.
+    pub(crate) ok: bool,
+}
+
+impl TurnOutcome {
+    fn ok(answer: impl Into<String>) -> Self {
+        TurnOutcome {
+            answer: answer.into(),
+            pending: None,
+            ok: true,
+        }
+    }
+    fn failed(answer: impl Into<String>) -> Self {
+        TurnOutcome {
+            answer: answer.into(),
+            pending: None,
+            ok: false,
+        }
+    }
+}
+
+struct Pending {
+    act: String,
+    tail: String,
+    utterance: String,
+    asked: Instant,
+}
+
+/// The turn pipeline. Turns run one at a time.
+pub(crate) struct Turns {
+    store: Store,
+    executor: Executor,
+    llm: Option<llm::LlmRouter>,
+    pending: Mutex<Option<Pending>>,
+}
+
+impl Turns {
+    pub(crate) fn new(store: Store, executor: Executor, llm: Option<llm::LlmRouter>) -> Turns {
+        Turns {
+            store,
+            executor,
+            llm,
+            pending: Mutex::new(None),
+        }
+    }
+
+    /// Runs one turn.
+    pub(crate) async fn turn(&self, text: &str) -> TurnOutcome {
+        // Holding the lock for the whole turn keeps turns in order and the pending act single.
+        let mut pending = self.pending.lock().await;
+        let previous = pending.take();
+        match self.turn_inner(text, previous).await {
+            Ok((outcome, next)) => {
+                *pending = next;
+                outcome
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "turn failed");
+                TurnOutcome::failed(format!("Something went wrong: {e}"))
+            }
+        }
+    }
+
+    async fn turn_inner(
+        &self,
+        text: &str,
+        previous: Option<Pending>,
+    ) -> Result<(TurnOutcome, Option<Pending>), store::Error> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok((
+                TurnOutcome::ok("Say something, e.g. \"what can you do?\""),
+                None,
+            ));
+        }
+        if let Some(yes) = rules::yes_no(text) {
+            return Ok((self.confirm(yes, text, previous).await, None));
+        }
+        if let Some(p) = &previous {
+            tracing::info!(act = %p.act, "pending confirmation dropped by another turn");
+        }
+        let rows = self.store.tools().await?;
+        let enabled: Vec<&ToolRow> = rows
+            .iter()
+            .filter(|r| r.state == ToolState::Enabled)
+            .collect();
+        let acts: Vec<ActName> = enabled
+            .iter()
+            .map(|r| ActName {
+                name: r.name.clone(),
+                tool: r.tool.clone(),
+            })
+            .collect();
+        let decision = match &self.llm {
+            None => rules::route(text, &acts),
+            Some(llm) => {
+                let catalogue: Vec<llm::CatalogueEntry> = enabled
+                    .iter()
+                    .zip(&acts)
+                    .map(|(r, a)| llm::CatalogueEntry {
+                        act: a.clone(),
+                        description: mcp::tools::cap_description(
+                            &r.description,
+                            mcp::tools::DESCRIPTION_CAP,
+                        )
+                        .to_string(),
+                    })
+                    .collect();
+                // Built-in intents first: they need no model.
+                match rules::route(text, &acts) {
+                    Decision::CannotHelp(_) => match llm.route(text, &catalogue).await {
+                        Ok(d) => d,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "the llm router gave no decision; answering with the rules router");
+                            rules::route(text, &acts)
+                        }
+                    },
+                    d => d,
+                }
+            }
+        };
+        let outcome = match decision {
+            Decision::FeedsDigest(lang) => (self.digest(lang).await?, None),
+            Decision::NotesSearch(q, lang) => (self.search(&q, lang).await?, None),
+            Decision::Help(lang) => (help(&enabled, lang), None),
+            Decision::Say(answer) => (TurnOutcome::ok(answer), None),
+            Decision::CannotHelp(lang) => {
+                // Naming an act that exists but may not run deserves its reason (A-11).
+                let others: Vec<ActName> = rows
+                    .iter()
+                    .filter(|r| r.state != ToolState::Enabled)
+                    .map(|r| ActName {
+                        name: r.name.clone(),
+                        tool: r.tool.clone(),
+                    })
+                    .collect();
+                match rules::match_act(text, &others)
+                    .and_then(|(name, _)| rows.iter().find(|r| r.name == name))
+                    .and_then(refuse_to_run)
+                {
+                    Some(reason) => (
+                        TurnOutcome::failed(format!("I won't run that: {reason}.")),
+                        None,
+                    ),
+                    None => (cannot_help(&enabled, lang), None),
+                }
+            }
+            Decision::Confirm(yes) => (self.confirm(yes, text, None).await, None),
+            Decision::RunAct { name, tail } => self.run_act(&name, &tail, text).await,
+        };
+        Ok(outcome)
+    }
+
+    async fn run_act(
+        &self,
+        name: &str,
+        tail: &str,
+        utterance: &str,
+    ) -> (TurnOutcome, Option<Pending>) {
+        let row = match self.store.tool(name).await {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return (
+                    TurnOutcome::failed(format!("There is no act called {name}.")),
+                    None,
+                )
+            }
+            Err(e) => {
+                return (
+                    TurnOutcome::failed(format!("Something went wrong: {e}")),
+                    None,
+                )
+            }
+        };
+        if let Some(reason) = refuse_to_run(&row) {
+            return (
+                TurnOutcome::failed(format!("I won't run that: {reason}.")),
+                None,
+            );
+        }
+        // Refuse what cannot be bound before asking for a confirmation.
+        if row.kind == store::KIND_MCP {
+            let allow = self
+                .executor
+                .config
+                .mcp_servers
+                .get(&row.server)
+                .map(|s| s.allow_tools.clone())
+                .unwrap_or_default();
+            if let Err(e) = bind_positional(&row, &allow, tail) {
+                return (TurnOutcome::failed(e.to_string()), None);
+            }
+        }
+        if row.destructive {
+            let with = if tail.is_empty() {
+                String::new()
+            } else {
+                format!(" with {tail:?}")
+            };
+            let answer = format!("About to run {}{with}. Run it? (yes/no)", row.name);
+            let pending = Pending {
+                act: row.name.clone(),
+                tail: tail.to_string(),
+                utterance: utterance.to_string(),
+                asked: Instant::now(),
+            };
+            let info =
+                json!({"act": row.name, "tail": tail, "expires_in_s": CONFIRM_WINDOW.as_secs()});
+            return (
+                TurnOutcome {
+                    answer,
+                    pending: Some(info),
+                    ok: true,
+                },
+                Some(pending),
+            );
+        }
+        (self.execute(&row, tail, utterance, None).await, None)
+    }
+
+    async fn confirm(&self, yes: bool, said: &str, previous: Option<Pending>) -> TurnOutcome {
+        let Some(p) = previous else {
+            return TurnOutcome::ok("There is nothing to confirm.");
+        };
+        if p.asked.elapsed() > CONFIRM_WINDOW {
+            return TurnOutcome::failed(format!(
+                "Too late: the request to run {} expired. Ask again.",
+                p.act
+            ));
+        }
+        if !yes {
+            return TurnOutcome::ok(format!("Cancelled: {} was not run.", p.act));
+        }
+        let row = match self.store.tool(&p.act).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return TurnOutcome::failed(format!("{} no longer exists.", p.act)),
+            Err(e) => return TurnOutcome::failed(format!("Something went wrong: {e}")),
+        };
+        let confirmed_by = format!("owner ({:?})", said.trim());
+        self.execute(&row, &p.tail, &p.utterance, Some(&confirmed_by))
+            .await
+    }
+
+    async fn execute(
+        &self,
+        row: &ToolRow,
+        tail: &str,
+        utterance: &str,
+        confirmed_by: Option<&str>,
+    ) -> TurnOutcome {
+        match self
+            .executor
+            .execute(row, tail, utterance, confirmed_by)
+            .await
+        {
+            Ok(ran) => {
+                let source = if row.kind == store::KIND_MCP {
+                    format!("the MCP server {:?}", row.server)
+                } else {
+                    "a local command".to_string()
+                };
+                let verb = if ran.ok {
+                    "returned"
+                } else {
+                    "reported an error"
+                };
+                let body = if ran.text.trim().is_empty() {
+                    "(nothing)".to_string()
+                } else {
+                    ran.text.trim_end().to_string()
+                };
+                let answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
+                if ran.ok {
+                    TurnOutcome::ok(answer)
+                } else {
+                    TurnOutcome::failed(answer)
+                }
+            }
+            Err(ExecError::Refused(r)) => TurnOutcome::failed(format!("I won't run that: {r}.")),
+            Err(e) => TurnOutcome::failed(format!("{} did not run: {e}", row.name)),
+        }
+    }
+
+    async fn digest(&self, lang: Lang) -> Result<TurnOutcome, store::Error> {
+        let last: i64 = self
+            .store
+            .fact(DIGEST_FACT)
+            .await?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let notes = self
+            .store
+            .notes(store::NotesQuery {
+                source_prefix: Some("rss:".into()),
+                limit: 500,
+                ..Default::default()
+            })
+            .await?;
+        let fresh: Vec<&store::Note> = notes.iter().filter(|n| n.id > last).collect();
+        if fresh.is_empty() {
+            return Ok(TurnOutcome::ok(match lang {
+                Lang::En => "Nothing new in your feeds since you last asked.",
+                Lang::Ru => "В лентах ничего нового с тех пор, как вы спрашивали.",
+            }));
+        }
+        // Grouped by feed, feeds in order of their newest item, items newest first.
+        let mut groups: Vec<(&str, Vec<&store::Note>)> = Vec::new();
+        for n in &fresh {
+            let feed = n.source.strip_prefix("rss:").unwrap_or(&n.source);
+            match groups.iter_mut().find(|(f, _)| *f == feed) {
+                Some((_, items)) => items.push(n),
+                None => groups.push((feed, vec![n])),
+            }
+        }
+        let mut out = String::new();
+        let mut shown = 0usize;
+        for (feed, items) in &groups {
+            if shown >= DIGEST_CAP {
+                break;
+            }
+            let _ = match lang {
+                Lang::En => writeln!(out, "{feed} ({} new):", items.len()),
+                Lang::Ru => writeln!(out, "{feed} (новых: {}):", items.len()),
+            };
+            for n in items.iter().take(DIGEST_PER_FEED) {
+                if shown >= DIGEST_CAP {
+                    break;
+                }
+                let _ = writeln!(out, "  • {}", cap_chars(&n.text, NOTE_TEXT_CAP));
+                if let Some(l) = &n.link {
+                    let _ = writeln!(out, "    {l}");
+                }
+                shown += 1;
+            }
+        }
+        if fresh.len() > shown {
+            let _ = match lang {
+                Lang::En => writeln!(out, "…and {} more.", fresh.len() - shown),
+                Lang::Ru => writeln!(out, "…и ещё {}.", fresh.len() - shown),
+            };
+        }
+        let newest = fresh.iter().map(|n| n.id).max().unwrap_or(last);
+        self.store
+            .set_fact(DIGEST_FACT, &newest.to_string())
+            .await?;
+        Ok(TurnOutcome::ok(out.trim_end().to_string()))
+    }
+
+    async fn search(&self, q: &str, lang: Lang) -> Result<TurnOutcome, store::Error> {
+        let found = self.store.search_notes(q, 10).await?;
+        if found.is_empty() {
+            return Ok(TurnOutcome::ok(match lang {
+                Lang::En => format!("No notes about {q:?}."),
+                Lang::Ru => format!("Заметок про «{q}» нет."),
+            }));
+        }
+        let mut out = String::new();
+        for n in &found {
+            let _ = writeln!(
+                out,
+                "• [{}] {}",
+                n.source,
+                cap_chars(&n.text, NOTE_TEXT_CAP)
+            );
+            if let Some(l) = &n.link {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
+        Ok(TurnOutcome::ok(out.trim_end().to_string()))
+    }
+}
+
+fn cap_chars(s: &str, cap: usize) -> String {
+    if s.chars().count() <= cap {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(cap).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn act_lines(enabled: &[&ToolRow]) -> String {
+    let mut out = String::new();
+    for r in enabled {
+        let d = cap_chars(&r.description, 100);
+        let w = if r.destructive { " (asks first)" } else { "" };
+        let _ = writeln!(out, "  • {} — {d}{w}", r.name.replace('_', " "));
+    }
+    out
+}
+
+fn help(enabled: &[&ToolRow], lang: Lang) -> TurnOutcome {
+    let mut out = match lang {
+        Lang::En => String::from(
+            "I can tell you what's new in your feeds (\"what's new in my feeds?\"), search your notes (\"notes about …\")",
+        ),
+        Lang::Ru => String::from(
+            "Я могу рассказать, что нового в лентах («что нового в лентах?»), найти заметки («заметки про …»)",
+        ),
+    };
+    if enabled.is_empty() {
+        out.push_str(match lang {
+            Lang::En => ". No acts are enabled yet: enable them on the page.",
+            Lang::Ru => ". Включённых действий пока нет: включите их на странице.",
+        });
+    } else {
+        out.push_str(match lang {
+            Lang::En => ", and run these acts:\n",
+            Lang::Ru => " и выполнить эти действия:\n",
+        });
+        out.push_str(act_lines(enabled).trim_end());
+    }
+    TurnOutcome::ok(out)
+}
+
+fn cannot_help(enabled: &[&ToolRow], lang: Lang) -> TurnOutcome {
+    let mut out = match lang {
+        Lang::En => String::from(
+            "I can't help with that. Try \"what's new in my feeds?\", \"notes about …\"",
+        ),
+        Lang::Ru => {
+            String::from("С этим я не помогу. Попробуйте «что нового в лентах?», «заметки про …»")
+        }
+    };
+    if !enabled.is_empty() {
+        out.push_str(match lang {
+            Lang::En => ", or one of your acts:\n",
+            Lang::Ru => " или одно из действий:\n",
+        });
+        out.push_str(act_lines(enabled).trim_end());
+    }
+    TurnOutcome::ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    async fn setup(config: &str) -> (tempfile::TempDir, Store, Turns) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("m.db")).await.unwrap();
+        let config = Arc::new(
+            crate::config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap(),
+        );
+        for act in &config.acts {
+            store
+                .propose_tool(store::NewTool {
+                    name: act.name.clone(),
+                    kind: store::KIND_LOCAL.into(),
+                    server: String::new(),
+                    tool: act.name.clone(),
+                    cmd: act.cmd.clone(),
+                    scope: "local".into(),
+                    destructive: !act.read_only,
+                    fingerprint: None,
+                    description: "test act".into(),
+                    shape: json!({}),
+                    provenance: "test".into(),
+                })
+                .await
+                .unwrap();
+        }
+        let executor = Executor {
+            store: store.clone(),
+            config,
+            manager: None,
+        };
+        let turns = Turns::new(store.clone(), executor, None);
+        (dir, store, turns)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pending_confirmation_expires_after_two_minutes() {
+        let (dir, store, turns) =
+            setup(r#"{"acts": [{"name": "wipe", "cmd": ["rm", "-f", "/nonexistent/x"]}]}"#).await;
+        store
+            .set_tool_state("wipe", ToolState::Enabled, "t", "owner")
+            .await
+            .unwrap();
+        let asked = turns.turn("wipe").await;
+        assert_eq!(asked.answer, "About to run wipe. Run it? (yes/no)");
+        assert_eq!(asked.pending.unwrap()["act"], "wipe");
+        tokio::time::advance(CONFIRM_WINDOW + Duration::from_secs(1)).await;
+        let late = turns.turn("yes").await;
+        assert_eq!(
+            late.answer,
+            "Too late: the request to run wipe expired. Ask again."
+        );
+        assert!(!late.ok);
+        assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
+        drop(dir);
+    }
+
+    #[tokio::test]
+    async fn acts_that_may_not_run_say_why() {
+        let (_dir, store, turns) = setup(
+            r#"{"acts": [{"name": "off", "cmd": ["true"], "read_only": true}, {"name": "gone", "cmd": ["true"], "read_only": true}]}"#,
+        )
+        .await;
+        store
+            .set_tool_state("off", ToolState::Disabled, "t", "owner")
+            .await
+            .unwrap();
+        store
+            .set_tool_state(
+                "gone",
+                ToolState::Withdrawn,
+                "withdrawn: test reason",
+                "discovery",
+            )
+            .await
+            .unwrap();
+        let t = turns.turn("off").await;
+        assert_eq!(t.answer, "I won't run that: off is disabled.");
+        let t = turns.turn("gone").await;
+        assert_eq!(
+            t.answer,
+            "I won't run that: gone was withdrawn: withdrawn: test reason."
+        );
+        assert!(!t.ok);
+    }
+
+    #[tokio::test]
+    async fn the_digest_reads_new_feed_notes_once_grouped_by_feed() {
+        let (_dir, store, turns) = setup("{}").await;
+        for (src, key, text) in [
+            ("rss:lwn", "1", "Kernel 7.0 released"),
+            ("rss:habr", "a", "Новости Rust"),
+            ("rss:lwn", "2", "Rust in the kernel"),
+            ("note", "x", "not a feed"),
+        ] {
+            store
+                .add_note(store::NewNote {
+                    source: src.into(),
+                    key: key.into(),
+                    text: text.into(),
+                    link: Some(format!("https://example.org/{key}")),
+                })
+                .await
+                .unwrap();
+        }
+        let t = turns.turn("what's new in my feeds?").await;
+        assert_eq!(
+            t.answer,
+            "lwn (2 new):\n  • Rust in the kernel\n    https://example.org/2\n  • Kernel 7.0 released\n    https://example.org/1\nhabr (1 new):\n  • Новости Rust\n    https://example.org/a"
+        );
+        let t = turns.turn("что нового в лентах?").await;
+        assert_eq!(
+            t.answer,
+            "В лентах ничего нового с тех пор, как вы спрашивали."
+        );
+        let t = turns.turn("notes about kernel").await;
+        assert!(
+            t.answer.contains("Kernel 7.0 released") && t.answer.contains("Rust in the kernel"),
+            "{}",
+            t.answer
+        );
+        let t = turns.turn("заметки про новости").await;
+        assert!(t.answer.contains("Новости Rust"), "{}", t.answer);
+    }
+}

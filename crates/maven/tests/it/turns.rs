@@ -1,0 +1,190 @@
+//! Turns through the real daemon and `maven say`: routing to enabled acts, binding, the
+//! confirm turn, and what the MCP server actually saw.
+
+use serde_json::json;
+
+use crate::support::{eventually, testkit_mcp, Home};
+
+fn record_calls(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.trim() == "tools/call")
+        .count()
+}
+
+fn say(home: &Home, text: &str) -> (i32, String) {
+    let mut args = vec!["say"];
+    args.extend(text.split(' '));
+    let out = home.run(&args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+    )
+}
+
+fn enable(home: &Home, names: &[&str]) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let s = store::Store::open(&home.data().join("maven.db"))
+            .await
+            .unwrap();
+        for n in names {
+            s.set_tool_state(n, store::ToolState::Enabled, "test", "owner")
+                .await
+                .unwrap();
+        }
+        s.close().await.unwrap();
+    });
+}
+
+#[test]
+fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirmed() {
+    let home = Home::new();
+    let bin = testkit_mcp();
+    let tools = home.dir.path().join("tools.json");
+    let record = home.dir.path().join("record.txt");
+    std::fs::write(
+        &tools,
+        json!([
+            {"name": "list_tasks", "description": "Lists tasks of a project.", "annotations": {"readOnlyHint": true},
+             "inputSchema": {"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}},
+            {"name": "purge", "description": "Deletes every done task.", "inputSchema": {"type": "object"}},
+            {"name": "update_task", "description": "Updates a task.",
+             "inputSchema": {"type": "object", "properties": {"task_id": {"type": "integer"}, "title": {"type": "string"}}, "required": ["task_id", "title"]}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    home.write_config(
+        &json!({
+            "mcp_servers": {"todo": {
+                "command": bin.to_str().unwrap(),
+                "args": [format!("--tools-file={}", tools.display()), format!("--record={}", record.display())],
+                "enabled": true,
+                "allow_tools": ["list_tasks", "purge", "update_task"]
+            }},
+            "acts": [{"name": "greet", "cmd": ["echo", "hello from"], "read_only": true}]
+        })
+        .to_string(),
+    );
+    let d = home.start();
+    eventually("discovery", || {
+        (home.json(&["tools", "--json"]).as_array().unwrap().len() == 4).then_some(())
+    });
+
+    // Proposed acts never run.
+    let (code, answer) = say(&home, "todo list tasks inbox");
+    assert_eq!(code, 1);
+    assert_eq!(
+        answer,
+        "I won't run that: todo_list_tasks is only proposed: enable it on the page first."
+    );
+    let (code, answer) = say(&home, "please do my taxes");
+    assert_eq!(code, 0, "a turn that cannot help still answers");
+    assert!(answer.starts_with("I can't help with that."), "{answer}");
+
+    assert!(d.signal("-TERM").status.success());
+    enable(
+        &home,
+        &["todo_list_tasks", "todo_purge", "todo_update_task", "greet"],
+    );
+    let d = home.start();
+    eventually("the server to be ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (st[0]["state"] == "ready").then_some(())
+    });
+
+    // A read-only act named in allow_tools gets the tail.
+    let (code, answer) = say(&home, "todo list tasks inbox");
+    assert_eq!(code, 0, "{answer}");
+    assert_eq!(
+        answer,
+        "todo_list_tasks ran; the MCP server \"todo\" returned:\ncalled list_tasks"
+    );
+    let (code, answer) = say(&home, "list tasks inbox");
+    assert_eq!(code, 0, "the spoken tool name alone: {answer}");
+    assert_eq!(record_calls(&record), 2);
+
+    // A local act runs by exec with the tail as one argument.
+    let (code, answer) = say(&home, "greet Maven");
+    assert_eq!(
+        (code, answer.as_str()),
+        (0, "greet ran; a local command returned:\nhello from Maven")
+    );
+
+    // A mutating tool never receives a guessed argument.
+    let (code, answer) = say(&home, "todo update task 3");
+    assert_eq!(code, 1);
+    assert_eq!(
+        answer,
+        "todo_update_task needs arguments I will not guess: task_id (integer), title (string). Use the page or the service itself."
+    );
+
+    // A destructive act asks; "no" cancels and nothing reaches the server.
+    let (code, answer) = say(&home, "todo purge");
+    assert_eq!(
+        (code, answer.as_str()),
+        (0, "About to run todo_purge. Run it? (yes/no)")
+    );
+    let (code, answer) = say(&home, "no");
+    assert_eq!(
+        (code, answer.as_str()),
+        (0, "Cancelled: todo_purge was not run.")
+    );
+    assert_eq!(record_calls(&record), 2, "the server saw no call");
+
+    // Any other turn clears the pending act.
+    say(&home, "todo purge");
+    let (_, answer) = say(&home, "what's new in my feeds?");
+    assert_eq!(answer, "Nothing new in your feeds since you last asked.");
+    let (_, answer) = say(&home, "yes");
+    assert_eq!(answer, "There is nothing to confirm.");
+    assert_eq!(record_calls(&record), 2);
+
+    // An explicit yes runs it exactly once, and the log says who confirmed.
+    say(&home, "todo purge");
+    let (code, answer) = say(&home, "да");
+    assert_eq!(code, 0, "{answer}");
+    assert_eq!(
+        answer,
+        "todo_purge ran; the MCP server \"todo\" returned:\ncalled purge"
+    );
+    assert_eq!(record_calls(&record), 3);
+    let (_, answer) = say(&home, "yes");
+    assert_eq!(answer, "There is nothing to confirm.", "a yes runs it once");
+    assert_eq!(record_calls(&record), 3);
+    assert!(d.signal("-TERM").status.success());
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let log = rt.block_on(async {
+        let s = store::Store::open(&home.data().join("maven.db"))
+            .await
+            .unwrap();
+        let l = s.acts_log(10).await.unwrap();
+        s.close().await.unwrap();
+        l
+    });
+    let purge: Vec<_> = log.iter().filter(|a| a.tool == "todo_purge").collect();
+    assert_eq!(purge.len(), 1);
+    assert_eq!(purge[0].confirmed_by.as_deref(), Some("owner (\"да\")"));
+    assert_eq!(purge[0].utterance, "todo purge");
+    assert!(purge[0].ok);
+    let list: Vec<_> = log.iter().filter(|a| a.tool == "todo_list_tasks").collect();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0].arguments, json!({"project": "inbox"}));
+    assert_eq!(list[0].confirmed_by, None);
+}
+
+#[test]
+fn say_without_a_daemon_exits_2() {
+    let home = Home::new();
+    let out = home.run(&["say", "hello"]);
+    assert_eq!(out.status.code(), Some(2));
+}
