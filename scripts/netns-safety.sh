@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Network safety net (R-4): runs the webfetch test suite, the mcp unit tests and the HTTP tests
+# of the MCP test kit a second time inside a fresh network namespace that has only loopback.
+# A guard bug that would send a packet anywhere but loopback fails there (ENETUNREACH) instead
+# of leaving the machine.
+#
+# The test binaries are built outside the namespace (cargo needs no network for that once the
+# registry is cached, but building inside would hide nothing and cost the same), then run inside
+# `unshare -n` with `ip link set lo up`. Before the tests run, the script proves the namespace is
+# sealed: a connect to a TEST-NET address (192.0.2.1, RFC 5737) must fail with "Network is
+# unreachable" — no route exists, so no packet is sent even then.
+#
+# Needs root (or unprivileged user namespaces) and iproute2. Where network namespaces are
+# unavailable it prints a SKIP line saying why and exits 0; every other failure exits non-zero.
+#
+# Env: CARGO_TARGET_DIR as usual; NETNS_TEST_ARGS extra arguments for each test binary.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if ! command -v unshare >/dev/null 2>&1; then
+    echo "netns-safety: SKIP: unshare(1) is not installed; network namespaces unavailable" >&2
+    exit 0
+fi
+if ! command -v ip >/dev/null 2>&1; then
+    echo "netns-safety: ip(8) missing; install iproute2 (apt-get install -y iproute2)" >&2
+    exit 1
+fi
+if ! probe_err="$(unshare -n true 2>&1)"; then
+    if ! probe_err="$(unshare -r -n true 2>&1)"; then
+        echo "netns-safety: SKIP: network namespaces unavailable here: ${probe_err}" >&2
+        exit 0
+    fi
+    unshare_cmd=(unshare -r -n)
+else
+    unshare_cmd=(unshare -n)
+fi
+
+# Build outside; collect the test executables (package, binary, filter).
+plan="$(mktemp)"
+trap 'rm -f "$plan"' EXIT
+build() {
+    # $1 = package, $2 = cargo target selector, $3 = test-name filter ("" for all)
+    local pkg="$1" sel="$2" filter="$3" exe
+    exe="$(cargo test --locked -p "$pkg" $sel --no-run --message-format=json 2>/dev/null \
+        | jq -r 'select(.reason == "compiler-artifact" and .profile.test == true)
+                 | .executable // empty' | tail -n 1)"
+    if [[ -z "$exe" ]]; then
+        echo "netns-safety: building the tests of $pkg ($sel) failed:" >&2
+        cargo test --locked -p "$pkg" $sel --no-run >&2
+        exit 1
+    fi
+    printf '%s\t%s\t%s\n' "$root/crates/$pkg" "$exe" "$filter" >>"$plan"
+}
+build webfetch --lib ""
+build webfetch "--test it" ""
+build mcp --lib ""
+build testkit "--test it" "http"
+# The testkit HTTP tests spawn the testkit-mcp binary; make sure it is built.
+cargo build --locked -p testkit --bin testkit-mcp 2>/dev/null
+
+inside() {
+    set -euo pipefail
+    ip link set lo up
+    # Seal check: a non-loopback destination must be unreachable.
+    if out="$( (exec 3<>/dev/tcp/192.0.2.1/80) 2>&1)"; then
+        echo "netns-safety: FAIL: connected to 192.0.2.1 from inside the namespace" >&2
+        exit 1
+    fi
+    case "$out" in
+        *"Network is unreachable"*) echo "netns-safety: sealed: 192.0.2.1:80 -> ENETUNREACH" ;;
+        *) echo "netns-safety: FAIL: unexpected error connecting to 192.0.2.1: $out" >&2; exit 1 ;;
+    esac
+    # Loopback must work.
+    if ! ip -o addr show dev lo | grep -q '127.0.0.1'; then
+        echo "netns-safety: FAIL: lo has no 127.0.0.1" >&2
+        exit 1
+    fi
+    local dir exe filter
+    while IFS=$'\t' read -r dir exe filter; do
+        echo "netns-safety: running $(basename "$exe") ${filter:+(filter: $filter)} in $dir"
+        # shellcheck disable=SC2086
+        (cd "$dir" && CARGO_MANIFEST_DIR="$dir" "$exe" ${filter:+"$filter"} ${NETNS_TEST_ARGS:-})
+    done <"$NETNS_PLAN"
+}
+export -f inside
+export NETNS_PLAN="$plan"
+start=$(date +%s)
+"${unshare_cmd[@]}" bash -c inside
+echo "netns-safety: all suites passed inside a loopback-only namespace in $(( $(date +%s) - start )) s"
