@@ -52,6 +52,34 @@ pub struct ToolList {
     pub skipped: usize,
 }
 
+impl ToolList {
+    /// A one-page listing of these tools (for reports and tests built without a server).
+    pub fn from_tools(tools: Vec<Tool>) -> ToolList {
+        ToolList {
+            tools,
+            pages: 1,
+            skipped: 0,
+        }
+    }
+}
+
+impl ServerInfo {
+    /// Handshake facts without capabilities or instructions (for reports and tests).
+    pub fn new(
+        protocol_version: impl Into<String>,
+        name: impl Into<String>,
+        version: impl Into<String>,
+    ) -> ServerInfo {
+        ServerInfo {
+            protocol_version: protocol_version.into(),
+            name: name.into(),
+            version: version.into(),
+            capabilities: Value::Object(Map::new()),
+            instructions: None,
+        }
+    }
+}
+
 enum Link {
     Stdio(crate::stdio::StdioLink),
     Http(Box<crate::http::HttpLink>),

@@ -119,6 +119,47 @@ pub struct ServerConfig {
     pub timeouts: McpTimeouts,
 }
 
+/// Entry points for the fuzz targets. Not part of the stable API.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Split arbitrary bytes into frames with the stdio line framer (a small cap) and hand each
+    /// to the JSON-RPC core. Must not panic; the framer must never hold more than the cap + 1.
+    pub fn line_framer(data: &[u8]) {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            let core = crate::rpc::Core::new(&crate::Limits::default(), None);
+            let mut rd = tokio::io::BufReader::with_capacity(16, data);
+            let mut line = Vec::new();
+            while let Ok(Some(end)) = crate::stdio::read_frame(&mut rd, &mut line, 64).await {
+                assert!(line.len() <= 65, "the framer held more than its cap");
+                let _ = core.on_frame(&line);
+                if end != crate::stdio::FrameEnd::Newline {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// Feed arbitrary bytes to the SSE parser in chunks whose sizes come from the data. Must
+    /// not panic; no event may exceed the cap.
+    pub fn sse(data: &[u8]) {
+        let mut p = crate::http::SseParser::new(64);
+        let mut out = Vec::new();
+        let step = usize::from(data.first().copied().unwrap_or(1)).max(1);
+        for chunk in data.chunks(step) {
+            if p.feed(chunk, &mut out).is_err() {
+                break;
+            }
+        }
+        assert!(out.iter().all(|e| e.len() <= 64), "an event passed the cap");
+    }
+}
+
 /// Bounds of one connection. The defaults are the daemon's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {

@@ -26,6 +26,8 @@
 //!   every POST with 307 to URL), `--session-loss 404|400` (forget the session at the first
 //!   `tools/call`: 404, or 400 "no valid session" as the reference server sends), `--bind IP`
 //!   (a loopback address other than 127.0.0.1).
+//! - `--fast`: a minimal synchronous stdio server for round-trip benchmarks (no JSON parsing:
+//!   it finds the id and the method by scanning, and answers `tools/call` with a canned text).
 
 // A test fixture: a broken invariant (a poisoned lock, an unwritable record file) should crash
 // the server loudly, which fails the test that started it.
@@ -80,6 +82,7 @@ struct Opts {
     session_loss: Option<u16>,
     ignore_sigterm: bool,
     bind: Option<String>,
+    fast: bool,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -130,6 +133,7 @@ fn parse_args() -> Result<Opts, String> {
             "--session-loss" => o.session_loss = Some(num(value()?, &flag)?),
             "--ignore-sigterm" => o.ignore_sigterm = true,
             "--bind" => o.bind = Some(value()?),
+            "--fast" => o.fast = true,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -657,6 +661,10 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    if opts.fast {
+        run_fast();
+        return std::process::ExitCode::SUCCESS;
+    }
     if opts.exit_on_start {
         eprintln!("testkit-mcp: exiting on start");
         return std::process::ExitCode::SUCCESS;
@@ -698,4 +706,53 @@ fn main() -> std::process::ExitCode {
         rt.block_on(run_stdio(server));
     }
     std::process::ExitCode::SUCCESS
+}
+
+/// The bytes after `key` up to (not including) the first byte in `end`.
+fn scan<'a>(line: &'a [u8], key: &[u8], end: &[u8]) -> Option<&'a [u8]> {
+    let start = line.windows(key.len()).position(|w| w == key)? + key.len();
+    let rest = &line[start..];
+    let len = rest
+        .iter()
+        .position(|b| end.contains(b))
+        .unwrap_or(rest.len());
+    Some(&rest[..len])
+}
+
+/// The `--fast` server: one thread, one buffer, one write per answer.
+fn run_fast() {
+    use std::io::{BufRead as _, Write as _};
+    let mut rd = std::io::BufReader::new(std::io::stdin().lock());
+    let mut out = std::io::stdout().lock();
+    let mut line = Vec::with_capacity(4096);
+    let mut resp = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        match rd.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        // Notifications carry no id and get no answer.
+        let Some(id) = scan(&line, b"\"id\":", b",}") else {
+            continue;
+        };
+        let method = scan(&line, b"\"method\":\"", b"\"").unwrap_or(b"");
+        resp.clear();
+        resp.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        resp.extend_from_slice(id);
+        resp.extend_from_slice(match method {
+            b"initialize" => {
+                br#","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"testkit-mcp-fast","version":"1.0.0"}}}"#
+            }
+            b"tools/call" => br#","result":{"content":[{"type":"text","text":"hello"}]}}"#,
+            b"tools/list" => {
+                br#","result":{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}]}}"#
+            }
+            _ => br#","result":{}}"#,
+        });
+        resp.push(b'\n');
+        if out.write_all(&resp).and_then(|()| out.flush()).is_err() {
+            return;
+        }
+    }
 }

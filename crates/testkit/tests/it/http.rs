@@ -5,20 +5,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp::{Client, CloseReason, Error, McpTimeouts, Violation};
-use serde_json::{json, Map, Value};
 
-use crate::support::{bounded, options, short, HttpServer, Record};
-
-fn args(text: &str) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("text".to_owned(), json!(text));
-    m
-}
+use crate::support::{args, bounded, options, short, HttpServer, Record};
 
 async fn connect(server: &HttpServer, timeouts: McpTimeouts) -> Client {
     Client::connect(&server.config(timeouts), options())
         .await
-        .unwrap()
+        .expect("the test server connects")
 }
 
 fn count(lines: &[String], what: &str) -> usize {

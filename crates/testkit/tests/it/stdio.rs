@@ -4,15 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp::{Client, CloseReason, Error, Incomplete, McpTimeouts, Violation};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 
-use crate::support::{bounded, options, process_exists, short, stdio, Record};
-
-fn args(text: &str) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("text".to_owned(), json!(text));
-    m
-}
+use crate::support::{args, bounded, options, process_exists, short, stdio, Record};
 
 fn quick_call() -> McpTimeouts {
     McpTimeouts {
@@ -24,7 +18,7 @@ fn quick_call() -> McpTimeouts {
 async fn connect(flags: &[&str], timeouts: McpTimeouts) -> Client {
     Client::connect(&stdio(flags, timeouts), options())
         .await
-        .unwrap()
+        .expect("the test server connects")
 }
 
 #[tokio::test]

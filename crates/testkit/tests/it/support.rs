@@ -55,7 +55,7 @@ pub(crate) struct Record {
 
 impl Record {
     pub(crate) fn new() -> Record {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("record");
         Record { _dir: dir, path }
     }
@@ -122,8 +122,8 @@ impl HttpServer {
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
+            .expect("testkit-mcp starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
         let mut line = String::new();
         tokio::time::timeout(
             Duration::from_secs(30),
@@ -131,7 +131,7 @@ impl HttpServer {
         )
         .await
         .expect("testkit-mcp announced no port")
-        .unwrap();
+        .expect("reading its stdout");
         let port = line.trim().parse().expect("a port on the first line");
         HttpServer {
             port,
@@ -161,4 +161,11 @@ impl HttpServer {
             timeouts,
         }
     }
+}
+
+/// `{"text": text}`, the arguments of `echo`.
+pub(crate) fn args(text: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("text".to_owned(), serde_json::json!(text));
+    m
 }
