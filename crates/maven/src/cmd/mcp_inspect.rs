@@ -1,10 +1,325 @@
-//! `maven mcp inspect`.
+//! `maven mcp inspect NAME [--config PATH] [--json]` (M-7): dial one configured server through
+//! the same client the daemon uses, list its tools, and print the handshake facts and what
+//! Maven would do with each tool. Changes nothing in the store and never calls a tool.
+//!
+//! Exit codes: 0 when the listing completed; 1 when dialling, the handshake or the listing
+//! failed (the reason on stderr). Usage and config errors (2) are caught before this runs.
+
+use std::process::ExitCode;
+
+use mcp::tools::{self, Tool, Verdict};
+use serde_json::{json, Value};
+
+/// Dial `server`, list its tools and print the report (one JSON object with `json`).
 pub(crate) async fn run(
-    _server: mcp::ServerConfig,
-    _allow_tools: &[String],
-    _max_tools: usize,
-    _json: bool,
-) -> std::process::ExitCode {
-    eprintln!("maven mcp inspect: not available in this build");
-    std::process::ExitCode::from(1)
+    server: mcp::ServerConfig,
+    allow_tools: &[String],
+    max_tools: usize,
+    json: bool,
+) -> ExitCode {
+    let client = match mcp::Client::connect(&server, mcp::ClientOptions::default()).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("maven mcp inspect: {}: cannot dial: {e}", server.name);
+            return ExitCode::from(1);
+        }
+    };
+    let listing = client.list_tools().await;
+    let stats = client.stats();
+    let stderr_tail = client.stderr_tail();
+    client.close().await;
+    let listing = match listing {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("maven mcp inspect: {}: listing failed: {e}", server.name);
+            if let Some(tail) = stderr_tail.filter(|t| !t.trim().is_empty()) {
+                eprintln!("server stderr (tail):\n{}", tail.trim_end());
+            }
+            return ExitCode::from(1);
+        }
+    };
+    let report = Report::new(
+        &server.name,
+        client.transport_name(),
+        client.server_info(),
+        stats.violations,
+        &listing,
+        allow_tools,
+        max_tools,
+    );
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    ExitCode::SUCCESS
+}
+
+/// One tool's line of the report.
+#[derive(Debug)]
+struct ToolRow {
+    name: String,
+    local_name: String,
+    fingerprint: String,
+    read_only_claim: bool,
+    destructive: bool,
+    description: String,
+    verdict: Verdict,
+}
+
+/// Everything `inspect` prints.
+#[derive(Debug)]
+struct Report {
+    server: String,
+    transport: &'static str,
+    protocol_version: String,
+    server_name: String,
+    server_version: String,
+    violations: u64,
+    tools: Vec<ToolRow>,
+    warnings: Vec<String>,
+}
+
+impl Report {
+    fn new(
+        server: &str,
+        transport: &'static str,
+        info: &mcp::ServerInfo,
+        violations: u64,
+        listing: &mcp::ToolList,
+        allow_tools: &[String],
+        max_tools: usize,
+    ) -> Report {
+        let list: &[Tool] = &listing.tools;
+        let verdicts = tools::verdicts(list, allow_tools, max_tools);
+        let names = tools::local_names(server, list);
+        let mut warnings = Vec::new();
+        if listing.skipped > 0 {
+            warnings.push(format!(
+                "{} entries of the listing are not tools (no string name) and were skipped",
+                listing.skipped
+            ));
+        }
+        if allow_tools.is_empty() && list.len() > max_tools {
+            warnings.push(format!(
+                "the server offers {} tools, more than max_tools ({max_tools}); without \
+                 allow_tools it contributes none",
+                list.len()
+            ));
+        }
+        for wanted in allow_tools {
+            if !list.iter().any(|t| &t.name == wanted) {
+                warnings.push(format!(
+                    "allow_tools names {wanted:?}, which the server does not offer"
+                ));
+            }
+        }
+        if violations > 0 {
+            warnings.push(format!("the server broke the protocol {violations} times"));
+        }
+        let rows = list
+            .iter()
+            .zip(verdicts)
+            .zip(names)
+            .map(|((t, verdict), local_name)| {
+                let full = t.description().unwrap_or("");
+                let description = tools::cap_description(full, tools::DESCRIPTION_CAP);
+                if description.len() < full.len() {
+                    warnings.push(format!(
+                        "the description of {:?} is longer than {} characters and was cut",
+                        t.name,
+                        tools::DESCRIPTION_CAP
+                    ));
+                }
+                ToolRow {
+                    name: t.name.clone(),
+                    local_name,
+                    fingerprint: t.fingerprint(),
+                    read_only_claim: t.read_only_claim(),
+                    destructive: t.destructive(),
+                    description: description.to_owned(),
+                    verdict,
+                }
+            })
+            .collect();
+        Report {
+            server: server.to_owned(),
+            transport,
+            protocol_version: info.protocol_version.clone(),
+            server_name: info.name.clone(),
+            server_version: info.version.clone(),
+            violations,
+            tools: rows,
+            warnings,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "local_name": t.local_name,
+                    "fingerprint": t.fingerprint,
+                    "read_only_claim": t.read_only_claim,
+                    "destructive": t.destructive,
+                    "description": t.description,
+                    "verdict": t.verdict.as_str(),
+                    "reason": t.verdict.reason(),
+                })
+            })
+            .collect();
+        json!({
+            "server": self.server,
+            "transport": self.transport,
+            "protocol_version": self.protocol_version,
+            "server_info": {"name": self.server_name, "version": self.server_version},
+            "violations": self.violations,
+            "tools": tools,
+            "warnings": self.warnings,
+        })
+    }
+
+    fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        let _ = writeln!(s, "server:    {} ({})", self.server, self.transport);
+        let _ = writeln!(s, "protocol:  {}", self.protocol_version);
+        let _ = writeln!(
+            s,
+            "offers:    {} {}",
+            printable(&self.server_name),
+            printable(&self.server_version)
+        );
+        let _ = writeln!(s, "violations: {}", self.violations);
+        let _ = writeln!(s, "tools ({}):", self.tools.len());
+        for t in &self.tools {
+            let _ = writeln!(s, "  {} -> {}", printable(&t.name), t.local_name);
+            let _ = writeln!(s, "    fingerprint: {}", t.fingerprint);
+            let _ = writeln!(
+                s,
+                "    read-only claim: {}, destructive: {}",
+                yes_no(t.read_only_claim),
+                yes_no(t.destructive)
+            );
+            match t.verdict.reason() {
+                None => {
+                    let _ = writeln!(s, "    verdict: propose");
+                }
+                Some(r) => {
+                    let _ = writeln!(s, "    verdict: refuse ({r})");
+                }
+            }
+            if !t.description.is_empty() {
+                let _ = writeln!(s, "    description: {}", printable(&t.description));
+            }
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {}", printable(w));
+        }
+        s
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// Server-written text for a terminal: control characters (escape sequences, newlines) shown
+/// escaped rather than interpreted.
+fn printable(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(tools: Vec<Value>) -> mcp::ToolList {
+        // ToolList is non-exhaustive; build it the way the client does, from a tools/list page.
+        let tools: Vec<Tool> = tools.into_iter().filter_map(Tool::from_value).collect();
+        mcp::ToolList::from_tools(tools)
+    }
+
+    fn info() -> mcp::ServerInfo {
+        mcp::ServerInfo::new("2025-11-25", "kit", "1.0")
+    }
+
+    #[test]
+    fn json_shape() {
+        let l = listing(vec![
+            json!({"name":"echo","description":"Echo.","inputSchema":{"type":"object"},
+                   "annotations":{"readOnlyHint":true}}),
+            json!({"name":"bad name","inputSchema":{"type":"object"}}),
+        ]);
+        let r = Report::new("Kit", "stdio", &info(), 2, &l, &[], 12).to_json();
+        assert_eq!(r["server"], "Kit");
+        assert_eq!(r["transport"], "stdio");
+        assert_eq!(r["protocol_version"], "2025-11-25");
+        assert_eq!(r["server_info"], json!({"name":"kit","version":"1.0"}));
+        assert_eq!(r["violations"], 2);
+        let t = &r["tools"][0];
+        assert_eq!(t["name"], "echo");
+        assert_eq!(t["local_name"], "kit_echo");
+        assert!(t["fingerprint"].as_str().unwrap().starts_with("sha256:v1:"));
+        assert_eq!(t["read_only_claim"], true);
+        assert_eq!(t["destructive"], false);
+        assert_eq!(t["verdict"], "propose");
+        assert_eq!(t["reason"], Value::Null);
+        let bad = &r["tools"][1];
+        assert_eq!(bad["verdict"], "refuse");
+        assert_eq!(bad["destructive"], true);
+        assert!(bad["reason"].as_str().unwrap().contains("name"));
+        assert_eq!(r["warnings"][0], "the server broke the protocol 2 times");
+    }
+
+    #[test]
+    fn over_cap_and_allow_tools_warnings() {
+        let many: Vec<Value> = (0..13)
+            .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        let r = Report::new("s", "http", &info(), 0, &listing(many.clone()), &[], 12).to_json();
+        assert!(r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["verdict"] == "refuse"));
+        assert!(r["warnings"][0].as_str().unwrap().contains("max_tools"));
+        let allow = vec!["t1".to_owned(), "gone".to_owned()];
+        let r = Report::new("s", "http", &info(), 0, &listing(many), &allow, 12).to_json();
+        let proposed: Vec<_> = r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["verdict"] == "propose")
+            .map(|t| t["name"].clone())
+            .collect();
+        assert_eq!(proposed, [json!("t1")]);
+        assert!(r["warnings"][0].as_str().unwrap().contains("\"gone\""));
+    }
+
+    #[test]
+    fn text_escapes_server_written_control_characters() {
+        let l = listing(vec![
+            json!({"name":"echo","description":"a\u{1b}[31mred\nline",
+                                    "inputSchema":{"type":"object"}}),
+        ]);
+        let text = Report::new("s", "stdio", &info(), 0, &l, &[], 12).to_text();
+        assert!(!text.contains('\u{1b}'));
+        assert!(text.contains("description: a\\u{1b}[31mred\\nline"));
+    }
 }
