@@ -5,8 +5,12 @@ use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
 /// Offset in minutes east of UTC for a zone abbreviation.
 fn zone_minutes(name: &str) -> Option<i32> {
-    let up = name.to_ascii_uppercase();
-    Some(match up.as_str() {
+    let mut buf = [0u8; 5];
+    let dst = buf.get_mut(..name.len())?;
+    dst.copy_from_slice(name.as_bytes());
+    dst.make_ascii_uppercase();
+    let up = std::str::from_utf8(dst).ok()?;
+    Some(match up {
         "Z" | "UT" | "UTC" | "GMT" | "WET" | "Z00" | "GMT0" => 0,
         "EST" => -5 * 60,
         "EDT" => -4 * 60,
@@ -54,31 +58,31 @@ fn zone_minutes(name: &str) -> Option<i32> {
 }
 
 fn month_from(word: &str) -> Option<Month> {
-    let w = word.to_ascii_lowercase();
-    let w = w.trim_end_matches('.');
-    let m = match w.get(..3.min(w.len()))? {
-        "jan" => Month::January,
-        "feb" => Month::February,
-        "mar" => Month::March,
-        "apr" => Month::April,
-        "may" => Month::May,
-        "jun" => Month::June,
-        "jul" => Month::July,
-        "aug" => Month::August,
-        "sep" => Month::September,
-        "oct" => Month::October,
-        "nov" => Month::November,
-        "dec" => Month::December,
+    let w = word.trim_end_matches('.');
+    let mut buf = [0u8; 3];
+    buf.copy_from_slice(w.as_bytes().get(..3)?);
+    buf.make_ascii_lowercase();
+    let m = match &buf {
+        b"jan" => Month::January,
+        b"feb" => Month::February,
+        b"mar" => Month::March,
+        b"apr" => Month::April,
+        b"may" => Month::May,
+        b"jun" => Month::June,
+        b"jul" => Month::July,
+        b"aug" => Month::August,
+        b"sep" => Month::September,
+        b"oct" => Month::October,
+        b"nov" => Month::November,
+        b"dec" => Month::December,
         _ => return None,
     };
-    (w.len() >= 3).then_some(m)
+    Some(m)
 }
 
 fn is_weekday(word: &str) -> bool {
-    let w = word.to_ascii_lowercase();
-    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-        .iter()
-        .any(|d| w.starts_with(d))
+    let Some(head) = word.get(..3) else { return false };
+    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].iter().any(|d| head.eq_ignore_ascii_case(d))
 }
 
 /// Parses a numeric offset such as `+0300`, `-05:00`, `+3`, `+03`.
@@ -268,12 +272,12 @@ fn parse_words(s: &str) -> Option<(OffsetDateTime, bool)> {
             if is_weekday(tok) {
                 continue;
             }
-            let lower = tok.to_ascii_lowercase();
-            if lower == "am" || lower == "pm" {
+            let (am, pm) = (tok.eq_ignore_ascii_case("am"), tok.eq_ignore_ascii_case("pm"));
+            if am || pm {
                 if let Some(t) = time.as_mut() {
-                    if lower == "pm" && t.0 < 12 {
+                    if pm && t.0 < 12 {
                         t.0 += 12;
-                    } else if lower == "am" && t.0 == 12 {
+                    } else if am && t.0 == 12 {
                         t.0 = 0;
                     }
                 }

@@ -51,10 +51,13 @@ fn declared_encoding(bytes: &[u8]) -> Option<&str> {
 fn strip_illegal(text: Cow<'_, str>) -> (Cow<'_, str>, bool) {
     let bad = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}');
     let has_bom = text.starts_with('\u{feff}');
-    let needs = text
-        .bytes()
-        .any(|b| (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r') || b == 0xef)
-        && text.chars().any(bad);
+    let bytes = text.as_bytes();
+    // Branch-free per chunk so it vectorises: any C0 control other than TAB/LF/CR?
+    let has_control = bytes.chunks(256).any(|c| {
+        c.iter().fold(0u8, |acc, &b| acc | u8::from(b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')) != 0
+    });
+    // U+FFFE/U+FFFF are encoded as EF BF BE / EF BF BF.
+    let needs = (has_control || bytes.contains(&0xef)) && text.chars().any(bad);
     if !needs && !has_bom {
         return (text, false);
     }

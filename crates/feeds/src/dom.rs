@@ -61,7 +61,14 @@ impl Ns {
     }
 
     fn from_prefix(prefix: &str) -> Ns {
-        match prefix.to_ascii_lowercase().as_str() {
+        if prefix.is_empty() {
+            return Ns::None;
+        }
+        let mut buf = [0u8; 8];
+        let Some(dst) = buf.get_mut(..prefix.len()) else { return Ns::Other };
+        dst.copy_from_slice(prefix.as_bytes());
+        dst.make_ascii_lowercase();
+        match std::str::from_utf8(dst).unwrap_or("") {
             "" => Ns::None,
             "atom" | "atom10" => Ns::Atom10,
             "atom03" => Ns::Atom03,
@@ -124,6 +131,44 @@ fn new_reader(src: &str) -> quick_xml::Reader<&[u8]> {
     c.expand_empty_elements = false;
     c.trim_text(false);
     r
+}
+
+/// Rewrites a `<` that cannot start markup (`a < b` in text) as `&lt;`, leaving CDATA sections
+/// and comments alone, so the tokenizer never has to back up over it.
+pub(crate) fn escape_stray_lt(src: &str) -> Cow<'_, str> {
+    let b = src.as_bytes();
+    let starts_markup = |i: usize| {
+        b.get(i + 1).is_some_and(|&c| {
+            c == b'/' || c == b'!' || c == b'?' || c == b'_' || c == b':' || c.is_ascii_alphabetic() || c >= 0x80
+        })
+    };
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(off) = src.get(i..).and_then(|r| r.find('<')) {
+        let at = i + off;
+        let rest = &src[at..];
+        if rest.starts_with("<![CDATA[") {
+            i = rest.find("]]>").map_or(src.len(), |e| at + e + 3);
+        } else if rest.starts_with("<!--") {
+            i = rest.find("-->").map_or(src.len(), |e| at + e + 3);
+        } else if starts_markup(at) {
+            i = at + 1;
+        } else {
+            let o = out.get_or_insert_with(|| String::with_capacity(src.len() + 16));
+            o.push_str(src.get(copied..at).unwrap_or(""));
+            o.push_str("&lt;");
+            copied = at + 1;
+            i = at + 1;
+        }
+    }
+    match out {
+        None => Cow::Borrowed(src),
+        Some(mut o) => {
+            o.push_str(src.get(copied..).unwrap_or(""));
+            Cow::Owned(o)
+        }
+    }
 }
 
 /// The first char boundary at or after `i` (or the end).
@@ -233,6 +278,7 @@ impl<'a> Doc<'a> {
         let mut restarts = 0usize;
         let mut reader = new_reader(src);
         let mut stray_end_warned = false;
+        let mut bang_warned = false;
         loop {
             let p0 = offset + usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
             let ev = reader.read_event();
@@ -408,6 +454,10 @@ impl<'a> Doc<'a> {
                         .map(|i| p0 + 1 + i + 1);
                     match next {
                         Some(n) if recoverable && restarts < MAX_RESTARTS => {
+                            if !bang_warned {
+                                bang_warned = true;
+                                doc.warnings.push(format!("invalid markup at byte {p0} skipped"));
+                            }
                             restarts += 1;
                             offset = next_boundary(src, n);
                             reader = new_reader(src.get(n..).unwrap_or(""));
@@ -599,6 +649,20 @@ mod tests {
         assert!(doc.closed(items[0]) && !doc.closed(items[1]));
         let desc = doc.children(items[0]).next().unwrap();
         assert_eq!(doc.inner(desc), "x <br> y");
+    }
+
+    #[test]
+    fn stray_lt_escaped_outside_cdata_and_comments() {
+        let cases = [
+            ("a < b", "a &lt; b"),
+            ("<![CDATA[ x < y ]]> <!-- < --> <p>", "<![CDATA[ x < y ]]> <!-- < --> <p>"),
+            ("1 <2 </a> <?pi?> <!DOCTYPE x> <_x> <é>", "1 &lt;2 </a> <?pi?> <!DOCTYPE x> <_x> <é>"),
+            ("<", "&lt;"),
+            ("<![CDATA[ unterminated < ", "<![CDATA[ unterminated < "),
+        ];
+        for (input, want) in cases {
+            assert_eq!(escape_stray_lt(input), want, "{input}");
+        }
     }
 
     #[test]

@@ -432,6 +432,13 @@ pub(crate) fn decode<'a>(s: &'a str, flags: &mut DecodeFlags) -> Cow<'a, str> {
         rest = &rest[amp..];
         // `rest` starts with '&'; a reference name is at most 32 bytes long.
         let after = &rest[1..];
+        // The common ones first.
+        let quick = [("amp;", "&"), ("lt;", "<"), ("gt;", ">"), ("quot;", "\""), ("#39;", "'")];
+        if let Some((pat, text)) = quick.iter().find(|(p, _)| after.starts_with(p)) {
+            out.push_str(text);
+            rest = &after[pat.len()..];
+            continue;
+        }
         let semi = after
             .bytes()
             .take(33)

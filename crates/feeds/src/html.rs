@@ -18,76 +18,96 @@ struct TextOut {
 }
 
 impl TextOut {
-    fn push_text(&mut self, s: &str) {
-        for c in s.chars() {
-            if c.is_whitespace() || c == '\u{a0}' {
-                self.gap = self.gap.max(Gap::Space);
-            } else if c == '\u{ad}' || c == '\u{200b}' {
-                // soft hyphen, zero-width space: invisible
-            } else {
-                if !self.out.is_empty() {
-                    match self.gap {
-                        Gap::None => {}
-                        Gap::Space => self.out.push(' '),
-                        Gap::Line => self.out.push('\n'),
-                        Gap::Para => self.out.push_str("\n\n"),
-                    }
-                }
-                self.gap = Gap::None;
-                self.out.push(c);
+    fn flush_gap(&mut self) {
+        if !self.out.is_empty() {
+            match self.gap {
+                Gap::None => {}
+                Gap::Space => self.out.push(' '),
+                Gap::Line => self.out.push('\n'),
+                Gap::Para => self.out.push_str("\n\n"),
             }
         }
+        self.gap = Gap::None;
+    }
+
+    /// Appends a run of visible characters.
+    fn push_run(&mut self, run: &str) {
+        if !run.is_empty() {
+            self.flush_gap();
+            self.out.push_str(run);
+        }
+    }
+
+    /// Appends text, turning every run of whitespace (including no-break spaces) into a gap
+    /// and dropping invisible soft hyphens and zero-width spaces.
+    fn push_text(&mut self, s: &str) {
+        let b = s.as_bytes();
+        let mut run = 0;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c < 0x80 {
+                if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'\x0b') {
+                    // A single space between visible ASCII characters stays inside the run.
+                    if c == b' ' && i > run && b.get(i + 1).is_some_and(|n| (0x21..0x7f).contains(n)) {
+                        i += 2;
+                        continue;
+                    }
+                    self.push_run(&s[run..i]);
+                    self.gap = self.gap.max(Gap::Space);
+                    run = i + 1;
+                }
+                i += 1;
+                continue;
+            }
+            // Only these lead bytes start characters that are spaces or invisible.
+            if !matches!(c, 0xc2 | 0xe1 | 0xe2 | 0xe3) {
+                i += match c {
+                    0xc0..=0xdf => 2,
+                    0xe0..=0xef => 3,
+                    0xf0..=0xff => 4,
+                    _ => 1,
+                };
+                continue;
+            }
+            let ch = s.get(i..).and_then(|r| r.chars().next()).unwrap_or('\u{fffd}');
+            let len = ch.len_utf8();
+            if ch.is_whitespace() || ch == '\u{a0}' {
+                self.push_run(s.get(run..i).unwrap_or(""));
+                self.gap = self.gap.max(Gap::Space);
+                run = i + len;
+            } else if ch == '\u{ad}' || ch == '\u{200b}' {
+                self.push_run(s.get(run..i).unwrap_or(""));
+                run = i + len;
+            }
+            i += len;
+        }
+        self.push_run(s.get(run..).unwrap_or(""));
     }
 }
 
-fn block_gap(name: &str) -> Gap {
-    const PARA: &[&str] = &[
-        "p",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "blockquote",
-        "pre",
-        "ul",
-        "ol",
-        "dl",
-        "table",
-        "hr",
-        "figure",
-        "section",
-        "article",
-        "header",
-        "footer",
-        "aside",
-        "nav",
-        "form",
-        "fieldset",
-        "address",
-        "main",
-    ];
-    const LINE: &[&str] = &[
-        "div",
-        "li",
-        "tr",
-        "dt",
-        "dd",
-        "figcaption",
-        "caption",
-        "tbody",
-        "thead",
-    ];
-    const SPACE: &[&str] = &["td", "th", "img"];
-    if PARA.iter().any(|b| b.eq_ignore_ascii_case(name)) {
-        Gap::Para
-    } else if LINE.iter().any(|b| b.eq_ignore_ascii_case(name)) {
-        Gap::Line
-    } else if SPACE.iter().any(|b| b.eq_ignore_ascii_case(name)) {
-        Gap::Space
-    } else {
-        Gap::None
+/// `name` in ASCII lower case when it is short enough to be an HTML element name we know.
+fn lower_name(name: &str, buf: &mut [u8; 12]) -> Option<usize> {
+    let b = name.as_bytes();
+    if b.len() > buf.len() {
+        return None;
+    }
+    for (d, s) in buf.iter_mut().zip(b) {
+        *d = s.to_ascii_lowercase();
+    }
+    Some(b.len())
+}
+
+fn block_gap(name: &[u8]) -> Gap {
+    match name {
+        b"p" | b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"blockquote" | b"pre" | b"ul"
+        | b"ol" | b"dl" | b"table" | b"hr" | b"figure" | b"section" | b"article" | b"header"
+        | b"footer" | b"aside" | b"nav" | b"form" | b"fieldset" | b"address" | b"main" => Gap::Para,
+        b"div" | b"li" | b"tr" | b"dt" | b"dd" | b"figcaption" | b"caption" | b"tbody" | b"thead" => {
+            Gap::Line
+        }
+        b"td" | b"th" | b"img" => Gap::Space,
+        _ => Gap::None,
     }
 }
 
@@ -114,6 +134,9 @@ fn tag_end(s: &str) -> Option<usize> {
     None
 }
 
+/// Elements whose content is not text.
+const RAW_TEXT: [&str; 5] = ["script", "style", "head", "template", "title"];
+
 /// Renders HTML as plain text: character references decoded, tags removed, block elements
 /// turned into line breaks, runs of whitespace collapsed, the result trimmed.
 pub fn to_text(html: &str) -> String {
@@ -123,6 +146,7 @@ pub fn to_text(html: &str) -> String {
     };
     let mut flags = DecodeFlags::default();
     let mut rest = html;
+    let mut unclosed = [false; RAW_TEXT.len()];
     while let Some(lt) = rest.find('<') {
         t.push_text(&entities::decode(&rest[..lt], &mut flags));
         let tail = &rest[lt..];
@@ -153,37 +177,41 @@ pub fn to_text(html: &str) -> String {
             continue;
         };
         rest = &tail[end + 1..];
-        if name.eq_ignore_ascii_case("br") {
+        let mut buf = [0u8; 12];
+        let lname: &[u8] = match lower_name(name, &mut buf) {
+            Some(n) => &buf[..n],
+            None => b"",
+        };
+        if lname == b"br" {
             t.gap = match t.gap {
                 Gap::Line | Gap::Para => Gap::Para,
                 _ => Gap::Line,
             };
             continue;
         }
-        if !closing
-            && ["script", "style", "head", "template", "title"]
-                .iter()
-                .any(|s| s.eq_ignore_ascii_case(name))
-            && !tail[..end].ends_with('/')
-        {
+        let raw_text = RAW_TEXT.iter().position(|s| s.as_bytes() == lname);
+        if let Some(k) = raw_text.filter(|&k| !closing && !unclosed[k] && !tail[..end].ends_with('/')) {
             // Skip raw-text element content up to its end tag.
             let lower_close = format!("</{}", name.to_ascii_lowercase());
-            // Without an end tag nothing is skipped: the tag alone is dropped.
-            let mut skip_to = 0;
+            let mut found = None;
             let mut search = 0;
             while let Some(i) = rest.get(search..).and_then(|r| r.find("</")) {
                 let at = search + i;
                 let candidate = rest.get(at..at + lower_close.len()).unwrap_or("");
                 if candidate.eq_ignore_ascii_case(&lower_close) {
-                    skip_to = at;
+                    found = Some(at);
                     break;
                 }
                 search = at + 2;
             }
-            rest = &rest[skip_to..];
+            match found {
+                Some(at) => rest = &rest[at..],
+                // Without an end tag only the tag is dropped, and no later search can succeed.
+                None => unclosed[k] = true,
+            }
             continue;
         }
-        let gap = block_gap(name);
+        let gap = block_gap(lname);
         if gap != Gap::None {
             t.gap = t.gap.max(gap);
         }

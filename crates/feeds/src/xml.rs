@@ -554,7 +554,8 @@ pub(crate) fn parse(
     mut warnings: Warnings,
     repaired: bool,
 ) -> Result<Feed, NotAFeed> {
-    let doc = Doc::build(src, base);
+    let src = crate::dom::escape_stray_lt(src);
+    let doc = Doc::build(&src, base);
     let root = doc.root;
     if root == NONE {
         let head: String = src
