@@ -58,7 +58,7 @@ pub(super) async fn enroll_start(
         .start_passkey_registration(OWNER, "owner", "Maven owner", exclude)
         .map_err(|e| AppError::internal(format!("cannot start a passkey registration: {e}")))?;
     web.sessions
-        .with(&c.0, now, |s| s.registration = Some((state, th, now)))
+        .with(&c.0, now, |s| s.registration = Some(((state, th), now)))
         .ok_or_else(super::no_session)?;
     Ok(Json(
         serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?,
@@ -74,22 +74,7 @@ pub(super) async fn enroll_finish(
 ) -> Result<Json<Value>, AppError> {
     let web = &app.web;
     let now = web.clock.now();
-    let pending = web
-        .sessions
-        .with(&c.0, now, |s| s.registration.take())
-        .ok_or_else(super::no_session)?;
-    let Some((state, th, started)) = pending else {
-        return Err(AppError::bad_request(
-            "no_ceremony",
-            "no passkey registration in progress in this session: start again",
-        ));
-    };
-    if now.saturating_duration_since(started) > session::CEREMONY_VALID {
-        return Err(AppError::bad_request(
-            "ceremony_expired",
-            "the registration took too long: start again",
-        ));
-    }
+    let (state, th) = ceremony(&app, &c.0, "registration", |s| s.registration.take())?;
     let passkey = web
         .webauthn
         .finish_passkey_registration(&cred, &state)
@@ -145,23 +130,7 @@ pub(super) async fn passkey_finish(
     Json(cred): Json<PublicKeyCredential>,
 ) -> Result<Json<Value>, AppError> {
     let web = &app.web;
-    let now = web.clock.now();
-    let pending = web
-        .sessions
-        .with(&c.0, now, |s| s.authentication.take())
-        .ok_or_else(super::no_session)?;
-    let Some((state, started)) = pending else {
-        return Err(AppError::bad_request(
-            "no_ceremony",
-            "no passkey verification in progress in this session: start again",
-        ));
-    };
-    if now.saturating_duration_since(started) > session::CEREMONY_VALID {
-        return Err(AppError::bad_request(
-            "ceremony_expired",
-            "the verification took too long: start again",
-        ));
-    }
+    let state = ceremony(&app, &c.0, "verification", |s| s.authentication.take())?;
     let result = web
         .webauthn
         .finish_passkey_authentication(&cred, &state)
@@ -186,6 +155,35 @@ pub(super) async fn passkey_finish(
     Ok(Json(
         json!({"step_up": method, "fresh_for_s": session::STEP_UP_FRESH.as_secs()}),
     ))
+}
+
+/// Takes the session's WebAuthn ceremony in progress (it is used once, whatever the outcome),
+/// refusing when there is none or it is older than [`session::CEREMONY_VALID`].
+fn ceremony<S>(
+    app: &App,
+    cookie: &str,
+    what: &str,
+    take: impl FnOnce(&mut session::Session) -> Option<(S, std::time::Instant)>,
+) -> Result<S, AppError> {
+    let now = app.web.clock.now();
+    let pending = app
+        .web
+        .sessions
+        .with(cookie, now, take)
+        .ok_or_else(super::no_session)?;
+    let Some((state, started)) = pending else {
+        return Err(AppError::bad_request(
+            "no_ceremony",
+            format!("no passkey {what} in progress in this session: start again"),
+        ));
+    };
+    if now.saturating_duration_since(started) > session::CEREMONY_VALID {
+        return Err(AppError::bad_request(
+            "ceremony_expired",
+            format!("the passkey {what} took too long: start again"),
+        ));
+    }
+    Ok(state)
 }
 
 fn grant(app: &App, cookie: &str, method: &str) -> Result<(), AppError> {

@@ -320,30 +320,25 @@ fn servers_card(h: &mut String, servers: &[Value]) {
             val(s.get("last_error")),
             val(s.get("next_retry")),
         );
-        match s.get("stderr_tail") {
-            Some(Value::String(t)) if !t.is_empty() => {
-                let _ = write!(
-                    h,
-                    "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
-                    esc(&api::cap(t, 4000))
-                );
-            }
-            Some(Value::Array(lines)) if !lines.is_empty() => {
-                let text: Vec<String> = lines
-                    .iter()
-                    .map(|l| {
-                        l.as_str()
-                            .map(str::to_owned)
-                            .unwrap_or_else(|| l.to_string())
-                    })
-                    .collect();
-                let _ = write!(
-                    h,
-                    "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
-                    esc(&api::cap(&text.join("\n"), 4000))
-                );
-            }
-            _ => {}
+        let tail = match s.get("stderr_tail") {
+            Some(Value::String(t)) => t.clone(),
+            Some(Value::Array(lines)) => lines
+                .iter()
+                .map(|l| {
+                    l.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| l.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        if !tail.is_empty() {
+            let _ = write!(
+                h,
+                "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
+                esc(&api::cap(&tail, 4000))
+            );
         }
         h.push_str("</article>");
     }

@@ -54,8 +54,8 @@ pub(crate) struct Session {
     pub(crate) csrf: String,
     last_used: Instant,
     pub(crate) step_up: Option<StepUp>,
-    /// A registration in progress: its state, the enrollment token's hash, when it started.
-    pub(crate) registration: Option<(PasskeyRegistration, String, Instant)>,
+    /// A registration in progress: its state and the enrollment token's hash, when it started.
+    pub(crate) registration: Option<((PasskeyRegistration, String), Instant)>,
     /// An authentication in progress and when it started.
     pub(crate) authentication: Option<(PasskeyAuthentication, Instant)>,
 }

@@ -164,16 +164,16 @@ fn post(path: &str, s: &Sess, body: Value) -> Request<Body> {
         .unwrap()
 }
 
-async fn step_up(t: &T, s: &Sess) {
-    let r = send(
+async fn passphrase(t: &T, s: &Sess, pass: &str) -> Resp {
+    send(
         t,
-        post(
-            "/api/stepup/passphrase",
-            s,
-            json!({"passphrase": PASSPHRASE}),
-        ),
+        post("/api/stepup/passphrase", s, json!({"passphrase": pass})),
     )
-    .await;
+    .await
+}
+
+async fn step_up(t: &T, s: &Sess) {
+    let r = passphrase(t, s, PASSPHRASE).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }
 
@@ -512,29 +512,13 @@ async fn the_passphrase_step_up_refuses_wrong_and_repeated_attempts() {
     let t = setup().await;
     let s = session(&t).await;
     for _ in 0..5 {
-        let r = send(
-            &t,
-            post(
-                "/api/stepup/passphrase",
-                &s,
-                json!({"passphrase": "nope nope"}),
-            ),
-        )
-        .await;
+        let r = passphrase(&t, &s, "nope nope").await;
         assert_eq!(
             (r.status, r.error().as_str()),
             (StatusCode::UNAUTHORIZED, "passphrase")
         );
     }
-    let r = send(
-        &t,
-        post(
-            "/api/stepup/passphrase",
-            &s,
-            json!({"passphrase": PASSPHRASE}),
-        ),
-    )
-    .await;
+    let r = passphrase(&t, &s, PASSPHRASE).await;
     assert_eq!(
         (r.status, r.error().as_str()),
         (StatusCode::TOO_MANY_REQUESTS, "too_many_attempts")
@@ -542,28 +526,12 @@ async fn the_passphrase_step_up_refuses_wrong_and_repeated_attempts() {
     t.clock.advance(Duration::from_secs(61));
     step_up(&t, &s).await;
 
-    let r = send(
-        &t,
-        post(
-            "/api/stepup/passphrase",
-            &s,
-            json!({"passphrase": "x".repeat(2000)}),
-        ),
-    )
-    .await;
+    let r = passphrase(&t, &s, &"x".repeat(2000)).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 
     let t = setup_with(json!({})).await;
     let s = session(&t).await;
-    let r = send(
-        &t,
-        post(
-            "/api/stepup/passphrase",
-            &s,
-            json!({"passphrase": PASSPHRASE}),
-        ),
-    )
-    .await;
+    let r = passphrase(&t, &s, PASSPHRASE).await;
     assert_eq!(
         (r.status, r.error().as_str()),
         (StatusCode::CONFLICT, "no_passphrase")

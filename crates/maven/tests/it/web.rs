@@ -157,38 +157,18 @@ fn a_passphrase_step_up_enables_an_act_end_to_end() {
         .unwrap()
         .to_owned();
 
-    let (status, _, body) = post(
-        port,
-        "/api/tools/say_hello/enable",
-        &cookie,
-        &csrf,
-        &json!({}),
-    );
+    let api = |path: &str, body: &Value| post(port, path, &cookie, &csrf, body);
+    let (status, _, body) = api("/api/tools/say_hello/enable", &json!({}));
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("step_up_required"));
-    let (status, _, body) = post(
-        port,
+    let (status, _, body) = api(
         "/api/stepup/passphrase",
-        &cookie,
-        &csrf,
         &json!({"passphrase": "wrong one!"}),
     );
     assert_eq!(status, 401, "{body}");
-    let (status, _, body) = post(
-        port,
-        "/api/stepup/passphrase",
-        &cookie,
-        &csrf,
-        &json!({"passphrase": PASSPHRASE}),
-    );
+    let (status, _, body) = api("/api/stepup/passphrase", &json!({"passphrase": PASSPHRASE}));
     assert_eq!(status, 200, "{body}");
-    let (status, _, body) = post(
-        port,
-        "/api/tools/say_hello/enable",
-        &cookie,
-        &csrf,
-        &json!({}),
-    );
+    let (status, _, body) = api("/api/tools/say_hello/enable", &json!({}));
     assert_eq!(status, 200, "{body}");
 
     let tools = home.json(&["tools", "--json"]);
@@ -231,4 +211,17 @@ fn web_passphrase_refuses_a_short_passphrase_and_enroll_needs_a_daemon() {
     let out = home.run(&["web", "enroll"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("no maven daemon is running"));
+}
+
+#[test]
+fn with_no_configuration_file_the_page_is_off() {
+    let home = Home::new();
+    let _d = home.start();
+    let out = home.run(&["web", "enroll"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the daemon has no configuration file"),
+        "{}",
+        stderr(&out)
+    );
 }
