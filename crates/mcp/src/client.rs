@@ -294,10 +294,10 @@ impl Client {
         self.request_raw(method, params, timeout).await
     }
 
-    async fn request_raw(
+    async fn request_raw<P: serde::Serialize>(
         &self,
         method: &str,
-        params: Option<&Value>,
+        params: Option<&P>,
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
         let mut ticket = self.core.register()?;
@@ -360,7 +360,7 @@ impl Client {
 
     /// `ping`, under the list deadline.
     pub async fn ping(&self) -> Result<(), Error> {
-        self.request_raw("ping", None, self.config.timeouts.list)
+        self.request_raw::<Value>("ping", None, self.config.timeouts.list)
             .await
             .map(|_| ())
     }
@@ -478,7 +478,15 @@ impl Client {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<ToolOutcome, Error> {
-        let params = serde_json::json!({"name": name, "arguments": arguments});
+        #[derive(serde::Serialize)]
+        struct CallParams<'a> {
+            name: &'a str,
+            arguments: &'a Map<String, Value>,
+        }
+        let params = CallParams {
+            name,
+            arguments: &arguments,
+        };
         let raw = self
             .request_raw("tools/call", Some(&params), self.config.timeouts.call)
             .await?;

@@ -224,7 +224,7 @@ impl HttpLink {
         ticket.disarm();
         let info = crate::client::parse_initialize(&raw)?;
         self.set_protocol_version(&info.protocol_version);
-        let note = rpc::encode(None, "notifications/initialized", None);
+        let note = rpc::encode::<serde_json::Value>(None, "notifications/initialized", None);
         self.post_message(&note, core, timeout).await
     }
 

@@ -413,7 +413,11 @@ impl Core {
 }
 
 /// Encode a request (with `Some(id)`) or a notification, ending with one newline, in one buffer.
-pub(crate) fn encode(id: Option<u64>, method: &str, params: Option<&serde_json::Value>) -> Vec<u8> {
+pub(crate) fn encode<P: serde::Serialize + ?Sized>(
+    id: Option<u64>,
+    method: &str,
+    params: Option<&P>,
+) -> Vec<u8> {
     let mut buf = Vec::with_capacity(96 + method.len());
     buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
     if let Some(id) = id {
@@ -526,7 +530,7 @@ mod tests {
             v,
             serde_json::json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":p})
         );
-        let n = encode(None, "notifications/initialized", None);
+        let n = encode::<serde_json::Value>(None, "notifications/initialized", None);
         assert_eq!(
             n,
             b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"

@@ -191,14 +191,16 @@ async fn writer(
     done: tokio::sync::oneshot::Sender<()>,
 ) {
     let mut batch: Vec<u8> = Vec::new();
+    // One registration with the token for the task's life, not one per frame.
+    let mut cancelled = std::pin::pin!(token.cancelled());
     loop {
         let first = tokio::select! {
             biased;
-            () = token.cancelled() => break,
+            () = &mut cancelled => break,
             f = rx.recv() => match f { Some(f) => f, None => break },
         };
         let result = match rx.try_recv() {
-            Err(_) => write_or_stop(&mut stdin, &first, &token).await,
+            Err(_) => write_or_stop(&mut stdin, &first, cancelled.as_mut()).await,
             Ok(second) => {
                 batch.clear();
                 batch.extend_from_slice(&first);
@@ -209,7 +211,7 @@ async fn writer(
                         Err(_) => break,
                     }
                 }
-                let r = write_or_stop(&mut stdin, &batch, &token).await;
+                let r = write_or_stop(&mut stdin, &batch, cancelled.as_mut()).await;
                 if batch.capacity() > COALESCE * 2 {
                     batch = Vec::new();
                 }
@@ -236,10 +238,14 @@ async fn writer(
 }
 
 /// Write the bytes unless the token fires first; false when the writer should stop.
-async fn write_or_stop(stdin: &mut ChildStdin, bytes: &[u8], token: &CancellationToken) -> bool {
+async fn write_or_stop(
+    stdin: &mut ChildStdin,
+    bytes: &[u8],
+    cancelled: std::pin::Pin<&mut tokio_util::sync::WaitForCancellationFuture<'_>>,
+) -> bool {
     tokio::select! {
         biased;
-        () = token.cancelled() => false,
+        () = cancelled => false,
         r = stdin.write_all(bytes) => r.is_ok(),
     }
 }
@@ -294,10 +300,11 @@ async fn reader(
 ) {
     let mut rd = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::with_capacity(8 * 1024);
+    let mut cancelled = std::pin::pin!(token.cancelled());
     let reason = loop {
         let r = tokio::select! {
             biased;
-            () = token.cancelled() => break CloseReason::ClosedByClient,
+            () = &mut cancelled => break CloseReason::ClosedByClient,
             r = read_frame(&mut rd, &mut line, limits.frame_cap) => r,
         };
         core.counters
