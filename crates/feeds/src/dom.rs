@@ -145,7 +145,7 @@ pub(crate) fn escape_stray_lt(src: &str) -> Cow<'_, str> {
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut i = 0;
-    while let Some(off) = src.get(i..).and_then(|r| r.find('<')) {
+    while let Some(off) = src.get(i..).and_then(|r| memchr::memchr(b'<', r.as_bytes())) {
         let at = i + off;
         let rest = &src[at..];
         if rest.starts_with("<![CDATA[") {
@@ -581,7 +581,7 @@ pub(crate) fn inner_text<'a>(inner: &'a str, flags: &mut DecodeFlags) -> Cow<'a,
     }
     let mut out = String::with_capacity(inner.len());
     let mut rest = inner;
-    while let Some(lt) = rest.find('<') {
+    while let Some(lt) = memchr::memchr(b'<', rest.as_bytes()) {
         out.push_str(&entities::decode(&rest[..lt], flags));
         let tail = &rest[lt..];
         if let Some(body) = tail.strip_prefix("<![CDATA[") {
@@ -597,7 +597,7 @@ pub(crate) fn inner_text<'a>(inner: &'a str, flags: &mut DecodeFlags) -> Cow<'a,
             rest = &tail[1..];
         } else {
             // Markup of a child element: keep it as written up to the next construct.
-            let next = tail[1..].find('<').map_or(tail.len(), |i| i + 1);
+            let next = memchr::memchr(b'<', tail[1..].as_bytes()).map_or(tail.len(), |i| i + 1);
             let chunk = &tail[..next];
             // Inside markup only character data needs resolving; keep tags raw.
             match chunk.find('>') {

@@ -421,21 +421,25 @@ pub(crate) struct DecodeFlags {
 /// Resolves character references in `s`. Unknown names and bare `&` are kept literally.
 /// A reference must end with `;` (legacy no-semicolon forms such as `&copy=2` stay text).
 pub(crate) fn decode<'a>(s: &'a str, flags: &mut DecodeFlags) -> Cow<'a, str> {
-    let Some(first) = s.find('&') else {
+    if memchr::memchr(b'&', s.as_bytes()).is_none() {
         return Cow::Borrowed(s);
-    };
+    }
     let mut out = String::with_capacity(s.len());
-    out.push_str(&s[..first]);
-    let mut rest = &s[first..];
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        // `rest` starts with '&'; a reference name is at most 32 bytes long.
-        let after = &rest[1..];
+    decode_into(s, flags, |piece| out.push_str(piece));
+    Cow::Owned(out)
+}
+
+/// Like [`decode`], handing the decoded text to `sink` piece by piece.
+pub(crate) fn decode_into(s: &str, flags: &mut DecodeFlags, mut sink: impl FnMut(&str)) {
+    let mut rest = s;
+    while let Some(amp) = memchr::memchr(b'&', rest.as_bytes()) {
+        sink(&rest[..amp]);
+        // `rest[amp]` is '&'; a reference name is at most 32 bytes long.
+        let after = &rest[amp + 1..];
         // The common ones first.
         let quick = [("amp;", "&"), ("lt;", "<"), ("gt;", ">"), ("quot;", "\""), ("#39;", "'")];
         if let Some((pat, text)) = quick.iter().find(|(p, _)| after.starts_with(p)) {
-            out.push_str(text);
+            sink(text);
             rest = &after[pat.len()..];
             continue;
         }
@@ -450,7 +454,8 @@ pub(crate) fn decode<'a>(s: &'a str, flags: &mut DecodeFlags) -> Cow<'a, str> {
                 if body.starts_with('#') {
                     if let Some(ch) = numeric(body) {
                         if let Some(c) = ch {
-                            out.push(c);
+                            let mut buf = [0u8; 4];
+                            sink(c.encode_utf8(&mut buf));
                         }
                         rest = &after[end + 1..];
                         consumed = true;
@@ -459,7 +464,7 @@ pub(crate) fn decode<'a>(s: &'a str, flags: &mut DecodeFlags) -> Cow<'a, str> {
                     if !matches!(body, "amp" | "lt" | "gt" | "quot" | "apos") {
                         flags.not_xml = true;
                     }
-                    out.push_str(text);
+                    sink(text);
                     rest = &after[end + 1..];
                     consumed = true;
                 }
@@ -467,12 +472,11 @@ pub(crate) fn decode<'a>(s: &'a str, flags: &mut DecodeFlags) -> Cow<'a, str> {
         }
         if !consumed {
             flags.not_xml = true;
-            out.push('&');
+            sink("&");
             rest = after;
         }
     }
-    out.push_str(rest);
-    Cow::Owned(out)
+    sink(rest);
 }
 
 #[cfg(test)]

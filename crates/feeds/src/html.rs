@@ -147,8 +147,8 @@ pub fn to_text(html: &str) -> String {
     let mut flags = DecodeFlags::default();
     let mut rest = html;
     let mut unclosed = [false; RAW_TEXT.len()];
-    while let Some(lt) = rest.find('<') {
-        t.push_text(&entities::decode(&rest[..lt], &mut flags));
+    while let Some(lt) = memchr::memchr(b'<', rest.as_bytes()) {
+        entities::decode_into(&rest[..lt], &mut flags, |p| t.push_text(p));
         let tail = &rest[lt..];
         let after = &tail[1..];
         if let Some(c) = after.strip_prefix("!--") {
@@ -173,7 +173,7 @@ pub fn to_text(html: &str) -> String {
         }
         let Some(end) = tag_end(tail) else {
             // An unclosed tag: drop up to the next '<' (or the end).
-            rest = after.find('<').map_or("", |i| &after[i..]);
+            rest = memchr::memchr(b'<', after.as_bytes()).map_or("", |i| &after[i..]);
             continue;
         };
         rest = &tail[end + 1..];
@@ -216,7 +216,7 @@ pub fn to_text(html: &str) -> String {
             t.gap = t.gap.max(gap);
         }
     }
-    t.push_text(&entities::decode(rest, &mut flags));
+    entities::decode_into(rest, &mut flags, |p| t.push_text(p));
     t.out
 }
 
@@ -287,7 +287,7 @@ pub(crate) fn resolve_in_html<'a>(html: &'a str, base: Option<&Url>) -> Cow<'a, 
     let mut out = String::new();
     let mut copied = 0;
     let mut pos = 0;
-    while let Some(lt) = html.get(pos..).and_then(|s| s.find('<')) {
+    while let Some(lt) = html.get(pos..).and_then(|s| memchr::memchr(b'<', s.as_bytes())) {
         let start = pos + lt;
         let tail = &html[start..];
         let Some(end) = tag_end(tail) else {
