@@ -81,8 +81,12 @@ fn month_from(word: &str) -> Option<Month> {
 }
 
 fn is_weekday(word: &str) -> bool {
-    let Some(head) = word.get(..3) else { return false };
-    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].iter().any(|d| head.eq_ignore_ascii_case(d))
+    let Some(head) = word.get(..3) else {
+        return false;
+    };
+    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+        .iter()
+        .any(|d| head.eq_ignore_ascii_case(d))
 }
 
 /// Parses a numeric offset such as `+0300`, `-05:00`, `+3`, `+03`.
@@ -272,7 +276,10 @@ fn parse_words(s: &str) -> Option<(OffsetDateTime, bool)> {
             if is_weekday(tok) {
                 continue;
             }
-            let (am, pm) = (tok.eq_ignore_ascii_case("am"), tok.eq_ignore_ascii_case("pm"));
+            let (am, pm) = (
+                tok.eq_ignore_ascii_case("am"),
+                tok.eq_ignore_ascii_case("pm"),
+            );
             if am || pm {
                 if let Some(t) = time.as_mut() {
                     if pm && t.0 < 12 {

@@ -54,7 +54,9 @@ fn strip_illegal(text: Cow<'_, str>) -> (Cow<'_, str>, bool) {
     let bytes = text.as_bytes();
     // Branch-free per chunk so it vectorises: any C0 control other than TAB/LF/CR?
     let has_control = bytes.chunks(256).any(|c| {
-        c.iter().fold(0u8, |acc, &b| acc | u8::from(b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')) != 0
+        c.iter().fold(0u8, |acc, &b| {
+            acc | u8::from(b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')
+        }) != 0
     });
     // U+FFFE/U+FFFF are encoded as EF BF BE / EF BF BF.
     let needs = (has_control || bytes.contains(&0xef)) && text.chars().any(bad);

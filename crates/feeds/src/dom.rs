@@ -65,7 +65,9 @@ impl Ns {
             return Ns::None;
         }
         let mut buf = [0u8; 8];
-        let Some(dst) = buf.get_mut(..prefix.len()) else { return Ns::Other };
+        let Some(dst) = buf.get_mut(..prefix.len()) else {
+            return Ns::Other;
+        };
         dst.copy_from_slice(prefix.as_bytes());
         dst.make_ascii_lowercase();
         match std::str::from_utf8(dst).unwrap_or("") {
@@ -139,13 +141,22 @@ pub(crate) fn escape_stray_lt(src: &str) -> Cow<'_, str> {
     let b = src.as_bytes();
     let starts_markup = |i: usize| {
         b.get(i + 1).is_some_and(|&c| {
-            c == b'/' || c == b'!' || c == b'?' || c == b'_' || c == b':' || c.is_ascii_alphabetic() || c >= 0x80
+            c == b'/'
+                || c == b'!'
+                || c == b'?'
+                || c == b'_'
+                || c == b':'
+                || c.is_ascii_alphabetic()
+                || c >= 0x80
         })
     };
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut i = 0;
-    while let Some(off) = src.get(i..).and_then(|r| memchr::memchr(b'<', r.as_bytes())) {
+    while let Some(off) = src
+        .get(i..)
+        .and_then(|r| memchr::memchr(b'<', r.as_bytes()))
+    {
         let at = i + off;
         let rest = &src[at..];
         if rest.starts_with("<![CDATA[") {
@@ -456,7 +467,8 @@ impl<'a> Doc<'a> {
                         Some(n) if recoverable && restarts < MAX_RESTARTS => {
                             if !bang_warned {
                                 bang_warned = true;
-                                doc.warnings.push(format!("invalid markup at byte {p0} skipped"));
+                                doc.warnings
+                                    .push(format!("invalid markup at byte {p0} skipped"));
                             }
                             restarts += 1;
                             offset = next_boundary(src, n);
@@ -597,7 +609,7 @@ pub(crate) fn inner_text<'a>(inner: &'a str, flags: &mut DecodeFlags) -> Cow<'a,
             rest = &tail[1..];
         } else {
             // Markup of a child element: keep it as written up to the next construct.
-            let next = memchr::memchr(b'<', tail[1..].as_bytes()).map_or(tail.len(), |i| i + 1);
+            let next = memchr::memchr(b'<', &tail.as_bytes()[1..]).map_or(tail.len(), |i| i + 1);
             let chunk = &tail[..next];
             // Inside markup only character data needs resolving; keep tags raw.
             match chunk.find('>') {
@@ -655,8 +667,14 @@ mod tests {
     fn stray_lt_escaped_outside_cdata_and_comments() {
         let cases = [
             ("a < b", "a &lt; b"),
-            ("<![CDATA[ x < y ]]> <!-- < --> <p>", "<![CDATA[ x < y ]]> <!-- < --> <p>"),
-            ("1 <2 </a> <?pi?> <!DOCTYPE x> <_x> <é>", "1 &lt;2 </a> <?pi?> <!DOCTYPE x> <_x> <é>"),
+            (
+                "<![CDATA[ x < y ]]> <!-- < --> <p>",
+                "<![CDATA[ x < y ]]> <!-- < --> <p>",
+            ),
+            (
+                "1 <2 </a> <?pi?> <!DOCTYPE x> <_x> <é>",
+                "1 &lt;2 </a> <?pi?> <!DOCTYPE x> <_x> <é>",
+            ),
             ("<", "&lt;"),
             ("<![CDATA[ unterminated < ", "<![CDATA[ unterminated < "),
         ];

@@ -437,7 +437,13 @@ pub(crate) fn decode_into(s: &str, flags: &mut DecodeFlags, mut sink: impl FnMut
         // `rest[amp]` is '&'; a reference name is at most 32 bytes long.
         let after = &rest[amp + 1..];
         // The common ones first.
-        let quick = [("amp;", "&"), ("lt;", "<"), ("gt;", ">"), ("quot;", "\""), ("#39;", "'")];
+        let quick = [
+            ("amp;", "&"),
+            ("lt;", "<"),
+            ("gt;", ">"),
+            ("quot;", "\""),
+            ("#39;", "'"),
+        ];
         if let Some((pat, text)) = quick.iter().find(|(p, _)| after.starts_with(p)) {
             sink(text);
             rest = &after[pat.len()..];

@@ -49,7 +49,10 @@ impl TextOut {
             if c < 0x80 {
                 if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'\x0b') {
                     // A single space between visible ASCII characters stays inside the run.
-                    if c == b' ' && i > run && b.get(i + 1).is_some_and(|n| (0x21..0x7f).contains(n)) {
+                    if c == b' '
+                        && i > run
+                        && b.get(i + 1).is_some_and(|n| (0x21..0x7f).contains(n))
+                    {
                         i += 2;
                         continue;
                     }
@@ -70,7 +73,10 @@ impl TextOut {
                 };
                 continue;
             }
-            let ch = s.get(i..).and_then(|r| r.chars().next()).unwrap_or('\u{fffd}');
+            let ch = s
+                .get(i..)
+                .and_then(|r| r.chars().next())
+                .unwrap_or('\u{fffd}');
             let len = ch.len_utf8();
             if ch.is_whitespace() || ch == '\u{a0}' {
                 self.push_run(s.get(run..i).unwrap_or(""));
@@ -103,9 +109,8 @@ fn block_gap(name: &[u8]) -> Gap {
         b"p" | b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"blockquote" | b"pre" | b"ul"
         | b"ol" | b"dl" | b"table" | b"hr" | b"figure" | b"section" | b"article" | b"header"
         | b"footer" | b"aside" | b"nav" | b"form" | b"fieldset" | b"address" | b"main" => Gap::Para,
-        b"div" | b"li" | b"tr" | b"dt" | b"dd" | b"figcaption" | b"caption" | b"tbody" | b"thead" => {
-            Gap::Line
-        }
+        b"div" | b"li" | b"tr" | b"dt" | b"dd" | b"figcaption" | b"caption" | b"tbody"
+        | b"thead" => Gap::Line,
         b"td" | b"th" | b"img" => Gap::Space,
         _ => Gap::None,
     }
@@ -190,7 +195,9 @@ pub fn to_text(html: &str) -> String {
             continue;
         }
         let raw_text = RAW_TEXT.iter().position(|s| s.as_bytes() == lname);
-        if let Some(k) = raw_text.filter(|&k| !closing && !unclosed[k] && !tail[..end].ends_with('/')) {
+        if let Some(k) =
+            raw_text.filter(|&k| !closing && !unclosed[k] && !tail[..end].ends_with('/'))
+        {
             // Skip raw-text element content up to its end tag.
             let lower_close = format!("</{}", name.to_ascii_lowercase());
             let mut found = None;
@@ -287,7 +294,10 @@ pub(crate) fn resolve_in_html<'a>(html: &'a str, base: Option<&Url>) -> Cow<'a, 
     let mut out = String::new();
     let mut copied = 0;
     let mut pos = 0;
-    while let Some(lt) = html.get(pos..).and_then(|s| memchr::memchr(b'<', s.as_bytes())) {
+    while let Some(lt) = html
+        .get(pos..)
+        .and_then(|s| memchr::memchr(b'<', s.as_bytes()))
+    {
         let start = pos + lt;
         let tail = &html[start..];
         let Some(end) = tag_end(tail) else {

@@ -64,7 +64,12 @@ fn authors(obj: &Map<String, Value>, base: Option<&Url>) -> Vec<Person> {
     }
 }
 
-fn read_item(o: &Map<String, Value>, base: Option<&Url>, warnings: &mut Warnings) -> Item {
+fn read_item(
+    o: &Map<String, Value>,
+    base: Option<&Url>,
+    plain_text: bool,
+    warnings: &mut Warnings,
+) -> Item {
     let mut item = Item {
         id: str_field(o, "id"),
         title: str_field(o, "title")
@@ -110,7 +115,7 @@ fn read_item(o: &Map<String, Value>, base: Option<&Url>, warnings: &mut Warnings
             let h = html::resolve_in_html(&h, base).into_owned();
             item.content_text = text
                 .map(|t| html::collapse(&t))
-                .or_else(|| Some(html::to_text(&h)))
+                .or_else(|| plain_text.then(|| html::to_text(&h)))
                 .filter(|t| !t.is_empty());
             item.content = Some(h);
         }
@@ -119,6 +124,10 @@ fn read_item(o: &Map<String, Value>, base: Option<&Url>, warnings: &mut Warnings
             item.content_text = Some(html::collapse(&t));
         }
         (None, None) => {}
+    }
+    if !plain_text {
+        item.summary_text = None;
+        item.content_text = None;
     }
     if let Some(Value::Array(atts)) = o.get("attachments") {
         for a in atts.iter().filter_map(Value::as_object) {
@@ -141,6 +150,7 @@ fn read_item(o: &Map<String, Value>, base: Option<&Url>, warnings: &mut Warnings
 
 /// Parses a JSON Feed.
 pub(crate) fn parse(
+    plain_text: bool,
     src: &str,
     base: Option<&Url>,
     mut warnings: Warnings,
@@ -200,7 +210,9 @@ pub(crate) fn parse(
                     break;
                 }
                 match v.as_object() {
-                    Some(o) => feed.items.push(read_item(o, base, &mut warnings)),
+                    Some(o) => feed
+                        .items
+                        .push(read_item(o, base, plain_text, &mut warnings)),
                     None => warnings.push(format!("item {i} is not an object; skipped")),
                 }
             }

@@ -104,8 +104,28 @@ impl Warnings {
     }
 }
 
+/// How much [`parse_with`] renders.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Fill `summary_text` / `content_text` (default). Without it they stay `None`, and a caller
+    /// that only needs identities first can render the items it keeps with [`html_to_text`].
+    /// Titles are plain text either way.
+    pub plain_text: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { plain_text: true }
+    }
+}
+
 /// Parses a feed. See the crate documentation.
 pub fn parse(bytes: &[u8], hints: &Hints<'_>) -> Result<Feed, NotAFeed> {
+    parse_with(bytes, hints, &Options::default())
+}
+
+/// [`parse`] with [`Options`].
+pub fn parse_with(bytes: &[u8], hints: &Hints<'_>, options: &Options) -> Result<Feed, NotAFeed> {
     if bytes.len() > MAX_INPUT {
         return Err(NotAFeed::TooLarge { max: MAX_INPUT });
     }
@@ -122,12 +142,12 @@ pub fn parse(bytes: &[u8], hints: &Hints<'_>) -> Result<Feed, NotAFeed> {
     }
     let base = hints.url.and_then(|u| Url::parse(u.trim()).ok());
     if text.starts_with('{') || text.starts_with('[') {
-        return json::parse(text, base.as_ref(), warnings);
+        return json::parse(options.plain_text, text, base.as_ref(), warnings);
     }
     if !text.starts_with('<') {
         return Err(NotAFeed::NotMarkup);
     }
-    xml::parse(text, base, warnings, decoded.repaired)
+    xml::parse(options.plain_text, text, base, warnings, decoded.repaired)
 }
 
 #[doc(hidden)]

@@ -33,6 +33,8 @@ struct Cx<'d, 'a> {
     flags: DecodeFlags,
     warnings: Warnings,
     atom: bool,
+    /// Render `summary_text` / `content_text`.
+    plain_text: bool,
 }
 
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
@@ -144,7 +146,8 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// Reads a text construct. `title` selects how RSS's untyped text is read.
-    fn text_construct(&mut self, id: u32) -> Option<TextValue> {
+    /// Reads a text construct; the plain-text rendering only when `want_text`.
+    fn text_construct(&mut self, id: u32, want_text: bool) -> Option<TextValue> {
         let doc = self.doc;
         let ty = doc.attr(id, "type").map(|t| t.trim().to_ascii_lowercase());
         let mode = doc.attr(id, "mode").map(|t| t.trim().to_ascii_lowercase());
@@ -200,11 +203,19 @@ impl<'a> Cx<'_, 'a> {
         Some(match kind {
             Kind::Text => TextValue {
                 html: html::escape(raw_trim),
-                text: html::collapse(raw_trim),
+                text: if want_text {
+                    html::collapse(raw_trim)
+                } else {
+                    String::new()
+                },
             },
             Kind::Html | Kind::Xhtml => {
                 let h = html::resolve_in_html(raw_trim, base);
-                let text = html::to_text(&h);
+                let text = if want_text {
+                    html::to_text(&h)
+                } else {
+                    String::new()
+                };
                 TextValue {
                     html: h.into_owned(),
                     text,
@@ -214,7 +225,8 @@ impl<'a> Cx<'_, 'a> {
     }
 
     fn plain(&mut self, id: u32) -> Option<String> {
-        self.text_construct(id).and_then(|t| non_empty(t.text))
+        self.text_construct(id, true)
+            .and_then(|t| non_empty(t.text))
     }
 
     fn atom_person(&mut self, id: u32) -> Option<Person> {
@@ -332,7 +344,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             (Ns::Dc, "identifier") if dc_id.is_none() => dc_id = cx.trimmed(c),
             (Ns::Dc, "title") if dc_title.is_none() => dc_title = cx.plain(c),
             (Ns::Dc, "description") | (Ns::Itunes, "summary") if fallback_summary.is_none() => {
-                fallback_summary = cx.text_construct(c);
+                fallback_summary = cx.text_construct(c, cx.plain_text);
             }
             (Ns::Dc, "modified") if dc_modified.is_none() => dc_modified = cx.date(c),
             (Ns::Content, "encoded") if item.content.is_none() => {
@@ -340,7 +352,9 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 let raw = raw.trim();
                 if !raw.is_empty() {
                     let h = html::resolve_in_html(raw, doc.base(c));
-                    item.content_text = non_empty(html::to_text(&h));
+                    if cx.plain_text {
+                        item.content_text = non_empty(html::to_text(&h));
+                    }
                     item.content = Some(h.into_owned());
                 }
             }
@@ -375,7 +389,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 }
             }
             (_, "description" | "summary") if item.summary.is_none() => {
-                if let Some(t) = cx.text_construct(c) {
+                if let Some(t) = cx.text_construct(c, cx.plain_text) {
                     item.summary_text = non_empty(t.text);
                     item.summary = Some(t.html);
                 }
@@ -384,7 +398,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 if doc.attr(c, "src").is_some() {
                     continue;
                 }
-                if let Some(t) = cx.text_construct(c) {
+                if let Some(t) = cx.text_construct(c, cx.plain_text) {
                     item.content_text = non_empty(t.text);
                     item.content = Some(t.html);
                 }
@@ -549,6 +563,7 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
 
 /// Parses an XML document (already UTF-8).
 pub(crate) fn parse(
+    plain_text: bool,
     src: &str,
     base: Option<Url>,
     mut warnings: Warnings,
@@ -628,6 +643,7 @@ pub(crate) fn parse(
         flags: DecodeFlags::default(),
         warnings,
         atom,
+        plain_text,
     };
     read_feed_fields(&mut cx, container, &mut feed);
     if feed.language.is_none() {

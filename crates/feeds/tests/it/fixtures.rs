@@ -418,3 +418,23 @@ fn json_shape_is_f9() {
     assert_eq!(v["updated"], "2025-05-12T22:00:00Z");
     assert_eq!(v["format"], "rss2.0");
 }
+
+#[test]
+fn without_plain_text_only_the_renderings_are_missing() {
+    for (name, url, ct) in CASES {
+        let bytes = std::fs::read(format!("{DIR}/{name}")).unwrap();
+        let hints = Hints {
+            url: *url,
+            content_type: *ct,
+        };
+        let full = feeds::parse(&bytes, &hints).unwrap();
+        let lean =
+            feeds::parse_with(&bytes, &hints, &feeds::Options { plain_text: false }).unwrap();
+        let mut stripped = full.clone();
+        for item in &mut stripped.items {
+            item.summary_text = None;
+            item.content_text = None;
+        }
+        assert_eq!(lean, stripped, "{name}");
+    }
+}
