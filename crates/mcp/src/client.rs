@@ -270,7 +270,7 @@ impl Client {
     pub async fn notify(&self, method: &str, params: Option<&Value>) -> Result<(), Error> {
         let frame = rpc::encode(None, method, params);
         match &self.link {
-            Link::Stdio(s) => s.send(frame, &self.core).await,
+            Link::Stdio(s) => s.send(frame, &self.core),
             Link::Http(h) => tokio::time::timeout(
                 self.config.timeouts.init,
                 h.post_message(&frame, &self.core, self.config.timeouts.init),
@@ -309,7 +309,7 @@ impl Client {
         };
         let exchange = async {
             match &self.link {
-                Link::Stdio(s) => s.send(frame, &self.core).await?,
+                Link::Stdio(s) => s.send(frame, &self.core)?,
                 Link::Http(h) => {
                     h.exchange(frame, id, method, &self.core, &self.options, timeout)
                         .await?
@@ -343,7 +343,9 @@ impl Client {
                     });
                     let notice = rpc::encode(None, "notifications/cancelled", Some(&params));
                     match &self.link {
-                        Link::Stdio(s) => s.try_send(notice),
+                        Link::Stdio(s) => {
+                            let _ = s.send(notice, &self.core);
+                        }
                         Link::Http(h) => h.send_notice_briefly(notice, &self.core).await,
                     }
                 }

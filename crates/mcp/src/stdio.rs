@@ -6,9 +6,11 @@
 //! Tasks (all tracked, all ended by one cancellation token):
 //! - reader: bounded `read_until` on stdout → [`Core::on_frame`]; answers to server requests are
 //!   queued to the writer. Never blocks on a caller.
-//! - writer: frames from an mpsc channel → stdin, several queued frames coalesced into one
-//!   write. Enqueueing a frame is atomic, so a caller dropped mid-send never leaves half a frame
-//!   on the pipe.
+//! - writer: a caller writes its frame itself, at once, when the pipe has room and nothing is
+//!   queued (no task hop on the hot path); otherwise the whole frame (or the unwritten rest of
+//!   it) is queued and the writer task writes it when the pipe drains. Sending is synchronous,
+//!   so a caller dropped at any point never leaves half a frame behind; a full queue means the
+//!   server stopped reading, and the send fails.
 //! - stderr: chunks into a bounded ring, never parsed.
 //! - supervisor: owns the `Child`, waits for exit or for the token, runs the shutdown sequence.
 
@@ -18,10 +20,8 @@ use std::process::Stdio as StdStdio;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{
-    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader,
-};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, BufReader};
+use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -32,8 +32,6 @@ use crate::Limits;
 
 /// Depth of the outgoing frame queue.
 const WRITE_QUEUE: usize = 1024;
-/// Most bytes the writer coalesces into one write.
-const COALESCE: usize = 256 * 1024;
 
 /// The bounded, never-parsed tail of a child's stderr.
 #[derive(Debug, Default)]
@@ -63,7 +61,7 @@ impl StderrRing {
 
 /// The client's side of a running stdio server.
 pub(crate) struct StdioLink {
-    tx: mpsc::Sender<Vec<u8>>,
+    stdin: Arc<Stdin>,
     token: CancellationToken,
     tracker: TaskTracker,
     pub(crate) stderr: Arc<StderrRing>,
@@ -116,10 +114,24 @@ impl StdioLink {
             buf: Mutex::new(VecDeque::new()),
             cap: limits.stderr_ring,
         });
+        let pipe = stdin
+            .into_owned_fd()
+            .and_then(tokio::net::unix::pipe::Sender::from_owned_fd)
+            .map_err(|source| Error::Spawn {
+                command: command.to_owned(),
+                source,
+            })?;
         let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+        let stdin = Arc::new(Stdin {
+            state: Mutex::new(StdinState {
+                pipe: Some(Arc::new(pipe)),
+                backlog: false,
+            }),
+            tx,
+        });
         let (stdin_done_tx, stdin_done_rx) = tokio::sync::oneshot::channel();
         tracker.spawn(writer(
-            stdin,
+            stdin.clone(),
             rx,
             token.clone(),
             limits.close_grace,
@@ -129,7 +141,7 @@ impl StdioLink {
             stdout,
             limits.clone(),
             core.clone(),
-            tx.clone(),
+            stdin.clone(),
             token.clone(),
         ));
         tracker.spawn(stderr_task(stderr, ring.clone(), token.clone()));
@@ -143,7 +155,7 @@ impl StdioLink {
         ));
         tracker.close();
         Ok(StdioLink {
-            tx,
+            stdin,
             token,
             tracker,
             stderr: ring,
@@ -151,17 +163,13 @@ impl StdioLink {
         })
     }
 
-    /// Queue one frame. Cancel safe: either the whole frame is queued or nothing is.
-    pub(crate) async fn send(&self, frame: Vec<u8>, core: &Core) -> Result<(), Error> {
-        self.tx
+    /// Send one frame: written at once when the pipe has room and nothing is queued before it
+    /// (no task hop), else queued whole for the writer task. Synchronous, so trivially cancel
+    /// safe: a frame is never half-written by a dropped caller.
+    pub(crate) fn send(&self, frame: Vec<u8>, core: &Core) -> Result<(), Error> {
+        self.stdin
             .send(frame)
-            .await
-            .map_err(|_| Error::Closed(core.close_reason().unwrap_or(CloseReason::ServerGone)))
-    }
-
-    /// Queue one frame without waiting (for notices sent from synchronous code).
-    pub(crate) fn try_send(&self, frame: Vec<u8>) {
-        let _ = self.tx.try_send(frame);
+            .map_err(|()| Error::Closed(core.close_reason().unwrap_or(CloseReason::ServerGone)))
     }
 
     /// Begin the shutdown sequence without waiting for it.
@@ -183,71 +191,112 @@ impl Drop for StdioLink {
     }
 }
 
+/// The write side of the child's stdin, shared by callers, the reader (answers to server
+/// requests) and the writer task.
+struct Stdin {
+    state: Mutex<StdinState>,
+    tx: mpsc::Sender<Vec<u8>>,
+}
+
+struct StdinState {
+    /// `None` once closed.
+    pipe: Option<Arc<tokio::net::unix::pipe::Sender>>,
+    /// Frames are queued for the writer task; new frames must queue behind them. Invariant:
+    /// when false, the queue is empty.
+    backlog: bool,
+}
+
+impl Stdin {
+    fn lock(&self) -> std::sync::MutexGuard<'_, StdinState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Write or queue a whole frame. `Err` when stdin is closed, or when the queue is full
+    /// (the server stopped reading).
+    fn send(&self, frame: Vec<u8>) -> Result<(), ()> {
+        let mut st = self.lock();
+        let Some(pipe) = st.pipe.as_ref() else {
+            return Err(());
+        };
+        if st.backlog {
+            return self.tx.try_send(frame).map_err(|_| ());
+        }
+        let rest = match pipe.try_write(&frame) {
+            Ok(n) if n == frame.len() => return Ok(()),
+            Ok(n) => frame[n..].to_vec(),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => frame,
+            Err(_) => return Err(()),
+        };
+        // The queue is empty (invariant), so this cannot be full: the rest of a partly
+        // written frame is never lost.
+        st.backlog = true;
+        self.tx.try_send(rest).map_err(|_| ())
+    }
+
+    fn pipe(&self) -> Option<Arc<tokio::net::unix::pipe::Sender>> {
+        self.lock().pipe.clone()
+    }
+}
+
+/// Write all of `bytes` (waiting for room), unless the pipe fails.
+async fn write_all(pipe: &tokio::net::unix::pipe::Sender, mut bytes: &[u8]) -> bool {
+    while !bytes.is_empty() {
+        if pipe.writable().await.is_err() {
+            return false;
+        }
+        match pipe.try_write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
 async fn writer(
-    mut stdin: ChildStdin,
+    stdin: Arc<Stdin>,
     mut rx: mpsc::Receiver<Vec<u8>>,
     token: CancellationToken,
     grace: std::time::Duration,
     done: tokio::sync::oneshot::Sender<()>,
 ) {
-    let mut batch: Vec<u8> = Vec::new();
     // One registration with the token for the task's life, not one per frame.
     let mut cancelled = std::pin::pin!(token.cancelled());
     loop {
-        let first = tokio::select! {
+        let frame = tokio::select! {
             biased;
             () = &mut cancelled => break,
             f = rx.recv() => match f { Some(f) => f, None => break },
         };
-        let result = match rx.try_recv() {
-            Err(_) => write_or_stop(&mut stdin, &first, cancelled.as_mut()).await,
-            Ok(second) => {
-                batch.clear();
-                batch.extend_from_slice(&first);
-                batch.extend_from_slice(&second);
-                while batch.len() < COALESCE {
-                    match rx.try_recv() {
-                        Ok(f) => batch.extend_from_slice(&f),
-                        Err(_) => break,
-                    }
-                }
-                let r = write_or_stop(&mut stdin, &batch, cancelled.as_mut()).await;
-                if batch.capacity() > COALESCE * 2 {
-                    batch = Vec::new();
-                }
-                r
-            }
+        let Some(pipe) = stdin.pipe() else { break };
+        let ok = tokio::select! {
+            biased;
+            () = &mut cancelled => false,
+            ok = write_all(&pipe, &frame) => ok,
         };
-        if !result {
+        if !ok {
             break;
+        }
+        let mut st = stdin.lock();
+        if rx.is_empty() {
+            st.backlog = false;
         }
     }
     // Frames queued before the shutdown (a cancellation notice) still go out, within the
     // grace period; a server that does not read cannot hold the shutdown.
-    let flush = async {
-        while let Ok(f) = rx.try_recv() {
-            if stdin.write_all(&f).await.is_err() {
-                break;
+    if let Some(pipe) = stdin.pipe() {
+        let flush = async {
+            while let Ok(f) = rx.try_recv() {
+                if !write_all(&pipe, &f).await {
+                    break;
+                }
             }
-        }
-    };
-    let _ = tokio::time::timeout(grace, flush).await;
-    // Dropping stdin closes the pipe: the first step of a graceful shutdown.
-    drop(stdin);
-    let _ = done.send(());
-}
-
-/// Write the bytes unless the token fires first; false when the writer should stop.
-async fn write_or_stop(
-    stdin: &mut ChildStdin,
-    bytes: &[u8],
-    cancelled: std::pin::Pin<&mut tokio_util::sync::WaitForCancellationFuture<'_>>,
-) -> bool {
-    tokio::select! {
-        biased;
-        () = cancelled => false,
-        r = stdin.write_all(bytes) => r.is_ok(),
+        };
+        let _ = tokio::time::timeout(grace, flush).await;
     }
+    // Closing stdin (the last handle of the pipe): the first step of a graceful shutdown.
+    stdin.lock().pipe = None;
+    let _ = done.send(());
 }
 
 /// Read one line of at most `cap` bytes (newline excluded) into `line`. The limit is enforced by
@@ -295,7 +344,7 @@ async fn reader(
     stdout: tokio::process::ChildStdout,
     limits: Limits,
     core: Arc<Core>,
-    tx: mpsc::Sender<Vec<u8>>,
+    stdin: Arc<Stdin>,
     token: CancellationToken,
 ) {
     let mut rd = BufReader::with_capacity(64 * 1024, stdout);
@@ -329,7 +378,7 @@ async fn reader(
             Inbound::Done => {}
             Inbound::Answer(a) => {
                 // A full queue means the server floods us: drop the answer rather than wait.
-                if tx.try_send(a).is_err() {
+                if stdin.send(a).is_err() {
                     core.counters.rate_limited.fetch_add(1, Ordering::Relaxed);
                 }
             }

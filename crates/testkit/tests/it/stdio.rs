@@ -462,3 +462,32 @@ async fn a_dropped_call_leaves_nothing_pending() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn frames_larger_than_the_pipe_go_out_whole_and_in_order() {
+    bounded(async {
+        // 300 KiB per frame: far over a pipe's buffer, so writes are partial and queued.
+        let mut opts = options();
+        opts.limits.result_text_cap = 1024 * 1024;
+        let c = Arc::new(Client::connect(&stdio(&[], short()), opts).await.unwrap());
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..16 {
+            let c = c.clone();
+            set.spawn(async move {
+                let text = format!("{i}:{}", "y".repeat(300 * 1024));
+                let out = c.call_tool("echo", args(&text)).await;
+                (text, out)
+            });
+        }
+        while let Some(r) = set.join_next().await {
+            let (text, out) = r.unwrap();
+            let out = out.unwrap();
+            // Not assert_eq: a failure would print megabytes.
+            assert!(out.text == text && !out.truncated, "a frame was mangled");
+        }
+        assert_eq!(c.stats().violations, 0);
+        assert_eq!(c.stats().garbage_lines, 0);
+        c.close().await;
+    })
+    .await;
+}
