@@ -1,8 +1,10 @@
 //! `maven-demo-todo`: a tiny to-do list MCP server over stdio, so a newcomer can try the whole
 //! flow (discovery → proposed → enabled on /tools with step-up → a turn) without any service.
 //!
-//! Two tools: `list_tasks` (read-only, one required string `project`) and `update_task`
-//! (writes: no `readOnlyHint`, so Maven asks for confirmation every time). The list lives in
+//! Three tools: `list_tasks` (read-only, one required string `project`: a turn's tail binds to
+//! it), `update_task` (writes, with a required `task_id`: Maven refuses to guess a write's
+//! arguments from a sentence) and `clear_done` (writes, no arguments: Maven asks for
+//! confirmation every time). The list lives in
 //! memory and starts with a few tasks; nothing is written to disk.
 //!
 //! Line-delimited JSON-RPC 2.0 on stdin/stdout, one message per line; requests are answered in
@@ -57,6 +59,13 @@ fn tools() -> Value {
                 "additionalProperties": false
             },
             "annotations": {"readOnlyHint": false, "destructiveHint": false}
+        },
+        {
+            "name": "clear_done",
+            "title": "Clear done tasks",
+            "description": "Removes every task marked done, in every project.",
+            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+            "annotations": {"readOnlyHint": false, "destructiveHint": true}
         }
     ])
 }
@@ -124,6 +133,14 @@ impl Todo {
                     }
                     None => text(format!("There is no task {id}."), true),
                 }
+            }
+            "clear_done" => {
+                let before = self.tasks.len();
+                self.tasks.retain(|t| !t.done);
+                text(
+                    format!("Removed {} done task(s).", before - self.tasks.len()),
+                    false,
+                )
             }
             other => text(format!("unknown tool {other:?}"), true),
         }

@@ -182,6 +182,16 @@ enum FeedsCmd {
 
 #[derive(Subcommand, Debug)]
 enum McpCmd {
+    /// Convert another MCP host's configuration (the `mcpServers` shape of Claude Desktop,
+    /// Cursor, VS Code…) into a Maven `mcp_servers` block, printed on stdout.
+    ///
+    /// Every server comes out `"enabled": false`. Environment and header values are never
+    /// printed: they become `${NAME}` references, and stderr names the variables to set.
+    /// Exit 0 on success, 2 when the file cannot be read or has another shape.
+    Import {
+        /// The file, or - for standard input
+        file: String,
+    },
     /// Show every configured MCP server as the running daemon sees it: transport, target
     /// (secrets masked), state, trust, protocol, counts, last error, stderr tail.
     Status {
@@ -266,6 +276,7 @@ pub(crate) fn main() -> ExitCode {
                 print_feeds(v)
             }
         }),
+        Command::Mcp(McpCmd::Import { file }) => crate::cmd::mcp_import::run(&file),
         Command::Mcp(McpCmd::Status { json }) => client(&data_dir, "mcp_servers", json!({}), |v| {
             if json {
                 print_json(v)

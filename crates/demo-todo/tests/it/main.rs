@@ -92,7 +92,7 @@ fn handshake_and_the_two_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["list_tasks", "update_task"]);
+    assert_eq!(names, ["list_tasks", "update_task", "clear_done"]);
     assert_eq!(tools[0]["annotations"]["readOnlyHint"], true);
     assert_eq!(tools[0]["inputSchema"]["required"], json!(["project"]));
     assert_eq!(

@@ -2,4 +2,5 @@
 
 pub(crate) mod feeds_parse;
 pub(crate) mod fetch;
+pub(crate) mod mcp_import;
 pub(crate) mod mcp_inspect;

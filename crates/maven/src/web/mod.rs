@@ -477,18 +477,14 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
 
 /// Binds the page and builds its state, for the daemon.
 ///
-/// With no configuration file (every default: nothing but the IPC socket listens, C-1) the
-/// page is off; any configuration file turns it on at `web.listen` (default 127.0.0.1:8765).
+/// The page listens on `web.listen` (default 127.0.0.1:8765, loopback only), also on embedded
+/// defaults with no configuration file: listening on loopback sends nothing anywhere.
 /// A page that cannot start (the port is taken) is logged as an error and the daemon runs on
 /// without it: the page is one way in among others, and `maven web enroll` then says so.
 pub(crate) async fn start(
     config: &crate::config::Config,
     store: &store::Store,
 ) -> Option<(Arc<Web>, TcpListener)> {
-    if config.source.is_none() {
-        tracing::info!("no configuration file: the page is off (a configuration file turns it on at web.listen)");
-        return None;
-    }
     let (listener, addr) = match bind(&config.web).await {
         Ok(b) => b,
         Err(e) => {
@@ -513,7 +509,7 @@ pub(crate) fn enroll_rpc(web: Option<&Web>) -> Result<Value, crate::ipc::RpcErro
     match web {
         Some(w) => Ok(w.enroll_link()),
         None => Err(crate::ipc::RpcError::internal(
-            "the page is not running: the daemon has no configuration file, or web.listen could not be bound (see the daemon's log)",
+            "the page is not running: web.listen could not be bound (see the daemon's log)",
         )),
     }
 }

@@ -82,3 +82,11 @@ fn usage_errors_exit_2() {
     let out = home.run(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_demo_configuration_is_valid() {
+    let home = Home::new();
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo.json");
+    let out = home.run(&["config", "check", demo]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

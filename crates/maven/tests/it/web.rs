@@ -212,16 +212,3 @@ fn web_passphrase_refuses_a_short_passphrase_and_enroll_needs_a_daemon() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("no maven daemon is running"));
 }
-
-#[test]
-fn with_no_configuration_file_the_page_is_off() {
-    let home = Home::new();
-    let _d = home.start();
-    let out = home.run(&["web", "enroll"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("the daemon has no configuration file"),
-        "{}",
-        stderr(&out)
-    );
-}
