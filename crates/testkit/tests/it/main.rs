@@ -3,6 +3,8 @@
 //!
 //! Each hostile test asserts the specific outcome, under short deadlines; none asserts on time.
 
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly by design")]
+
 mod support;
 
 mod http;
