@@ -207,6 +207,34 @@ mod tests {
         assert_ne!(k, k2);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn keys_are_unique_bounded_and_stable(
+            raw in proptest::collection::vec(
+                (
+                    proptest::option::of("[a-c]{0,3}|.{0,400}"),
+                    proptest::option::of("(https?://[a-c]\\.example/[a-c]{0,3})|.{0,20}"),
+                    proptest::option::of("[a-c]{0,2}"),
+                ),
+                0..30,
+            )
+        ) {
+            let items: Vec<feeds::Item> = raw
+                .iter()
+                .map(|(id, link, title)| item(id.as_deref(), link.as_deref(), title.as_deref()))
+                .collect();
+            let keys = item_keys(&items, None);
+            proptest::prop_assert_eq!(keys.len(), items.len());
+            let some: Vec<&String> = keys.iter().flatten().collect();
+            let unique: HashSet<&String> = some.iter().copied().collect();
+            proptest::prop_assert_eq!(unique.len(), some.len());
+            for k in &some {
+                proptest::prop_assert!(k.len() <= MAX_KEY + 16, "{} bytes", k.len());
+            }
+            proptest::prop_assert_eq!(item_keys(&items, None), keys);
+        }
+    }
+
     #[test]
     fn repeated_ids_are_disambiguated_stably() {
         let items = vec![
