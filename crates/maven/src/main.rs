@@ -5,6 +5,8 @@
 
 mod acts;
 mod allowlist;
+#[cfg(test)]
+mod allowlist_model;
 mod cli;
 mod cmd;
 mod config;
