@@ -1,0 +1,390 @@
+"""The measuring half of bench/run (standard library only; see BENCHMARKS.md).
+
+    python3 bench/harness.py --bin DIR --testenv DIR --out BENCHMARKS.md [--smoke] [--rounds N]
+
+Runs every peer side by side in rounds, in a shuffled order each round, each client pinned with
+its server to one CPU (`taskset`), and writes the tables between the result markers of --out.
+Every figure of a row is the median over rounds of that round's figure. Exits non-zero naming
+the first peer that failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BEGIN = "<!-- bench:results:begin -->"
+END = "<!-- bench:results:end -->"
+
+
+def fail(msg: str) -> None:
+    print(f"bench: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+class Ctx:
+    def __init__(self, a: argparse.Namespace) -> None:
+        self.bin = Path(a.bin)
+        self.testenv = Path(a.testenv)
+        self.smoke = a.smoke
+        self.cpu = a.cpu
+        self.rounds = a.rounds or (1 if a.smoke else 5)
+        self.node = self.testenv / "node_modules/.bin/node"
+        self.python = self.testenv / ".venv/bin/python"
+        self.sdk = self.testenv / "node_modules/@modelcontextprotocol/sdk"
+        self.peers_dir = Path(__file__).resolve().parent / "peers"
+        self.loads: list[float] = []
+        self.records: list[dict] = []
+        self.server = str(self.bin / "testkit-mcp")
+        self.mcp_bench = str(self.bin / "mcp-bench")
+        self.maven = str(self.bin / "maven")
+
+    def pin(self) -> list[str]:
+        return ["taskset", "-c", str(self.cpu)]
+
+    def sample_load(self) -> None:
+        self.loads.append(float(Path("/proc/loadavg").read_text().split()[0]))
+
+    def run_json(self, name: str, cmd: list[str], timeout: float, env: dict | None = None) -> list[dict]:
+        self.sample_load()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                               env={**os.environ, **(env or {})})
+        except subprocess.TimeoutExpired:
+            fail(f"{name} did not finish in {timeout:.0f}s: {' '.join(cmd)}")
+        if p.returncode != 0:
+            fail(f"{name} failed (exit {p.returncode}): {p.stderr.strip()[-800:]}")
+        out = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+        if not out:
+            fail(f"{name} printed no result: {p.stderr.strip()[-800:]}")
+        return out
+
+
+# ---- P-1 ------------------------------------------------------------------------------------
+
+def counts(ctx: Ctx, peer: str) -> list[str]:
+    if ctx.smoke:
+        seq, warm, calls = 200, 20, 200
+    elif peer == "python":
+        seq, warm, calls = 1000, 100, 2000
+    else:
+        seq, warm, calls = 5000, 500, 10000
+    return ["--seq", str(seq), "--warmup", str(warm), "--calls", str(calls), "--inflight", "1,8,64"]
+
+
+def stdio_cmd(ctx: Ctx, peer: str) -> list[str]:
+    server = [ctx.server, "--fast"]
+    if peer == "raw":
+        return [ctx.mcp_bench, "stdio", "--client", "raw", *counts(ctx, peer), "--", ctx.mcp_bench, "echo-server"]
+    if peer in ("maven", "rmcp"):
+        return [ctx.mcp_bench, "stdio", "--client", peer, *counts(ctx, peer), "--", *server]
+    if peer == "typescript":
+        return [str(ctx.node), str(ctx.peers_dir / "client.mjs"), "stdio", *counts(ctx, peer), "--", *server]
+    return [str(ctx.python), str(ctx.peers_dir / "client.py"), "stdio", *counts(ctx, peer), "--", *server]
+
+
+def http_cmd(ctx: Ctx, peer: str, url: str) -> list[str]:
+    if peer in ("maven", "rmcp"):
+        return [ctx.mcp_bench, "http", "--client", peer, "--url", url, *counts(ctx, peer)]
+    if peer == "typescript":
+        return [str(ctx.node), str(ctx.peers_dir / "client.mjs"), "http", "--url", url, *counts(ctx, peer)]
+    return [str(ctx.python), str(ctx.peers_dir / "client.py"), "http", "--url", url, *counts(ctx, peer)]
+
+
+def p1(ctx: Ctx, peers: list[str], http_peers: list[str]) -> None:
+    env = {"MCP_SDK_ROOT": str(ctx.sdk)}
+    for r in range(ctx.rounds):
+        order = peers[:]
+        random.shuffle(order)
+        for peer in order:
+            for rec in ctx.run_json(f"P-1 stdio {peer}", ctx.pin() + stdio_cmd(ctx, peer), 600, env):
+                rec["round"] = r
+                ctx.records.append(rec)
+        if not http_peers:
+            continue
+        order = http_peers[:]
+        random.shuffle(order)
+        for peer in order:
+            # A fresh server per client: no session or connection state carried over.
+            srv = subprocess.Popen(ctx.pin() + [ctx.server, "--http"], stdout=subprocess.PIPE, text=True)
+            try:
+                port = srv.stdout.readline().strip()
+                if not port.isdigit():
+                    fail(f"testkit-mcp --http printed {port!r} instead of a port")
+                url = f"http://127.0.0.1:{port}/mcp"
+                for rec in ctx.run_json(f"P-1 http {peer}", ctx.pin() + http_cmd(ctx, peer, url), 600, env):
+                    rec["round"] = r
+                    ctx.records.append(rec)
+            finally:
+                srv.terminate()
+                srv.wait()
+        print(f"bench: P-1 round {r + 1}/{ctx.rounds} done", file=sys.stderr)
+
+
+# ---- P-3 ------------------------------------------------------------------------------------
+
+def p3(ctx: Ctx) -> None:
+    n = 20_000_000 if ctx.smoke else 500_000_000
+    rec = ctx.run_json("P-3 flood", ctx.pin() + [ctx.mcp_bench, "flood", "--bytes", str(n), "--",
+                                                 ctx.server, "--giant-line", str(n)], 600)[0]
+    ctx.records.append(rec)
+
+
+# ---- P-5 ------------------------------------------------------------------------------------
+
+def p5(ctx: Ctx) -> None:
+    n = "300" if ctx.smoke else "3000"
+    for r in range(1 if ctx.smoke else 3):
+        rec = ctx.run_json("P-5 isolate", ctx.pin() + [
+            ctx.mcp_bench, "isolate", "--seq", n,
+            "--healthy", f"{ctx.server} --fast", "--mute", f"{ctx.server} --mute-after-initialize"], 600)[0]
+        rec["round"] = r
+        ctx.records.append(rec)
+
+
+# ---- P-2 ------------------------------------------------------------------------------------
+
+def status_ok(ctx: Ctx, data: Path, config: Path) -> bool:
+    p = subprocess.run([ctx.maven, "--data", str(data), "--config", str(config), "status"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return p.returncode == 0
+
+
+def boot_once(ctx: Ctx, kind: str, n: int, hole_port: str) -> float:
+    with tempfile.TemporaryDirectory(prefix="maven-bench-") as d:
+        data = Path(d) / "data"
+        data.mkdir()
+        servers = {}
+        for i in range(n):
+            if kind == "blackhole" or (kind == "mixed" and i % 2 == 0):
+                servers[f"hole{i}"] = {"url": f"http://127.0.0.1:{hole_port}/mcp", "allow_private": True,
+                                       "enabled": True}
+            else:
+                servers[f"mute{i}"] = {"command": ctx.server, "args": ["--mute-on-initialize"],
+                                       "enabled": True}
+        config = Path(d) / "config.json"
+        config.write_text(json.dumps({"mcp_servers": servers, "web": {"listen": "127.0.0.1:0"}}))
+        t0 = time.perf_counter()
+        daemon = subprocess.Popen(ctx.pin() + [ctx.maven, "--data", str(data), "--config", str(config), "daemon"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            while not status_ok(ctx, data, config):
+                if daemon.poll() is not None:
+                    fail(f"P-2: maven daemon exited {daemon.returncode}: {daemon.stderr.read().decode()[-800:]}")
+                if time.perf_counter() - t0 > 60:
+                    fail("P-2: no answered status within 60 s")
+                time.sleep(0.002)
+            return (time.perf_counter() - t0) * 1e3
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(daemon.pid, signal.SIGKILL)
+                daemon.wait()
+
+
+def p2(ctx: Ctx) -> None:
+    hole = subprocess.Popen([ctx.mcp_bench, "blackhole"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = hole.stdout.readline().strip()
+        cases = [(k, n) for k in ("blackhole", "mute") for n in (0, 10, 50, 100)] + [("mixed", 100)]
+        if ctx.smoke:
+            cases = [("blackhole", 0), ("mixed", 10)]
+        for r in range(1 if ctx.smoke else 3):
+            random.shuffle(cases)
+            for kind, n in cases:
+                ctx.sample_load()
+                ms = boot_once(ctx, kind, n, port)
+                ctx.records.append({"kind": "boot", "servers": kind, "n": n, "ms": ms, "round": r})
+        # The status answer alone, on a daemon already up: the floor of the figure above.
+    finally:
+        hole.terminate()
+        hole.wait()
+
+
+# ---- report ---------------------------------------------------------------------------------
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def fmt_us(x: float) -> str:
+    return f"{x:,.1f}" if x < 100 else f"{x:,.0f}"
+
+
+def p1_tables(ctx: Ctx, transport: str, floor: str | None) -> list[str]:
+    recs = [r for r in ctx.records if r.get("transport") == transport]
+    peers = []
+    for r in recs:
+        if r["peer"] not in peers:
+            peers.append(r["peer"])
+    order = ["raw", "maven", "rmcp", "typescript", "python"]
+    peers.sort(key=order.index)
+    rows = {}
+    for p in peers:
+        seq = [r for r in recs if r["peer"] == p and r["kind"] == "seq"]
+        row = {"p50": med([r["p50_us"] for r in seq]), "p99": med([r["p99_us"] for r in seq])}
+        for k in (1, 8, 64):
+            row[k] = med([r["calls_per_s"] for r in recs if r["peer"] == p and r["kind"] == "inflight" and r["k"] == k])
+        rows[p] = row
+    others = [p for p in peers if p not in ("raw", "maven")]
+    best = min(others, key=lambda p: rows[p]["p50"]) if others else None
+    out = [
+        f"| client | p50 µs | p99 µs | p50 × {'floor' if floor else 'best peer'} | "
+        "calls/s 1 in flight | calls/s 8 | calls/s 64 | Maven's 64-in-flight rate ÷ this |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    ref = rows.get(floor) if floor else (rows.get(best) if best else None)
+    for p in peers:
+        r = rows[p]
+        ratio = f"{r['p50'] / ref['p50']:.2f}×" if ref else "–"
+        mv = rows.get("maven")
+        vs = f"{mv[64] / r[64]:.2f}" if mv and p != "maven" else "–"
+        out.append(f"| {p} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | {ratio} | {r[1]:,.0f} | {r[8]:,.0f} | {r[64]:,.0f} | {vs} |")
+    if best and "maven" in rows:
+        m, b = rows["maven"], rows[best]
+        out.append("")
+        out.append(f"Maven ÷ best peer ({best}): p50 {m['p50'] / b['p50']:.2f}×, p99 {m['p99'] / b['p99']:.2f}×, "
+                   f"throughput at 1/8/64 in flight {m[1] / b[1]:.2f}× / {m[8] / b[8]:.2f}× / {m[64] / b[64]:.2f}× "
+                   "(latency: lower is better; throughput: higher is better).")
+    return out
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+    return f"{model}, {os.cpu_count()} CPUs, {int(mem) // 1024 // 1024} GiB, Linux {platform.release()}"
+
+
+def versions(ctx: Ctx) -> str:
+    ts = json.loads((ctx.sdk / "package.json").read_text())["version"]
+    py = subprocess.run([str(ctx.python), "-c", "import importlib.metadata as m; print(m.version('mcp'))"],
+                        capture_output=True, text=True).stdout.strip()
+    node = subprocess.run([str(ctx.node), "--version"], capture_output=True, text=True).stdout.strip()
+    pyv = subprocess.run([str(ctx.python), "--version"], capture_output=True, text=True).stdout.strip()
+    return f"rmcp 3.11 (Cargo.lock of bench/), @modelcontextprotocol/sdk {ts} on node {node}, mcp {py} on {pyv}"
+
+
+def report(ctx: Ctx, started: str, secs: float) -> str:
+    L = []
+    loads = ctx.loads or [0.0]
+    L.append(f"Run `{' '.join(['bench/run'] + (['--smoke'] if ctx.smoke else []))}` at {started} UTC, "
+             f"{secs / 60:.1f} min, {ctx.rounds} round(s).")
+    L.append(f"Machine: {machine()}. Load average (1 min) while measuring: median {med(loads):.1f}, "
+             f"min {min(loads):.1f}, max {max(loads):.1f} — absolute figures are noisy; compare the ratios.")
+    L.append(f"Peers: {versions(ctx)}.")
+    L.append(f"Each client and its server pinned to CPU {ctx.cpu} (`taskset -c {ctx.cpu}`).")
+    L.append("")
+    if any(r.get("transport") == "stdio" for r in ctx.records):
+        L.append("### P-1 `tools/call` round trip, stdio (server: `testkit-mcp --fast`)")
+        L.append("")
+        L += p1_tables(ctx, "stdio", "raw")
+        L.append("")
+    if any(r.get("transport") == "http" for r in ctx.records):
+        L.append("### P-1 `tools/call` round trip, Streamable HTTP on loopback (server: `testkit-mcp --http`)")
+        L.append("")
+        L += p1_tables(ctx, "http", None)
+        L.append("")
+    boots = [r for r in ctx.records if r["kind"] == "boot"]
+    if boots:
+        L.append("### P-2 `maven daemon` start to the first answered `maven status`")
+        L.append("")
+        L.append("| servers configured | n | median ms | min ms | max ms |")
+        L.append("|---|---:|---:|---:|---:|")
+        keys = sorted({(r["servers"], r["n"]) for r in boots}, key=lambda k: (k[0], k[1]))
+        for s, n in keys:
+            ms = [r["ms"] for r in boots if r["servers"] == s and r["n"] == n]
+            label = {"blackhole": "black-holed HTTP", "mute": "mute stdio",
+                     "mixed": "half black-holed, half mute"}[s]
+            L.append(f"| {label} | {n} | {med(ms):.0f} | {min(ms):.0f} | {max(ms):.0f} |")
+        L.append("")
+    floods = [r for r in ctx.records if r["kind"] == "flood"]
+    if floods:
+        f = floods[0]
+        L.append("### P-3 newline-less flood (`testkit-mcp --giant-line N` answering `tools/call`)")
+        L.append("")
+        L.append("| bytes sent | VmHWM before KiB | VmHWM after KiB | growth KiB | frame cap KiB | growth ÷ cap | client saw |")
+        L.append("|---:|---:|---:|---:|---:|---:|---|")
+        L.append(f"| {f['bytes']:,} | {f['hwm_before_kib']:,} | {f['hwm_after_kib']:,} | {f['growth_kib']:,} | "
+                 f"{f['frame_cap_kib']:,} | {f['growth_kib'] / f['frame_cap_kib']:.2f} | {f['outcome']} |")
+        L.append("")
+    iso = [r for r in ctx.records if r["kind"] == "isolate"]
+    if iso:
+        a50 = med([r["alone_p50_us"] for r in iso])
+        a99 = med([r["alone_p99_us"] for r in iso])
+        b50 = med([r["beside_p50_us"] for r in iso])
+        b99 = med([r["beside_p99_us"] for r in iso])
+        L.append("### P-5 isolation through `mcp::Manager` (calls to a healthy server, interleaved blocks)")
+        L.append("")
+        L.append("| healthy server | p50 µs | p99 µs |")
+        L.append("|---|---:|---:|")
+        L.append(f"| alone | {fmt_us(a50)} | {fmt_us(a99)} |")
+        L.append(f"| beside a mute server with 8 calls hanging on it (state: {iso[0]['mute_state']}) | {fmt_us(b50)} | {fmt_us(b99)} |")
+        L.append(f"| ratio beside ÷ alone | {b50 / a50:.2f} | {b99 / a99:.2f} |")
+        L.append("")
+    return "\n".join(L)
+
+
+def write_between_markers(path: Path, body: str) -> None:
+    text = path.read_text() if path.exists() else ""
+    if BEGIN not in text or END not in text:
+        fail(f"{path} lacks the markers {BEGIN} / {END}")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--testenv", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--raw-out", default="")
+    p.add_argument("--smoke", action="store_true")
+    p.add_argument("--rounds", type=int, default=0)
+    p.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
+    p.add_argument("--only", default="p1,p1http,p2,p3,p5")
+    a = p.parse_args()
+    ctx = Ctx(a)
+    if not shutil.which("taskset"):
+        fail("taskset (util-linux) is needed to pin client and server to one CPU")
+    only = set(a.only.split(","))
+    started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    t0 = time.time()
+    peers = ["raw", "maven", "rmcp", "typescript", "python"]
+    http_peers = ["maven", "rmcp", "typescript", "python"] if "p1http" in only else []
+    if ctx.smoke:
+        peers, http_peers = ["raw", "maven", "rmcp"], (["maven", "rmcp"] if http_peers else [])
+    if "p1" in only:
+        p1(ctx, peers, http_peers)
+    if "p3" in only:
+        p3(ctx)
+    if "p2" in only:
+        p2(ctx)
+    if "p5" in only:
+        p5(ctx)
+    if a.raw_out:
+        Path(a.raw_out).write_text("".join(json.dumps(r) + "\n" for r in ctx.records))
+    body = report(ctx, started, time.time() - t0)
+    print(body)
+    write_between_markers(Path(a.out), body)
+
+
+if __name__ == "__main__":
+    main()
