@@ -45,12 +45,10 @@ impl fmt::Display for Secret {
 pub(crate) struct Config {
     /// The file it came from; `None` when no file existed and every default applies.
     pub(crate) source: Option<PathBuf>,
-    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
     pub(crate) web: WebConfig,
     pub(crate) router: RouterConfig,
     pub(crate) fetch: FetchConfig,
     pub(crate) feeds: Vec<FeedConfig>,
-    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
     pub(crate) feed_min_interval: Duration,
     pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
     pub(crate) acts: Vec<ActConfig>,
@@ -111,12 +109,10 @@ pub(crate) struct FetchConfig {
 pub(crate) struct FeedConfig {
     pub(crate) name: String,
     pub(crate) url: String,
-    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
     pub(crate) interval: Duration,
     pub(crate) enabled: bool,
     pub(crate) max_body: Option<u64>,
     pub(crate) allow_private: bool,
-    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
     /// How many of the newest items the first fetch notes.
     pub(crate) baseline: u64,
 }
@@ -154,9 +150,7 @@ pub(crate) struct ActConfig {
     pub(crate) name: String,
     pub(crate) cmd: Vec<String>,
     pub(crate) read_only: bool,
-    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
     pub(crate) timeout: Duration,
-    #[allow(dead_code, reason = "validated now, read by the parts that use it")]
     pub(crate) max_output: u64,
 }
 
@@ -336,6 +330,11 @@ impl Config {
             // A JSON-RPC session is many small requests to one endpoint: no per-host
             // interval unless the block asks for one.
             door.host_interval = host_interval.unwrap_or(Duration::ZERO);
+            // The server's own deadlines (M-6) govern its requests: the door's must not cut a
+            // slow call short.
+            let longest = sc.timeouts.call.max(sc.timeouts.init).max(sc.timeouts.list);
+            door.timeouts.headers = door.timeouts.headers.max(longest);
+            door.timeouts.total = door.timeouts.total.max(longest);
             return Ok(door);
         }
         Err(format!(
@@ -1451,6 +1450,11 @@ mod tests {
         assert!(!g.allow_private);
         assert_eq!(g.max_body, 1000);
         assert_eq!(c.door("mcp:h").unwrap().host_interval, Duration::ZERO);
+        assert_eq!(
+            c.door("mcp:h").unwrap().timeouts.headers,
+            Duration::from_secs(60),
+            "never shorter than the call deadline"
+        );
         assert_eq!(
             c.door("mcp:s").unwrap_err(),
             "MCP server \"s\" is a local process, not an HTTP endpoint"

@@ -82,7 +82,7 @@ impl ServerInfo {
 
 enum Link {
     Stdio(crate::stdio::StdioLink),
-    Http(Box<crate::http::HttpLink>),
+    Http(Arc<crate::http::HttpLink>),
 }
 
 /// A connection to one MCP server: a handle whose methods take `&self` and may run
@@ -104,6 +104,7 @@ pub struct Client {
     info: ServerInfo,
     config: ServerConfig,
     options: ClientOptions,
+    listener: std::sync::Mutex<Option<tokio_util::task::AbortOnDropHandle<()>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -140,7 +141,7 @@ impl Client {
                 &options.limits,
                 core.clone(),
             )?),
-            Transport::Http { url, headers, door } => Link::Http(Box::new(
+            Transport::Http { url, headers, door } => Link::Http(Arc::new(
                 crate::http::HttpLink::new(url, headers, door, &options)?,
             )),
         };
@@ -156,6 +157,7 @@ impl Client {
             },
             config: config.clone(),
             options,
+            listener: std::sync::Mutex::new(None),
         };
         match client.handshake().await {
             Ok(info) => {
@@ -190,6 +192,12 @@ impl Client {
             h.set_protocol_version(&info.protocol_version);
         }
         self.notify("notifications/initialized", None).await?;
+        if let (Link::Http(h), true) = (&self.link, self.options.standalone_stream) {
+            let task = h.open_standalone(self.core.clone(), timeout).await?;
+            if let Ok(mut slot) = self.listener.lock() {
+                *slot = task.map(tokio_util::task::AbortOnDropHandle::new);
+            }
+        }
         Ok(info)
     }
 
@@ -252,6 +260,9 @@ impl Client {
     /// group and reaps the child; HTTP sends DELETE for its session.
     pub async fn close(&self) {
         self.core.close(CloseReason::ClosedByClient);
+        if let Ok(mut slot) = self.listener.lock() {
+            slot.take();
+        }
         match &self.link {
             Link::Stdio(s) => s.close().await,
             Link::Http(h) => h.close().await,

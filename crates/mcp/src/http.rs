@@ -35,6 +35,8 @@ const ERROR_BODY_CAP: usize = 8 * 1024;
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Longest `retry:` honoured.
 const MAX_RETRY: Duration = Duration::from_secs(30);
+/// Total deadline of one standalone GET stream (it is resumed when it ends).
+const STANDALONE_DEADLINE: Duration = Duration::from_secs(600);
 /// Deadline of the best-effort messages (cancellation notice, DELETE).
 const NOTICE_DEADLINE: Duration = Duration::from_secs(2);
 
@@ -391,6 +393,71 @@ impl HttpLink {
                     tracing::debug!(error = %e, "answer to a server request not delivered");
                 }
             }
+        }
+    }
+
+    /// Open the standalone GET stream (`Accept: text/event-stream`) and, when the server
+    /// offers one (200 + SSE; 405 means it does not), spawn the task that reads it: server
+    /// requests are answered by POST, notifications dispatched, a stream that ends is resumed
+    /// after `retry:` with Last-Event-ID, at most `sse_reconnects` times in a row. Returns once
+    /// the server has answered the GET, so it is registered before the next request.
+    pub(crate) async fn open_standalone(
+        self: &std::sync::Arc<Self>,
+        core: std::sync::Arc<Core>,
+        timeout: Duration,
+    ) -> Result<Option<tokio::task::JoinHandle<()>>, Error> {
+        let Some(body) = tokio::time::timeout(timeout, self.get_stream(None))
+            .await
+            .ok()
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        let link = self.clone();
+        Ok(Some(tokio::spawn(async move {
+            link.listen(body, &core).await;
+        })))
+    }
+
+    async fn get_stream(&self, last_event_id: Option<&str>) -> Option<webfetch::Body> {
+        let (mut req, _) = self.request(Method::GET, Bytes::new(), STANDALONE_DEADLINE);
+        let h = req.headers_mut();
+        h.remove(header::CONTENT_TYPE);
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        if let Some(v) = last_event_id.and_then(|l| HeaderValue::from_str(l).ok()) {
+            h.insert(HeaderName::from_static("last-event-id"), v);
+        }
+        let resp = self.fetcher.send(req).await.ok()?;
+        let sse = resp
+            .header_str(header::CONTENT_TYPE)
+            .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
+        (resp.status() == StatusCode::OK && sse).then(|| resp.into_body())
+    }
+
+    async fn listen(&self, mut body: webfetch::Body, core: &Core) {
+        let mut sse = SseParser::new(self.limits.frame_cap);
+        let mut reconnects = 0u32;
+        loop {
+            if !matches!(
+                self.read_sse(&mut body, &mut sse, None, core, NOTICE_DEADLINE)
+                    .await,
+                Ok(true)
+            ) {
+                return;
+            }
+            reconnects += 1;
+            if reconnects > self.limits.sse_reconnects || self.abandoned.load(Ordering::Relaxed) {
+                return;
+            }
+            tokio::time::sleep(sse.retry.unwrap_or(DEFAULT_RETRY).min(MAX_RETRY)).await;
+            match self.get_stream(sse.last_event_id.as_deref()).await {
+                Some(b) => body = b,
+                None => return,
+            }
+            sse.reset_stream();
         }
     }
 

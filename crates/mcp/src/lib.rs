@@ -232,6 +232,9 @@ pub struct ClientOptions {
     /// The fetcher of an HTTP server's door. `None` (the default) builds one from the door's
     /// config; tests pass one built with a dial hook or a test-only address policy.
     pub http_fetcher: Option<webfetch::Fetcher>,
+    /// HTTP only: after the handshake, open the standalone GET stream on which the server
+    /// sends requests and notifications that belong to no client request. Default false.
+    pub standalone_stream: bool,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -254,6 +257,7 @@ impl Default for ClientOptions {
             limits: Limits::default(),
             handler: None,
             http_fetcher: None,
+            standalone_stream: false,
         }
     }
 }

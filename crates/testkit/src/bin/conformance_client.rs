@@ -104,6 +104,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     };
     if scenario.starts_with("elicitation") {
         options = options.with_handler(json!({"elicitation": {}}), Arc::new(AcceptDefaults));
+        options.standalone_stream = true;
     }
     let client = Client::connect(&config(url), options)
         .await
