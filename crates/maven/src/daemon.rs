@@ -343,7 +343,10 @@ fn start_manager(
 }
 
 /// Local acts from the config become proposed rows; the owner enables them on the page.
-async fn propose_config_acts(store: &store::Store, config: &Config) -> anyhow::Result<()> {
+pub(crate) async fn propose_config_acts(
+    store: &store::Store,
+    config: &Config,
+) -> anyhow::Result<()> {
     for act in &config.acts {
         if store.tool(&act.name).await?.is_some() {
             continue;

@@ -484,24 +484,9 @@ mod tests {
         let config = Arc::new(
             crate::config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap(),
         );
-        for act in &config.acts {
-            store
-                .propose_tool(store::NewTool {
-                    name: act.name.clone(),
-                    kind: store::KIND_LOCAL.into(),
-                    server: String::new(),
-                    tool: act.name.clone(),
-                    cmd: act.cmd.clone(),
-                    scope: "local".into(),
-                    destructive: !act.read_only,
-                    fingerprint: None,
-                    description: "test act".into(),
-                    shape: json!({}),
-                    provenance: "test".into(),
-                })
-                .await
-                .unwrap();
-        }
+        crate::daemon::propose_config_acts(&store, &config)
+            .await
+            .unwrap();
         let executor = Executor {
             store: store.clone(),
             config,

@@ -100,19 +100,7 @@ fn boot_never_waits_on_servers_and_discovery_only_proposes() {
     assert!(d.signal("-TERM").status.success());
 
     // The owner enables echo (through the store: the page is the only path in the product).
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let s = store::Store::open(&home.data().join("maven.db"))
-            .await
-            .unwrap();
-        s.set_tool_state("good_echo", store::ToolState::Enabled, "test", "owner")
-            .await
-            .unwrap();
-        s.close().await.unwrap();
-    });
+    home.enable(&["good_echo"]);
 
     // The good server now dies at start: a server that is down withdraws nothing.
     home.write_config(&config(json!(["--exit-on-start"])));

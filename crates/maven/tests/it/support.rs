@@ -37,6 +37,14 @@ impl Home {
     }
     /// Runs a CLI command against this home's data directory and config.
     pub(crate) fn run(&self, args: &[&str]) -> Output {
+        self.command()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+    /// `maven` with this home's data directory and config.
+    fn command(&self) -> Command {
         let mut c = maven();
         c.arg("--data").arg(self.data());
         if self.config().exists() {
@@ -45,7 +53,26 @@ impl Home {
             // Point the default config somewhere empty, never at the user's own.
             c.env("XDG_CONFIG_HOME", self.dir.path().join("xdg"));
         }
-        c.args(args).stdin(Stdio::null()).output().unwrap()
+        c
+    }
+    /// Enables rows through the store directly (the daemon must be stopped): the stand-in for
+    /// the page's step-up path.
+    pub(crate) fn enable(&self, names: &[&str]) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let s = store::Store::open(&self.data().join("maven.db"))
+                .await
+                .unwrap();
+            for n in names {
+                s.set_tool_state(n, store::ToolState::Enabled, "test", "owner")
+                    .await
+                    .unwrap();
+            }
+            s.close().await.unwrap();
+        });
     }
     /// Runs a CLI command that prints JSON and returns it.
     pub(crate) fn json(&self, args: &[&str]) -> serde_json::Value {
@@ -64,14 +91,8 @@ impl Home {
     }
     /// Starts a daemon without waiting.
     pub(crate) fn spawn(&self) -> Daemon {
-        let mut c = maven();
-        c.arg("--data").arg(self.data());
-        if self.config().exists() {
-            c.arg("--config").arg(self.config());
-        } else {
-            c.env("XDG_CONFIG_HOME", self.dir.path().join("xdg"));
-        }
-        let child = c
+        let child = self
+            .command()
             .arg("daemon")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -23,24 +23,6 @@ fn say(home: &Home, text: &str) -> (i32, String) {
     )
 }
 
-fn enable(home: &Home, names: &[&str]) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let s = store::Store::open(&home.data().join("maven.db"))
-            .await
-            .unwrap();
-        for n in names {
-            s.set_tool_state(n, store::ToolState::Enabled, "test", "owner")
-                .await
-                .unwrap();
-        }
-        s.close().await.unwrap();
-    });
-}
-
 #[test]
 fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirmed() {
     let home = Home::new();
@@ -88,10 +70,7 @@ fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirm
     assert!(answer.starts_with("I can't help with that."), "{answer}");
 
     assert!(d.signal("-TERM").status.success());
-    enable(
-        &home,
-        &["todo_list_tasks", "todo_purge", "todo_update_task", "greet"],
-    );
+    home.enable(&["todo_list_tasks", "todo_purge", "todo_update_task", "greet"]);
     let d = home.start();
     eventually("the server to be ready", || {
         let st = home.json(&["mcp", "status", "--json"]);
