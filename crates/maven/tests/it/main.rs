@@ -6,6 +6,7 @@
 mod support;
 
 mod cli;
+mod crash;
 mod daemon;
 mod feeds;
 mod mcp;
