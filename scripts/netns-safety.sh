@@ -36,28 +36,34 @@ else
     unshare_cmd=(unshare -n)
 fi
 
-# Build outside; collect the test executables (package, binary, filter).
+# Build outside in one cargo invocation (the feature set of these four packages together; the
+# maven package is included so that the set matches a build of the daemon's tests), and pick
+# the test executables: (package, target, filter).
+pkgs=(-p webfetch -p mcp -p testkit -p maven)
 plan="$(mktemp)"
 trap 'rm -f "$plan"' EXIT
-build() {
-    # $1 = package, $2 = cargo target selector, $3 = test-name filter ("" for all)
-    local pkg="$1" sel="$2" filter="$3" exe
-    exe="$(cargo test --locked -p "$pkg" $sel --no-run --message-format=json 2>/dev/null \
-        | jq -r 'select(.reason == "compiler-artifact" and .profile.test == true)
-                 | .executable // empty' | tail -n 1)"
+if ! artifacts="$(cargo test --locked "${pkgs[@]}" --no-run --message-format=json 2>/dev/null)"; then
+    echo "netns-safety: building the tests failed:" >&2
+    cargo test --locked "${pkgs[@]}" --no-run >&2
+    exit 1
+fi
+pick() {
+    # $1 = package, $2 = target name, $3 = test-name filter ("" for all)
+    local exe
+    exe="$(jq -r --arg p "$1" --arg t "$2" 'select(.reason == "compiler-artifact"
+            and .profile.test == true and .target.name == $t
+            and (.package_id | test("/crates/" + $p + "#|/crates/" + $p + "@|" + $p + "@")))
+            | .executable // empty' <<<"$artifacts" | tail -n 1)"
     if [[ -z "$exe" ]]; then
-        echo "netns-safety: building the tests of $pkg ($sel) failed:" >&2
-        cargo test --locked -p "$pkg" $sel --no-run >&2
+        echo "netns-safety: no test executable for $1 ($2)" >&2
         exit 1
     fi
-    printf '%s\t%s\t%s\n' "$root/crates/$pkg" "$exe" "$filter" >>"$plan"
+    printf '%s\t%s\t%s\n' "$root/crates/$1" "$exe" "$3" >>"$plan"
 }
-build webfetch --lib ""
-build webfetch "--test it" ""
-build mcp --lib ""
-build testkit "--test it" "http"
-# The testkit HTTP tests spawn the testkit-mcp binary; make sure it is built.
-cargo build --locked -p testkit --bin testkit-mcp 2>/dev/null
+pick webfetch webfetch ""
+pick webfetch it ""
+pick mcp mcp ""
+pick testkit it "http"
 
 inside() {
     set -euo pipefail

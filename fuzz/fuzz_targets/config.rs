@@ -1,0 +1,36 @@
+//! Config loading (C-1..C-6) on arbitrary bytes: the daemon's own `config.rs`, compiled here
+//! as a module, parses and validates; every answer is a config or a list of problems, never a
+//! panic. Environment references resolve to a fixed value or to nothing, both tried.
+#![no_main]
+#![allow(dead_code, unused_imports)]
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../crates/maven/src/config.rs"]
+mod config;
+
+fuzz_target!(|data: &[u8]| {
+    for env in [
+        &(|_: &str| None) as &dyn Fn(&str) -> Option<String>,
+        &|_: &str| Some("x".to_owned()),
+    ] {
+        let cfg = match config::Config::parse("fuzz.json", data, env) {
+            Ok(cfg) => cfg,
+            Err(e) => {
+                assert!(!e.problems.is_empty(), "an error names its problems");
+                let _ = e.to_string();
+                continue;
+            }
+        };
+        {
+            let _ = cfg.door("fetch");
+            let _ = cfg.door("router");
+            for f in &cfg.feeds {
+                let _ = cfg.door(&format!("feed:{}", f.name));
+            }
+            for name in cfg.mcp_servers.keys() {
+                let _ = cfg.door(&format!("mcp:{name}"));
+                let _ = cfg.mcp_server(name);
+            }
+        }
+    }
+});
