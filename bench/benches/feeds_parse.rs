@@ -36,12 +36,41 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "feed", "parser", "daemon", "новости", "наука", "café", "résumé", "tolerant", "entity",
-    "encoding", "window", "server", "client", "release", "notes", "über", "naïve", "stream",
-    "item", "channel", "atom", "update", "network", "погода", "москва", "the", "and", "of",
+    "feed",
+    "parser",
+    "daemon",
+    "новости",
+    "наука",
+    "café",
+    "résumé",
+    "tolerant",
+    "entity",
+    "encoding",
+    "window",
+    "server",
+    "client",
+    "release",
+    "notes",
+    "über",
+    "naïve",
+    "stream",
+    "item",
+    "channel",
+    "atom",
+    "update",
+    "network",
+    "погода",
+    "москва",
+    "the",
+    "and",
+    "of",
 ];
-const ZONES: &[&str] = &["GMT", "+0000", "EST", "PDT", "CEST", "MSK", "+0300", "-0500"];
-const MONTHS: &[&str] = &["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const ZONES: &[&str] = &[
+    "GMT", "+0000", "EST", "PDT", "CEST", "MSK", "+0300", "-0500",
+];
+const MONTHS: &[&str] = &[
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
 
 fn sentence(r: &mut Rng, n: usize) -> String {
     (0..n).map(|_| r.pick(WORDS)).collect::<Vec<_>>().join(" ")
@@ -64,7 +93,9 @@ fn html_paragraphs(r: &mut Rng, paras: usize) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn rss(seed: u64, target: usize) -> Vec<u8> {
@@ -133,7 +164,10 @@ fn atom(seed: u64, target: usize) -> Vec<u8> {
 /// The fixtures feed-rs parses without panicking (it panics on some encodings); each is parsed
 /// in turn and the throughput counts their total size.
 fn fixture_set() -> Vec<Vec<u8>> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/feeds/tests/fixtures");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../crates/feeds/tests/fixtures"
+    );
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
@@ -142,9 +176,14 @@ fn fixture_set() -> Vec<Vec<u8>> {
     std::panic::set_hook(Box::new(|_| {}));
     let set = paths
         .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "xml" || e == "rdf" || e == "json"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "xml" || e == "rdf" || e == "json")
+        })
         .filter_map(|p| std::fs::read(p).ok())
-        .filter(|b| std::panic::catch_unwind(|| feed_rs::parser::parse(&b[..]).is_ok()).unwrap_or(false))
+        .filter(|b| {
+            std::panic::catch_unwind(|| feed_rs::parser::parse(&b[..]).is_ok()).unwrap_or(false)
+        })
         .collect();
     std::panic::set_hook(prev);
     set
@@ -185,7 +224,10 @@ fn theirs(input: &[u8], text: bool) -> usize {
 
 fn bench(c: &mut Criterion) {
     let mut inputs: Vec<(String, Vec<Vec<u8>>)> = Vec::new();
-    for (i, size) in [10 << 10, 100 << 10, 500 << 10, 2 << 20].into_iter().enumerate() {
+    for (i, size) in [10 << 10, 100 << 10, 500 << 10, 2 << 20]
+        .into_iter()
+        .enumerate()
+    {
         let kb = size >> 10;
         inputs.push((format!("rss_{kb}KiB"), vec![rss(0x5eed + i as u64, size)]));
         inputs.push((format!("atom_{kb}KiB"), vec![atom(0xa70e + i as u64, size)]));
@@ -203,7 +245,11 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| docs.iter().map(|d| ours(black_box(d), text)).sum::<usize>())
             });
             g.bench_with_input(BenchmarkId::new("feed-rs", name), docs, |b, docs| {
-                b.iter(|| docs.iter().map(|d| theirs(black_box(d), text)).sum::<usize>())
+                b.iter(|| {
+                    docs.iter()
+                        .map(|d| theirs(black_box(d), text))
+                        .sum::<usize>()
+                })
             });
         }
         g.finish();
