@@ -461,9 +461,12 @@ impl Fetcher {
                 .await?;
             match sent {
                 Ok(resp) => return Ok(split(resp, sender, peer)),
-                // Not written, or the server closed the idle connection before answering
-                // anything: try another connection.
-                Err(e) if e.message().is_some() || e.error().is_incomplete_message() => continue,
+                // Not written at all: try another connection.
+                Err(e) if e.message().is_some() => continue,
+                // Written, then the server closed the idle connection before answering: only a
+                // request that may be repeated is sent again. A POST (a JSON-RPC call that may
+                // write) is never sent twice.
+                Err(e) if e.error().is_incomplete_message() && is_idempotent(method) => continue,
                 Err(e) => return Err(Error::http(e.error().to_string())),
             }
         }
@@ -684,4 +687,13 @@ fn build_request(
         );
     }
     Ok(req)
+}
+
+/// Methods that may be sent again when a reused connection died before answering (RFC 9110
+/// §9.2.2).
+fn is_idempotent(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE
+    )
 }

@@ -119,3 +119,34 @@ async fn connection_close_is_honoured() {
     assert_eq!(f.idle_connections(), 0);
     assert_eq!(server.conns(), 2);
 }
+
+/// A POST written on a reused connection that the server then drops without answering is not
+/// sent again on a fresh connection: a JSON-RPC call may write, and must never run twice.
+#[tokio::test]
+async fn a_post_is_never_sent_twice() {
+    let server = serve(LOOPBACK, |s| async move {
+        if s.method == "POST" {
+            Reply::ThenClose(Vec::new())
+        } else {
+            resp(200, &[], b"ok")
+        }
+    })
+    .await;
+    let f = lan();
+    body(&f, &server.url("/warm")).await;
+    assert_eq!(
+        f.idle_connections(),
+        1,
+        "the POST goes out on a reused connection"
+    );
+    let res = f
+        .post(
+            &server.url("/call"),
+            webfetch::HeaderValue::from_static("application/json"),
+            "{}",
+        )
+        .await;
+    assert!(res.is_err(), "the dropped answer is an error, not a retry");
+    let posts = server.seen().iter().filter(|s| s.method == "POST").count();
+    assert_eq!(posts, 1, "the server saw the POST once");
+}
