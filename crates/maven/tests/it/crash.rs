@@ -29,7 +29,7 @@ use crate::support::{eventually, testkit_mcp, Daemon, Home};
 struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    fn step(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -37,7 +37,7 @@ impl Rng {
         z ^ (z >> 31)
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.step() % n
     }
     fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
@@ -171,7 +171,7 @@ async fn check(
             .strip_prefix("id:g")
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("unexpected note key {k}"));
-        assert!(n >= 1 && n <= published, "note {k} was never published");
+        assert!((1..=published).contains(&n), "note {k} was never published");
     }
 
     let rows = s.tools().await.unwrap();
