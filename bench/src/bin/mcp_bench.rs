@@ -31,8 +31,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = Result<T, BoxError>;
 
 /// The request line every client sends (the raw floor sends exactly these bytes).
-const RAW_REQUEST: &str =
-    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+const RAW_REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
 
 #[derive(Debug, Clone)]
 struct Opts {
@@ -143,13 +142,17 @@ fn emit(v: &Value) {
 fn seq_record(peer: &str, transport: &str, lat: Vec<Duration>) {
     let n = lat.len();
     let (p50, p99) = percentiles(lat);
-    emit(&json!({"peer": peer, "transport": transport, "kind": "seq", "n": n,
-                 "p50_us": p50, "p99_us": p99}));
+    emit(
+        &json!({"peer": peer, "transport": transport, "kind": "seq", "n": n,
+                 "p50_us": p50, "p99_us": p99}),
+    );
 }
 
 fn tput_record(peer: &str, transport: &str, k: usize, calls: usize, secs: f64) {
-    emit(&json!({"peer": peer, "transport": transport, "kind": "inflight", "k": k,
-                 "n": calls, "secs": secs, "calls_per_s": calls as f64 / secs}));
+    emit(
+        &json!({"peer": peer, "transport": transport, "kind": "inflight", "k": k,
+                 "n": calls, "secs": secs, "calls_per_s": calls as f64 / secs}),
+    );
 }
 
 // ---- the raw floor --------------------------------------------------------------------------
