@@ -40,6 +40,7 @@ class Ctx:
         self.smoke = a.smoke
         self.cpu = a.cpu
         self.rounds = a.rounds or (1 if a.smoke else 5)
+        self.rounds_given = bool(a.rounds)
         self.node = self.testenv / "node_modules/.bin/node"
         self.python = self.testenv / ".venv/bin/python"
         self.sdk = self.testenv / "node_modules/@modelcontextprotocol/sdk"
@@ -284,7 +285,8 @@ def versions(ctx: Ctx) -> str:
 def report(ctx: Ctx, started: str, secs: float) -> str:
     L = []
     loads = ctx.loads or [0.0]
-    L.append(f"Run `{' '.join(['bench/run'] + (['--smoke'] if ctx.smoke else []))}` at {started} UTC, "
+    cmd = ["bench/run"] + (["--smoke"] if ctx.smoke else []) + ([f"--rounds {ctx.rounds}"] if ctx.rounds_given else [])
+    L.append(f"Run `{' '.join(cmd)}` at {started} UTC, "
              f"{secs / 60:.1f} min, {ctx.rounds} round(s).")
     L.append(f"Machine: {machine()}. Load average (1 min) while measuring: median {med(loads):.1f}, "
              f"min {min(loads):.1f}, max {max(loads):.1f} — absolute figures are noisy; compare the ratios.")
