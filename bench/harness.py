@@ -215,6 +215,64 @@ def p2(ctx: Ctx) -> None:
         hole.wait()
 
 
+# ---- SPEC P-5: the idle daemon -------------------------------------------------------------
+
+def proc_status_kib(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_secs(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle(ctx: Ctx) -> None:
+    """RSS and CPU of `maven daemon` with 10 well-behaved stdio servers and 50 black-holed feeds."""
+    window = 5.0 if ctx.smoke else 60.0
+    hole = subprocess.Popen([ctx.mcp_bench, "blackhole"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = hole.stdout.readline().strip()
+        with tempfile.TemporaryDirectory(prefix="maven-bench-") as d:
+            data = Path(d) / "data"
+            data.mkdir()
+            servers = {f"s{i}": {"command": ctx.server, "enabled": True} for i in range(10)}
+            feeds = [{"name": f"f{i}", "url": f"http://127.0.0.1:{port}/feed{i}.xml", "allow_private": True}
+                     for i in range(50)]
+            config = Path(d) / "config.json"
+            config.write_text(json.dumps({"mcp_servers": servers, "feeds": feeds,
+                                          "web": {"listen": "127.0.0.1:0"}}))
+            daemon = subprocess.Popen(ctx.pin() + [ctx.maven, "--data", str(data), "--config", str(config), "daemon"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            try:
+                t0 = time.perf_counter()
+                while not status_ok(ctx, data, config):
+                    if daemon.poll() is not None or time.perf_counter() - t0 > 60:
+                        fail("idle: the daemon did not come up")
+                    time.sleep(0.05)
+                time.sleep(5.0)  # the first dials, listings and feed attempts
+                ctx.sample_load()
+                c0, w0 = cpu_secs(daemon.pid), time.perf_counter()
+                time.sleep(window)
+                c1, w1 = cpu_secs(daemon.pid), time.perf_counter()
+                ctx.records.append({"kind": "idle", "servers": 10, "feeds": 50, "window_s": w1 - w0,
+                                    "rss_kib": proc_status_kib(daemon.pid, "VmRSS"),
+                                    "hwm_kib": proc_status_kib(daemon.pid, "VmHWM"),
+                                    "cpu_s_per_hour": (c1 - c0) / (w1 - w0) * 3600})
+            finally:
+                daemon.send_signal(signal.SIGTERM)
+                try:
+                    daemon.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(daemon.pid, signal.SIGKILL)
+                    daemon.wait()
+    finally:
+        hole.terminate()
+        hole.wait()
+
+
 # ---- report ---------------------------------------------------------------------------------
 
 def med(xs: list[float]) -> float:
@@ -326,6 +384,15 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
         L.append(f"| {f['bytes']:,} | {f['hwm_before_kib']:,} | {f['hwm_after_kib']:,} | {f['growth_kib']:,} | "
                  f"{f['frame_cap_kib']:,} | {f['growth_kib'] / f['frame_cap_kib']:.2f} | {f['outcome']} |")
         L.append("")
+    idles = [r for r in ctx.records if r["kind"] == "idle"]
+    if idles:
+        i = idles[0]
+        L.append("### Idle daemon (SPEC P-5): 10 stdio servers (`testkit-mcp`), 50 feeds (black-holed)")
+        L.append("")
+        L.append("| window s | VmRSS KiB | VmHWM KiB | CPU s per hour (daemon process) |")
+        L.append("|---:|---:|---:|---:|")
+        L.append(f"| {i['window_s']:.0f} | {i['rss_kib']:,} | {i['hwm_kib']:,} | {i['cpu_s_per_hour']:.1f} |")
+        L.append("")
     iso = [r for r in ctx.records if r["kind"] == "isolate"]
     if iso:
         a50 = med([r["alone_p50_us"] for r in iso])
@@ -361,7 +428,7 @@ def main() -> None:
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--rounds", type=int, default=0)
     p.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
-    p.add_argument("--only", default="p1,p1http,p2,p3,p5")
+    p.add_argument("--only", default="p1,p1http,p2,p3,p5,idle")
     a = p.parse_args()
     ctx = Ctx(a)
     if not shutil.which("taskset"):
@@ -381,6 +448,8 @@ def main() -> None:
         p2(ctx)
     if "p5" in only:
         p5(ctx)
+    if "idle" in only:
+        idle(ctx)
     if a.raw_out:
         Path(a.raw_out).write_text("".join(json.dumps(r) + "\n" for r in ctx.records))
     body = report(ctx, started, time.time() - t0)
