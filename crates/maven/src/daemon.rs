@@ -171,6 +171,9 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         cancel.clone(),
         tracker.clone(),
     ));
+    if let Some(m) = &state.manager {
+        m.spawn(&cancel, &tracker);
+    }
     tracing::info!(
         socket = %ipc::socket_path(&data_dir).display(),
         pid = std::process::id(),
@@ -299,8 +302,8 @@ fn start_manager(
             })
         })
         .collect();
+    // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
     let (manager, mut listings) = mcp::Manager::new(servers, mcp::ManagerOptions::default());
-    manager.spawn(cancel, tracker);
     let (config, store, notes, cancel) = (
         config.clone(),
         store.clone(),

@@ -134,13 +134,10 @@ impl Client {
     pub async fn connect(config: &ServerConfig, options: ClientOptions) -> Result<Client, Error> {
         let core = Arc::new(Core::new(&options.limits, options.handler.clone()));
         let link = match &config.transport {
-            Transport::Stdio { command, args, env } => Link::Stdio(crate::stdio::StdioLink::spawn(
-                command,
-                args,
-                env,
-                &options.limits,
-                core.clone(),
-            )?),
+            Transport::Stdio { command, args, env } => Link::Stdio(
+                crate::stdio::StdioLink::spawn(command, args, env, &options.limits, core.clone())
+                    .await?,
+            ),
             Transport::Http { url, headers, door } => Link::Http(Arc::new(
                 crate::http::HttpLink::new(url, headers, door, &options)?,
             )),

@@ -43,6 +43,9 @@ pub struct ManagerOptions {
     /// A connection that dies sooner than this after its dial counts as a failed dial (so a
     /// server that crashes at once is retried with backoff, not in a loop).
     pub min_uptime: Duration,
+    /// The first dials are spread out by this much per server, so starting a hundred servers
+    /// does not start a hundred processes in the same instant.
+    pub stagger: Duration,
 }
 
 impl Default for ManagerOptions {
@@ -55,6 +58,7 @@ impl Default for ManagerOptions {
             refresh_interval: Duration::from_secs(15 * 60),
             debounce: Duration::from_secs(2),
             min_uptime: Duration::from_secs(10),
+            stagger: Duration::from_millis(20),
         }
     }
 }
@@ -78,6 +82,12 @@ impl ManagerOptions {
     /// Sets the least uptime of a healthy connection.
     pub fn with_min_uptime(mut self, d: Duration) -> Self {
         self.min_uptime = d;
+        self
+    }
+
+    /// Sets the spacing of the first dials.
+    pub fn with_stagger(mut self, d: Duration) -> Self {
+        self.stagger = d;
         self
     }
 
@@ -285,15 +295,21 @@ impl Manager {
     /// Starts one task per enabled server on `tracker`, all stopped by `cancel`. Returns at
     /// once.
     pub fn spawn(&self, cancel: &CancellationToken, tracker: &TaskTracker) {
-        for slot in self.slots.values() {
-            if !slot.managed.enabled {
-                continue;
-            }
+        for (i, slot) in self
+            .slots
+            .values()
+            .filter(|s| s.managed.enabled)
+            .enumerate()
+        {
             let task = ServerTask {
                 slot: slot.clone(),
                 options: self.options.clone(),
                 events: self.events.clone(),
                 cancel: cancel.clone(),
+                first_dial: self
+                    .options
+                    .stagger
+                    .saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)),
             };
             tracker.spawn(task.run());
         }
@@ -413,6 +429,8 @@ struct ServerTask {
     options: ManagerOptions,
     events: mpsc::Sender<Discovery>,
     cancel: CancellationToken,
+    /// How long to wait before the first dial (see [`ManagerOptions::stagger`]).
+    first_dial: Duration,
 }
 
 enum Ended {
@@ -431,6 +449,15 @@ impl ServerTask {
     async fn run(self) {
         let name = self.slot.managed.config.name.clone();
         let mut failures: u32 = 0;
+        if !self.first_dial.is_zero() {
+            tokio::select! {
+                _ = self.cancel.cancelled() => {
+                    self.set(|i| i.state = Some(ServerState::Stopped));
+                    return;
+                }
+                _ = tokio::time::sleep(self.first_dial) => {}
+            }
+        }
         loop {
             if self.cancel.is_cancelled() {
                 break;

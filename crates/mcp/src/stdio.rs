@@ -69,8 +69,10 @@ pub(crate) struct StdioLink {
 }
 
 impl StdioLink {
-    /// Start the child and its tasks.
-    pub(crate) fn spawn(
+    /// Start the child and its tasks. The fork and exec run on the blocking pool, so a daemon
+    /// starting many servers at once keeps its async workers free (A-2: boot never waits on a
+    /// server).
+    pub(crate) async fn spawn(
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
@@ -94,7 +96,10 @@ impl StdioLink {
             }
         }
         cmd.envs(env);
-        let mut child = cmd.spawn().map_err(|source| Error::Spawn {
+        let spawned = tokio::task::spawn_blocking(move || cmd.spawn())
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(format!("spawn task failed: {e}"))));
+        let mut child = spawned.map_err(|source| Error::Spawn {
             command: command.to_owned(),
             source,
         })?;
