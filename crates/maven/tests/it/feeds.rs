@@ -327,3 +327,43 @@ fn feeds_status_shows_a_gone_feed_and_status_carries_the_same_rows() {
         "{text}"
     );
 }
+
+/// T-1/F-7: after a poll of a loopback feed, "what's new in my feeds?" answers from its notes,
+/// once; the next new item comes in the next digest.
+#[test]
+fn the_feeds_digest_answers_from_a_polled_feed() {
+    let home = Home::new();
+    let feed = Feed::start(200, rss(1, 5));
+    home.write_config(&config(&[("news", &feed.url, true)]));
+    let d = home.start();
+    wait_until(&home, "the baseline noted", |h| noted(h, "news") == 3);
+    let say = |text: &str| {
+        let mut args = vec!["say"];
+        args.extend(text.split(' '));
+        let out = home.run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let answer = say("what's new in my feeds?");
+    assert!(answer.starts_with("news (3 new):"), "{answer}");
+    assert!(
+        answer.contains("Item 5") && answer.contains("Item 3") && !answer.contains("Item 2"),
+        "{answer}"
+    );
+    assert!(
+        answer.find("Item 5") < answer.find("Item 3"),
+        "newest first: {answer}"
+    );
+    assert_eq!(
+        say("что нового в лентах?"),
+        "В лентах ничего нового с тех пор, как вы спрашивали."
+    );
+    feed.set(rss(1, 6));
+    wait_until(&home, "the new item noted", |h| noted(h, "news") == 4);
+    let answer = say("news");
+    assert!(
+        answer.starts_with("news (1 new):") && answer.contains("Item 6"),
+        "{answer}"
+    );
+    drop(d);
+}
