@@ -16,14 +16,12 @@
 //! (printed, so a failure can be replayed).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::{eventually, testkit_mcp, Daemon, Home};
+use crate::support::{eventually, serve_feed, testkit_mcp, Daemon, Home};
 
 /// splitmix64: a small seeded generator, enough to pick kill points.
 struct Rng(u64);
@@ -52,34 +50,15 @@ struct GrowingFeed {
 
 impl GrowingFeed {
     fn start() -> GrowingFeed {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/feed.xml", listener.local_addr().unwrap());
         let published = Arc::new(Mutex::new(3u32));
         let p = published.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { return };
-                let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let n = {
-                    let mut g = p.lock().unwrap();
-                    *g += 1;
-                    *g
-                };
-                let body = rss(n.saturating_sub(19).max(1), n);
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = conn.write_all(resp.as_bytes());
-            }
+        let url = serve_feed(move || {
+            let n = {
+                let mut g = p.lock().unwrap();
+                *g += 1;
+                *g
+            };
+            (200, rss(n.saturating_sub(19).max(1), n))
         });
         GrowingFeed { url, published }
     }

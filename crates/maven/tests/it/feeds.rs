@@ -5,8 +5,6 @@
 //! it has `allow_private`. `feed_min_interval` is lowered to "1s". Tests wait for states
 //! (notes counted, polls served), never for durations.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -14,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::{maven, stderr, Daemon, Home};
+use crate::support::{maven, serve_feed, stderr, Daemon, Home};
 
 /// What the responder serves: a status and a body, and how many requests it answered.
 #[derive(Default)]
@@ -32,37 +30,16 @@ struct Feed {
 
 impl Feed {
     fn start(status: u16, body: String) -> Feed {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/feed.xml", listener.local_addr().unwrap());
         let script = Arc::new(Mutex::new(Script {
             status,
             body,
             served: 0,
         }));
         let s = script.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { return };
-                let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let (status, body) = {
-                    let mut g = s.lock().unwrap();
-                    g.served += 1;
-                    (g.status, g.body.clone())
-                };
-                let resp = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/rss+xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = conn.write_all(resp.as_bytes());
-            }
+        let url = serve_feed(move || {
+            let mut g = s.lock().unwrap();
+            g.served += 1;
+            (g.status, g.body.clone())
         });
         Feed { url, script }
     }
