@@ -7,12 +7,13 @@ use serde_json::{json, Value};
 
 use crate::support::{eventually, testkit_mcp, Home};
 
-fn server<'a>(v: &'a Value, name: &str) -> &'a Value {
+/// The entry of a JSON list (servers, tool rows) with this name.
+fn by_name<'a>(v: &'a Value, name: &str) -> &'a Value {
     v.as_array()
         .unwrap()
         .iter()
         .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no server {name} in {v}"))
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
 }
 
 #[test]
@@ -37,12 +38,15 @@ fn boot_never_waits_on_servers_and_discovery_only_proposes() {
     // The daemon answered status while the mute and black-holed servers still hang in their
     // 30-second handshakes.
     let st = home.json(&["mcp", "status", "--json"]);
-    assert_eq!(server(&st, "mute")["state"], "connecting");
-    assert_eq!(server(&st, "hole")["state"], "connecting");
-    assert_eq!(server(&st, "dark")["state"], "dark");
-    assert_eq!(server(&st, "hole")["trust"], "LAN endpoint (allow_private)");
+    assert_eq!(by_name(&st, "mute")["state"], "connecting");
+    assert_eq!(by_name(&st, "hole")["state"], "connecting");
+    assert_eq!(by_name(&st, "dark")["state"], "dark");
     assert_eq!(
-        server(&st, "good")["trust"],
+        by_name(&st, "hole")["trust"],
+        "LAN endpoint (allow_private)"
+    );
+    assert_eq!(
+        by_name(&st, "good")["trust"],
         "local process: runs as you, with your files and your network"
     );
 
@@ -59,41 +63,31 @@ fn boot_never_waits_on_servers_and_discovery_only_proposes() {
             .unwrap()
             .starts_with("sha256:v1:"));
     }
-    let echo = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "good_echo")
-        .unwrap();
+    let echo = by_name(&tools, "good_echo");
     assert_eq!(echo["destructive"], false);
     assert_eq!(echo["cmd"], json!(["mcp", "good", "echo"]));
-    let del = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "good_delete_item")
-        .unwrap();
+    let del = by_name(&tools, "good_delete_item");
     assert_eq!(del["destructive"], true);
 
     let st = eventually("the crashing server to back off", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        server(&st, "crash")["state"]
+        by_name(&st, "crash")["state"]
             .as_str()
             .unwrap()
             .starts_with("backing off until ")
             .then_some(st)
     });
-    let good = server(&st, "good");
+    let good = by_name(&st, "good");
     assert_eq!(good["state"], "ready");
     assert_eq!(good["protocol_version"], "2025-11-25");
     assert_eq!(good["server_info"]["name"], "testkit-mcp");
     assert_eq!(good["tools_offered"], 2);
     assert_eq!(good["tools_proposed"], 2);
-    assert!(server(&st, "crash")["last_error"]
+    assert!(by_name(&st, "crash")["last_error"]
         .as_str()
         .unwrap()
         .starts_with("dial: "));
-    assert!(server(&st, "crash")["next_retry"]
+    assert!(by_name(&st, "crash")["next_retry"]
         .as_str()
         .unwrap()
         .ends_with('Z'));
@@ -107,19 +101,14 @@ fn boot_never_waits_on_servers_and_discovery_only_proposes() {
     let d = home.start();
     eventually("the good server to fail", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        server(&st, "good")["state"]
+        by_name(&st, "good")["state"]
             .as_str()
             .unwrap()
             .starts_with("backing off")
             .then_some(())
     });
     let tools = home.json(&["tools", "--json"]);
-    let echo = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "good_echo")
-        .unwrap();
+    let echo = by_name(&tools, "good_echo");
     assert_eq!(
         echo["state"], "enabled",
         "a restart never disarms what the owner approved"
