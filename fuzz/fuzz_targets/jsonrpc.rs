@@ -1,11 +1,10 @@
-//! The JSON-RPC message classifier on one arbitrary frame: the input, newlines removed, is
-//! sent as a single line through the framer into the core (responses, requests, notifications,
-//! batches, wrong ids, result+error, non-JSON). Must never panic.
+//! The JSON-RPC message classifier on whole frames of any length: the input is split at
+//! newlines and each piece goes straight to the core, which has requests pending (responses,
+//! requests, notifications, batches, wrong or duplicate ids, result+error, non-JSON, deep
+//! nesting). Must never panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let mut frame: Vec<u8> = data.iter().copied().filter(|b| *b != b'\n').collect();
-    frame.push(b'\n');
-    mcp::fuzzing::line_framer(&frame);
+    mcp::fuzzing::jsonrpc(data);
 });

@@ -145,6 +145,27 @@ pub mod fuzzing {
         });
     }
 
+    /// The JSON-RPC message classifier on whole frames of any length (no framer cap): the
+    /// input is split at newlines and each piece goes to the core, which has three requests
+    /// pending (ids 1, 2, 3) so that answers to them, duplicates and wrong ids are all reached.
+    /// Must not panic; an answer the core sends back must be one JSON object on one line.
+    pub fn jsonrpc(data: &[u8]) {
+        let core = crate::rpc::Core::new(&crate::Limits::default(), None);
+        let tickets: Vec<_> = (0..3).filter_map(|_| core.register().ok()).collect();
+        for frame in data.split(|b| *b == b'\n') {
+            if let crate::rpc::Inbound::Answer(bytes) = core.on_frame(frame) {
+                let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+                assert!(!body.contains(&b'\n'), "an answer spans lines");
+                assert!(
+                    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(body)
+                        .is_ok(),
+                    "an answer is not a JSON object"
+                );
+            }
+        }
+        drop(tickets);
+    }
+
     /// Feed arbitrary bytes to the SSE parser in chunks whose sizes come from the data. Must
     /// not panic; no event may exceed the cap.
     pub fn sse(data: &[u8]) {
