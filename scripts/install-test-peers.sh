@@ -2,7 +2,8 @@
 # Installs the real MCP peers that the tests and the conformance run use, into testenv/:
 #   testenv/node_modules  npm packages pinned by testenv/package-lock.json (server-everything,
 #                         the conformance suite, and node 22 from the npm registry's `node`)
-#   testenv/.venv         a Python venv with testenv/requirements.txt (the `mcp` SDK)
+#   testenv/.venv         a Python venv with testenv/requirements.txt (the `mcp` SDK, and
+#                         `feedparser` for the P-4 benchmark)
 # Idempotent: each part carries a stamp of the files it was installed from and is skipped while
 # the stamp matches. Exits non-zero with a message naming the failing step.
 set -euo pipefail
@@ -77,7 +78,8 @@ py_minor="$(python3 -c 'import sys; print(sys.version_info[1])')"
 py_stamp="$( (stamp_of requirements.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
 py_stamp_file="$venv/.maven-install-stamp"
 if [[ -f "$py_stamp_file" && "$(cat "$py_stamp_file")" == "$py_stamp" && -x "$venv/bin/python" &&
-  -d "$venv/lib/python3.${py_minor}/site-packages/mcp" ]]; then
+  -d "$venv/lib/python3.${py_minor}/site-packages/mcp" &&
+  -d "$venv/lib/python3.${py_minor}/site-packages/feedparser" ]]; then
   echo "install-test-peers: Python venv up to date"
 else
   echo "install-test-peers: creating testenv/.venv ..."
@@ -88,8 +90,11 @@ else
     fail "pip install -r testenv/requirements.txt failed (is PyPI reachable?)"
   "$venv/bin/python" -c 'import mcp.server.mcpserver, mcp_types, uvicorn' ||
     fail "the mcp SDK does not import in testenv/.venv"
+  "$venv/bin/python" -c 'import feedparser' ||
+    fail "feedparser does not import in testenv/.venv"
   echo "$py_stamp" >"$py_stamp_file"
-  echo "install-test-peers: Python venv installed ($("$venv/bin/python" -m pip show mcp 2>/dev/null | sed -n 's/^Version: /mcp /p'))"
+  pyver() { "$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null; }
+  echo "install-test-peers: Python venv installed (mcp $(pyver mcp), feedparser $(pyver feedparser))"
 fi
 
 echo "install-test-peers: ready in $((SECONDS - started))s"
