@@ -10,6 +10,9 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use std::borrow::Cow;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{oneshot, watch};
@@ -64,8 +67,30 @@ const LOG_RING: usize = 32;
 /// Longest error message kept from a JSON-RPC error.
 const ERROR_MESSAGE_CAP: usize = 1024;
 
+/// Hashes request ids for the pending table. The table only ever holds ids this client issued
+/// (sequential, never chosen by the server; a server's id only looks one up), so no key can be
+/// crafted to collide and SipHash's protection buys nothing here: one multiply spreads them.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, id: u64) {
+        self.0 = (self.0 ^ id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type Pending = HashMap<u64, oneshot::Sender<Reply>, std::hash::BuildHasherDefault<IdHasher>>;
+
 struct Table {
-    pending: HashMap<u64, oneshot::Sender<Reply>>,
+    pending: Pending,
     cancelled: VecDeque<u64>,
     closed: Option<CloseReason>,
     bucket: TokenBucket,
@@ -117,28 +142,133 @@ impl Drop for Ticket<'_> {
     }
 }
 
-#[derive(Deserialize)]
+/// One incoming message, every member borrowed from the frame. Read by hand rather than
+/// derived: `jsonrpc` is checked as it is read instead of being kept raw, and a repeated member
+/// is refused as serde's derive would refuse it.
+#[derive(Default)]
 struct RawMessage<'a> {
-    #[serde(default, borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    /// `jsonrpc` is written exactly `"2.0"`.
+    version_ok: bool,
     id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<Cow<'a, str>>,
     params: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
     result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
     error: Option<&'a RawValue>,
 }
 
-/// Presence, even of `null` (serde's `Option` would read `null` as absent).
-fn present<'de, D>(d: D) -> Result<Option<&'de RawValue>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    <&RawValue as Deserialize>::deserialize(d).map(Some)
+impl<'de> Deserialize<'de> for RawMessage<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(MessageVisitor)
+    }
+}
+
+struct MessageVisitor;
+
+impl<'de> Visitor<'de> for MessageVisitor {
+    type Value = RawMessage<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        fn once<'de, A: MapAccess<'de>, T>(
+            slot: &mut Option<T>,
+            name: &'static str,
+            map: &mut A,
+            read: impl FnOnce(&mut A) -> Result<T, A::Error>,
+        ) -> Result<(), A::Error> {
+            if slot.is_some() {
+                return Err(de::Error::duplicate_field(name));
+            }
+            *slot = Some(read(map)?);
+            Ok(())
+        }
+        let mut jsonrpc: Option<bool> = None;
+        let mut method: Option<Option<Cow<'de, str>>> = None;
+        let mut m = RawMessage::default();
+        let raw = |map: &mut A| map.next_value::<&'de RawValue>();
+        while let Some(key) = map.next_key::<Member>()? {
+            match key {
+                // Kept raw: the exact text is compared, escapes are never decoded.
+                Member::Jsonrpc => once(&mut jsonrpc, "jsonrpc", &mut map, |map| {
+                    map.next_value::<&'de RawValue>()
+                        .map(|v| v.get() == "\"2.0\"")
+                })?,
+                Member::Id => once(&mut m.id, "id", &mut map, raw)?,
+                Member::Method => once(&mut method, "method", &mut map, |map| {
+                    map.next_value::<Option<MethodName<'de>>>()
+                        .map(|n| n.map(|n| n.0))
+                })?,
+                Member::Params => once(&mut m.params, "params", &mut map, raw)?,
+                Member::Result => once(&mut m.result, "result", &mut map, raw)?,
+                Member::Error => once(&mut m.error, "error", &mut map, raw)?,
+                Member::Other => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        m.version_ok = jsonrpc == Some(true);
+        m.method = method.flatten();
+        Ok(m)
+    }
+}
+
+/// The name of a message member.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Member;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, k: &str) -> Result<Member, E> {
+                Ok(match k {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+/// `method`: a string (borrowed unless it has escapes); any other type is malformed.
+struct MethodName<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for MethodName<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MethodName<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(MethodName(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(MethodName(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -153,7 +283,7 @@ impl Core {
         Core {
             next_id: AtomicU64::new(1),
             table: Mutex::new(Table {
-                pending: HashMap::new(),
+                pending: Pending::default(),
                 cancelled: VecDeque::with_capacity(CANCELLED_MEMORY),
                 closed: None,
                 bucket: TokenBucket::new(limits.inbound_burst, limits.inbound_per_second),
@@ -269,7 +399,13 @@ impl Core {
             Some(b'{') => {}
             Some(_) => return Inbound::Garbage,
         }
-        let msg: RawMessage<'_> = match serde_json::from_slice(bytes) {
+        // Checked once for the whole frame, so the reader need not check each string again;
+        // a frame that is not UTF-8 takes the byte reader, which judges it as before.
+        let parsed = match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str::<RawMessage<'_>>(text),
+            Err(_) => serde_json::from_slice::<RawMessage<'_>>(bytes),
+        };
+        let msg = match parsed {
             Ok(m) => m,
             Err(e) if e.is_syntax() || e.is_eof() => return Inbound::Garbage,
             Err(_) => {
@@ -277,7 +413,7 @@ impl Core {
                 return Inbound::Done;
             }
         };
-        if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        if !msg.version_ok {
             self.violation("jsonrpc member is not \"2.0\"");
             return Inbound::Done;
         }
@@ -422,7 +558,9 @@ pub(crate) fn encode<P: serde::Serialize + ?Sized>(
     buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
     if let Some(id) = id {
         // Writing into a Vec cannot fail.
-        let _ = write!(buf, "\"id\":{id},");
+        buf.extend_from_slice(b"\"id\":");
+        let _ = serde_json::to_writer(&mut buf, &id);
+        buf.push(b',');
     }
     buf.extend_from_slice(b"\"method\":");
     let _ = serde_json::to_writer(&mut buf, method);
@@ -700,11 +838,163 @@ mod tests {
         assert!(core.register().err().unwrap().is_closed());
     }
 
+    /// The message reader as first written (derived), to check the hand-written one against.
+    #[derive(Deserialize)]
+    struct Derived<'a> {
+        #[serde(default, borrow)]
+        jsonrpc: Option<&'a RawValue>,
+        #[serde(default, borrow, deserialize_with = "present")]
+        id: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        method: Option<Cow<'a, str>>,
+        #[serde(default, borrow, deserialize_with = "present")]
+        params: Option<&'a RawValue>,
+        #[serde(default, borrow, deserialize_with = "present")]
+        result: Option<&'a RawValue>,
+        #[serde(default, borrow, deserialize_with = "present")]
+        error: Option<&'a RawValue>,
+    }
+
+    fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+        <&RawValue as Deserialize>::deserialize(d).map(Some)
+    }
+
+    /// What a reader made of a frame, comparable across the two readers.
+    type Reading = Result<(bool, [Option<String>; 5]), &'static str>;
+
+    fn classify<T>(
+        r: serde_json::Result<T>,
+        view: impl FnOnce(T) -> (bool, [Option<String>; 5]),
+    ) -> Reading {
+        match r {
+            Ok(m) => Ok(view(m)),
+            Err(e) if e.is_syntax() || e.is_eof() => Err("garbage"),
+            Err(_) => Err("malformed"),
+        }
+    }
+
+    fn both_readings(frame: &[u8]) -> (Reading, Reading) {
+        let raw = |r: Option<&RawValue>| r.map(|r| r.get().to_owned());
+        let old = classify(serde_json::from_slice::<Derived<'_>>(frame), |m| {
+            (
+                m.jsonrpc.map(RawValue::get) == Some("\"2.0\""),
+                [
+                    raw(m.id),
+                    m.method.map(Cow::into_owned),
+                    raw(m.params),
+                    raw(m.result),
+                    raw(m.error),
+                ],
+            )
+        });
+        let parsed = match std::str::from_utf8(frame) {
+            Ok(text) => serde_json::from_str::<RawMessage<'_>>(text),
+            Err(_) => serde_json::from_slice::<RawMessage<'_>>(frame),
+        };
+        let new = classify(parsed, |m| {
+            (
+                m.version_ok,
+                [
+                    raw(m.id),
+                    m.method.map(Cow::into_owned),
+                    raw(m.params),
+                    raw(m.result),
+                    raw(m.error),
+                ],
+            )
+        });
+        (old, new)
+    }
+
+    #[test]
+    fn message_reader_agrees_with_the_derived_one() {
+        let frames: &[&[u8]] = &[
+            br#"{"jsonrpc":"2.0","id":1,"result":{"a":1}}"#,
+            br#"{"jsonrpc":"2\u002e0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":null,"id":1,"result":{}}"#,
+            br#"{"jsonrpc":2.0,"id":1,"result":{}}"#,
+            br#"{"jsonrpc":["2.0"],"id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"error":null,"error":null}"#,
+            br#"{"jsonrpc":"2.0","method":"a","method":"b"}"#,
+            br#"{"jsonrpc":"2.0","method":null,"method":"b"}"#,
+            br#"{"jsonrpc":"2.0","method":7}"#,
+            br#"{"jsonrpc":"2.0","method":{"x":1}}"#,
+            br#"{"jsonrpc":"2.0","method":"p\u0069ng","id":"a"}"#,
+            br#"{"jsonrpc":"2.0","m\u0065thod":"ping","id":"a"}"#,
+            br#"{"jsonrpc":"2.0","id":null,"result":null,"params":null}"#,
+            br#"{"jsonrpc":"2.0","x":[1,{"y":"z"}],"id":3,"result":[]}"#,
+            b"{\"jsonrpc\":\"2.0\",\"x\":\"\xff\",\"id\":3,\"result\":1}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":\"\xff\"}",
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"\xc3\xa9\"}",
+            br#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":"\ud800"}"#,
+            br#"{}"#,
+            br#"{"a":1e999}"#,
+        ];
+        for f in frames {
+            let (old, new) = both_readings(f);
+            assert_eq!(old, new, "{}", String::from_utf8_lossy(f));
+        }
+    }
+
+    fn arb_frame() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            Just("jsonrpc"),
+            Just("id"),
+            Just("method"),
+            Just("params"),
+            Just("result"),
+            Just("error"),
+            Just("other"),
+        ];
+        let value = prop_oneof![
+            Just("\"2.0\"".to_owned()),
+            Just("null".to_owned()),
+            Just("1".to_owned()),
+            Just("-1.5e3".to_owned()),
+            Just("\"ping\"".to_owned()),
+            Just("\"2\\u002e0\"".to_owned()),
+            Just("{\"a\":[true,false]}".to_owned()),
+            Just("[]".to_owned()),
+            Just("\"\u{e9}\"".to_owned()),
+            Just("\"\\ud800\"".to_owned()),
+        ];
+        (
+            proptest::collection::vec((key, value), 0..7),
+            any::<u8>(),
+            any::<usize>(),
+        )
+            .prop_map(|(members, byte, at)| {
+                let body: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("\"{k}\":{v}"))
+                    .collect();
+                let mut f = format!("{{{}}}", body.join(",")).into_bytes();
+                // Now and then, one arbitrary byte replaced (invalid UTF-8, broken syntax).
+                if byte > 0xc0 {
+                    let at = at % f.len();
+                    f[at] = byte;
+                }
+                f
+            })
+    }
+
     proptest::proptest! {
         #[test]
         fn any_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
             let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
             rt.block_on(async { let _ = core().on_frame(&bytes); });
+        }
+
+        #[test]
+        fn message_reader_agrees_on_generated_frames(frame in arb_frame()) {
+            let (old, new) = both_readings(&frame);
+            proptest::prop_assert_eq!(old, new, "{}", String::from_utf8_lossy(&frame));
         }
     }
 }
