@@ -308,9 +308,21 @@ impl Client {
         params: Option<&P>,
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
+        self.request_frame(method, |id| rpc::encode(Some(id), method, params), timeout)
+            .await
+    }
+
+    /// Send the request that `encode` writes for the id it is given, and wait for its raw
+    /// `result` under `timeout`.
+    async fn request_frame(
+        &self,
+        method: &str,
+        encode: impl FnOnce(u64) -> Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Box<RawValue>, Error> {
         let mut ticket = self.core.register()?;
         let id = ticket.id;
-        let frame = rpc::encode(Some(id), method, params);
+        let frame = encode(id);
         let Some(rx) = ticket.rx.take() else {
             // register() always fills rx.
             return Err(Error::Closed(CloseReason::ServerGone));
@@ -488,17 +500,12 @@ impl Client {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<ToolOutcome, Error> {
-        #[derive(serde::Serialize)]
-        struct CallParams<'a> {
-            name: &'a str,
-            arguments: &'a Map<String, Value>,
-        }
-        let params = CallParams {
-            name,
-            arguments: &arguments,
-        };
         let raw = self
-            .request_raw("tools/call", Some(&params), self.config.timeouts.call)
+            .request_frame(
+                "tools/call",
+                |id| rpc::encode_tool_call(id, name, &arguments),
+                self.config.timeouts.call,
+            )
             .await?;
         ToolOutcome::from_result(&raw, self.options.limits.result_text_cap).map_err(|reason| {
             Error::BadResult {

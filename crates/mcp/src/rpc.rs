@@ -563,13 +563,45 @@ pub(crate) fn encode<P: serde::Serialize + ?Sized>(
         buf.push(b',');
     }
     buf.extend_from_slice(b"\"method\":");
-    let _ = serde_json::to_writer(&mut buf, method);
+    write_str(&mut buf, method);
     if let Some(p) = params {
         buf.extend_from_slice(b",\"params\":");
         let _ = serde_json::to_writer(&mut buf, p);
     }
     buf.extend_from_slice(b"}\n");
     buf
+}
+
+/// Encode a `tools/call` request, ending with one newline: the params written member by
+/// member into the frame, with no intermediate value.
+pub(crate) fn encode_tool_call(
+    id: u64,
+    name: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(128 + name.len());
+    buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut buf, &id);
+    buf.extend_from_slice(b",\"method\":\"tools/call\",\"params\":{\"name\":");
+    write_str(&mut buf, name);
+    buf.extend_from_slice(b",\"arguments\":");
+    let _ = serde_json::to_writer(&mut buf, arguments);
+    buf.extend_from_slice(b"}}\n");
+    buf
+}
+
+/// Write a JSON string: as it is when nothing in it needs an escape (the common case of method
+/// and tool names), else escaped by serde_json.
+fn write_str(buf: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        buf.push(b'"');
+        buf.extend_from_slice(s.as_bytes());
+        buf.push(b'"');
+    } else {
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *buf, s);
+    }
 }
 
 /// Encode the answer to a server request, echoing its id verbatim.
@@ -668,6 +700,19 @@ mod tests {
             v,
             serde_json::json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":p})
         );
+        let args = serde_json::json!({"text": "a\"b\\c\u{1}é", "n": [1, null]});
+        let serde_json::Value::Object(args) = args else {
+            unreachable!()
+        };
+        for name in ["echo", "we\"ird\\na\nme\u{7f}é"] {
+            let f = encode_tool_call(9, name, &args);
+            assert_eq!(f.iter().filter(|b| **b == b'\n').count(), 1);
+            let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+            let want = serde_json::json!({"jsonrpc":"2.0","id":9,"method":"tools/call",
+                "params":{"name":name,"arguments":args}});
+            assert_eq!(v, want);
+            assert_eq!(f, encode(Some(9), "tools/call", Some(&want["params"])));
+        }
         let n = encode::<serde_json::Value>(None, "notifications/initialized", None);
         assert_eq!(
             n,
