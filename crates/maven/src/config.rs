@@ -51,7 +51,48 @@ pub(crate) struct Config {
     pub(crate) feeds: Vec<FeedConfig>,
     pub(crate) feed_min_interval: Duration,
     pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
+    pub(crate) mcp_timing: McpTiming,
     pub(crate) acts: Vec<ActConfig>,
+}
+
+/// The `mcp_timing` block: how the connection manager retries, checks and re-lists servers.
+/// The defaults are A-4's (1 minute doubling to 30, jittered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct McpTiming {
+    /// First retry delay after a failed dial.
+    pub(crate) backoff_min: Duration,
+    /// Largest retry delay.
+    pub(crate) backoff_max: Duration,
+    /// How often a live server is pinged.
+    pub(crate) health: Duration,
+    /// How often a live server's tools are listed again (besides `list_changed`).
+    pub(crate) refresh: Duration,
+    /// A connection that dies sooner than this after its dial counts as a failed dial.
+    pub(crate) min_uptime: Duration,
+}
+
+impl Default for McpTiming {
+    fn default() -> Self {
+        let d = mcp::ManagerOptions::default();
+        McpTiming {
+            backoff_min: d.backoff_min,
+            backoff_max: d.backoff_max,
+            health: d.health_interval,
+            refresh: d.refresh_interval,
+            min_uptime: d.min_uptime,
+        }
+    }
+}
+
+impl McpTiming {
+    /// The manager's options with these timings.
+    pub(crate) fn manager_options(&self) -> mcp::ManagerOptions {
+        let d = mcp::ManagerOptions::default();
+        let debounce = d.debounce;
+        d.with_backoff(self.backoff_min, self.backoff_max)
+            .with_periods(self.health, self.refresh, debounce)
+            .with_min_uptime(self.min_uptime)
+    }
 }
 
 /// The `web` block: the local page.
@@ -423,6 +464,22 @@ pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     Some(Duration::from_millis(ms))
 }
 
+/// Writes a duration back in the config's own notation, in the largest unit that is exact.
+fn show_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+    ] {
+        if ms >= size && ms.is_multiple_of(size) {
+            return format!("\"{}{unit}\"", ms / size);
+        }
+    }
+    format!("\"{ms}ms\"")
+}
+
 /// Validates a name used in paths, sources and allowlist rows.
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
@@ -706,6 +763,7 @@ impl Validator<'_> {
                 "feeds",
                 "feed_min_interval",
                 "mcp_servers",
+                "mcp_timing",
                 "acts",
             ],
             true,
@@ -717,6 +775,7 @@ impl Validator<'_> {
         let fetch = self.fetch(root.get("fetch"));
         let feeds = self.feeds(root.get("feeds"), feed_min_interval);
         let mcp_servers = self.mcp_servers(root.get("mcp_servers"));
+        let mcp_timing = self.mcp_timing(root.get("mcp_timing"));
         let acts = self.acts(root.get("acts"), &mcp_servers);
         Config {
             source: None,
@@ -726,8 +785,42 @@ impl Validator<'_> {
             feeds,
             feed_min_interval,
             mcp_servers,
+            mcp_timing,
             acts,
         }
+    }
+
+    fn mcp_timing(&mut self, v: Option<&Value>) -> McpTiming {
+        let mut t = McpTiming::default();
+        let Some(v) = v else { return t };
+        let keys = [
+            "backoff_min",
+            "backoff_max",
+            "health",
+            "refresh",
+            "min_uptime",
+        ];
+        let Some(o) = self.object("mcp_timing", v, &keys, true) else {
+            return t;
+        };
+        t.backoff_min = self.positive_duration(&o, "backoff_min", t.backoff_min);
+        t.backoff_max = self.positive_duration(&o, "backoff_max", t.backoff_max);
+        t.health = self.positive_duration(&o, "health", t.health);
+        t.refresh = self.positive_duration(&o, "refresh", t.refresh);
+        if let Some(d) = self.duration(&o, "min_uptime") {
+            t.min_uptime = d;
+        }
+        if t.backoff_min > t.backoff_max {
+            self.problem(
+                "mcp_timing.backoff_min",
+                format!(
+                    "expected at most backoff_max ({}), got {}",
+                    show_duration(t.backoff_max),
+                    show_duration(t.backoff_min)
+                ),
+            );
+        }
+        t
     }
 
     fn web(&mut self, v: Option<&Value>) -> WebConfig {
@@ -1238,6 +1331,22 @@ mod tests {
         assert_eq!(c.web.listen.to_string(), "127.0.0.1:8765");
         assert_eq!(c.feed_min_interval, Duration::from_secs(300));
         assert_eq!(c.fetch.max_body, 2 * 1024 * 1024);
+        assert_eq!(c.mcp_timing.backoff_min, Duration::from_secs(60));
+        assert_eq!(c.mcp_timing.backoff_max, Duration::from_secs(30 * 60));
+    }
+
+    #[test]
+    fn mcp_timing_reaches_the_manager() {
+        let c = check(
+            r#"{"mcp_timing": {"backoff_min": "200ms", "backoff_max": "2s", "health": "1s", "refresh": "3s", "min_uptime": "0s"}}"#,
+        )
+        .unwrap();
+        let o = c.mcp_timing.manager_options();
+        assert_eq!(o.backoff_min, Duration::from_millis(200));
+        assert_eq!(o.backoff_max, Duration::from_secs(2));
+        assert_eq!(o.health_interval, Duration::from_secs(1));
+        assert_eq!(o.refresh_interval, Duration::from_secs(3));
+        assert_eq!(o.min_uptime, Duration::ZERO);
     }
 
     #[test]
@@ -1351,8 +1460,19 @@ mod tests {
                 &[r#"config.json: feed_min_interval: expected a duration string such as "30s", got 300"#],
             ),
             (
+                r#"{"mcp_timing": {"backoff_min": "2m", "backoff_max": "90s"}}"#,
+                &[r#"config.json: mcp_timing.backoff_min: expected at most backoff_max ("90s"), got "2m""#],
+            ),
+            (
+                r#"{"mcp_timing": {"health": "0ms", "retry": "1s"}}"#,
+                &[
+                    "config.json: mcp_timing.retry: unknown key (expected one of: backoff_min, backoff_max, health, refresh, min_uptime)",
+                    r#"config.json: mcp_timing.health: expected a duration above zero, got "0""#,
+                ],
+            ),
+            (
                 r#"{"mcp_serverz": {}}"#,
-                &["config.json: mcp_serverz: unknown key (expected one of: web, router, fetch, feeds, feed_min_interval, mcp_servers, acts)"],
+                &["config.json: mcp_serverz: unknown key (expected one of: web, router, fetch, feeds, feed_min_interval, mcp_servers, mcp_timing, acts)"],
             ),
             (
                 r#"[1, 2]"#,

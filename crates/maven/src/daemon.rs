@@ -303,7 +303,7 @@ fn start_manager(
         })
         .collect();
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
-    let (manager, mut listings) = mcp::Manager::new(servers, mcp::ManagerOptions::default());
+    let (manager, mut listings) = mcp::Manager::new(servers, config.mcp_timing.manager_options());
     let (config, store, notes, cancel) = (
         config.clone(),
         store.clone(),

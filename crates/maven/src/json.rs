@@ -133,6 +133,7 @@ pub(crate) fn server_status(
         "next_retry": next_retry,
         "stderr_tail": live.and_then(|l| l.stderr_tail.clone()),
         "violations": live.map(|l| l.violations).unwrap_or(0),
+        "dials": live.map(|l| l.dials).unwrap_or(0),
     })
 }
 

@@ -21,26 +21,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::invariants::{block_on, check_rows, Rng};
 use crate::support::{eventually, serve_feed, testkit_mcp, Daemon, Home};
-
-/// splitmix64: a small seeded generator, enough to pick kill points.
-struct Rng(u64);
-
-impl Rng {
-    fn step(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.step() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 /// A loopback RSS feed that publishes one more item on every request.
 struct GrowingFeed {
@@ -111,14 +93,6 @@ fn write_tools(path: &std::path::Path, rng: &mut Rng) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
 /// The keys of every note of the feed, asserting they are distinct.
 async fn note_keys(s: &store::Store) -> BTreeSet<String> {
     let notes = s
@@ -153,54 +127,7 @@ async fn check(
         assert!((1..=published).contains(&n), "note {k} was never published");
     }
 
-    let rows = s.tools().await.unwrap();
-    let names: BTreeSet<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names.len(), rows.len(), "row names are unique");
-    let mut now = BTreeMap::new();
-    for r in &rows {
-        let id = (r.server.clone(), r.tool.clone());
-        assert!(
-            now.insert(id.clone(), r.destructive).is_none(),
-            "two rows for {id:?}"
-        );
-        assert_eq!(r.cmd, ["mcp", r.server.as_str(), r.tool.as_str()]);
-        if destructive.get(&id) == Some(&true) {
-            assert!(r.destructive, "destructive lowered on {}", r.name);
-        }
-        let mut events = s.tool_events(Some(&r.name), 100_000).await.unwrap();
-        events.reverse(); // oldest first
-        let first = events.first().expect("a row has its creation event");
-        assert_eq!(
-            first.from, None,
-            "{}: the trail starts with the creation",
-            r.name
-        );
-        for w in events.windows(2) {
-            assert_eq!(
-                w[1].from,
-                Some(w[0].to),
-                "{}: event {} does not start where {} ended",
-                r.name,
-                w[1].id,
-                w[0].id
-            );
-        }
-        let last = events.last().expect("non-empty");
-        assert_eq!(last.to, r.state, "{}: last event vs row state", r.name);
-        for e in &events {
-            if e.to == store::ToolState::Enabled {
-                assert_eq!(e.actor, "owner", "{} enabled by {}", r.name, e.actor);
-            }
-        }
-        if r.state == store::ToolState::Enabled {
-            assert!(
-                r.approved_shape.is_some(),
-                "{} enabled without a shape",
-                r.name
-            );
-        }
-    }
-    now
+    check_rows(s, destructive).await
 }
 
 /// The owner enables or disables some rows while the daemon is down.

@@ -9,6 +9,8 @@ mod cli;
 mod crash;
 mod daemon;
 mod feeds;
+mod invariants;
 mod mcp;
+mod soak;
 mod turns;
 mod web;

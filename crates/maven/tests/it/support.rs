@@ -89,14 +89,27 @@ impl Home {
         let d = self.spawn();
         d.wait_ready(self)
     }
+    /// Starts a daemon that logs into `log` (a pipe nobody reads while the daemon runs holds
+    /// 64 KiB of log at most) and waits until it answers `status`.
+    pub(crate) fn start_logging_to(&self, log: &std::path::Path) -> Daemon {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .unwrap();
+        self.spawn_with(Stdio::from(file)).wait_ready(self)
+    }
     /// Starts a daemon without waiting.
     pub(crate) fn spawn(&self) -> Daemon {
+        self.spawn_with(Stdio::piped())
+    }
+    fn spawn_with(&self, stderr: Stdio) -> Daemon {
         let child = self
             .command()
             .arg("daemon")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         Daemon { child: Some(child) }

@@ -25,7 +25,8 @@
 //!   event; the answer is served to the GET with `Last-Event-ID`), `--redirect URL` (answer
 //!   every POST with 307 to URL), `--session-loss 404|400` (forget the session at the first
 //!   `tools/call`: 404, or 400 "no valid session" as the reference server sends), `--bind IP`
-//!   (a loopback address other than 127.0.0.1).
+//!   (a loopback address other than 127.0.0.1), `--port N` (listen on port N instead of a free
+//!   one: a test restarts a killed server where its client expects it).
 //! - `--fast`: a minimal synchronous stdio server for round-trip benchmarks (no JSON parsing:
 //!   it finds the id and the method by scanning, and answers `tools/call` with a canned text).
 
@@ -82,6 +83,7 @@ struct Opts {
     session_loss: Option<u16>,
     ignore_sigterm: bool,
     bind: Option<String>,
+    port: Option<u16>,
     fast: bool,
 }
 
@@ -133,6 +135,7 @@ fn parse_args() -> Result<Opts, String> {
             "--session-loss" => o.session_loss = Some(num(value()?, &flag)?),
             "--ignore-sigterm" => o.ignore_sigterm = true,
             "--bind" => o.bind = Some(value()?),
+            "--port" => o.port = Some(num(value()?, &flag)?),
             "--fast" => o.fast = true,
             other => return Err(format!("unknown flag {other}")),
         }
@@ -629,7 +632,9 @@ async fn run_http(server: Arc<Server>) {
     let ip = server.opts.bind.as_deref().unwrap_or("127.0.0.1");
     let ip: std::net::Ipv4Addr = ip.parse().expect("--bind takes an IPv4 address");
     assert!(ip.is_loopback(), "--bind takes a loopback address");
-    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let listener = tokio::net::TcpListener::bind((ip, server.opts.port.unwrap_or(0)))
+        .await
+        .unwrap();
     let port = listener.local_addr().unwrap().port();
     println!("{port}");
     let _ = std::io::stdout().flush();
