@@ -65,6 +65,8 @@ seed() {
 }
 
 start=$(date +%s)
+# One build of every target first: they share their (sanitized) dependencies.
+cargo +nightly fuzz build "${target_dir[@]}"
 failed=()
 for t in $targets; do
     corpus="$out/corpus/$t"
