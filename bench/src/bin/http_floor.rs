@@ -1,0 +1,211 @@
+//! `http_floor`: the raw floor of an MCP `tools/call` over HTTP on loopback (see BENCHMARKS.md):
+//! what one keep-alive HTTP/1.1 POST and its answer cost with no MCP, no JSON and no async
+//! runtime on either side.
+//!
+//! - `server`: a blocking loopback server, one thread per connection; reads each request's
+//!   head and its `content-length` body and answers with a fixed 200 carrying the JSON body a
+//!   Streamable HTTP server sends for `echo`. Prints its port on stdout's first line.
+//! - `client --port P [--seq N] [--warmup N] [--calls N] [--inflight 1,8,64]`: sends the
+//!   request Maven's client sends (the same head fields and body) over one keep-alive
+//!   connection: sequential latency (p50/p99), then closed-loop throughput with k connections,
+//!   each on a thread of its own, sharing the calls. Prints one JSON object per measurement, in
+//!   the shape of `mcp-bench` (peer `raw`, transport `http`).
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type Res<T> = Result<T, BoxError>;
+
+const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+const ANSWER: &str =
+    r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#;
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
+        Some("server") => server(),
+        Some("client") => client(&args[1..]),
+        _ => Err("usage: http_floor server | client --port P [--seq N] [--warmup N] [--calls N] [--inflight 1,8,64]".into()),
+    };
+    match r {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("http_floor: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads one request or response head and its `content-length` body into `buf`; `false` at a
+/// clean end of stream before a head starts.
+fn read_message(r: &mut BufReader<TcpStream>, line: &mut String, buf: &mut Vec<u8>) -> Res<bool> {
+    let mut len = 0usize;
+    let mut first = true;
+    loop {
+        line.clear();
+        if r.read_line(line)? == 0 {
+            return if first {
+                Ok(false)
+            } else {
+                Err("the peer closed mid-head".into())
+            };
+        }
+        first = false;
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse()?;
+            }
+        }
+    }
+    buf.resize(len, 0);
+    r.read_exact(buf)?;
+    Ok(true)
+}
+
+fn server() -> Res<()> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    println!("{}", l.local_addr()?.port());
+    std::io::stdout().flush()?;
+    let answer = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{ANSWER}",
+        ANSWER.len()
+    );
+    for conn in l.incoming() {
+        let conn = conn?;
+        let answer = answer.clone();
+        std::thread::spawn(move || -> Res<()> {
+            conn.set_nodelay(true)?;
+            let mut w = conn.try_clone()?;
+            let mut r = BufReader::new(conn);
+            let (mut line, mut buf) = (String::new(), Vec::new());
+            while read_message(&mut r, &mut line, &mut buf)? {
+                w.write_all(answer.as_bytes())?;
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+struct Conn {
+    w: TcpStream,
+    r: BufReader<TcpStream>,
+    req: Vec<u8>,
+    line: String,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    fn open(port: u16) -> Res<Conn> {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a benchmark's raw loopback client: the floor the guarded path is compared to"
+        )]
+        let s = TcpStream::connect(("127.0.0.1", port))?;
+        s.set_nodelay(true)?;
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
+             mcp-session-id: 0123456789abcdef0123456789abcdef\r\ncontent-length: {}\r\n\r\n{BODY}",
+            BODY.len()
+        )
+        .into_bytes();
+        Ok(Conn {
+            w: s.try_clone()?,
+            r: BufReader::new(s),
+            req,
+            line: String::new(),
+            buf: Vec::new(),
+        })
+    }
+
+    fn round(&mut self) -> Res<()> {
+        self.w.write_all(&self.req)?;
+        if !read_message(&mut self.r, &mut self.line, &mut self.buf)? {
+            return Err("the server closed the connection".into());
+        }
+        Ok(())
+    }
+}
+
+fn client(args: &[String]) -> Res<()> {
+    let (mut port, mut seq, mut warmup, mut calls) = (0u16, 5000usize, 500usize, 10_000usize);
+    let mut inflight = vec![1usize, 8, 64];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--port" => port = val()?.parse()?,
+            "--seq" => seq = val()?.parse()?,
+            "--warmup" => warmup = val()?.parse()?,
+            "--calls" => calls = val()?.parse()?,
+            "--inflight" => {
+                inflight = val()?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?;
+            }
+            other => return Err(format!("unknown option {other}").into()),
+        }
+    }
+    if port == 0 {
+        return Err("--port is required".into());
+    }
+    let mut c = Conn::open(port)?;
+    for _ in 0..warmup {
+        c.round()?;
+    }
+    let mut lat: Vec<Duration> = Vec::with_capacity(seq);
+    for _ in 0..seq {
+        let t = Instant::now();
+        c.round()?;
+        lat.push(t.elapsed());
+    }
+    lat.sort_unstable();
+    let at = |q: usize| {
+        let i = (lat.len() * q / 100).min(lat.len().saturating_sub(1));
+        lat.get(i).map_or(f64::NAN, |d| d.as_secs_f64() * 1e6)
+    };
+    println!(
+        "{}",
+        serde_json::json!({"peer": "raw", "transport": "http", "kind": "seq", "n": lat.len(),
+                           "p50_us": at(50), "p99_us": at(99)})
+    );
+    for &k in &inflight {
+        let k = k.max(1);
+        let mut conns = (0..k).map(|_| Conn::open(port)).collect::<Res<Vec<_>>>()?;
+        for c in &mut conns {
+            c.round()?; // warm each connection
+        }
+        let t = Instant::now();
+        let threads: Vec<_> = conns
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut c)| {
+                let n = calls / k + usize::from(i < calls % k);
+                std::thread::spawn(move || -> Res<()> {
+                    for _ in 0..n {
+                        c.round()?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for th in threads {
+            th.join().map_err(|_| "a client thread panicked")??;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "{}",
+            serde_json::json!({"peer": "raw", "transport": "http", "kind": "inflight", "k": k,
+                               "n": calls, "secs": secs, "calls_per_s": calls as f64 / secs})
+        );
+    }
+    Ok(())
+}
