@@ -142,9 +142,10 @@ impl Drop for Ticket<'_> {
     }
 }
 
-/// One incoming message, every member borrowed from the frame. Read by hand rather than
-/// derived: `jsonrpc` is checked as it is read instead of being kept raw, and a repeated member
-/// is refused as serde's derive would refuse it.
+/// One incoming message, every member borrowed from the frame (`id`, `params`, `result` and
+/// `error` kept raw and present even when `null`). Read by hand rather than derived, with the
+/// derive's rules: unknown members skipped, a repeated member refused, `method` a string or
+/// `null`; `jsonrpc` is compared as it is read.
 #[derive(Default)]
 struct RawMessage<'a> {
     /// `jsonrpc` is written exactly `"2.0"`.
@@ -957,6 +958,7 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"result":{"a":1}}"#,
             br#"{"jsonrpc":"2\u002e0","id":1,"result":{}}"#,
             br#"{"jsonrpc":null,"id":1,"result":{}}"#,
+            br#"{"jsonrpc":"\ud800","id":1,"result":{}}"#,
             br#"{"jsonrpc":2.0,"id":1,"result":{}}"#,
             br#"{"jsonrpc":["2.0"],"id":1,"result":{}}"#,
             br#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#,
