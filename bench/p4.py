@@ -204,9 +204,10 @@ def report(run: Run, peers: list[str], inputs: list[dict], fp_version: str | Non
     fp_col = " feedparser |" if have_fp else ""
     fp_sep = "---:|" if have_fp else ""
     L.append("| input | bytes | Maven parse-only | feed-rs parse-only | Maven + text | feed-rs + text |"
-             f"{fp_col} parse-only: Maven ÷ best other | + text: Maven ÷ best other | entries "
+             f"{fp_col} parse-only: Maven ÷ best other | + text: Maven ÷ best other |"
+             f"{' + text: Maven ÷ feedparser |' if have_fp else ''} entries "
              f"(Maven / feed-rs{' / feedparser' if have_fp else ''}) |")
-    L.append(f"|---|---:|---:|---:|---:|---:|{fp_sep}---:|---:|---|")
+    L.append(f"|---|---:|---:|---:|---:|---:|{fp_sep}---:|---:|{fp_sep}---|")
     for n in names + ["all"]:
         cells = [f"{speed[p][n]:.1f}" for p in ["maven", "feed-rs", "maven-text", "feed-rs-text"]]
         if have_fp:
@@ -218,7 +219,9 @@ def report(run: Run, peers: list[str], inputs: list[dict], fp_version: str | Non
             row = f"| {label(n, files[n])} | {size[n]:,} |"
             ent = " / ".join(items(p, n) for p in ["maven", "feed-rs"] + (["feedparser"] if have_fp else []))
         L.append(f"{row} {' | '.join(cells)} | {ratio('maven', ['feed-rs', 'feedparser'], n)} | "
-                 f"{ratio('maven-text', ['feed-rs-text', 'feedparser'], n)} | {ent} |")
+                 f"{ratio('maven-text', ['feed-rs-text', 'feedparser'], n)} | "
+                 + (f"{speed['maven-text'][n] / speed['feedparser'][n]:.0f}× | " if have_fp else "")
+                 + f"{ent} |")
     L.append("")
     if icounts:
         L += icount_table(icounts, peers, names, size, files)
