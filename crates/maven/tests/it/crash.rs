@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::invariants::{block_on, check_rows, Rng};
+use crate::invariants::{block_on, check_rows, env_or, Rng};
 use crate::support::{eventually, serve_feed, testkit_mcp, Daemon, Home};
 
 /// A loopback RSS feed that publishes one more item on every request.
@@ -169,14 +169,8 @@ fn acked_keys(home: &Home) -> Option<BTreeSet<String>> {
 
 #[test]
 fn sigkill_at_random_points_keeps_notes_and_tool_rows_consistent() {
-    let rounds: u32 = std::env::var("MAVEN_CRASH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
-    let seed: u64 = std::env::var("MAVEN_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5eed);
+    let rounds: u32 = env_or("MAVEN_CRASH_ROUNDS", 10);
+    let seed: u64 = env_or("MAVEN_CRASH_SEED", 0x5eed);
     eprintln!("crash consistency: {rounds} rounds, MAVEN_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
 

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::invariants::{block_on, check_rows, Rng};
+use crate::invariants::{block_on, check_rows, env_or, Rng};
 use crate::support::{eventually, testkit_mcp, wait_exit, Home};
 
 const STDIO: usize = 10;
@@ -250,21 +250,31 @@ struct Counts {
     turns_answered: u32,
 }
 
+/// What the chaos loop undoes a little later.
 enum Later {
+    /// SIGCONT to a process it stopped.
     Cont(u32),
+    /// Start again the HTTP server it killed.
     Restart(usize),
+}
+
+impl Later {
+    fn run(self, http: &mut [HttpServer]) {
+        match self {
+            Later::Cont(p) => signal(p, "-CONT"),
+            Later::Restart(i) => {
+                if http[i].child.is_none() {
+                    http[i].start();
+                }
+            }
+        }
+    }
 }
 
 #[test]
 fn twenty_flapping_servers_leave_no_leak_and_no_broken_invariant() {
-    let secs: u64 = std::env::var("MAVEN_SOAK_SECS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
-    let seed: u64 = std::env::var("MAVEN_SOAK_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x50a6);
+    let secs = env_or("MAVEN_SOAK_SECS", 20);
+    let seed = env_or("MAVEN_SOAK_SEED", 0x50a6);
     eprintln!("soak: {secs} s of chaos, MAVEN_SOAK_SEED={seed}");
     let mut rng = Rng(seed);
 
@@ -277,16 +287,21 @@ fn twenty_flapping_servers_leave_no_leak_and_no_broken_invariant() {
     let mut lists: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     let mut servers = serde_json::Map::new();
     let timeouts = json!({"init": "2s", "list": "2s", "call": "2s"});
-    for i in 0..STDIO {
-        let name = format!("s{i}");
+    // Writes server `prefix``i`'s first list and returns its name and the list's path.
+    let mut first_list = |prefix: char, i: usize, rng: &mut Rng| {
+        let name = format!("{prefix}{i}");
         let path = dir.join(format!("{name}.json"));
         let tools = if steady(i) {
             steady_tools()
         } else {
-            random_tools(&mut rng)
+            random_tools(rng)
         };
         write_tools(&path, &tools);
         lists.insert(name.clone(), tools);
+        (name, path)
+    };
+    for i in 0..STDIO {
+        let (name, path) = first_list('s', i, &mut rng);
         servers.insert(
             name,
             json!({"command": testkit_mcp().to_str().unwrap(),
@@ -296,15 +311,7 @@ fn twenty_flapping_servers_leave_no_leak_and_no_broken_invariant() {
     }
     let mut http: Vec<HttpServer> = Vec::new();
     for i in 0..HTTP {
-        let name = format!("h{i}");
-        let path = dir.join(format!("{name}.json"));
-        let tools = if steady(i) {
-            steady_tools()
-        } else {
-            random_tools(&mut rng)
-        };
-        write_tools(&path, &tools);
-        lists.insert(name.clone(), tools);
+        let (name, path) = first_list('h', i, &mut rng);
         let mut s = HttpServer {
             tools: path,
             port: 0,
@@ -390,14 +397,7 @@ fn twenty_flapping_servers_leave_no_leak_and_no_broken_invariant() {
         let (due, rest): (Vec<_>, Vec<_>) = later.drain(..).partition(|(at, _)| *at <= now);
         later = rest;
         for (_, l) in due {
-            match l {
-                Later::Cont(p) => signal(p, "-CONT"),
-                Later::Restart(i) => {
-                    if http[i].child.is_none() {
-                        http[i].start();
-                    }
-                }
-            }
+            l.run(&mut http);
         }
         let pause = Duration::from_millis(200 + rng.below(2800));
         match rng.below(100) {
@@ -464,14 +464,7 @@ fn twenty_flapping_servers_leave_no_leak_and_no_broken_invariant() {
 
     // Let every server alone: continue the hung, restart the killed.
     for (_, l) in later.drain(..) {
-        match l {
-            Later::Cont(p) => signal(p, "-CONT"),
-            Later::Restart(i) => {
-                if http[i].child.is_none() {
-                    http[i].start();
-                }
-            }
-        }
+        l.run(&mut http);
     }
     for p in stdio_children() {
         signal(p, "-CONT");
