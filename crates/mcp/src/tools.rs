@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -302,6 +302,13 @@ impl ToolOutcome {
         if !r.object {
             return Err("the result is not an object".to_owned());
         }
+        if let (Some(s), Content::Blocks(b)) = (r.structured, &r.content) {
+            if !b.is_empty() {
+                // Not shown, but still read through, as a generic reading would.
+                serde_json::from_str::<Lenient<Skip>>(s.get())
+                    .map_err(|_| "not JSON".to_owned())?;
+            }
+        }
         let (text, truncated) = match r.content {
             Content::Blocks(blocks) if !blocks.is_empty() => reduce_blocks(blocks, cap),
             Content::Blocks(_) | Content::Absent => match r.structured {
@@ -416,11 +423,14 @@ trait Shape<'de>: Sized {
         Self::other()
     }
     fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Lenient<Skip>>()?.is_some() {}
         Ok(Self::other())
     }
     fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map
+            .next_entry::<Lenient<Str<'de>>, Lenient<Skip>>()?
+            .is_some()
+        {}
         Ok(Self::other())
     }
 }
@@ -471,6 +481,17 @@ impl<'de, T: Shape<'de>> Visitor<'de> for ShapeVisitor<T> {
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
         T::map(map)
+    }
+}
+
+/// Any value, read through and dropped. Read as a generic JSON value would be (numbers out of
+/// range, lone surrogates and nesting past serde_json's depth limit are errors), not merely
+/// skipped, so a result is refused exactly when a generic reading refuses it.
+struct Skip;
+
+impl Shape<'_> for Skip {
+    fn other() -> Self {
+        Skip
     }
 }
 
@@ -528,11 +549,11 @@ impl<'de> Shape<'de> for Block<'de> {
                 "uri" => b.uri = string(map)?,
                 "resource" => b.resource_uri = map.next_value::<Lenient<ResourceUri<'de>>>()?.0 .0,
                 "blob" => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Lenient<Skip>>()?;
                     b.blob = true;
                 }
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Lenient<Skip>>()?;
                 }
             }
             Ok(())
@@ -554,7 +575,7 @@ impl<'de> Shape<'de> for ResourceUri<'de> {
             if key == "uri" {
                 uri = string(map)?;
             } else {
-                map.next_value::<IgnoredAny>()?;
+                map.next_value::<Lenient<Skip>>()?;
             }
             Ok(())
         })?;
@@ -609,7 +630,7 @@ impl<'de> Shape<'de> for CallResult<'de> {
                 "isError" => r.is_error = map.next_value::<Lenient<IsTrue>>()?.0 .0,
                 "structuredContent" => r.structured = Some(map.next_value::<&'de RawValue>()?),
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Lenient<Skip>>()?;
                 }
             }
             Ok(())
@@ -818,6 +839,14 @@ mod tests {
             r#"{"content":"x"}"#,
             r#"{"content":[]}"#,
             r#"{"content":[],"structuredContent":{"b":[1,2.5,-3e2,"\u0041"],"a":null}}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"x":1e999}"#,
+            r#"{"content":[{"type":"text","text":"a","n":-1e400}]}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"structuredContent":{"n":1e999}}"#,
+            r#"{"content":[],"structuredContent":{"n":1e999}}"#,
+            r#"{"content":[{"type":"text","text":"a","x":"\ud800"}]}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"\udc00":1}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+            r#"{"content":[{"type":"text","text":"a"}],"structuredContent":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
             r#"{"structuredContent":null}"#,
             r#"{"content":[1,"two",null,true,[{"type":"text","text":"x"}],{}]}"#,
             r#"{"content":[{"type":7,"text":"t"},{"type":null},{"text":5}]}"#,
