@@ -49,6 +49,7 @@ class Ctx:
         self.records: list[dict] = []
         self.server = str(self.bin / "testkit-mcp")
         self.mcp_bench = str(self.bin / "mcp-bench")
+        self.http_floor = str(self.bin / "http_floor")
         self.maven = str(self.bin / "maven")
 
     def pin(self) -> list[str]:
@@ -96,6 +97,9 @@ def stdio_cmd(ctx: Ctx, peer: str) -> list[str]:
 
 
 def http_cmd(ctx: Ctx, peer: str, url: str) -> list[str]:
+    if peer == "raw":
+        port = url.split(":")[2].split("/")[0]
+        return [ctx.http_floor, "client", "--port", port, *counts(ctx, peer)]
     if peer in ("maven", "rmcp"):
         return [ctx.mcp_bench, "http", "--client", peer, "--url", url, *counts(ctx, peer)]
     if peer == "typescript":
@@ -118,11 +122,13 @@ def p1(ctx: Ctx, peers: list[str], http_peers: list[str]) -> None:
         random.shuffle(order)
         for peer in order:
             # A fresh server per client: no session or connection state carried over.
-            srv = subprocess.Popen(ctx.pin() + [ctx.server, "--http"], stdout=subprocess.PIPE, text=True)
+            # The raw floor's server is `http_floor server` (no MCP); every client gets its own.
+            server = [ctx.http_floor, "server"] if peer == "raw" else [ctx.server, "--http"]
+            srv = subprocess.Popen(ctx.pin() + server, stdout=subprocess.PIPE, text=True)
             try:
                 port = srv.stdout.readline().strip()
                 if not port.isdigit():
-                    fail(f"testkit-mcp --http printed {port!r} instead of a port")
+                    fail(f"{' '.join(server)} printed {port!r} instead of a port")
                 url = f"http://127.0.0.1:{port}/mcp"
                 for rec in ctx.run_json(f"P-1 http {peer}", ctx.pin() + http_cmd(ctx, peer, url), 600, env):
                     rec["round"] = r
@@ -357,9 +363,11 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
         L += p1_tables(ctx, "stdio", "raw")
         L.append("")
     if any(r.get("transport") == "http" for r in ctx.records):
-        L.append("### P-1 `tools/call` round trip, Streamable HTTP on loopback (server: `testkit-mcp --http`)")
+        L.append("### P-1 `tools/call` round trip, Streamable HTTP on loopback (server: `testkit-mcp --http`; "
+                 "raw floor: `http_floor`)")
         L.append("")
-        L += p1_tables(ctx, "http", None)
+        has_floor = any(r.get("transport") == "http" and r["peer"] == "raw" for r in ctx.records)
+        L += p1_tables(ctx, "http", "raw" if has_floor else None)
         L.append("")
     boots = [r for r in ctx.records if r["kind"] == "boot"]
     if boots:
@@ -437,9 +445,9 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     t0 = time.time()
     peers = ["raw", "maven", "rmcp", "typescript", "python"]
-    http_peers = ["maven", "rmcp", "typescript", "python"] if "p1http" in only else []
+    http_peers = ["raw", "maven", "rmcp", "typescript", "python"] if "p1http" in only else []
     if ctx.smoke:
-        peers, http_peers = ["raw", "maven", "rmcp"], (["maven", "rmcp"] if http_peers else [])
+        peers, http_peers = ["raw", "maven", "rmcp"], (["raw", "maven", "rmcp"] if http_peers else [])
     if "p1" in only:
         p1(ctx, peers, http_peers)
     if "p3" in only:
