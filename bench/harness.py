@@ -122,8 +122,9 @@ def p1(ctx: Ctx, peers: list[str], http_peers: list[str]) -> None:
         random.shuffle(order)
         for peer in order:
             # A fresh server per client: no session or connection state carried over.
-            # The raw floor's server is `http_floor server` (no MCP); every client gets its own.
-            server = [ctx.http_floor, "server"] if peer == "raw" else [ctx.server, "--http"]
+            # `http_floor server` answers every client (the HTTP twin of `testkit-mcp --fast`:
+            # no JSON parsing), a fresh one per client.
+            server = [ctx.http_floor, "server"]
             srv = subprocess.Popen(ctx.pin() + server, stdout=subprocess.PIPE, text=True)
             try:
                 port = srv.stdout.readline().strip()
@@ -363,8 +364,7 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
         L += p1_tables(ctx, "stdio", "raw")
         L.append("")
     if any(r.get("transport") == "http" for r in ctx.records):
-        L.append("### P-1 `tools/call` round trip, Streamable HTTP on loopback (server: `testkit-mcp --http`; "
-                 "raw floor: `http_floor`)")
+        L.append("### P-1 `tools/call` round trip, Streamable HTTP on loopback (server: `http_floor server`)")
         L.append("")
         has_floor = any(r.get("transport") == "http" and r["peer"] == "raw" for r in ctx.records)
         L += p1_tables(ctx, "http", "raw" if has_floor else None)

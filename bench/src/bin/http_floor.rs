@@ -2,9 +2,14 @@
 //! what one keep-alive HTTP/1.1 POST and its answer cost with no MCP, no JSON and no async
 //! runtime on either side.
 //!
-//! - `server`: a blocking loopback server, one thread per connection; reads each request's
-//!   head and its `content-length` body and answers with a fixed 200 carrying the JSON body a
-//!   Streamable HTTP server sends for `echo`. Prints its port on stdout's first line.
+//! - `server`: a blocking loopback server, a fixed pool of threads each serving one connection
+//!   at a time: the HTTP twin of `testkit-mcp --fast`, so that a client's figure is the
+//!   client's. It reads each request's head and its `content-length` body, finds the method and the id by scanning (no JSON
+//!   parsing), and answers `initialize` (with an `mcp-session-id`), `tools/list` (`echo`),
+//!   `tools/call` (a canned text) and anything else with an empty result, all as
+//!   `application/json`; a notification gets 202, a GET 405 (no standalone stream), a DELETE
+//!   200. Prints its port on stdout's first line. Every client of the P-1 HTTP table, the raw
+//!   one included, talks to it.
 //! - `client --port P [--seq N] [--warmup N] [--calls N] [--inflight 1,8,64]`: sends the
 //!   request Maven's client sends (the same head fields and body) over one keep-alive
 //!   connection: sequential latency (p50/p99), then closed-loop throughput with k connections,
@@ -19,8 +24,6 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = Result<T, BoxError>;
 
 const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
-const ANSWER: &str =
-    r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#;
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,22 +41,26 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// Reads one request or response head and its `content-length` body into `buf`; `false` at a
-/// clean end of stream before a head starts.
-fn read_message(r: &mut BufReader<TcpStream>, line: &mut String, buf: &mut Vec<u8>) -> Res<bool> {
+/// Reads one request or response head and its `content-length` body into `buf`, the head's
+/// first line into `first`; `false` at a clean end of stream before a head starts.
+fn read_message(r: &mut BufReader<TcpStream>, first: &mut String, buf: &mut Vec<u8>) -> Res<bool> {
     let mut len = 0usize;
-    let mut first = true;
+    let mut line = String::new();
+    first.clear();
     loop {
         line.clear();
-        if r.read_line(line)? == 0 {
-            return if first {
+        if r.read_line(&mut line)? == 0 {
+            return if first.is_empty() {
                 Ok(false)
             } else {
                 Err("the peer closed mid-head".into())
             };
         }
-        first = false;
         let l = line.trim_end();
+        if first.is_empty() {
+            first.push_str(l);
+            continue;
+        }
         if l.is_empty() {
             break;
         }
@@ -68,27 +75,99 @@ fn read_message(r: &mut BufReader<TcpStream>, line: &mut String, buf: &mut Vec<u
     Ok(true)
 }
 
+/// The bytes after `key` (and any blanks) up to the first byte in `end`.
+fn scan<'a>(body: &'a [u8], key: &[u8], end: &[u8]) -> Option<&'a [u8]> {
+    let start = body.windows(key.len()).position(|w| w == key)? + key.len();
+    let rest = &body[start..];
+    let rest = &rest[rest.iter().take_while(|b| **b == b' ').count()..];
+    let len = rest
+        .iter()
+        .position(|b| end.contains(b))
+        .unwrap_or(rest.len());
+    Some(&rest[..len])
+}
+
+/// The answer to one request: status line and extra head fields, then the body.
+fn answer(head: &str, body: &[u8], out: &mut Vec<u8>) {
+    let method = if head.starts_with("GET ") {
+        "GET"
+    } else if head.starts_with("DELETE ") {
+        "DELETE"
+    } else {
+        "POST"
+    };
+    let (status, extra, json): (&str, &str, Vec<u8>) = match method {
+        "GET" => ("405 Method Not Allowed", "", Vec::new()),
+        "DELETE" => ("200 OK", "", Vec::new()),
+        _ => match scan(body, b"\"id\":", b",}") {
+            // A notification (or a response): accepted, no body.
+            None => ("202 Accepted", "", Vec::new()),
+            Some(id) => {
+                let m = scan(body, b"\"method\":", b",}").unwrap_or(b"");
+                let result: &[u8] = match m {
+                    b"\"initialize\"" => br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"http-floor","version":"1.0.0"}}"#,
+                    b"\"tools/call\"" => br#"{"content":[{"type":"text","text":"hi"}]}"#,
+                    b"\"tools/list\"" => br#"{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}]}"#,
+                    _ => b"{}",
+                };
+                let mut j = Vec::with_capacity(128);
+                j.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+                j.extend_from_slice(id);
+                j.extend_from_slice(b",\"result\":");
+                j.extend_from_slice(result);
+                j.push(b'}');
+                let extra = if m == b"\"initialize\"" {
+                    "mcp-session-id: 0123456789abcdef0123456789abcdef\r\n"
+                } else {
+                    ""
+                };
+                ("200 OK", extra, j)
+            }
+        },
+    };
+    out.clear();
+    let _ = write!(
+        out,
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n",
+        json.len()
+    );
+    out.extend_from_slice(&json);
+}
+
+/// Threads waiting in `accept`, spawned up front: a client that opens a connection per request
+/// (rmcp does) then pays for an accept, not for a thread start, and 64 keep-alive connections
+/// are served at once.
+const ACCEPTORS: usize = 128;
+
 fn server() -> Res<()> {
     let l = TcpListener::bind("127.0.0.1:0")?;
     println!("{}", l.local_addr()?.port());
     std::io::stdout().flush()?;
-    let answer = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{ANSWER}",
-        ANSWER.len()
-    );
-    for conn in l.incoming() {
-        let conn = conn?;
-        let answer = answer.clone();
-        std::thread::spawn(move || -> Res<()> {
-            conn.set_nodelay(true)?;
-            let mut w = conn.try_clone()?;
-            let mut r = BufReader::new(conn);
-            let (mut line, mut buf) = (String::new(), Vec::new());
-            while read_message(&mut r, &mut line, &mut buf)? {
-                w.write_all(answer.as_bytes())?;
-            }
-            Ok(())
-        });
+    let threads: Vec<_> = (0..ACCEPTORS)
+        .map(|_| {
+            let l = l.try_clone()?;
+            Ok(std::thread::spawn(move || {
+                for conn in l.incoming().flatten() {
+                    // A connection that fails (reset, bad head) ends; the thread accepts again.
+                    let _ = serve(conn);
+                }
+            }))
+        })
+        .collect::<Res<_>>()?;
+    for t in threads {
+        t.join().map_err(|_| "an acceptor thread panicked")?;
+    }
+    Ok(())
+}
+
+fn serve(conn: TcpStream) -> Res<()> {
+    conn.set_nodelay(true)?;
+    let mut w = conn.try_clone()?;
+    let mut r = BufReader::new(conn);
+    let (mut head, mut buf, mut out) = (String::new(), Vec::new(), Vec::new());
+    while read_message(&mut r, &mut head, &mut buf)? {
+        answer(&head, &buf, &mut out);
+        w.write_all(&out)?;
     }
     Ok(())
 }
