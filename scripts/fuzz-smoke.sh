@@ -56,6 +56,10 @@ seed() {
             put '{"feeds":[{"name":"n","url":"https://example.org/f","interval":"15m","allow_private":true}],"feed_min_interval":"1s"}'
             put '{"mcp_servers":{"a":{"command":"x","args":["--y"],"env":{"T":"${TOKEN}"}},"b":{"url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer ${T}"},"allow_tools":["q"],"max_tools":3,"timeouts":{"call":"5s"}}}}'
             put '{"web":{"listen":"127.0.0.1:8080","hosts":["h"]},"router":{"kind":"rules"},"fetch":{"allow_hosts":["*.example.org"],"timeout":"10s"},"acts":[{"name":"a","cmd":["echo"],"read_only":true}]}' ;;
+        tool_result)
+            put $'\x40{"content":[{"type":"text","text":"hello"},{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":true}'
+            put $'\x08{"content":[],"structuredContent":{"a":[1,2.5,"\\u00e9"]}}'
+            put $'\x10{"content":[{"type":"resource","resource":{"uri":"file:///x","text":"t"}}],"content":null}' ;;
         url_vet)
             put 'http://127.0.0.1:8080/x'
             put 'https://[::ffff:169.254.169.254]/'

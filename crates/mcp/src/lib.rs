@@ -166,6 +166,39 @@ pub mod fuzzing {
         drop(tickets);
     }
 
+    /// The `tools/call` result reader on arbitrary JSON (the first byte picks the text cap).
+    /// Must not panic; the text never passes the cap; and where the result is an object with a
+    /// non-empty `content` array, the one-pass borrowed reading agrees with the reduction of a
+    /// generic `serde_json::Value` reading (text, truncation, `isError`).
+    pub fn tool_result(data: &[u8]) {
+        let Some((&c, json)) = data.split_first() else {
+            return;
+        };
+        let cap = usize::from(c);
+        let Ok(raw) = serde_json::from_slice::<&serde_json::value::RawValue>(json) else {
+            return;
+        };
+        let Ok(out) = crate::ToolOutcome::from_result(raw, cap) else {
+            return;
+        };
+        assert!(out.text.len() <= cap, "the text passed the cap");
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
+            panic!("the borrowed reading accepted what a generic reading refuses");
+        };
+        if let Some(blocks) = v.get("content").and_then(serde_json::Value::as_array) {
+            if !blocks.is_empty() {
+                let (text, truncated) = crate::tools::reduce_content(blocks, cap);
+                assert_eq!(
+                    (&out.text, out.truncated),
+                    (&text, truncated),
+                    "readings differ"
+                );
+            }
+        }
+        let flagged = v.get("isError").and_then(serde_json::Value::as_bool) == Some(true);
+        assert_eq!(out.is_error, flagged, "isError read differently");
+    }
+
     /// Feed arbitrary bytes to the SSE parser in chunks whose sizes come from the data. Must
     /// not panic; no event may exceed the cap.
     pub fn sse(data: &[u8]) {
