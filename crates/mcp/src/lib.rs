@@ -166,6 +166,63 @@ pub mod fuzzing {
         drop(tickets);
     }
 
+    const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+
+    /// Whether any object in `json` (valid JSON) has a member named `RAW_TOKEN`, escapes
+    /// decoded.
+    fn names_raw_token(json: &str) -> bool {
+        use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+        struct Found(bool);
+        impl<'de> Deserialize<'de> for Found {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(V)
+            }
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Found;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Found, E> {
+                Ok(Found(false))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Found, E> {
+                Ok(Found(false))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Found, E> {
+                Ok(Found(false))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Found, E> {
+                Ok(Found(false))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Found, E> {
+                Ok(Found(false))
+            }
+            fn visit_unit<E>(self) -> Result<Found, E> {
+                Ok(Found(false))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Found, A::Error> {
+                let mut found = false;
+                while let Some(Found(f)) = a.next_element()? {
+                    found |= f;
+                }
+                Ok(Found(found))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Found, A::Error> {
+                let mut found = false;
+                while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                    found |= k == RAW_TOKEN;
+                    let Found(f) = a.next_value()?;
+                    found |= f;
+                }
+                Ok(Found(found))
+            }
+        }
+        // Deep input the generic reading refuses anyway counts as not found.
+        serde_json::from_str::<Found>(json).is_ok_and(|Found(f)| f)
+    }
+
     /// The `tools/call` result reader on arbitrary JSON (the first byte picks the text cap).
     /// Must not panic; the text never passes the cap; and where the result is an object with a
     /// non-empty `content` array, the one-pass borrowed reading agrees with the reduction of a
@@ -182,6 +239,11 @@ pub mod fuzzing {
             return;
         };
         assert!(out.text.len() <= cap, "the text passed the cap");
+        // serde_json's own raw-value token makes the generic reading, not this one, the odd one
+        // out (see the test named after it in `tools`): no oracle for such input.
+        if names_raw_token(raw.get()) {
+            return;
+        }
         let Ok(v) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
             panic!("the borrowed reading accepted what a generic reading refuses");
         };

@@ -828,6 +828,34 @@ mod tests {
         assert_eq!(got, reference(raw, cap), "{raw} (cap {cap})");
     }
 
+    /// Found by the `tool_result` fuzz target: with serde_json's `raw_value` feature, a generic
+    /// `Value` reading takes a member named `$serde_json::private::RawValue` for a smuggled raw
+    /// value (a string is parsed again as JSON and replaces the whole object; anything else is
+    /// refused). A server's result is not read that way: the member is an ordinary unknown one.
+    #[test]
+    fn a_member_named_like_serde_jsons_raw_value_token_is_an_ordinary_member() {
+        let read =
+            |s: &str| ToolOutcome::from_result(&RawValue::from_string(s.to_owned()).unwrap(), 100);
+        let empty = ToolOutcome {
+            text: String::new(),
+            is_error: false,
+            truncated: false,
+        };
+        assert_eq!(
+            read(r#"{"$serde_json::private::RawValue":true}"#),
+            Ok(empty)
+        );
+        let smuggled = r#"{"$serde_json::private::RawValue":"{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}","content":[{"type":"text","text":"a"}]}"#;
+        assert_eq!(
+            read(smuggled),
+            Ok(ToolOutcome {
+                text: "a".to_owned(),
+                is_error: false,
+                truncated: false,
+            })
+        );
+    }
+
     #[test]
     fn hostile_result_shapes_read_as_a_generic_value_would() {
         let cases = [
