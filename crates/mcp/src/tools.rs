@@ -628,7 +628,15 @@ impl<'de> Shape<'de> for CallResult<'de> {
             match key {
                 "content" => r.content = map.next_value::<Lenient<Content<'de>>>()?.0,
                 "isError" => r.is_error = map.next_value::<Lenient<IsTrue>>()?.0 .0,
-                "structuredContent" => r.structured = Some(map.next_value::<&'de RawValue>()?),
+                "structuredContent" => {
+                    let v = map.next_value::<&'de RawValue>()?;
+                    if let Some(earlier) = r.structured.replace(v) {
+                        // Repeated: the earlier value is dropped, but read through as a
+                        // generic reading would (found by fuzzing: `[5e888]` then `{}`).
+                        serde_json::from_str::<Lenient<Skip>>(earlier.get())
+                            .map_err(serde::de::Error::custom)?;
+                    }
+                }
                 _ => {
                     map.next_value::<Lenient<Skip>>()?;
                 }
@@ -871,6 +879,9 @@ mod tests {
             r#"{"content":[{"type":"text","text":"a","n":-1e400}]}"#,
             r#"{"content":[{"type":"text","text":"a"}],"structuredContent":{"n":1e999}}"#,
             r#"{"content":[],"structuredContent":{"n":1e999}}"#,
+            r#"{"content":[],"structuredContent":[5e888],"structuredContent":{"a":1}}"#,
+            r#"{"structuredContent":"\ud800","structuredContent":1}"#,
+            r#"{"structuredContent":{"a":1},"structuredContent":[2]}"#,
             r#"{"content":[{"type":"text","text":"a","x":"\ud800"}]}"#,
             r#"{"content":[{"type":"text","text":"a"}],"\udc00":1}"#,
             r#"{"content":[{"type":"text","text":"a"}],"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
