@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 const CORPUS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/gofeed/testdata"
+    "/tests/fixtures/gofeed/testdata"
 );
 const KNOWN: &str = include_str!("gofeed_known_differences.txt");
 
