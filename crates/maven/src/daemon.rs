@@ -125,7 +125,13 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         Some(p) => tracing::info!(config = %p.display(), "configuration loaded"),
         None => tracing::info!("no configuration file: every default applies, nothing external"),
     }
-    propose_config_acts(&store, &config).await?;
+    allowlist::reconcile::propose_local_acts(
+        &store,
+        &approvals(&config).acts,
+        config.source.as_deref(),
+    )
+    .await
+    .context("cannot propose the configuration's acts")?;
 
     let listener = ipc::bind(&data_dir)?;
     let cancel = CancellationToken::new();
@@ -137,11 +143,8 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     // server's own task, after the IPC socket is already answering.
     let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
     let web = crate::web::start(&config, &store).await;
-    let executor = crate::acts::Executor {
-        store: store.clone(),
-        config: config.clone(),
-        manager: manager.clone(),
-    };
+    let executor =
+        allowlist::Executor::new(store.clone(), Arc::new(approvals(&config)), manager.clone());
     let llm = match config.router.kind {
         crate::config::RouterKind::Rules => None,
         crate::config::RouterKind::Llm => {
@@ -319,7 +322,12 @@ fn start_manager(
             let Some(block) = config.mcp_servers.get(&d.server) else {
                 continue;
             };
-            let note = match crate::allowlist::reconcile(&store, block, &d.tools).await {
+            let policy = allowlist::ServerPolicy {
+                name: block.name.clone(),
+                allow_tools: block.allow_tools.clone(),
+                max_tools: usize::try_from(block.max_tools).unwrap_or(usize::MAX),
+            };
+            let note = match allowlist::reconcile(&store, &policy, &d.tools).await {
                 Ok(r) => DiscoveryNote {
                     over_cap: r.over_cap(d.tools.len()),
                     refused: r.refused,
@@ -345,38 +353,26 @@ fn start_manager(
     Some(manager)
 }
 
-/// Local acts from the config become proposed rows; the owner enables them on the page.
-pub(crate) async fn propose_config_acts(
-    store: &store::Store,
-    config: &Config,
-) -> anyhow::Result<()> {
-    for act in &config.acts {
-        if store.tool(&act.name).await?.is_some() {
-            continue;
-        }
-        let shape = json!({"name": act.name, "cmd": act.cmd, "read_only": act.read_only});
-        store
-            .propose_tool(store::NewTool {
-                name: act.name.clone(),
-                kind: "local".into(),
-                server: String::new(),
-                tool: act.name.clone(),
-                cmd: act.cmd.clone(),
-                scope: "local".into(),
-                destructive: !act.read_only,
-                fingerprint: None,
-                description: format!("runs {}", act.cmd.join(" ")),
-                shape,
-                provenance: match &config.source {
-                    Some(p) => format!("proposed from acts in {}", p.display()),
-                    None => "proposed from the configuration".into(),
-                },
+/// What the configuration approves to run, for the executor.
+pub(crate) fn approvals(config: &Config) -> allowlist::Approvals {
+    allowlist::Approvals {
+        servers: config
+            .mcp_servers
+            .iter()
+            .map(|(name, block)| (name.clone(), block.allow_tools.clone()))
+            .collect(),
+        acts: config
+            .acts
+            .iter()
+            .map(|a| allowlist::LocalAct {
+                name: a.name.clone(),
+                cmd: a.cmd.clone(),
+                read_only: a.read_only,
+                timeout: a.timeout,
+                max_output: a.max_output,
             })
-            .await
-            .with_context(|| format!("cannot propose act {:?}", act.name))?;
-        tracing::info!(act = %act.name, "act proposed from the configuration");
+            .collect(),
     }
-    Ok(())
 }
 
 impl State {
@@ -478,7 +474,9 @@ impl State {
                 let count = |st: store::ToolState| {
                     rows.iter()
                         .filter(|r| {
-                            r.kind == store::KIND_MCP && r.server == block.name && r.state == st
+                            r.kind == store::ToolKind::Mcp
+                                && r.server == block.name
+                                && r.state == st
                         })
                         .count()
                 };

@@ -2,19 +2,16 @@
 //! absent values are null.
 
 use serde_json::{json, Value};
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::config::{FeedConfig, McpServerConfig, McpTarget};
 
 /// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
 pub(crate) fn time(t: OffsetDateTime) -> Value {
-    t.to_offset(time::UtcOffset::UTC)
-        .replace_nanosecond(0)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .map(Value::String)
-        .unwrap_or(Value::Null)
+    match store::rfc3339(t) {
+        s if s.is_empty() => Value::Null,
+        s => Value::String(s),
+    }
 }
 
 /// One row of `maven tools --json`.

@@ -3,10 +3,6 @@
 //! Exit codes of every command (SPEC I-4): 0 success, 1 the command failed, 2 a usage or
 //! configuration error or no daemon running, 3 refused by policy.
 
-mod acts;
-mod allowlist;
-#[cfg(test)]
-mod allowlist_model;
 mod cli;
 mod cmd;
 mod config;
@@ -16,6 +12,34 @@ mod json;
 mod poll;
 mod turns;
 mod web;
+
+#[cfg(test)]
+mod testing {
+    //! The owner's side, for the unit tests.
+
+    use store::{Store, ToolChange, ToolRow, ToolState};
+
+    /// Brings a row to `to` the way the daemon does: the owner (with a step-up) enables and
+    /// disables, a listing re-offers and withdraws.
+    pub(crate) async fn set_state(
+        s: &Store,
+        name: &str,
+        to: ToolState,
+        reason: &str,
+    ) -> Result<ToolRow, store::Error> {
+        let (name, reason) = (name.to_owned(), reason.to_owned());
+        let change = match to {
+            ToolState::Enabled | ToolState::Disabled => {
+                let step = stepup::testing::step_up();
+                return s.owner_sets_tool_state(&name, to, &step, &reason).await;
+            }
+            ToolState::Proposed => ToolChange::Reoffer { name, reason },
+            ToolState::Withdrawn => ToolChange::Withdraw { name, reason },
+        };
+        let (mut rows, ()) = s.apply_listing(move |_| (vec![change], ())).await?;
+        Ok(rows.remove(0))
+    }
+}
 
 use std::process::ExitCode;
 

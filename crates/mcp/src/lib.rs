@@ -44,8 +44,9 @@
 //! requests and notifications pass a token bucket ([`Limits::inbound_burst`],
 //! [`Limits::inbound_per_second`]).
 //!
-//! Pure functions for discovery live in [`tools`]: [`tools::fingerprint`],
-//! [`tools::verdicts`], [`tools::local_names`].
+//! Pure functions over tools live in [`tools`]: [`tools::fingerprint`] and the reduction
+//! of results to text. What Maven does with a tool (verdicts, local names) is not protocol: the
+//! `allowlist` crate decides it.
 
 mod client;
 mod error;
@@ -59,7 +60,7 @@ pub use client::{Client, ServerInfo, ToolList, PROTOCOL_VERSION, SUPPORTED_PROTO
 pub use error::{CloseReason, Error, Incomplete, Violation};
 pub use manager::{Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus};
 pub use rpc::Stats;
-pub use tools::{Tool, ToolOutcome, Verdict};
+pub use tools::{Tool, ToolOutcome};
 
 use std::collections::BTreeMap;
 use std::time::Duration;

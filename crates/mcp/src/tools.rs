@@ -1,5 +1,5 @@
-//! Tool definitions and pure functions over them: the fingerprint (A-7), the verdict of what
-//! Maven would do with a tool (A-9), local names (A-5), and results reduced to text (M-5).
+//! Tool definitions and pure functions over them: the fingerprint (A-7) and results reduced to
+//! text (M-5). What Maven does with a tool (verdicts, local names) is the `allowlist` crate's.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -13,10 +13,6 @@ use sha2::{Digest as _, Sha256};
 
 /// The fingerprint scheme's prefix. A new canonical form gets a new prefix.
 pub const FINGERPRINT_SCHEME: &str = "sha256:v1:";
-/// Default cap of a description where it reaches the router prompt or the page, in characters.
-pub const DESCRIPTION_CAP: usize = 300;
-/// Default `max_tools` of a server block.
-pub const DEFAULT_MAX_TOOLS: usize = 12;
 /// Longest type or URI quoted in a summary of a non-text block.
 const SUMMARY_FIELD_CAP: usize = 200;
 
@@ -39,7 +35,7 @@ impl Tool {
         Some(Tool { name, raw })
     }
 
-    /// `description`, if it is a string (uncapped: cap it with [`cap_description`]).
+    /// `description`, if it is a string (uncapped: cap it with [`cap_chars`]).
     pub fn description(&self) -> Option<&str> {
         self.raw.get("description").and_then(Value::as_str)
     }
@@ -130,151 +126,12 @@ fn canonical(buf: &mut Vec<u8>, v: &Value) {
     }
 }
 
-/// Cap a description at `cap` characters.
-pub fn cap_description(s: &str, cap: usize) -> &str {
+/// The first `cap` characters of `s` (a prefix, never splitting a character).
+pub fn cap_chars(s: &str, cap: usize) -> &str {
     match s.char_indices().nth(cap) {
         Some((i, _)) => &s[..i],
         None => s,
     }
-}
-
-/// A-9: a tool name Maven accepts: `[A-Za-z0-9_.-]{1,128}`.
-pub fn valid_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
-
-/// Why a tool's `inputSchema` is malformed, or `None` when it is usable: an object with `type:
-/// "object"`, `properties` (if any) an object of objects, `required` (if any) an array of
-/// strings.
-pub fn schema_problem(tool: &Tool) -> Option<String> {
-    let Some(schema) = tool.raw.get("inputSchema") else {
-        return Some("no inputSchema".to_owned());
-    };
-    let Value::Object(schema) = schema else {
-        return Some("inputSchema is not an object".to_owned());
-    };
-    if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return Some("inputSchema type is not \"object\"".to_owned());
-    }
-    match schema.get("properties") {
-        None => {}
-        Some(Value::Object(props)) if props.values().any(|p| !p.is_object() && !p.is_boolean()) => {
-            return Some("a property schema is not an object".to_owned());
-        }
-        Some(Value::Object(_)) => {}
-        Some(_) => return Some("properties is not an object".to_owned()),
-    }
-    match schema.get("required") {
-        None => {}
-        Some(Value::Array(r)) if r.iter().all(Value::is_string) => {}
-        Some(_) => return Some("required is not an array of strings".to_owned()),
-    }
-    None
-}
-
-/// What Maven would do with a discovered tool.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Verdict {
-    /// It would be proposed (never enabled by discovery).
-    Propose,
-    /// It would not be proposed, for this reason.
-    Refuse(String),
-}
-
-impl Verdict {
-    /// "propose" or "refuse".
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Verdict::Propose => "propose",
-            Verdict::Refuse(_) => "refuse",
-        }
-    }
-
-    /// The reason of a refusal.
-    pub fn reason(&self) -> Option<&str> {
-        match self {
-            Verdict::Propose => None,
-            Verdict::Refuse(r) => Some(r),
-        }
-    }
-}
-
-/// A-9 verdicts for one complete listing, one per tool, in order. Over `max_tools` without
-/// `allow_tools`, the server contributes nothing; with `allow_tools`, only named tools are
-/// considered; a bad name or a malformed schema is refused.
-pub fn verdicts(tools: &[Tool], allow_tools: &[String], max_tools: usize) -> Vec<Verdict> {
-    let over_cap = allow_tools.is_empty() && tools.len() > max_tools;
-    tools
-        .iter()
-        .map(|t| {
-            if over_cap {
-                return Verdict::Refuse(format!(
-                    "the server offers {} tools, more than max_tools ({max_tools}), and \
-                     allow_tools is not set",
-                    tools.len()
-                ));
-            }
-            if !allow_tools.is_empty() && !allow_tools.iter().any(|a| a == &t.name) {
-                return Verdict::Refuse("not named in allow_tools".to_owned());
-            }
-            if !valid_tool_name(&t.name) {
-                return Verdict::Refuse("the name is not [A-Za-z0-9_.-]{1,128}".to_owned());
-            }
-            if let Some(p) = schema_problem(t) {
-                return Verdict::Refuse(format!("malformed schema: {p}"));
-            }
-            Verdict::Propose
-        })
-        .collect()
-}
-
-/// A-5: `<server>_<tool>` flattened (lowercase; anything not ASCII alphanumeric becomes `_`).
-pub fn flatten_name(server: &str, tool: &str) -> String {
-    let mut s = String::with_capacity(server.len() + tool.len() + 1);
-    for c in server
-        .chars()
-        .chain(std::iter::once('_'))
-        .chain(tool.chars())
-    {
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else {
-            s.push('_');
-        }
-    }
-    s
-}
-
-/// A stable short hash of the exact (server, tool) identity, used as a suffix when two
-/// identities flatten to one name.
-pub fn identity_suffix(server: &str, tool: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(server.as_bytes());
-    h.update([0u8]);
-    h.update(tool.as_bytes());
-    hex::encode(&h.finalize()[..4])
-}
-
-/// Local names for one server's tools, in order: flattened, and a later tool whose flattened
-/// name is already taken gets `_<identity_suffix>`.
-pub fn local_names(server: &str, tools: &[Tool]) -> Vec<String> {
-    let mut taken = std::collections::HashSet::new();
-    tools
-        .iter()
-        .map(|t| {
-            let mut n = flatten_name(server, &t.name);
-            if !taken.insert(n.clone()) {
-                n.push('_');
-                n.push_str(&identity_suffix(server, &t.name));
-                taken.insert(n.clone());
-            }
-            n
-        })
-        .collect()
 }
 
 /// A `tools/call` result reduced for the turn.
@@ -378,7 +235,7 @@ fn reduce_blocks<'a>(blocks: impl IntoIterator<Item = Block<'a>>, cap: usize) ->
         }
         let field = |s: &Option<Cow<'_, str>>| {
             s.as_deref()
-                .map(|s| cap_description(s, SUMMARY_FIELD_CAP))
+                .map(|s| cap_chars(s, SUMMARY_FIELD_CAP))
                 .unwrap_or_default()
                 .to_owned()
         };
@@ -400,7 +257,7 @@ fn reduce_blocks<'a>(blocks: impl IntoIterator<Item = Block<'a>>, cap: usize) ->
                 let _ = write!(out, "[blob {}]", field(&b.mime_type));
             }
             (Some(k), _) => {
-                let _ = write!(out, "[{} block]", cap_description(k, SUMMARY_FIELD_CAP));
+                let _ = write!(out, "[{} block]", cap_chars(k, SUMMARY_FIELD_CAP));
             }
             (None, None) => out.push_str("[block]"),
         }
@@ -712,63 +569,6 @@ mod tests {
     }
 
     #[test]
-    fn names() {
-        let cases = [
-            ("echo", true),
-            ("a.b-c_D9", true),
-            ("", false),
-            ("has space", false),
-            ("slash/y", false),
-            ("é", false),
-            (&*"x".repeat(128), true),
-            (&*"x".repeat(129), false),
-        ];
-        for (n, ok) in cases {
-            assert_eq!(valid_tool_name(n), ok, "{n}");
-        }
-    }
-
-    #[test]
-    fn verdict_table() {
-        let ok = |n: &str| tool(json!({"name": n, "inputSchema": {"type": "object"}}));
-        let bad_schema = tool(json!({"name":"b","inputSchema":{"type":"string"}}));
-        let no_schema = tool(json!({"name":"c"}));
-        let bad_req = tool(json!({"name":"d","inputSchema":{"type":"object","required":[1]}}));
-        let bad_name = ok("bad name");
-        let list = vec![ok("a"), bad_schema, no_schema, bad_req, bad_name];
-        let v = verdicts(&list, &[], 12);
-        assert_eq!(
-            v.iter().map(Verdict::as_str).collect::<Vec<_>>(),
-            ["propose", "refuse", "refuse", "refuse", "refuse"]
-        );
-        assert!(v[1].reason().unwrap().contains("malformed schema"));
-        assert!(v[4].reason().unwrap().contains("name"));
-        // Over the cap without allow_tools: nothing.
-        let many: Vec<Tool> = (0..13).map(|i| ok(&format!("t{i}"))).collect();
-        assert!(verdicts(&many, &[], 12)
-            .iter()
-            .all(|v| v.reason().is_some_and(|r| r.contains("max_tools"))));
-        // With allow_tools: only the named ones, whatever the count.
-        let v = verdicts(&many, &["t3".to_owned()], 12);
-        assert_eq!(v.iter().filter(|v| **v == Verdict::Propose).count(), 1);
-        assert_eq!(v[3], Verdict::Propose);
-    }
-
-    #[test]
-    fn local_names_never_collide() {
-        let tools = vec![
-            tool(json!({"name":"List-Tasks"})),
-            tool(json!({"name":"list_tasks"})),
-            tool(json!({"name":"list.tasks"})),
-        ];
-        let names = local_names("Vik", &tools);
-        assert_eq!(names[0], "vik_list_tasks");
-        assert!(names[1].starts_with("vik_list_tasks_") && names[1].len() == 23);
-        assert_ne!(names[1], names[2]);
-        assert_eq!(local_names("Vik", &tools), names);
-    }
-
-    #[test]
     fn results_reduce_to_capped_text() {
         let raw = |v: Value| RawValue::from_string(v.to_string()).unwrap();
         let r = ToolOutcome::from_result(
@@ -804,8 +604,8 @@ mod tests {
 
     #[test]
     fn description_cap_counts_characters() {
-        assert_eq!(cap_description("ééé", 2), "éé");
-        assert_eq!(cap_description("ab", 5), "ab");
+        assert_eq!(cap_chars("ééé", 2), "éé");
+        assert_eq!(cap_chars("ab", 5), "ab");
     }
 
     /// The reduction as it was first written, over a whole generic JSON value: the borrowed

@@ -10,7 +10,7 @@
 //! - There is exactly one writer, so writes never contend inside the process; requests are
 //!   served in the order they were queued. A full queue makes callers wait (backpressure).
 //! - Each method is one transaction (or one statement). Multi-row writes such as
-//!   [`Store::commit_feed_batch`], [`Store::propose_tool`] and [`Store::set_tool_state`] commit
+//!   [`Store::commit_feed_batch`], [`Store::apply_listing`] and [`Store::owner_sets_tool_state`] commit
 //!   everything or nothing.
 //! - **Cancellation:** dropping a method's future after the request was queued does not cancel
 //!   it; a queued write still commits (or rolls back) as a whole, only its answer is lost. A
@@ -78,7 +78,7 @@ use tokio::sync::{mpsc, oneshot};
 pub use error::Error;
 pub use model::{
     limits, ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
-    Redefinition, SourceCount, ToolEvent, ToolRow, ToolState, KIND_LOCAL, KIND_MCP,
+    Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow, ToolState,
 };
 pub use web::PasskeyRow;
 
@@ -312,43 +312,18 @@ impl Store {
         self.call(move |c| ops::tool(c, &n)).await
     }
 
-    /// One row by identity (kind, server, tool); `server` is `""` for local rows.
-    pub async fn tool_by_identity(
-        &self,
-        kind: &str,
-        server: &str,
-        tool: &str,
-    ) -> Result<Option<ToolRow>, Error> {
-        let (k, s, t) = (kind.to_owned(), server.to_owned(), tool.to_owned());
-        self.call(move |c| ops::tool_by_identity(c, &k, &s, &t))
-            .await
-    }
-
-    /// The mcp rows of one server, ordered by name.
-    pub async fn tools_of_server(&self, server: &str) -> Result<Vec<ToolRow>, Error> {
-        let s = server.to_owned();
-        self.call(move |c| ops::tools_of_server(c, &s)).await
-    }
-
-    /// After a **complete, successful** listing of a connected server: withdraws, in one
-    /// transaction, every row of that server whose tool is not in `offered` and is not already
-    /// withdrawn, each with an event. Returns the withdrawn names. Never call it for a server
-    /// that is down or whose listing failed: that would disarm what the owner approved.
-    pub async fn withdraw_missing(
-        &self,
-        server: &str,
-        offered: &[String],
-        reason: &str,
-        actor: &str,
-    ) -> Result<Vec<String>, Error> {
-        let (s, o, r, a) = (
-            server.to_owned(),
-            offered.to_vec(),
-            reason.to_owned(),
-            actor.to_owned(),
-        );
-        self.call(move |c| ops::withdraw_missing(c, &s, &o, &r, &a))
-            .await
+    /// Applies one complete listing in **one** transaction: `plan` is called on the store's
+    /// thread with every row as it is inside that transaction, and the changes it returns are
+    /// applied in order before the commit; its second value is handed back. So two listings
+    /// never interleave, and a crash or an error leaves the allowlist as it was before the
+    /// listing. Nothing here can enable a row: the changes only propose, redefine (back to
+    /// proposed), adopt a fingerprint, re-offer (withdrawn → proposed) or withdraw.
+    pub async fn apply_listing<T, F>(&self, plan: F) -> Result<(Vec<ToolRow>, T), Error>
+    where
+        F: FnOnce(&[ToolRow]) -> (Vec<ToolChange>, T) + Send + 'static,
+        T: Send + 'static,
+    {
+        self.call(move |c| ops::apply_listing(c, plan)).await
     }
 
     /// Inserts a row in state proposed plus its creation event (actor `discovery` for mcp rows,
@@ -356,45 +331,41 @@ impl Store {
     /// [`Error::AlreadyExists`] when the name or the identity is taken; [`Error::Invalid`] when
     /// cmd does not match the kind.
     pub async fn propose_tool(&self, t: NewTool) -> Result<ToolRow, Error> {
-        self.call(move |c| ops::propose_tool(c, &t)).await
+        self.call(move |c| ops::apply_listing(c, move |_| (vec![ToolChange::Propose(t)], ())))
+            .await
+            .and_then(|(mut rows, ())| rows.pop().ok_or_else(|| Error::NotFound("tool".into())))
     }
 
-    /// Changes a row's state and records the event, in one transaction.
+    /// The owner enables or disables a row, and the event names the step-up used
+    /// (`owner (passphrase)`, `owner (passkey 1a2b3c4d)`), in one transaction. Only a
+    /// [`stepup::StepUp`] opens this door, and only verifying the owner makes one:
+    ///
+    /// ```compile_fail
+    /// # async fn f(store: store::Store) {
+    /// // There is no other way to enable a row: no step-up, no call.
+    /// store.set_tool_state("kit_list", store::ToolState::Enabled, "because", "owner").await;
+    /// # }
+    /// ```
+    ///
+    /// `to` must be enabled or disabled ([`Error::Invalid`] otherwise);
     /// [`Error::BadTransition`] for anything outside [`ToolState::can_become`] (including a state
     /// "becoming" itself). Enabling also pins the current shape as `approved_shape`.
-    /// Withdrawing and re-proposing a withdrawn row go through here too.
-    pub async fn set_tool_state(
+    pub async fn owner_sets_tool_state(
         &self,
         name: &str,
         to: ToolState,
+        step_up: &stepup::StepUp,
         reason: &str,
-        actor: &str,
     ) -> Result<ToolRow, Error> {
-        let (n, r, a) = (name.to_owned(), reason.to_owned(), actor.to_owned());
+        if !matches!(to, ToolState::Enabled | ToolState::Disabled) {
+            return Err(Error::invalid(
+                "owner change",
+                format!("the owner enables or disables a row; {to} is discovery's verdict"),
+            ));
+        }
+        let (n, r, a) = (name.to_owned(), reason.to_owned(), step_up.actor());
         self.call(move |c| ops::set_tool_state(c, &n, to, &r, &a))
             .await
-    }
-
-    /// Stores a new declared shape (fingerprint mismatch), in one transaction: the row drops to
-    /// proposed from whatever state it was in, destructive is raised if asked (never lowered),
-    /// and an event (reason = the new provenance) is written. `approved_shape` keeps the shape
-    /// the owner last enabled, for the page's diff.
-    pub async fn redefine_tool(
-        &self,
-        name: &str,
-        r: Redefinition,
-        actor: &str,
-    ) -> Result<ToolRow, Error> {
-        let (n, a) = (name.to_owned(), actor.to_owned());
-        self.call(move |c| ops::redefine_tool(c, &n, &r, &a)).await
-    }
-
-    /// Gives a row that predates fingerprints its fingerprint, silently (no state change, no
-    /// event): an upgrade is not a redefinition. `Ok(true)` when adopted, `Ok(false)` when the
-    /// row already had this fingerprint; [`Error::Invalid`] when it has a different one.
-    pub async fn adopt_fingerprint(&self, name: &str, fingerprint: &str) -> Result<bool, Error> {
-        let (n, f) = (name.to_owned(), fingerprint.to_owned());
-        self.call(move |c| ops::adopt_fingerprint(c, &n, &f)).await
     }
 
     /// The audit trail, newest first; one tool's when `name` is given.
@@ -487,4 +458,15 @@ mod tests {
         store.set_fact("after", "ok").await.unwrap();
         assert_eq!(store.fact("after").await.unwrap().as_deref(), Some("ok"));
     }
+}
+
+/// `t` in UTC to the second, as RFC 3339 (`2026-11-30T05:00:00Z`): how every timestamp Maven writes as
+/// text looks. Empty only for a time RFC 3339 cannot write (a year outside 0..=9999).
+pub fn rfc3339(t: OffsetDateTime) -> String {
+    use time::format_description::well_known::Rfc3339;
+    t.to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_default()
 }

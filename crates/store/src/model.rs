@@ -139,10 +139,46 @@ impl FromStr for ToolState {
     }
 }
 
-/// Kind of an allowlist row.
-pub const KIND_MCP: &str = "mcp";
-/// Kind of an allowlist row that runs a local command.
-pub const KIND_LOCAL: &str = "local";
+/// What an allowlist row runs: a tool of an MCP server, or a local command from the
+/// configuration. Stored as `mcp` / `local`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ToolKind {
+    /// A tool of an MCP server: `cmd = ["mcp", server, tool]`.
+    Mcp,
+    /// A local command (argv) from the configuration's `acts`.
+    Local,
+}
+
+impl ToolKind {
+    /// The stored spelling: `mcp` or `local`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Mcp => "mcp",
+            ToolKind::Local => "local",
+        }
+    }
+}
+
+impl fmt::Display for ToolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ToolKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "mcp" => Ok(ToolKind::Mcp),
+            "local" => Ok(ToolKind::Local),
+            other => Err(Error::invalid(
+                "tool kind",
+                format!("{other:?} is neither \"mcp\" nor \"local\""),
+            )),
+        }
+    }
+}
 
 /// A tool to propose.
 ///
@@ -154,8 +190,8 @@ pub const KIND_LOCAL: &str = "local";
 pub struct NewTool {
     /// Local name (unique), `[A-Za-z0-9_.-]{1,160}`.
     pub name: String,
-    /// `"mcp"` or `"local"`.
-    pub kind: String,
+    /// What the row runs.
+    pub kind: ToolKind,
     /// Server config name; `""` for local.
     pub server: String,
     /// Remote tool name (mcp) or act name (local).
@@ -195,13 +231,50 @@ pub struct Redefinition {
     pub provenance: String,
 }
 
+/// One change a complete listing makes to the allowlist, applied with the others in one
+/// transaction by [`crate::Store::apply_listing`]. Each writes a `tool_events` row with actor
+/// `discovery` (a proposal of a local row: `config`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolChange {
+    /// A new identity becomes a proposed row.
+    Propose(NewTool),
+    /// A withdrawn row offered again becomes proposed; `reason` becomes its provenance.
+    Reoffer {
+        /// The row.
+        name: String,
+        /// Why (and when), e.g. `offered again by mcp:kit at …`.
+        reason: String,
+    },
+    /// A row that predates fingerprints adopts one silently (no event, no state change).
+    Adopt {
+        /// The row.
+        name: String,
+        /// Its fingerprint, with the scheme prefix.
+        fingerprint: String,
+    },
+    /// A new declared shape: the row drops to proposed (see [`Redefinition`]).
+    Redefine {
+        /// The row.
+        name: String,
+        /// The new shape and its provenance.
+        redefinition: Redefinition,
+    },
+    /// A tool its connected server no longer offers; `reason` becomes its provenance.
+    Withdraw {
+        /// The row.
+        name: String,
+        /// Why (and when).
+        reason: String,
+    },
+}
+
 /// A row of the act allowlist.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolRow {
     /// Local name (unique).
     pub name: String,
-    /// `"mcp"` or `"local"`.
-    pub kind: String,
+    /// What the row runs.
+    pub kind: ToolKind,
     /// Server config name; `""` for local.
     pub server: String,
     /// Remote tool name (mcp) or act name (local).

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use rusqlite::{named_params, params, Connection, OptionalExtension, Row, TransactionBehavior};
 use time::OffsetDateTime;
 
-use crate::model::{KIND_LOCAL, KIND_MCP};
+use crate::model::{ToolChange, ToolKind};
 use crate::{
     ActLogRow, Error, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
     Redefinition, SourceCount, ToolEvent, ToolRow, ToolState,
@@ -379,7 +379,10 @@ fn finish_tool(r: RawTool) -> Result<ToolRow, Error> {
         created: from_ms(r.created)?,
         updated: from_ms(r.updated)?,
         name: r.name,
-        kind: r.kind,
+        kind: r
+            .kind
+            .parse()
+            .map_err(|_| Error::corrupt(format!("stored tool kind {:?} is unknown", r.kind)))?,
         server: r.server,
         tool: r.tool,
         scope: r.scope,
@@ -407,71 +410,13 @@ pub(crate) fn tool(conn: &mut Connection, name: &str) -> Result<Option<ToolRow>,
 }
 
 pub(crate) fn tools(conn: &mut Connection) -> Result<Vec<ToolRow>, Error> {
+    all_tools(conn)
+}
+
+fn all_tools(conn: &Connection) -> Result<Vec<ToolRow>, Error> {
     let mut st = conn.prepare_cached(&format!("SELECT {TOOL_COLS} FROM tools ORDER BY name"))?;
     let rows = st.query_map([], raw_tool)?;
     rows.map(|r| finish_tool(r?)).collect()
-}
-
-pub(crate) fn tools_of_server(conn: &mut Connection, server: &str) -> Result<Vec<ToolRow>, Error> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {TOOL_COLS} FROM tools WHERE kind = 'mcp' AND server = ?1 ORDER BY name"
-    ))?;
-    let rows = st.query_map([server], raw_tool)?;
-    rows.map(|r| finish_tool(r?)).collect()
-}
-
-pub(crate) fn withdraw_missing(
-    conn: &mut Connection,
-    server: &str,
-    offered: &[String],
-    reason: &str,
-    actor: &str,
-) -> Result<Vec<String>, Error> {
-    let now = now_ms();
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let gone: Vec<(String, String)> = {
-        let mut st = tx.prepare_cached(
-            "SELECT name, state FROM tools
-             WHERE kind = 'mcp' AND server = ?1 AND state <> 'withdrawn'
-               AND tool NOT IN (SELECT value FROM json_each(?2))
-             ORDER BY name",
-        )?;
-        let rows = st.query_map(params![server, to_json(offered)], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
-        rows.collect::<Result<_, _>>()?
-    };
-    for (name, state) in &gone {
-        let from = parse_state(state)?;
-        tx.prepare_cached("UPDATE tools SET state = 'withdrawn', updated = ?2 WHERE name = ?1")?
-            .execute(params![name, now])?;
-        insert_event(
-            &tx,
-            name,
-            Some(from),
-            ToolState::Withdrawn,
-            reason,
-            actor,
-            now,
-        )?;
-    }
-    tx.commit()?;
-    Ok(gone.into_iter().map(|(n, _)| n).collect())
-}
-
-pub(crate) fn tool_by_identity(
-    conn: &mut Connection,
-    kind: &str,
-    server: &str,
-    tool: &str,
-) -> Result<Option<ToolRow>, Error> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {TOOL_COLS} FROM tools WHERE kind = ?1 AND server = ?2 AND tool = ?3"
-    ))?;
-    st.query_row(params![kind, server, tool], raw_tool)
-        .optional()?
-        .map(finish_tool)
-        .transpose()
 }
 
 fn input_schema_of(shape: &serde_json::Value) -> serde_json::Value {
@@ -482,13 +427,14 @@ fn input_schema_of(shape: &serde_json::Value) -> serde_json::Value {
 }
 
 /// The checks the schema also makes, here for a clear message before SQLite says "CHECK failed".
-fn check_cmd(kind: &str, server: &str, tool: &str, cmd: &[String]) -> Result<(), Error> {
+fn check_cmd(kind: ToolKind, server: &str, tool: &str, cmd: &[String]) -> Result<(), Error> {
+    let mcp = ToolKind::Mcp.as_str();
     match kind {
-        KIND_MCP => {
+        ToolKind::Mcp => {
             if server.is_empty() {
                 return Err(Error::invalid("tool", "an mcp row needs a server"));
             }
-            if cmd != [KIND_MCP, server, tool] {
+            if cmd != [mcp, server, tool] {
                 return Err(Error::invalid(
                     "tool cmd",
                     format!(
@@ -497,13 +443,13 @@ fn check_cmd(kind: &str, server: &str, tool: &str, cmd: &[String]) -> Result<(),
                 ));
             }
         }
-        KIND_LOCAL => {
+        ToolKind::Local => {
             if !server.is_empty() {
                 return Err(Error::invalid("tool", "a local row has no server"));
             }
             match cmd.first() {
                 None => return Err(Error::invalid("tool cmd", "a local row needs an argv")),
-                Some(a) if a == KIND_MCP => {
+                Some(a) if a == mcp => {
                     return Err(Error::invalid(
                         "tool cmd",
                         "a local argv never starts with \"mcp\" (\"mcp\" is never executed)",
@@ -511,12 +457,6 @@ fn check_cmd(kind: &str, server: &str, tool: &str, cmd: &[String]) -> Result<(),
                 }
                 Some(_) => {}
             }
-        }
-        other => {
-            return Err(Error::invalid(
-                "tool kind",
-                format!("{other:?} is neither \"mcp\" nor \"local\""),
-            ))
         }
     }
     Ok(())
@@ -546,16 +486,14 @@ fn insert_event(
     Ok(())
 }
 
-pub(crate) fn propose_tool(conn: &mut Connection, t: &NewTool) -> Result<ToolRow, Error> {
-    check_cmd(&t.kind, &t.server, &t.tool, &t.cmd)?;
-    let now = now_ms();
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    if get_tool(&tx, &t.name)?.is_some() {
+fn propose_in(tx: &Connection, t: &NewTool, now: i64) -> Result<ToolRow, Error> {
+    check_cmd(t.kind, &t.server, &t.tool, &t.cmd)?;
+    if get_tool(tx, &t.name)?.is_some() {
         return Err(Error::AlreadyExists(format!("tool named {}", t.name)));
     }
     let same_identity: Option<String> = tx
         .prepare_cached("SELECT name FROM tools WHERE kind = ?1 AND server = ?2 AND tool = ?3")?
-        .query_row(params![t.kind, t.server, t.tool], |r| r.get(0))
+        .query_row(params![t.kind.as_str(), t.server, t.tool], |r| r.get(0))
         .optional()?;
     if let Some(other) = same_identity {
         return Err(Error::AlreadyExists(format!(
@@ -571,7 +509,7 @@ pub(crate) fn propose_tool(conn: &mut Connection, t: &NewTool) -> Result<ToolRow
     )?
     .execute(params![
         t.name,
-        t.kind,
+        t.kind.as_str(),
         t.server,
         t.tool,
         to_json(&t.cmd),
@@ -584,13 +522,13 @@ pub(crate) fn propose_tool(conn: &mut Connection, t: &NewTool) -> Result<ToolRow
         t.provenance,
         now
     ])?;
-    let actor = if t.kind == KIND_MCP {
+    let actor = if t.kind == ToolKind::Mcp {
         "discovery"
     } else {
         "config"
     };
     insert_event(
-        &tx,
+        tx,
         &t.name,
         None,
         ToolState::Proposed,
@@ -598,9 +536,7 @@ pub(crate) fn propose_tool(conn: &mut Connection, t: &NewTool) -> Result<ToolRow
         actor,
         now,
     )?;
-    let row = must_tool(&tx, &t.name)?;
-    tx.commit()?;
-    Ok(row)
+    must_tool(tx, &t.name)
 }
 
 pub(crate) fn set_tool_state(
@@ -610,9 +546,21 @@ pub(crate) fn set_tool_state(
     reason: &str,
     actor: &str,
 ) -> Result<ToolRow, Error> {
-    let now = now_ms();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let row = must_tool(&tx, name)?;
+    let row = state_in(&tx, name, to, reason, actor, now_ms())?;
+    tx.commit()?;
+    Ok(row)
+}
+
+fn state_in(
+    tx: &Connection,
+    name: &str,
+    to: ToolState,
+    reason: &str,
+    actor: &str,
+    now: i64,
+) -> Result<ToolRow, Error> {
+    let row = must_tool(tx, name)?;
     if !row.state.can_become(to) {
         return Err(Error::BadTransition {
             name: name.to_owned(),
@@ -622,7 +570,7 @@ pub(crate) fn set_tool_state(
     }
     // Enabling pins the shape the owner saw, for the page's diff after a redefinition.
     // Withdrawing and re-proposing are discovery's verdicts about the row itself, so the reason
-    // becomes its provenance (A-8: why and when); the owner's enable/disable keep it.
+    // becomes its provenance (why and when); the owner's enable/disable keep it.
     tx.prepare_cached(
         "UPDATE tools SET state = ?2, updated = ?3,
                 approved_shape = CASE WHEN ?2 = 'enabled' THEN shape ELSE approved_shape END,
@@ -630,31 +578,60 @@ pub(crate) fn set_tool_state(
          WHERE name = ?1",
     )?
     .execute(params![name, to.as_str(), now, reason])?;
-    insert_event(&tx, name, Some(row.state), to, reason, actor, now)?;
-    let row = must_tool(&tx, name)?;
-    tx.commit()?;
-    Ok(row)
+    insert_event(tx, name, Some(row.state), to, reason, actor, now)?;
+    must_tool(tx, name)
 }
 
-pub(crate) fn redefine_tool(
+/// The actor of every change a listing makes.
+const DISCOVERY: &str = "discovery";
+
+pub(crate) fn apply_listing<T>(
     conn: &mut Connection,
+    plan: impl FnOnce(&[ToolRow]) -> (Vec<ToolChange>, T),
+) -> Result<(Vec<ToolRow>, T), Error> {
+    let now = now_ms();
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let rows = all_tools(&tx)?;
+    let (changes, out) = plan(&rows);
+    let mut touched = Vec::with_capacity(changes.len());
+    for change in &changes {
+        let row = match change {
+            ToolChange::Propose(t) => propose_in(&tx, t, now)?,
+            ToolChange::Reoffer { name, reason } => {
+                state_in(&tx, name, ToolState::Proposed, reason, DISCOVERY, now)?
+            }
+            ToolChange::Withdraw { name, reason } => {
+                state_in(&tx, name, ToolState::Withdrawn, reason, DISCOVERY, now)?
+            }
+            ToolChange::Adopt { name, fingerprint } => adopt_in(&tx, name, fingerprint)?,
+            ToolChange::Redefine { name, redefinition } => {
+                redefine_in(&tx, name, redefinition, DISCOVERY, now)?
+            }
+        };
+        touched.push(row);
+    }
+    tx.commit()?;
+    Ok((touched, out))
+}
+
+fn redefine_in(
+    tx: &Connection,
     name: &str,
     r: &Redefinition,
     actor: &str,
+    now: i64,
 ) -> Result<ToolRow, Error> {
-    let now = now_ms();
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let row = must_tool(&tx, name)?;
+    let row = must_tool(tx, name)?;
     let cmd = match &r.cmd {
         None => row.cmd.clone(),
         Some(c) => {
-            if row.kind != KIND_LOCAL {
+            if row.kind != ToolKind::Local {
                 return Err(Error::invalid(
                     "redefinition",
                     "an mcp row's cmd is fixed by its identity",
                 ));
             }
-            check_cmd(&row.kind, &row.server, &row.tool, c)?;
+            check_cmd(row.kind, &row.server, &row.tool, c)?;
             c.clone()
         }
     };
@@ -676,7 +653,7 @@ pub(crate) fn redefine_tool(
         now
     ])?;
     insert_event(
-        &tx,
+        tx,
         name,
         Some(row.state),
         ToolState::Proposed,
@@ -684,34 +661,25 @@ pub(crate) fn redefine_tool(
         actor,
         now,
     )?;
-    let row = must_tool(&tx, name)?;
-    tx.commit()?;
-    Ok(row)
+    must_tool(tx, name)
 }
 
-pub(crate) fn adopt_fingerprint(
-    conn: &mut Connection,
-    name: &str,
-    fp: &str,
-) -> Result<bool, Error> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let row = must_tool(&tx, name)?;
-    let adopted = match row.fingerprint.as_deref() {
+fn adopt_in(tx: &Connection, name: &str, fp: &str) -> Result<ToolRow, Error> {
+    let row = must_tool(tx, name)?;
+    match row.fingerprint.as_deref() {
         None => {
             tx.prepare_cached("UPDATE tools SET fingerprint = ?2 WHERE name = ?1")?
                 .execute(params![name, fp])?;
-            true
         }
-        Some(have) if have == fp => false,
+        Some(have) if have == fp => {}
         Some(_) => {
             return Err(Error::invalid(
                 "fingerprint adoption",
                 format!("tool {name} already has a different fingerprint; that is a redefinition"),
             ))
         }
-    };
-    tx.commit()?;
-    Ok(adopted)
+    }
+    must_tool(tx, name)
 }
 
 pub(crate) fn tool_events(

@@ -7,7 +7,8 @@
 
 use std::process::ExitCode;
 
-use mcp::tools::{self, Tool, Verdict};
+use allowlist::catalogue::{self as tools, Verdict};
+use mcp::Tool;
 use serde_json::{json, Value};
 
 /// Dial `server`, list its tools and print the report (one JSON object with `json`).
@@ -92,7 +93,7 @@ impl Report {
     ) -> Report {
         let list: &[Tool] = &listing.tools;
         let verdicts = tools::verdicts(list, allow_tools, max_tools);
-        let names = tools::local_names(server, list);
+        let names = allowlist::local_names(server, list, &Default::default());
         let mut warnings = Vec::new();
         if listing.skipped > 0 {
             warnings.push(format!(

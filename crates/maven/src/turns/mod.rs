@@ -11,19 +11,13 @@ pub(crate) mod llm;
 pub(crate) mod rules;
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
-use tokio::time::Instant;
 
-use crate::acts::{bind_positional, ExecError, Executor};
-use crate::allowlist::refuse_to_run;
+use allowlist::{Answer, ExecError, Executor, Ran, Request, CONFIRM_WINDOW};
 use rules::{ActName, Decision, Lang};
-
-/// How long a pending confirmation waits for its yes.
-pub(crate) const CONFIRM_WINDOW: Duration = Duration::from_secs(120);
 /// The fact that remembers where the owner stopped reading the feeds digest.
 const DIGEST_FACT: &str = "digest:last_note_id";
 /// Items in one digest, and per feed.
@@ -59,11 +53,35 @@ impl TurnOutcome {
     }
 }
 
-struct Pending {
-    act: String,
-    tail: String,
-    utterance: String,
-    asked: Instant,
+/// The answer of a turn that ran (or tried to run) `row`.
+fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
+    match result {
+        Ok(ran) => {
+            let source = if row.kind == store::ToolKind::Mcp {
+                format!("the MCP server {:?}", row.server)
+            } else {
+                "a local command".to_string()
+            };
+            let verb = if ran.ok {
+                "returned"
+            } else {
+                "reported an error"
+            };
+            let body = if ran.text.trim().is_empty() {
+                "(nothing)".to_string()
+            } else {
+                ran.text.trim_end().to_string()
+            };
+            let answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
+            if ran.ok {
+                TurnOutcome::ok(answer)
+            } else {
+                TurnOutcome::failed(answer)
+            }
+        }
+        Err(ExecError::Refused(r)) => TurnOutcome::failed(format!("I won't run that: {r}.")),
+        Err(e) => TurnOutcome::failed(format!("{} did not run: {e}", row.name)),
+    }
 }
 
 /// The turn pipeline. Turns run one at a time.
@@ -71,7 +89,7 @@ pub(crate) struct Turns {
     store: Store,
     executor: Executor,
     llm: Option<llm::LlmRouter>,
-    pending: Mutex<Option<Pending>>,
+    pending: Mutex<Option<Request>>,
 }
 
 impl Turns {
@@ -104,8 +122,8 @@ impl Turns {
     async fn turn_inner(
         &self,
         text: &str,
-        previous: Option<Pending>,
-    ) -> Result<(TurnOutcome, Option<Pending>), store::Error> {
+        previous: Option<Request>,
+    ) -> Result<(TurnOutcome, Option<Request>), store::Error> {
         let text = text.trim();
         if text.is_empty() {
             return Ok((
@@ -117,7 +135,7 @@ impl Turns {
             return Ok((self.confirm(yes, text, previous).await, None));
         }
         if let Some(p) = &previous {
-            tracing::info!(act = %p.act, "pending confirmation dropped by another turn");
+            tracing::info!(act = %p.act(), "pending confirmation dropped by another turn");
         }
         let rows = self.store.tools().await?;
         let enabled: Vec<&ToolRow> = rows
@@ -139,9 +157,9 @@ impl Turns {
                     .zip(&acts)
                     .map(|(r, a)| llm::CatalogueEntry {
                         act: a.clone(),
-                        description: mcp::tools::cap_description(
+                        description: allowlist::catalogue::cap_description(
                             &r.description,
-                            mcp::tools::DESCRIPTION_CAP,
+                            allowlist::DESCRIPTION_CAP,
                         )
                         .to_string(),
                     })
@@ -176,7 +194,7 @@ impl Turns {
                     .collect();
                 match rules::match_act(text, &others)
                     .and_then(|(name, _)| rows.iter().find(|r| r.name == name))
-                    .and_then(refuse_to_run)
+                    .and_then(|r| allowlist::may_run(r, self.executor.approvals()).err())
                 {
                     Some(reason) => (
                         TurnOutcome::failed(format!("I won't run that: {reason}.")),
@@ -196,7 +214,7 @@ impl Turns {
         name: &str,
         tail: &str,
         utterance: &str,
-    ) -> (TurnOutcome, Option<Pending>) {
+    ) -> (TurnOutcome, Option<Request>) {
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
             Ok(None) => {
@@ -212,113 +230,62 @@ impl Turns {
                 )
             }
         };
-        if let Some(reason) = refuse_to_run(&row) {
-            return (
-                TurnOutcome::failed(format!("I won't run that: {reason}.")),
-                None,
-            );
-        }
-        // Refuse what cannot be bound before asking for a confirmation.
-        if row.kind == store::KIND_MCP {
-            let allow = self
-                .executor
-                .config
-                .mcp_servers
-                .get(&row.server)
-                .map(|s| s.allow_tools.clone())
-                .unwrap_or_default();
-            if let Err(e) = bind_positional(&row, &allow, tail) {
-                return (TurnOutcome::failed(e.to_string()), None);
+        let request = match self.executor.prepare(&row, tail, utterance) {
+            Ok(allowlist::run::Next::Run) => {
+                let ran = self.executor.run(&row.name, tail, utterance).await;
+                return (report(&row, ran), None);
             }
-        }
-        if row.destructive {
-            let with = if tail.is_empty() {
-                String::new()
-            } else {
-                format!(" with {tail:?}")
-            };
-            let answer = format!("About to run {}{with}. Run it? (yes/no)", row.name);
-            let pending = Pending {
-                act: row.name.clone(),
-                tail: tail.to_string(),
-                utterance: utterance.to_string(),
-                asked: Instant::now(),
-            };
-            let info =
-                json!({"act": row.name, "tail": tail, "expires_in_s": CONFIRM_WINDOW.as_secs()});
-            return (
-                TurnOutcome {
-                    answer,
-                    pending: Some(info),
-                    ok: true,
-                },
-                Some(pending),
-            );
-        }
-        (self.execute(&row, tail, utterance, None).await, None)
+            Ok(allowlist::run::Next::Confirm(request)) => request,
+            Err(ExecError::Refused(reason)) => {
+                return (
+                    TurnOutcome::failed(format!("I won't run that: {reason}.")),
+                    None,
+                )
+            }
+            // Refuse what cannot be bound before asking for a confirmation.
+            Err(e) => return (TurnOutcome::failed(e.to_string()), None),
+        };
+        let with = if tail.is_empty() {
+            String::new()
+        } else {
+            format!(" with {tail:?}")
+        };
+        let answer = format!("About to run {}{with}. Run it? (yes/no)", row.name);
+        let info = json!({"act": row.name, "tail": tail, "expires_in_s": CONFIRM_WINDOW.as_secs()});
+        (
+            TurnOutcome {
+                answer,
+                pending: Some(info),
+                ok: true,
+            },
+            Some(request),
+        )
     }
 
-    async fn confirm(&self, yes: bool, said: &str, previous: Option<Pending>) -> TurnOutcome {
+    async fn confirm(&self, yes: bool, said: &str, previous: Option<Request>) -> TurnOutcome {
         let Some(p) = previous else {
             return TurnOutcome::ok("There is nothing to confirm.");
         };
-        if p.asked.elapsed() > CONFIRM_WINDOW {
-            return TurnOutcome::failed(format!(
-                "Too late: the request to run {} expired. Ask again.",
-                p.act
-            ));
-        }
-        if !yes {
-            return TurnOutcome::ok(format!("Cancelled: {} was not run.", p.act));
-        }
-        let row = match self.store.tool(&p.act).await {
+        let confirmation = match p.answer(yes, said) {
+            Answer::Expired(p) => {
+                return TurnOutcome::failed(format!(
+                    "Too late: the request to run {} expired. Ask again.",
+                    p.act()
+                ))
+            }
+            Answer::Declined(p) => {
+                return TurnOutcome::ok(format!("Cancelled: {} was not run.", p.act()))
+            }
+            Answer::Confirmed(c) => c,
+        };
+        let row = match self.store.tool(confirmation.act()).await {
             Ok(Some(r)) => r,
-            Ok(None) => return TurnOutcome::failed(format!("{} no longer exists.", p.act)),
+            Ok(None) => {
+                return TurnOutcome::failed(format!("{} no longer exists.", confirmation.act()))
+            }
             Err(e) => return TurnOutcome::failed(format!("Something went wrong: {e}")),
         };
-        let confirmed_by = format!("owner ({:?})", said.trim());
-        self.execute(&row, &p.tail, &p.utterance, Some(&confirmed_by))
-            .await
-    }
-
-    async fn execute(
-        &self,
-        row: &ToolRow,
-        tail: &str,
-        utterance: &str,
-        confirmed_by: Option<&str>,
-    ) -> TurnOutcome {
-        match self
-            .executor
-            .execute(row, tail, utterance, confirmed_by)
-            .await
-        {
-            Ok(ran) => {
-                let source = if row.kind == store::KIND_MCP {
-                    format!("the MCP server {:?}", row.server)
-                } else {
-                    "a local command".to_string()
-                };
-                let verb = if ran.ok {
-                    "returned"
-                } else {
-                    "reported an error"
-                };
-                let body = if ran.text.trim().is_empty() {
-                    "(nothing)".to_string()
-                } else {
-                    ran.text.trim_end().to_string()
-                };
-                let answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
-                if ran.ok {
-                    TurnOutcome::ok(answer)
-                } else {
-                    TurnOutcome::failed(answer)
-                }
-            }
-            Err(ExecError::Refused(r)) => TurnOutcome::failed(format!("I won't run that: {r}.")),
-            Err(e) => TurnOutcome::failed(format!("{} did not run: {e}", row.name)),
-        }
+        report(&row, self.executor.run_confirmed(confirmation).await)
     }
 
     async fn digest(&self, lang: Lang) -> Result<TurnOutcome, store::Error> {
@@ -477,6 +444,7 @@ fn cannot_help(enabled: &[&ToolRow], lang: Lang) -> TurnOutcome {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::time::Duration;
 
     async fn setup(config: &str) -> (tempfile::TempDir, Store, Turns) {
         let dir = tempfile::tempdir().unwrap();
@@ -484,14 +452,11 @@ mod tests {
         let config = Arc::new(
             crate::config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap(),
         );
-        crate::daemon::propose_config_acts(&store, &config)
+        let approvals = crate::daemon::approvals(&config);
+        allowlist::reconcile::propose_local_acts(&store, &approvals.acts, None)
             .await
             .unwrap();
-        let executor = Executor {
-            store: store.clone(),
-            config,
-            manager: None,
-        };
+        let executor = Executor::new(store.clone(), Arc::new(approvals), None);
         let turns = Turns::new(store.clone(), executor, None);
         (dir, store, turns)
     }
@@ -500,8 +465,7 @@ mod tests {
     async fn a_pending_confirmation_expires_after_two_minutes() {
         let (dir, store, turns) =
             setup(r#"{"acts": [{"name": "wipe", "cmd": ["rm", "-f", "/nonexistent/x"]}]}"#).await;
-        store
-            .set_tool_state("wipe", ToolState::Enabled, "t", "owner")
+        crate::testing::set_state(&store, "wipe", ToolState::Enabled, "t")
             .await
             .unwrap();
         let asked = turns.turn("wipe").await;
@@ -524,19 +488,17 @@ mod tests {
             r#"{"acts": [{"name": "off", "cmd": ["true"], "read_only": true}, {"name": "gone", "cmd": ["true"], "read_only": true}]}"#,
         )
         .await;
-        store
-            .set_tool_state("off", ToolState::Disabled, "t", "owner")
+        crate::testing::set_state(&store, "off", ToolState::Disabled, "t")
             .await
             .unwrap();
-        store
-            .set_tool_state(
-                "gone",
-                ToolState::Withdrawn,
-                "withdrawn: test reason",
-                "discovery",
-            )
-            .await
-            .unwrap();
+        crate::testing::set_state(
+            &store,
+            "gone",
+            ToolState::Withdrawn,
+            "withdrawn: test reason",
+        )
+        .await
+        .unwrap();
         let t = turns.turn("off").await;
         assert_eq!(t.answer, "I won't run that: off is disabled.");
         let t = turns.turn("gone").await;

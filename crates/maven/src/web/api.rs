@@ -15,13 +15,15 @@ pub(super) const HISTORY: u32 = 20;
 /// How many executed acts the page shows.
 pub(super) const ACTS_LOG: u32 = 30;
 /// Descriptions are server-written text: capped wherever they are shown.
-pub(super) const DESCRIPTION_CAP: usize = 300;
+pub(super) const DESCRIPTION_CAP: usize = allowlist::DESCRIPTION_CAP;
 
 /// Cuts `s` to at most `n` characters, marking the cut.
 pub(super) fn cap(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
+    let kept = mcp::tools::cap_chars(s, n);
+    if kept.len() < s.len() {
+        format!("{kept}…")
+    } else {
+        kept.to_owned()
     }
 }
 
@@ -34,11 +36,11 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
         .with(cookie, now, |s| (s.csrf.clone(), s.step_up.clone()))
         .ok_or_else(super::no_session)?;
     let step = step.and_then(|s| {
-        let age = now.saturating_duration_since(s.at);
+        let age = now.saturating_duration_since(s.at());
         session::STEP_UP_FRESH
             .checked_sub(age)
             .filter(|left| !left.is_zero())
-            .map(|left| json!({"method": s.method, "fresh_for_s": left.as_secs()}))
+            .map(|left| json!({"method": s.method(), "fresh_for_s": left.as_secs()}))
     });
     Ok(json!({
         "csrf_token": csrf,
@@ -87,7 +89,7 @@ pub(super) fn actions(state: ToolState) -> &'static [&'static str] {
 pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> Value {
     let mut v = json::tool(r);
     v["description"] = json!(cap(&r.description, DESCRIPTION_CAP));
-    v["kind"] = json!(r.kind);
+    v["kind"] = json!(r.kind.as_str());
     v["changed"] = Value::Array(
         changes(r)
             .iter()
@@ -181,9 +183,7 @@ pub(super) async fn disable(
 }
 
 fn valid_name(n: &str) -> bool {
-    (1..=160).contains(&n.len())
-        && n.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    allowlist::catalogue::valid_row_name(n)
 }
 
 /// The one path by which a row becomes enabled (or is disabled by the owner): a fresh step-up,
@@ -220,7 +220,7 @@ async fn change(
             format!("{name} is {} and cannot become {to} here", row.state),
         ));
     }
-    let actor = format!("owner ({})", step.method);
+    let actor = step.actor();
     let reason = if to == ToolState::Enabled && !changes(&row).is_empty() {
         "enabled on the page after reviewing the changed shape".to_owned()
     } else {
@@ -229,7 +229,7 @@ async fn change(
     let row = app
         .web
         .store
-        .set_tool_state(name, to, &reason, &actor)
+        .owner_sets_tool_state(name, to, &step, &reason)
         .await?;
     tracing::info!(act = %name, state = %to, %actor, "act state changed on the page");
     let history = app.web.store.tool_events(Some(name), HISTORY).await?;

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use webauthn_rs::prelude::{PublicKeyCredential, RegisterPublicKeyCredential, Uuid};
 
-use super::session::{self, StepUp};
+use super::session;
 use super::{api, App, AppError, SessionCookie};
 
 /// The owner's WebAuthn user handle: Maven serves one person.
@@ -131,9 +131,7 @@ pub(super) async fn passkey_finish(
 ) -> Result<Json<Value>, AppError> {
     let web = &app.web;
     let state = ceremony(&app, &c.0, "verification", |s| s.authentication.take())?;
-    let result = web
-        .webauthn
-        .finish_passkey_authentication(&cred, &state)
+    let (step, result) = stepup::finish_passkey(&web.webauthn, &cred, &state, web.clock.now())
         .map_err(|e| {
             AppError::new(
                 StatusCode::UNAUTHORIZED,
@@ -150,8 +148,8 @@ pub(super) async fn passkey_finish(
             .map(|_| e.passkey.clone())
     });
     web.creds.used(&id, updated.as_ref()).await?;
-    let method = api::passkey_method(&id);
-    grant(&app, &c.0, &method)?;
+    let method = step.method().to_owned();
+    grant(&app, &c.0, step)?;
     Ok(Json(
         json!({"step_up": method, "fresh_for_s": session::STEP_UP_FRESH.as_secs()}),
     ))
@@ -186,16 +184,12 @@ fn ceremony<S>(
     Ok(state)
 }
 
-fn grant(app: &App, cookie: &str, method: &str) -> Result<(), AppError> {
+fn grant(app: &App, cookie: &str, step: stepup::StepUp) -> Result<(), AppError> {
     let now = app.web.clock.now();
+    let method = step.method().to_owned();
     app.web
         .sessions
-        .with(cookie, now, |s| {
-            s.step_up = Some(StepUp {
-                at: now,
-                method: method.to_owned(),
-            })
-        })
+        .with(cookie, now, |s| s.step_up = Some(step))
         .ok_or_else(super::no_session)?;
     tracing::info!(%method, "step-up verified on the page");
     Ok(())
@@ -204,21 +198,6 @@ fn grant(app: &App, cookie: &str, method: &str) -> Result<(), AppError> {
 #[derive(Deserialize)]
 pub(super) struct PassphraseReq {
     passphrase: String,
-}
-
-/// Checks a passphrase against an argon2id PHC string. Slow on purpose: run it off the
-/// async workers.
-pub(crate) fn verify_passphrase(hash: &str, passphrase: &str) -> bool {
-    use argon2::password_hash::{PasswordHash, PasswordVerifier};
-    let Ok(parsed) = PasswordHash::new(hash) else {
-        return false;
-    };
-    if parsed.algorithm.as_str() != "argon2id" {
-        return false;
-    }
-    argon2::Argon2::default()
-        .verify_password(passphrase.as_bytes(), &parsed)
-        .is_ok()
 }
 
 /// `POST /api/stepup/passphrase {"passphrase"}`: the fallback step-up, when `web.passphrase_hash`
@@ -255,9 +234,12 @@ pub(super) async fn passphrase(
     if req.passphrase.len() > MAX_PASSPHRASE {
         return Err(AppError::bad_request("passphrase", "passphrase too long"));
     }
-    let ok = tokio::task::spawn_blocking(move || verify_passphrase(hash.expose(), &req.passphrase))
-        .await
-        .map_err(|e| AppError::internal(format!("passphrase check: {e}")))?;
+    let step = tokio::task::spawn_blocking(move || {
+        stepup::verify_passphrase(hash.expose(), &req.passphrase, now)
+    })
+    .await
+    .map_err(|e| AppError::internal(format!("passphrase check: {e}")))?;
+    let ok = step.is_some();
     {
         let mut g = web
             .passphrase_failures
@@ -269,15 +251,15 @@ pub(super) async fn passphrase(
             *g = (g.0.saturating_add(1), Some(now));
         }
     }
-    if !ok {
+    let Some(step) = step else {
         tracing::warn!("wrong passphrase on the page");
         return Err(AppError::new(
             StatusCode::UNAUTHORIZED,
             "passphrase",
             "wrong passphrase",
         ));
-    }
-    grant(&app, &c.0, "passphrase")?;
+    };
+    grant(&app, &c.0, step)?;
     Ok(Json(
         json!({"step_up": "passphrase", "fresh_for_s": session::STEP_UP_FRESH.as_secs()}),
     ))

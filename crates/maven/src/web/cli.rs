@@ -41,17 +41,6 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
     }
 }
 
-/// Hashes a passphrase with argon2id (a fresh random salt, the library's default cost) into
-/// the PHC string that goes in `web.passphrase_hash`.
-pub(crate) fn hash_passphrase(passphrase: &str) -> Result<String, String> {
-    use argon2::password_hash::{PasswordHasher, SaltString};
-    let salt = SaltString::generate(&mut rand::rngs::OsRng);
-    argon2::Argon2::default()
-        .hash_password(passphrase.as_bytes(), &salt)
-        .map(|h| h.to_string())
-        .map_err(|e| e.to_string())
-}
-
 /// Reads a passphrase (twice, without echo, on a terminal; one line from standard input
 /// otherwise) and prints its argon2id hash line.
 pub(crate) fn passphrase() -> ExitCode {
@@ -86,7 +75,7 @@ pub(crate) fn passphrase() -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
-    match hash_passphrase(&pass) {
+    match stepup::hash_passphrase(&pass) {
         Ok(h) => {
             println!("{h}");
             eprintln!("Put this line in the configuration as \"web\": {{\"passphrase_hash\": \"...\"}} and restart the daemon.");

@@ -13,7 +13,7 @@ pub(crate) struct Enrolled {
 
 /// The short form of a credential id the audit trail names: its first 8 hex digits.
 pub(crate) fn short_id(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
+    stepup::short_id(id)
 }
 
 /// Reads and writes passkeys through the store.

@@ -41,8 +41,8 @@ use tokio_util::sync::CancellationToken;
 use webauthn_rs::{Webauthn, WebauthnBuilder};
 
 use crate::config::{Secret, WebConfig};
+use session::Sessions;
 pub(crate) use session::{Clock, SystemClock};
-use session::{Sessions, StepUp};
 
 /// Largest request body any route reads.
 const MAX_BODY: usize = 64 * 1024;
@@ -295,7 +295,7 @@ impl Web {
     }
 
     /// The fresh step-up of a session, or the refusal to send.
-    fn fresh_step_up(&self, cookie: &str) -> Result<StepUp, AppError> {
+    fn fresh_step_up(&self, cookie: &str) -> Result<stepup::StepUp, AppError> {
         let now = self.clock.now();
         let step = self
             .sessions
@@ -307,7 +307,7 @@ impl Web {
                 "step_up_required",
                 "enabling or disabling an act needs a step-up: verify with your passkey (or the configured passphrase)",
             )),
-            Some(s) if now.saturating_duration_since(s.at) > session::STEP_UP_FRESH => {
+            Some(s) if now.saturating_duration_since(s.at()) > session::STEP_UP_FRESH => {
                 Err(AppError::new(
                     StatusCode::UNAUTHORIZED,
                     "step_up_stale",

@@ -40,20 +40,13 @@ impl Clock for SystemClock {
     }
 }
 
-/// A verified step-up: when, and how (named in the audit trail).
-#[derive(Debug, Clone)]
-pub(crate) struct StepUp {
-    pub(crate) at: Instant,
-    /// e.g. `passkey 1a2b3c4d` or `passphrase`.
-    pub(crate) method: String,
-}
-
 /// One browser's session.
 pub(crate) struct Session {
     /// Sent back in the `x-csrf-token` header of every POST.
     pub(crate) csrf: String,
     last_used: Instant,
-    pub(crate) step_up: Option<StepUp>,
+    /// The last verified step-up (only verifying the owner makes one).
+    pub(crate) step_up: Option<stepup::StepUp>,
     /// A registration in progress: its state and the enrollment token's hash, when it started.
     pub(crate) registration: Option<((PasskeyRegistration, String), Instant)>,
     /// An authentication in progress and when it started.

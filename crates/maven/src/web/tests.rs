@@ -88,7 +88,7 @@ async fn setup() -> T {
 fn local(name: &str, read_only: bool) -> NewTool {
     NewTool {
         name: name.into(),
-        kind: "local".into(),
+        kind: store::ToolKind::Local,
         server: String::new(),
         tool: name.into(),
         cmd: vec!["echo".into(), name.into()],
@@ -466,13 +466,7 @@ async fn a_step_up_older_than_five_minutes_is_stale() {
 async fn impossible_changes_are_refused_with_their_reason() {
     let t = setup().await;
     t.store.propose_tool(local("gone", true)).await.unwrap();
-    t.store
-        .set_tool_state(
-            "gone",
-            ToolState::Withdrawn,
-            "no longer offered",
-            "discovery",
-        )
+    crate::testing::set_state(&t.store, "gone", ToolState::Withdrawn, "no longer offered")
         .await
         .unwrap();
     let s = session(&t).await;
@@ -615,7 +609,7 @@ async fn a_demoted_act_shows_what_changed_field_by_field() {
     t.store
         .propose_tool(NewTool {
             name: "todo_list_tasks".into(),
-            kind: "mcp".into(),
+            kind: store::ToolKind::Mcp,
             server: "todo".into(),
             tool: "list_tasks".into(),
             cmd: vec!["mcp".into(), "todo".into(), "list_tasks".into()],
@@ -628,31 +622,25 @@ async fn a_demoted_act_shows_what_changed_field_by_field() {
         })
         .await
         .unwrap();
-    t.store
-        .set_tool_state(
-            "todo_list_tasks",
-            ToolState::Enabled,
-            "test",
-            "owner (passphrase)",
-        )
+    crate::testing::set_state(&t.store, "todo_list_tasks", ToolState::Enabled, "test")
         .await
         .unwrap();
     let mut changed = shape.clone();
     changed["description"] = json!("Deletes <b>every</b> task");
     changed["annotations"] = json!({});
+    let redefine = store::ToolChange::Redefine {
+        name: "todo_list_tasks".into(),
+        redefinition: Redefinition {
+            fingerprint: "sha256:bbbb".into(),
+            description: "Deletes <b>every</b> task".into(),
+            shape: changed,
+            cmd: None,
+            raise_destructive: true,
+            provenance: "redefined by todo: description, annotations changed".into(),
+        },
+    };
     t.store
-        .redefine_tool(
-            "todo_list_tasks",
-            Redefinition {
-                fingerprint: "sha256:bbbb".into(),
-                description: "Deletes <b>every</b> task".into(),
-                shape: changed,
-                cmd: None,
-                raise_destructive: true,
-                provenance: "redefined by todo: description, annotations changed".into(),
-            },
-            "discovery",
-        )
+        .apply_listing(move |_| (vec![redefine], ()))
         .await
         .unwrap();
 
@@ -706,8 +694,7 @@ async fn the_page_groups_acts_caps_descriptions_and_has_no_run_button() {
     long.description = format!("<script>alert(1)</script>{}", "y".repeat(1000));
     t.store.propose_tool(long).await.unwrap();
     t.store.propose_tool(local("on_one", true)).await.unwrap();
-    t.store
-        .set_tool_state("on_one", ToolState::Enabled, "test", "owner (passphrase)")
+    crate::testing::set_state(&t.store, "on_one", ToolState::Enabled, "test")
         .await
         .unwrap();
     let r = send(&t, get("/tools")).await;
@@ -798,11 +785,12 @@ async fn recent_acts_are_listed() {
 
 #[test]
 fn the_passphrase_hash_made_by_the_cli_verifies() {
-    let h = cli::hash_passphrase(PASSPHRASE).unwrap();
+    let verify = |h: &str, p: &str| stepup::verify_passphrase(h, p, Instant::now()).is_some();
+    let h = stepup::hash_passphrase(PASSPHRASE).unwrap();
     assert!(h.starts_with("$argon2id$"));
-    assert!(auth::verify_passphrase(&h, PASSPHRASE));
-    assert!(!auth::verify_passphrase(&h, "wrong passphrase"));
-    assert!(!auth::verify_passphrase("not a hash", PASSPHRASE));
+    assert!(verify(&h, PASSPHRASE));
+    assert!(!verify(&h, "wrong passphrase"));
+    assert!(!verify("not a hash", PASSPHRASE));
     let argon2i = "$argon2i$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$AAAAAAAAAAAAAAAAAAAAAA";
-    assert!(!auth::verify_passphrase(argon2i, PASSPHRASE));
+    assert!(!verify(argon2i, PASSPHRASE));
 }

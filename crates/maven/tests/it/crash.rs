@@ -140,9 +140,14 @@ async fn owner_acts(s: &store::Store, rng: &mut Rng) {
             store::ToolState::Enabled if rng.chance(30) => store::ToolState::Disabled,
             _ => continue,
         };
-        s.set_tool_state(&r.name, to, "the owner says so", "owner")
-            .await
-            .unwrap();
+        s.owner_sets_tool_state(
+            &r.name,
+            to,
+            &stepup::testing::step_up(),
+            "the owner says so",
+        )
+        .await
+        .unwrap();
     }
 }
 

@@ -82,7 +82,11 @@ pub(crate) async fn check_rows(
         assert_eq!(last.to, r.state, "{}: last event vs row state", r.name);
         for e in &events {
             if e.to == store::ToolState::Enabled {
-                assert_eq!(e.actor, "owner", "{} enabled by {}", r.name, e.actor);
+                assert_eq!(
+                    e.actor, "owner (passphrase)",
+                    "{} enabled by {}",
+                    r.name, e.actor
+                );
             }
         }
         if r.state == store::ToolState::Enabled {

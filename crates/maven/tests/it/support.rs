@@ -67,9 +67,14 @@ impl Home {
                 .await
                 .unwrap();
             for n in names {
-                s.set_tool_state(n, store::ToolState::Enabled, "test", "owner")
-                    .await
-                    .unwrap();
+                s.owner_sets_tool_state(
+                    n,
+                    store::ToolState::Enabled,
+                    &stepup::testing::step_up(),
+                    "test",
+                )
+                .await
+                .unwrap();
             }
             s.close().await.unwrap();
         });

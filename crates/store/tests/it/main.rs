@@ -15,7 +15,9 @@ mod tools;
 
 use std::path::{Path, PathBuf};
 
-use store::{NewNote, NewTool, Store};
+use store::{
+    Error, NewNote, NewTool, Redefinition, Store, ToolChange, ToolKind, ToolRow, ToolState,
+};
 use tempfile::TempDir;
 
 /// A fresh store in its own temporary directory.
@@ -48,7 +50,7 @@ pub(crate) fn note(source: &str, key: &str, text: &str) -> NewNote {
 pub(crate) fn mcp_tool(server: &str, tool: &str) -> NewTool {
     NewTool {
         name: format!("{server}_{tool}"),
-        kind: "mcp".to_owned(),
+        kind: ToolKind::Mcp,
         server: server.to_owned(),
         tool: tool.to_owned(),
         cmd: vec!["mcp".to_owned(), server.to_owned(), tool.to_owned()],
@@ -69,7 +71,7 @@ pub(crate) fn mcp_tool(server: &str, tool: &str) -> NewTool {
 pub(crate) fn local_tool(name: &str, argv: &[&str]) -> NewTool {
     NewTool {
         name: name.to_owned(),
-        kind: "local".to_owned(),
+        kind: ToolKind::Local,
         server: String::new(),
         tool: name.to_owned(),
         cmd: argv.iter().map(|s| (*s).to_owned()).collect(),
@@ -89,4 +91,101 @@ pub(crate) fn local_tool(name: &str, argv: &[&str]) -> NewTool {
 )]
 pub(crate) fn raw(path: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
+}
+
+/// Brings a row to `to` the way the daemon does: the owner (with a step-up) enables and
+/// disables, a listing re-offers and withdraws.
+pub(crate) async fn set_state(
+    s: &Store,
+    name: &str,
+    to: ToolState,
+    reason: &str,
+) -> Result<ToolRow, Error> {
+    let (name, reason) = (name.to_owned(), reason.to_owned());
+    let change = match to {
+        ToolState::Enabled | ToolState::Disabled => {
+            return s
+                .owner_sets_tool_state(&name, to, &stepup::testing::step_up(), &reason)
+                .await
+        }
+        ToolState::Proposed => ToolChange::Reoffer { name, reason },
+        ToolState::Withdrawn => ToolChange::Withdraw { name, reason },
+    };
+    one(s, change).await
+}
+
+/// Applies one change as a listing would.
+pub(crate) async fn one(s: &Store, change: ToolChange) -> Result<ToolRow, Error> {
+    let (mut rows, ()) = s.apply_listing(move |_| (vec![change], ())).await?;
+    Ok(rows.remove(0))
+}
+
+pub(crate) async fn redefine(s: &Store, name: &str, r: Redefinition) -> Result<ToolRow, Error> {
+    let name = name.to_owned();
+    one(
+        s,
+        ToolChange::Redefine {
+            name,
+            redefinition: r,
+        },
+    )
+    .await
+}
+
+/// Adopts a fingerprint; `true` when the row had none before.
+pub(crate) async fn adopt(s: &Store, name: &str, fp: &str) -> Result<bool, Error> {
+    let before = s.tool(name).await?.map(|r| r.fingerprint.is_none());
+    let (name, fingerprint) = (name.to_owned(), fp.to_owned());
+    one(s, ToolChange::Adopt { name, fingerprint }).await?;
+    Ok(before.unwrap_or(false))
+}
+
+/// A listing of `server` offering `offered`: withdraws, in one transaction, the rows of that
+/// server it lacks that are not withdrawn yet.
+pub(crate) async fn withdraw_missing(
+    s: &Store,
+    server: &str,
+    offered: &[String],
+    reason: &str,
+) -> Result<Vec<String>, Error> {
+    let (server, offered, reason) = (server.to_owned(), offered.to_vec(), reason.to_owned());
+    let (rows, ()) = s
+        .apply_listing(move |rows| {
+            let changes = rows
+                .iter()
+                .filter(|r| {
+                    r.kind == ToolKind::Mcp
+                        && r.server == server
+                        && r.state != ToolState::Withdrawn
+                        && !offered.contains(&r.tool)
+                })
+                .map(|r| ToolChange::Withdraw {
+                    name: r.name.clone(),
+                    reason: reason.clone(),
+                })
+                .collect();
+            (changes, ())
+        })
+        .await?;
+    Ok(rows.into_iter().map(|r| r.name).collect())
+}
+
+pub(crate) async fn tools_of_server(s: &Store, server: &str) -> Result<Vec<ToolRow>, Error> {
+    let rows = s.tools().await?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.kind == ToolKind::Mcp && r.server == server)
+        .collect())
+}
+
+pub(crate) async fn tool_by_identity(
+    s: &Store,
+    kind: &str,
+    server: &str,
+    tool: &str,
+) -> Result<Option<ToolRow>, Error> {
+    let rows = s.tools().await?;
+    Ok(rows
+        .into_iter()
+        .find(|r| r.kind.as_str() == kind && r.server == server && r.tool == tool))
 }

@@ -63,14 +63,9 @@ async fn reopening_keeps_everything() {
     s.propose_tool(mcp_tool("vikunja", "list_tasks"))
         .await
         .unwrap();
-    s.set_tool_state(
-        "vikunja_list_tasks",
-        store::ToolState::Enabled,
-        "ok",
-        "owner",
-    )
-    .await
-    .unwrap();
+    crate::set_state(&s, "vikunja_list_tasks", store::ToolState::Enabled, "ok")
+        .await
+        .unwrap();
     s.close().await.unwrap();
 
     let again = Store::open(&path).await.unwrap();

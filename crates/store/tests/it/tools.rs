@@ -91,22 +91,16 @@ async fn lookups_by_name_and_identity_and_ordering() {
         .map(|t| t.name)
         .collect();
     assert_eq!(names, ["a-b_x", "a_b_x_3f2a", "alpha_z", "zeta_b"]);
-    let t = db
-        .store
-        .tool_by_identity("mcp", "a_b", "x")
+    let t = crate::tool_by_identity(&db.store, "mcp", "a_b", "x")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(t.name, "a_b_x_3f2a");
-    assert!(db
-        .store
-        .tool_by_identity("mcp", "a_b", "y")
+    assert!(crate::tool_by_identity(&db.store, "mcp", "a_b", "y")
         .await
         .unwrap()
         .is_none());
-    assert!(db
-        .store
-        .tool_by_identity("local", "", "x")
+    assert!(crate::tool_by_identity(&db.store, "local", "", "x")
         .await
         .unwrap()
         .is_none());
@@ -145,9 +139,11 @@ async fn bad_proposals_are_refused_with_a_specific_error() {
             },
             Error::is_already_exists,
         ),
-        ("unknown kind", edit(|t| t.kind = "remote".into()), |e| {
-            matches!(e, Error::Invalid { .. })
-        }),
+        (
+            "unknown kind",
+            edit(|t| t.kind = store::ToolKind::Local),
+            |e| matches!(e, Error::Invalid { .. }),
+        ),
         (
             "mcp cmd mismatch",
             edit(|t| t.cmd = vec!["mcp".into(), "srv".into(), "other".into()]),
@@ -213,14 +209,22 @@ async fn bad_proposals_are_refused_with_a_specific_error() {
     assert_eq!(db.store.tool_events(None, 100).await.unwrap().len(), 1);
 }
 
+/// Who makes a change to `to`: the owner (with a step-up) enables and disables, a listing
+/// re-offers and withdraws.
+fn actor_of(to: ToolState) -> &'static str {
+    match to {
+        Enabled | Disabled => "owner (passphrase)",
+        Proposed | Withdrawn => "discovery",
+    }
+}
+
 /// Brings a fresh row named `name` into `state` by allowed steps.
 async fn row_in(db: &Db, name: &str, state: ToolState) {
     let mut t = mcp_tool("srv", name);
     t.name = name.to_owned();
     db.store.propose_tool(t).await.unwrap();
     if state != Proposed {
-        db.store
-            .set_tool_state(name, state, "setup", "test")
+        crate::set_state(&db.store, name, state, "setup")
             .await
             .unwrap();
     }
@@ -235,7 +239,7 @@ async fn the_transition_table_is_enforced() {
             row_in(&db, &name, from).await;
             let allowed = ALLOWED.contains(&(from, to));
             assert_eq!(from.can_become(to), allowed, "{from} -> {to}");
-            let got = db.store.set_tool_state(&name, to, "because", "owner").await;
+            let got = crate::set_state(&db.store, &name, to, "because").await;
             match got {
                 Ok(row) => {
                     assert!(allowed, "{from} -> {to} was allowed");
@@ -244,7 +248,7 @@ async fn the_transition_table_is_enforced() {
                     assert_eq!((ev.from, ev.to), (Some(from), to));
                     assert_eq!(
                         (ev.reason.as_str(), ev.actor.as_str()),
-                        ("because", "owner")
+                        ("because", actor_of(to))
                     );
                 }
                 Err(Error::BadTransition { from: f, to: t, .. }) => {
@@ -257,9 +261,7 @@ async fn the_transition_table_is_enforced() {
             }
         }
     }
-    let err = db
-        .store
-        .set_tool_state("ghost", Enabled, "r", "owner")
+    let err = crate::set_state(&db.store, "ghost", Enabled, "r")
         .await
         .unwrap_err();
     assert!(err.is_not_found(), "{err:?}");
@@ -324,15 +326,13 @@ async fn enabling_pins_the_approved_shape_and_a_redefinition_drops_to_proposed()
         .propose_tool(mcp_tool("vikunja", "list_tasks"))
         .await
         .unwrap();
-    let enabled = s
-        .set_tool_state(&t.name, Enabled, "owner approved", "owner")
+    let enabled = crate::set_state(&s, &t.name, Enabled, "owner approved")
         .await
         .unwrap();
     assert_eq!(enabled.approved_shape.as_ref(), Some(&t.shape));
     assert!(enabled.is_runnable());
 
-    let r = s
-        .redefine_tool(&t.name, redefinition("sha256:bbbb", true), "discovery")
+    let r = crate::redefine(&s, &t.name, redefinition("sha256:bbbb", true))
         .await
         .unwrap();
     assert_eq!(r.state, Proposed);
@@ -355,23 +355,18 @@ async fn enabling_pins_the_approved_shape_and_a_redefinition_drops_to_proposed()
     assert_eq!(ev.reason, r.provenance);
 
     // From disabled too, and from proposed (stays proposed, still audited).
-    s.set_tool_state(&t.name, Disabled, "no", "owner")
-        .await
-        .unwrap();
-    let r = s
-        .redefine_tool(&t.name, redefinition("sha256:cccc", false), "discovery")
+    crate::set_state(&s, &t.name, Disabled, "no").await.unwrap();
+    let r = crate::redefine(&s, &t.name, redefinition("sha256:cccc", false))
         .await
         .unwrap();
     assert_eq!(r.state, Proposed);
-    let r = s
-        .redefine_tool(&t.name, redefinition("sha256:dddd", false), "discovery")
+    let r = crate::redefine(&s, &t.name, redefinition("sha256:dddd", false))
         .await
         .unwrap();
     assert_eq!(r.state, Proposed);
     assert_eq!(s.tool_events(Some(&t.name), 100).await.unwrap().len(), 6);
 
-    let err = s
-        .redefine_tool("ghost", redefinition("x", false), "d")
+    let err = crate::redefine(&s, "ghost", redefinition("x", false))
         .await
         .unwrap_err();
     assert!(err.is_not_found());
@@ -384,14 +379,12 @@ async fn destructive_is_never_lowered() {
     let mut t = mcp_tool("srv", "writer");
     t.destructive = false;
     s.propose_tool(t).await.unwrap();
-    let r = s
-        .redefine_tool("srv_writer", redefinition("fp1", true), "discovery")
+    let r = crate::redefine(&s, "srv_writer", redefinition("fp1", true))
         .await
         .unwrap();
     assert!(r.destructive, "raised");
     // It claims read-only again: the store keeps it destructive.
-    let r = s
-        .redefine_tool("srv_writer", redefinition("fp2", false), "discovery")
+    let r = crate::redefine(&s, "srv_writer", redefinition("fp2", false))
         .await
         .unwrap();
     assert!(r.destructive, "never lowered by a redefinition");
@@ -409,26 +402,23 @@ async fn withdrawn_rows_come_back_as_proposals() {
     let db = Db::new().await;
     let s = &db.store;
     s.propose_tool(mcp_tool("srv", "gone")).await.unwrap();
-    s.set_tool_state("srv_gone", Enabled, "ok", "owner")
+    crate::set_state(&s, "srv_gone", Enabled, "ok")
         .await
         .unwrap();
-    let w = s
-        .set_tool_state(
-            "srv_gone",
-            Withdrawn,
-            "no longer offered by srv at 2026-11-30T05:00:00Z",
-            "discovery",
-        )
-        .await
-        .unwrap();
+    let w = crate::set_state(
+        &s,
+        "srv_gone",
+        Withdrawn,
+        "no longer offered by srv at 2026-11-30T05:00:00Z",
+    )
+    .await
+    .unwrap();
     assert!(!w.is_runnable());
-    let err = s
-        .set_tool_state("srv_gone", Enabled, "again", "owner")
+    let err = crate::set_state(&s, "srv_gone", Enabled, "again")
         .await
         .unwrap_err();
     assert!(err.is_bad_transition(), "{err:?}");
-    let back = s
-        .set_tool_state("srv_gone", Proposed, "offered again", "discovery")
+    let back = crate::set_state(&s, "srv_gone", Proposed, "offered again")
         .await
         .unwrap();
     assert_eq!(back.state, Proposed);
@@ -457,12 +447,12 @@ async fn a_row_without_fingerprint_adopts_one_silently() {
     let mut t = mcp_tool("srv", "old");
     t.fingerprint = None;
     s.propose_tool(t).await.unwrap();
-    s.set_tool_state("srv_old", Enabled, "ok", "owner")
+    crate::set_state(&s, "srv_old", Enabled, "ok")
         .await
         .unwrap();
     let events = s.tool_events(None, 100).await.unwrap().len();
-    assert!(s.adopt_fingerprint("srv_old", "sha256:1111").await.unwrap());
-    assert!(!s.adopt_fingerprint("srv_old", "sha256:1111").await.unwrap());
+    assert!(crate::adopt(&s, "srv_old", "sha256:1111").await.unwrap());
+    assert!(!crate::adopt(&s, "srv_old", "sha256:1111").await.unwrap());
     let row = s.tool("srv_old").await.unwrap().unwrap();
     assert_eq!(row.state, Enabled, "an upgrade is not a redefinition");
     assert_eq!(row.fingerprint.as_deref(), Some("sha256:1111"));
@@ -471,13 +461,11 @@ async fn a_row_without_fingerprint_adopts_one_silently() {
         events,
         "silent"
     );
-    let err = s
-        .adopt_fingerprint("srv_old", "sha256:2222")
+    let err = crate::adopt(&s, "srv_old", "sha256:2222")
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
-    assert!(s
-        .adopt_fingerprint("ghost", "x")
+    assert!(crate::adopt(&s, "ghost", "x")
         .await
         .unwrap_err()
         .is_not_found());
@@ -490,27 +478,22 @@ async fn a_local_act_may_change_its_argv_an_mcp_row_may_not() {
     s.propose_tool(local_tool("backup", &["restic", "backup"]))
         .await
         .unwrap();
-    s.set_tool_state("backup", Enabled, "ok", "owner")
-        .await
-        .unwrap();
+    crate::set_state(&s, "backup", Enabled, "ok").await.unwrap();
     let mut r = redefinition("local:1", false);
     r.cmd = Some(vec!["restic".into(), "forget".into(), "--prune".into()]);
-    let row = s
-        .redefine_tool("backup", r.clone(), "config")
-        .await
-        .unwrap();
+    let row = crate::redefine(&s, "backup", r.clone()).await.unwrap();
     assert_eq!(row.cmd, ["restic", "forget", "--prune"]);
     assert_eq!(row.state, Proposed);
     r.cmd = Some(vec!["mcp".into(), "x".into(), "y".into()]);
     assert!(matches!(
-        s.redefine_tool("backup", r.clone(), "config").await,
+        crate::redefine(&s, "backup", r.clone()).await,
         Err(Error::Invalid { .. })
     ));
 
     s.propose_tool(mcp_tool("srv", "t")).await.unwrap();
     r.cmd = Some(vec!["mcp".into(), "srv".into(), "t".into()]);
     assert!(matches!(
-        s.redefine_tool("srv_t", r, "discovery").await,
+        crate::redefine(&s, "srv_t", r).await,
         Err(Error::Invalid { .. })
     ));
 }
@@ -531,9 +514,7 @@ async fn events_are_newest_first_and_limited() {
     let s = &db.store;
     s.propose_tool(mcp_tool("a", "x")).await.unwrap();
     s.propose_tool(mcp_tool("b", "y")).await.unwrap();
-    s.set_tool_state("a_x", Enabled, "ok", "owner")
-        .await
-        .unwrap();
+    crate::set_state(&s, "a_x", Enabled, "ok").await.unwrap();
     let all = s.tool_events(None, 10).await.unwrap();
     let tools: Vec<&str> = all.iter().map(|e| e.tool.as_str()).collect();
     assert_eq!(tools, ["a_x", "b_y", "a_x"]);
@@ -551,21 +532,20 @@ async fn a_complete_listing_withdraws_what_the_server_stopped_offering() {
         s.propose_tool(mcp_tool("srv", t)).await.unwrap();
     }
     s.propose_tool(mcp_tool("other", "gone")).await.unwrap();
-    s.set_tool_state("srv_gone", Enabled, "ok", "owner")
+    crate::set_state(&s, "srv_gone", Enabled, "ok")
         .await
         .unwrap();
-    s.set_tool_state("srv_old", Withdrawn, "earlier", "discovery")
+    crate::set_state(&s, "srv_old", Withdrawn, "earlier")
         .await
         .unwrap();
 
     let offered = vec!["keep".to_owned(), "new".to_owned()];
     let reason = "no longer offered by srv (listing at 2026-11-30T05:00:00Z)";
-    let gone = s
-        .withdraw_missing("srv", &offered, reason, "discovery")
+    let gone = crate::withdraw_missing(&s, "srv", &offered, reason)
         .await
         .unwrap();
     assert_eq!(gone, ["srv_gone"], "already-withdrawn rows are left alone");
-    let rows = s.tools_of_server("srv").await.unwrap();
+    let rows = crate::tools_of_server(&s, "srv").await.unwrap();
     let states: Vec<(&str, ToolState)> = rows.iter().map(|r| (r.name.as_str(), r.state)).collect();
     assert_eq!(
         states,
@@ -586,10 +566,12 @@ async fn a_complete_listing_withdraws_what_the_server_stopped_offering() {
         (Some(Enabled), Withdrawn, reason)
     );
     // Running it again changes nothing.
-    assert!(s
-        .withdraw_missing("srv", &offered, reason, "discovery")
+    assert!(crate::withdraw_missing(&s, "srv", &offered, reason)
         .await
         .unwrap()
         .is_empty());
-    assert!(s.tools_of_server("nobody").await.unwrap().is_empty());
+    assert!(crate::tools_of_server(&s, "nobody")
+        .await
+        .unwrap()
+        .is_empty());
 }

@@ -378,7 +378,7 @@ async fn many_tools_and_huge_descriptions() {
         let c = connect(&["--tools=3000"], short()).await;
         let l = c.list_tools().await.unwrap();
         assert_eq!(l.tools.len(), 3000);
-        let v = mcp::tools::verdicts(&l.tools, &[], mcp::tools::DEFAULT_MAX_TOOLS);
+        let v = allowlist::verdicts(&l.tools, &[], allowlist::DEFAULT_MAX_TOOLS);
         assert!(v
             .iter()
             .all(|v| v.reason().is_some_and(|r| r.contains("max_tools"))));
@@ -388,7 +388,7 @@ async fn many_tools_and_huge_descriptions() {
         let c = connect(&["--description-bytes=1048576"], short()).await;
         let l = c.list_tools().await.unwrap();
         let d = l.tools[0].description().unwrap();
-        assert_eq!(mcp::tools::cap_description(d, 300).len(), 300);
+        assert_eq!(mcp::tools::cap_chars(d, 300).len(), 300);
         c.close().await;
 
         // 5 × 1 MiB in one page: over the frame cap, the connection is dropped.

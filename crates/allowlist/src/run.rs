@@ -1,8 +1,8 @@
-//! Running acts (SPEC ): positional binding and the executor.
+//! Running acts: may a row run, positional binding, and the executor.
 //!
-//! The executor is reached only from a turn; there is no IPC method or page route that calls
-//! it. It refuses rows that are not enabled, refuses a destructive row that carries no
-//! confirmation, sends rows with `cmd = ["mcp", …]` to the connection manager (only the tool
+//! [`may_run`] is the one answer to "may this row run now". The executor is reached only from a
+//! turn; there is no IPC method or page route that calls it. It re-reads the row and asks
+//! [`may_run`], runs a destructive row only with a [`Confirmation`], sends rows with `cmd = ["mcp", …]` to the connection manager (only the tool
 //! name and the bound arguments leave Maven), and runs local acts by exec — argv, no shell —
 //! with a timeout and an output cap. "mcp" is never executed as a program. Every execution,
 //! whatever its outcome, lands in `acts_log`.
@@ -14,23 +14,113 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncReadExt;
 
-use store::{Store, ToolRow};
+use store::{Store, ToolKind, ToolRow, ToolState};
 
-use crate::allowlist::refuse_to_run;
-use crate::config::Config;
+use crate::confirm::{Confirmation, Request};
+
+/// What the configuration currently approves to run: each MCP server block's `allow_tools`,
+/// and the local acts. Built by the daemon from its configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Approvals {
+    /// Configured MCP servers by block name, with their `allow_tools` (empty: any tool).
+    pub servers: std::collections::BTreeMap<String, Vec<String>>,
+    /// The configuration's `acts`.
+    pub acts: Vec<LocalAct>,
+}
+
+/// One local act of the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalAct {
+    /// Its name, also its row's name.
+    pub name: String,
+    /// The argv, run without a shell.
+    pub cmd: Vec<String>,
+    /// It claims not to write.
+    pub read_only: bool,
+    /// Killed after this long.
+    pub timeout: Duration,
+    /// Output beyond this many bytes is cut.
+    pub max_output: u64,
+}
+
+/// Whether `row` may run right now, and why not: its state (only enabled rows run), and what
+/// the configuration still approves (its server still configured and, with `allow_tools`, the
+/// tool still named; a local act still configured with the same argv). The one answer to the
+/// question, asked by the turn pipeline before it asks for a confirmation and by the executor
+/// again, on the row re-read, right before it runs.
+pub fn may_run(row: &ToolRow, approvals: &Approvals) -> Result<(), String> {
+    match row.state {
+        ToolState::Enabled => {}
+        ToolState::Proposed => {
+            return Err(format!(
+                "{} is only proposed: enable it on the page first{}",
+                row.name,
+                if row.approved_shape.is_some() {
+                    " (its server changed it since you approved it)"
+                } else {
+                    ""
+                }
+            ))
+        }
+        ToolState::Disabled => return Err(format!("{} is disabled", row.name)),
+        ToolState::Withdrawn => {
+            return Err(format!("{} was withdrawn: {}", row.name, row.provenance))
+        }
+    }
+    match row.kind {
+        ToolKind::Mcp => {
+            let Some(allow_tools) = approvals.servers.get(&row.server) else {
+                return Err(format!(
+                    "{}: its server {:?} is no longer configured",
+                    row.name, row.server
+                ));
+            };
+            if !allow_tools.is_empty() && !allow_tools.contains(&row.tool) {
+                return Err(format!(
+                    "{}: {} is no longer named in mcp_servers.{}.allow_tools",
+                    row.name, row.tool, row.server
+                ));
+            }
+        }
+        ToolKind::Local => {
+            let Some(act) = approvals.acts.iter().find(|a| a.name == row.tool) else {
+                return Err(format!(
+                    "{}: no longer in the configuration's acts",
+                    row.name
+                ));
+            };
+            if act.cmd != row.cmd {
+                return Err(format!(
+                    "{}: its command in the configuration changed since it was approved",
+                    row.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Why the tail could not become arguments.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum BindError {
+pub enum BindError {
     /// The tool needs arguments Maven will not guess.
     #[error("{tool} needs arguments I will not guess: {}. Use the page or the service itself.", .missing.join(", "))]
-    NeedsArgs { tool: String, missing: Vec<String> },
+    NeedsArgs {
+        /// The row.
+        tool: String,
+        /// The required properties, each with its declared type.
+        missing: Vec<String>,
+    },
     /// The tail is not a number the schema asks for.
     #[error("{tool}: {property} must be {kind}, and {value:?} is not")]
     BadNumber {
+        /// The row.
         tool: String,
+        /// The property the tail was bound to.
         property: String,
+        /// What the schema asks for (`an integer`, `a number`).
         kind: &'static str,
+        /// The tail as said.
         value: String,
     },
 }
@@ -55,7 +145,7 @@ fn describe_property(schema: &Value, prop: &str) -> String {
 ///   integer: the tail becomes that property (numbers parsed);
 /// - anything else: refused, naming what is missing. A required property the schema never
 ///   describes is refused, never guessed as a string.
-pub(crate) fn bind_positional(
+pub fn bind_positional(
     row: &ToolRow,
     allow_tools: &[String],
     tail: &str,
@@ -114,7 +204,7 @@ pub(crate) fn bind_positional(
 
 /// Why an act did not run, or failed.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ExecError {
+pub enum ExecError {
     /// The row may not run (not enabled, no longer allowed…).
     #[error("{0}")]
     Refused(String),
@@ -131,51 +221,107 @@ pub(crate) enum ExecError {
 
 /// Runs enabled acts.
 #[derive(Clone)]
-pub(crate) struct Executor {
-    pub(crate) store: Store,
-    pub(crate) config: Arc<Config>,
-    pub(crate) manager: Option<mcp::Manager>,
+pub struct Executor {
+    store: Store,
+    approvals: Arc<Approvals>,
+    manager: Option<mcp::Manager>,
+}
+
+/// What the turn pipeline does next with an act that may run.
+#[derive(Debug)]
+pub enum Next {
+    /// It does not write: run it now with [`Executor::run`].
+    Run,
+    /// It writes: ask the owner, and run it only with the [`Confirmation`] the answer gives.
+    Confirm(Request),
 }
 
 /// What one execution produced.
 #[derive(Debug, Clone)]
-pub(crate) struct Ran {
-    pub(crate) text: String,
-    pub(crate) ok: bool,
+pub struct Ran {
+    /// What it said (stdout, or the tool's text), capped.
+    pub text: String,
+    /// It succeeded (exit 0; not an error result).
+    pub ok: bool,
 }
 
 impl Executor {
-    /// Runs `row` with the router's `tail`. `confirmed_by` names the confirmation of a
-    /// destructive row (e.g. `owner (yes)`); without it a destructive row is refused.
-    pub(crate) async fn execute(
+    /// An executor over the store's rows, what the configuration approves, and the MCP
+    /// connection manager (`None`: no MCP server runs).
+    pub fn new(store: Store, approvals: Arc<Approvals>, manager: Option<mcp::Manager>) -> Self {
+        Executor {
+            store,
+            approvals,
+            manager,
+        }
+    }
+
+    /// What the configuration approves.
+    pub fn approvals(&self) -> &Approvals {
+        &self.approvals
+    }
+
+    /// Checks `row` before anything runs or is asked: [`may_run`], then (for an MCP row) that
+    /// the tail binds. A destructive row comes back as a [`Request`] for the owner.
+    pub fn prepare(&self, row: &ToolRow, tail: &str, utterance: &str) -> Result<Next, ExecError> {
+        may_run(row, &self.approvals).map_err(ExecError::Refused)?;
+        if row.kind == ToolKind::Mcp {
+            let allow = self.allow_tools(row);
+            bind_positional(row, allow, tail)?;
+        }
+        if row.destructive {
+            return Ok(Next::Confirm(Request {
+                act: row.name.clone(),
+                tail: tail.to_owned(),
+                utterance: utterance.to_owned(),
+                asked: tokio::time::Instant::now(),
+            }));
+        }
+        Ok(Next::Run)
+    }
+
+    /// Runs a row that does not write with the router's `tail`; a destructive row is refused
+    /// ([`ExecError::NeedsConfirmation`]).
+    pub async fn run(&self, name: &str, tail: &str, utterance: &str) -> Result<Ran, ExecError> {
+        self.execute(name, tail, utterance, None).await
+    }
+
+    /// Runs what the owner confirmed.
+    pub async fn run_confirmed(&self, confirmation: Confirmation) -> Result<Ran, ExecError> {
+        let (tail, utterance, by) = confirmation.parts();
+        self.execute(confirmation.act(), tail, utterance, Some(by))
+            .await
+    }
+
+    fn allow_tools(&self, row: &ToolRow) -> &[String] {
+        self.approvals
+            .servers
+            .get(&row.server)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    async fn execute(
         &self,
-        row: &ToolRow,
+        name: &str,
         tail: &str,
         utterance: &str,
         confirmed_by: Option<&str>,
     ) -> Result<Ran, ExecError> {
         // Read the row again: the owner or discovery may have changed it since the turn began.
-        let row = match self.store.tool(&row.name).await {
+        let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
-            Ok(None) => return Err(ExecError::Refused(format!("{} no longer exists", row.name))),
+            Ok(None) => return Err(ExecError::Refused(format!("{name} no longer exists"))),
             Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
         };
-        if let Some(reason) = refuse_to_run(&row) {
-            return Err(ExecError::Refused(reason));
-        }
+        may_run(&row, &self.approvals).map_err(ExecError::Refused)?;
         if row.destructive && confirmed_by.is_none() {
             return Err(ExecError::NeedsConfirmation(row.name.clone()));
         }
         let started = Instant::now();
-        let (arguments, result) = match row.kind.as_str() {
-            store::KIND_MCP => self.run_mcp(&row, tail).await?,
-            store::KIND_LOCAL => self.run_local(&row, tail).await?,
-            other => {
-                return Err(ExecError::Refused(format!(
-                    "{}: unknown kind {other:?}",
-                    row.name
-                )))
-            }
+        let (arguments, result) = match row.kind {
+            ToolKind::Mcp => self.run_mcp(&row, tail).await?,
+            ToolKind::Local => self.run_local(&row, tail).await?,
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (ok, outcome) = match &result {
@@ -212,19 +358,7 @@ impl Executor {
         row: &ToolRow,
         tail: &str,
     ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
-        let Some(server) = self.config.mcp_servers.get(&row.server) else {
-            return Err(ExecError::Refused(format!(
-                "{}: its server {:?} is no longer configured",
-                row.name, row.server
-            )));
-        };
-        if !server.allow_tools.is_empty() && !server.allow_tools.contains(&row.tool) {
-            return Err(ExecError::Refused(format!(
-                "{}: {} is no longer named in mcp_servers.{}.allow_tools",
-                row.name, row.tool, row.server
-            )));
-        }
-        let args = bind_positional(row, &server.allow_tools, tail)?;
+        let args = bind_positional(row, self.allow_tools(row), tail)?;
         let Some(manager) = &self.manager else {
             return Err(ExecError::Refused(format!(
                 "{}: no MCP server is running",
@@ -247,18 +381,12 @@ impl Executor {
         row: &ToolRow,
         tail: &str,
     ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
-        let Some(act) = self.config.acts.iter().find(|a| a.name == row.tool) else {
+        let Some(act) = self.approvals.acts.iter().find(|a| a.name == row.tool) else {
             return Err(ExecError::Refused(format!(
                 "{}: no longer in the configuration's acts",
                 row.name
             )));
         };
-        if act.cmd != row.cmd {
-            return Err(ExecError::Refused(format!(
-                "{}: its command in the configuration changed since it was approved",
-                row.name
-            )));
-        }
         let mut argv = act.cmd.clone();
         let tail = tail.trim();
         if !tail.is_empty() {
@@ -280,11 +408,7 @@ fn first_line(s: &str) -> String {
 }
 
 /// Runs a program (no shell) with a minimal environment, a deadline and an output cap.
-pub(crate) async fn run_argv(
-    argv: &[String],
-    timeout: Duration,
-    cap: usize,
-) -> Result<Ran, ExecError> {
+pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<Ran, ExecError> {
     let Some((program, args)) = argv.split_first() else {
         return Err(ExecError::Refused("empty command".into()));
     };
@@ -367,13 +491,12 @@ async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut R, cap: usize, out
 #[cfg(test)]
 mod tests {
     use super::*;
-    use store::ToolState;
     use time::OffsetDateTime;
 
     fn row(tool: &str, destructive: bool, schema: Value) -> ToolRow {
         ToolRow {
             name: format!("srv_{tool}"),
-            kind: store::KIND_MCP.into(),
+            kind: ToolKind::Mcp,
             server: "srv".into(),
             tool: tool.into(),
             cmd: vec!["mcp".into(), "srv".into(), tool.into()],

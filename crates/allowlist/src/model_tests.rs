@@ -1,7 +1,7 @@
 //! Model test of the allowlist invariants (A-5..A-8) as a state machine: random sequences of
 //! complete listings (discoveries, redefinitions, removals, re-offers, name-flattening
-//! collisions such as `a-b`/`a_b`), owner enables and disables (through the store, the
-//! stand-in for the step-up path) and restarts (the store closed and reopened) are applied to a
+//! collisions such as `a-b`/`a_b`), owner enables and disables (through the store, with a
+//! step-up verified the only way there is) and restarts (the store closed and reopened) are applied to a
 //! real store through [`reconcile`]; after every step the invariants are checked against the
 //! rows and the audit trail:
 //!
@@ -16,11 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 
-use mcp::tools::{Tool, Verdict};
+use crate::catalogue::Verdict;
+use mcp::Tool;
 use store::{Store, ToolRow, ToolState};
 
-use crate::allowlist::reconcile;
-use crate::config::{McpServerConfig, McpTarget};
+use crate::reconcile::{reconcile, ServerPolicy};
 
 /// Servers whose flattened names collide with each other's tools (`a` + `b-c` and `a-b` + `c`
 /// both flatten to `a_b_c`; `A` + `x` and `a` + `X` to `a_x`).
@@ -80,18 +80,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn server(name: &str) -> McpServerConfig {
-    McpServerConfig {
+fn server(name: &str) -> ServerPolicy {
+    ServerPolicy {
         name: name.to_owned(),
-        target: McpTarget::Stdio {
-            command: "x".into(),
-            args: vec![],
-            env: Default::default(),
-        },
-        enabled: true,
         allow_tools: vec![],
         max_tools: 100,
-        timeouts: mcp::McpTimeouts::default(),
     }
 }
 
@@ -157,7 +150,11 @@ impl Model {
             );
             for e in &events {
                 if e.to == ToolState::Enabled {
-                    assert_eq!(e.actor, "owner", "{} enabled by {}", row.name, e.actor);
+                    assert_eq!(
+                        e.actor, "owner (passphrase)",
+                        "{} enabled by {}",
+                        row.name, e.actor
+                    );
                 }
             }
         }
@@ -177,7 +174,7 @@ async fn run(ops: Vec<Op>) {
                 let tools = listing(&tools);
                 reconcile(&s, &srv, &tools).await.unwrap();
                 let after = by_identity(&s.tools().await.unwrap());
-                let verdicts = mcp::tools::verdicts(&tools, &[], 100);
+                let verdicts = crate::catalogue::verdicts(&tools, &[], 100);
                 for (t, v) in tools.iter().zip(&verdicts) {
                     if matches!(v, Verdict::Refuse(_)) {
                         continue;
@@ -246,9 +243,7 @@ async fn run(ops: Vec<Op>) {
                     continue;
                 }
                 let target = &rows[n % rows.len()];
-                let result = s
-                    .set_tool_state(&target.name, to, "owner says so", "owner")
-                    .await;
+                let result = crate::testing::owner_sets(&s, &target.name, to).await;
                 let after = by_identity(&s.tools().await.unwrap());
                 let row = &after[&(target.server.clone(), target.tool.clone())];
                 match result {

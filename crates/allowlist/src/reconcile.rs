@@ -1,43 +1,56 @@
-//! Discovery into the act allowlist (SPEC A-5..A-9): what a complete listing does to the rows.
+//! Discovery into the allowlist (A-5..A-9): what a complete listing does to the rows.
 //!
-//! Discovery only ever **proposes**. A new tool becomes a proposed row named
-//! `<server>_<tool>` (flattened), `cmd = ["mcp", server, tool]`, `scope = mcp:<server>`.
-//! A known tool whose fingerprint changed drops back to proposed, with the changed fields in its
-//! provenance, and destructive raised if it stopped claiming read-only (never lowered). A row
-//! that predates fingerprints adopts its fingerprint silently. A tool that a connected server
-//! no longer offers — judged only on a complete listing — is withdrawn; a withdrawn tool offered
-//! again comes back as proposed. Every change writes a `tool_events` row (the store does that in
-//! the same transaction).
+//! Discovery only ever **proposes**. A new tool becomes a proposed row named by
+//! [`crate::local_name`], `cmd = ["mcp", server, tool]`, `scope = mcp:<server>`. A known tool
+//! whose fingerprint changed drops back to proposed, with the changed fields in its provenance,
+//! and destructive raised if it stopped claiming read-only (never lowered). A row that predates
+//! fingerprints adopts its fingerprint silently. A tool that a connected server no longer
+//! offers — judged only on a complete listing — is withdrawn; a withdrawn tool offered again
+//! comes back as proposed. [`plan`] decides all of that from the rows as they are; the store
+//! applies the plan in the same transaction that read them, each change with its
+//! `tool_events` row.
 
 use std::collections::{BTreeSet, HashSet};
 
+use mcp::Tool;
 use serde_json::Value;
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
+use store::{NewTool, Redefinition, Store, ToolChange, ToolKind, ToolRow, ToolState};
 
-use mcp::tools::{self as mtools, Tool, Verdict};
-use store::{Redefinition, Store, ToolRow, ToolState};
+use crate::catalogue::{cap_description, verdicts, Verdict, DESCRIPTION_CAP};
+use crate::naming::local_name;
 
-use crate::config::McpServerConfig;
-
-/// The actor recorded on events that discovery writes.
-pub(crate) const ACTOR: &str = "discovery";
+/// What the allowlist needs to know of one server block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerPolicy {
+    /// The block's name (`mcp_servers.<name>`).
+    pub name: String,
+    /// `allow_tools`: when not empty, only these tools are considered, whatever their number.
+    pub allow_tools: Vec<String>,
+    /// `max_tools`: more tools than this without `allow_tools`, and the server contributes
+    /// nothing.
+    pub max_tools: usize,
+}
 
 /// What one listing did, for logs and status.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Reconciled {
-    pub(crate) proposed: Vec<String>,
-    pub(crate) redefined: Vec<String>,
-    pub(crate) adopted: Vec<String>,
-    pub(crate) reoffered: Vec<String>,
-    pub(crate) withdrawn: Vec<String>,
+pub struct Reconciled {
+    /// New rows.
+    pub proposed: Vec<String>,
+    /// Rows whose shape changed: back to proposed.
+    pub redefined: Vec<String>,
+    /// Rows that predate fingerprints and adopted one.
+    pub adopted: Vec<String>,
+    /// Withdrawn rows offered again: proposed.
+    pub reoffered: Vec<String>,
+    /// Rows the server no longer offers.
+    pub withdrawn: Vec<String>,
     /// Tools not proposed, with the reason.
-    pub(crate) refused: Vec<(String, String)>,
+    pub refused: Vec<(String, String)>,
 }
 
 impl Reconciled {
     /// A one-line summary for status when the whole server was refused (over cap).
-    pub(crate) fn over_cap(&self, offered: usize) -> Option<String> {
+    pub fn over_cap(&self, offered: usize) -> Option<String> {
         if offered > 0 && self.refused.len() == offered {
             let reason = &self.refused[0].1;
             if reason.contains("max_tools") {
@@ -48,26 +61,42 @@ impl Reconciled {
     }
 }
 
-fn now_text() -> String {
-    OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_default()
-}
-
-/// Applies one complete listing of `server` to the allowlist.
-pub(crate) async fn reconcile(
+/// Applies one complete listing of `server` to the allowlist, in one store transaction.
+pub async fn reconcile(
     store: &Store,
-    server: &McpServerConfig,
+    server: &ServerPolicy,
     tools: &[Tool],
 ) -> Result<Reconciled, store::Error> {
-    let name = &server.name;
+    let (server_owned, tools_owned) = (server.clone(), tools.to_vec());
     let when = now_text();
-    let max = usize::try_from(server.max_tools).unwrap_or(usize::MAX);
-    let verdicts = mtools::verdicts(tools, &server.allow_tools, max);
-    let rows = store.tools().await?;
+    let (_, out) = store
+        .apply_listing(move |rows| plan(&server_owned, &tools_owned, rows, &when))
+        .await?;
+    let name = &server.name;
+    for row in &out.proposed {
+        tracing::info!(server = %name, %row, "tool proposed");
+    }
+    for row in &out.redefined {
+        tracing::warn!(server = %name, %row, "tool redefined by its server: back to proposed");
+    }
+    for row in &out.withdrawn {
+        tracing::info!(server = %name, %row, "tool withdrawn");
+    }
+    Ok(out)
+}
+
+/// The changes one complete listing of `server` makes to `rows` (all rows of the allowlist),
+/// with what they mean; `when` is the listing's time as written in provenance.
+pub fn plan(
+    server: &ServerPolicy,
+    tools: &[Tool],
+    rows: &[ToolRow],
+    when: &str,
+) -> (Vec<ToolChange>, Reconciled) {
+    let name = &server.name;
+    let verdicts = verdicts(tools, &server.allow_tools, server.max_tools);
     let mut taken: HashSet<String> = rows.iter().map(|r| r.name.clone()).collect();
+    let mut changes = Vec::new();
     let mut out = Reconciled::default();
 
     for (tool, verdict) in tools.iter().zip(&verdicts) {
@@ -77,48 +106,42 @@ pub(crate) async fn reconcile(
         }
         let fp = tool.fingerprint();
         let description =
-            mtools::cap_description(tool.description().unwrap_or(""), mtools::DESCRIPTION_CAP)
-                .to_string();
+            cap_description(tool.description().unwrap_or(""), DESCRIPTION_CAP).to_owned();
         let existing = rows
             .iter()
-            .find(|r| r.kind == store::KIND_MCP && r.server == *name && r.tool == tool.name);
+            .find(|r| r.kind == ToolKind::Mcp && r.server == *name && r.tool == tool.name);
         let Some(row) = existing else {
             let local = local_name(name, &tool.name, &taken);
             taken.insert(local.clone());
-            store
-                .propose_tool(store::NewTool {
-                    name: local.clone(),
-                    kind: store::KIND_MCP.into(),
-                    server: name.clone(),
-                    tool: tool.name.clone(),
-                    cmd: vec!["mcp".into(), name.clone(), tool.name.clone()],
-                    scope: format!("mcp:{name}"),
-                    destructive: tool.destructive(),
-                    fingerprint: Some(fp),
-                    description,
-                    shape: Value::Object(tool.raw.clone()),
-                    provenance: format!("discovered on mcp:{name} at {when}"),
-                })
-                .await?;
-            tracing::info!(server = %name, tool = %tool.name, row = %local, "tool proposed");
+            changes.push(ToolChange::Propose(NewTool {
+                name: local.clone(),
+                kind: ToolKind::Mcp,
+                server: name.clone(),
+                tool: tool.name.clone(),
+                cmd: vec!["mcp".into(), name.clone(), tool.name.clone()],
+                scope: format!("mcp:{name}"),
+                destructive: tool.destructive(),
+                fingerprint: Some(fp),
+                description,
+                shape: Value::Object(tool.raw.clone()),
+                provenance: format!("discovered on mcp:{name} at {when}"),
+            }));
             out.proposed.push(local);
             continue;
         };
-        let mut row = row.clone();
         if row.state == ToolState::Withdrawn {
-            row = store
-                .set_tool_state(
-                    &row.name,
-                    ToolState::Proposed,
-                    &format!("offered again by mcp:{name} at {when}"),
-                    ACTOR,
-                )
-                .await?;
+            changes.push(ToolChange::Reoffer {
+                name: row.name.clone(),
+                reason: format!("offered again by mcp:{name} at {when}"),
+            });
             out.reoffered.push(row.name.clone());
         }
         match &row.fingerprint {
             None => {
-                store.adopt_fingerprint(&row.name, &fp).await?;
+                changes.push(ToolChange::Adopt {
+                    name: row.name.clone(),
+                    fingerprint: fp,
+                });
                 out.adopted.push(row.name.clone());
             }
             Some(old) if *old != fp => {
@@ -131,21 +154,17 @@ pub(crate) async fn reconcile(
                 if raise {
                     provenance.push_str("; it no longer claims to be read-only");
                 }
-                store
-                    .redefine_tool(
-                        &row.name,
-                        Redefinition {
-                            fingerprint: fp,
-                            description,
-                            shape: Value::Object(tool.raw.clone()),
-                            cmd: None,
-                            raise_destructive: raise,
-                            provenance,
-                        },
-                        ACTOR,
-                    )
-                    .await?;
-                tracing::warn!(server = %name, tool = %tool.name, row = %row.name, fields = %changed.join(", "), "tool redefined by its server: back to proposed");
+                changes.push(ToolChange::Redefine {
+                    name: row.name.clone(),
+                    redefinition: Redefinition {
+                        fingerprint: fp,
+                        description,
+                        shape: Value::Object(tool.raw.clone()),
+                        cmd: None,
+                        raise_destructive: raise,
+                        provenance,
+                    },
+                });
                 out.redefined.push(row.name.clone());
             }
             Some(_) => {}
@@ -154,38 +173,29 @@ pub(crate) async fn reconcile(
 
     let offered: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for row in rows.iter().filter(|r| {
-        r.kind == store::KIND_MCP
+        r.kind == ToolKind::Mcp
             && r.server == *name
             && r.state != ToolState::Withdrawn
             && !offered.contains(r.tool.as_str())
     }) {
-        store
-            .set_tool_state(
-                &row.name,
-                ToolState::Withdrawn,
-                &format!("withdrawn: mcp:{name} no longer offers it (complete listing at {when})"),
-                ACTOR,
-            )
-            .await?;
-        tracing::info!(server = %name, tool = %row.tool, row = %row.name, "tool withdrawn");
+        changes.push(ToolChange::Withdraw {
+            name: row.name.clone(),
+            reason: format!(
+                "withdrawn: mcp:{name} no longer offers it (complete listing at {when})"
+            ),
+        });
         out.withdrawn.push(row.name.clone());
     }
-    Ok(out)
+    (changes, out)
 }
 
-/// The local name for a new identity: flattened, or with the identity's stable short hash when
-/// the flattened name already belongs to another identity (A-5: two identities never share a
-/// row).
-fn local_name(server: &str, tool: &str, taken: &HashSet<String>) -> String {
-    let flat = mtools::flatten_name(server, tool);
-    if !taken.contains(&flat) {
-        return flat;
-    }
-    format!("{flat}_{}", mtools::identity_suffix(server, tool))
+/// Now, to the second, as RFC 3339 (UTC).
+pub fn now_text() -> String {
+    store::rfc3339(time::OffsetDateTime::now_utc())
 }
 
 /// The top-level fields (and `annotations.*` hints) that differ between two declared shapes.
-pub(crate) fn changed_fields(old: &Value, new: &serde_json::Map<String, Value>) -> Vec<String> {
+pub fn changed_fields(old: &Value, new: &serde_json::Map<String, Value>) -> Vec<String> {
     let empty = serde_json::Map::new();
     let old = old.as_object().unwrap_or(&empty);
     let keys: BTreeSet<&String> = old
@@ -222,22 +232,40 @@ pub(crate) fn changed_fields(old: &Value, new: &serde_json::Map<String, Value>) 
     out
 }
 
-/// Whether a row may run right now, and why not.
-pub(crate) fn refuse_to_run(row: &ToolRow) -> Option<String> {
-    match row.state {
-        ToolState::Enabled => None,
-        ToolState::Proposed => Some(format!(
-            "{} is only proposed: enable it on the page first{}",
-            row.name,
-            if row.approved_shape.is_some() {
-                " (its server changed it since you approved it)"
-            } else {
-                ""
-            }
-        )),
-        ToolState::Disabled => Some(format!("{} is disabled", row.name)),
-        ToolState::Withdrawn => Some(format!("{} was withdrawn: {}", row.name, row.provenance)),
+/// Local acts from the configuration that have no row yet become proposed rows; the
+/// owner enables them on the page. `source` is the configuration file, named in provenance.
+pub async fn propose_local_acts(
+    store: &Store,
+    acts: &[crate::LocalAct],
+    source: Option<&std::path::Path>,
+) -> Result<(), store::Error> {
+    for act in acts {
+        if store.tool(&act.name).await?.is_some() {
+            continue;
+        }
+        let shape =
+            serde_json::json!({"name": act.name, "cmd": act.cmd, "read_only": act.read_only});
+        store
+            .propose_tool(NewTool {
+                name: act.name.clone(),
+                kind: ToolKind::Local,
+                server: String::new(),
+                tool: act.name.clone(),
+                cmd: act.cmd.clone(),
+                scope: "local".into(),
+                destructive: !act.read_only,
+                fingerprint: None,
+                description: format!("runs {}", act.cmd.join(" ")),
+                shape,
+                provenance: match source {
+                    Some(p) => format!("proposed from acts in {}", p.display()),
+                    None => "proposed from the configuration".into(),
+                },
+            })
+            .await?;
+        tracing::info!(act = %act.name, "act proposed from the configuration");
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -256,18 +284,11 @@ mod tests {
         );
     }
 
-    fn server(allow: &[&str], max_tools: u64) -> McpServerConfig {
-        McpServerConfig {
+    fn server(allow: &[&str], max_tools: usize) -> ServerPolicy {
+        ServerPolicy {
             name: "kit".into(),
-            target: crate::config::McpTarget::Stdio {
-                command: "x".into(),
-                args: vec![],
-                env: Default::default(),
-            },
-            enabled: true,
             allow_tools: allow.iter().map(|s| s.to_string()).collect(),
             max_tools,
-            timeouts: mcp::McpTimeouts::default(),
         }
     }
 
@@ -335,7 +356,7 @@ mod tests {
         reconcile(&s, &srv, &[tool("list", "lists", Some(true))])
             .await
             .unwrap();
-        s.set_tool_state("kit_list", ToolState::Enabled, "test", "owner")
+        crate::testing::owner_sets(&s, "kit_list", ToolState::Enabled)
             .await
             .unwrap();
 
@@ -355,7 +376,7 @@ mod tests {
         assert!(!row1.destructive);
 
         // The read-only claim removed: destructive raised.
-        s.set_tool_state("kit_list", ToolState::Enabled, "test", "owner")
+        crate::testing::owner_sets(&s, "kit_list", ToolState::Enabled)
             .await
             .unwrap();
         reconcile(&s, &srv, &[tool("list", "lists everything", None)])
@@ -396,7 +417,7 @@ mod tests {
         )
         .await
         .unwrap();
-        s.set_tool_state("kit_b", ToolState::Enabled, "test", "owner")
+        crate::testing::owner_sets(&s, "kit_b", ToolState::Enabled)
             .await
             .unwrap();
         let r = reconcile(&s, &srv, &[tool("a", "a", Some(true))])
@@ -489,7 +510,7 @@ mod tests {
         let t = tool("list", "lists", Some(true));
         s.propose_tool(store::NewTool {
             name: "kit_list".into(),
-            kind: store::KIND_MCP.into(),
+            kind: ToolKind::Mcp,
             server: "kit".into(),
             tool: "list".into(),
             cmd: vec!["mcp".into(), "kit".into(), "list".into()],
@@ -502,7 +523,7 @@ mod tests {
         })
         .await
         .unwrap();
-        s.set_tool_state("kit_list", ToolState::Enabled, "test", "owner")
+        crate::testing::owner_sets(&s, "kit_list", ToolState::Enabled)
             .await
             .unwrap();
         let before = s.tool_events(Some("kit_list"), 100).await.unwrap().len();
@@ -521,18 +542,5 @@ mod tests {
             s.tool_events(Some("kit_list"), 100).await.unwrap().len(),
             before
         );
-    }
-
-    #[test]
-    fn local_names_get_a_stable_suffix_when_taken() {
-        let mut taken = HashSet::new();
-        assert_eq!(local_name("a-b", "x", &taken), "a_b_x");
-        taken.insert("a_b_x".to_string());
-        let n = local_name("a_b", "x", &taken);
-        assert!(
-            n.starts_with("a_b_x_") && n.len() == "a_b_x_".len() + 8,
-            "{n}"
-        );
-        assert_eq!(n, local_name("a_b", "x", &taken), "stable");
     }
 }
