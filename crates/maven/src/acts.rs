@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncReadExt;
 
+use config::Config;
 use store::{Store, ToolRow};
 
 use crate::allowlist::refuse_to_run;
-use crate::config::Config;
 
 /// Why the tail could not become arguments.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -15,10 +15,9 @@ use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+use config::McpServerConfig;
 use mcp::tools::{self as mtools, Tool, Verdict};
 use store::{Redefinition, Store, ToolRow, ToolState};
-
-use crate::config::McpServerConfig;
 
 /// The actor recorded on events that discovery writes.
 pub(crate) const ACTOR: &str = "discovery";
@@ -259,7 +258,7 @@ mod tests {
     fn server(allow: &[&str], max_tools: u64) -> McpServerConfig {
         McpServerConfig {
             name: "kit".into(),
-            target: crate::config::McpTarget::Stdio {
+            target: config::McpTarget::Stdio {
                 command: "x".into(),
                 args: vec![],
                 env: Default::default(),

@@ -16,11 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 
+use config::{McpServerConfig, McpTarget};
 use mcp::tools::{Tool, Verdict};
 use store::{Store, ToolRow, ToolState};
 
 use crate::allowlist::reconcile;
-use crate::config::{McpServerConfig, McpTarget};
 
 /// Servers whose flattened names collide with each other's tools (`a` + `b-c` and `a-b` + `c`
 /// both flatten to `a_b_c`; `A` + `x` and `a` + `X` to `a_x`).

@@ -9,7 +9,6 @@ mod allowlist;
 mod allowlist_model;
 mod cli;
 mod cmd;
-mod config;
 mod daemon;
 mod ipc;
 mod json;

@@ -481,9 +481,8 @@ mod tests {
     async fn setup(config: &str) -> (tempfile::TempDir, Store, Turns) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("m.db")).await.unwrap();
-        let config = Arc::new(
-            crate::config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap(),
-        );
+        let config =
+            Arc::new(config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap());
         crate::daemon::propose_config_acts(&store, &config)
             .await
             .unwrap();

@@ -1,4 +1,5 @@
-//! The configuration file (SPEC C-1..C-6).
+//! Maven's configuration file (SPEC C-1..C-6): the model, its validation and the webfetch doors
+//! built from it.
 //!
 //! The file is parsed into a `serde_json::Value` first and then walked by hand, so that every
 //! error names the file, the JSON path, the value found and what was expected, and so that all
@@ -20,10 +21,16 @@ const DEFAULT_MAX_TOOLS: u64 = 12;
 
 /// A string that must never be shown: its `Debug` and `Display` print `••••`.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Secret(pub(crate) String);
+pub struct Secret(String);
 
 impl Secret {
-    pub(crate) fn expose(&self) -> &str {
+    /// Wraps a value that must not be shown.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The value itself, for the one place that sends it (a header, a child's environment).
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -42,33 +49,45 @@ impl fmt::Display for Secret {
 
 /// The whole configuration, validated.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     /// The file it came from; `None` when no file existed and every default applies.
-    pub(crate) source: Option<PathBuf>,
-    pub(crate) web: WebConfig,
-    pub(crate) router: RouterConfig,
-    pub(crate) fetch: FetchConfig,
-    pub(crate) feeds: Vec<FeedConfig>,
-    pub(crate) feed_min_interval: Duration,
-    pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
-    pub(crate) mcp_timing: McpTiming,
-    pub(crate) acts: Vec<ActConfig>,
+    pub source: Option<PathBuf>,
+    /// The `web` block.
+    pub web: WebConfig,
+    /// The `router` block.
+    pub router: RouterConfig,
+    /// The `fetch` block.
+    pub fetch: FetchConfig,
+    /// The `feeds` list, in file order.
+    pub feeds: Vec<FeedConfig>,
+    /// `feed_min_interval`: no feed is polled more often than this (default 5 minutes).
+    pub feed_min_interval: Duration,
+    /// The `mcp_servers` blocks, by name.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// The `mcp_timing` block.
+    pub mcp_timing: McpTiming,
+    /// The `acts` list, in file order.
+    pub acts: Vec<ActConfig>,
 }
 
 /// The `mcp_timing` block: how the connection manager retries, checks and re-lists servers.
 /// The defaults are A-4's (1 minute doubling to 30, jittered).
+///
+/// Not `mcp::ManagerOptions` itself: those also hold the client's options, the debounce and the
+/// stagger, which the file does not set, and are neither `Debug` nor comparable. This block
+/// produces them with [`McpTiming::manager_options`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct McpTiming {
+pub struct McpTiming {
     /// First retry delay after a failed dial.
-    pub(crate) backoff_min: Duration,
+    pub backoff_min: Duration,
     /// Largest retry delay.
-    pub(crate) backoff_max: Duration,
+    pub backoff_max: Duration,
     /// How often a live server is pinged.
-    pub(crate) health: Duration,
+    pub health: Duration,
     /// How often a live server's tools are listed again (besides `list_changed`).
-    pub(crate) refresh: Duration,
+    pub refresh: Duration,
     /// A connection that dies sooner than this after its dial counts as a failed dial.
-    pub(crate) min_uptime: Duration,
+    pub min_uptime: Duration,
 }
 
 impl Default for McpTiming {
@@ -86,7 +105,7 @@ impl Default for McpTiming {
 
 impl McpTiming {
     /// The manager's options with these timings.
-    pub(crate) fn manager_options(&self) -> mcp::ManagerOptions {
+    pub fn manager_options(&self) -> mcp::ManagerOptions {
         let d = mcp::ManagerOptions::default();
         let debounce = d.debounce;
         d.with_backoff(self.backoff_min, self.backoff_max)
@@ -97,109 +116,160 @@ impl McpTiming {
 
 /// The `web` block: the local page.
 #[derive(Debug, Clone)]
-pub(crate) struct WebConfig {
-    pub(crate) listen: SocketAddr,
+pub struct WebConfig {
+    /// The address the page listens on (default `127.0.0.1:8765`).
+    pub listen: SocketAddr,
     /// Host names the page answers to (DNS-rebinding defence).
-    pub(crate) hosts: Vec<String>,
+    pub hosts: Vec<String>,
     /// An argon2id hash of the fallback step-up passphrase.
-    pub(crate) passphrase_hash: Option<Secret>,
+    pub passphrase_hash: Option<Secret>,
 }
 
 /// Which router chooses what a turn does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RouterKind {
+pub enum RouterKind {
+    /// Fixed rules, no model (`"rules"`, the default).
     Rules,
+    /// An OpenAI-compatible chat-completions endpoint (`"llm"`).
     Llm,
 }
 
 /// The `router` block.
 #[derive(Debug, Clone)]
-pub(crate) struct RouterConfig {
-    pub(crate) kind: RouterKind,
+pub struct RouterConfig {
+    /// `kind`: which router.
+    pub kind: RouterKind,
     /// The OpenAI-compatible chat-completions URL (llm router).
-    pub(crate) url: Option<String>,
-    pub(crate) model: Option<String>,
-    pub(crate) context_tokens: u64,
-    pub(crate) timeout: Duration,
-    pub(crate) allow_private: bool,
-    pub(crate) headers: BTreeMap<String, Secret>,
+    pub url: Option<String>,
+    /// The model name sent to the endpoint (llm router).
+    pub model: Option<String>,
+    /// The model's context size in tokens (at least 512; default 4096).
+    pub context_tokens: u64,
+    /// Deadline of one request to the endpoint (default 30 s).
+    pub timeout: Duration,
+    /// Whether the endpoint may be a private or loopback address.
+    pub allow_private: bool,
+    /// Static headers sent to the endpoint (bearer tokens).
+    pub headers: BTreeMap<String, Secret>,
 }
 
 /// Timeouts of the `fetch` block.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FetchTimeouts {
-    pub(crate) resolve: Duration,
-    pub(crate) connect: Duration,
-    pub(crate) tls: Duration,
-    pub(crate) headers: Duration,
-    pub(crate) total: Duration,
+pub struct FetchTimeouts {
+    /// Name resolution.
+    pub resolve: Duration,
+    /// TCP connect.
+    pub connect: Duration,
+    /// TLS handshake.
+    pub tls: Duration,
+    /// From the request sent to the response headers received.
+    pub headers: Duration,
+    /// The whole request, body included.
+    pub total: Duration,
 }
 
 /// The `fetch` block: global host lists and the defaults of every door.
 #[derive(Debug, Clone)]
-pub(crate) struct FetchConfig {
-    pub(crate) allow_hosts: Vec<String>,
-    pub(crate) deny_hosts: Vec<String>,
-    pub(crate) max_body: u64,
-    pub(crate) host_interval: Duration,
-    pub(crate) timeouts: FetchTimeouts,
+pub struct FetchConfig {
+    /// Host patterns every door may reach (empty: any public host).
+    pub allow_hosts: Vec<String>,
+    /// Host patterns no door may reach.
+    pub deny_hosts: Vec<String>,
+    /// Largest body accepted, in bytes.
+    pub max_body: u64,
+    /// Least time between two requests to one host.
+    pub host_interval: Duration,
+    /// Deadlines of each phase of a request.
+    pub timeouts: FetchTimeouts,
 }
 
 /// One entry of `feeds`.
 #[derive(Debug, Clone)]
-pub(crate) struct FeedConfig {
-    pub(crate) name: String,
-    pub(crate) url: String,
-    pub(crate) interval: Duration,
-    pub(crate) enabled: bool,
-    pub(crate) max_body: Option<u64>,
-    pub(crate) allow_private: bool,
+pub struct FeedConfig {
+    /// The feed's name (letters, digits, `-`, `_`, `.`; unique).
+    pub name: String,
+    /// The feed's http or https URL.
+    pub url: String,
+    /// How often it is polled (never below `feed_min_interval`; default 30 minutes).
+    pub interval: Duration,
+    /// Whether it is polled at all.
+    pub enabled: bool,
+    /// Its own body cap, instead of the `fetch` block's.
+    pub max_body: Option<u64>,
+    /// Whether it may be on a private or loopback address.
+    pub allow_private: bool,
     /// How many of the newest items the first fetch notes.
-    pub(crate) baseline: u64,
+    pub baseline: u64,
 }
 
 /// How an MCP server is reached.
+///
+/// Not `mcp::Transport`: that holds secrets as plain strings and, for HTTP, the finished
+/// webfetch door, which is built from the `fetch` block together with this server's
+/// `allow_private` and `host_interval`. [`Config::mcp_server`] produces the `mcp::Transport`.
 #[derive(Debug, Clone)]
-pub(crate) enum McpTarget {
+pub enum McpTarget {
+    /// A local child process (`command`).
     Stdio {
+        /// Program to run (no shell).
         command: String,
+        /// Its arguments.
         args: Vec<String>,
+        /// Extra environment of the child.
         env: BTreeMap<String, Secret>,
     },
+    /// A Streamable HTTP endpoint (`url`).
     Http {
+        /// The endpoint URL.
         url: String,
+        /// Static headers sent to the endpoint.
         headers: BTreeMap<String, Secret>,
+        /// Whether the endpoint may be a private or loopback address.
         allow_private: bool,
+        /// Least time between two requests to the endpoint's host; none unless set.
         host_interval: Option<Duration>,
     },
 }
 
 /// One entry of `mcp_servers`.
 #[derive(Debug, Clone)]
-pub(crate) struct McpServerConfig {
-    pub(crate) name: String,
-    pub(crate) target: McpTarget,
-    pub(crate) enabled: bool,
-    pub(crate) allow_tools: Vec<String>,
-    pub(crate) max_tools: u64,
-    pub(crate) timeouts: mcp::McpTimeouts,
+pub struct McpServerConfig {
+    /// The block's name (`mcp_servers.<name>`).
+    pub name: String,
+    /// How the server is reached.
+    pub target: McpTarget,
+    /// Whether the server is dialled at all (default false).
+    pub enabled: bool,
+    /// Tool names the owner allows; empty: every tool, up to `max_tools`.
+    pub allow_tools: Vec<String>,
+    /// Most tools the server may offer without `allow_tools` (default 12).
+    pub max_tools: u64,
+    /// The server's request deadlines.
+    pub timeouts: mcp::McpTimeouts,
 }
 
 /// One entry of `acts`: a local command proposed from config.
 #[derive(Debug, Clone)]
-pub(crate) struct ActConfig {
-    pub(crate) name: String,
-    pub(crate) cmd: Vec<String>,
-    pub(crate) read_only: bool,
-    pub(crate) timeout: Duration,
-    pub(crate) max_output: u64,
+pub struct ActConfig {
+    /// The act's name (lowercase letters, digits and `_`; unique).
+    pub name: String,
+    /// The argv to run (no shell).
+    pub cmd: Vec<String>,
+    /// Whether the act only reads; otherwise it is a write, confirmed every time (default false).
+    pub read_only: bool,
+    /// Deadline of one run (default 30 s).
+    pub timeout: Duration,
+    /// Most bytes of output kept (default 64 KiB).
+    pub max_output: u64,
 }
 
 /// Every problem found in one file, each naming the file, the JSON path and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ConfigError {
-    pub(crate) file: String,
-    pub(crate) problems: Vec<String>,
+pub struct ConfigError {
+    /// The file, as shown in every message.
+    pub file: String,
+    /// The problems, each `path: message`.
+    pub problems: Vec<String>,
 }
 
 impl fmt::Display for ConfigError {
@@ -217,12 +287,12 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Where the configuration is read from when `--config` is not given.
-pub(crate) fn default_config_path() -> PathBuf {
+pub fn default_config_path() -> PathBuf {
     xdg_dir("XDG_CONFIG_HOME", ".config").join("maven/config.json")
 }
 
 /// Where the data directory is when `--data` is not given.
-pub(crate) fn default_data_dir() -> PathBuf {
+pub fn default_data_dir() -> PathBuf {
     xdg_dir("XDG_DATA_HOME", ".local/share").join("maven")
 }
 
@@ -239,7 +309,7 @@ fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
 impl Config {
     /// Loads the configuration. `explicit` is the `--config` argument: an explicitly named file
     /// must exist; the default file may be missing, which means every default.
-    pub(crate) fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
         let path = explicit
             .map(Path::to_path_buf)
             .unwrap_or_else(default_config_path);
@@ -260,7 +330,7 @@ impl Config {
     }
 
     /// Every default: nothing external configured.
-    pub(crate) fn defaults() -> Config {
+    pub fn defaults() -> Config {
         let mut errors = Vec::new();
         let env = |_: &str| None;
         let mut v = Validator {
@@ -274,7 +344,7 @@ impl Config {
     }
 
     /// Parses and validates the bytes of a config file. `env` looks up `${NAME}` references.
-    pub(crate) fn parse(
+    pub fn parse(
         file: &str,
         bytes: &[u8],
         env: &dyn Fn(&str) -> Option<String>,
@@ -321,7 +391,7 @@ impl Config {
 
     /// The webfetch door called `name`: `fetch` (the global block), `feed:<name>`,
     /// `mcp:<name>` (an HTTP server) or `router`.
-    pub(crate) fn door(&self, name: &str) -> Result<webfetch::DoorConfig, String> {
+    pub fn door(&self, name: &str) -> Result<webfetch::DoorConfig, String> {
         let f = &self.fetch;
         let mut door = webfetch::DoorConfig::new(name);
         door.allow_hosts = f.allow_hosts.clone();
@@ -384,7 +454,7 @@ impl Config {
     }
 
     /// The MCP crate's view of one configured server.
-    pub(crate) fn mcp_server(&self, name: &str) -> Option<mcp::ServerConfig> {
+    pub fn mcp_server(&self, name: &str) -> Option<mcp::ServerConfig> {
         let sc = self.mcp_servers.get(name)?;
         let transport = match &sc.target {
             McpTarget::Stdio { command, args, env } => mcp::Transport::Stdio {
@@ -432,7 +502,7 @@ fn describe(v: &Value) -> String {
 }
 
 /// Lowercase, every non-alphanumeric character turned into `_`.
-pub(crate) fn flatten_name(s: &str) -> String {
+pub fn flatten_name(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -445,7 +515,7 @@ pub(crate) fn flatten_name(s: &str) -> String {
 }
 
 /// Parses a duration written as a string: "500ms", "30s", "5m", "1h", "1d" (C-6).
-pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
+pub fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit())?;
     let (num, unit) = s.split_at(split);
