@@ -14,6 +14,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+mod error;
+
+pub use error::{Error, Problem, ProblemKind};
+
 /// The hard maximum of any MCP request deadline (M-6).
 const MAX_MCP_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default number of tools a server may offer without `allow_tools` (A-1).
@@ -263,29 +267,6 @@ pub struct ActConfig {
     pub max_output: u64,
 }
 
-/// Every problem found in one file, each naming the file, the JSON path and what was expected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The file, as shown in every message.
-    pub file: String,
-    /// The problems, each `path: message`.
-    pub problems: Vec<String>,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, p) in self.problems.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{}: {}", self.file, p)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
 /// Where the configuration is read from when `--config` is not given.
 pub fn default_config_path() -> PathBuf {
     xdg_dir("XDG_CONFIG_HOME", ".config").join("maven/config.json")
@@ -309,7 +290,7 @@ fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
 impl Config {
     /// Loads the configuration. `explicit` is the `--config` argument: an explicitly named file
     /// must exist; the default file may be missing, which means every default.
-    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+    pub fn load(explicit: Option<&Path>) -> Result<Config, Error> {
         let path = explicit
             .map(Path::to_path_buf)
             .unwrap_or_else(default_config_path);
@@ -322,10 +303,7 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
                 Ok(Config::defaults())
             }
-            Err(e) => Err(ConfigError {
-                file,
-                problems: vec![format!("cannot read the file: {e}")],
-            }),
+            Err(source) => Err(Error::Read { file, source }),
         }
     }
 
@@ -348,30 +326,28 @@ impl Config {
         file: &str,
         bytes: &[u8],
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Config, ConfigError> {
-        let fail = |p: String| ConfigError {
+    ) -> Result<Config, Error> {
+        let text = std::str::from_utf8(bytes).map_err(|e| Error::Encoding {
             file: file.to_string(),
-            problems: vec![p],
-        };
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            fail(format!(
-                "the file is not UTF-8 (invalid byte at offset {})",
-                e.valid_up_to()
-            ))
+            offset: e.valid_up_to(),
         })?;
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            fail(format!(
-                "line {} column {}: not valid JSON: {}",
-                e.line(),
-                e.column(),
-                strip_position(&e.to_string())
-            ))
+        let value: Value = serde_json::from_str(text).map_err(|e| Error::Syntax {
+            file: file.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()).to_string(),
         })?;
         let Value::Object(root) = &value else {
-            return Err(fail(format!(
-                "expected a JSON object at the top level, got {}",
-                describe(&value)
-            )));
+            return Err(Error::Invalid {
+                file: file.to_string(),
+                problems: vec![Problem {
+                    path: String::new(),
+                    kind: ProblemKind::WrongType {
+                        expected: "a JSON object at the top level",
+                        found: describe(&value),
+                    },
+                }],
+            });
         };
         let mut problems = Vec::new();
         let mut v = Validator {
@@ -382,7 +358,7 @@ impl Config {
         if problems.is_empty() {
             Ok(cfg)
         } else {
-            Err(ConfigError {
+            Err(Error::Invalid {
                 file: file.to_string(),
                 problems,
             })
@@ -567,7 +543,7 @@ fn valid_tool_name(s: &str) -> bool {
 }
 
 struct Validator<'a> {
-    problems: &'a mut Vec<String>,
+    problems: &'a mut Vec<Problem>,
     env: &'a dyn Fn(&str) -> Option<String>,
 }
 
@@ -588,16 +564,33 @@ fn join(path: &str, key: &str) -> String {
 }
 
 impl Validator<'_> {
-    fn problem(&mut self, path: &str, msg: impl fmt::Display) {
-        if path.is_empty() {
-            self.problems.push(msg.to_string());
-        } else {
-            self.problems.push(format!("{path}: {msg}"));
-        }
+    fn problem(&mut self, path: &str, kind: ProblemKind) {
+        self.problems.push(Problem {
+            path: path.to_string(),
+            kind,
+        });
     }
 
-    fn expected(&mut self, path: &str, what: &str, got: &Value) {
-        self.problem(path, format!("expected {what}, got {}", describe(got)));
+    /// A value of the wrong JSON type.
+    fn wrong_type(&mut self, path: &str, expected: &'static str, found: &Value) {
+        self.problem(
+            path,
+            ProblemKind::WrongType {
+                expected,
+                found: describe(found),
+            },
+        );
+    }
+
+    /// A value of the right JSON type that is not acceptable.
+    fn bad_value(&mut self, path: &str, expected: impl Into<String>, value: impl Into<String>) {
+        self.problem(
+            path,
+            ProblemKind::BadValue {
+                value: value.into(),
+                expected: expected.into(),
+            },
+        );
     }
 
     /// Reads `value` as an object and reports keys outside `allowed`.
@@ -605,11 +598,11 @@ impl Validator<'_> {
         &mut self,
         path: &str,
         value: &'v Value,
-        allowed: &[&str],
+        allowed: &'static [&'static str],
         enabled: bool,
     ) -> Option<Obj<'v>> {
         let Value::Object(map) = value else {
-            self.expected(path, "an object", value);
+            self.wrong_type(path, "an object", value);
             return None;
         };
         Some(self.keys(path, map, allowed, enabled))
@@ -619,14 +612,14 @@ impl Validator<'_> {
         &mut self,
         path: &str,
         map: &'v Map<String, Value>,
-        allowed: &[&str],
+        allowed: &'static [&'static str],
         enabled: bool,
     ) -> Obj<'v> {
         for k in map.keys() {
             if !allowed.contains(&k.as_str()) {
                 self.problem(
                     &join(path, k),
-                    format!("unknown key (expected one of: {})", allowed.join(", ")),
+                    ProblemKind::UnknownKey { expected: allowed },
                 );
             }
         }
@@ -645,7 +638,7 @@ impl Validator<'_> {
             out.push_str(&rest[..i]);
             let after = &rest[i + 2..];
             let Some(end) = after.find('}') else {
-                self.problem(path, "unterminated ${ in string (expected ${NAME})");
+                self.problem(path, ProblemKind::UnterminatedReference);
                 return None;
             };
             let name = &after[..end];
@@ -655,14 +648,21 @@ impl Validator<'_> {
             if !valid {
                 self.problem(
                     path,
-                    format!("expected an environment variable name inside ${{}}, got {name:?}"),
+                    ProblemKind::BadReference {
+                        name: name.to_string(),
+                    },
                 );
                 return None;
             }
             match (self.env)(name) {
                 Some(v) => out.push_str(&v),
                 None if enabled => {
-                    self.problem(path, format!("environment variable {name} is not set"));
+                    self.problem(
+                        path,
+                        ProblemKind::Unresolved {
+                            var: name.to_string(),
+                        },
+                    );
                     return None;
                 }
                 // A disabled block keeps its reference unexpanded; it is never used.
@@ -680,7 +680,7 @@ impl Validator<'_> {
         match v {
             Value::String(s) => self.expand(&path, s, o.enabled),
             _ => {
-                self.expected(&path, "a string", v);
+                self.wrong_type(&path, "a string", v);
                 None
             }
         }
@@ -689,7 +689,7 @@ impl Validator<'_> {
     fn nonempty_string(&mut self, o: &Obj<'_>, key: &str) -> Option<String> {
         let s = self.string(o, key)?;
         if s.trim().is_empty() {
-            self.problem(&join(&o.path, key), "expected a non-empty string, got \"\"");
+            self.bad_value(&join(&o.path, key), "a non-empty string", "\"\"");
             return None;
         }
         Some(s)
@@ -700,7 +700,7 @@ impl Validator<'_> {
             None => default,
             Some(Value::Bool(b)) => *b,
             Some(v) => {
-                self.expected(&join(&o.path, key), "true or false", v);
+                self.wrong_type(&join(&o.path, key), "true or false", v);
                 default
             }
         }
@@ -710,8 +710,12 @@ impl Validator<'_> {
         let v = o.map.get(key)?;
         match v.as_u64() {
             Some(n) if n > 0 => Some(n),
+            _ if v.is_number() => {
+                self.bad_value(&join(&o.path, key), "a positive integer", describe(v));
+                None
+            }
             _ => {
-                self.expected(&join(&o.path, key), "a positive integer", v);
+                self.wrong_type(&join(&o.path, key), "a positive integer", v);
                 None
             }
         }
@@ -724,16 +728,16 @@ impl Validator<'_> {
             Value::String(s) => match parse_duration(s) {
                 Some(d) => Some(d),
                 None => {
-                    self.expected(
+                    self.bad_value(
                         &path,
                         "a duration such as \"500ms\", \"30s\", \"5m\", \"1h\" or \"1d\"",
-                        v,
+                        describe(v),
                     );
                     None
                 }
             },
             _ => {
-                self.expected(&path, "a duration string such as \"30s\"", v);
+                self.wrong_type(&path, "a duration string such as \"30s\"", v);
                 None
             }
         }
@@ -742,10 +746,7 @@ impl Validator<'_> {
     fn positive_duration(&mut self, o: &Obj<'_>, key: &str, default: Duration) -> Duration {
         match self.duration(o, key) {
             Some(d) if d.is_zero() => {
-                self.problem(
-                    &join(&o.path, key),
-                    "expected a duration above zero, got \"0\"",
-                );
+                self.bad_value(&join(&o.path, key), "a duration above zero", "\"0\"");
                 default
             }
             Some(d) => d,
@@ -759,7 +760,7 @@ impl Validator<'_> {
         };
         let path = join(&o.path, key);
         let Value::Array(items) = v else {
-            self.expected(&path, "a list of strings", v);
+            self.wrong_type(&path, "a list of strings", v);
             return Vec::new();
         };
         let mut out = Vec::with_capacity(items.len());
@@ -771,7 +772,7 @@ impl Validator<'_> {
                         out.push(s);
                     }
                 }
-                _ => self.expected(&p, "a string", item),
+                _ => self.wrong_type(&p, "a string", item),
             }
         }
         out
@@ -783,7 +784,7 @@ impl Validator<'_> {
         };
         let path = join(&o.path, key);
         let Value::Object(m) = v else {
-            self.expected(&path, "an object of strings", v);
+            self.wrong_type(&path, "an object of strings", v);
             return BTreeMap::new();
         };
         let mut out = BTreeMap::new();
@@ -795,7 +796,7 @@ impl Validator<'_> {
                         out.insert(k.clone(), Secret(s));
                     }
                 }
-                _ => self.expected(&p, "a string", item),
+                _ => self.wrong_type(&p, "a string", item),
             }
         }
         out
@@ -809,13 +810,22 @@ impl Validator<'_> {
                 Some(s)
             }
             Ok(_) => {
-                self.problem(&path, format!("expected an http or https URL, got {s:?}"));
+                self.problem(
+                    &path,
+                    ProblemKind::NotHttpUrl {
+                        url: s,
+                        reason: None,
+                    },
+                );
                 None
             }
             Err(e) => {
                 self.problem(
                     &path,
-                    format!("expected an http or https URL, got {s:?} ({e})"),
+                    ProblemKind::NotHttpUrl {
+                        url: s,
+                        reason: Some(e.to_string()),
+                    },
                 );
                 None
             }
@@ -863,14 +873,14 @@ impl Validator<'_> {
     fn mcp_timing(&mut self, v: Option<&Value>) -> McpTiming {
         let mut t = McpTiming::default();
         let Some(v) = v else { return t };
-        let keys = [
+        let keys = &[
             "backoff_min",
             "backoff_max",
             "health",
             "refresh",
             "min_uptime",
         ];
-        let Some(o) = self.object("mcp_timing", v, &keys, true) else {
+        let Some(o) = self.object("mcp_timing", v, keys, true) else {
             return t;
         };
         t.backoff_min = self.positive_duration(&o, "backoff_min", t.backoff_min);
@@ -881,13 +891,10 @@ impl Validator<'_> {
             t.min_uptime = d;
         }
         if t.backoff_min > t.backoff_max {
-            self.problem(
+            self.bad_value(
                 "mcp_timing.backoff_min",
-                format!(
-                    "expected at most backoff_max ({}), got {}",
-                    show_duration(t.backoff_max),
-                    show_duration(t.backoff_min)
-                ),
+                format!("at most backoff_max ({})", show_duration(t.backoff_max)),
+                show_duration(t.backoff_min),
             );
         }
         t
@@ -907,9 +914,10 @@ impl Validator<'_> {
         if let Some(s) = self.string(&o, "listen") {
             match s.parse::<SocketAddr>() {
                 Ok(a) => web.listen = a,
-                Err(_) => self.problem(
+                Err(_) => self.bad_value(
                     "web.listen",
-                    format!("expected an address and port such as \"127.0.0.1:8765\", got {s:?}"),
+                    "an address and port such as \"127.0.0.1:8765\"",
+                    format!("{s:?}"),
                 ),
             }
         }
@@ -920,7 +928,9 @@ impl Validator<'_> {
             if !h.starts_with("$argon2id$") {
                 self.problem(
                     "web.passphrase_hash",
-                    "expected an argon2id hash (\"$argon2id$...\"), got another value",
+                    ProblemKind::BadSecret {
+                        expected: "an argon2id hash (\"$argon2id$...\")",
+                    },
                 );
             } else {
                 web.passphrase_hash = Some(Secret(h));
@@ -960,7 +970,8 @@ impl Validator<'_> {
             match k.as_str() {
                 Some("rules") => r.kind = RouterKind::Rules,
                 Some("llm") => r.kind = RouterKind::Llm,
-                _ => self.expected("router.kind", "\"rules\" or \"llm\"", k),
+                Some(_) => self.bad_value("router.kind", "\"rules\" or \"llm\"", describe(k)),
+                None => self.wrong_type("router.kind", "\"rules\" or \"llm\"", k),
             }
         }
         // The endpoint's secrets only need to resolve when the llm router is in use.
@@ -972,9 +983,10 @@ impl Validator<'_> {
         r.model = self.nonempty_string(&o, "model");
         if let Some(n) = self.positive(&o, "context_tokens") {
             if n < 512 {
-                self.problem(
+                self.bad_value(
                     "router.context_tokens",
-                    format!("expected at least 512 tokens, got {n}"),
+                    "at least 512 tokens",
+                    n.to_string(),
                 );
             } else {
                 r.context_tokens = n;
@@ -986,7 +998,9 @@ impl Validator<'_> {
         if r.kind == RouterKind::Llm && r.url.is_none() && !o.map.contains_key("url") {
             self.problem(
                 "router.url",
-                "missing: the llm router needs the URL of an OpenAI-compatible endpoint",
+                ProblemKind::Missing {
+                    needed: "the llm router needs the URL of an OpenAI-compatible endpoint",
+                },
             );
         }
         r
@@ -1052,9 +1066,10 @@ impl Validator<'_> {
         let hosts = self.string_list(o, key);
         for (i, h) in hosts.iter().enumerate() {
             if !webfetch::host_pattern_is_valid(h) {
-                self.problem(
+                self.bad_value(
                     &format!("{}[{i}]", join(&o.path, key)),
-                    format!("expected a host name such as \"example.org\" or \"*.example.org\", or an IP address, got {h:?}"),
+                    "a host name such as \"example.org\" or \"*.example.org\", or an IP address",
+                    format!("{h:?}"),
                 );
             }
         }
@@ -1064,7 +1079,7 @@ impl Validator<'_> {
     fn feeds(&mut self, v: Option<&Value>, min_interval: Duration) -> Vec<FeedConfig> {
         let Some(v) = v else { return Vec::new() };
         let Value::Array(items) = v else {
-            self.expected("feeds", "a list of feed objects", v);
+            self.wrong_type("feeds", "a list of feed objects", v);
             return Vec::new();
         };
         let mut out: Vec<FeedConfig> = Vec::new();
@@ -1089,21 +1104,38 @@ impl Validator<'_> {
             };
             let name = self.nonempty_string(&o, "name");
             if o.map.get("name").is_none() {
-                self.problem(&join(&path, "name"), "missing: every feed needs a name");
+                self.problem(
+                    &join(&path, "name"),
+                    ProblemKind::Missing {
+                        needed: "every feed needs a name",
+                    },
+                );
             }
             if let Some(n) = &name {
                 if !valid_name(n) {
-                    self.problem(
+                    self.bad_value(
                         &join(&path, "name"),
-                        format!("expected letters, digits, '-', '_' or '.', at most 64, got {n:?}"),
+                        "letters, digits, '-', '_' or '.', at most 64",
+                        format!("{n:?}"),
                     );
                 } else if out.iter().any(|f| &f.name == n) {
-                    self.problem(&join(&path, "name"), format!("duplicate feed name {n:?}"));
+                    self.problem(
+                        &join(&path, "name"),
+                        ProblemKind::Duplicate {
+                            what: "feed name",
+                            name: n.clone(),
+                        },
+                    );
                 }
             }
             let url = self.http_url(&o, "url");
             if o.map.get("url").is_none() {
-                self.problem(&join(&path, "url"), "missing: every feed needs a url");
+                self.problem(
+                    &join(&path, "url"),
+                    ProblemKind::Missing {
+                        needed: "every feed needs a url",
+                    },
+                );
             }
             let interval = self
                 .positive_duration(&o, "interval", Duration::from_secs(30 * 60))
@@ -1115,8 +1147,16 @@ impl Validator<'_> {
                 None => 3,
                 Some(v) => match v.as_u64() {
                     Some(n) if n <= 1000 => n,
+                    _ if v.is_number() => {
+                        self.bad_value(
+                            &join(&path, "baseline"),
+                            "an integer from 0 to 1000",
+                            describe(v),
+                        );
+                        3
+                    }
                     _ => {
-                        self.expected(&join(&path, "baseline"), "an integer from 0 to 1000", v);
+                        self.wrong_type(&join(&path, "baseline"), "an integer from 0 to 1000", v);
                         3
                     }
                 },
@@ -1140,26 +1180,28 @@ impl Validator<'_> {
         let mut out = BTreeMap::new();
         let Some(v) = v else { return out };
         let Value::Object(map) = v else {
-            self.expected("mcp_servers", "an object mapping names to server blocks", v);
+            self.wrong_type("mcp_servers", "an object mapping names to server blocks", v);
             return out;
         };
         let mut flat: BTreeMap<String, String> = BTreeMap::new();
         for (name, block) in map {
             let path = format!("mcp_servers.{name}");
             if !valid_name(name) {
-                self.problem(
+                self.bad_value(
                     &path,
-                    format!("expected a server name of letters, digits, '-', '_' or '.', at most 64, got {name:?}"),
+                    "a server name of letters, digits, '-', '_' or '.', at most 64",
+                    format!("{name:?}"),
                 );
                 continue;
             }
             if let Some(other) = flat.insert(flatten_name(name), name.clone()) {
                 self.problem(
                     &path,
-                    format!(
-                        "server names {other:?} and {name:?} both flatten to {:?}; tool rows would collide",
-                        flatten_name(name)
-                    ),
+                    ProblemKind::FlattenCollision {
+                        first: other,
+                        second: name.clone(),
+                        flat: flatten_name(name),
+                    },
                 );
             }
             let enabled = block
@@ -1200,14 +1242,19 @@ impl Validator<'_> {
             (true, true) => {
                 self.problem(
                     &path,
-                    "expected either \"command\" (a local process) or \"url\" (an HTTP endpoint), not both",
+                    ProblemKind::Conflict {
+                        expected:
+                            "either \"command\" (a local process) or \"url\" (an HTTP endpoint)",
+                    },
                 );
                 None
             }
             (false, false) => {
                 self.problem(
                     &path,
-                    "missing: a server block needs \"command\" (a local process) or \"url\" (an HTTP endpoint)",
+                    ProblemKind::Missing {
+                        needed: "a server block needs \"command\" (a local process) or \"url\" (an HTTP endpoint)",
+                    },
                 );
                 None
             }
@@ -1216,7 +1263,9 @@ impl Validator<'_> {
                     if has(k) {
                         self.problem(
                             &join(&path, k),
-                            "only an HTTP server (with \"url\") takes this key",
+                            ProblemKind::WrongKind {
+                                only: "an HTTP server (with \"url\")",
+                            },
                         );
                     }
                 }
@@ -1230,7 +1279,9 @@ impl Validator<'_> {
                     if has(k) {
                         self.problem(
                             &join(&path, k),
-                            "only a local server (with \"command\") takes this key",
+                            ProblemKind::WrongKind {
+                                only: "a local server (with \"command\")",
+                            },
                         );
                     }
                 }
@@ -1250,9 +1301,10 @@ impl Validator<'_> {
         let allow_tools = self.string_list(o, "allow_tools");
         for (i, t) in allow_tools.iter().enumerate() {
             if !valid_tool_name(t) {
-                self.problem(
+                self.bad_value(
                     &format!("{path}.allow_tools[{i}]"),
-                    format!("expected a tool name matching [A-Za-z0-9_.-]{{1,128}}, got {t:?}"),
+                    "a tool name matching [A-Za-z0-9_.-]{1,128}",
+                    format!("{t:?}"),
                 );
             }
         }
@@ -1268,12 +1320,10 @@ impl Validator<'_> {
                 ] {
                     let d = self.positive_duration(&t, key, *slot);
                     if d > MAX_MCP_TIMEOUT {
-                        self.problem(
+                        self.bad_value(
                             &join(&tpath, key),
-                            format!(
-                                "expected at most \"10m\", got {:?}",
-                                t.map.get(key).map(describe).unwrap_or_default()
-                            ),
+                            "at most \"10m\"",
+                            format!("{:?}", t.map.get(key).map(describe).unwrap_or_default()),
                         );
                     } else {
                         *slot = d;
@@ -1298,7 +1348,7 @@ impl Validator<'_> {
     ) -> Vec<ActConfig> {
         let Some(v) = v else { return Vec::new() };
         let Value::Array(items) = v else {
-            self.expected("acts", "a list of act objects", v);
+            self.wrong_type("acts", "a list of act objects", v);
             return Vec::new();
         };
         let _ = servers;
@@ -1315,36 +1365,52 @@ impl Validator<'_> {
             };
             let name = self.nonempty_string(&o, "name");
             if !o.map.contains_key("name") {
-                self.problem(&join(&path, "name"), "missing: every act needs a name");
+                self.problem(
+                    &join(&path, "name"),
+                    ProblemKind::Missing {
+                        needed: "every act needs a name",
+                    },
+                );
             }
             if let Some(n) = &name {
                 let ok = n.len() <= 64
                     && n.chars()
                         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
                 if !ok {
-                    self.problem(
+                    self.bad_value(
                         &join(&path, "name"),
-                        format!(
-                            "expected lowercase letters, digits and '_', at most 64, got {n:?}"
-                        ),
+                        "lowercase letters, digits and '_', at most 64",
+                        format!("{n:?}"),
                     );
                 } else if out.iter().any(|a| &a.name == n) {
-                    self.problem(&join(&path, "name"), format!("duplicate act name {n:?}"));
+                    self.problem(
+                        &join(&path, "name"),
+                        ProblemKind::Duplicate {
+                            what: "act name",
+                            name: n.clone(),
+                        },
+                    );
                 }
             }
             let cmd = self.string_list(&o, "cmd");
             match o.map.get("cmd") {
                 None => self.problem(
                     &join(&path, "cmd"),
-                    "missing: an act needs cmd, the argv to run (no shell)",
+                    ProblemKind::Missing {
+                        needed: "an act needs cmd, the argv to run (no shell)",
+                    },
                 ),
                 Some(_) if cmd.is_empty() => self.problem(
                     &join(&path, "cmd"),
-                    "expected a non-empty list: the program and its arguments",
+                    ProblemKind::Empty {
+                        expected: "a non-empty list: the program and its arguments",
+                    },
                 ),
                 Some(_) if cmd[0] == "mcp" => self.problem(
                     &join(&path, "cmd"),
-                    "\"mcp\" is reserved for tools discovered on MCP servers; it is never run as a program",
+                    ProblemKind::Reserved {
+                        name: cmd[0].clone(),
+                    },
                 ),
                 Some(_) => {}
             }
@@ -1663,5 +1729,61 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.feeds[0].interval, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn problems_are_typed() {
+        let err = Config::parse(
+            "config.json",
+            br#"{"mcp_servers": {"v": {"command": "x", "max_tools": "12", "allow_tools": [], "max_tool": 3}}, "acts": [{"name": "a", "cmd": [], "timeout": "0s"}]}"#,
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(err.file(), "config.json");
+        let got: Vec<(&str, &ProblemKind)> = err
+            .problems()
+            .iter()
+            .map(|p| (p.path.as_str(), &p.kind))
+            .collect();
+        assert!(matches!(
+            got[..],
+            [
+                ("mcp_servers.v.max_tool", ProblemKind::UnknownKey { .. }),
+                (
+                    "mcp_servers.v.max_tools",
+                    ProblemKind::WrongType {
+                        expected: "a positive integer",
+                        ..
+                    }
+                ),
+                ("acts[0].cmd", ProblemKind::Empty { .. }),
+                ("acts[0].timeout", ProblemKind::BadValue { .. }),
+            ]
+        ));
+        let ProblemKind::WrongType { found, .. } = got[1].1 else {
+            unreachable!()
+        };
+        assert_eq!(found, "\"12\"");
+
+        let missing = Config::load(Some(Path::new("/nonexistent/maven/config.json"))).unwrap_err();
+        assert!(matches!(missing, Error::Read { .. }), "{missing:?}");
+        assert!(missing.problems().is_empty());
+        let syntax = Config::parse("c.json", b"{,}", &env).unwrap_err();
+        assert!(
+            matches!(
+                syntax,
+                Error::Syntax {
+                    line: 1,
+                    column: 2,
+                    ..
+                }
+            ),
+            "{syntax:?}"
+        );
+        let encoding = Config::parse("c.json", b"{\"a\": \"\xff\"}", &env).unwrap_err();
+        assert!(
+            matches!(encoding, Error::Encoding { offset: 7, .. }),
+            "{encoding:?}"
+        );
     }
 }
