@@ -14,14 +14,15 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+// The tool-name pattern and the default `max_tools` are the MCP crate's.
+use mcp::tools::{valid_tool_name, DEFAULT_MAX_TOOLS};
+
 mod error;
 
 pub use error::{Error, Problem, ProblemKind};
 
 /// The hard maximum of any MCP request deadline (M-6).
 const MAX_MCP_TIMEOUT: Duration = Duration::from_secs(600);
-/// Default number of tools a server may offer without `allow_tools`.
-const DEFAULT_MAX_TOOLS: u64 = 12;
 
 /// A string that must never be shown: its `Debug` and `Display` print `••••`.
 #[derive(Clone, PartialEq, Eq)]
@@ -157,25 +158,13 @@ pub struct RouterConfig {
     pub headers: BTreeMap<String, Secret>,
 }
 
-/// Timeouts of the `fetch` block.
-#[derive(Debug, Clone, Copy)]
-pub struct FetchTimeouts {
-    /// Name resolution.
-    pub resolve: Duration,
-    /// TCP connect.
-    pub connect: Duration,
-    /// TLS handshake.
-    pub tls: Duration,
-    /// From the request sent to the response headers received.
-    pub headers: Duration,
-    /// The whole request, body included.
-    pub total: Duration,
-}
-
 /// The `fetch` block: global host lists and the defaults of every door.
+///
+/// Not a `webfetch::DoorConfig`: a door also has a name, `allow_private`, `allow_cgnat` and
+/// `max_redirects`, which this block does not set; [`Config::door`] builds each door from it.
 #[derive(Debug, Clone)]
 pub struct FetchConfig {
-    /// Host patterns every door may reach (empty: any public host).
+    /// Host patterns every door may reach (empty: any host).
     pub allow_hosts: Vec<String>,
     /// Host patterns no door may reach.
     pub deny_hosts: Vec<String>,
@@ -183,8 +172,8 @@ pub struct FetchConfig {
     pub max_body: u64,
     /// Least time between two requests to one host.
     pub host_interval: Duration,
-    /// Deadlines of each phase of a request.
-    pub timeouts: FetchTimeouts,
+    /// Deadlines of each phase of a request (`fetch.timeouts`).
+    pub timeouts: webfetch::Timeouts,
 }
 
 /// One entry of `feeds`.
@@ -374,13 +363,7 @@ impl Config {
         door.deny_hosts = f.deny_hosts.clone();
         door.max_body = f.max_body;
         door.host_interval = f.host_interval;
-        door.timeouts = webfetch::Timeouts {
-            resolve: f.timeouts.resolve,
-            connect: f.timeouts.connect,
-            tls: f.timeouts.tls,
-            headers: f.timeouts.headers,
-            total: f.timeouts.total,
-        };
+        door.timeouts = f.timeouts;
         if name == "fetch" {
             return Ok(door);
         }
@@ -530,14 +513,6 @@ fn show_duration(d: Duration) -> String {
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 64
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
-}
-
-/// The tool-name pattern of A-9: `[A-Za-z0-9_.-]{1,128}`.
-fn valid_tool_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 128
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
 }
@@ -1007,19 +982,12 @@ impl Validator<'_> {
     }
 
     fn fetch(&mut self, v: Option<&Value>) -> FetchConfig {
-        let d = webfetch::Timeouts::default();
         let mut f = FetchConfig {
             allow_hosts: Vec::new(),
             deny_hosts: Vec::new(),
             max_body: webfetch::DEFAULT_MAX_BODY,
             host_interval: Duration::from_secs(1),
-            timeouts: FetchTimeouts {
-                resolve: d.resolve,
-                connect: d.connect,
-                tls: d.tls,
-                headers: d.headers,
-                total: d.total,
-            },
+            timeouts: webfetch::Timeouts::default(),
         };
         let Some(v) = v else { return f };
         let Some(o) = self.object(
@@ -1308,7 +1276,9 @@ impl Validator<'_> {
                 );
             }
         }
-        let max_tools = self.positive(o, "max_tools").unwrap_or(DEFAULT_MAX_TOOLS);
+        let max_tools = self
+            .positive(o, "max_tools")
+            .unwrap_or(u64::try_from(DEFAULT_MAX_TOOLS).unwrap_or(u64::MAX));
         let mut timeouts = mcp::McpTimeouts::default();
         if let Some(t) = o.map.get("timeouts") {
             let tpath = join(&path, "timeouts");
