@@ -5,21 +5,22 @@ use std::collections::HashSet;
 use mcp::Tool;
 use sha2::{Digest as _, Sha256};
 
+/// One name flattened: lowercase ASCII letters and digits, anything else `_`.
+pub fn flatten(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// `<server>_<tool>` flattened (lowercase; anything not ASCII alphanumeric becomes `_`).
 pub fn flatten_name(server: &str, tool: &str) -> String {
-    let mut s = String::with_capacity(server.len() + tool.len() + 1);
-    for c in server
-        .chars()
-        .chain(std::iter::once('_'))
-        .chain(tool.chars())
-    {
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else {
-            s.push('_');
-        }
-    }
-    s
+    format!("{}_{}", flatten(server), flatten(tool))
 }
 
 /// A stable short hash of the exact (server, tool) identity, used as a suffix when two

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
-use crate::config::{self, Config};
+use config::Config;
+
 use crate::ipc;
 
 /// Exit code: the command failed.

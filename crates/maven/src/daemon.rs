@@ -18,8 +18,9 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use config::Config;
+
 use crate::cli::{LogFormat, EXIT_FAILED, EXIT_USAGE};
-use crate::config::Config;
 use crate::ipc::{self, RpcError};
 use crate::json;
 
@@ -146,8 +147,8 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let executor =
         allowlist::Executor::new(store.clone(), Arc::new(approvals(&config)), manager.clone());
     let llm = match config.router.kind {
-        crate::config::RouterKind::Rules => None,
-        crate::config::RouterKind::Llm => {
+        config::RouterKind::Rules => None,
+        config::RouterKind::Llm => {
             let door = config.door("router").map_err(anyhow::Error::msg)?;
             crate::turns::llm::LlmRouter::new(&config.router, door)
         }

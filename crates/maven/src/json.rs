@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use time::OffsetDateTime;
 
-use crate::config::{FeedConfig, McpServerConfig, McpTarget};
+use config::{FeedConfig, McpServerConfig, McpTarget};
 
 /// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
 pub(crate) fn time(t: OffsetDateTime) -> Value {

@@ -5,7 +5,6 @@
 
 mod cli;
 mod cmd;
-mod config;
 mod daemon;
 mod ipc;
 mod json;

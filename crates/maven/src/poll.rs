@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::Config;
+use config::Config;
+
 use crate::json;
 
 /// Builds the poller and spawns its schedules; `None` when no feed is enabled.

@@ -8,8 +8,9 @@ use std::process::ExitCode;
 
 use serde_json::{json, Map, Value};
 
+use config::{flatten_name, Config};
+
 use crate::cli::{EXIT_FAILED, EXIT_USAGE};
-use crate::config::{flatten_name, Config};
 
 /// What an import produced: the block and what the owner should know.
 #[derive(Debug)]

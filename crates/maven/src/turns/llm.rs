@@ -11,8 +11,9 @@
 
 use serde_json::{json, Map, Value};
 
+use config::RouterConfig;
+
 use super::rules::{ActName, Decision};
-use crate::config::RouterConfig;
 
 /// Tokens kept free for the model's answer.
 const ANSWER_TOKENS: u64 = 256;
@@ -366,7 +367,7 @@ mod tests {
         ])
         .await;
         let cfg = RouterConfig {
-            kind: crate::config::RouterKind::Llm,
+            kind: config::RouterKind::Llm,
             url: Some(url),
             model: Some("local".into()),
             context_tokens: 4096,

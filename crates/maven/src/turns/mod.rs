@@ -449,9 +449,8 @@ mod tests {
     async fn setup(config: &str) -> (tempfile::TempDir, Store, Turns) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("m.db")).await.unwrap();
-        let config = Arc::new(
-            crate::config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap(),
-        );
+        let config =
+            Arc::new(config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap());
         let approvals = crate::daemon::approvals(&config);
         allowlist::reconcile::propose_local_acts(&store, &approvals.acts, None)
             .await

@@ -35,12 +35,12 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use config::{Secret, WebConfig};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use webauthn_rs::{Webauthn, WebauthnBuilder};
 
-use crate::config::{Secret, WebConfig};
 use session::Sessions;
 pub(crate) use session::{Clock, SystemClock};
 
@@ -69,7 +69,7 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
 }
 
 /// The configuration alone: what the cards show before anything connected.
-impl StatusSource for crate::config::Config {
+impl StatusSource for config::Config {
     fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>> {
         let v = self
             .mcp_servers
@@ -482,7 +482,7 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
 /// A page that cannot start (the port is taken) is logged as an error and the daemon runs on
 /// without it: the page is one way in among others, and `maven web enroll` then says so.
 pub(crate) async fn start(
-    config: &crate::config::Config,
+    config: &config::Config,
     store: &store::Store,
 ) -> Option<(Arc<Web>, TcpListener)> {
     let (listener, addr) = match bind(&config.web).await {

@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, Request, StatusCode};
+use config::Config;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use store::{NewTool, Redefinition, ToolState};
 use tower::ServiceExt;
 
 use super::*;
-use crate::config::Config;
 
 const HOST: &str = "localhost:8765";
 const ORIGIN: &str = "http://localhost:8765";

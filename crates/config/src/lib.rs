@@ -1,4 +1,5 @@
-//! The configuration file (SPEC C-1..C-6).
+//! Maven's configuration file (SPEC C-1..C-6): the model, its validation and the webfetch doors
+//! built from it.
 //!
 //! The file is parsed into a `serde_json::Value` first and then walked by hand, so that every
 //! error names the file, the JSON path, the value found and what was expected, and so that all
@@ -13,17 +14,28 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+// The tool-name pattern (A-9) and the default `max_tools` (A-1) are the MCP crate's.
+use allowlist::catalogue::{valid_tool_name, DEFAULT_MAX_TOOLS};
+
+mod error;
+
+pub use error::{Error, Problem, ProblemKind};
+
 /// The hard maximum of any MCP request deadline (M-6).
 const MAX_MCP_TIMEOUT: Duration = Duration::from_secs(600);
-/// Default number of tools a server may offer without `allow_tools` (A-1).
-const DEFAULT_MAX_TOOLS: u64 = 12;
 
 /// A string that must never be shown: its `Debug` and `Display` print `••••`.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Secret(pub(crate) String);
+pub struct Secret(String);
 
 impl Secret {
-    pub(crate) fn expose(&self) -> &str {
+    /// Wraps a value that must not be shown.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The value itself, for the one place that sends it (a header, a child's environment).
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -42,33 +54,45 @@ impl fmt::Display for Secret {
 
 /// The whole configuration, validated.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     /// The file it came from; `None` when no file existed and every default applies.
-    pub(crate) source: Option<PathBuf>,
-    pub(crate) web: WebConfig,
-    pub(crate) router: RouterConfig,
-    pub(crate) fetch: FetchConfig,
-    pub(crate) feeds: Vec<FeedConfig>,
-    pub(crate) feed_min_interval: Duration,
-    pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
-    pub(crate) mcp_timing: McpTiming,
-    pub(crate) acts: Vec<ActConfig>,
+    pub source: Option<PathBuf>,
+    /// The `web` block.
+    pub web: WebConfig,
+    /// The `router` block.
+    pub router: RouterConfig,
+    /// The `fetch` block.
+    pub fetch: FetchConfig,
+    /// The `feeds` list, in file order.
+    pub feeds: Vec<FeedConfig>,
+    /// `feed_min_interval`: no feed is polled more often than this (default 5 minutes).
+    pub feed_min_interval: Duration,
+    /// The `mcp_servers` blocks, by name.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// The `mcp_timing` block.
+    pub mcp_timing: McpTiming,
+    /// The `acts` list, in file order.
+    pub acts: Vec<ActConfig>,
 }
 
 /// The `mcp_timing` block: how the connection manager retries, checks and re-lists servers.
 /// The defaults are A-4's (1 minute doubling to 30, jittered).
+///
+/// Not `mcp::ManagerOptions` itself: those also hold the client's options, the debounce and the
+/// stagger, which the file does not set, and are neither `Debug` nor comparable. This block
+/// produces them with [`McpTiming::manager_options`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct McpTiming {
+pub struct McpTiming {
     /// First retry delay after a failed dial.
-    pub(crate) backoff_min: Duration,
+    pub backoff_min: Duration,
     /// Largest retry delay.
-    pub(crate) backoff_max: Duration,
+    pub backoff_max: Duration,
     /// How often a live server is pinged.
-    pub(crate) health: Duration,
+    pub health: Duration,
     /// How often a live server's tools are listed again (besides `list_changed`).
-    pub(crate) refresh: Duration,
+    pub refresh: Duration,
     /// A connection that dies sooner than this after its dial counts as a failed dial.
-    pub(crate) min_uptime: Duration,
+    pub min_uptime: Duration,
 }
 
 impl Default for McpTiming {
@@ -86,7 +110,7 @@ impl Default for McpTiming {
 
 impl McpTiming {
     /// The manager's options with these timings.
-    pub(crate) fn manager_options(&self) -> mcp::ManagerOptions {
+    pub fn manager_options(&self) -> mcp::ManagerOptions {
         let d = mcp::ManagerOptions::default();
         let debounce = d.debounce;
         d.with_backoff(self.backoff_min, self.backoff_max)
@@ -97,132 +121,148 @@ impl McpTiming {
 
 /// The `web` block: the local page.
 #[derive(Debug, Clone)]
-pub(crate) struct WebConfig {
-    pub(crate) listen: SocketAddr,
+pub struct WebConfig {
+    /// The address the page listens on (default `127.0.0.1:8765`).
+    pub listen: SocketAddr,
     /// Host names the page answers to (DNS-rebinding defence).
-    pub(crate) hosts: Vec<String>,
+    pub hosts: Vec<String>,
     /// An argon2id hash of the fallback step-up passphrase.
-    pub(crate) passphrase_hash: Option<Secret>,
+    pub passphrase_hash: Option<Secret>,
 }
 
 /// Which router chooses what a turn does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RouterKind {
+pub enum RouterKind {
+    /// Fixed rules, no model (`"rules"`, the default).
     Rules,
+    /// An OpenAI-compatible chat-completions endpoint (`"llm"`).
     Llm,
 }
 
 /// The `router` block.
 #[derive(Debug, Clone)]
-pub(crate) struct RouterConfig {
-    pub(crate) kind: RouterKind,
+pub struct RouterConfig {
+    /// `kind`: which router.
+    pub kind: RouterKind,
     /// The OpenAI-compatible chat-completions URL (llm router).
-    pub(crate) url: Option<String>,
-    pub(crate) model: Option<String>,
-    pub(crate) context_tokens: u64,
-    pub(crate) timeout: Duration,
-    pub(crate) allow_private: bool,
-    pub(crate) headers: BTreeMap<String, Secret>,
-}
-
-/// Timeouts of the `fetch` block.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FetchTimeouts {
-    pub(crate) resolve: Duration,
-    pub(crate) connect: Duration,
-    pub(crate) tls: Duration,
-    pub(crate) headers: Duration,
-    pub(crate) total: Duration,
+    pub url: Option<String>,
+    /// The model name sent to the endpoint (llm router).
+    pub model: Option<String>,
+    /// The model's context size in tokens (at least 512; default 4096).
+    pub context_tokens: u64,
+    /// Deadline of one request to the endpoint (default 30 s).
+    pub timeout: Duration,
+    /// Whether the endpoint may be a private or loopback address.
+    pub allow_private: bool,
+    /// Static headers sent to the endpoint (bearer tokens).
+    pub headers: BTreeMap<String, Secret>,
 }
 
 /// The `fetch` block: global host lists and the defaults of every door.
+///
+/// Not a `webfetch::DoorConfig`: a door also has a name, `allow_private`, `allow_cgnat` and
+/// `max_redirects`, which this block does not set; [`Config::door`] builds each door from it.
 #[derive(Debug, Clone)]
-pub(crate) struct FetchConfig {
-    pub(crate) allow_hosts: Vec<String>,
-    pub(crate) deny_hosts: Vec<String>,
-    pub(crate) max_body: u64,
-    pub(crate) host_interval: Duration,
-    pub(crate) timeouts: FetchTimeouts,
+pub struct FetchConfig {
+    /// Host patterns every door may reach (empty: any host).
+    pub allow_hosts: Vec<String>,
+    /// Host patterns no door may reach.
+    pub deny_hosts: Vec<String>,
+    /// Largest body accepted, in bytes.
+    pub max_body: u64,
+    /// Least time between two requests to one host.
+    pub host_interval: Duration,
+    /// Deadlines of each phase of a request (`fetch.timeouts`).
+    pub timeouts: webfetch::Timeouts,
 }
 
 /// One entry of `feeds`.
 #[derive(Debug, Clone)]
-pub(crate) struct FeedConfig {
-    pub(crate) name: String,
-    pub(crate) url: String,
-    pub(crate) interval: Duration,
-    pub(crate) enabled: bool,
-    pub(crate) max_body: Option<u64>,
-    pub(crate) allow_private: bool,
+pub struct FeedConfig {
+    /// The feed's name (letters, digits, `-`, `_`, `.`; unique).
+    pub name: String,
+    /// The feed's http or https URL.
+    pub url: String,
+    /// How often it is polled (never below `feed_min_interval`; default 30 minutes).
+    pub interval: Duration,
+    /// Whether it is polled at all.
+    pub enabled: bool,
+    /// Its own body cap, instead of the `fetch` block's.
+    pub max_body: Option<u64>,
+    /// Whether it may be on a private or loopback address.
+    pub allow_private: bool,
     /// How many of the newest items the first fetch notes.
-    pub(crate) baseline: u64,
+    pub baseline: u64,
 }
 
 /// How an MCP server is reached.
+///
+/// Not `mcp::Transport`: that holds secrets as plain strings and, for HTTP, the finished
+/// webfetch door, which is built from the `fetch` block together with this server's
+/// `allow_private` and `host_interval`. [`Config::mcp_server`] produces the `mcp::Transport`.
 #[derive(Debug, Clone)]
-pub(crate) enum McpTarget {
+pub enum McpTarget {
+    /// A local child process (`command`).
     Stdio {
+        /// Program to run (no shell).
         command: String,
+        /// Its arguments.
         args: Vec<String>,
+        /// Extra environment of the child.
         env: BTreeMap<String, Secret>,
     },
+    /// A Streamable HTTP endpoint (`url`).
     Http {
+        /// The endpoint URL.
         url: String,
+        /// Static headers sent to the endpoint.
         headers: BTreeMap<String, Secret>,
+        /// Whether the endpoint may be a private or loopback address.
         allow_private: bool,
+        /// Least time between two requests to the endpoint's host; none unless set.
         host_interval: Option<Duration>,
     },
 }
 
 /// One entry of `mcp_servers`.
 #[derive(Debug, Clone)]
-pub(crate) struct McpServerConfig {
-    pub(crate) name: String,
-    pub(crate) target: McpTarget,
-    pub(crate) enabled: bool,
-    pub(crate) allow_tools: Vec<String>,
-    pub(crate) max_tools: u64,
-    pub(crate) timeouts: mcp::McpTimeouts,
+pub struct McpServerConfig {
+    /// The block's name (`mcp_servers.<name>`).
+    pub name: String,
+    /// How the server is reached.
+    pub target: McpTarget,
+    /// Whether the server is dialled at all (default false).
+    pub enabled: bool,
+    /// Tool names the owner allows; empty: every tool, up to `max_tools`.
+    pub allow_tools: Vec<String>,
+    /// Most tools the server may offer without `allow_tools` (default 12).
+    pub max_tools: u64,
+    /// The server's request deadlines.
+    pub timeouts: mcp::McpTimeouts,
 }
 
 /// One entry of `acts`: a local command proposed from config.
 #[derive(Debug, Clone)]
-pub(crate) struct ActConfig {
-    pub(crate) name: String,
-    pub(crate) cmd: Vec<String>,
-    pub(crate) read_only: bool,
-    pub(crate) timeout: Duration,
-    pub(crate) max_output: u64,
+pub struct ActConfig {
+    /// The act's name (lowercase letters, digits and `_`; unique).
+    pub name: String,
+    /// The argv to run (no shell).
+    pub cmd: Vec<String>,
+    /// Whether the act only reads; otherwise it is a write, confirmed every time (default false).
+    pub read_only: bool,
+    /// Deadline of one run (default 30 s).
+    pub timeout: Duration,
+    /// Most bytes of output kept (default 64 KiB).
+    pub max_output: u64,
 }
-
-/// Every problem found in one file, each naming the file, the JSON path and what was expected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ConfigError {
-    pub(crate) file: String,
-    pub(crate) problems: Vec<String>,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, p) in self.problems.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{}: {}", self.file, p)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// Where the configuration is read from when `--config` is not given.
-pub(crate) fn default_config_path() -> PathBuf {
+pub fn default_config_path() -> PathBuf {
     xdg_dir("XDG_CONFIG_HOME", ".config").join("maven/config.json")
 }
 
 /// Where the data directory is when `--data` is not given.
-pub(crate) fn default_data_dir() -> PathBuf {
+pub fn default_data_dir() -> PathBuf {
     xdg_dir("XDG_DATA_HOME", ".local/share").join("maven")
 }
 
@@ -239,7 +279,7 @@ fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
 impl Config {
     /// Loads the configuration. `explicit` is the `--config` argument: an explicitly named file
     /// must exist; the default file may be missing, which means every default.
-    pub(crate) fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+    pub fn load(explicit: Option<&Path>) -> Result<Config, Error> {
         let path = explicit
             .map(Path::to_path_buf)
             .unwrap_or_else(default_config_path);
@@ -252,15 +292,12 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
                 Ok(Config::defaults())
             }
-            Err(e) => Err(ConfigError {
-                file,
-                problems: vec![format!("cannot read the file: {e}")],
-            }),
+            Err(source) => Err(Error::Read { file, source }),
         }
     }
 
     /// Every default: nothing external configured.
-    pub(crate) fn defaults() -> Config {
+    pub fn defaults() -> Config {
         let mut errors = Vec::new();
         let env = |_: &str| None;
         let mut v = Validator {
@@ -274,34 +311,32 @@ impl Config {
     }
 
     /// Parses and validates the bytes of a config file. `env` looks up `${NAME}` references.
-    pub(crate) fn parse(
+    pub fn parse(
         file: &str,
         bytes: &[u8],
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Config, ConfigError> {
-        let fail = |p: String| ConfigError {
+    ) -> Result<Config, Error> {
+        let text = std::str::from_utf8(bytes).map_err(|e| Error::Encoding {
             file: file.to_string(),
-            problems: vec![p],
-        };
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            fail(format!(
-                "the file is not UTF-8 (invalid byte at offset {})",
-                e.valid_up_to()
-            ))
+            offset: e.valid_up_to(),
         })?;
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            fail(format!(
-                "line {} column {}: not valid JSON: {}",
-                e.line(),
-                e.column(),
-                strip_position(&e.to_string())
-            ))
+        let value: Value = serde_json::from_str(text).map_err(|e| Error::Syntax {
+            file: file.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()).to_string(),
         })?;
         let Value::Object(root) = &value else {
-            return Err(fail(format!(
-                "expected a JSON object at the top level, got {}",
-                describe(&value)
-            )));
+            return Err(Error::Invalid {
+                file: file.to_string(),
+                problems: vec![Problem {
+                    path: String::new(),
+                    kind: ProblemKind::WrongType {
+                        expected: "a JSON object at the top level",
+                        found: describe(&value),
+                    },
+                }],
+            });
         };
         let mut problems = Vec::new();
         let mut v = Validator {
@@ -312,7 +347,7 @@ impl Config {
         if problems.is_empty() {
             Ok(cfg)
         } else {
-            Err(ConfigError {
+            Err(Error::Invalid {
                 file: file.to_string(),
                 problems,
             })
@@ -321,20 +356,14 @@ impl Config {
 
     /// The webfetch door called `name`: `fetch` (the global block), `feed:<name>`,
     /// `mcp:<name>` (an HTTP server) or `router`.
-    pub(crate) fn door(&self, name: &str) -> Result<webfetch::DoorConfig, String> {
+    pub fn door(&self, name: &str) -> Result<webfetch::DoorConfig, String> {
         let f = &self.fetch;
         let mut door = webfetch::DoorConfig::new(name);
         door.allow_hosts = f.allow_hosts.clone();
         door.deny_hosts = f.deny_hosts.clone();
         door.max_body = f.max_body;
         door.host_interval = f.host_interval;
-        door.timeouts = webfetch::Timeouts {
-            resolve: f.timeouts.resolve,
-            connect: f.timeouts.connect,
-            tls: f.timeouts.tls,
-            headers: f.timeouts.headers,
-            total: f.timeouts.total,
-        };
+        door.timeouts = f.timeouts;
         if name == "fetch" {
             return Ok(door);
         }
@@ -384,7 +413,7 @@ impl Config {
     }
 
     /// The MCP crate's view of one configured server.
-    pub(crate) fn mcp_server(&self, name: &str) -> Option<mcp::ServerConfig> {
+    pub fn mcp_server(&self, name: &str) -> Option<mcp::ServerConfig> {
         let sc = self.mcp_servers.get(name)?;
         let transport = match &sc.target {
             McpTarget::Stdio { command, args, env } => mcp::Transport::Stdio {
@@ -431,21 +460,14 @@ fn describe(v: &Value) -> String {
     }
 }
 
-/// Lowercase, every non-alphanumeric character turned into `_` (A-5).
-pub(crate) fn flatten_name(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+/// Lowercase, every non-alphanumeric character turned into `_` (A-5): the allowlist's
+/// flattening of one name.
+pub fn flatten_name(s: &str) -> String {
+    allowlist::naming::flatten(s)
 }
 
 /// Parses a duration written as a string: "500ms", "30s", "5m", "1h", "1d" (C-6).
-pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
+pub fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit())?;
     let (num, unit) = s.split_at(split);
@@ -488,16 +510,8 @@ fn valid_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
 }
 
-/// The tool-name pattern of A-9: `[A-Za-z0-9_.-]{1,128}`.
-fn valid_tool_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 128
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
-}
-
 struct Validator<'a> {
-    problems: &'a mut Vec<String>,
+    problems: &'a mut Vec<Problem>,
     env: &'a dyn Fn(&str) -> Option<String>,
 }
 
@@ -518,16 +532,33 @@ fn join(path: &str, key: &str) -> String {
 }
 
 impl Validator<'_> {
-    fn problem(&mut self, path: &str, msg: impl fmt::Display) {
-        if path.is_empty() {
-            self.problems.push(msg.to_string());
-        } else {
-            self.problems.push(format!("{path}: {msg}"));
-        }
+    fn problem(&mut self, path: &str, kind: ProblemKind) {
+        self.problems.push(Problem {
+            path: path.to_string(),
+            kind,
+        });
     }
 
-    fn expected(&mut self, path: &str, what: &str, got: &Value) {
-        self.problem(path, format!("expected {what}, got {}", describe(got)));
+    /// A value of the wrong JSON type.
+    fn wrong_type(&mut self, path: &str, expected: &'static str, found: &Value) {
+        self.problem(
+            path,
+            ProblemKind::WrongType {
+                expected,
+                found: describe(found),
+            },
+        );
+    }
+
+    /// A value of the right JSON type that is not acceptable.
+    fn bad_value(&mut self, path: &str, expected: impl Into<String>, value: impl Into<String>) {
+        self.problem(
+            path,
+            ProblemKind::BadValue {
+                value: value.into(),
+                expected: expected.into(),
+            },
+        );
     }
 
     /// Reads `value` as an object and reports keys outside `allowed`.
@@ -535,11 +566,11 @@ impl Validator<'_> {
         &mut self,
         path: &str,
         value: &'v Value,
-        allowed: &[&str],
+        allowed: &'static [&'static str],
         enabled: bool,
     ) -> Option<Obj<'v>> {
         let Value::Object(map) = value else {
-            self.expected(path, "an object", value);
+            self.wrong_type(path, "an object", value);
             return None;
         };
         Some(self.keys(path, map, allowed, enabled))
@@ -549,14 +580,14 @@ impl Validator<'_> {
         &mut self,
         path: &str,
         map: &'v Map<String, Value>,
-        allowed: &[&str],
+        allowed: &'static [&'static str],
         enabled: bool,
     ) -> Obj<'v> {
         for k in map.keys() {
             if !allowed.contains(&k.as_str()) {
                 self.problem(
                     &join(path, k),
-                    format!("unknown key (expected one of: {})", allowed.join(", ")),
+                    ProblemKind::UnknownKey { expected: allowed },
                 );
             }
         }
@@ -575,7 +606,7 @@ impl Validator<'_> {
             out.push_str(&rest[..i]);
             let after = &rest[i + 2..];
             let Some(end) = after.find('}') else {
-                self.problem(path, "unterminated ${ in string (expected ${NAME})");
+                self.problem(path, ProblemKind::UnterminatedReference);
                 return None;
             };
             let name = &after[..end];
@@ -585,14 +616,21 @@ impl Validator<'_> {
             if !valid {
                 self.problem(
                     path,
-                    format!("expected an environment variable name inside ${{}}, got {name:?}"),
+                    ProblemKind::BadReference {
+                        name: name.to_string(),
+                    },
                 );
                 return None;
             }
             match (self.env)(name) {
                 Some(v) => out.push_str(&v),
                 None if enabled => {
-                    self.problem(path, format!("environment variable {name} is not set"));
+                    self.problem(
+                        path,
+                        ProblemKind::Unresolved {
+                            var: name.to_string(),
+                        },
+                    );
                     return None;
                 }
                 // A disabled block keeps its reference unexpanded; it is never used.
@@ -610,7 +648,7 @@ impl Validator<'_> {
         match v {
             Value::String(s) => self.expand(&path, s, o.enabled),
             _ => {
-                self.expected(&path, "a string", v);
+                self.wrong_type(&path, "a string", v);
                 None
             }
         }
@@ -619,7 +657,7 @@ impl Validator<'_> {
     fn nonempty_string(&mut self, o: &Obj<'_>, key: &str) -> Option<String> {
         let s = self.string(o, key)?;
         if s.trim().is_empty() {
-            self.problem(&join(&o.path, key), "expected a non-empty string, got \"\"");
+            self.bad_value(&join(&o.path, key), "a non-empty string", "\"\"");
             return None;
         }
         Some(s)
@@ -630,7 +668,7 @@ impl Validator<'_> {
             None => default,
             Some(Value::Bool(b)) => *b,
             Some(v) => {
-                self.expected(&join(&o.path, key), "true or false", v);
+                self.wrong_type(&join(&o.path, key), "true or false", v);
                 default
             }
         }
@@ -640,8 +678,12 @@ impl Validator<'_> {
         let v = o.map.get(key)?;
         match v.as_u64() {
             Some(n) if n > 0 => Some(n),
+            _ if v.is_number() => {
+                self.bad_value(&join(&o.path, key), "a positive integer", describe(v));
+                None
+            }
             _ => {
-                self.expected(&join(&o.path, key), "a positive integer", v);
+                self.wrong_type(&join(&o.path, key), "a positive integer", v);
                 None
             }
         }
@@ -654,16 +696,16 @@ impl Validator<'_> {
             Value::String(s) => match parse_duration(s) {
                 Some(d) => Some(d),
                 None => {
-                    self.expected(
+                    self.bad_value(
                         &path,
                         "a duration such as \"500ms\", \"30s\", \"5m\", \"1h\" or \"1d\"",
-                        v,
+                        describe(v),
                     );
                     None
                 }
             },
             _ => {
-                self.expected(&path, "a duration string such as \"30s\"", v);
+                self.wrong_type(&path, "a duration string such as \"30s\"", v);
                 None
             }
         }
@@ -672,10 +714,7 @@ impl Validator<'_> {
     fn positive_duration(&mut self, o: &Obj<'_>, key: &str, default: Duration) -> Duration {
         match self.duration(o, key) {
             Some(d) if d.is_zero() => {
-                self.problem(
-                    &join(&o.path, key),
-                    "expected a duration above zero, got \"0\"",
-                );
+                self.bad_value(&join(&o.path, key), "a duration above zero", "\"0\"");
                 default
             }
             Some(d) => d,
@@ -689,7 +728,7 @@ impl Validator<'_> {
         };
         let path = join(&o.path, key);
         let Value::Array(items) = v else {
-            self.expected(&path, "a list of strings", v);
+            self.wrong_type(&path, "a list of strings", v);
             return Vec::new();
         };
         let mut out = Vec::with_capacity(items.len());
@@ -701,7 +740,7 @@ impl Validator<'_> {
                         out.push(s);
                     }
                 }
-                _ => self.expected(&p, "a string", item),
+                _ => self.wrong_type(&p, "a string", item),
             }
         }
         out
@@ -713,7 +752,7 @@ impl Validator<'_> {
         };
         let path = join(&o.path, key);
         let Value::Object(m) = v else {
-            self.expected(&path, "an object of strings", v);
+            self.wrong_type(&path, "an object of strings", v);
             return BTreeMap::new();
         };
         let mut out = BTreeMap::new();
@@ -725,7 +764,7 @@ impl Validator<'_> {
                         out.insert(k.clone(), Secret(s));
                     }
                 }
-                _ => self.expected(&p, "a string", item),
+                _ => self.wrong_type(&p, "a string", item),
             }
         }
         out
@@ -739,13 +778,22 @@ impl Validator<'_> {
                 Some(s)
             }
             Ok(_) => {
-                self.problem(&path, format!("expected an http or https URL, got {s:?}"));
+                self.problem(
+                    &path,
+                    ProblemKind::NotHttpUrl {
+                        url: s,
+                        reason: None,
+                    },
+                );
                 None
             }
             Err(e) => {
                 self.problem(
                     &path,
-                    format!("expected an http or https URL, got {s:?} ({e})"),
+                    ProblemKind::NotHttpUrl {
+                        url: s,
+                        reason: Some(e.to_string()),
+                    },
                 );
                 None
             }
@@ -793,14 +841,14 @@ impl Validator<'_> {
     fn mcp_timing(&mut self, v: Option<&Value>) -> McpTiming {
         let mut t = McpTiming::default();
         let Some(v) = v else { return t };
-        let keys = [
+        let keys = &[
             "backoff_min",
             "backoff_max",
             "health",
             "refresh",
             "min_uptime",
         ];
-        let Some(o) = self.object("mcp_timing", v, &keys, true) else {
+        let Some(o) = self.object("mcp_timing", v, keys, true) else {
             return t;
         };
         t.backoff_min = self.positive_duration(&o, "backoff_min", t.backoff_min);
@@ -811,13 +859,10 @@ impl Validator<'_> {
             t.min_uptime = d;
         }
         if t.backoff_min > t.backoff_max {
-            self.problem(
+            self.bad_value(
                 "mcp_timing.backoff_min",
-                format!(
-                    "expected at most backoff_max ({}), got {}",
-                    show_duration(t.backoff_max),
-                    show_duration(t.backoff_min)
-                ),
+                format!("at most backoff_max ({})", show_duration(t.backoff_max)),
+                show_duration(t.backoff_min),
             );
         }
         t
@@ -837,9 +882,10 @@ impl Validator<'_> {
         if let Some(s) = self.string(&o, "listen") {
             match s.parse::<SocketAddr>() {
                 Ok(a) => web.listen = a,
-                Err(_) => self.problem(
+                Err(_) => self.bad_value(
                     "web.listen",
-                    format!("expected an address and port such as \"127.0.0.1:8765\", got {s:?}"),
+                    "an address and port such as \"127.0.0.1:8765\"",
+                    format!("{s:?}"),
                 ),
             }
         }
@@ -850,7 +896,9 @@ impl Validator<'_> {
             if !h.starts_with("$argon2id$") {
                 self.problem(
                     "web.passphrase_hash",
-                    "expected an argon2id hash (\"$argon2id$...\"), got another value",
+                    ProblemKind::BadSecret {
+                        expected: "an argon2id hash (\"$argon2id$...\")",
+                    },
                 );
             } else {
                 web.passphrase_hash = Some(Secret(h));
@@ -890,7 +938,8 @@ impl Validator<'_> {
             match k.as_str() {
                 Some("rules") => r.kind = RouterKind::Rules,
                 Some("llm") => r.kind = RouterKind::Llm,
-                _ => self.expected("router.kind", "\"rules\" or \"llm\"", k),
+                Some(_) => self.bad_value("router.kind", "\"rules\" or \"llm\"", describe(k)),
+                None => self.wrong_type("router.kind", "\"rules\" or \"llm\"", k),
             }
         }
         // The endpoint's secrets only need to resolve when the llm router is in use.
@@ -902,9 +951,10 @@ impl Validator<'_> {
         r.model = self.nonempty_string(&o, "model");
         if let Some(n) = self.positive(&o, "context_tokens") {
             if n < 512 {
-                self.problem(
+                self.bad_value(
                     "router.context_tokens",
-                    format!("expected at least 512 tokens, got {n}"),
+                    "at least 512 tokens",
+                    n.to_string(),
                 );
             } else {
                 r.context_tokens = n;
@@ -916,26 +966,21 @@ impl Validator<'_> {
         if r.kind == RouterKind::Llm && r.url.is_none() && !o.map.contains_key("url") {
             self.problem(
                 "router.url",
-                "missing: the llm router needs the URL of an OpenAI-compatible endpoint",
+                ProblemKind::Missing {
+                    needed: "the llm router needs the URL of an OpenAI-compatible endpoint",
+                },
             );
         }
         r
     }
 
     fn fetch(&mut self, v: Option<&Value>) -> FetchConfig {
-        let d = webfetch::Timeouts::default();
         let mut f = FetchConfig {
             allow_hosts: Vec::new(),
             deny_hosts: Vec::new(),
             max_body: webfetch::DEFAULT_MAX_BODY,
             host_interval: Duration::from_secs(1),
-            timeouts: FetchTimeouts {
-                resolve: d.resolve,
-                connect: d.connect,
-                tls: d.tls,
-                headers: d.headers,
-                total: d.total,
-            },
+            timeouts: webfetch::Timeouts::default(),
         };
         let Some(v) = v else { return f };
         let Some(o) = self.object(
@@ -982,9 +1027,10 @@ impl Validator<'_> {
         let hosts = self.string_list(o, key);
         for (i, h) in hosts.iter().enumerate() {
             if !webfetch::host_pattern_is_valid(h) {
-                self.problem(
+                self.bad_value(
                     &format!("{}[{i}]", join(&o.path, key)),
-                    format!("expected a host name such as \"example.org\" or \"*.example.org\", or an IP address, got {h:?}"),
+                    "a host name such as \"example.org\" or \"*.example.org\", or an IP address",
+                    format!("{h:?}"),
                 );
             }
         }
@@ -994,7 +1040,7 @@ impl Validator<'_> {
     fn feeds(&mut self, v: Option<&Value>, min_interval: Duration) -> Vec<FeedConfig> {
         let Some(v) = v else { return Vec::new() };
         let Value::Array(items) = v else {
-            self.expected("feeds", "a list of feed objects", v);
+            self.wrong_type("feeds", "a list of feed objects", v);
             return Vec::new();
         };
         let mut out: Vec<FeedConfig> = Vec::new();
@@ -1019,21 +1065,38 @@ impl Validator<'_> {
             };
             let name = self.nonempty_string(&o, "name");
             if o.map.get("name").is_none() {
-                self.problem(&join(&path, "name"), "missing: every feed needs a name");
+                self.problem(
+                    &join(&path, "name"),
+                    ProblemKind::Missing {
+                        needed: "every feed needs a name",
+                    },
+                );
             }
             if let Some(n) = &name {
                 if !valid_name(n) {
-                    self.problem(
+                    self.bad_value(
                         &join(&path, "name"),
-                        format!("expected letters, digits, '-', '_' or '.', at most 64, got {n:?}"),
+                        "letters, digits, '-', '_' or '.', at most 64",
+                        format!("{n:?}"),
                     );
                 } else if out.iter().any(|f| &f.name == n) {
-                    self.problem(&join(&path, "name"), format!("duplicate feed name {n:?}"));
+                    self.problem(
+                        &join(&path, "name"),
+                        ProblemKind::Duplicate {
+                            what: "feed name",
+                            name: n.clone(),
+                        },
+                    );
                 }
             }
             let url = self.http_url(&o, "url");
             if o.map.get("url").is_none() {
-                self.problem(&join(&path, "url"), "missing: every feed needs a url");
+                self.problem(
+                    &join(&path, "url"),
+                    ProblemKind::Missing {
+                        needed: "every feed needs a url",
+                    },
+                );
             }
             let interval = self
                 .positive_duration(&o, "interval", Duration::from_secs(30 * 60))
@@ -1045,8 +1108,16 @@ impl Validator<'_> {
                 None => 3,
                 Some(v) => match v.as_u64() {
                     Some(n) if n <= 1000 => n,
+                    _ if v.is_number() => {
+                        self.bad_value(
+                            &join(&path, "baseline"),
+                            "an integer from 0 to 1000",
+                            describe(v),
+                        );
+                        3
+                    }
                     _ => {
-                        self.expected(&join(&path, "baseline"), "an integer from 0 to 1000", v);
+                        self.wrong_type(&join(&path, "baseline"), "an integer from 0 to 1000", v);
                         3
                     }
                 },
@@ -1070,26 +1141,28 @@ impl Validator<'_> {
         let mut out = BTreeMap::new();
         let Some(v) = v else { return out };
         let Value::Object(map) = v else {
-            self.expected("mcp_servers", "an object mapping names to server blocks", v);
+            self.wrong_type("mcp_servers", "an object mapping names to server blocks", v);
             return out;
         };
         let mut flat: BTreeMap<String, String> = BTreeMap::new();
         for (name, block) in map {
             let path = format!("mcp_servers.{name}");
             if !valid_name(name) {
-                self.problem(
+                self.bad_value(
                     &path,
-                    format!("expected a server name of letters, digits, '-', '_' or '.', at most 64, got {name:?}"),
+                    "a server name of letters, digits, '-', '_' or '.', at most 64",
+                    format!("{name:?}"),
                 );
                 continue;
             }
             if let Some(other) = flat.insert(flatten_name(name), name.clone()) {
                 self.problem(
                     &path,
-                    format!(
-                        "server names {other:?} and {name:?} both flatten to {:?}; tool rows would collide",
-                        flatten_name(name)
-                    ),
+                    ProblemKind::FlattenCollision {
+                        first: other,
+                        second: name.clone(),
+                        flat: flatten_name(name),
+                    },
                 );
             }
             let enabled = block
@@ -1130,14 +1203,19 @@ impl Validator<'_> {
             (true, true) => {
                 self.problem(
                     &path,
-                    "expected either \"command\" (a local process) or \"url\" (an HTTP endpoint), not both",
+                    ProblemKind::Conflict {
+                        expected:
+                            "either \"command\" (a local process) or \"url\" (an HTTP endpoint)",
+                    },
                 );
                 None
             }
             (false, false) => {
                 self.problem(
                     &path,
-                    "missing: a server block needs \"command\" (a local process) or \"url\" (an HTTP endpoint)",
+                    ProblemKind::Missing {
+                        needed: "a server block needs \"command\" (a local process) or \"url\" (an HTTP endpoint)",
+                    },
                 );
                 None
             }
@@ -1146,7 +1224,9 @@ impl Validator<'_> {
                     if has(k) {
                         self.problem(
                             &join(&path, k),
-                            "only an HTTP server (with \"url\") takes this key",
+                            ProblemKind::WrongKind {
+                                only: "an HTTP server (with \"url\")",
+                            },
                         );
                     }
                 }
@@ -1160,7 +1240,9 @@ impl Validator<'_> {
                     if has(k) {
                         self.problem(
                             &join(&path, k),
-                            "only a local server (with \"command\") takes this key",
+                            ProblemKind::WrongKind {
+                                only: "a local server (with \"command\")",
+                            },
                         );
                     }
                 }
@@ -1180,13 +1262,16 @@ impl Validator<'_> {
         let allow_tools = self.string_list(o, "allow_tools");
         for (i, t) in allow_tools.iter().enumerate() {
             if !valid_tool_name(t) {
-                self.problem(
+                self.bad_value(
                     &format!("{path}.allow_tools[{i}]"),
-                    format!("expected a tool name matching [A-Za-z0-9_.-]{{1,128}}, got {t:?}"),
+                    "a tool name matching [A-Za-z0-9_.-]{1,128}",
+                    format!("{t:?}"),
                 );
             }
         }
-        let max_tools = self.positive(o, "max_tools").unwrap_or(DEFAULT_MAX_TOOLS);
+        let max_tools = self
+            .positive(o, "max_tools")
+            .unwrap_or(u64::try_from(DEFAULT_MAX_TOOLS).unwrap_or(u64::MAX));
         let mut timeouts = mcp::McpTimeouts::default();
         if let Some(t) = o.map.get("timeouts") {
             let tpath = join(&path, "timeouts");
@@ -1198,12 +1283,10 @@ impl Validator<'_> {
                 ] {
                     let d = self.positive_duration(&t, key, *slot);
                     if d > MAX_MCP_TIMEOUT {
-                        self.problem(
+                        self.bad_value(
                             &join(&tpath, key),
-                            format!(
-                                "expected at most \"10m\", got {:?}",
-                                t.map.get(key).map(describe).unwrap_or_default()
-                            ),
+                            "at most \"10m\"",
+                            format!("{:?}", t.map.get(key).map(describe).unwrap_or_default()),
                         );
                     } else {
                         *slot = d;
@@ -1228,7 +1311,7 @@ impl Validator<'_> {
     ) -> Vec<ActConfig> {
         let Some(v) = v else { return Vec::new() };
         let Value::Array(items) = v else {
-            self.expected("acts", "a list of act objects", v);
+            self.wrong_type("acts", "a list of act objects", v);
             return Vec::new();
         };
         let _ = servers;
@@ -1245,36 +1328,52 @@ impl Validator<'_> {
             };
             let name = self.nonempty_string(&o, "name");
             if !o.map.contains_key("name") {
-                self.problem(&join(&path, "name"), "missing: every act needs a name");
+                self.problem(
+                    &join(&path, "name"),
+                    ProblemKind::Missing {
+                        needed: "every act needs a name",
+                    },
+                );
             }
             if let Some(n) = &name {
                 let ok = n.len() <= 64
                     && n.chars()
                         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
                 if !ok {
-                    self.problem(
+                    self.bad_value(
                         &join(&path, "name"),
-                        format!(
-                            "expected lowercase letters, digits and '_', at most 64, got {n:?}"
-                        ),
+                        "lowercase letters, digits and '_', at most 64",
+                        format!("{n:?}"),
                     );
                 } else if out.iter().any(|a| &a.name == n) {
-                    self.problem(&join(&path, "name"), format!("duplicate act name {n:?}"));
+                    self.problem(
+                        &join(&path, "name"),
+                        ProblemKind::Duplicate {
+                            what: "act name",
+                            name: n.clone(),
+                        },
+                    );
                 }
             }
             let cmd = self.string_list(&o, "cmd");
             match o.map.get("cmd") {
                 None => self.problem(
                     &join(&path, "cmd"),
-                    "missing: an act needs cmd, the argv to run (no shell)",
+                    ProblemKind::Missing {
+                        needed: "an act needs cmd, the argv to run (no shell)",
+                    },
                 ),
                 Some(_) if cmd.is_empty() => self.problem(
                     &join(&path, "cmd"),
-                    "expected a non-empty list: the program and its arguments",
+                    ProblemKind::Empty {
+                        expected: "a non-empty list: the program and its arguments",
+                    },
                 ),
                 Some(_) if cmd[0] == "mcp" => self.problem(
                     &join(&path, "cmd"),
-                    "\"mcp\" is reserved for tools discovered on MCP servers; it is never run as a program",
+                    ProblemKind::Reserved {
+                        name: cmd[0].clone(),
+                    },
                 ),
                 Some(_) => {}
             }
@@ -1593,5 +1692,61 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.feeds[0].interval, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn problems_are_typed() {
+        let err = Config::parse(
+            "config.json",
+            br#"{"mcp_servers": {"v": {"command": "x", "max_tools": "12", "allow_tools": [], "max_tool": 3}}, "acts": [{"name": "a", "cmd": [], "timeout": "0s"}]}"#,
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(err.file(), "config.json");
+        let got: Vec<(&str, &ProblemKind)> = err
+            .problems()
+            .iter()
+            .map(|p| (p.path.as_str(), &p.kind))
+            .collect();
+        assert!(matches!(
+            got[..],
+            [
+                ("mcp_servers.v.max_tool", ProblemKind::UnknownKey { .. }),
+                (
+                    "mcp_servers.v.max_tools",
+                    ProblemKind::WrongType {
+                        expected: "a positive integer",
+                        ..
+                    }
+                ),
+                ("acts[0].cmd", ProblemKind::Empty { .. }),
+                ("acts[0].timeout", ProblemKind::BadValue { .. }),
+            ]
+        ));
+        let ProblemKind::WrongType { found, .. } = got[1].1 else {
+            unreachable!()
+        };
+        assert_eq!(found, "\"12\"");
+
+        let missing = Config::load(Some(Path::new("/nonexistent/maven/config.json"))).unwrap_err();
+        assert!(matches!(missing, Error::Read { .. }), "{missing:?}");
+        assert!(missing.problems().is_empty());
+        let syntax = Config::parse("c.json", b"{,}", &env).unwrap_err();
+        assert!(
+            matches!(
+                syntax,
+                Error::Syntax {
+                    line: 1,
+                    column: 2,
+                    ..
+                }
+            ),
+            "{syntax:?}"
+        );
+        let encoding = Config::parse("c.json", b"{\"a\": \"\xff\"}", &env).unwrap_err();
+        assert!(
+            matches!(encoding, Error::Encoding { offset: 7, .. }),
+            "{encoding:?}"
+        );
     }
 }
