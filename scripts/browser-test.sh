@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-browser test of the page (SPEC U-4): headless Debian Chromium driven by
+# The real-browser test of the page (U-4): headless Debian Chromium driven by
 # playwright-core. Installs Chromium when /usr/bin/chromium is missing (apt, as root) and the
 # npm package into testenv/browser/, builds the maven and demo server binaries, runs
 # testenv/browser/test.mjs and keeps the screenshot in ci-artifacts/web-tools.png.

@@ -1,4 +1,4 @@
-// The real-browser test of Maven's page (SPEC U-4).
+// The real-browser test of Maven's page (U-4).
 //
 // Starts a real daemon on a temporary data directory with a config that proposes a local act,
 // asks `maven web enroll` for the one-time link, enrolls a passkey with Chromium's virtual

@@ -1,4 +1,4 @@
-//! Maven's configuration file (SPEC C-1..C-6): the model, its validation and the webfetch doors
+//! Maven's configuration file (C-1..C-6): the model, its validation and the webfetch doors
 //! built from it.
 //!
 //! The file is parsed into a `serde_json::Value` first and then walked by hand, so that every

@@ -1,4 +1,4 @@
-//! The parsed feed and its JSON form (SPEC F-9).
+//! The parsed feed and its JSON form (F-9).
 
 use serde::{Serialize, Serializer};
 use time::format_description::well_known::Rfc3339;
@@ -174,13 +174,13 @@ impl Feed {
         }
     }
 
-    /// The JSON object of SPEC F-9, pretty-printed.
+    /// The JSON object of F-9, pretty-printed.
     pub fn to_json(&self) -> String {
         // Serialising plain data structures with string keys cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 
-    /// The JSON object of SPEC F-9 as a value.
+    /// The JSON object of F-9 as a value.
     pub fn to_json_value(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }

@@ -1,4 +1,4 @@
-//! IPC (SPEC I-1): line-delimited JSON-RPC 2.0 over a Unix socket in the data directory.
+//! IPC (I-1): line-delimited JSON-RPC 2.0 over a Unix socket in the data directory.
 //!
 //! The socket is created with mode 0600 inside a 0700 data directory. Requests are bounded in
 //! size, connections in number and in idle time. There is deliberately no method that calls a
@@ -249,7 +249,7 @@ pub(crate) enum IpcError {
 }
 
 impl IpcError {
-    /// The process exit code for this error (SPEC I-4).
+    /// The process exit code for this error (I-4).
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             IpcError::NoDaemon { .. } => crate::cli::EXIT_USAGE,

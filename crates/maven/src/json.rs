@@ -1,4 +1,4 @@
-//! The JSON shapes of the stable machine-readable interface (SPEC I-3). Times are RFC 3339 UTC;
+//! The JSON shapes of the stable machine-readable interface (I-3). Times are RFC 3339 UTC;
 //! absent values are null.
 
 use serde_json::{json, Value};

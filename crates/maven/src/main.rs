@@ -1,6 +1,6 @@
 //! The `maven` binary: the daemon and the command line that talks to it.
 //!
-//! Exit codes of every command (SPEC I-4): 0 success, 1 the command failed, 2 a usage or
+//! Exit codes of every command (I-4): 0 success, 1 the command failed, 2 a usage or
 //! configuration error or no daemon running, 3 refused by policy.
 
 mod cli;

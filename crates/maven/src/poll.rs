@@ -1,4 +1,4 @@
-//! The feed poller in the daemon (SPEC F-5..F-8) and its status rows (I-3).
+//! The feed poller in the daemon (F-5..F-8) and its status rows (I-3).
 //!
 //! No enabled feed → no poller, no task, no request (F-8). Each feed gets its own webfetch
 //! door, `feed:<name>`, built from the config exactly as `maven fetch --door` builds it.

@@ -1,4 +1,4 @@
-//! Round-trip timing of `tools/call` over stdio (SPEC P-1), with the raw pipe floor beside it.
+//! Round-trip timing of `tools/call` over stdio (P-1), with the raw pipe floor beside it.
 //!
 //! ```text
 //! cargo build --release -p testkit --bin testkit-mcp

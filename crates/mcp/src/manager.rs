@@ -1,4 +1,4 @@
-//! The connection manager (SPEC A-1..A-4, A-12): one task per enabled server, each isolated.
+//! The connection manager (A-1..A-4, A-12): one task per enabled server, each isolated.
 //!
 //! Every enabled server gets a task of its own that dials, lists, watches and re-dials it. A
 //! server that is black-holed, mute, crashing or slow only ever occupies its own task: no lock

@@ -1,4 +1,4 @@
-//! The identity of a feed item, computed by Maven (SPEC F-6): the guid; else the normalised
+//! The identity of a feed item, computed by Maven (F-6): the guid; else the normalised
 //! link; else a hash of title + enclosure + date. Never a hash of the content: a feed that
 //! fixes a typo in a summary must not look like a new item.
 

@@ -1,4 +1,4 @@
-//! The feed poller: the IO half of Maven's feeds (SPEC F-5..F-8).
+//! The feed poller: the IO half of Maven's feeds (F-5..F-8).
 //!
 //! The `feeds` crate parses bytes and does no IO; this crate fetches those bytes through each
 //! feed's own webfetch door, decides which items are new, and writes them to the store.
@@ -137,7 +137,7 @@ impl FeedState {
     }
 }
 
-/// The status of one feed (SPEC I-3 `maven feeds status`).
+/// The status of one feed (I-3 `maven feeds status`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FeedStatus {

@@ -1,5 +1,5 @@
 //! `maven feeds parse FILE|- [--url URL] [--content-type CT]`: prints the parsed feed as the
-//! JSON object of SPEC F-9.
+//! JSON object of F-9.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;

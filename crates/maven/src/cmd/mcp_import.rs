@@ -1,4 +1,4 @@
-//! `maven mcp import FILE` (SPEC C-5): reads the `mcpServers` shape other MCP hosts use
+//! `maven mcp import FILE` (C-5): reads the `mcpServers` shape other MCP hosts use
 //! (`command`/`args`/`env`, or `url`/`headers`) and prints a Maven `mcp_servers` block with
 //! every server `enabled: false`. Secret-bearing values (environment values, header values)
 //! are never printed: they become `${NAME}` references, and stderr says which variables to set.

@@ -1,4 +1,4 @@
-//! The `llm` router (SPEC T-2): an OpenAI-compatible chat-completions endpoint (llama.cpp's
+//! The `llm` router (T-2): an OpenAI-compatible chat-completions endpoint (llama.cpp's
 //! llama-server, Ollama, vLLM) reached through the `router` webfetch door.
 //!
 //! The prompt holds only enabled acts with capped descriptions and must fit `context_tokens`

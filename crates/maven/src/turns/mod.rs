@@ -1,4 +1,4 @@
-//! Turns (SPEC T-1..T-5): one utterance in, one answer out. This is the **only** path by which
+//! Turns (T-1..T-5): one utterance in, one answer out. This is the **only** path by which
 //! anything runs an act.
 //!
 //! A router picks what the turn does (`rules`, or `llm` with the rules router as its fallback).

@@ -1,4 +1,4 @@
-//! The `rules` router (SPEC T-2): deterministic, no model. Built-in intents in English and
+//! The `rules` router (T-2): deterministic, no model. Built-in intents in English and
 //! Russian, and enabled acts by their name or spoken form.
 
 /// The language an intent was spoken in, so the answer can follow it.

@@ -1,4 +1,4 @@
-//! The local page (SPEC §10): `/tools` with passkey step-up, the MCP servers and feeds cards,
+//! The local page (U-1..U-4): `/tools` with passkey step-up, the MCP servers and feeds cards,
 //! recent acts, and the JSON API under `/api` that the page itself uses.
 //!
 //! Hardening (U-3), applied by layers around every route:
@@ -60,7 +60,7 @@ pub(crate) type BoxFuture<'a, T> =
 
 /// What the servers and feeds cards show: the one data source of those cards. The daemon
 /// implements it from the MCP connection manager and the feed poller; the shapes are those of
-/// `maven mcp status --json` and `maven feeds status --json` (SPEC I-3).
+/// `maven mcp status --json` and `maven feeds status --json` (I-3).
 pub(crate) trait StatusSource: Send + Sync + 'static {
     /// One object per configured MCP server.
     fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>>;
