@@ -434,6 +434,17 @@ fn worker(path: &Path, mut rx: mpsc::Receiver<Msg>, ready: oneshot::Sender<Resul
     }
 }
 
+/// `t` in UTC to the second, as RFC 3339 (`2026-11-30T05:00:00Z`): how every timestamp Maven writes as
+/// text looks. Empty only for a time RFC 3339 cannot write (a year outside 0..=9999).
+pub fn rfc3339(t: OffsetDateTime) -> String {
+    use time::format_description::well_known::Rfc3339;
+    t.to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,15 +469,4 @@ mod tests {
         store.set_fact("after", "ok").await.unwrap();
         assert_eq!(store.fact("after").await.unwrap().as_deref(), Some("ok"));
     }
-}
-
-/// `t` in UTC to the second, as RFC 3339 (`2026-11-30T05:00:00Z`): how every timestamp Maven writes as
-/// text looks. Empty only for a time RFC 3339 cannot write (a year outside 0..=9999).
-pub fn rfc3339(t: OffsetDateTime) -> String {
-    use time::format_description::well_known::Rfc3339;
-    t.to_offset(time::UtcOffset::UTC)
-        .replace_nanosecond(0)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_default()
 }

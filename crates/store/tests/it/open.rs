@@ -63,7 +63,7 @@ async fn reopening_keeps_everything() {
     s.propose_tool(mcp_tool("vikunja", "list_tasks"))
         .await
         .unwrap();
-    crate::set_state(&s, "vikunja_list_tasks", store::ToolState::Enabled, "ok")
+    crate::set_state(s, "vikunja_list_tasks", store::ToolState::Enabled, "ok")
         .await
         .unwrap();
     s.close().await.unwrap();

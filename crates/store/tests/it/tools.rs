@@ -326,13 +326,13 @@ async fn enabling_pins_the_approved_shape_and_a_redefinition_drops_to_proposed()
         .propose_tool(mcp_tool("vikunja", "list_tasks"))
         .await
         .unwrap();
-    let enabled = crate::set_state(&s, &t.name, Enabled, "owner approved")
+    let enabled = crate::set_state(s, &t.name, Enabled, "owner approved")
         .await
         .unwrap();
     assert_eq!(enabled.approved_shape.as_ref(), Some(&t.shape));
     assert!(enabled.is_runnable());
 
-    let r = crate::redefine(&s, &t.name, redefinition("sha256:bbbb", true))
+    let r = crate::redefine(s, &t.name, redefinition("sha256:bbbb", true))
         .await
         .unwrap();
     assert_eq!(r.state, Proposed);
@@ -355,18 +355,18 @@ async fn enabling_pins_the_approved_shape_and_a_redefinition_drops_to_proposed()
     assert_eq!(ev.reason, r.provenance);
 
     // From disabled too, and from proposed (stays proposed, still audited).
-    crate::set_state(&s, &t.name, Disabled, "no").await.unwrap();
-    let r = crate::redefine(&s, &t.name, redefinition("sha256:cccc", false))
+    crate::set_state(s, &t.name, Disabled, "no").await.unwrap();
+    let r = crate::redefine(s, &t.name, redefinition("sha256:cccc", false))
         .await
         .unwrap();
     assert_eq!(r.state, Proposed);
-    let r = crate::redefine(&s, &t.name, redefinition("sha256:dddd", false))
+    let r = crate::redefine(s, &t.name, redefinition("sha256:dddd", false))
         .await
         .unwrap();
     assert_eq!(r.state, Proposed);
     assert_eq!(s.tool_events(Some(&t.name), 100).await.unwrap().len(), 6);
 
-    let err = crate::redefine(&s, "ghost", redefinition("x", false))
+    let err = crate::redefine(s, "ghost", redefinition("x", false))
         .await
         .unwrap_err();
     assert!(err.is_not_found());
@@ -379,12 +379,12 @@ async fn destructive_is_never_lowered() {
     let mut t = mcp_tool("srv", "writer");
     t.destructive = false;
     s.propose_tool(t).await.unwrap();
-    let r = crate::redefine(&s, "srv_writer", redefinition("fp1", true))
+    let r = crate::redefine(s, "srv_writer", redefinition("fp1", true))
         .await
         .unwrap();
     assert!(r.destructive, "raised");
     // It claims read-only again: the store keeps it destructive.
-    let r = crate::redefine(&s, "srv_writer", redefinition("fp2", false))
+    let r = crate::redefine(s, "srv_writer", redefinition("fp2", false))
         .await
         .unwrap();
     assert!(r.destructive, "never lowered by a redefinition");
@@ -402,11 +402,11 @@ async fn withdrawn_rows_come_back_as_proposals() {
     let db = Db::new().await;
     let s = &db.store;
     s.propose_tool(mcp_tool("srv", "gone")).await.unwrap();
-    crate::set_state(&s, "srv_gone", Enabled, "ok")
+    crate::set_state(s, "srv_gone", Enabled, "ok")
         .await
         .unwrap();
     let w = crate::set_state(
-        &s,
+        s,
         "srv_gone",
         Withdrawn,
         "no longer offered by srv at 2026-11-30T05:00:00Z",
@@ -414,11 +414,11 @@ async fn withdrawn_rows_come_back_as_proposals() {
     .await
     .unwrap();
     assert!(!w.is_runnable());
-    let err = crate::set_state(&s, "srv_gone", Enabled, "again")
+    let err = crate::set_state(s, "srv_gone", Enabled, "again")
         .await
         .unwrap_err();
     assert!(err.is_bad_transition(), "{err:?}");
-    let back = crate::set_state(&s, "srv_gone", Proposed, "offered again")
+    let back = crate::set_state(s, "srv_gone", Proposed, "offered again")
         .await
         .unwrap();
     assert_eq!(back.state, Proposed);
@@ -447,12 +447,12 @@ async fn a_row_without_fingerprint_adopts_one_silently() {
     let mut t = mcp_tool("srv", "old");
     t.fingerprint = None;
     s.propose_tool(t).await.unwrap();
-    crate::set_state(&s, "srv_old", Enabled, "ok")
+    crate::set_state(s, "srv_old", Enabled, "ok")
         .await
         .unwrap();
     let events = s.tool_events(None, 100).await.unwrap().len();
-    assert!(crate::adopt(&s, "srv_old", "sha256:1111").await.unwrap());
-    assert!(!crate::adopt(&s, "srv_old", "sha256:1111").await.unwrap());
+    assert!(crate::adopt(s, "srv_old", "sha256:1111").await.unwrap());
+    assert!(!crate::adopt(s, "srv_old", "sha256:1111").await.unwrap());
     let row = s.tool("srv_old").await.unwrap().unwrap();
     assert_eq!(row.state, Enabled, "an upgrade is not a redefinition");
     assert_eq!(row.fingerprint.as_deref(), Some("sha256:1111"));
@@ -461,11 +461,11 @@ async fn a_row_without_fingerprint_adopts_one_silently() {
         events,
         "silent"
     );
-    let err = crate::adopt(&s, "srv_old", "sha256:2222")
+    let err = crate::adopt(s, "srv_old", "sha256:2222")
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
-    assert!(crate::adopt(&s, "ghost", "x")
+    assert!(crate::adopt(s, "ghost", "x")
         .await
         .unwrap_err()
         .is_not_found());
@@ -478,22 +478,22 @@ async fn a_local_act_may_change_its_argv_an_mcp_row_may_not() {
     s.propose_tool(local_tool("backup", &["restic", "backup"]))
         .await
         .unwrap();
-    crate::set_state(&s, "backup", Enabled, "ok").await.unwrap();
+    crate::set_state(s, "backup", Enabled, "ok").await.unwrap();
     let mut r = redefinition("local:1", false);
     r.cmd = Some(vec!["restic".into(), "forget".into(), "--prune".into()]);
-    let row = crate::redefine(&s, "backup", r.clone()).await.unwrap();
+    let row = crate::redefine(s, "backup", r.clone()).await.unwrap();
     assert_eq!(row.cmd, ["restic", "forget", "--prune"]);
     assert_eq!(row.state, Proposed);
     r.cmd = Some(vec!["mcp".into(), "x".into(), "y".into()]);
     assert!(matches!(
-        crate::redefine(&s, "backup", r.clone()).await,
+        crate::redefine(s, "backup", r.clone()).await,
         Err(Error::Invalid { .. })
     ));
 
     s.propose_tool(mcp_tool("srv", "t")).await.unwrap();
     r.cmd = Some(vec!["mcp".into(), "srv".into(), "t".into()]);
     assert!(matches!(
-        crate::redefine(&s, "srv_t", r).await,
+        crate::redefine(s, "srv_t", r).await,
         Err(Error::Invalid { .. })
     ));
 }
@@ -514,7 +514,7 @@ async fn events_are_newest_first_and_limited() {
     let s = &db.store;
     s.propose_tool(mcp_tool("a", "x")).await.unwrap();
     s.propose_tool(mcp_tool("b", "y")).await.unwrap();
-    crate::set_state(&s, "a_x", Enabled, "ok").await.unwrap();
+    crate::set_state(s, "a_x", Enabled, "ok").await.unwrap();
     let all = s.tool_events(None, 10).await.unwrap();
     let tools: Vec<&str> = all.iter().map(|e| e.tool.as_str()).collect();
     assert_eq!(tools, ["a_x", "b_y", "a_x"]);
@@ -532,20 +532,20 @@ async fn a_complete_listing_withdraws_what_the_server_stopped_offering() {
         s.propose_tool(mcp_tool("srv", t)).await.unwrap();
     }
     s.propose_tool(mcp_tool("other", "gone")).await.unwrap();
-    crate::set_state(&s, "srv_gone", Enabled, "ok")
+    crate::set_state(s, "srv_gone", Enabled, "ok")
         .await
         .unwrap();
-    crate::set_state(&s, "srv_old", Withdrawn, "earlier")
+    crate::set_state(s, "srv_old", Withdrawn, "earlier")
         .await
         .unwrap();
 
     let offered = vec!["keep".to_owned(), "new".to_owned()];
     let reason = "no longer offered by srv (listing at 2026-11-30T05:00:00Z)";
-    let gone = crate::withdraw_missing(&s, "srv", &offered, reason)
+    let gone = crate::withdraw_missing(s, "srv", &offered, reason)
         .await
         .unwrap();
     assert_eq!(gone, ["srv_gone"], "already-withdrawn rows are left alone");
-    let rows = crate::tools_of_server(&s, "srv").await.unwrap();
+    let rows = crate::tools_of_server(s, "srv").await.unwrap();
     let states: Vec<(&str, ToolState)> = rows.iter().map(|r| (r.name.as_str(), r.state)).collect();
     assert_eq!(
         states,
@@ -566,11 +566,11 @@ async fn a_complete_listing_withdraws_what_the_server_stopped_offering() {
         (Some(Enabled), Withdrawn, reason)
     );
     // Running it again changes nothing.
-    assert!(crate::withdraw_missing(&s, "srv", &offered, reason)
+    assert!(crate::withdraw_missing(s, "srv", &offered, reason)
         .await
         .unwrap()
         .is_empty());
-    assert!(crate::tools_of_server(&s, "nobody")
+    assert!(crate::tools_of_server(s, "nobody")
         .await
         .unwrap()
         .is_empty());
