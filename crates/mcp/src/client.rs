@@ -4,41 +4,15 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::error::{CloseReason, Error, Incomplete};
-use crate::rpc::{self, cap_string, Core, Stats};
+use crate::handshake::{self, ServerInfo};
+use crate::rpc::{self, Core, Stats};
 use crate::tools::{reduce_content, Tool, ToolOutcome};
 use crate::{ClientOptions, ServerConfig, Transport};
-
-/// The protocol version this client asks for.
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
-/// Every protocol version this client accepts in an initialize answer.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
-
-/// Longest server name or version string kept from the handshake.
-const INFO_CAP: usize = 256;
-/// Longest `instructions` kept from the handshake.
-const INSTRUCTIONS_CAP: usize = 4096;
-
-/// What the handshake established.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ServerInfo {
-    /// The negotiated protocol version (one of [`SUPPORTED_PROTOCOL_VERSIONS`]).
-    pub protocol_version: String,
-    /// `serverInfo.name` (capped).
-    pub name: String,
-    /// `serverInfo.version` (capped).
-    pub version: String,
-    /// The server's declared capabilities, as received.
-    pub capabilities: Value,
-    /// `instructions` (capped), if any.
-    pub instructions: Option<String>,
-}
 
 /// A complete listing of a server's tools.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,23 +33,6 @@ impl ToolList {
             tools,
             pages: 1,
             skipped: 0,
-        }
-    }
-}
-
-impl ServerInfo {
-    /// Handshake facts without capabilities or instructions (for reports and tests).
-    pub fn new(
-        protocol_version: impl Into<String>,
-        name: impl Into<String>,
-        version: impl Into<String>,
-    ) -> ServerInfo {
-        ServerInfo {
-            protocol_version: protocol_version.into(),
-            name: name.into(),
-            version: version.into(),
-            capabilities: Value::Object(Map::new()),
-            instructions: None,
         }
     }
 }
@@ -114,18 +71,6 @@ impl std::fmt::Debug for Client {
             .field("info", &self.info)
             .finish_non_exhaustive()
     }
-}
-
-#[derive(Deserialize)]
-struct InitializeResult {
-    #[serde(rename = "protocolVersion")]
-    protocol_version: Value,
-    #[serde(default)]
-    capabilities: Value,
-    #[serde(rename = "serverInfo", default)]
-    server_info: Value,
-    #[serde(default)]
-    instructions: Value,
 }
 
 impl Client {
@@ -169,22 +114,13 @@ impl Client {
         }
     }
 
-    /// The initialize request's params.
-    pub(crate) fn initialize_params(options: &ClientOptions) -> Value {
-        serde_json::json!({
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": options.capabilities,
-            "clientInfo": {"name": options.client_name, "version": options.client_version},
-        })
-    }
-
     async fn handshake(&self) -> Result<ServerInfo, Error> {
-        let params = Self::initialize_params(&self.options);
+        let params = handshake::initialize_params(&self.options);
         let timeout = self.config.timeouts.init;
         let raw = self
             .request_raw("initialize", Some(&params), timeout)
             .await?;
-        let info = parse_initialize(&raw)?;
+        let info = handshake::parse_initialize(&raw)?;
         if let Link::Http(h) = &self.link {
             h.set_protocol_version(&info.protocol_version);
         }
@@ -530,80 +466,5 @@ impl Client {
             return Err(bad("no `contents` array"));
         };
         Ok(reduce_content(contents, self.options.limits.result_text_cap).0)
-    }
-}
-
-pub(crate) fn parse_initialize(raw: &RawValue) -> Result<ServerInfo, Error> {
-    let bad = |reason: &str| Error::BadResult {
-        method: "initialize".to_owned(),
-        reason: reason.to_owned(),
-    };
-    let r: InitializeResult =
-        serde_json::from_str(raw.get()).map_err(|_| bad("not an initialize result"))?;
-    let Value::String(version) = r.protocol_version else {
-        return Err(bad("protocolVersion is not a string"));
-    };
-    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) {
-        return Err(Error::UnsupportedProtocol {
-            offered: cap_string(version, 64),
-        });
-    }
-    let field = |k: &str| {
-        r.server_info
-            .get(k)
-            .and_then(Value::as_str)
-            .map(|s| cap_string(s.to_owned(), INFO_CAP))
-            .unwrap_or_default()
-    };
-    Ok(ServerInfo {
-        protocol_version: version,
-        name: field("name"),
-        version: field("version"),
-        capabilities: r.capabilities,
-        instructions: r
-            .instructions
-            .as_str()
-            .map(|s| cap_string(s.to_owned(), INSTRUCTIONS_CAP)),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn initialize_answers() {
-        let cases: &[(&str, Result<&str, &str>)] = &[
-            (
-                r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
-                Ok("2025-11-25"),
-            ),
-            (
-                r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
-                Ok("2025-06-18"),
-            ),
-            (
-                r#"{"protocolVersion":"2025-03-26","serverInfo":{"name":"s"}}"#,
-                Ok("2025-03-26"),
-            ),
-            (
-                r#"{"protocolVersion":"2024-11-05","serverInfo":{"name":"s"}}"#,
-                Err("unsupported"),
-            ),
-            (r#"{"protocolVersion":"2099-01-01"}"#, Err("unsupported")),
-            (r#"{"protocolVersion":20251125}"#, Err("bad")),
-            (r#"{"serverInfo":{}}"#, Err("bad")),
-            (r#"[]"#, Err("bad")),
-        ];
-        for (json, want) in cases {
-            let raw = RawValue::from_string((*json).to_owned()).unwrap();
-            let got = parse_initialize(&raw);
-            match (got, want) {
-                (Ok(info), Ok(v)) => assert_eq!(info.protocol_version, *v),
-                (Err(Error::UnsupportedProtocol { .. }), Err("unsupported")) => {}
-                (Err(Error::BadResult { .. }), Err("bad")) => {}
-                (got, want) => panic!("{json}: {got:?} vs {want:?}"),
-            }
-        }
     }
 }

@@ -23,6 +23,7 @@ use bytes::Bytes;
 use webfetch::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
 
 use crate::error::{CloseReason, Error};
+use crate::handshake;
 use crate::rpc::{self, Core, Inbound};
 use crate::{ClientOptions, Limits};
 
@@ -206,7 +207,7 @@ impl HttpLink {
         }
         *lock(&self.session) = None;
         let mut ticket = core.register()?;
-        let params = crate::client::Client::initialize_params(options);
+        let params = handshake::initialize_params(options);
         let frame = rpc::encode(Some(ticket.id), "initialize", Some(&params));
         let (req, _) = self.request(Method::POST, Bytes::from(frame), timeout);
         let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
@@ -224,7 +225,7 @@ impl HttpLink {
             .await
             .map_err(|_| Error::Closed(core.close_reason().unwrap_or(CloseReason::ServerGone)))??;
         ticket.disarm();
-        let info = crate::client::parse_initialize(&raw)?;
+        let info = handshake::parse_initialize(&raw)?;
         self.set_protocol_version(&info.protocol_version);
         let note = rpc::encode::<serde_json::Value>(None, "notifications/initialized", None);
         self.post_message(&note, core, timeout).await
