@@ -62,6 +62,7 @@
 
 mod error;
 mod model;
+mod names;
 mod ops;
 mod schema;
 mod web;
@@ -78,9 +79,8 @@ use tokio::sync::{mpsc, oneshot};
 pub use error::Error;
 pub use model::{
     limits, ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
-    Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow, ToolState,
+    PasskeyRow, Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow, ToolState,
 };
-pub use web::PasskeyRow;
 
 /// How many requests may wait for the worker before callers are made to wait.
 const QUEUE: usize = 256;
@@ -391,6 +391,41 @@ impl Store {
     /// Executed acts, newest first.
     pub async fn acts_log(&self, limit: u32) -> Result<Vec<ActLogRow>, Error> {
         self.call(move |c| ops::acts_log(c, limit)).await
+    }
+}
+
+// The page's credentials.
+impl Store {
+    /// Stores a newly enrolled passkey under its credential id (lowercase hex).
+    /// [`Error::AlreadyExists`] when the id is taken; [`Error::Invalid`] for an id that is not
+    /// lowercase hex or a document that is not JSON (at most 64 KiB).
+    pub async fn add_passkey(&self, id: &str, passkey: &str) -> Result<PasskeyRow, Error> {
+        let (i, p) = (id.to_owned(), passkey.to_owned());
+        self.call(move |c| web::add(c, &i, &p)).await
+    }
+
+    /// Every enrolled passkey, oldest first.
+    pub async fn passkeys(&self) -> Result<Vec<PasskeyRow>, Error> {
+        self.call(web::all).await
+    }
+
+    /// One passkey by id.
+    pub async fn passkey(&self, id: &str) -> Result<Option<PasskeyRow>, Error> {
+        let i = id.to_owned();
+        self.call(move |c| web::get(c, &i)).await
+    }
+
+    /// Records that a passkey verified a step-up now, replacing its document when given (the
+    /// authenticator's signature counter moved). [`Error::NotFound`] when there is no such id.
+    pub async fn passkey_used(&self, id: &str, passkey: Option<&str>) -> Result<(), Error> {
+        let (i, p) = (id.to_owned(), passkey.map(str::to_owned));
+        self.call(move |c| web::used(c, &i, p.as_deref())).await
+    }
+
+    /// Forgets a passkey; `true` if it existed.
+    pub async fn remove_passkey(&self, id: &str) -> Result<bool, Error> {
+        let i = id.to_owned();
+        self.call(move |c| web::remove(c, &i)).await
     }
 }
 

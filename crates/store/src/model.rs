@@ -1,11 +1,8 @@
 //! The values that go in and come out of the store.
 
 use std::fmt;
-use std::str::FromStr;
 
 use time::OffsetDateTime;
-
-use crate::Error;
 
 /// A note to write: one fact Maven learned (a feed item, a remembered sentence).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +68,7 @@ pub struct SourceCount {
 
 /// The state of an allowlist row.
 ///
-/// Allowed changes (anything else is [`Error::BadTransition`], in the store's code and in a
+/// Allowed changes (anything else is [`Error::BadTransition`](crate::Error::BadTransition), in the store's code and in a
 /// schema trigger): see [`ToolState::can_become`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ToolState {
@@ -128,17 +125,6 @@ impl fmt::Display for ToolState {
     }
 }
 
-impl FromStr for ToolState {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ToolState::ALL
-            .into_iter()
-            .find(|st| st.as_str() == s)
-            .ok_or_else(|| Error::invalid("tool state", format!("unknown state {s:?}")))
-    }
-}
-
 /// What an allowlist row runs: a tool of an MCP server, or a local command from the
 /// configuration. Stored as `mcp` / `local`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -162,21 +148,6 @@ impl ToolKind {
 impl fmt::Display for ToolKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ToolKind {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "mcp" => Ok(ToolKind::Mcp),
-            "local" => Ok(ToolKind::Local),
-            other => Err(Error::invalid(
-                "tool kind",
-                format!("{other:?} is neither \"mcp\" nor \"local\""),
-            )),
-        }
     }
 }
 
@@ -406,7 +377,7 @@ pub struct FeedBatchOutcome {
 }
 
 /// Bounds the schema enforces (in characters). Writes beyond them fail with
-/// [`Error::Constraint`] and roll back their whole transaction, so callers cap or hash first.
+/// [`Error::Constraint`](crate::Error::Constraint) and roll back their whole transaction, so callers cap or hash first.
 pub mod limits {
     /// Longest note source.
     pub const NOTE_SOURCE: usize = 256;
@@ -426,4 +397,17 @@ pub mod limits {
     pub const SEEN_KEY: usize = 2048;
     /// Longest tool local name (`[A-Za-z0-9_.-]`).
     pub const TOOL_NAME: usize = 160;
+}
+
+/// An enrolled passkey.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasskeyRow {
+    /// The credential id, lowercase hex.
+    pub id: String,
+    /// The credential as the WebAuthn library serialised it (JSON, opaque to the store).
+    pub passkey: String,
+    /// When it was enrolled.
+    pub created: OffsetDateTime,
+    /// When it last verified a step-up.
+    pub last_used: Option<OffsetDateTime>,
 }

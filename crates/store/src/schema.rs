@@ -18,7 +18,7 @@ pub(crate) const APPLICATION_ID: u32 = 0x4D56_4E31;
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The migrations, in order. Index 0 is version 1.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, crate::web::V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The newest schema version this build knows.
 pub(crate) fn latest_version() -> u32 {
@@ -258,3 +258,14 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), Error> {
 pub(crate) fn version(conn: &Connection) -> Result<u32, Error> {
     read_u32_pragma(conn, "user_version")
 }
+
+/// Migration 2: the passkeys table.
+const V2: &str = r#"
+CREATE TABLE passkeys (
+    id        TEXT PRIMARY KEY NOT NULL
+              CHECK (length(id) BETWEEN 2 AND 2048 AND id NOT GLOB '*[^0-9a-f]*'),
+    passkey   TEXT NOT NULL CHECK (length(passkey) <= 65536 AND json_valid(passkey)),
+    created   INTEGER NOT NULL,
+    last_used INTEGER
+) STRICT, WITHOUT ROWID;
+"#;

@@ -7,32 +7,9 @@
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use time::OffsetDateTime;
 
+use crate::error::Error;
+use crate::model::PasskeyRow;
 use crate::ops::{from_ms, to_ms};
-use crate::{Error, Store};
-
-/// Migration 2: the passkeys table.
-pub(crate) const V2: &str = r#"
-CREATE TABLE passkeys (
-    id        TEXT PRIMARY KEY NOT NULL
-              CHECK (length(id) BETWEEN 2 AND 2048 AND id NOT GLOB '*[^0-9a-f]*'),
-    passkey   TEXT NOT NULL CHECK (length(passkey) <= 65536 AND json_valid(passkey)),
-    created   INTEGER NOT NULL,
-    last_used INTEGER
-) STRICT, WITHOUT ROWID;
-"#;
-
-/// An enrolled passkey.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PasskeyRow {
-    /// The credential id, lowercase hex.
-    pub id: String,
-    /// The credential as the WebAuthn library serialised it (JSON, opaque to the store).
-    pub passkey: String,
-    /// When it was enrolled.
-    pub created: OffsetDateTime,
-    /// When it last verified a step-up.
-    pub last_used: Option<OffsetDateTime>,
-}
 
 fn check(id: &str, passkey: &str) -> Result<(), Error> {
     if id.len() < 2
@@ -55,7 +32,7 @@ fn check(id: &str, passkey: &str) -> Result<(), Error> {
     Ok(())
 }
 
-fn add(conn: &mut Connection, id: &str, passkey: &str) -> Result<PasskeyRow, Error> {
+pub(crate) fn add(conn: &mut Connection, id: &str, passkey: &str) -> Result<PasskeyRow, Error> {
     check(id, passkey)?;
     let now = to_ms(OffsetDateTime::now_utc());
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -92,7 +69,7 @@ fn finish_passkey((id, passkey, created, last_used): RawPasskey) -> Result<Passk
     })
 }
 
-fn all(conn: &mut Connection) -> Result<Vec<PasskeyRow>, Error> {
+pub(crate) fn all(conn: &mut Connection) -> Result<Vec<PasskeyRow>, Error> {
     let mut st = conn.prepare_cached(
         "SELECT id, passkey, created, last_used FROM passkeys ORDER BY created, id",
     )?;
@@ -100,7 +77,7 @@ fn all(conn: &mut Connection) -> Result<Vec<PasskeyRow>, Error> {
     rows.map(|r| finish_passkey(r?)).collect()
 }
 
-fn used(conn: &mut Connection, id: &str, passkey: Option<&str>) -> Result<(), Error> {
+pub(crate) fn used(conn: &mut Connection, id: &str, passkey: Option<&str>) -> Result<(), Error> {
     if let Some(p) = passkey {
         check(id, p)?;
     }
@@ -116,51 +93,17 @@ fn used(conn: &mut Connection, id: &str, passkey: Option<&str>) -> Result<(), Er
     Ok(())
 }
 
-fn remove(conn: &mut Connection, id: &str) -> Result<bool, Error> {
+pub(crate) fn remove(conn: &mut Connection, id: &str) -> Result<bool, Error> {
     let n = conn
         .prepare_cached("DELETE FROM passkeys WHERE id = ?1")?
         .execute([id])?;
     Ok(n > 0)
 }
 
-fn get(conn: &mut Connection, id: &str) -> Result<Option<PasskeyRow>, Error> {
+pub(crate) fn get(conn: &mut Connection, id: &str) -> Result<Option<PasskeyRow>, Error> {
     conn.prepare_cached("SELECT id, passkey, created, last_used FROM passkeys WHERE id = ?1")?
         .query_row([id], raw_passkey)
         .optional()?
         .map(finish_passkey)
         .transpose()
-}
-
-impl Store {
-    /// Stores a newly enrolled passkey under its credential id (lowercase hex).
-    /// [`Error::AlreadyExists`] when the id is taken; [`Error::Invalid`] for an id that is not
-    /// lowercase hex or a document that is not JSON (at most 64 KiB).
-    pub async fn add_passkey(&self, id: &str, passkey: &str) -> Result<PasskeyRow, Error> {
-        let (i, p) = (id.to_owned(), passkey.to_owned());
-        self.call(move |c| add(c, &i, &p)).await
-    }
-
-    /// Every enrolled passkey, oldest first.
-    pub async fn passkeys(&self) -> Result<Vec<PasskeyRow>, Error> {
-        self.call(all).await
-    }
-
-    /// One passkey by id.
-    pub async fn passkey(&self, id: &str) -> Result<Option<PasskeyRow>, Error> {
-        let i = id.to_owned();
-        self.call(move |c| get(c, &i)).await
-    }
-
-    /// Records that a passkey verified a step-up now, replacing its document when given (the
-    /// authenticator's signature counter moved). [`Error::NotFound`] when there is no such id.
-    pub async fn passkey_used(&self, id: &str, passkey: Option<&str>) -> Result<(), Error> {
-        let (i, p) = (id.to_owned(), passkey.map(str::to_owned));
-        self.call(move |c| used(c, &i, p.as_deref())).await
-    }
-
-    /// Forgets a passkey; `true` if it existed.
-    pub async fn remove_passkey(&self, id: &str) -> Result<bool, Error> {
-        let i = id.to_owned();
-        self.call(move |c| remove(c, &i)).await
-    }
 }

@@ -447,9 +447,7 @@ async fn a_row_without_fingerprint_adopts_one_silently() {
     let mut t = mcp_tool("srv", "old");
     t.fingerprint = None;
     s.propose_tool(t).await.unwrap();
-    crate::set_state(s, "srv_old", Enabled, "ok")
-        .await
-        .unwrap();
+    crate::set_state(s, "srv_old", Enabled, "ok").await.unwrap();
     let events = s.tool_events(None, 100).await.unwrap().len();
     assert!(crate::adopt(s, "srv_old", "sha256:1111").await.unwrap());
     assert!(!crate::adopt(s, "srv_old", "sha256:1111").await.unwrap());
@@ -461,9 +459,7 @@ async fn a_row_without_fingerprint_adopts_one_silently() {
         events,
         "silent"
     );
-    let err = crate::adopt(s, "srv_old", "sha256:2222")
-        .await
-        .unwrap_err();
+    let err = crate::adopt(s, "srv_old", "sha256:2222").await.unwrap_err();
     assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
     assert!(crate::adopt(s, "ghost", "x")
         .await
