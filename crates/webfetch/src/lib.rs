@@ -60,7 +60,9 @@ pub fn host_pattern_is_valid(entry: &str) -> bool {
     target::HostPattern::parse(entry).is_some()
 }
 
-/// Test-only policy. Not part of the stable API.
+/// Test-only policy. Not part of the stable API; compiled only with the `test-hooks`
+/// feature, which only dev-dependencies enable.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod testing {
     use std::net::{IpAddr, Ipv4Addr};
@@ -125,7 +127,7 @@ pub mod fuzzing {
                 },
                 allow: Some(vec![HostPattern::Under("example.com".into())]),
                 deny: vec![HostPattern::Exact("10.0.0.1".into())],
-                pretend_public: Vec::new(),
+                ..UrlPolicy::default()
             },
         ];
         let mut urls = Vec::new();
