@@ -127,7 +127,8 @@ pub mod fuzzing {
                 },
                 allow: Some(vec![HostPattern::Under("example.com".into())]),
                 deny: vec![HostPattern::Exact("10.0.0.1".into())],
-                ..UrlPolicy::default()
+                #[cfg(feature = "test-hooks")]
+                pretend_public: Vec::new(),
             },
         ];
         let mut urls = Vec::new();
