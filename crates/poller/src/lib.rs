@@ -25,6 +25,11 @@
 //! The daemon builds one [`Poller`] only when at least one feed is enabled, and runs
 //! [`Poller::run`] under its cancellation token.
 
+// This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
+// use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows
+// `clippy::panic` itself.
+#![warn(clippy::expect_used, clippy::panic)]
+
 #[cfg(feature = "test-hooks")]
 use std::path::PathBuf;
 use std::sync::Arc;

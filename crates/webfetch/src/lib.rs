@@ -34,6 +34,11 @@
 //! # }
 //! ```
 
+// This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
+// use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows
+// `clippy::panic` itself.
+#![warn(clippy::expect_used, clippy::panic)]
+
 use std::time::Duration;
 
 pub mod addr;
