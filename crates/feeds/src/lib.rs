@@ -10,6 +10,11 @@
 //! element tree is built on quick-xml's tokenizer and the feed vocabulary is read off it. Text
 //! fields are delivered both as HTML (relative URIs resolved) and as plain text.
 
+// This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
+// use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows
+// `clippy::panic` itself.
+#![warn(clippy::expect_used, clippy::panic)]
+
 mod date;
 mod decode;
 mod dom;

@@ -25,6 +25,12 @@
 //! The daemon builds one [`Poller`] only when at least one feed is enabled, and runs
 //! [`Poller::run`] under its cancellation token.
 
+// This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
+// use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows
+// `clippy::panic` itself.
+#![warn(clippy::expect_used, clippy::panic)]
+
+#[cfg(feature = "test-hooks")]
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,10 +55,13 @@ pub use worker::{MAX_LINK, MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
 use schedule::HostGate;
 use worker::Worker;
 
-/// **Test-only.** When this environment variable names a file, and that file exists, every
-/// feed's poll writes `<file>.held` and waits — right before its store transaction — until the
-/// file is removed. Tests use it to kill the daemon in the middle of writing a batch. Unset
-/// (always, outside tests) it does nothing; set, it only delays, never changes what is written.
+/// **Test-only** (compiled only with the `test-hooks` feature, which only dev-dependencies
+/// enable). When this environment variable names a file, and that file exists, every feed's
+/// poll writes `<file>.held` and waits — right before its store transaction — until the file
+/// is removed. Tests use it to kill the daemon in the middle of writing a batch. Unset it does
+/// nothing; set, it only delays, never changes what is written. Without the feature the
+/// variable is never read.
+#[cfg(feature = "test-hooks")]
 pub const COMMIT_HOLD_ENV: &str = "MAVEN_TEST_FEED_COMMIT_HOLD";
 
 /// One configured feed, with its own webfetch door.
@@ -79,7 +88,9 @@ pub struct Options {
     pub min_interval: Duration,
     /// Seen keys absent from a successful fetch are forgotten after this long.
     pub prune_after: Duration,
-    /// Test-only commit hold file (see [`COMMIT_HOLD_ENV`]).
+    /// Test-only commit hold file (see [`COMMIT_HOLD_ENV`]); only with the `test-hooks`
+    /// feature.
+    #[cfg(feature = "test-hooks")]
     pub commit_hold: Option<PathBuf>,
 }
 
@@ -88,15 +99,19 @@ impl Default for Options {
         Options {
             min_interval: Duration::from_secs(5 * 60),
             prune_after: Duration::from_secs(90 * 24 * 60 * 60),
+            #[cfg(feature = "test-hooks")]
             commit_hold: None,
         }
     }
 }
 
 impl Options {
-    /// The defaults, with the commit hold read from [`COMMIT_HOLD_ENV`].
+    /// The defaults; with the `test-hooks` feature, the commit hold is read from
+    /// `MAVEN_TEST_FEED_COMMIT_HOLD` (`COMMIT_HOLD_ENV`). Without the feature no environment
+    /// variable is read and this is [`Options::default`].
     pub fn from_env() -> Options {
         Options {
+            #[cfg(feature = "test-hooks")]
             commit_hold: std::env::var_os(COMMIT_HOLD_ENV)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::future::Future;
+#[cfg(feature = "test-hooks")]
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -459,6 +460,7 @@ impl Worker {
             };
             batch.facts.push((hkey, facts::encode(&h)));
         }
+        #[cfg(feature = "test-hooks")]
         self.hold_before_commit().await;
         let out = self.store.commit_feed_batch(batch).await?;
         if p.kind != Kind::Normal {
@@ -475,8 +477,9 @@ impl Worker {
         Ok((out.notes_inserted, feed.items.len(), p.kind, p.warning))
     }
 
-    /// Test-only hook (see [`crate::COMMIT_HOLD_ENV`]): while the named file exists, wait
-    /// before committing, after announcing it in `<file>.held`.
+    /// Test-only hook (`test-hooks` feature; see [`crate::COMMIT_HOLD_ENV`]): while the named
+    /// file exists, wait before committing, after announcing it in `<file>.held`.
+    #[cfg(feature = "test-hooks")]
     async fn hold_before_commit(&self) {
         let Some(path) = self.opts.commit_hold.as_ref() else {
             return;

@@ -23,7 +23,9 @@ use crate::rate::RateLimit;
 use crate::resolve::{Resolve, SystemResolver};
 use crate::response::{Body, Request, Response};
 use crate::target::{parse_url, HostPattern, Scheme, Target, TargetHost, UrlPolicy};
-use crate::{testing, DoorConfig};
+#[cfg(feature = "test-hooks")]
+use crate::testing;
+use crate::DoorConfig;
 
 /// The most redirects any door follows.
 pub const MAX_REDIRECTS: u8 = 3;
@@ -54,6 +56,7 @@ const OWNED: [header::HeaderName; 9] = [
     header::EXPECT,
 ];
 
+#[cfg(feature = "test-hooks")]
 type DialHook = Arc<dyn Fn(SocketAddr) + Send + Sync>;
 
 /// The network door of one configured use: every request of a feed, an MCP server or the
@@ -71,6 +74,7 @@ struct Inner {
     policy: UrlPolicy,
     resolver: Arc<dyn Resolve>,
     tls: Result<Arc<ClientConfig>, String>,
+    #[cfg(feature = "test-hooks")]
     on_dial: Option<DialHook>,
     rate: RateLimit,
     pool: Arc<Pool>,
@@ -84,13 +88,15 @@ impl std::fmt::Debug for Fetcher {
     }
 }
 
-/// Builds a [`Fetcher`]: a door's config plus a resolver, and for tests extra TLS roots and a
-/// dial hook.
+/// Builds a [`Fetcher`]: a door's config plus a resolver, and for tests extra TLS roots (and,
+/// with the `test-hooks` feature only, a dial hook and pretend-public addresses).
 pub struct FetcherBuilder {
     door: DoorConfig,
     resolver: Arc<dyn Resolve>,
     roots: RootCertStore,
+    #[cfg(feature = "test-hooks")]
     on_dial: Option<DialHook>,
+    #[cfg(feature = "test-hooks")]
     pretend_public: Vec<IpAddr>,
 }
 
@@ -121,19 +127,25 @@ impl FetcherBuilder {
         Ok(self)
     }
 
-    /// Call `hook` with every address right before a connection attempt to it. Observation
-    /// only (tests count attempts with it); it cannot change where webfetch connects.
+    /// Test-only (`test-hooks` feature): call `hook` with every address right before a
+    /// connection attempt to it. Observation only (tests count attempts with it); it cannot
+    /// change where webfetch connects.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
     pub fn on_dial(mut self, hook: impl Fn(SocketAddr) + Send + Sync + 'static) -> Self {
         self.on_dial = Some(Arc::new(hook));
         self
     }
 
-    /// Test-only: judge one loopback address other than 127.0.0.1 as if it were public, so
-    /// redirect chains from a "public" server to forbidden ones can run on loopback.
+    /// Test-only (`test-hooks` feature): judge one loopback address other than 127.0.0.1 as
+    /// if it were public, so redirect chains from a "public" server to forbidden ones can run
+    /// on loopback.
     ///
     /// It exists because tests may use only loopback, and a real public address is what a
-    /// redirect test needs. The config module never builds a [`testing::PretendPublic`], and
-    /// that type accepts only 127.0.0.0/8, so no configuration can reach this.
+    /// redirect test needs. It is compiled only with the `test-hooks` feature, which only
+    /// dev-dependencies enable; the config module never builds a [`testing::PretendPublic`],
+    /// and that type accepts only 127.0.0.0/8, so no configuration can reach this.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn pretend_public(mut self, pretend: testing::PretendPublic) -> Self {
         self.pretend_public.push(pretend.addr());
@@ -163,6 +175,7 @@ impl FetcherBuilder {
                 .iter()
                 .filter_map(|h| HostPattern::parse(h))
                 .collect(),
+            #[cfg(feature = "test-hooks")]
             pretend_public: self.pretend_public,
         };
         let tls = tls_config(self.roots);
@@ -173,6 +186,7 @@ impl FetcherBuilder {
                 policy,
                 resolver: self.resolver,
                 tls,
+                #[cfg(feature = "test-hooks")]
                 on_dial: self.on_dial,
                 pool: Arc::new(Pool::default()),
             }),
@@ -272,7 +286,9 @@ impl Fetcher {
             roots: RootCertStore {
                 roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
             },
+            #[cfg(feature = "test-hooks")]
             on_dial: None,
+            #[cfg(feature = "test-hooks")]
             pretend_public: Vec::new(),
         }
     }
@@ -582,6 +598,7 @@ impl Fetcher {
         let mut last = None;
         for ip in addrs {
             let addr = SocketAddr::new(*ip, target.port);
+            #[cfg(feature = "test-hooks")]
             if let Some(hook) = &self.inner.on_dial {
                 hook(addr);
             }

@@ -34,6 +34,11 @@
 //! # }
 //! ```
 
+// This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
+// use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows
+// `clippy::panic` itself.
+#![warn(clippy::expect_used, clippy::panic)]
+
 use std::time::Duration;
 
 pub mod addr;
@@ -60,7 +65,9 @@ pub fn host_pattern_is_valid(entry: &str) -> bool {
     target::HostPattern::parse(entry).is_some()
 }
 
-/// Test-only policy. Not part of the stable API.
+/// Test-only policy. Not part of the stable API; compiled only with the `test-hooks`
+/// feature, which only dev-dependencies enable.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod testing {
     use std::net::{IpAddr, Ipv4Addr};
@@ -125,6 +132,7 @@ pub mod fuzzing {
                 },
                 allow: Some(vec![HostPattern::Under("example.com".into())]),
                 deny: vec![HostPattern::Exact("10.0.0.1".into())],
+                #[cfg(feature = "test-hooks")]
                 pretend_public: Vec::new(),
             },
         ];
