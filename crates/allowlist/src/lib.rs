@@ -14,6 +14,8 @@
 //! row's state for the owner, and it takes a `stepup::StepUp`, which only verifying the owner
 //! produces.
 
+#![warn(clippy::expect_used, clippy::panic)]
+
 pub mod catalogue;
 pub mod confirm;
 pub mod naming;

@@ -6,6 +6,8 @@
 //! errors of a file are reported at once. Every block is shape-checked, including blocks that are
 //! written with `"enabled": false`: a typo must not wait for the day the block is switched on.
 
+#![warn(clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;

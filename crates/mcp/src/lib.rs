@@ -48,6 +48,9 @@
 //! of results to text. What Maven does with a tool (verdicts, local names) is not protocol: the
 //! `allowlist` crate decides it.
 
+// This crate reads untrusted bytes: a failure is an error value, never a panic.
+#![warn(clippy::expect_used, clippy::panic)]
+
 mod client;
 mod config;
 mod error;
@@ -70,6 +73,10 @@ pub use tools::{Tool, ToolOutcome};
 
 /// Entry points for the fuzz targets. Not part of the stable API.
 #[doc(hidden)]
+#[allow(
+    clippy::panic,
+    reason = "a fuzz oracle reports a disagreement by panicking"
+)]
 pub mod fuzzing {
     /// Split arbitrary bytes into frames with the stdio line framer (a small cap) and hand each
     /// to the JSON-RPC core. Must not panic; the framer must never hold more than the cap + 1.

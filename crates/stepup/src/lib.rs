@@ -14,6 +14,8 @@
 //! Freshness (five minutes on the page) is the caller's rule: the instant of the verification is
 //! kept, read with [`StepUp::at`].
 
+#![warn(clippy::expect_used, clippy::panic)]
+
 use std::time::Instant;
 
 use webauthn_rs::prelude::{

@@ -60,6 +60,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(clippy::expect_used, clippy::panic)]
+
 mod error;
 mod model;
 mod names;
