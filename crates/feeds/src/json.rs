@@ -3,7 +3,7 @@
 use crate::date::{self, Parsed};
 use crate::html;
 use crate::model::{Enclosure, Feed, Format, Item, Link, Person};
-use crate::{NotAFeed, Warnings, MAX_ITEMS};
+use crate::outcome::{NotAFeed, Warnings, MAX_ITEMS};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use url::Url;

@@ -10,7 +10,7 @@ use crate::dom::{Doc, Ns, NONE};
 use crate::entities::DecodeFlags;
 use crate::html;
 use crate::model::{Enclosure, Feed, Format, Item, Link, Person};
-use crate::{NotAFeed, Warnings, MAX_ITEMS};
+use crate::outcome::{NotAFeed, Warnings, MAX_ITEMS};
 use std::borrow::Cow;
 use time::OffsetDateTime;
 use url::Url;

@@ -14,11 +14,13 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 use webfetch::{header, HeaderValue, Request, StatusCode};
 
+use crate::error::Error;
 use crate::facts::{self, fmt_time, parse_time};
 use crate::http::{self, Validators};
+use crate::identity;
+use crate::model::{FeedSpec, FeedState, FeedStatus, Options, Outcome, PollReport};
 use crate::plan::{self, Entry, Kind};
 use crate::schedule::{HostGate, Schedule, Verdict, MAX_DELAY};
-use crate::{identity, Error, FeedSpec, FeedState, FeedStatus, Options, Outcome, PollReport};
 
 /// What a feed asks for.
 const ACCEPT: &str = "application/rss+xml, application/atom+xml, application/feed+json, \
@@ -477,7 +479,7 @@ impl Worker {
         Ok((out.notes_inserted, feed.items.len(), p.kind, p.warning))
     }
 
-    /// Test-only hook (`test-hooks` feature; see [`crate::COMMIT_HOLD_ENV`]): while the named
+    /// Test-only hook (`test-hooks` feature; see [`crate::model::COMMIT_HOLD_ENV`]): while the named
     /// file exists, wait before committing, after announcing it in `<file>.held`.
     #[cfg(feature = "test-hooks")]
     async fn hold_before_commit(&self) {

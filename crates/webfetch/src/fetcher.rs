@@ -17,6 +17,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use crate::addr::Lifts;
+use crate::door::DoorConfig;
 use crate::error::{Error, Phase, Refusal};
 use crate::pool::{Pool, Release, Sender};
 use crate::rate::RateLimit;
@@ -25,7 +26,6 @@ use crate::response::{Body, Request, Response};
 use crate::target::{parse_url, HostPattern, Scheme, Target, TargetHost, UrlPolicy};
 #[cfg(feature = "test-hooks")]
 use crate::testing;
-use crate::DoorConfig;
 
 /// The most redirects any door follows.
 pub const MAX_REDIRECTS: u8 = 3;

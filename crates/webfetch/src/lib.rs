@@ -39,9 +39,8 @@
 // `clippy::panic` itself.
 #![warn(clippy::expect_used, clippy::panic)]
 
-use std::time::Duration;
-
 pub mod addr;
+mod door;
 mod error;
 mod fetcher;
 mod pool;
@@ -51,6 +50,7 @@ mod response;
 mod target;
 
 pub use addr::{Class, Verdict};
+pub use door::{DoorConfig, Timeouts, DEFAULT_MAX_BODY};
 pub use error::{Error, Kind, Phase, Refusal};
 pub use fetcher::{Fetcher, FetcherBuilder, MAX_REDIRECTS};
 pub use resolve::{Resolve, Resolving, SystemResolver};
@@ -69,29 +69,7 @@ pub fn host_pattern_is_valid(entry: &str) -> bool {
 /// feature, which only dev-dependencies enable.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
-pub mod testing {
-    use std::net::{IpAddr, Ipv4Addr};
-
-    /// A loopback address (in 127.0.0.0/8, not 127.0.0.1) that a fetcher built with
-    /// [`crate::FetcherBuilder::pretend_public`] judges as public.
-    ///
-    /// Tests may only use loopback, yet a redirect test needs a "public" first hop whose
-    /// redirect to a forbidden address is then refused. Nothing in Maven's configuration
-    /// builds this type, and it cannot name an address outside loopback.
-    #[derive(Debug, Clone, Copy)]
-    pub struct PretendPublic(Ipv4Addr);
-
-    impl PretendPublic {
-        /// `None` unless `addr` is in 127.0.0.0/8 and not 127.0.0.1.
-        pub fn loopback(addr: Ipv4Addr) -> Option<Self> {
-            (addr.octets()[0] == 127 && addr != Ipv4Addr::LOCALHOST).then_some(PretendPublic(addr))
-        }
-
-        pub(crate) fn addr(self) -> IpAddr {
-            IpAddr::V4(self.0)
-        }
-    }
-}
+pub mod testing;
 
 /// Entry points for the fuzz targets. Not part of the stable API.
 #[doc(hidden)]
@@ -156,79 +134,6 @@ pub mod fuzzing {
                     }
                 }
             }
-        }
-    }
-}
-
-/// The limits of one door: one configured use of the network (a feed, an MCP server, the
-/// router's endpoint, or the global `fetch` block).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DoorConfig {
-    /// Name of the door, as shown in errors and logs: `fetch`, `feed:<name>`, `mcp:<name>`,
-    /// `router`.
-    pub name: String,
-    /// Lift the refusal of loopback, RFC 1918 and ULA addresses (and nothing else). A door that
-    /// allows private addresses follows no redirect at all.
-    pub allow_private: bool,
-    /// With `allow_private`, also lift 100.64.0.0/10 (carrier-grade NAT).
-    pub allow_cgnat: bool,
-    /// Hosts allowed (global list followed by the door's own); empty = any host.
-    pub allow_hosts: Vec<String>,
-    /// Hosts refused (global list followed by the door's own); the denylist wins.
-    pub deny_hosts: Vec<String>,
-    /// Largest body accepted, in bytes, after decompression.
-    pub max_body: u64,
-    /// Least time between two requests to one host (every redirect hop is charged).
-    pub host_interval: Duration,
-    /// Most redirects followed (never more than 3).
-    pub max_redirects: u8,
-    /// Deadlines of each phase of a request.
-    pub timeouts: Timeouts,
-}
-
-/// Deadlines of the phases of one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// Name resolution.
-    pub resolve: Duration,
-    /// TCP connect.
-    pub connect: Duration,
-    /// TLS handshake.
-    pub tls: Duration,
-    /// From the request sent to the response headers received.
-    pub headers: Duration,
-    /// The whole request, body included.
-    pub total: Duration,
-}
-
-/// Default body cap: 2 MiB.
-pub const DEFAULT_MAX_BODY: u64 = 2 * 1024 * 1024;
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            resolve: Duration::from_secs(5),
-            connect: Duration::from_secs(10),
-            tls: Duration::from_secs(10),
-            headers: Duration::from_secs(30),
-            total: Duration::from_secs(60),
-        }
-    }
-}
-
-impl DoorConfig {
-    /// A door with the default limits and nothing lifted.
-    pub fn new(name: impl Into<String>) -> Self {
-        DoorConfig {
-            name: name.into(),
-            allow_private: false,
-            allow_cgnat: false,
-            allow_hosts: Vec::new(),
-            deny_hosts: Vec::new(),
-            max_body: DEFAULT_MAX_BODY,
-            host_interval: Duration::from_secs(1),
-            max_redirects: 3,
-            timeouts: Timeouts::default(),
         }
     }
 }
