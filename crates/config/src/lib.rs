@@ -454,9 +454,8 @@ fn strip_position(msg: &str) -> &str {
 /// A short rendering of a value for error messages: its JSON, cut at 60 characters.
 fn describe(v: &Value) -> String {
     let s = v.to_string();
-    if s.chars().count() > 60 {
-        let cut: String = s.chars().take(57).collect();
-        format!("{cut}...")
+    if mcp::tools::cap_chars(&s, 60).len() < s.len() {
+        format!("{}...", mcp::tools::cap_chars(&s, 57))
     } else {
         s
     }

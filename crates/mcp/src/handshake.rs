@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::config::ClientOptions;
 use crate::error::Error;
-use crate::rpc::cap_string;
+use crate::text::cap_string;
 
 /// The protocol version this client asks for.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";

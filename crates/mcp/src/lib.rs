@@ -59,6 +59,7 @@ mod http;
 pub mod manager;
 mod rpc;
 mod stdio;
+mod text;
 pub mod tools;
 
 pub use client::{Client, ToolList};

@@ -19,6 +19,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::{CloseReason, Error, Violation};
+use crate::text::cap_string;
 use crate::{Limits, ServerRequestHandler};
 
 /// What a pending request receives.
@@ -630,16 +631,6 @@ fn encode_answer(
 }
 
 /// Cut a string to at most `cap` bytes on a character boundary.
-pub(crate) fn cap_string(mut s: String, cap: usize) -> String {
-    if s.len() > cap {
-        let mut end = cap;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-    }
-    s
-}
 
 /// A token bucket on tokio's clock (deterministic under paused time).
 #[derive(Debug)]

@@ -8,6 +8,8 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use serde_json::value::RawValue;
+
+use crate::text::{cap_bytes, cap_string};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
@@ -126,13 +128,7 @@ fn canonical(buf: &mut Vec<u8>, v: &Value) {
     }
 }
 
-/// The first `cap` characters of `s` (a prefix, never splitting a character).
-pub fn cap_chars(s: &str, cap: usize) -> &str {
-    match s.char_indices().nth(cap) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
-}
+pub use crate::text::cap_chars;
 
 /// A `tools/call` result reduced for the turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -504,22 +500,11 @@ impl<'de> Shape<'de> for CallResult<'de> {
     }
 }
 
-fn cap_bytes(s: &str, cap: usize) -> &str {
-    if s.len() <= cap {
-        return s;
-    }
-    let mut end = cap;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 fn cap_text(s: String, cap: usize) -> (String, bool) {
     if s.len() <= cap {
         (s, false)
     } else {
-        (crate::rpc::cap_string(s, cap), true)
+        (cap_string(s, cap), true)
     }
 }
 
