@@ -4,17 +4,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
 
 use config::Config;
 
+use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc;
-
-/// Exit code: the command failed.
-pub(crate) const EXIT_FAILED: u8 = 1;
-/// Exit code: usage or configuration error, or no daemon running.
-pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Maven: a personal assistant daemon that hosts other people's tools (MCP servers, feeds, web
 /// endpoints) safely: only what you approved, only in the shape you approved, and never a write
@@ -94,12 +90,6 @@ struct JsonFlag {
     /// Print JSON (a stable interface; see the README)
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub(crate) enum LogFormat {
-    Human,
-    Json,
 }
 
 #[derive(Args, Debug)]

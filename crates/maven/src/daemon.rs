@@ -20,7 +20,7 @@ use tokio_util::task::TaskTracker;
 
 use config::Config;
 
-use crate::cli::{LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::{self, RpcError};
 use crate::json;
 

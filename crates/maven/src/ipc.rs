@@ -252,9 +252,9 @@ impl IpcError {
     /// The process exit code for this error (I-4).
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            IpcError::NoDaemon { .. } => crate::cli::EXIT_USAGE,
-            IpcError::Remote { code: -32602, .. } => crate::cli::EXIT_USAGE,
-            _ => crate::cli::EXIT_FAILED,
+            IpcError::NoDaemon { .. } => crate::exit::EXIT_USAGE,
+            IpcError::Remote { code: -32602, .. } => crate::exit::EXIT_USAGE,
+            _ => crate::exit::EXIT_FAILED,
         }
     }
 }

@@ -6,6 +6,7 @@
 mod cli;
 mod cmd;
 mod daemon;
+mod exit;
 mod ipc;
 mod json;
 mod poll;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::cli::{EXIT_FAILED, EXIT_USAGE};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 
 /// Shortest passphrase accepted.
 const MIN_PASSPHRASE: usize = 8;
