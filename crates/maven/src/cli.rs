@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use config::Config;
 
 use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
-use crate::ipc;
+use crate::ipc::client as ipc;
 
 /// Maven: a personal assistant daemon that hosts other people's tools (MCP servers, feeds, web
 /// endpoints) safely: only what you approved, only in the shape you approved, and never a write

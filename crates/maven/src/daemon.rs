@@ -21,7 +21,8 @@ use tokio_util::task::TaskTracker;
 use config::Config;
 
 use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
-use crate::ipc::{self, RpcError};
+use crate::ipc::protocol::{self, RpcError};
+use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
 
 /// How long shutdown waits for tasks before giving up on them.
@@ -179,7 +180,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         m.spawn(&cancel, &tracker);
     }
     tracing::info!(
-        socket = %ipc::socket_path(&data_dir).display(),
+        socket = %protocol::socket_path(&data_dir).display(),
         pid = std::process::id(),
         "ready"
     );
@@ -202,7 +203,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
             tracing::warn!("some MCP servers did not close within {SHUTDOWN_GRACE:?}");
         }
     }
-    let _ = std::fs::remove_file(ipc::socket_path(&data_dir));
+    let _ = std::fs::remove_file(protocol::socket_path(&data_dir));
     if let Err(e) = state.store.close().await {
         tracing::warn!(error = %e, "closing the store");
     }
@@ -376,9 +377,19 @@ pub(crate) fn approvals(config: &Config) -> allowlist::Approvals {
     }
 }
 
+impl Dispatch for State {
+    fn dispatch<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, RpcError>> {
+        Box::pin(self.answer(method, params))
+    }
+}
+
 impl State {
     /// Answers one IPC method. Every method here only reads.
-    pub(crate) async fn dispatch(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
             "status" => self.status().await,
             "turn" => {

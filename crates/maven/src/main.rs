@@ -13,6 +13,12 @@ mod poll;
 mod turns;
 mod web;
 
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    cli::main()
+}
+
 #[cfg(test)]
 mod testing {
     //! The owner's side, for the unit tests.
@@ -39,10 +45,4 @@ mod testing {
         let (mut rows, ()) = s.apply_listing(move |_| (vec![change], ())).await?;
         Ok(rows.remove(0))
     }
-}
-
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    cli::main()
 }

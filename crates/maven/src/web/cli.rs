@@ -23,7 +23,7 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    match rt.block_on(crate::ipc::call(data_dir, "web_enroll", json!({}))) {
+    match rt.block_on(crate::ipc::client::call(data_dir, "web_enroll", json!({}))) {
         Ok(v) => {
             let url = v["url"].as_str().unwrap_or("");
             let mins = v["valid_s"].as_u64().unwrap_or(600) / 60;

@@ -505,10 +505,10 @@ pub(crate) async fn start(
 }
 
 /// The `web_enroll` IPC method: a one-time enrollment link.
-pub(crate) fn enroll_rpc(web: Option<&Web>) -> Result<Value, crate::ipc::RpcError> {
+pub(crate) fn enroll_rpc(web: Option<&Web>) -> Result<Value, crate::ipc::protocol::RpcError> {
     match web {
         Some(w) => Ok(w.enroll_link()),
-        None => Err(crate::ipc::RpcError::internal(
+        None => Err(crate::ipc::protocol::RpcError::internal(
             "the page is not running: web.listen could not be bound (see the daemon's log)",
         )),
     }
