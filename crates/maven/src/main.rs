@@ -11,6 +11,7 @@ mod ipc;
 mod json;
 mod poll;
 mod turns;
+mod views;
 mod web;
 
 use std::process::ExitCode;

@@ -9,6 +9,7 @@ use store::{ToolRow, ToolState};
 
 use super::{creds, diff, session, App, AppError, SessionCookie};
 use crate::json;
+use crate::views::{FeedView, ServerStatusView};
 
 /// How many history entries each act shows.
 pub(super) const HISTORY: u32 = 20;
@@ -87,7 +88,7 @@ pub(super) fn actions(state: ToolState) -> &'static [&'static str] {
 
 /// One act as the API shows it.
 pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> Value {
-    let mut v = json::tool(r);
+    let mut v = serde_json::to_value(json::tool(r)).unwrap_or_else(|_| json!({}));
     v["description"] = json!(cap(&r.description, DESCRIPTION_CAP));
     v["kind"] = json!(r.kind.as_str());
     v["changed"] = Value::Array(
@@ -136,13 +137,13 @@ pub(super) async fn tools(State(app): State<App>) -> Result<Json<Value>, AppErro
 }
 
 /// `GET /api/mcp_servers`: the shape of `maven mcp status --json`.
-pub(super) async fn mcp_servers(State(app): State<App>) -> Json<Value> {
-    Json(Value::Array(app.status.mcp_servers().await))
+pub(super) async fn mcp_servers(State(app): State<App>) -> Json<Vec<ServerStatusView>> {
+    Json(app.status.mcp_servers().await)
 }
 
 /// `GET /api/feeds`: the shape of `maven feeds status --json`.
-pub(super) async fn feeds(State(app): State<App>) -> Json<Value> {
-    Json(Value::Array(app.status.feeds().await))
+pub(super) async fn feeds(State(app): State<App>) -> Json<Vec<FeedView>> {
+    Json(app.status.feeds().await)
 }
 
 /// One executed act as the page shows it (the arguments and output stay in the store).

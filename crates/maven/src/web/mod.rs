@@ -41,6 +41,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use webauthn_rs::{Webauthn, WebauthnBuilder};
 
+use crate::views::{EnrollLink, FeedView, ServerStatusView};
 use session::Sessions;
 pub(crate) use session::{Clock, SystemClock};
 
@@ -63,14 +64,14 @@ pub(crate) type BoxFuture<'a, T> =
 /// `maven mcp status --json` and `maven feeds status --json` (I-3).
 pub(crate) trait StatusSource: Send + Sync + 'static {
     /// One object per configured MCP server.
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>>;
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>>;
     /// One object per configured feed.
-    fn feeds(&self) -> BoxFuture<'_, Vec<Value>>;
+    fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>>;
 }
 
 /// The configuration alone: what the cards show before anything connected.
 impl StatusSource for config::Config {
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>> {
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>> {
         let v = self
             .mcp_servers
             .values()
@@ -78,23 +79,13 @@ impl StatusSource for config::Config {
             .collect();
         Box::pin(std::future::ready(v))
     }
-    fn feeds(&self) -> BoxFuture<'_, Vec<Value>> {
+    fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
         let v = self
             .feeds
             .iter()
             .map(crate::json::configured_feed)
             .collect();
         Box::pin(std::future::ready(v))
-    }
-}
-
-/// The running daemon: the manager's live view of each server, the poller's of each feed.
-impl StatusSource for crate::daemon::State {
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>> {
-        Box::pin(crate::daemon::State::mcp_servers(self))
-    }
-    fn feeds(&self) -> BoxFuture<'_, Vec<Value>> {
-        Box::pin(std::future::ready(crate::daemon::State::feeds(self)))
     }
 }
 
@@ -228,10 +219,11 @@ impl Web {
     /// Makes a one-time enrollment link valid for ten minutes (the `web_enroll` IPC method).
     pub(crate) fn enroll_link(&self) -> Value {
         let token = self.sessions.new_enrollment(self.clock.now());
-        json!({
-            "url": format!("{}/enroll#{token}", self.base_url()),
-            "valid_s": session::ENROLL_VALID.as_secs(),
-        })
+        let link = EnrollLink {
+            url: format!("{}/enroll#{token}", self.base_url()),
+            valid_s: session::ENROLL_VALID.as_secs(),
+        };
+        serde_json::to_value(link).unwrap_or(Value::Null)
     }
 
     fn host_ok(&self, host: &str) -> bool {
@@ -501,16 +493,6 @@ pub(crate) async fn start(
             tracing::error!("{e:#}; the daemon runs without the page");
             None
         }
-    }
-}
-
-/// The `web_enroll` IPC method: a one-time enrollment link.
-pub(crate) fn enroll_rpc(web: Option<&Web>) -> Result<Value, crate::ipc::protocol::RpcError> {
-    match web {
-        Some(w) => Ok(w.enroll_link()),
-        None => Err(crate::ipc::protocol::RpcError::internal(
-            "the page is not running: web.listen could not be bound (see the daemon's log)",
-        )),
     }
 }
 
