@@ -7,7 +7,10 @@ use axum::{Extension, Json};
 use serde_json::{json, Value};
 use store::{ToolRow, ToolState};
 
-use super::{creds, diff, session, App, AppError, SessionCookie};
+use super::app::{no_session, App, SessionCookie};
+use super::error::AppError;
+pub(super) use super::text::cap;
+use super::{creds, diff, session};
 use crate::json;
 use crate::views::{FeedView, ServerStatusView};
 
@@ -18,16 +21,6 @@ pub(super) const ACTS_LOG: u32 = 30;
 /// Descriptions are server-written text: capped wherever they are shown.
 pub(super) const DESCRIPTION_CAP: usize = allowlist::DESCRIPTION_CAP;
 
-/// Cuts `s` to at most `n` characters, marking the cut.
-pub(super) fn cap(s: &str, n: usize) -> String {
-    let kept = mcp::tools::cap_chars(s, n);
-    if kept.len() < s.len() {
-        format!("{kept}…")
-    } else {
-        kept.to_owned()
-    }
-}
-
 /// What the session may do now; shared by `/api/session` and the page.
 pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppError> {
     let web = &app.web;
@@ -35,7 +28,7 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
     let (csrf, step) = web
         .sessions
         .with(cookie, now, |s| (s.csrf.clone(), s.step_up.clone()))
-        .ok_or_else(super::no_session)?;
+        .ok_or_else(no_session)?;
     let step = step.and_then(|s| {
         let age = now.saturating_duration_since(s.at());
         session::STEP_UP_FRESH
@@ -245,13 +238,6 @@ pub(super) fn passkey_method(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn caps_count_characters() {
-        assert_eq!(cap("абв", 2), "аб…");
-        assert_eq!(cap("abc", 3), "abc");
-        assert_eq!(cap("", 0), "");
-    }
 
     #[test]
     fn names() {

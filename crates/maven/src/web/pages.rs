@@ -9,7 +9,9 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde_json::Value;
 use store::ToolState;
 
-use super::{api, App, AppError};
+use super::api;
+use super::app::App;
+use super::error::AppError;
 use crate::json;
 use crate::views::{FeedView, ServerStatusView};
 
