@@ -4,17 +4,18 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use config::Config;
 
-use crate::ipc;
+use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::ipc::client as ipc;
+use crate::views::{FeedView, NoteView, ServerStatusView, StatusView, ToolView, TurnView};
 
-/// Exit code: the command failed.
-pub(crate) const EXIT_FAILED: u8 = 1;
-/// Exit code: usage or configuration error, or no daemon running.
-pub(crate) const EXIT_USAGE: u8 = 2;
+/// What the command line says when the daemon answers in a shape it does not know.
+const OTHER_SHAPE: &str = "the daemon sent an answer of another shape";
 
 /// Maven: a personal assistant daemon that hosts other people's tools (MCP servers, feeds, web
 /// endpoints) safely: only what you approved, only in the shape you approved, and never a write
@@ -94,12 +95,6 @@ struct JsonFlag {
     /// Print JSON (a stable interface; see the README)
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub(crate) enum LogFormat {
-    Human,
-    Json,
 }
 
 #[derive(Args, Debug)]
@@ -225,29 +220,11 @@ pub(crate) fn main() -> ExitCode {
             log_filter: a.log,
         }),
         Command::Say(a) => say(&data_dir, &a.text.join(" "), a.json),
-        Command::Status(f) => client(&data_dir, "status", json!({}), |v| {
-            if f.json {
-                print_json(v)
-            } else {
-                print_status(v)
-            }
-        }),
-        Command::Tools(f) => client(&data_dir, "tools", json!({}), |v| {
-            if f.json {
-                print_json(v)
-            } else {
-                print_tools(v)
-            }
-        }),
+        Command::Status(f) => client(&data_dir, "status", json!({}), f.json, print_status),
+        Command::Tools(f) => client(&data_dir, "tools", json!({}), f.json, print_tools),
         Command::Notes(a) => {
             let params = json!({"source": a.source, "limit": a.limit});
-            client(&data_dir, "notes", params, |v| {
-                if a.json {
-                    print_json(v)
-                } else {
-                    print_notes(v)
-                }
-            })
+            client(&data_dir, "notes", params, a.json, print_notes)
         }
         Command::Config(ConfigCmd::Check { path }) => {
             config_check(path.as_deref().or(cli.config.as_deref()))
@@ -270,21 +247,13 @@ pub(crate) fn main() -> ExitCode {
             url,
             content_type,
         }) => crate::cmd::feeds_parse::run(&file, url.as_deref(), content_type.as_deref()),
-        Command::Feeds(FeedsCmd::Status { json }) => client(&data_dir, "feeds", json!({}), |v| {
-            if json {
-                print_json(v)
-            } else {
-                print_feeds(v)
-            }
-        }),
+        Command::Feeds(FeedsCmd::Status { json }) => {
+            client(&data_dir, "feeds", json!({}), json, print_feeds)
+        }
         Command::Mcp(McpCmd::Import { file }) => crate::cmd::mcp_import::run(&file),
-        Command::Mcp(McpCmd::Status { json }) => client(&data_dir, "mcp_servers", json!({}), |v| {
-            if json {
-                print_json(v)
-            } else {
-                print_mcp_servers(v)
-            }
-        }),
+        Command::Mcp(McpCmd::Status { json }) => {
+            client(&data_dir, "mcp_servers", json!({}), json, print_mcp_servers)
+        }
         Command::Web(WebCmd::Enroll) => crate::web::cli::enroll(&data_dir),
         Command::Web(WebCmd::Passphrase) => crate::web::cli::passphrase(),
         Command::Mcp(McpCmd::Inspect { name, json }) => {
@@ -371,14 +340,31 @@ fn config_check(path: Option<&Path>) -> ExitCode {
     }
 }
 
-/// Runs one IPC request against the daemon and hands the result to `show`.
-fn client(data_dir: &Path, method: &str, params: Value, show: impl FnOnce(&Value)) -> ExitCode {
+/// Runs one IPC request against the daemon and prints the result: as the daemon sent it with
+/// `--json`, else read back as its view `T` and handed to `show`.
+fn client<T: DeserializeOwned>(
+    data_dir: &Path,
+    method: &str,
+    params: Value,
+    as_json: bool,
+    show: impl FnOnce(&T),
+) -> ExitCode {
     let res = runtime(async {
         match ipc::call(data_dir, method, params).await {
-            Ok(v) => {
-                show(&v);
+            Ok(v) if as_json => {
+                print_json(&v);
                 ExitCode::SUCCESS
             }
+            Ok(v) => match serde_json::from_value::<T>(v) {
+                Ok(t) => {
+                    show(&t);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("maven {method}: {}: {e}", OTHER_SHAPE);
+                    ExitCode::from(EXIT_FAILED)
+                }
+            },
             Err(e) => {
                 eprintln!("maven {method}: {e}");
                 ExitCode::from(e.exit_code())
@@ -393,12 +379,19 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
     runtime(async {
         match ipc::call(data_dir, "turn", json!({ "text": text })).await {
             Ok(v) => {
+                let turn = match serde_json::from_value::<TurnView>(v.clone()) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        eprintln!("maven say: {OTHER_SHAPE}: {e}");
+                        return ExitCode::from(EXIT_FAILED);
+                    }
+                };
                 if as_json {
                     print_json(&v);
                 } else {
-                    println!("{}", v["answer"].as_str().unwrap_or(""));
+                    println!("{}", turn.answer);
                 }
-                if v["ok"].as_bool().unwrap_or(false) {
+                if turn.ok {
                     ExitCode::SUCCESS
                 } else {
                     ExitCode::from(EXIT_FAILED)
@@ -419,39 +412,37 @@ fn print_json(v: &Value) {
     }
 }
 
-fn s<'a>(v: &'a Value, k: &str) -> &'a str {
-    v.get(k).and_then(Value::as_str).unwrap_or("-")
+/// An optional text as the tables show it: a dash when absent.
+fn or_dash(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or("-")
 }
 
-fn print_status(v: &Value) {
-    println!("maven {} — up {}s", s(v, "version"), v["uptime_s"]);
-    println!("data: {}", s(v, "data_dir"));
-    if let Some(acts) = v.get("acts").and_then(Value::as_object) {
-        let parts: Vec<String> = acts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        println!("acts: {}", parts.join(", "));
+/// An optional count as the tables show it: `null` when absent, as the JSON has it.
+fn or_null<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "null".to_owned(), |n| n.to_string())
+}
+
+fn print_status(v: &StatusView) {
+    println!("maven {} — up {}s", v.version, v.uptime_s);
+    println!("data: {}", v.data_dir);
+    let parts: Vec<String> = v
+        .acts
+        .pairs()
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    println!("acts: {}", parts.join(", "));
+    println!("MCP servers: {}", v.mcp_servers.len());
+    for srv in &v.mcp_servers {
+        println!("  {:<20} {:<6} {}", srv.name, srv.transport, srv.state);
     }
-    let servers = v["mcp_servers"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    println!("MCP servers: {}", servers.len());
-    for srv in servers {
-        println!(
-            "  {:<20} {:<6} {}",
-            s(srv, "name"),
-            s(srv, "transport"),
-            s(srv, "state")
-        );
-    }
-    let feeds = v["feeds"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    println!("feeds: {}", feeds.len());
-    for f in feeds {
-        println!("  {:<20} {}", s(f, "name"), s(f, "url"));
+    println!("feeds: {}", v.feeds.len());
+    for f in &v.feeds {
+        println!("  {:<20} {}", f.name, f.url);
     }
 }
 
-fn print_tools(v: &Value) {
-    let rows = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+fn print_tools(rows: &Vec<ToolView>) {
     if rows.is_empty() {
         println!("no tools yet: acts come from the config and from enabled MCP servers");
         return;
@@ -461,7 +452,7 @@ fn print_tools(v: &Value) {
         "name", "state", "destructive", "scope", "fingerprint"
     );
     for r in rows {
-        let fp = r["fingerprint"].as_str().unwrap_or("-");
+        let fp = or_dash(&r.fingerprint);
         let fp: String = fp
             .rsplit(':')
             .next()
@@ -469,114 +460,94 @@ fn print_tools(v: &Value) {
             .chars()
             .take(12)
             .collect();
-        let desc: String = s(r, "description").chars().take(60).collect();
+        let desc: String = r.description.chars().take(60).collect();
         println!(
             "{:<32} {:<9} {:<11} {:<16} {:<14} {}",
-            s(r, "name"),
-            s(r, "state"),
-            if r["destructive"].as_bool().unwrap_or(true) {
-                "yes"
-            } else {
-                "no"
-            },
-            s(r, "scope"),
+            r.name,
+            r.state,
+            if r.destructive { "yes" } else { "no" },
+            r.scope,
             fp,
             desc
         );
-        let prov = s(r, "provenance");
+        let prov = r.provenance.as_str();
         if prov != "-" && !prov.is_empty() {
             println!("    {prov}");
         }
     }
 }
 
-fn print_feeds(v: &Value) {
-    let rows = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+fn print_feeds(rows: &Vec<FeedView>) {
     if rows.is_empty() {
         println!("no feeds configured");
         return;
     }
     for f in rows {
-        let noted = f["items_noted"]
-            .as_u64()
-            .map_or("-".to_string(), |n| n.to_string());
+        let noted = f.items_noted.map_or("-".to_string(), |n| n.to_string());
+        let live = f.live.as_ref();
         println!(
             "{:<20} {:<12} noted {:<6} last ok {:<20} next {}",
-            s(f, "name"),
-            s(f, "state"),
+            f.name,
+            live.map_or("-", |l| l.state.as_str()),
             noted,
-            s(f, "last_success"),
-            s(f, "next_poll")
+            or_dash(&f.last_success),
+            or_dash(&f.next_poll)
         );
-        println!("    {}", s(f, "url"));
-        if let Some(to) = f["moved_to"].as_str() {
+        println!("    {}", f.url);
+        if let Some(to) = live.and_then(|l| l.moved_to.as_deref()) {
             println!("    redirects to {to} (the config is left as it is)");
         }
-        if let Some(e) = f["last_error"].as_str() {
+        if let Some(e) = &f.last_error {
             println!("    error: {e}");
         }
-        if let Some(w) = f["warning"].as_str() {
+        if let Some(w) = live.and_then(|l| l.warning.as_deref()) {
             println!("    warning: {w}");
         }
     }
 }
 
-fn print_notes(v: &Value) {
-    let rows = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+fn print_notes(rows: &Vec<NoteView>) {
     if rows.is_empty() {
         println!("no notes");
         return;
     }
     for n in rows {
-        println!(
-            "[{}] {} — {}",
-            s(n, "created"),
-            s(n, "source"),
-            s(n, "text")
-        );
-        if let Some(l) = n["link"].as_str() {
+        println!("[{}] {} — {}", or_dash(&n.created), n.source, n.text);
+        if let Some(l) = &n.link {
             println!("    {l}");
         }
     }
 }
 
-fn print_mcp_servers(v: &Value) {
-    let rows = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
     if rows.is_empty() {
         println!("no MCP servers configured");
         return;
     }
     for r in rows {
-        println!(
-            "{} ({}, {})",
-            s(r, "name"),
-            s(r, "transport"),
-            s(r, "state")
-        );
-        println!("  target:   {}", s(r, "target"));
-        println!("  trust:    {}", s(r, "trust"));
-        if let Some(p) = r["protocol_version"].as_str() {
-            println!(
-                "  server:   {} {} (protocol {p})",
-                s(&r["server_info"], "name"),
-                s(&r["server_info"], "version")
-            );
+        println!("{} ({}, {})", r.name, r.transport, r.state);
+        println!("  target:   {}", r.target);
+        println!("  trust:    {}", r.trust);
+        if let Some(p) = &r.protocol_version {
+            let (name, version) = r
+                .server_info
+                .as_ref()
+                .map_or(("-", "-"), |i| (i.name.as_str(), i.version.as_str()));
+            println!("  server:   {name} {version} (protocol {p})");
         }
         println!(
             "  tools:    {} offered, {} proposed, {} enabled",
-            r["tools_offered"], r["tools_proposed"], r["tools_enabled"]
+            or_null(r.tools_offered),
+            r.tools_proposed,
+            r.tools_enabled
         );
-        for t in r["tools_refused"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-        {
-            println!("  refused:  {} — {}", s(t, "tool"), s(t, "reason"));
+        for t in &r.tools_refused {
+            println!("  refused:  {} — {}", t.tool, t.reason);
         }
-        if let Some(e) = r["last_error"].as_str() {
+        if let Some(e) = &r.last_error {
             println!("  error:    {e}");
         }
-        if let Some(t) = r["stderr_tail"].as_str().filter(|t| !t.trim().is_empty()) {
+        if let Some(t) = r.stderr_tail.as_deref().filter(|t| !t.trim().is_empty()) {
             println!(
                 "  stderr:   {}",
                 t.trim_end().replace('\n', "\n            ")

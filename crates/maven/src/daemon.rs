@@ -14,15 +14,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use config::Config;
 
-use crate::cli::{LogFormat, EXIT_FAILED, EXIT_USAGE};
-use crate::ipc::{self, RpcError};
+use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::ipc::protocol::{self, RpcError};
+use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
+use crate::views::{ActCounts, DiscoveryNote, FeedView, ServerStatusView, StatusView, TurnView};
+use crate::web::StatusSource;
 
 /// How long shutdown waits for tasks before giving up on them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -55,17 +58,6 @@ pub(crate) struct State {
     web: Option<Arc<crate::web::Web>>,
     /// The turn pipeline: the only path that runs an act.
     turns: crate::turns::Turns,
-}
-
-/// What the allowlist made of a server's last complete listing.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DiscoveryNote {
-    /// "over cap: …" when the whole server was refused.
-    pub(crate) over_cap: Option<String>,
-    /// Tools not proposed, with the reason.
-    pub(crate) refused: Vec<(String, String)>,
-    /// The last error applying a listing to the store.
-    pub(crate) error: Option<String>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -179,7 +171,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         m.spawn(&cancel, &tracker);
     }
     tracing::info!(
-        socket = %ipc::socket_path(&data_dir).display(),
+        socket = %protocol::socket_path(&data_dir).display(),
         pid = std::process::id(),
         "ready"
     );
@@ -202,7 +194,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
             tracing::warn!("some MCP servers did not close within {SHUTDOWN_GRACE:?}");
         }
     }
-    let _ = std::fs::remove_file(ipc::socket_path(&data_dir));
+    let _ = std::fs::remove_file(protocol::socket_path(&data_dir));
     if let Err(e) = state.store.close().await {
         tracing::warn!(error = %e, "closing the store");
     }
@@ -376,9 +368,19 @@ pub(crate) fn approvals(config: &Config) -> allowlist::Approvals {
     }
 }
 
+impl Dispatch for State {
+    fn dispatch<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, RpcError>> {
+        Box::pin(self.answer(method, params))
+    }
+}
+
 impl State {
     /// Answers one IPC method. Every method here only reads.
-    pub(crate) async fn dispatch(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
             "status" => self.status().await,
             "turn" => {
@@ -391,11 +393,15 @@ impl State {
                     ));
                 }
                 let out = self.turns.turn(text).await;
-                Ok(json!({"answer": out.answer, "pending": out.pending, "ok": out.ok}))
+                view(TurnView {
+                    answer: out.answer,
+                    pending: out.pending,
+                    ok: out.ok,
+                })
             }
             "tools" => {
                 let rows = self.store.tools().await.map_err(internal)?;
-                Ok(Value::Array(rows.iter().map(json::tool).collect()))
+                view(rows.iter().map(json::tool).collect::<Vec<_>>())
             }
             "notes" => {
                 let source = match params.get("source") {
@@ -427,35 +433,41 @@ impl State {
                     })
                     .await
                     .map_err(internal)?;
-                Ok(Value::Array(notes.iter().map(json::note).collect()))
+                view(notes.iter().map(json::note).collect::<Vec<_>>())
             }
-            "mcp_servers" => Ok(Value::Array(self.mcp_servers().await)),
-            "feeds" => Ok(Value::Array(self.feeds())),
-            "web_enroll" => crate::web::enroll_rpc(self.web.as_deref()),
+            "mcp_servers" => view(self.mcp_servers().await),
+            "feeds" => view(self.feeds()),
+            "web_enroll" => match self.web.as_deref() {
+                Some(w) => Ok(w.enroll_link()),
+                None => Err(RpcError::internal(
+                    "the page is not running: web.listen could not be bound (see the daemon's log)",
+                )),
+            },
             _ => Err(RpcError::no_method(method)),
         }
     }
 
     async fn status(&self) -> Result<Value, RpcError> {
         let rows = self.store.tools().await.map_err(internal)?;
-        let mut acts = serde_json::Map::new();
-        for s in ["proposed", "enabled", "disabled", "withdrawn"] {
-            let n = rows.iter().filter(|r| r.state.as_str() == s).count();
-            acts.insert(s.to_string(), json!(n));
-        }
-        Ok(json!({
-            "version": env!("CARGO_PKG_VERSION"),
-            "uptime_s": self.started.elapsed().as_secs(),
-            "data_dir": self.data_dir.display().to_string(),
-            "mcp_servers": self.mcp_servers().await,
-            "feeds": self.feeds(),
-            "acts": acts,
-        }))
+        let count = |s: store::ToolState| rows.iter().filter(|r| r.state == s).count();
+        view(StatusView {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            uptime_s: self.started.elapsed().as_secs(),
+            data_dir: self.data_dir.display().to_string(),
+            mcp_servers: self.mcp_servers().await,
+            feeds: self.feeds(),
+            acts: ActCounts {
+                proposed: count(store::ToolState::Proposed),
+                enabled: count(store::ToolState::Enabled),
+                disabled: count(store::ToolState::Disabled),
+                withdrawn: count(store::ToolState::Withdrawn),
+            },
+        })
     }
 
     /// Status of every configured server: the manager's live view, what the allowlist
     /// made of its listings, and the counts of its rows.
-    pub(crate) async fn mcp_servers(&self) -> Vec<Value> {
+    pub(crate) async fn mcp_servers(&self) -> Vec<ServerStatusView> {
         let live = self
             .manager
             .as_ref()
@@ -492,9 +504,9 @@ impl State {
             .collect()
     }
 
-    pub(crate) fn feeds(&self) -> Vec<Value> {
+    pub(crate) fn feeds(&self) -> Vec<FeedView> {
         match &self.poller {
-            Some(p) => p.status().iter().map(crate::poll::status).collect(),
+            Some(p) => p.status().iter().map(json::feed_status).collect(),
             None => self
                 .config
                 .feeds
@@ -503,6 +515,22 @@ impl State {
                 .collect(),
         }
     }
+}
+
+/// The running daemon: the manager's live view of each server, the poller's of each feed.
+impl StatusSource for State {
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>> {
+        Box::pin(State::mcp_servers(self))
+    }
+    fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
+        Box::pin(std::future::ready(State::feeds(self)))
+    }
+}
+
+/// A view as the JSON IPC carries.
+fn view(v: impl serde::Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(v)
+        .map_err(|e| RpcError::internal(format!("cannot encode the answer: {e}")))
 }
 
 fn internal(e: store::Error) -> RpcError {

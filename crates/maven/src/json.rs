@@ -1,10 +1,15 @@
 //! The JSON shapes of the stable machine-readable interface (I-3). Times are RFC 3339 UTC;
 //! absent values are null.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use time::OffsetDateTime;
 
 use config::{FeedConfig, McpServerConfig, McpTarget};
+
+use crate::views::{
+    DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerInfo, ServerStatusView,
+    ToolView,
+};
 
 /// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
 pub(crate) fn time(t: OffsetDateTime) -> Value {
@@ -14,31 +19,36 @@ pub(crate) fn time(t: OffsetDateTime) -> Value {
     }
 }
 
+/// RFC 3339 in UTC, or `None` for a time that has no such spelling.
+pub(crate) fn time_str(t: OffsetDateTime) -> Option<String> {
+    Some(store::rfc3339(t)).filter(|s| !s.is_empty())
+}
+
 /// One row of `maven tools --json`.
-pub(crate) fn tool(r: &store::ToolRow) -> Value {
-    json!({
-        "name": r.name,
-        "state": r.state.as_str(),
-        "destructive": r.destructive,
-        "scope": r.scope,
-        "cmd": r.cmd,
-        "fingerprint": r.fingerprint,
-        "description": r.description,
-        "provenance": r.provenance,
-        "updated": time(r.updated),
-    })
+pub(crate) fn tool(r: &store::ToolRow) -> ToolView {
+    ToolView {
+        name: r.name.clone(),
+        state: r.state.as_str().to_owned(),
+        destructive: r.destructive,
+        scope: r.scope.clone(),
+        cmd: r.cmd.clone(),
+        fingerprint: r.fingerprint.clone(),
+        description: r.description.clone(),
+        provenance: r.provenance.clone(),
+        updated: time_str(r.updated),
+    }
 }
 
 /// One row of `maven notes --json`.
-pub(crate) fn note(n: &store::Note) -> Value {
-    json!({
-        "id": n.id,
-        "source": n.source,
-        "key": n.key,
-        "text": n.text,
-        "link": n.link,
-        "created": time(n.created),
-    })
+pub(crate) fn note(n: &store::Note) -> NoteView {
+    NoteView {
+        id: n.id,
+        source: n.source.clone(),
+        key: n.key.clone(),
+        text: n.text.clone(),
+        link: n.link.clone(),
+        created: time_str(n.created),
+    }
 }
 
 /// The trust level of a server, spelled out.
@@ -90,66 +100,106 @@ pub(crate) fn mask_url(u: &str) -> String {
 pub(crate) fn server_status(
     s: &McpServerConfig,
     live: Option<&mcp::ServerStatus>,
-    note: Option<&crate::daemon::DiscoveryNote>,
+    note: Option<&DiscoveryNote>,
     proposed: usize,
     enabled: usize,
-) -> Value {
-    let system = |t: std::time::SystemTime| time(OffsetDateTime::from(t));
+) -> ServerStatusView {
     let (state, next_retry) = match live.map(|l| &l.state) {
-        None | Some(mcp::ServerState::Dark) if !s.enabled => ("dark".to_string(), Value::Null),
-        None => ("not connected".to_string(), Value::Null),
+        None | Some(mcp::ServerState::Dark) if !s.enabled => ("dark".to_string(), None),
+        None => ("not connected".to_string(), None),
         Some(mcp::ServerState::BackingOff { until }) => {
-            let t = system(*until);
+            let t = time_str(OffsetDateTime::from(*until));
             (
-                format!("backing off until {}", t.as_str().unwrap_or("?")),
+                format!("backing off until {}", t.as_deref().unwrap_or("?")),
                 t,
             )
         }
         Some(st) => match note.and_then(|n| n.over_cap.as_ref()) {
-            Some(over) if *st == mcp::ServerState::Ready => (over.clone(), Value::Null),
-            _ => (st.as_str().to_string(), Value::Null),
+            Some(over) if *st == mcp::ServerState::Ready => (over.clone(), None),
+            _ => (st.as_str().to_string(), None),
         },
     };
     let last_error = live
         .and_then(|l| l.last_error.clone())
         .or_else(|| note.and_then(|n| n.error.clone()));
-    json!({
-        "name": s.name,
-        "transport": match s.target { McpTarget::Stdio { .. } => "stdio", McpTarget::Http { .. } => "http" },
-        "target": target(&s.target),
-        "enabled": s.enabled,
-        "state": state,
-        "trust": trust(&s.target),
-        "protocol_version": live.and_then(|l| l.protocol_version.clone()),
-        "server_info": live.and_then(|l| l.server_info.as_ref()).map(|(n, v)| json!({"name": n, "version": v})),
-        "tools_offered": live.and_then(|l| l.tools_offered),
-        "tools_proposed": proposed,
-        "tools_enabled": enabled,
-        "tools_refused": note.map(|n| n.refused.iter().map(|(t, r)| json!({"tool": t, "reason": r})).collect::<Vec<_>>()).unwrap_or_default(),
-        "last_error": last_error,
-        "next_retry": next_retry,
-        "stderr_tail": live.and_then(|l| l.stderr_tail.clone()),
-        "violations": live.map(|l| l.violations).unwrap_or(0),
-        "dials": live.map(|l| l.dials).unwrap_or(0),
-    })
+    ServerStatusView {
+        name: s.name.clone(),
+        transport: match s.target {
+            McpTarget::Stdio { .. } => "stdio",
+            McpTarget::Http { .. } => "http",
+        }
+        .to_owned(),
+        target: target(&s.target),
+        enabled: s.enabled,
+        state,
+        trust: trust(&s.target).to_owned(),
+        protocol_version: live.and_then(|l| l.protocol_version.clone()),
+        server_info: live
+            .and_then(|l| l.server_info.as_ref())
+            .map(|(n, v)| ServerInfo {
+                name: n.clone(),
+                version: v.clone(),
+            }),
+        tools_offered: live.and_then(|l| l.tools_offered),
+        tools_proposed: proposed,
+        tools_enabled: enabled,
+        tools_refused: note
+            .map(|n| {
+                n.refused
+                    .iter()
+                    .map(|(t, r)| RefusedTool {
+                        tool: t.clone(),
+                        reason: r.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        last_error,
+        next_retry,
+        stderr_tail: live.and_then(|l| l.stderr_tail.clone()),
+        violations: live.map(|l| l.violations).unwrap_or(0),
+        dials: live.map(|l| l.dials).unwrap_or(0),
+    }
 }
 
 /// A configured feed as status shows it before any poll.
-pub(crate) fn configured_feed(f: &FeedConfig) -> Value {
-    json!({
-        "name": f.name,
-        "url": mask_url(&f.url),
-        "enabled": f.enabled,
-        "last_success": null,
-        "last_error": null,
-        "next_poll": null,
-        "items_noted": null,
-    })
+pub(crate) fn configured_feed(f: &FeedConfig) -> FeedView {
+    FeedView {
+        name: f.name.clone(),
+        url: mask_url(&f.url),
+        enabled: f.enabled,
+        last_success: None,
+        last_error: None,
+        next_poll: None,
+        items_noted: None,
+        live: None,
+    }
+}
+
+/// One row of `maven feeds status --json`: the I-3 keys, then `state`, `moved_to` (where a
+/// redirect led; the config is never rewritten), `failures` and `warning`.
+pub(crate) fn feed_status(s: &poller::FeedStatus) -> FeedView {
+    FeedView {
+        name: s.name.clone(),
+        url: mask_url(&s.url),
+        enabled: s.enabled,
+        last_success: s.last_success.and_then(time_str),
+        last_error: s.last_error.clone(),
+        next_poll: s.next_poll.and_then(time_str),
+        items_noted: Some(s.items_noted),
+        live: Some(FeedLive {
+            state: s.state.as_str().to_owned(),
+            moved_to: s.moved_to.as_deref().map(mask_url),
+            failures: s.failures,
+            warning: s.warning.clone(),
+        }),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn urls_are_masked() {

@@ -6,10 +6,12 @@
 mod cli;
 mod cmd;
 mod daemon;
+mod exit;
 mod ipc;
 mod json;
 mod poll;
 mod turns;
+mod views;
 mod web;
 
 use std::process::ExitCode;

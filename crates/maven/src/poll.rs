@@ -1,16 +1,13 @@
-//! The feed poller in the daemon (F-5..F-8) and its status rows (I-3).
+//! The feed poller in the daemon (F-5..F-8).
 //!
 //! No enabled feed → no poller, no task, no request (F-8). Each feed gets its own webfetch
 //! door, `feed:<name>`, built from the config exactly as `maven fetch --door` builds it.
 
 use anyhow::Context;
-use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use config::Config;
-
-use crate::json;
 
 /// Builds the poller and spawns its schedules; `None` when no feed is enabled.
 pub(crate) async fn start(
@@ -48,22 +45,4 @@ pub(crate) async fn start(
         "feed poller started"
     );
     Ok(Some(poller))
-}
-
-/// One row of `maven feeds status --json`: the I-3 keys, then `state`, `moved_to` (where a
-/// redirect led; the config is never rewritten), `failures` and `warning`.
-pub(crate) fn status(s: &poller::FeedStatus) -> Value {
-    json!({
-        "name": s.name,
-        "url": json::mask_url(&s.url),
-        "enabled": s.enabled,
-        "last_success": s.last_success.map_or(Value::Null, json::time),
-        "last_error": s.last_error,
-        "next_poll": s.next_poll.map_or(Value::Null, json::time),
-        "items_noted": s.items_noted,
-        "state": s.state.as_str(),
-        "moved_to": s.moved_to.as_deref().map(json::mask_url),
-        "failures": s.failures,
-        "warning": s.warning,
-    })
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use config::{flatten_name, Config};
 
-use crate::cli::{EXIT_FAILED, EXIT_USAGE};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 
 /// What an import produced: the block and what the owner should know.
 #[derive(Debug)]

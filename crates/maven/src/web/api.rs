@@ -7,8 +7,12 @@ use axum::{Extension, Json};
 use serde_json::{json, Value};
 use store::{ToolRow, ToolState};
 
-use super::{creds, diff, session, App, AppError, SessionCookie};
+use super::app::{no_session, App, SessionCookie};
+use super::error::AppError;
+pub(super) use super::text::cap;
+use super::{creds, diff, session};
 use crate::json;
+use crate::views::{FeedView, ServerStatusView};
 
 /// How many history entries each act shows.
 pub(super) const HISTORY: u32 = 20;
@@ -17,16 +21,6 @@ pub(super) const ACTS_LOG: u32 = 30;
 /// Descriptions are server-written text: capped wherever they are shown.
 pub(super) const DESCRIPTION_CAP: usize = allowlist::DESCRIPTION_CAP;
 
-/// Cuts `s` to at most `n` characters, marking the cut.
-pub(super) fn cap(s: &str, n: usize) -> String {
-    let kept = mcp::tools::cap_chars(s, n);
-    if kept.len() < s.len() {
-        format!("{kept}…")
-    } else {
-        kept.to_owned()
-    }
-}
-
 /// What the session may do now; shared by `/api/session` and the page.
 pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppError> {
     let web = &app.web;
@@ -34,7 +28,7 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
     let (csrf, step) = web
         .sessions
         .with(cookie, now, |s| (s.csrf.clone(), s.step_up.clone()))
-        .ok_or_else(super::no_session)?;
+        .ok_or_else(no_session)?;
     let step = step.and_then(|s| {
         let age = now.saturating_duration_since(s.at());
         session::STEP_UP_FRESH
@@ -87,7 +81,7 @@ pub(super) fn actions(state: ToolState) -> &'static [&'static str] {
 
 /// One act as the API shows it.
 pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> Value {
-    let mut v = json::tool(r);
+    let mut v = serde_json::to_value(json::tool(r)).unwrap_or_else(|_| json!({}));
     v["description"] = json!(cap(&r.description, DESCRIPTION_CAP));
     v["kind"] = json!(r.kind.as_str());
     v["changed"] = Value::Array(
@@ -136,13 +130,13 @@ pub(super) async fn tools(State(app): State<App>) -> Result<Json<Value>, AppErro
 }
 
 /// `GET /api/mcp_servers`: the shape of `maven mcp status --json`.
-pub(super) async fn mcp_servers(State(app): State<App>) -> Json<Value> {
-    Json(Value::Array(app.status.mcp_servers().await))
+pub(super) async fn mcp_servers(State(app): State<App>) -> Json<Vec<ServerStatusView>> {
+    Json(app.status.mcp_servers().await)
 }
 
 /// `GET /api/feeds`: the shape of `maven feeds status --json`.
-pub(super) async fn feeds(State(app): State<App>) -> Json<Value> {
-    Json(Value::Array(app.status.feeds().await))
+pub(super) async fn feeds(State(app): State<App>) -> Json<Vec<FeedView>> {
+    Json(app.status.feeds().await)
 }
 
 /// One executed act as the page shows it (the arguments and output stay in the store).
@@ -244,13 +238,6 @@ pub(super) fn passkey_method(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn caps_count_characters() {
-        assert_eq!(cap("абв", 2), "аб…");
-        assert_eq!(cap("abc", 3), "abc");
-        assert_eq!(cap("", 0), "");
-    }
 
     #[test]
     fn names() {

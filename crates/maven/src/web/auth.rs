@@ -10,8 +10,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use webauthn_rs::prelude::{PublicKeyCredential, RegisterPublicKeyCredential, Uuid};
 
+use super::api;
+use super::app::{no_session, App, SessionCookie};
+use super::error::AppError;
 use super::session;
-use super::{api, App, AppError, SessionCookie};
 
 /// The owner's WebAuthn user handle: Maven serves one person.
 const OWNER: Uuid = Uuid::from_u128(0x6d61_7665_6e00_4f77_6e65_7200_0000_0001);
@@ -59,7 +61,7 @@ pub(super) async fn enroll_start(
         .map_err(|e| AppError::internal(format!("cannot start a passkey registration: {e}")))?;
     web.sessions
         .with(&c.0, now, |s| s.registration = Some(((state, th), now)))
-        .ok_or_else(super::no_session)?;
+        .ok_or_else(no_session)?;
     Ok(Json(
         serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?,
     ))
@@ -116,7 +118,7 @@ pub(super) async fn passkey_start(
     let now = web.clock.now();
     web.sessions
         .with(&c.0, now, |s| s.authentication = Some((state, now)))
-        .ok_or_else(super::no_session)?;
+        .ok_or_else(no_session)?;
     Ok(Json(
         serde_json::to_value(challenge).map_err(|e| AppError::internal(e.to_string()))?,
     ))
@@ -168,7 +170,7 @@ fn ceremony<S>(
         .web
         .sessions
         .with(cookie, now, take)
-        .ok_or_else(super::no_session)?;
+        .ok_or_else(no_session)?;
     let Some((state, started)) = pending else {
         return Err(AppError::bad_request(
             "no_ceremony",
@@ -190,7 +192,7 @@ fn grant(app: &App, cookie: &str, step: stepup::StepUp) -> Result<(), AppError> 
     app.web
         .sessions
         .with(cookie, now, |s| s.step_up = Some(step))
-        .ok_or_else(super::no_session)?;
+        .ok_or_else(no_session)?;
     tracing::info!(%method, "step-up verified on the page");
     Ok(())
 }

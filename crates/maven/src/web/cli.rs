@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::cli::{EXIT_FAILED, EXIT_USAGE};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use crate::views::EnrollLink;
 
 /// Shortest passphrase accepted.
 const MIN_PASSPHRASE: usize = 8;
@@ -23,10 +24,16 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    match rt.block_on(crate::ipc::call(data_dir, "web_enroll", json!({}))) {
+    match rt.block_on(crate::ipc::client::call(data_dir, "web_enroll", json!({}))) {
         Ok(v) => {
-            let url = v["url"].as_str().unwrap_or("");
-            let mins = v["valid_s"].as_u64().unwrap_or(600) / 60;
+            let link: EnrollLink = match serde_json::from_value(v) {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("maven web enroll: the daemon sent an answer of another shape: {e}");
+                    return ExitCode::from(EXIT_FAILED);
+                }
+            };
+            let (url, mins) = (link.url, link.valid_s / 60);
             println!("{url}");
             eprintln!(
                 "Open this link in a browser on this machine within {mins} minutes to enroll a passkey; it works once."

@@ -2,7 +2,7 @@
 
 use webauthn_rs::prelude::Passkey;
 
-use super::AppError;
+use super::error::AppError;
 
 /// One enrolled passkey.
 pub(crate) struct Enrolled {

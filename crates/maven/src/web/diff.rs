@@ -26,7 +26,7 @@ fn show(v: &Value) -> String {
         Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
     };
-    super::api::cap(&s, MAX_VALUE)
+    super::text::cap(&s, MAX_VALUE)
 }
 
 fn key(path: &str, k: &str) -> String {

@@ -17,16 +17,18 @@
 //! There is deliberately no route that calls a tool.
 
 mod api;
+mod app;
 mod auth;
 pub(crate) mod cli;
 mod creds;
 mod diff;
+mod error;
 mod pages;
 mod session;
+mod text;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -34,315 +36,22 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode}
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
-use config::{Secret, WebConfig};
-use serde_json::{json, Value};
+use axum::Router;
+use config::WebConfig;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use webauthn_rs::{Webauthn, WebauthnBuilder};
 
-use session::Sessions;
-pub(crate) use session::{Clock, SystemClock};
+use app::{no_session, SessionCookie, CSRF_HEADER};
+pub(crate) use app::{App, StatusSource, Web};
+use error::AppError;
+#[cfg(test)]
+use session::Clock;
+use session::SystemClock;
 
 /// Largest request body any route reads.
 const MAX_BODY: usize = 64 * 1024;
-/// The CSRF header every POST carries.
-const CSRF_HEADER: &str = "x-csrf-token";
-/// The relying-party id of passkeys: WebAuthn treats `http://localhost` as a secure context.
-const RP_ID: &str = "localhost";
-
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
                    connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-/// A boxed future, so [`StatusSource`] can be used as a trait object.
-pub(crate) type BoxFuture<'a, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-
-/// What the servers and feeds cards show: the one data source of those cards. The daemon
-/// implements it from the MCP connection manager and the feed poller; the shapes are those of
-/// `maven mcp status --json` and `maven feeds status --json` (I-3).
-pub(crate) trait StatusSource: Send + Sync + 'static {
-    /// One object per configured MCP server.
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>>;
-    /// One object per configured feed.
-    fn feeds(&self) -> BoxFuture<'_, Vec<Value>>;
-}
-
-/// The configuration alone: what the cards show before anything connected.
-impl StatusSource for config::Config {
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>> {
-        let v = self
-            .mcp_servers
-            .values()
-            .map(|s| crate::json::server_status(s, None, None, 0, 0))
-            .collect();
-        Box::pin(std::future::ready(v))
-    }
-    fn feeds(&self) -> BoxFuture<'_, Vec<Value>> {
-        let v = self
-            .feeds
-            .iter()
-            .map(crate::json::configured_feed)
-            .collect();
-        Box::pin(std::future::ready(v))
-    }
-}
-
-/// The running daemon: the manager's live view of each server, the poller's of each feed.
-impl StatusSource for crate::daemon::State {
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<Value>> {
-        Box::pin(crate::daemon::State::mcp_servers(self))
-    }
-    fn feeds(&self) -> BoxFuture<'_, Vec<Value>> {
-        Box::pin(std::future::ready(crate::daemon::State::feeds(self)))
-    }
-}
-
-/// A refusal or failure, answered as `{"error": code, "message": text}`.
-#[derive(Debug)]
-pub(crate) struct AppError {
-    status: StatusCode,
-    code: &'static str,
-    message: String,
-}
-
-impl AppError {
-    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        AppError {
-            status,
-            code,
-            message: message.into(),
-        }
-    }
-    pub(crate) fn internal(message: impl Into<String>) -> Self {
-        let message = message.into();
-        tracing::error!(%message, "web: internal error");
-        AppError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
-    }
-    fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
-        AppError::new(StatusCode::BAD_REQUEST, code, message)
-    }
-}
-
-impl From<store::Error> for AppError {
-    fn from(e: store::Error) -> Self {
-        if e.is_not_found() {
-            AppError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
-        } else if e.is_bad_transition() {
-            AppError::new(StatusCode::CONFLICT, "bad_transition", e.to_string())
-        } else {
-            AppError::internal(format!("store: {e}"))
-        }
-    }
-}
-
-impl IntoResponse for AppError {
-    fn into_response(self) -> Response {
-        let mut r = (
-            self.status,
-            Json(json!({"error": self.code, "message": self.message})),
-        )
-            .into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("StepUp realm=\"maven\""),
-            );
-        }
-        r
-    }
-}
-
-/// The page's own state: sessions, enrollment links, passkeys, the step-up rules.
-pub(crate) struct Web {
-    addr: SocketAddr,
-    hosts: Vec<String>,
-    origins: Vec<String>,
-    cookie: String,
-    passphrase_hash: Option<Secret>,
-    store: store::Store,
-    creds: creds::Creds,
-    sessions: Sessions,
-    webauthn: Webauthn,
-    clock: Arc<dyn Clock>,
-    /// Consecutive passphrase failures and when the last one happened.
-    passphrase_failures: Mutex<(u32, Option<Instant>)>,
-}
-
-impl std::fmt::Debug for Web {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Web").field("addr", &self.addr).finish()
-    }
-}
-
-/// A name a Host header may carry, normalised: lowercase, one trailing dot removed.
-fn normal_host(h: &str) -> String {
-    let h = h.strip_suffix('.').unwrap_or(h);
-    h.to_ascii_lowercase()
-}
-
-impl Web {
-    /// The page's state for a server listening on `addr` (the address actually bound).
-    pub(crate) fn new(
-        cfg: &WebConfig,
-        addr: SocketAddr,
-        store: store::Store,
-        clock: Arc<dyn Clock>,
-    ) -> anyhow::Result<Web> {
-        let port = addr.port();
-        let ip = match addr.ip() {
-            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
-            v4 => v4.to_string(),
-        };
-        let mut hosts: Vec<String> = cfg.hosts.iter().map(|h| normal_host(h)).collect();
-        hosts.push(ip.clone());
-        hosts.push(RP_ID.to_owned());
-        hosts.sort();
-        hosts.dedup();
-        let origins = hosts.iter().map(|h| format!("http://{h}:{port}")).collect();
-        let rp_origin = url::Url::parse(&format!("http://{RP_ID}:{port}"))
-            .context("the page's WebAuthn origin")?;
-        let webauthn = WebauthnBuilder::new(RP_ID, &rp_origin)
-            .and_then(|b| b.rp_name("Maven").build())
-            .map_err(|e| anyhow::anyhow!("cannot set up WebAuthn for {rp_origin}: {e}"))?;
-        Ok(Web {
-            addr,
-            hosts,
-            origins,
-            cookie: format!("maven_session_{port}"),
-            passphrase_hash: cfg.passphrase_hash.clone(),
-            creds: creds::Creds::new(store.clone()),
-            store,
-            sessions: Sessions::default(),
-            webauthn,
-            clock,
-            passphrase_failures: Mutex::new((0, None)),
-        })
-    }
-
-    /// The page's address as the owner opens it (`localhost`, where passkeys work).
-    pub(crate) fn base_url(&self) -> String {
-        format!("http://{RP_ID}:{}", self.addr.port())
-    }
-
-    /// Makes a one-time enrollment link valid for ten minutes (the `web_enroll` IPC method).
-    pub(crate) fn enroll_link(&self) -> Value {
-        let token = self.sessions.new_enrollment(self.clock.now());
-        json!({
-            "url": format!("{}/enroll#{token}", self.base_url()),
-            "valid_s": session::ENROLL_VALID.as_secs(),
-        })
-    }
-
-    fn host_ok(&self, host: &str) -> bool {
-        let (name, port) = if let Some(rest) = host.strip_prefix('[') {
-            match rest.split_once(']') {
-                Some((inner, tail)) => (format!("[{inner}]"), tail.strip_prefix(':')),
-                None => return false,
-            }
-        } else {
-            match host.split_once(':') {
-                Some((n, p)) => (n.to_owned(), Some(p)),
-                None => (host.to_owned(), None),
-            }
-        };
-        let port_ok = match port {
-            Some(p) => p.parse::<u16>().ok() == Some(self.addr.port()),
-            None => self.addr.port() == 80,
-        };
-        port_ok && self.hosts.contains(&normal_host(&name))
-    }
-
-    fn origin_ok(&self, origin: &str) -> bool {
-        let o = origin.to_ascii_lowercase();
-        self.origins.contains(&o)
-            || (self.addr.port() == 80 && self.hosts.iter().any(|h| o == format!("http://{h}")))
-    }
-
-    /// The session cookie's value in these headers, if any.
-    fn cookie_of(&self, headers: &HeaderMap) -> Option<String> {
-        let prefix = format!("{}=", self.cookie);
-        headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .map(str::trim)
-            .find_map(|c| c.strip_prefix(prefix.as_str()))
-            .map(str::to_owned)
-    }
-
-    fn set_cookie(&self, value: &str) -> HeaderValue {
-        // The value is hex, so the header is always valid ASCII.
-        HeaderValue::from_str(&format!(
-            "{}={value}; Path=/; HttpOnly; SameSite=Strict",
-            self.cookie
-        ))
-        .unwrap_or_else(|_| HeaderValue::from_static(""))
-    }
-
-    /// The live session of these headers, or a new one (with the `Set-Cookie` to send).
-    fn ensure_session(&self, headers: &HeaderMap) -> (String, Option<HeaderValue>) {
-        let now = self.clock.now();
-        if let Some(c) = self.cookie_of(headers) {
-            if self.sessions.with(&c, now, |_| ()).is_some() {
-                return (c, None);
-            }
-        }
-        let c = self.sessions.create(now);
-        let set = self.set_cookie(&c);
-        (c, Some(set))
-    }
-
-    /// The fresh step-up of a session, or the refusal to send.
-    fn fresh_step_up(&self, cookie: &str) -> Result<stepup::StepUp, AppError> {
-        let now = self.clock.now();
-        let step = self
-            .sessions
-            .with(cookie, now, |s| s.step_up.clone())
-            .ok_or_else(no_session)?;
-        match step {
-            None => Err(AppError::new(
-                StatusCode::UNAUTHORIZED,
-                "step_up_required",
-                "enabling or disabling an act needs a step-up: verify with your passkey (or the configured passphrase)",
-            )),
-            Some(s) if now.saturating_duration_since(s.at()) > session::STEP_UP_FRESH => {
-                Err(AppError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "step_up_stale",
-                    "the last step-up is more than 5 minutes old: verify again",
-                ))
-            }
-            Some(s) => Ok(s),
-        }
-    }
-}
-
-fn no_session() -> AppError {
-    AppError::new(
-        StatusCode::UNAUTHORIZED,
-        "no_session",
-        "no session: open the page first (GET /tools or GET /api/session)",
-    )
-}
-
-/// The session cookie a guarded POST came with (put there by [`post_guard`]).
-#[derive(Clone)]
-struct SessionCookie(String);
-
-/// The router's shared state.
-#[derive(Clone)]
-pub(crate) struct App {
-    web: Arc<Web>,
-    status: Arc<dyn StatusSource>,
-}
-
-impl App {
-    pub(crate) fn new(web: Arc<Web>, status: Arc<dyn StatusSource>) -> App {
-        App { web, status }
-    }
-}
 
 /// Every route of the page and its API, inside the hardening layers.
 pub(crate) fn router(app: App) -> Router {
@@ -501,16 +210,6 @@ pub(crate) async fn start(
             tracing::error!("{e:#}; the daemon runs without the page");
             None
         }
-    }
-}
-
-/// The `web_enroll` IPC method: a one-time enrollment link.
-pub(crate) fn enroll_rpc(web: Option<&Web>) -> Result<Value, crate::ipc::RpcError> {
-    match web {
-        Some(w) => Ok(w.enroll_link()),
-        None => Err(crate::ipc::RpcError::internal(
-            "the page is not running: web.listen could not be bound (see the daemon's log)",
-        )),
     }
 }
 

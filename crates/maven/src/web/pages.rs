@@ -9,8 +9,11 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde_json::Value;
 use store::ToolState;
 
-use super::{api, App, AppError};
+use super::api;
+use super::app::App;
+use super::error::AppError;
 use crate::json;
+use crate::views::{FeedView, ServerStatusView};
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -287,16 +290,21 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
     h.push_str("</article>");
 }
 
-fn servers_card(h: &mut String, servers: &[Value]) {
+/// Optional page text: escaped, or a dash when absent.
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "—".to_owned(), |v| esc(&v.to_string()))
+}
+
+fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
     h.push_str("<section class=\"card\" id=\"mcp-servers\"><h2>MCP servers</h2>");
     if servers.is_empty() {
         h.push_str("<p>No MCP server is configured (<code>mcp_servers</code>).</p></section>");
         return;
     }
     for s in servers {
-        let info = match s.get("server_info") {
-            Some(Value::Object(o)) => format!("{} {}", val(o.get("name")), val(o.get("version"))),
-            _ => "—".to_owned(),
+        let info = match &s.server_info {
+            Some(i) => format!("{} {}", esc(&i.name), esc(&i.version)),
+            None => "—".to_owned(),
         };
         let _ = write!(
             h,
@@ -306,38 +314,26 @@ fn servers_card(h: &mut String, servers: &[Value]) {
              <dt>protocol</dt><dd>{6}</dd><dt>server</dt><dd>{7}</dd>\
              <dt>tools</dt><dd>{8} offered, {9} proposed, {10} enabled</dd>\
              <dt>last error</dt><dd>{11}</dd><dt>next retry</dt><dd>{12}</dd></dl>",
-            val(s.get("name")),
-            val(s.get("transport")),
-            val(s.get("target")),
-            val(s.get("trust")),
-            val(s.get("enabled")),
-            val(s.get("state")),
-            val(s.get("protocol_version")),
+            esc(&s.name),
+            esc(&s.transport),
+            esc(&s.target),
+            esc(&s.trust),
+            s.enabled,
+            esc(&s.state),
+            opt(s.protocol_version.as_deref()),
             info,
-            val(s.get("tools_offered")),
-            val(s.get("tools_proposed")),
-            val(s.get("tools_enabled")),
-            val(s.get("last_error")),
-            val(s.get("next_retry")),
+            opt(s.tools_offered),
+            s.tools_proposed,
+            s.tools_enabled,
+            opt(s.last_error.as_deref()),
+            opt(s.next_retry.as_deref()),
         );
-        let tail = match s.get("stderr_tail") {
-            Some(Value::String(t)) => t.clone(),
-            Some(Value::Array(lines)) => lines
-                .iter()
-                .map(|l| {
-                    l.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| l.to_string())
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        };
+        let tail = s.stderr_tail.as_deref().unwrap_or("");
         if !tail.is_empty() {
             let _ = write!(
                 h,
                 "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
-                esc(&api::cap(&tail, 4000))
+                esc(&api::cap(tail, 4000))
             );
         }
         h.push_str("</article>");
@@ -345,7 +341,7 @@ fn servers_card(h: &mut String, servers: &[Value]) {
     h.push_str("</section>");
 }
 
-fn feeds_card(h: &mut String, feeds: &[Value]) {
+fn feeds_card(h: &mut String, feeds: &[FeedView]) {
     h.push_str("<section class=\"card\" id=\"feeds\"><h2>Feeds</h2>");
     if feeds.is_empty() {
         h.push_str("<p>No feed is configured (<code>feeds</code>).</p></section>");
@@ -356,13 +352,13 @@ fn feeds_card(h: &mut String, feeds: &[Value]) {
         let _ = write!(
             h,
             "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            val(f.get("name")),
-            val(f.get("url")),
-            val(f.get("enabled")),
-            val(f.get("last_success")),
-            val(f.get("next_poll")),
-            val(f.get("last_error")),
-            val(f.get("items_noted")),
+            esc(&f.name),
+            esc(&f.url),
+            f.enabled,
+            opt(f.last_success.as_deref()),
+            opt(f.next_poll.as_deref()),
+            opt(f.last_error.as_deref()),
+            opt(f.items_noted),
         );
     }
     h.push_str("</tbody></table></section>");

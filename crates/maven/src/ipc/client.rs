@@ -1,0 +1,102 @@
+//! The command line's side of IPC: one request, one answer, with a deadline.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use super::protocol::{
+    read_line, request, socket_path, INTERNAL_ERROR, INVALID_PARAMS, MAX_RESPONSE,
+};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+
+/// How long the client waits for the daemon's answer.
+const CLIENT_DEADLINE: Duration = Duration::from_secs(15 * 60);
+
+/// What went wrong talking to the daemon.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum IpcError {
+    #[error("no maven daemon is running for {data_dir} ({reason}); start one with `maven daemon`")]
+    NoDaemon { data_dir: String, reason: String },
+    #[error("lost the connection to the daemon: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the daemon did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the daemon sent an answer that is not JSON-RPC: {0}")]
+    Protocol(String),
+    #[error("{message}")]
+    Remote { code: i64, message: String },
+}
+
+impl IpcError {
+    /// The process exit code for this error (I-4).
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            IpcError::NoDaemon { .. } => EXIT_USAGE,
+            IpcError::Remote {
+                code: INVALID_PARAMS,
+                ..
+            } => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        }
+    }
+}
+
+/// Sends one request to the daemon of `data_dir` and returns its result.
+pub(crate) async fn call(data_dir: &Path, method: &str, params: Value) -> Result<Value, IpcError> {
+    let path = socket_path(data_dir);
+    let no_daemon = |reason: String| IpcError::NoDaemon {
+        data_dir: data_dir.display().to_string(),
+        reason,
+    };
+    let stream = match UnixStream::connect(&path).await {
+        Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(no_daemon(format!("no socket at {}", path.display())))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(no_daemon(format!(
+                "nothing listens on {}: a stale socket",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(no_daemon(format!("{}: {e}", path.display()))),
+    };
+    let (r, mut w) = stream.into_split();
+    let req = request(1, method, params);
+    w.write_all(&req).await?;
+    let mut r = BufReader::new(r);
+    let mut buf = Vec::new();
+    let got = tokio::time::timeout(CLIENT_DEADLINE, read_line(&mut r, MAX_RESPONSE, &mut buf))
+        .await
+        .map_err(|_| IpcError::Timeout(CLIENT_DEADLINE))??;
+    if got.is_none() {
+        return Err(IpcError::Protocol(
+            "the daemon closed the connection".into(),
+        ));
+    }
+    let mut reply: Value =
+        serde_json::from_slice(&buf).map_err(|e| IpcError::Protocol(e.to_string()))?;
+    if reply.get("id") != Some(&json!(1)) {
+        return Err(IpcError::Protocol("answer with another id".into()));
+    }
+    if let Some(err) = reply.get("error") {
+        return Err(IpcError::Remote {
+            code: err
+                .get("code")
+                .and_then(Value::as_i64)
+                .unwrap_or(INTERNAL_ERROR),
+            message: err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error")
+                .to_string(),
+        });
+    }
+    match reply.get_mut("result") {
+        Some(v) => Ok(v.take()),
+        None => Err(IpcError::Protocol("answer without result or error".into())),
+    }
+}

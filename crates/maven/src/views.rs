@@ -1,0 +1,160 @@
+//! The typed shapes of what the daemon answers (I-3): `maven status`, `maven tools`,
+//! `maven notes`, `maven mcp status`, `maven feeds status`, a turn and an enrollment link.
+//!
+//! The daemon builds them, IPC carries them as JSON, the command line and the page read them
+//! back typed. The field order is the key order of the JSON (a stable interface); absent values
+//! are null. A leaf: it names nothing of the crate.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What the allowlist made of a server's last complete listing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DiscoveryNote {
+    /// "over cap: …" when the whole server was refused.
+    pub(crate) over_cap: Option<String>,
+    /// Tools not proposed, with the reason.
+    pub(crate) refused: Vec<(String, String)>,
+    /// The last error applying a listing to the store.
+    pub(crate) error: Option<String>,
+}
+
+/// `maven status --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct StatusView {
+    pub(crate) version: String,
+    pub(crate) uptime_s: u64,
+    pub(crate) data_dir: String,
+    pub(crate) mcp_servers: Vec<ServerStatusView>,
+    pub(crate) feeds: Vec<FeedView>,
+    pub(crate) acts: ActCounts,
+}
+
+/// How many act rows are in each state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct ActCounts {
+    pub(crate) proposed: usize,
+    pub(crate) enabled: usize,
+    pub(crate) disabled: usize,
+    pub(crate) withdrawn: usize,
+}
+
+impl ActCounts {
+    /// Each state with its count, in the order of the JSON.
+    pub(crate) fn pairs(&self) -> [(&'static str, usize); 4] {
+        [
+            ("proposed", self.proposed),
+            ("enabled", self.enabled),
+            ("disabled", self.disabled),
+            ("withdrawn", self.withdrawn),
+        ]
+    }
+}
+
+/// One server of `maven mcp status --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ServerStatusView {
+    pub(crate) name: String,
+    /// "stdio" or "http".
+    pub(crate) transport: String,
+    /// Where it is, anything secret masked.
+    pub(crate) target: String,
+    pub(crate) enabled: bool,
+    pub(crate) state: String,
+    /// The trust level, spelled out.
+    pub(crate) trust: String,
+    pub(crate) protocol_version: Option<String>,
+    pub(crate) server_info: Option<ServerInfo>,
+    pub(crate) tools_offered: Option<usize>,
+    pub(crate) tools_proposed: usize,
+    pub(crate) tools_enabled: usize,
+    pub(crate) tools_refused: Vec<RefusedTool>,
+    pub(crate) last_error: Option<String>,
+    pub(crate) next_retry: Option<String>,
+    pub(crate) stderr_tail: Option<String>,
+    pub(crate) violations: u64,
+    pub(crate) dials: u64,
+}
+
+/// A server's `serverInfo`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ServerInfo {
+    pub(crate) name: String,
+    pub(crate) version: String,
+}
+
+/// A tool the allowlist did not propose, and why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RefusedTool {
+    pub(crate) tool: String,
+    pub(crate) reason: String,
+}
+
+/// One feed of `maven feeds status --json`: the I-3 keys, then (once the poller runs) its
+/// live state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FeedView {
+    pub(crate) name: String,
+    /// The URL, anything secret masked.
+    pub(crate) url: String,
+    pub(crate) enabled: bool,
+    pub(crate) last_success: Option<String>,
+    pub(crate) last_error: Option<String>,
+    pub(crate) next_poll: Option<String>,
+    pub(crate) items_noted: Option<u64>,
+    /// Absent (no keys at all) while no poller runs.
+    #[serde(flatten)]
+    pub(crate) live: Option<FeedLive>,
+}
+
+/// What the poller adds to a feed's row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FeedLive {
+    pub(crate) state: String,
+    /// Where a redirect led (the config is never rewritten).
+    pub(crate) moved_to: Option<String>,
+    pub(crate) failures: u32,
+    pub(crate) warning: Option<String>,
+}
+
+/// One row of `maven tools --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ToolView {
+    pub(crate) name: String,
+    pub(crate) state: String,
+    pub(crate) destructive: bool,
+    pub(crate) scope: String,
+    pub(crate) cmd: Vec<String>,
+    pub(crate) fingerprint: Option<String>,
+    pub(crate) description: String,
+    pub(crate) provenance: String,
+    pub(crate) updated: Option<String>,
+}
+
+/// One row of `maven notes --json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct NoteView {
+    pub(crate) id: i64,
+    pub(crate) source: String,
+    pub(crate) key: String,
+    pub(crate) text: String,
+    pub(crate) link: Option<String>,
+    pub(crate) created: Option<String>,
+}
+
+/// The answer to one turn (`maven say --json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TurnView {
+    pub(crate) answer: String,
+    /// The act awaiting a yes, if this turn asked for one.
+    pub(crate) pending: Option<Value>,
+    /// False when an act was refused or failed.
+    pub(crate) ok: bool,
+}
+
+/// A one-time passkey enrollment link (the `web_enroll` method).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct EnrollLink {
+    pub(crate) url: String,
+    pub(crate) valid_s: u64,
+}

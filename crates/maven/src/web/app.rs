@@ -1,0 +1,248 @@
+//! The page's state: its sessions, passkeys and step-up rules ([`Web`]), and what the router
+//! shares ([`App`]): that state and the one source of the servers and feeds cards.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::Context;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use config::{Secret, WebConfig};
+use serde_json::Value;
+use webauthn_rs::{Webauthn, WebauthnBuilder};
+
+use super::creds;
+use super::error::AppError;
+use super::session::{self, Clock, Sessions};
+use crate::views::{EnrollLink, FeedView, ServerStatusView};
+
+/// The CSRF header every POST carries.
+pub(super) const CSRF_HEADER: &str = "x-csrf-token";
+/// The relying-party id of passkeys: WebAuthn treats `http://localhost` as a secure context.
+pub(super) const RP_ID: &str = "localhost";
+
+/// A boxed future, so [`StatusSource`] can be used as a trait object.
+pub(crate) type BoxFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// What the servers and feeds cards show: the one data source of those cards. The daemon
+/// implements it from the MCP connection manager and the feed poller; the shapes are those of
+/// `maven mcp status --json` and `maven feeds status --json` (I-3).
+pub(crate) trait StatusSource: Send + Sync + 'static {
+    /// One object per configured MCP server.
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>>;
+    /// One object per configured feed.
+    fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>>;
+}
+
+/// The configuration alone: what the cards show before anything connected.
+impl StatusSource for config::Config {
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>> {
+        let v = self
+            .mcp_servers
+            .values()
+            .map(|s| crate::json::server_status(s, None, None, 0, 0))
+            .collect();
+        Box::pin(std::future::ready(v))
+    }
+    fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
+        let v = self
+            .feeds
+            .iter()
+            .map(crate::json::configured_feed)
+            .collect();
+        Box::pin(std::future::ready(v))
+    }
+}
+
+/// The page's own state: sessions, enrollment links, passkeys, the step-up rules.
+pub(crate) struct Web {
+    pub(super) addr: SocketAddr,
+    pub(super) hosts: Vec<String>,
+    pub(super) origins: Vec<String>,
+    pub(super) cookie: String,
+    pub(super) passphrase_hash: Option<Secret>,
+    pub(super) store: store::Store,
+    pub(super) creds: creds::Creds,
+    pub(super) sessions: Sessions,
+    pub(super) webauthn: Webauthn,
+    pub(super) clock: Arc<dyn Clock>,
+    /// Consecutive passphrase failures and when the last one happened.
+    pub(super) passphrase_failures: Mutex<(u32, Option<Instant>)>,
+}
+
+impl std::fmt::Debug for Web {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Web").field("addr", &self.addr).finish()
+    }
+}
+
+/// A name a Host header may carry, normalised: lowercase, one trailing dot removed.
+fn normal_host(h: &str) -> String {
+    let h = h.strip_suffix('.').unwrap_or(h);
+    h.to_ascii_lowercase()
+}
+
+impl Web {
+    /// The page's state for a server listening on `addr` (the address actually bound).
+    pub(crate) fn new(
+        cfg: &WebConfig,
+        addr: SocketAddr,
+        store: store::Store,
+        clock: Arc<dyn Clock>,
+    ) -> anyhow::Result<Web> {
+        let port = addr.port();
+        let ip = match addr.ip() {
+            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+            v4 => v4.to_string(),
+        };
+        let mut hosts: Vec<String> = cfg.hosts.iter().map(|h| normal_host(h)).collect();
+        hosts.push(ip.clone());
+        hosts.push(RP_ID.to_owned());
+        hosts.sort();
+        hosts.dedup();
+        let origins = hosts.iter().map(|h| format!("http://{h}:{port}")).collect();
+        let rp_origin = url::Url::parse(&format!("http://{RP_ID}:{port}"))
+            .context("the page's WebAuthn origin")?;
+        let webauthn = WebauthnBuilder::new(RP_ID, &rp_origin)
+            .and_then(|b| b.rp_name("Maven").build())
+            .map_err(|e| anyhow::anyhow!("cannot set up WebAuthn for {rp_origin}: {e}"))?;
+        Ok(Web {
+            addr,
+            hosts,
+            origins,
+            cookie: format!("maven_session_{port}"),
+            passphrase_hash: cfg.passphrase_hash.clone(),
+            creds: creds::Creds::new(store.clone()),
+            store,
+            sessions: Sessions::default(),
+            webauthn,
+            clock,
+            passphrase_failures: Mutex::new((0, None)),
+        })
+    }
+
+    /// The page's address as the owner opens it (`localhost`, where passkeys work).
+    pub(crate) fn base_url(&self) -> String {
+        format!("http://{RP_ID}:{}", self.addr.port())
+    }
+
+    /// Makes a one-time enrollment link valid for ten minutes (the `web_enroll` IPC method).
+    pub(crate) fn enroll_link(&self) -> Value {
+        let token = self.sessions.new_enrollment(self.clock.now());
+        let link = EnrollLink {
+            url: format!("{}/enroll#{token}", self.base_url()),
+            valid_s: session::ENROLL_VALID.as_secs(),
+        };
+        serde_json::to_value(link).unwrap_or(Value::Null)
+    }
+
+    pub(super) fn host_ok(&self, host: &str) -> bool {
+        let (name, port) = if let Some(rest) = host.strip_prefix('[') {
+            match rest.split_once(']') {
+                Some((inner, tail)) => (format!("[{inner}]"), tail.strip_prefix(':')),
+                None => return false,
+            }
+        } else {
+            match host.split_once(':') {
+                Some((n, p)) => (n.to_owned(), Some(p)),
+                None => (host.to_owned(), None),
+            }
+        };
+        let port_ok = match port {
+            Some(p) => p.parse::<u16>().ok() == Some(self.addr.port()),
+            None => self.addr.port() == 80,
+        };
+        port_ok && self.hosts.contains(&normal_host(&name))
+    }
+
+    pub(super) fn origin_ok(&self, origin: &str) -> bool {
+        let o = origin.to_ascii_lowercase();
+        self.origins.contains(&o)
+            || (self.addr.port() == 80 && self.hosts.iter().any(|h| o == format!("http://{h}")))
+    }
+
+    /// The session cookie's value in these headers, if any.
+    pub(super) fn cookie_of(&self, headers: &HeaderMap) -> Option<String> {
+        let prefix = format!("{}=", self.cookie);
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .map(str::trim)
+            .find_map(|c| c.strip_prefix(prefix.as_str()))
+            .map(str::to_owned)
+    }
+
+    pub(super) fn set_cookie(&self, value: &str) -> HeaderValue {
+        // The value is hex, so the header is always valid ASCII.
+        HeaderValue::from_str(&format!(
+            "{}={value}; Path=/; HttpOnly; SameSite=Strict",
+            self.cookie
+        ))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+
+    /// The live session of these headers, or a new one (with the `Set-Cookie` to send).
+    pub(super) fn ensure_session(&self, headers: &HeaderMap) -> (String, Option<HeaderValue>) {
+        let now = self.clock.now();
+        if let Some(c) = self.cookie_of(headers) {
+            if self.sessions.with(&c, now, |_| ()).is_some() {
+                return (c, None);
+            }
+        }
+        let c = self.sessions.create(now);
+        let set = self.set_cookie(&c);
+        (c, Some(set))
+    }
+
+    /// The fresh step-up of a session, or the refusal to send.
+    pub(super) fn fresh_step_up(&self, cookie: &str) -> Result<stepup::StepUp, AppError> {
+        let now = self.clock.now();
+        let step = self
+            .sessions
+            .with(cookie, now, |s| s.step_up.clone())
+            .ok_or_else(no_session)?;
+        match step {
+            None => Err(AppError::new(
+                StatusCode::UNAUTHORIZED,
+                "step_up_required",
+                "enabling or disabling an act needs a step-up: verify with your passkey (or the configured passphrase)",
+            )),
+            Some(s) if now.saturating_duration_since(s.at()) > session::STEP_UP_FRESH => {
+                Err(AppError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "step_up_stale",
+                    "the last step-up is more than 5 minutes old: verify again",
+                ))
+            }
+            Some(s) => Ok(s),
+        }
+    }
+}
+
+pub(super) fn no_session() -> AppError {
+    AppError::new(
+        StatusCode::UNAUTHORIZED,
+        "no_session",
+        "no session: open the page first (GET /tools or GET /api/session)",
+    )
+}
+
+/// The session cookie a guarded POST came with (put there by [`post_guard`]).
+#[derive(Clone)]
+pub(super) struct SessionCookie(pub(super) String);
+
+/// The router's shared state.
+#[derive(Clone)]
+pub(crate) struct App {
+    pub(super) web: Arc<Web>,
+    pub(super) status: Arc<dyn StatusSource>,
+}
+
+impl App {
+    pub(crate) fn new(web: Arc<Web>, status: Arc<dyn StatusSource>) -> App {
+        App { web, status }
+    }
+}
