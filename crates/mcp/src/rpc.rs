@@ -630,8 +630,6 @@ fn encode_answer(
     buf
 }
 
-/// Cut a string to at most `cap` bytes on a character boundary.
-
 /// A token bucket on tokio's clock (deterministic under paused time).
 #[derive(Debug)]
 struct TokenBucket {
