@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+use shown::line;
 
 use config::Config;
 
@@ -293,7 +294,7 @@ fn load_config(path: Option<&Path>) -> Option<Config> {
     match Config::load(path) {
         Ok(c) => Some(c),
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", shown::block(&e.to_string()));
             None
         }
     }
@@ -334,7 +335,7 @@ fn config_check(path: Option<&Path>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", shown::block(&e.to_string()));
             ExitCode::from(EXIT_FAILED)
         }
     }
@@ -361,12 +362,15 @@ fn client<T: DeserializeOwned>(
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("maven {method}: {}: {e}", OTHER_SHAPE);
+                    eprintln!(
+                        "maven {method}: {OTHER_SHAPE}: {}",
+                        shown::line(&e.to_string())
+                    );
                     ExitCode::from(EXIT_FAILED)
                 }
             },
             Err(e) => {
-                eprintln!("maven {method}: {e}");
+                eprintln!("maven {method}: {}", shown::block(&e.to_string()));
                 ExitCode::from(e.exit_code())
             }
         }
@@ -382,14 +386,15 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
                 let turn = match serde_json::from_value::<TurnView>(v.clone()) {
                     Ok(t) => t,
                     Err(e) => {
-                        eprintln!("maven say: {OTHER_SHAPE}: {e}");
+                        eprintln!("maven say: {OTHER_SHAPE}: {}", shown::line(&e.to_string()));
                         return ExitCode::from(EXIT_FAILED);
                     }
                 };
                 if as_json {
                     print_json(&v);
                 } else {
-                    println!("{}", turn.answer);
+                    // The answer quotes tool results and feed items: shown, never obeyed.
+                    println!("{}", shown::block(&turn.answer));
                 }
                 if turn.ok {
                     ExitCode::SUCCESS
@@ -398,7 +403,7 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
                 }
             }
             Err(e) => {
-                eprintln!("maven say: {e}");
+                eprintln!("maven say: {}", shown::block(&e.to_string()));
                 ExitCode::from(e.exit_code())
             }
         }
@@ -412,9 +417,16 @@ fn print_json(v: &Value) {
     }
 }
 
-/// An optional text as the tables show it: a dash when absent.
-fn or_dash(v: &Option<String>) -> &str {
-    v.as_deref().unwrap_or("-")
+/// An optional text as the tables show it: a dash when absent, a one-line field (`shown::line`).
+fn or_dash(v: &Option<String>) -> std::borrow::Cow<'_, str> {
+    v.as_deref()
+        .map_or(std::borrow::Cow::Borrowed("-"), shown::line)
+}
+
+/// Text that may span lines, shown under a field: newlines kept (each continuation indented by
+/// `indent`, so no line of it can pass for a row of its own), every other hazard escaped.
+fn indented_block(s: &str, indent: &str) -> String {
+    shown::block(s).replace('\n', &format!("\n{indent}"))
 }
 
 /// An optional count as the tables show it: `null` when absent, as the JSON has it.
@@ -422,9 +434,13 @@ fn or_null<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "null".to_owned(), |n| n.to_string())
 }
 
+// Every field below that a server, a feed or a child wrote (and, to be plain about it, every
+// other string field too) is shown through `shown`: `line` for one-line fields, `block` for
+// text that may span lines. The `--json` outputs print the daemon's answer as it is.
+
 fn print_status(v: &StatusView) {
-    println!("maven {} — up {}s", v.version, v.uptime_s);
-    println!("data: {}", v.data_dir);
+    println!("maven {} — up {}s", line(&v.version), v.uptime_s);
+    println!("data: {}", line(&v.data_dir));
     let parts: Vec<String> = v
         .acts
         .pairs()
@@ -434,11 +450,16 @@ fn print_status(v: &StatusView) {
     println!("acts: {}", parts.join(", "));
     println!("MCP servers: {}", v.mcp_servers.len());
     for srv in &v.mcp_servers {
-        println!("  {:<20} {:<6} {}", srv.name, srv.transport, srv.state);
+        println!(
+            "  {:<20} {:<6} {}",
+            line(&srv.name),
+            line(&srv.transport),
+            line(&srv.state)
+        );
     }
     println!("feeds: {}", v.feeds.len());
     for f in &v.feeds {
-        println!("  {:<20} {}", f.name, f.url);
+        println!("  {:<20} {}", line(&f.name), line(&f.url));
     }
 }
 
@@ -452,7 +473,7 @@ fn print_tools(rows: &Vec<ToolView>) {
         "name", "state", "destructive", "scope", "fingerprint"
     );
     for r in rows {
-        let fp = or_dash(&r.fingerprint);
+        let fp = r.fingerprint.as_deref().unwrap_or("-");
         let fp: String = fp
             .rsplit(':')
             .next()
@@ -463,16 +484,16 @@ fn print_tools(rows: &Vec<ToolView>) {
         let desc: String = r.description.chars().take(60).collect();
         println!(
             "{:<32} {:<9} {:<11} {:<16} {:<14} {}",
-            r.name,
-            r.state,
+            line(&r.name),
+            line(&r.state),
             if r.destructive { "yes" } else { "no" },
-            r.scope,
-            fp,
-            desc
+            line(&r.scope),
+            line(&fp),
+            line(&desc)
         );
         let prov = r.provenance.as_str();
         if prov != "-" && !prov.is_empty() {
-            println!("    {prov}");
+            println!("    {}", line(prov));
         }
     }
 }
@@ -487,21 +508,24 @@ fn print_feeds(rows: &Vec<FeedView>) {
         let live = f.live.as_ref();
         println!(
             "{:<20} {:<12} noted {:<6} last ok {:<20} next {}",
-            f.name,
-            live.map_or("-", |l| l.state.as_str()),
+            line(&f.name),
+            live.map_or(std::borrow::Cow::Borrowed("-"), |l| line(&l.state)),
             noted,
             or_dash(&f.last_success),
             or_dash(&f.next_poll)
         );
-        println!("    {}", f.url);
+        println!("    {}", line(&f.url));
         if let Some(to) = live.and_then(|l| l.moved_to.as_deref()) {
-            println!("    redirects to {to} (the config is left as it is)");
+            println!(
+                "    redirects to {} (the config is left as it is)",
+                line(to)
+            );
         }
         if let Some(e) = &f.last_error {
-            println!("    error: {e}");
+            println!("    error: {}", line(e));
         }
         if let Some(w) = live.and_then(|l| l.warning.as_deref()) {
-            println!("    warning: {w}");
+            println!("    warning: {}", line(w));
         }
     }
 }
@@ -512,12 +536,21 @@ fn print_notes(rows: &Vec<NoteView>) {
         return;
     }
     for n in rows {
-        println!("[{}] {} — {}", or_dash(&n.created), n.source, n.text);
+        // A note is a feed item's title and summary: its lines are kept, indented under the row.
+        println!(
+            "[{}] {} — {}",
+            or_dash(&n.created),
+            line(&n.source),
+            indented_block(&n.text, "    ")
+        );
         if let Some(l) = &n.link {
-            println!("    {l}");
+            println!("    {}", line(l));
         }
     }
 }
+
+/// The longest refused tool name `maven mcp status` shows whole.
+const REFUSED_NAME_SHOWN: usize = 64;
 
 fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
     if rows.is_empty() {
@@ -525,15 +558,25 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
         return;
     }
     for r in rows {
-        println!("{} ({}, {})", r.name, r.transport, r.state);
-        println!("  target:   {}", r.target);
-        println!("  trust:    {}", r.trust);
+        println!(
+            "{} ({}, {})",
+            line(&r.name),
+            line(&r.transport),
+            line(&r.state)
+        );
+        println!("  target:   {}", line(&r.target));
+        println!("  trust:    {}", line(&r.trust));
         if let Some(p) = &r.protocol_version {
             let (name, version) = r
                 .server_info
                 .as_ref()
                 .map_or(("-", "-"), |i| (i.name.as_str(), i.version.as_str()));
-            println!("  server:   {name} {version} (protocol {p})");
+            println!(
+                "  server:   {} {} (protocol {})",
+                line(name),
+                line(version),
+                line(p)
+            );
         }
         println!(
             "  tools:    {} offered, {} proposed, {} enabled",
@@ -542,15 +585,19 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
             r.tools_enabled
         );
         for t in &r.tools_refused {
-            println!("  refused:  {} — {}", t.tool, t.reason);
+            println!(
+                "  refused:  {} — {}",
+                shown::capped(&t.tool, REFUSED_NAME_SHOWN),
+                line(&t.reason)
+            );
         }
         if let Some(e) = &r.last_error {
-            println!("  error:    {e}");
+            println!("  error:    {}", line(e));
         }
         if let Some(t) = r.stderr_tail.as_deref().filter(|t| !t.trim().is_empty()) {
             println!(
                 "  stderr:   {}",
-                t.trim_end().replace('\n', "\n            ")
+                indented_block(t.trim_end(), "            ")
             );
         }
     }

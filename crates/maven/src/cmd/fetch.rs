@@ -14,7 +14,7 @@ pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
     let outcome = fetch(&Fetcher::new(door), url).await;
     if let Some(Kind::InvalidUrl) = outcome.error.as_ref().map(Error::kind) {
         if let Some(e) = &outcome.error {
-            eprintln!("maven fetch: {e}");
+            eprintln!("maven fetch: {}", shown::block(&e.to_string()));
         }
         return ExitCode::from(outcome.exit_code());
     }
@@ -23,7 +23,7 @@ pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
     } else {
         print!("{}", outcome.to_text());
         if let Some(e) = &outcome.error {
-            eprintln!("maven fetch: {e}");
+            eprintln!("maven fetch: {}", shown::block(&e.to_string()));
         }
     }
     ExitCode::from(outcome.exit_code())
@@ -118,7 +118,8 @@ impl Outcome {
         let mut out = format!("{status}\n");
         for (name, value) in self.header_map() {
             if let Value::String(v) = value {
-                out.push_str(&format!("{name}: {v}\n"));
+                // The remote server wrote the header: shown, never obeyed.
+                out.push_str(&format!("{}: {}\n", shown::line(&name), shown::line(&v)));
             }
         }
         out.push_str(&format!("body: {} bytes\n", self.body_bytes));

@@ -183,18 +183,22 @@ pub(crate) fn run(file: &str) -> ExitCode {
     let imported = match convert(&input) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("maven mcp import: {file}: {e}");
+            eprintln!("maven mcp import: {file}: {}", shown::block(&e.to_string()));
             return ExitCode::from(EXIT_USAGE);
         }
     };
     // What is printed must itself be a valid Maven configuration.
     let text = serde_json::to_string_pretty(&imported.block).unwrap_or_default();
     if let Err(e) = Config::parse("(imported)", text.as_bytes(), &|_| None) {
-        eprintln!("maven mcp import: the converted block does not validate:\n{e}");
+        eprintln!(
+            "maven mcp import: the converted block does not validate:\n{}",
+            shown::block(&e.to_string())
+        );
         return ExitCode::from(EXIT_FAILED);
     }
     for n in &imported.notes {
-        eprintln!("note: {n}");
+        // Notes quote the names of another host's file: shown, never obeyed.
+        eprintln!("note: {}", shown::line(n));
     }
     println!("{text}");
     ExitCode::SUCCESS

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use allowlist::catalogue::{self as tools, Verdict};
 use mcp::Tool;
 use serde_json::{json, Value};
+use shown::line;
 
 /// Dial `server`, list its tools and print the report (one JSON object with `json`).
 pub(crate) async fn run(
@@ -21,7 +22,11 @@ pub(crate) async fn run(
     let client = match mcp::Client::connect(&server, mcp::ClientOptions::default()).await {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("maven mcp inspect: {}: cannot dial: {e}", server.name);
+            eprintln!(
+                "maven mcp inspect: {}: cannot dial: {}",
+                line(&server.name),
+                shown::block(&e.to_string())
+            );
             return ExitCode::from(1);
         }
     };
@@ -32,9 +37,13 @@ pub(crate) async fn run(
     let listing = match listing {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("maven mcp inspect: {}: listing failed: {e}", server.name);
+            eprintln!(
+                "maven mcp inspect: {}: listing failed: {}",
+                line(&server.name),
+                shown::block(&e.to_string())
+            );
             if let Some(tail) = stderr_tail.filter(|t| !t.trim().is_empty()) {
-                eprintln!("server stderr (tail):\n{}", tail.trim_end());
+                eprintln!("server stderr (tail):\n{}", shown::block(tail.trim_end()));
             }
             return ExitCode::from(1);
         }
@@ -55,6 +64,10 @@ pub(crate) async fn run(
     }
     ExitCode::SUCCESS
 }
+
+/// The longest tool name the text report shows whole: every name the allowlist accepts
+/// (`[A-Za-z0-9_.-]{1,128}`); a longer one is cut, with its length.
+const NAME_SHOWN: usize = 128;
 
 /// One tool's line of the report.
 #[derive(Debug)]
@@ -186,19 +199,24 @@ impl Report {
     fn to_text(&self) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
-        let _ = writeln!(s, "server:    {} ({})", self.server, self.transport);
-        let _ = writeln!(s, "protocol:  {}", self.protocol_version);
+        let _ = writeln!(s, "server:    {} ({})", line(&self.server), self.transport);
+        let _ = writeln!(s, "protocol:  {}", line(&self.protocol_version));
         let _ = writeln!(
             s,
             "offers:    {} {}",
-            printable(&self.server_name),
-            printable(&self.server_version)
+            line(&self.server_name),
+            line(&self.server_version)
         );
         let _ = writeln!(s, "violations: {}", self.violations);
         let _ = writeln!(s, "tools ({}):", self.tools.len());
         for t in &self.tools {
-            let _ = writeln!(s, "  {} -> {}", printable(&t.name), t.local_name);
-            let _ = writeln!(s, "    fingerprint: {}", t.fingerprint);
+            let _ = writeln!(
+                s,
+                "  {} -> {}",
+                shown::capped(&t.name, NAME_SHOWN),
+                shown::capped(&t.local_name, NAME_SHOWN)
+            );
+            let _ = writeln!(s, "    fingerprint: {}", line(&t.fingerprint));
             let _ = writeln!(
                 s,
                 "    read-only claim: {}, destructive: {}",
@@ -210,15 +228,15 @@ impl Report {
                     let _ = writeln!(s, "    verdict: propose");
                 }
                 Some(r) => {
-                    let _ = writeln!(s, "    verdict: refuse ({r})");
+                    let _ = writeln!(s, "    verdict: refuse ({})", line(r));
                 }
             }
             if !t.description.is_empty() {
-                let _ = writeln!(s, "    description: {}", printable(&t.description));
+                let _ = writeln!(s, "    description: {}", line(&t.description));
             }
         }
         for w in &self.warnings {
-            let _ = writeln!(s, "warning: {}", printable(w));
+            let _ = writeln!(s, "warning: {}", line(w));
         }
         s
     }
@@ -230,20 +248,6 @@ fn yes_no(b: bool) -> &'static str {
     } else {
         "no"
     }
-}
-
-/// Server-written text for a terminal: control characters (escape sequences, newlines) shown
-/// escaped rather than interpreted.
-fn printable(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -319,8 +323,16 @@ mod tests {
             json!({"name":"echo","description":"a\u{1b}[31mred\nline",
                                     "inputSchema":{"type":"object"}}),
         ]);
-        let text = Report::new("s", "stdio", &info(), 0, &l, &[], 12).to_text();
-        assert!(!text.contains('\u{1b}'));
-        assert!(text.contains("description: a\\u{1b}[31mred\\nline"));
+        let hostile = mcp::ServerInfo::new("2025-11-25", "esc\u{1b}]0;pwned\u{7}", "1.0\u{9b}2J");
+        let text = Report::new("s", "stdio", &hostile, 0, &l, &[], 12).to_text();
+        assert!(
+            text.contains("offers:    esc\\e]0;pwned\\u{7} 1.0\\u{9b}2J"),
+            "{text}"
+        );
+        assert!(
+            !text.chars().any(|c| shown::is_hazard(c) && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("description: a\\e[31mred⏎line"), "{text}");
     }
 }
