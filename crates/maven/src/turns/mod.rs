@@ -333,7 +333,7 @@ impl Turns {
                 if shown >= DIGEST_CAP {
                     break;
                 }
-                let _ = writeln!(out, "  • {}", cap_chars(&n.text, NOTE_TEXT_CAP));
+                let _ = writeln!(out, "  • {}", indented(&n.text, "    "));
                 if let Some(l) = &n.link {
                     let _ = writeln!(out, "    {l}");
                 }
@@ -363,18 +363,19 @@ impl Turns {
         }
         let mut out = String::new();
         for n in &found {
-            let _ = writeln!(
-                out,
-                "• [{}] {}",
-                n.source,
-                cap_chars(&n.text, NOTE_TEXT_CAP)
-            );
+            let _ = writeln!(out, "• [{}] {}", n.source, indented(&n.text, "  "));
             if let Some(l) = &n.link {
                 let _ = writeln!(out, "  {l}");
             }
         }
         Ok(TurnOutcome::ok(out.trim_end().to_string()))
     }
+}
+
+/// A note's text (a feed item's title and summary, capped) for an answer: its later lines
+/// indented under its bullet, so no line a feed wrote can pass for another item.
+fn indented(text: &str, indent: &str) -> String {
+    cap_chars(text, NOTE_TEXT_CAP).replace('\n', &format!("\n{indent}"))
 }
 
 fn cap_chars(s: &str, cap: usize) -> String {
