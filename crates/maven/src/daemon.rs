@@ -102,9 +102,36 @@ fn init_logging(format: LogFormat, filter: Option<&str>) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
     let _ = match format {
-        LogFormat::Human => builder.try_init(),
+        // Colour only on a terminal (and not under NO_COLOR): a log file holds text, not
+        // terminal control.
+        LogFormat::Human => builder
+            .with_ansi(colour_stderr())
+            .fmt_fields(human_fields())
+            .try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
+}
+
+/// Whether the human log may colour its output: stderr is a terminal and NO_COLOR is unset.
+fn colour_stderr() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The fields of a human log line, each value shown through `shown::line`: a value a server
+/// wrote (a name, an error that quotes it, a stderr line) can neither start a new line nor
+/// drive the terminal. The message is written bare, every other field as `name=value`.
+fn human_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 'static {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+        let text = format!("{value:?}");
+        let text = shown::line(&text);
+        match field.name() {
+            "message" => write!(w, "{text}"),
+            name => write!(w, "{name}={text}"),
+        }
+    })
+    .delimited(" ")
 }
 
 async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
