@@ -13,4 +13,5 @@ mod invariants;
 mod mcp;
 mod soak;
 mod turns;
+mod untrusted_text;
 mod web;
