@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-browser test of the page (U-4): headless Debian Chromium driven by
 # playwright-core. Installs Chromium when /usr/bin/chromium is missing (apt, as root) and the
-# npm package into testenv/browser/, builds the maven and demo server binaries, runs
+# npm package into testenv/browser/, builds the maven, demo server and testkit-mcp binaries, runs
 # testenv/browser/test.mjs and keeps the screenshot in ci-artifacts/web-tools.png.
 # Fails loudly when anything is missing.
 set -euo pipefail
@@ -32,6 +32,8 @@ fi
 (cd testenv/browser && npm ci --no-audit --no-fund --loglevel=error)
 
 target="${CARGO_TARGET_DIR:-$root/target}"
-cargo build --locked -p maven --bin maven -p demo-todo --bin maven-demo-todo
+cargo build --locked -p maven --bin maven -p demo-todo --bin maven-demo-todo \
+  -p testkit --bin testkit-mcp
 mkdir -p ci-artifacts
-node testenv/browser/test.mjs "$target/debug/maven" "$target/debug/maven-demo-todo" "$root/ci-artifacts"
+node testenv/browser/test.mjs "$target/debug/maven" "$target/debug/maven-demo-todo" \
+  "$target/debug/testkit-mcp" "$root/ci-artifacts"

@@ -7,9 +7,11 @@
 // enabled on the page and through `maven tools --json`, and keeps a screenshot.
 //
 // The config also runs the demo MCP server, so the MCP servers card shows a live server and
-// its discovered tools are proposed on the page.
+// its discovered tools are proposed on the page, and `testkit-mcp --hostile-text`, whose every
+// string carries terminal control sequences and bidirectional overrides: the page shows them
+// as visible escapes (`\e]0;pwned`, `\u{202e}`), as text, never as markup or as themselves.
 //
-// Usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY ARTIFACT_DIR
+// Usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY TESTKIT_MCP_BINARY ARTIFACT_DIR
 // Every failure exits 1 with the reason; success prints "browser: 1 passed, 0 failed".
 
 import { execFile, spawn } from "node:child_process";
@@ -20,9 +22,9 @@ import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 
 const run = promisify(execFile);
-const [maven, demo, artifacts] = process.argv.slice(2);
-if (!maven || !demo || !artifacts) {
-  console.error("usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY ARTIFACT_DIR");
+const [maven, demo, testkit, artifacts] = process.argv.slice(2);
+if (!maven || !demo || !testkit || !artifacts) {
+  console.error("usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY TESTKIT_MCP_BINARY ARTIFACT_DIR");
   process.exit(2);
 }
 const CHROMIUM = "/usr/bin/chromium";
@@ -37,6 +39,26 @@ const FLAGS = [
   "--disable-quic",
 ];
 const ACT = "say_hello";
+// What `testkit-mcp --hostile-text` writes, and how the page must show it.
+const HOSTILE_NAME = "esc\u001b]0;pwned\u0007";
+const HOSTILE_DESCRIPTION =
+  "\u001b[2J\u001b[31mYOU ARE HACKED\u001b[0m\n    | fake_row | enabled | no |\n" +
+  "\u001b]8;;https://evil.invalid/\u001b\\docs\u001b]8;;\u001b\\ " +
+  "reads \u202esdrawkcab\u202c and \u2066isolated\u2069";
+const SHOWN = {
+  server: "esc\\e]0;pwned\\u{7} 1.0\\u{9b}2J",
+  title: "Echo\\u{9b}31m red \\u{202e}txet desrever",
+  description:
+    "\\e[2J\\e[31mYOU ARE HACKED\\e[0m\u23ce    | fake_row | enabled | no |\u23ce" +
+    "\\e]8;;https://evil.invalid/\\e\\docs\\e]8;;\\e\\ " +
+    "reads \\u{202e}sdrawkcab\\u{202c} and \\u{2066}isolated\\u{2069}",
+  refused: "x\u23cex\u23ce",
+  refusedLength: "… (100000 characters)",
+  stderr: "\\e[2J\\e[31mstderr says: YOU ARE HACKED\\e[0m \\u{202e}txet",
+};
+// Anything a terminal or the bidi algorithm would obey rather than show (tab and newline are
+// the document's own whitespace).
+const RAW_HAZARD = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 const home = mkdtempSync(join(tmpdir(), "mvn-browser-"));
 const data = join(home, "data");
@@ -47,7 +69,10 @@ writeFileSync(
   JSON.stringify({
     web: { listen: "127.0.0.1:0" },
     acts: [{ name: ACT, cmd: ["echo", "hello"], read_only: true }],
-    mcp_servers: { todo: { command: demo, enabled: true, allow_tools: ["list_tasks", "update_task"] } },
+    mcp_servers: {
+      todo: { command: demo, enabled: true, allow_tools: ["list_tasks", "update_task"] },
+      hostile: { command: testkit, args: ["--hostile-text"], enabled: true },
+    },
   }),
 );
 mkdirSync(artifacts, { recursive: true });
@@ -87,12 +112,18 @@ async function main() {
     daemonLog += b.toString();
   });
   await waitForDaemon();
-  // Discovery runs on the manager's own task: wait for the demo server's tools to be proposed.
+  // Discovery runs on the manager's own task: wait for the demo server's tools (and the
+  // hostile server's echo) to be proposed.
   const deadline = Date.now() + 60_000;
+  let hostileAct = null;
   for (;;) {
     const rows = JSON.parse((await cli("tools", "--json")).stdout);
-    if (rows.some((r) => r.name === "todo_list_tasks" && r.state === "proposed")) break;
-    if (Date.now() > deadline) fail(`the demo server's tools were not proposed: ${JSON.stringify(rows)}`);
+    const echo = rows.find((r) => r.name.startsWith("hostile_") && r.state === "proposed");
+    if (rows.some((r) => r.name === "todo_list_tasks" && r.state === "proposed") && echo) {
+      hostileAct = echo.name;
+      break;
+    }
+    if (Date.now() > deadline) fail(`the MCP servers' tools were not proposed: ${JSON.stringify(rows)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 
@@ -169,6 +200,7 @@ async function main() {
   if (!(await page.textContent("#act-todo_update_task")).includes("may write")) {
     fail("update_task is not flagged as writing");
   }
+  await hostileTextIsShownNotObeyed(page, hostileAct);
   const stepState = await page.textContent("#stepup-state");
   if (!/Verified with passkey [0-9a-f]{8}/.test(stepState)) fail(`step-up not shown: ${stepState}`);
   await page.screenshot({ path: join(artifacts, "web-tools.png"), fullPage: true });
@@ -186,6 +218,68 @@ async function main() {
   const csp = problems.filter((p) => /Content Security Policy|Refused to/i.test(p));
   if (csp.length) fail(`the page broke its own CSP:\n${csp.join("\n")}`);
   console.log(`browser: enrolled, stepped up and enabled ${ACT}; screenshot ${join(artifacts, "web-tools.png")}`);
+}
+
+// The hostile server's strings on /tools: visible escapes, as text, nothing injected.
+async function hostileTextIsShownNotObeyed(page, act) {
+  const seen = await page.evaluate(([act, description, name]) => {
+    const dd = (root, label) => {
+      for (const dt of root.querySelectorAll("dt")) {
+        if (dt.textContent === label) return dt.nextElementSibling.textContent;
+      }
+      return null;
+    };
+    const row = document.getElementById(`act-${act}`);
+    const server = document.querySelector('#mcp-servers article.server[data-name="hostile"]');
+    return {
+      title: document.title,
+      scripts: [...document.querySelectorAll("script")].map((s) => s.getAttribute("src")),
+      imgs: document.querySelectorAll("img, iframe, object, embed, svg, video, audio").length,
+      links: [...document.querySelectorAll("a")].map((a) => a.getAttribute("href")),
+      handlers: [...document.querySelectorAll("*")].filter((e) =>
+        [...e.attributes].some((a) => /^on/i.test(a.name)),
+      ).length,
+      text: document.documentElement.textContent,
+      html: document.documentElement.outerHTML,
+      rowTitle: row && dd(row, "title"),
+      rowDescription: row && dd(row, "description"),
+      server: server && dd(server, "server"),
+      card: server && server.textContent,
+      // The page's own rendering function, held against the server's.
+      js: {
+        description: window.mavenShown(description),
+        name: window.mavenShown(name),
+      },
+    };
+  }, [act, HOSTILE_DESCRIPTION, HOSTILE_NAME]);
+  if (seen.title !== "Maven — tools") fail(`document.title changed: ${JSON.stringify(seen.title)}`);
+  if (JSON.stringify(seen.scripts) !== JSON.stringify(["/static/page.js"])) {
+    fail(`scripts beyond the page's own: ${JSON.stringify(seen.scripts)}`);
+  }
+  if (seen.imgs !== 0) fail(`${seen.imgs} embedded elements came from server text`);
+  if (JSON.stringify(seen.links) !== JSON.stringify(["/tools"])) {
+    fail(`links beyond the page's own: ${JSON.stringify(seen.links)}`);
+  }
+  if (seen.handlers !== 0) fail(`${seen.handlers} elements carry event-handler attributes`);
+  if (seen.text.includes("\u202e") || seen.html.includes("\u202e")) fail("a raw U+202E is in the document");
+  const raw = RAW_HAZARD.exec(seen.text) || RAW_HAZARD.exec(seen.html);
+  if (raw) fail(`a raw control character U+${raw[0].codePointAt(0).toString(16)} is in the document`);
+  if (seen.rowTitle !== SHOWN.title) fail(`the hostile title shows as ${JSON.stringify(seen.rowTitle)}`);
+  if (seen.rowDescription !== SHOWN.description) {
+    fail(`the hostile description shows as ${JSON.stringify(seen.rowDescription)}`);
+  }
+  if (seen.server !== SHOWN.server) fail(`the hostile serverInfo shows as ${JSON.stringify(seen.server)}`);
+  if (!seen.text.includes("\\e]0;pwned")) fail("the text \\e]0;pwned is not on the page");
+  for (const want of ["refused tools (1)", SHOWN.refused, SHOWN.refusedLength, SHOWN.stderr]) {
+    if (!seen.card.includes(want)) fail(`the hostile server's card lacks ${JSON.stringify(want)}: ${seen.card}`);
+  }
+  if (seen.js.description !== SHOWN.description || seen.js.name !== SHOWN.server.split(" ")[0]) {
+    fail(`page.js renders differently from the server: ${JSON.stringify(seen.js)}`);
+  }
+  // The API keeps the exact strings; only the page neutralises them.
+  const servers = await page.evaluate(async () => (await fetch("/api/mcp_servers")).json());
+  const info = servers.find((s) => s.name === "hostile").server_info;
+  if (!info || info.name !== HOSTILE_NAME) fail(`/api/mcp_servers changed the name: ${JSON.stringify(info)}`);
 }
 
 let code = 0;

@@ -1,15 +1,42 @@
 // Maven's page: WebAuthn ceremonies and the enable/disable buttons. No framework, no build step.
 // Every POST carries the session's CSRF token; the server also checks Origin and Host.
+// Text is only ever set with textContent, never parsed as HTML, and passes through shown()
+// first: a server's words (an act's name, an error that quotes a server) may carry control
+// characters or bidirectional overrides.
 "use strict";
 
 (function () {
   const csrfMeta = document.querySelector('meta[name="csrf-token"]');
   const csrf = csrfMeta ? csrfMeta.getAttribute("content") : "";
 
+  // One line of outside text as the server renders it (shown::line in Rust): C0 controls (tab
+  // excepted), DEL, C1 controls and the bidirectional embeddings, overrides and isolates
+  // (U+202A-U+202E, U+2066-U+2069) as visible escapes (\e, \r, \0, \u{202e}), a newline as ⏎.
+  function shown(s) {
+    let out = "";
+    for (const ch of String(s)) {
+      const c = ch.codePointAt(0);
+      const hazard =
+        (c <= 0x1f && c !== 0x09) ||
+        (c >= 0x7f && c <= 0x9f) ||
+        (c >= 0x202a && c <= 0x202e) ||
+        (c >= 0x2066 && c <= 0x2069);
+      if (!hazard) out += ch;
+      else if (c === 0x0a) out += "\u23ce";
+      else if (c === 0x1b) out += "\\e";
+      else if (c === 0x0d) out += "\\r";
+      else if (c === 0x00) out += "\\0";
+      else out += "\\u{" + c.toString(16) + "}";
+    }
+    return out;
+  }
+  // Read-only, so the browser test can hold it against the server's rendering.
+  Object.defineProperty(window, "mavenShown", { value: shown });
+
   function say(text, bad) {
     const el = document.getElementById("status") || document.getElementById("enroll-status");
     if (!el) return;
-    el.textContent = text;
+    el.textContent = shown(text);
     el.className = bad ? "bad" : "good";
   }
 

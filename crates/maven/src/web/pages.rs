@@ -1,5 +1,8 @@
-//! The server-rendered pages. Every value that came from outside is escaped; no inline script
-//! or style (the CSP forbids them): behaviour lives in `page.js`, looks in `page.css`.
+//! The server-rendered pages. Every value that came from outside is inserted as text, never as
+//! HTML: [`text`] renders it as `shown::line` does (control characters and bidirectional
+//! overrides as visible escapes such as `\e` and `\u{202e}`), then escapes it for HTML. No
+//! inline script or style (the CSP forbids them): behaviour lives in `page.js`, looks in
+//! `page.css`. The JSON API keeps the exact strings; neutralising is done where they are shown.
 
 use std::fmt::Write as _;
 
@@ -34,12 +37,24 @@ pub(super) fn esc(s: &str) -> String {
     o
 }
 
+/// Outside text as one line of page text: every control character and bidirectional override
+/// shown as its escape ([`shown::line`]), then escaped for HTML.
+pub(super) fn text(s: &str) -> String {
+    esc(&shown::line(s))
+}
+
+/// Outside text that may span lines (a `<pre>`): newlines kept, every other hazard shown as
+/// its escape ([`shown::block`]), then escaped for HTML.
+fn block(s: &str) -> String {
+    esc(&shown::block(s))
+}
+
 /// A JSON value as page text: strings bare, null as a dash.
 fn val(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "—".to_owned(),
-        Some(Value::String(s)) => esc(s),
-        Some(other) => esc(&other.to_string()),
+        Some(Value::String(s)) => text(s),
+        Some(other) => text(&other.to_string()),
     }
 }
 
@@ -206,9 +221,9 @@ pub(super) async fn tools(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 val(Some(&json::time(a.at))),
-                esc(&a.tool),
-                esc(&api::cap(&a.utterance, 200)),
-                esc(a.confirmed_by.as_deref().unwrap_or("—")),
+                text(&a.tool),
+                text(&api::cap(&a.utterance, 200)),
+                text(a.confirmed_by.as_deref().unwrap_or("—")),
                 if a.ok { "ok" } else { "failed" },
                 a.duration_ms
             );
@@ -222,8 +237,8 @@ pub(super) async fn tools(
 fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
     let _ = write!(
         h,
-        "<article class=\"act\" id=\"act-{0}\" data-name=\"{0}\" data-state=\"{1}\"><h4>{0} \
-         <span class=\"badge state\">{1}</span>{2}</h4><dl>\
+        "<article class=\"act\" id=\"act-{0}\" data-name=\"{0}\" data-state=\"{1}\"><h4>{8} \
+         <span class=\"badge state\">{1}</span>{2}</h4><dl>{9}\
          <dt>scope</dt><dd>{3}</dd><dt>runs</dt><dd><code>{4}</code></dd>\
          <dt>description</dt><dd>{5}</dd><dt>provenance</dt><dd>{6}</dd>\
          <dt>fingerprint</dt><dd><code>{7}</code></dd></dl>",
@@ -234,11 +249,19 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
         } else {
             " <span class=\"badge readonly\">read-only</span>"
         },
-        esc(&r.scope),
-        esc(&r.cmd.join(" ")),
-        esc(&api::cap(&r.description, api::DESCRIPTION_CAP)),
-        esc(&r.provenance),
-        esc(r.fingerprint.as_deref().unwrap_or("—")),
+        text(&r.scope),
+        text(&r.cmd.join(" ")),
+        text(&api::cap(&r.description, api::DESCRIPTION_CAP)),
+        text(&r.provenance),
+        text(r.fingerprint.as_deref().unwrap_or("—")),
+        text(&r.name),
+        match r.shape.get("title").and_then(Value::as_str) {
+            Some(t) => format!(
+                "<dt>title</dt><dd>{}</dd>",
+                text(&api::cap(t, api::DESCRIPTION_CAP))
+            ),
+            None => String::new(),
+        },
     );
     let changes = api::changes(r);
     if !changes.is_empty() {
@@ -251,9 +274,9 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
             let _ = write!(
                 h,
                 "<tr><td><code>{}</code></td><td><code>{}</code></td><td><code>{}</code></td></tr>",
-                esc(&c.field),
-                esc(c.approved.as_deref().unwrap_or("(absent)")),
-                esc(c.now.as_deref().unwrap_or("(absent)"))
+                text(&c.field),
+                text(c.approved.as_deref().unwrap_or("(absent)")),
+                text(c.now.as_deref().unwrap_or("(absent)"))
             );
         }
         h.push_str("</tbody></table></div>");
@@ -281,8 +304,8 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
                 val(Some(&json::time(e.at))),
                 e.from.map(ToolState::as_str).unwrap_or("(new)"),
                 e.to.as_str(),
-                esc(&e.actor),
-                esc(&e.reason)
+                text(&e.actor),
+                text(&e.reason)
             );
         }
         h.push_str("</ol></details>");
@@ -290,10 +313,15 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
     h.push_str("</article>");
 }
 
-/// Optional page text: escaped, or a dash when absent.
+/// Optional page text: shown as [`text`], or a dash when absent.
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map_or_else(|| "—".to_owned(), |v| esc(&v.to_string()))
+    v.map_or_else(|| "—".to_owned(), |v| text(&v.to_string()))
 }
+
+/// A refused tool's name is the server's and may be huge: its first characters and its length.
+const REFUSED_NAME_CAP: usize = 80;
+/// How many refused tools the card lists.
+const REFUSED_LIST: usize = 50;
 
 fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
     h.push_str("<section class=\"card\" id=\"mcp-servers\"><h2>MCP servers</h2>");
@@ -303,23 +331,23 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
     }
     for s in servers {
         let info = match &s.server_info {
-            Some(i) => format!("{} {}", esc(&i.name), esc(&i.version)),
+            Some(i) => format!("{} {}", text(&i.name), text(&i.version)),
             None => "—".to_owned(),
         };
         let _ = write!(
             h,
-            "<article class=\"server\" data-name=\"{0}\"><h4>{0} <span class=\"badge\">{1}</span></h4><dl>\
+            "<article class=\"server\" data-name=\"{0}\"><h4>{13} <span class=\"badge\">{1}</span></h4><dl>\
              <dt>target</dt><dd><code>{2}</code></dd><dt>trust</dt><dd>{3}</dd>\
              <dt>enabled</dt><dd>{4}</dd><dt>state</dt><dd>{5}</dd>\
              <dt>protocol</dt><dd>{6}</dd><dt>server</dt><dd>{7}</dd>\
              <dt>tools</dt><dd>{8} offered, {9} proposed, {10} enabled</dd>\
              <dt>last error</dt><dd>{11}</dd><dt>next retry</dt><dd>{12}</dd></dl>",
             esc(&s.name),
-            esc(&s.transport),
-            esc(&s.target),
-            esc(&s.trust),
+            text(&s.transport),
+            text(&s.target),
+            text(&s.trust),
             s.enabled,
-            esc(&s.state),
+            text(&s.state),
             opt(s.protocol_version.as_deref()),
             info,
             opt(s.tools_offered),
@@ -327,13 +355,37 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             s.tools_enabled,
             opt(s.last_error.as_deref()),
             opt(s.next_retry.as_deref()),
+            text(&s.name),
         );
+        if !s.tools_refused.is_empty() {
+            let _ = write!(
+                h,
+                "<details class=\"refused\"><summary>refused tools ({})</summary><ul>",
+                s.tools_refused.len()
+            );
+            for t in s.tools_refused.iter().take(REFUSED_LIST) {
+                let _ = write!(
+                    h,
+                    "<li><code>{}</code>: {}</li>",
+                    esc(&shown::capped(&t.tool, REFUSED_NAME_CAP)),
+                    text(&api::cap(&t.reason, api::DESCRIPTION_CAP))
+                );
+            }
+            if s.tools_refused.len() > REFUSED_LIST {
+                let _ = write!(
+                    h,
+                    "<li>… and {} more</li>",
+                    s.tools_refused.len() - REFUSED_LIST
+                );
+            }
+            h.push_str("</ul></details>");
+        }
         let tail = s.stderr_tail.as_deref().unwrap_or("");
         if !tail.is_empty() {
             let _ = write!(
                 h,
                 "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
-                esc(&api::cap(tail, 4000))
+                block(&api::cap(tail, 4000))
             );
         }
         h.push_str("</article>");
@@ -352,8 +404,8 @@ fn feeds_card(h: &mut String, feeds: &[FeedView]) {
         let _ = write!(
             h,
             "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&f.name),
-            esc(&f.url),
+            text(&f.name),
+            text(&f.url),
             f.enabled,
             opt(f.last_success.as_deref()),
             opt(f.next_poll.as_deref()),

@@ -53,6 +53,11 @@ fn cheap_hash(pass: &str) -> String {
 }
 
 async fn setup_with(config: Value) -> T {
+    setup_with_status(config, None).await
+}
+
+/// Like [`setup_with`], the cards fed by `status` instead of the configuration alone.
+async fn setup_with_status(config: Value, status: Option<Arc<dyn StatusSource>>) -> T {
     let dir = tempfile::tempdir().unwrap();
     let store = store::Store::open(&dir.path().join("maven.db"))
         .await
@@ -72,7 +77,10 @@ async fn setup_with(config: Value) -> T {
         clock.clone(),
     )
     .unwrap();
-    let app = App::new(Arc::new(web), Arc::new(cfg));
+    let app = App::new(
+        Arc::new(web),
+        status.unwrap_or_else(|| Arc::new(cfg) as Arc<dyn StatusSource>),
+    );
     T {
         app,
         store,
@@ -793,4 +801,178 @@ fn the_passphrase_hash_made_by_the_cli_verifies() {
     assert!(!verify("not a hash", PASSPHRASE));
     let argon2i = "$argon2i$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$AAAAAAAAAAAAAAAAAAAAAA";
     assert!(!verify(argon2i, PASSPHRASE));
+}
+
+/// Server-written text at its worst: markup, a CSI screen clear, an OSC window title, a C1 CSI,
+/// a right-to-left override and an isolate, a newline that fakes a row.
+const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\u{1b}[2J\
+                       \u{1b}]0;pwned\u{7}\u{9b}31m \u{202e}txet\u{202c} \u{2066}i\u{2069}\n| fake |";
+
+/// Cards whose every server-written string is [`HOSTILE`].
+struct HostileStatus;
+
+impl StatusSource for HostileStatus {
+    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+        let v = serde_json::from_value(json!([{
+            "name": "srv", "transport": "stdio", "target": HOSTILE, "enabled": true,
+            "state": HOSTILE, "trust": HOSTILE, "protocol_version": HOSTILE,
+            "server_info": {"name": HOSTILE, "version": HOSTILE},
+            "tools_offered": 2, "tools_proposed": 1, "tools_enabled": 0,
+            "tools_refused": [{"tool": format!("{}{HOSTILE}", "x\n".repeat(50_000)),
+                               "reason": HOSTILE}],
+            "last_error": HOSTILE, "next_retry": HOSTILE,
+            "stderr_tail": format!("first line\n{HOSTILE}"),
+            "violations": 0, "dials": 1,
+        }]))
+        .unwrap();
+        Box::pin(std::future::ready(v))
+    }
+    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+        let v = serde_json::from_value(json!([{
+            "name": HOSTILE, "url": HOSTILE, "enabled": true, "last_success": HOSTILE,
+            "last_error": HOSTILE, "next_poll": HOSTILE, "items_noted": 3,
+        }]))
+        .unwrap();
+        Box::pin(std::future::ready(v))
+    }
+}
+
+#[tokio::test]
+async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
+    let t = setup_with_status(
+        json!({"web": {"passphrase_hash": cheap_hash(PASSPHRASE)}}),
+        Some(Arc::new(HostileStatus)),
+    )
+    .await;
+    let shape = json!({"name": "echo", "title": "Echo", "description": "Echoes",
+                       "inputSchema": {"type": "object"}});
+    t.store
+        .propose_tool(NewTool {
+            name: "srv_echo".into(),
+            kind: store::ToolKind::Mcp,
+            server: "srv".into(),
+            tool: HOSTILE.into(),
+            cmd: vec!["mcp".into(), "srv".into(), HOSTILE.into()],
+            scope: "mcp:srv".into(),
+            destructive: false,
+            fingerprint: Some(HOSTILE.into()),
+            description: "Echoes".into(),
+            shape: shape.clone(),
+            provenance: HOSTILE.into(),
+        })
+        .await
+        .unwrap();
+    crate::testing::set_state(&t.store, "srv_echo", ToolState::Enabled, HOSTILE)
+        .await
+        .unwrap();
+    let mut changed = shape.clone();
+    changed["title"] = json!(HOSTILE);
+    changed["description"] = json!(HOSTILE);
+    changed["inputSchema"]["properties"] = json!({ HOSTILE: {"type": "string"} });
+    let redefine = store::ToolChange::Redefine {
+        name: "srv_echo".into(),
+        redefinition: Redefinition {
+            fingerprint: HOSTILE.into(),
+            description: HOSTILE.into(),
+            shape: changed,
+            cmd: None,
+            raise_destructive: false,
+            provenance: HOSTILE.into(),
+        },
+    };
+    t.store
+        .apply_listing(move |_| (vec![redefine], ()))
+        .await
+        .unwrap();
+    t.store
+        .log_act(store::NewActLog {
+            tool: "srv_echo".into(),
+            utterance: HOSTILE.into(),
+            arguments: json!({}),
+            confirmed_by: Some(HOSTILE.into()),
+            outcome: HOSTILE.into(),
+            ok: true,
+            duration_ms: 1,
+        })
+        .await
+        .unwrap();
+
+    let page = send(&t, get("/tools")).await.body;
+    // Nothing from the server became markup or reached the page as a control character.
+    assert_eq!(
+        page.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(page.contains("<script src=\"/static/page.js\" defer></script>"));
+    assert!(!page.contains("<img") && !page.contains("onerror=alert(2)>"));
+    assert!(!page.contains('\u{202e}') && !page.contains('\u{1b}') && !page.contains('\u{9b}'));
+    if let Some(c) = page.chars().find(|&c| shown::is_hazard(c) && c != '\n') {
+        panic!("the page carries {c:?}");
+    }
+    assert!(page.contains("<title>Maven — tools</title>"));
+
+    // Each field shows the text itself, escaped and neutralised.
+    let want = pages::text(HOSTILE);
+    assert!(want.starts_with(
+        "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;\\e[2J\\e]0;pwned\\u{7}\\u{9b}31m \\u{202e}txet\\u{202c} \\u{2066}i\\u{2069}⏎| fake |"
+    ), "{want}");
+    let fields = [
+        // The act.
+        format!("<dt>title</dt><dd>{want}</dd>"),
+        format!("<dt>runs</dt><dd><code>mcp srv {want}</code></dd>"),
+        format!("<dt>description</dt><dd>{want}</dd>"),
+        format!("<dt>provenance</dt><dd>{want}</dd>"),
+        format!("<dt>fingerprint</dt><dd><code>{want}</code></dd>"),
+        // The MCP servers card.
+        format!("<dt>target</dt><dd><code>{want}</code></dd>"),
+        format!("<dt>trust</dt><dd>{want}</dd>"),
+        format!("<dt>state</dt><dd>{want}</dd>"),
+        format!("<dt>protocol</dt><dd>{want}</dd>"),
+        format!("<dt>server</dt><dd>{want} {want}</dd>"),
+        format!("<dt>last error</dt><dd>{want}</dd>"),
+        format!("<dt>next retry</dt><dd>{want}</dd>"),
+        format!(
+            "<li><code>{}… ({} characters)</code>: {want}</li>",
+            "x⏎".repeat(40),
+            100_000 + HOSTILE.chars().count()
+        ),
+        format!("<pre>first line\n{}</pre>", pages::esc(&shown::block(HOSTILE))),
+        // The feeds card.
+        format!("<tr><td>{want}</td><td><code>{want}</code></td><td>true</td><td>{want}</td><td>{want}</td><td>{want}</td><td>3</td></tr>"),
+        // Recent acts.
+        format!("<td>srv_echo</td><td>{want}</td><td>{want}</td>"),
+    ];
+    for f in &fields {
+        assert!(page.contains(f.as_str()), "the page lacks {f}");
+    }
+    // The diff of the redefined tool: every side and the field names.
+    let quoted = pages::text(&format!("{HOSTILE:?}"));
+    for f in [
+        format!("<td><code>description</code></td><td><code>&quot;Echoes&quot;</code></td><td><code>{quoted}</code></td>"),
+        format!("<td><code>title</code></td><td><code>&quot;Echo&quot;</code></td><td><code>{quoted}</code></td>"),
+        format!("<td><code>inputSchema.properties.{quoted}.type</code></td><td><code>(absent)</code></td>"),
+    ] {
+        assert!(page.contains(f.as_str()), "the diff lacks {f}");
+    }
+    // The history names who changed the row and why.
+    let history = page
+        .split("<ol class=\"history\">")
+        .nth(1)
+        .and_then(|h| h.split("</ol>").next())
+        .unwrap_or_default();
+    assert!(
+        history.contains(&format!(": {want}</li>")),
+        "history: {history}"
+    );
+
+    // The API keeps the exact strings; only the page neutralises them.
+    let tools = send(&t, get("/api/tools")).await.json();
+    assert_eq!(tools[0]["description"], HOSTILE);
+    assert_eq!(tools[0]["provenance"], HOSTILE);
+    let servers = send(&t, get("/api/mcp_servers")).await.json();
+    assert_eq!(servers[0]["server_info"]["name"], HOSTILE);
+    assert_eq!(servers[0]["last_error"], HOSTILE);
+    let feeds = send(&t, get("/api/feeds")).await.json();
+    assert_eq!(feeds[0]["name"], HOSTILE);
 }
