@@ -122,6 +122,8 @@ pub(crate) struct Doc<'a> {
     pub(crate) warnings: Vec<String>,
     /// The document ended with elements still open.
     pub(crate) truncated: bool,
+    /// The root is a `feed` in a namespace that is not Atom's; its namespace is read as Atom.
+    pub(crate) atom_alias: Option<String>,
 }
 
 fn new_reader(src: &str) -> quick_xml::Reader<&[u8]> {
@@ -273,6 +275,7 @@ impl<'a> Doc<'a> {
             bozo: false,
             warnings: Vec::new(),
             truncated: false,
+            atom_alias: None,
         };
         let root_base = match base {
             Some(u) => {
@@ -289,6 +292,8 @@ impl<'a> Doc<'a> {
         let mut restarts = 0usize;
         let mut reader = new_reader(src);
         let mut stray_end_warned = false;
+        // A namespace URI read as Atom (see `atom_alias`) and the Atom version it stands for.
+        let mut alias: Option<(&'a str, Ns)> = None;
         let mut bang_warned = false;
         loop {
             let p0 = offset + usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
@@ -343,10 +348,14 @@ impl<'a> Doc<'a> {
                     let mut node_base = parent_base;
                     if attrs.contains("xml") {
                         for (k, v) in Attrs::new(attrs) {
+                            let ns_of = |v: &str| match alias {
+                                Some((uri, ns)) if uri == v.trim() => ns,
+                                _ => Ns::from_uri(v),
+                            };
                             if k == "xmlns" {
-                                ns_decls.push(("", Ns::from_uri(v)));
+                                ns_decls.push(("", ns_of(v)));
                             } else if let Some(p) = k.strip_prefix("xmlns:") {
-                                ns_decls.push((p, Ns::from_uri(v)));
+                                ns_decls.push((p, ns_of(v)));
                             } else if k == "xml:base" {
                                 let mut f = DecodeFlags::default();
                                 let v = entities::decode(v.trim(), &mut f);
@@ -364,11 +373,44 @@ impl<'a> Doc<'a> {
                         }
                     }
                     let prefix = prefix_of(name);
-                    let ns = ns_decls
+                    let mut ns = ns_decls
                         .iter()
                         .rev()
                         .find(|(p, _)| *p == prefix)
                         .map_or_else(|| Ns::from_prefix(prefix), |(_, n)| *n);
+                    if ns == Ns::Other
+                        && parent == NONE
+                        && doc.root == NONE
+                        && local_of(name).eq_ignore_ascii_case("feed")
+                    {
+                        // An Atom-shaped root in an old or made-up namespace: read that
+                        // namespace as Atom (0.3 when the root says so).
+                        let decl = if prefix.is_empty() {
+                            "xmlns".to_owned()
+                        } else {
+                            format!("xmlns:{prefix}")
+                        };
+                        let mut uri = None;
+                        let mut as_ns = Ns::Atom10;
+                        for (k, v) in Attrs::new(attrs) {
+                            if k == decl {
+                                uri = Some(v.trim());
+                            } else if k == "version" && v.trim() == "0.3" {
+                                as_ns = Ns::Atom03;
+                            }
+                        }
+                        if let Some(uri) = uri {
+                            alias = Some((uri, as_ns));
+                            let mark = ns_marks.last().copied().unwrap_or(0);
+                            for d in ns_decls.iter_mut().skip(mark) {
+                                if d.0 == prefix {
+                                    d.1 = as_ns;
+                                }
+                            }
+                            ns = as_ns;
+                            doc.atom_alias = Some(uri.chars().take(200).collect());
+                        }
+                    }
                     if empty {
                         ns_decls.truncate(ns_marks.pop().unwrap_or(0));
                     }

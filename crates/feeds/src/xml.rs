@@ -618,11 +618,30 @@ pub(crate) fn parse(
                 .attr(root, "version")
                 .map(|v| v.trim().to_owned())
                 .unwrap_or_default();
-            let f = if v == "0.3" || doc.ns(root) == Ns::Atom03 {
-                Format::Atom03
-            } else {
-                Format::Atom1
+            // The Atom 1.0 namespace decides over a version attribute (as feedparser does).
+            let f = match doc.ns(root) {
+                Ns::Atom10 => Format::Atom1,
+                Ns::Atom03 => Format::Atom03,
+                _ if v == "0.3" => Format::Atom03,
+                _ => Format::Atom1,
             };
+            if let Some(uri) = &doc.atom_alias {
+                let atom_shaped = doc.children(root).any(|c| {
+                    matches!(
+                        doc.local(c).to_ascii_lowercase().as_str(),
+                        "entry" | "title" | "id" | "link" | "updated" | "modified" | "author"
+                    )
+                });
+                if !atom_shaped {
+                    return Err(NotAFeed::UnknownRoot(
+                        doc.name(root).chars().take(64).collect(),
+                    ));
+                }
+                warnings.push(format!(
+                    "root <{}> is in namespace {uri:?}, not Atom's; read as Atom",
+                    doc.name(root)
+                ));
+            }
             (f, root)
         }
         "channel" => (Format::Rss09x, root),

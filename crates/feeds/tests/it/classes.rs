@@ -1,0 +1,64 @@
+//! One fixture or more per class of input the parser once read wrongly (issue 18), with the
+//! facts each exists for.
+
+use feeds::{Feed, Format, Hints, NotAFeed};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+fn try_parse(name: &str, content_type: Option<&str>) -> Result<Feed, NotAFeed> {
+    let bytes = std::fs::read(format!("{DIR}/{name}")).unwrap();
+    feeds::parse(
+        &bytes,
+        &Hints {
+            url: None,
+            content_type,
+        },
+    )
+}
+
+fn parse(name: &str) -> Feed {
+    try_parse(name, None).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn warned(feed: &Feed, needle: &str) -> bool {
+    feed.warnings.iter().any(|w| w.contains(needle))
+}
+
+#[test]
+fn atom_in_an_unexpected_namespace_or_version() {
+    let f = parse("atom_unknown_namespace.xml");
+    assert_eq!(f.format, Format::Atom1);
+    assert_eq!(f.title.as_deref(), Some("Made-up namespace"));
+    assert_eq!(f.link.as_deref(), Some("http://example.org/"));
+    assert!(f.updated.is_some());
+    assert!(warned(&f, "not Atom's; read as Atom"), "{:?}", f.warnings);
+    assert!(!f.bozo);
+    assert_eq!(f.items.len(), 1);
+    assert_eq!(f.items[0].title.as_deref(), Some("First"));
+    assert_eq!(f.items[0].id.as_deref(), Some("urn:example:1"));
+    assert_eq!(f.items[0].summary.as_deref(), Some("One"));
+
+    let f = parse("atom03_unknown_namespace.xml");
+    assert_eq!(f.format, Format::Atom03);
+    assert_eq!(f.title.as_deref(), Some("Old draft namespace"));
+    let e = &f.items[0];
+    assert_eq!(e.link.as_deref(), Some("http://example.org/d"));
+    assert_eq!(e.content.as_deref(), Some("<p>Body</p>"));
+    assert!(e.published.is_some() && e.updated.is_some());
+
+    let f = parse("atom_prefixed_root.xml");
+    assert_eq!(f.format, Format::Atom1);
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    assert_eq!(f.title.as_deref(), Some("Prefixed Atom"));
+    let e = &f.items[0];
+    assert_eq!(e.title.as_deref(), Some("Bold entry"));
+    assert_eq!(e.link.as_deref(), Some("http://example.org/p1"));
+    assert_eq!(e.content.as_deref(), Some("<p>Hi</p>"));
+    assert!(e.published.is_some());
+
+    // A root named `feed` that is not shaped like Atom is not a feed.
+    assert!(matches!(
+        try_parse("notfeed_unknown_namespace.xml", None),
+        Err(NotAFeed::UnknownRoot(_))
+    ));
+}
