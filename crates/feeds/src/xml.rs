@@ -295,6 +295,34 @@ impl<'a> Cx<'_, 'a> {
     }
 }
 
+/// Chooses one date among the elements that can carry it.
+///
+/// Each candidate has a rank: 3 for the current core elements (`published`, `pubDate`,
+/// `updated`, `lastBuildDate`), 2 for the deprecated Atom 0.3 ones (`issued`, `modified`), 1 for
+/// Dublin Core (`dc:date`, `dcterms:issued`, `dcterms:modified`) and 0 for creation times
+/// (`created`, `dcterms:created`). The highest rank wins; among candidates of the same rank the
+/// later one wins, as feedparser and gofeed keep the last value they read. So a later core
+/// `published` replaces an earlier `issued`, and an extension element only fills a date the core
+/// elements left empty. A date that does not parse is no candidate. At the feed level the same
+/// rule picks `updated`, where every update element ranks above every publication element
+/// (which stand in for an update time only when there is none).
+#[derive(Default)]
+struct DatePick(Option<(u8, OffsetDateTime)>);
+
+impl DatePick {
+    fn offer(&mut self, rank: u8, date: Option<OffsetDateTime>) {
+        if let Some(d) = date {
+            if self.0.is_none_or(|(r, _)| rank >= r) {
+                self.0 = Some((rank, d));
+            }
+        }
+    }
+
+    fn get(&self) -> Option<OffsetDateTime> {
+        self.0.map(|(_, d)| d)
+    }
+}
+
 fn pick_link(links: &[Link]) -> Option<String> {
     let alt = |l: &&Link| {
         l.rel
@@ -314,12 +342,11 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     let mut item = Item::default();
     let mut guid_permalink: Option<String> = None;
     let mut rss_link: Option<String> = None;
-    let mut dc_date = None;
-    let mut created = None;
+    let mut published = DatePick::default();
+    let mut updated = DatePick::default();
     let mut fallback_authors: Vec<Person> = Vec::new();
     let mut dc_id = None;
     let mut dc_title = None;
-    let mut dc_modified = None;
     let mut fallback_summary = None;
     for c in doc.children(id) {
         let ns = doc.ns(c);
@@ -335,7 +362,9 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                     fallback_authors.push(p);
                 }
             }
-            (Ns::Dc, "date") if dc_date.is_none() => dc_date = cx.date(c),
+            (Ns::Dc, "date" | "issued") => published.offer(1, cx.date(c)),
+            (Ns::Dc, "created") => published.offer(0, cx.date(c)),
+            (Ns::Dc, "modified") => updated.offer(1, cx.date(c)),
             (Ns::Dc, "subject") => {
                 if let Some(t) = non_empty(html::collapse(&cx.text(c))) {
                     item.categories.push(t);
@@ -346,7 +375,6 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             (Ns::Dc, "description") | (Ns::Itunes, "summary") if fallback_summary.is_none() => {
                 fallback_summary = cx.text_construct(c, cx.plain_text);
             }
-            (Ns::Dc, "modified") if dc_modified.is_none() => dc_modified = cx.date(c),
             (Ns::Content, "encoded") if item.content.is_none() => {
                 let raw = cx.text(c);
                 let raw = raw.trim();
@@ -403,11 +431,11 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                     item.content = Some(t.html);
                 }
             }
-            (_, "pubdate" | "published" | "issued") if item.published.is_none() => {
-                item.published = cx.date(c)
-            }
-            (_, "created") if created.is_none() => created = cx.date(c),
-            (_, "updated" | "modified") if item.updated.is_none() => item.updated = cx.date(c),
+            (_, "pubdate" | "published") => published.offer(3, cx.date(c)),
+            (_, "issued") => published.offer(2, cx.date(c)),
+            (_, "created") => published.offer(0, cx.date(c)),
+            (_, "updated") => updated.offer(3, cx.date(c)),
+            (_, "modified") => updated.offer(2, cx.date(c)),
             (_, "author") => {
                 if let Some(p) = cx.atom_person(c) {
                     item.authors.push(p);
@@ -443,12 +471,8 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             _ => {}
         }
     }
-    if item.published.is_none() {
-        item.published = dc_date.or(created);
-    }
-    if item.updated.is_none() {
-        item.updated = dc_modified;
-    }
+    item.published = published.get();
+    item.updated = updated.get();
     if item.title.is_none() {
         item.title = dc_title;
     }
@@ -483,7 +507,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
 
 fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
     let doc = cx.doc;
-    let mut fallback_updated = None;
+    let mut updated = DatePick::default();
     let mut editors = Vec::new();
     let mut webmasters = Vec::new();
     let mut others = Vec::new();
@@ -501,7 +525,9 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
             {
                 dc_subtitle = cx.plain(c);
             }
-            (Ns::Dc, "date") if fallback_updated.is_none() => fallback_updated = cx.date(c),
+            // Without an update time, the feed's publication time stands in for it.
+            (Ns::Dc, "modified") => updated.offer(1, cx.date(c)),
+            (Ns::Dc, "date" | "issued") => updated.offer(0, cx.date(c)),
             (Ns::Dc, "creator") | (Ns::Itunes, "author") => {
                 if let Some(p) = person_from_text(&cx.text(c)) {
                     others.push(p);
@@ -526,12 +552,10 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
                 feed.ttl = cx.trimmed(c).and_then(|t| t.parse::<u32>().ok());
             }
             (_, "id") if feed.id.is_none() => feed.id = cx.trimmed(c),
-            (_, "updated" | "modified" | "lastbuilddate") if feed.updated.is_none() => {
-                feed.updated = cx.date(c)
-            }
-            (_, "pubdate" | "published" | "issued") if fallback_updated.is_none() => {
-                fallback_updated = cx.date(c)
-            }
+            (_, "updated" | "lastbuilddate") => updated.offer(5, cx.date(c)),
+            (_, "modified") => updated.offer(4, cx.date(c)),
+            (_, "pubdate" | "published") => updated.offer(3, cx.date(c)),
+            (_, "issued") => updated.offer(2, cx.date(c)),
             (_, "author") => {
                 if let Some(p) = cx.atom_person(c) {
                     feed.authors.push(p);
@@ -542,9 +566,7 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
             _ => {}
         }
     }
-    if feed.updated.is_none() {
-        feed.updated = fallback_updated;
-    }
+    feed.updated = updated.get();
     if feed.title.is_none() {
         feed.title = dc_title;
     }

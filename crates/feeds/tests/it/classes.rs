@@ -62,3 +62,48 @@ fn atom_in_an_unexpected_namespace_or_version() {
         Err(NotAFeed::UnknownRoot(_))
     ));
 }
+
+fn rfc3339(t: Option<time::OffsetDateTime>) -> String {
+    t.and_then(|t| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .ok()
+    })
+    .unwrap_or_default()
+}
+
+#[test]
+fn dates_from_extension_elements() {
+    let f = parse("dates_dcterms.xml");
+    assert_eq!(rfc3339(f.updated), "2024-02-02T02:02:02Z");
+    let got: Vec<(String, String)> = f
+        .items
+        .iter()
+        .map(|i| (rfc3339(i.published), rfc3339(i.updated)))
+        .collect();
+    let want = [
+        ("2024-01-01T10:00:00Z", "2024-01-03T10:00:00Z"),
+        ("2024-01-04T09:00:00Z", ""),
+        ("2024-01-05T10:00:00Z", ""),
+        ("2024-01-06T10:00:00Z", "2024-01-07T10:00:00Z"),
+        ("2024-01-08T10:00:00Z", ""),
+    ];
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!((g.0.as_str(), g.1.as_str()), w, "item {i}");
+    }
+
+    let f = parse("dates_atom_candidates.xml");
+    assert_eq!(rfc3339(f.updated), "2024-01-01T00:00:00Z");
+    let got: Vec<(String, String)> = f
+        .items
+        .iter()
+        .map(|i| (rfc3339(i.published), rfc3339(i.updated)))
+        .collect();
+    let want = [
+        ("2024-01-10T00:00:00Z", "2024-01-12T00:00:00Z"),
+        ("2024-01-13T00:00:00Z", "2024-01-14T00:00:00Z"),
+        ("2024-01-15T00:00:00Z", "2024-01-16T00:00:00Z"),
+    ];
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!((g.0.as_str(), g.1.as_str()), w, "entry {i}");
+    }
+}
