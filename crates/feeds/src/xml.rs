@@ -286,6 +286,77 @@ impl<'a> Cx<'_, 'a> {
         })
     }
 
+    /// A Media RSS text (`media:title`, `media:description`): plain text unless `type="html"`.
+    fn media_text(&mut self, id: u32) -> Option<TextValue> {
+        let is_html = self
+            .doc
+            .attr(id, "type")
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("html"));
+        if is_html {
+            return self.text_construct(id, self.plain_text);
+        }
+        let raw = self.text(id);
+        let raw = raw.trim();
+        if raw.is_empty() {
+            return None;
+        }
+        Some(TextValue {
+            html: html::escape(raw),
+            text: if self.plain_text {
+                html::collapse(raw)
+            } else {
+                String::new()
+            },
+        })
+    }
+
+    /// `itunes:category`: the `text` attribute, then any nested categories, each its own term.
+    fn itunes_categories(&mut self, id: u32, out: &mut Vec<String>, depth: usize) {
+        if let Some(t) = self.doc.attr(id, "text") {
+            if let Some(t) = non_empty(html::collapse(&t)) {
+                out.push(t);
+            }
+        }
+        if depth < 4 {
+            for c in self.doc.children(id) {
+                if self.doc.ns(c) == Ns::Itunes && self.local_lower(c) == "category" {
+                    self.itunes_categories(c, out, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// A Media RSS element of an item, or each one inside a `media:group`.
+    fn media(&mut self, id: u32, media: &mut Media, in_group: bool) {
+        match &*self.local_lower(id) {
+            "group" if !in_group => {
+                for c in self.doc.children(id) {
+                    if self.doc.ns(c) == Ns::Media {
+                        self.media(c, media, true);
+                    }
+                }
+            }
+            "title" if media.title.is_none() => {
+                media.title = self.media_text(id).and_then(|t| {
+                    non_empty(if self.plain_text {
+                        t.text
+                    } else {
+                        html::collapse(&html::to_text(&t.html))
+                    })
+                });
+            }
+            "description" if media.description.is_none() => {
+                media.description = self.media_text(id);
+            }
+            "category" => {
+                if let Some(t) = non_empty(html::collapse(&self.text(id))) {
+                    media.categories.push(t);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn category(&mut self, id: u32) -> Option<String> {
         let term = match self.doc.attr(id, "term") {
             Some(t) => t.into_owned(),
@@ -323,6 +394,14 @@ impl DatePick {
     }
 }
 
+/// What an item's Media RSS elements say.
+#[derive(Default)]
+struct Media {
+    title: Option<String>,
+    description: Option<TextValue>,
+    categories: Vec<String>,
+}
+
 fn pick_link(links: &[Link]) -> Option<String> {
     let alt = |l: &&Link| {
         l.rel
@@ -348,6 +427,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     let mut dc_id = None;
     let mut dc_title = None;
     let mut fallback_summary = None;
+    let mut media = Media::default();
     for c in doc.children(id) {
         let ns = doc.ns(c);
         let local = cx.local_lower(c);
@@ -386,8 +466,19 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                     item.content = Some(h.into_owned());
                 }
             }
+            (Ns::Itunes, "category") => cx.itunes_categories(c, &mut item.categories, 0),
+            (Ns::Media, _) => cx.media(c, &mut media, false),
             (ns, _) if !ns.is_core() => {}
             (_, "title") if item.title.is_none() => item.title = cx.plain(c),
+            (_, "tags") => {
+                // Free-form, comma-separated tags.
+                let text = cx.text(c);
+                for t in text.split(',') {
+                    if let Some(t) = non_empty(html::collapse(t)) {
+                        item.categories.push(t);
+                    }
+                }
+            }
             (_, "link") => {
                 let is_text_link = doc.attr(c, "href").is_none();
                 if let Some(l) = cx.link(c) {
@@ -474,10 +565,13 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     item.published = published.get();
     item.updated = updated.get();
     if item.title.is_none() {
-        item.title = dc_title;
+        item.title = dc_title.or(media.title);
     }
+    item.categories.extend(media.categories);
     if item.summary.is_none() {
-        if let Some(t) = fallback_summary {
+        // `media:description` only when the item has no other body (YouTube's Atom entries).
+        let media_body = media.description.filter(|_| item.content.is_none());
+        if let Some(t) = fallback_summary.or(media_body) {
             item.summary_text = non_empty(t.text);
             item.summary = Some(t.html);
         }

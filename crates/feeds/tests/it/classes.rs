@@ -107,3 +107,47 @@ fn dates_from_extension_elements() {
         assert_eq!((g.0.as_str(), g.1.as_str()), w, "entry {i}");
     }
 }
+
+#[test]
+fn extension_vocabularies() {
+    let f = parse("itunes_categories.xml");
+    assert_eq!(
+        f.items[0].categories,
+        ["Society & Culture", "Documentary", "Technology", "tech"]
+    );
+
+    let f = parse("media_rss.xml");
+    let i = &f.items[0];
+    assert_eq!(i.title.as_deref(), Some("A title from media:title"));
+    assert_eq!(i.categories, ["nature/birds"]);
+    assert_eq!(
+        i.summary.as_deref(),
+        Some("Plain &lt;text&gt; description\n        on two lines")
+    );
+    assert_eq!(
+        i.summary_text.as_deref(),
+        Some("Plain <text> description on two lines")
+    );
+    let i = &f.items[1];
+    assert_eq!(i.title.as_deref(), Some("Core title"));
+    assert_eq!(i.summary.as_deref(), Some("The core description"));
+    let i = &f.items[2];
+    assert_eq!(i.summary, None);
+    assert_eq!(i.content.as_deref(), Some("<p>Full body</p>"));
+
+    let f = parse("youtube_atom.xml");
+    let e = &f.items[0];
+    assert_eq!(e.title.as_deref(), Some("Video one"));
+    assert_eq!(
+        e.summary_text.as_deref(),
+        Some("Links & notes: https://example.org/notes")
+    );
+    assert_eq!(
+        e.summary.as_deref(),
+        Some("Links &amp; notes:\nhttps://example.org/notes")
+    );
+    assert_eq!(e.content, None);
+
+    let f = parse("free_form_tags.xml");
+    assert_eq!(f.items[0].categories, ["first", "rust", "feeds", "parsing"]);
+}
