@@ -416,6 +416,14 @@ fn pick_link(links: &[Link]) -> Option<String> {
         .map(|l| l.href.clone())
 }
 
+/// Reads one item or entry.
+///
+/// Bodies: the first `description` or `summary` is the summary. The content is the first of
+/// the content elements (`content:encoded`, Atom `content`, an XHTML `body` or `xhtml:body`,
+/// `fullitem`) and a second `description`/`summary` met before any of them (as feedparser
+/// reads it), whatever their order. `dc:description`, `itunes:summary` and then
+/// `media:description` stand in for a missing summary; the last only when there is no
+/// content either.
 fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     let doc = cx.doc;
     let mut item = Item::default();
@@ -466,6 +474,12 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                     item.content = Some(h.into_owned());
                 }
             }
+            (Ns::Xhtml, "body") if item.content.is_none() => {
+                if let Some(t) = cx.text_construct(c, cx.plain_text) {
+                    item.content_text = non_empty(t.text);
+                    item.content = Some(t.html);
+                }
+            }
             (Ns::Itunes, "category") => cx.itunes_categories(c, &mut item.categories, 0),
             (Ns::Media, _) => cx.media(c, &mut media, false),
             (ns, _) if !ns.is_core() => {}
@@ -513,7 +527,14 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                     item.summary = Some(t.html);
                 }
             }
-            (_, "content" | "encoded") if item.content.is_none() => {
+            (_, "description" | "summary") if item.content.is_none() => {
+                // A second summary-like element before any content element is the content.
+                if let Some(t) = cx.text_construct(c, cx.plain_text) {
+                    item.content_text = non_empty(t.text);
+                    item.content = Some(t.html);
+                }
+            }
+            (_, "content" | "encoded" | "fullitem") if item.content.is_none() => {
                 if doc.attr(c, "src").is_some() {
                     continue;
                 }

@@ -151,3 +151,39 @@ fn extension_vocabularies() {
     let f = parse("free_form_tags.xml");
     assert_eq!(f.items[0].categories, ["first", "rust", "feeds", "parsing"]);
 }
+
+fn bodies(f: &Feed) -> Vec<(Option<&str>, Option<&str>)> {
+    f.items
+        .iter()
+        .map(|i| (i.summary.as_deref(), i.content.as_deref()))
+        .collect()
+}
+
+#[test]
+fn precedence_of_bodies() {
+    let f = parse("bodies_rss.xml");
+    assert_eq!(
+        bodies(&f),
+        [
+            (Some("D1"), Some("<p>C1</p>")),
+            (Some("D2"), Some("<p>C2</p>")),
+            (Some("D3"), Some("S3")),
+            (Some("S4"), Some("D4")),
+            (Some("D5"), Some(r#"<p>B5 <a href="x">link</a></p>"#)),
+            (Some("D6"), Some("<xhtml:p>B6</xhtml:p>")),
+            (Some("D7"), Some("C7")),
+            (None, Some("C8")),
+            (Some("DC9"), Some("C9")),
+        ]
+    );
+    assert_eq!(f.items[5].content_text.as_deref(), Some("B6"));
+    let f = parse("bodies_atom.xml");
+    assert_eq!(
+        bodies(&f),
+        [
+            (Some("S1"), Some("<p>C1</p>")),
+            (Some("S2"), Some("<i>second</i>")),
+            (Some("S3"), Some("C3")),
+        ]
+    );
+}
