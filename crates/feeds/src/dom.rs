@@ -108,6 +108,7 @@ pub(crate) struct Node {
     pub(crate) ns: Ns,
     /// Had its own end tag (or was an empty-element tag).
     pub(crate) closed: bool,
+    parent: u32,
 }
 
 /// The element tree of one document.
@@ -428,6 +429,7 @@ impl<'a> Doc<'a> {
                         base: node_base,
                         ns,
                         closed: empty,
+                        parent,
                     });
                     if parent == NONE {
                         if doc.root == NONE {
@@ -616,6 +618,70 @@ impl<'a> Doc<'a> {
             .unwrap_or("")
     }
 
+    /// The URI bound to `prefix` where element `id` is (its own and its ancestors'
+    /// declarations), as written.
+    fn ns_uri(&self, mut id: u32, prefix: &str) -> Option<&'a str> {
+        while let Some(n) = self.node(id) {
+            let raw = self.raw_attrs(id);
+            if raw.contains("xmlns") {
+                let found = Attrs::new(raw).find(|(k, _)| {
+                    k.strip_prefix("xmlns:").is_some_and(|p| p == prefix)
+                        || (prefix.is_empty() && *k == "xmlns")
+                });
+                if let Some((_, v)) = found {
+                    return Some(v);
+                }
+            }
+            id = n.parent;
+        }
+        None
+    }
+
+    /// The markup inside `container` as written, with the namespace declarations its child
+    /// elements rely on but inherit from outside (an `xmlns:xlink` on the feed root used by
+    /// inline SVG) copied onto each of them, so the fragment stands on its own.
+    pub(crate) fn xml_fragment(&self, container: u32) -> Cow<'a, str> {
+        let inner = self.inner(container);
+        if !inner.contains(':') {
+            return Cow::Borrowed(inner);
+        }
+        let Some(start) = self.node(container).map(|n| n.inner_start as usize) else {
+            return Cow::Borrowed(inner);
+        };
+        let mut out = String::new();
+        let mut copied = start;
+        for child in self.children(container) {
+            let Some(n) = self.node(child) else { continue };
+            let extent = self
+                .src
+                .get(n.name_start as usize..n.inner_end.max(n.inner_start) as usize)
+                .unwrap_or("");
+            let (used, declared) = prefixes_in(extent);
+            let mut decls = String::new();
+            for p in used.iter().filter(|p| !declared.contains(p)) {
+                if let Some(uri) = self.ns_uri(container, p) {
+                    let uri = uri.replace('"', "&quot;");
+                    decls.push_str(&format!(r#" xmlns:{p}="{uri}""#));
+                }
+            }
+            if decls.is_empty() {
+                continue;
+            }
+            let at = (n.name_start + n.name_len) as usize;
+            out.push_str(self.src.get(copied..at).unwrap_or(""));
+            out.push_str(&decls);
+            copied = at;
+        }
+        if out.is_empty() {
+            return Cow::Borrowed(inner);
+        }
+        let end = self
+            .node(container)
+            .map_or(copied, |n| n.inner_end as usize);
+        out.push_str(self.src.get(copied..end).unwrap_or(""));
+        Cow::Owned(out)
+    }
+
     /// The base URL in force for an element.
     pub(crate) fn base(&self, id: u32) -> Option<&Url> {
         self.node(id).and_then(|n| self.bases.get(n.base as usize))
@@ -666,6 +732,63 @@ pub(crate) fn inner_text<'a>(inner: &'a str, flags: &mut DecodeFlags) -> Cow<'a,
     }
     out.push_str(&entities::decode(rest, flags));
     Cow::Owned(out)
+}
+
+/// The namespace prefixes element and attribute names use in `markup` (from the name of its
+/// first start tag on), and those its start tags declare; `xml` and `xmlns` are not counted.
+fn prefixes_in<'m>(markup: &'m str) -> (Vec<&'m str>, Vec<&'m str>) {
+    let mut used: Vec<&'m str> = Vec::new();
+    let mut declared: Vec<&'m str> = Vec::new();
+    let mut rest = markup;
+    let mut first = true;
+    loop {
+        let tag_body = if first {
+            first = false;
+            rest
+        } else {
+            let Some(lt) = memchr::memchr(b'<', rest.as_bytes()) else {
+                break;
+            };
+            let t = &rest[lt + 1..];
+            if let Some(c) = t.strip_prefix("!--") {
+                rest = c.find("-->").map_or("", |e| &c[e + 3..]);
+                continue;
+            }
+            if let Some(c) = t.strip_prefix("![CDATA[") {
+                rest = c.find("]]>").map_or("", |e| &c[e + 3..]);
+                continue;
+            }
+            if !t.starts_with(is_name_start) {
+                rest = t;
+                continue;
+            }
+            t
+        };
+        let end = tag_body.find('>').unwrap_or(tag_body.len());
+        let tag = &tag_body[..end];
+        rest = tag_body.get(end..).unwrap_or("");
+        let name_len = tag
+            .find(|c: char| c.is_whitespace() || c == '/')
+            .unwrap_or(tag.len());
+        let mut add = |q: &'m str| {
+            if let Some((p, _)) = q.split_once(':') {
+                if !p.is_empty() && p != "xml" && p != "xmlns" && !used.contains(&p) {
+                    used.push(p);
+                }
+            }
+        };
+        add(&tag[..name_len]);
+        for (k, _) in Attrs::new(&tag[name_len..]) {
+            if let Some(p) = k.strip_prefix("xmlns:") {
+                if !declared.contains(&p) {
+                    declared.push(p);
+                }
+            } else {
+                add(k);
+            }
+        }
+    }
+    (used, declared)
 }
 
 /// Iterator over child elements.

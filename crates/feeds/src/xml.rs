@@ -185,9 +185,9 @@ impl<'a> Cx<'_, 'a> {
             if kind == Kind::Xhtml {
                 let first = doc.children(id).next().unwrap_or(NONE);
                 if doc.local(first).eq_ignore_ascii_case("div") && doc.children(id).count() == 1 {
-                    Cow::Borrowed(doc.inner(first))
+                    doc.xml_fragment(first)
                 } else {
-                    Cow::Borrowed(doc.inner(id))
+                    doc.xml_fragment(id)
                 }
             } else {
                 kind = Kind::Xhtml;

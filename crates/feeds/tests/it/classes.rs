@@ -187,3 +187,25 @@ fn precedence_of_bodies() {
         ]
     );
 }
+
+#[test]
+fn xhtml_content_keeps_other_namespaces() {
+    let f = parse("xhtml_svg_namespaces.xml");
+    let c: Vec<&str> = f
+        .items
+        .iter()
+        .filter_map(|i| i.content.as_deref())
+        .collect();
+    assert_eq!(
+        c,
+        [
+            concat!(
+                r#"<p>Picture</p><svg:svg xmlns:svg="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10">"#,
+                r#"<svg:a xlink:href="http://example.org/x"><svg:circle r="4"/></svg:a></svg:svg>"#
+            ),
+            r##"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><use xlink:href="#dot"/></svg>"##,
+            r#"<m:math xmlns:m="http://www.w3.org/1998/Math/MathML"><m:mi>x</m:mi></m:math>"#,
+        ]
+    );
+    assert_eq!(f.items[0].content_text.as_deref(), Some("Picture"));
+}
