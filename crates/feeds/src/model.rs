@@ -109,7 +109,8 @@ pub struct Item {
     pub author: Option<String>,
     /// Category terms in document order.
     pub categories: Vec<String>,
-    /// Summary as HTML (text escaped when the feed said text), relative URIs resolved.
+    /// Summary as HTML (text escaped when the feed said text), relative URIs resolved. An
+    /// element present but empty gives `""`, an absent one `None` (so for titles and content).
     pub summary: Option<String>,
     /// Plain-text rendering of `summary`.
     pub summary_text: Option<String>,

@@ -224,6 +224,23 @@ impl<'a> Cx<'_, 'a> {
         })
     }
 
+    /// [`Cx::text_construct`] where an element that is present but empty (`<description/>`)
+    /// reads as the empty string rather than as no value, as feedparser reads it.
+    fn body(&mut self, id: u32) -> TextValue {
+        let want = self.plain_text;
+        self.text_construct(id, want).unwrap_or(TextValue {
+            html: String::new(),
+            text: String::new(),
+        })
+    }
+
+    /// [`Cx::plain`], the empty string for an empty element.
+    fn plain_or_empty(&mut self, id: u32) -> String {
+        self.text_construct(id, true)
+            .map(|t| t.text)
+            .unwrap_or_default()
+    }
+
     fn plain(&mut self, id: u32) -> Option<String> {
         self.text_construct(id, true)
             .and_then(|t| non_empty(t.text))
@@ -465,14 +482,11 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             }
             (Ns::Content, "encoded") if item.content.is_none() => {
                 let raw = cx.text(c);
-                let raw = raw.trim();
-                if !raw.is_empty() {
-                    let h = html::resolve_in_html(raw, doc.base(c));
-                    if cx.plain_text {
-                        item.content_text = non_empty(html::to_text(&h));
-                    }
-                    item.content = Some(h.into_owned());
+                let h = html::resolve_in_html(raw.trim(), doc.base(c));
+                if cx.plain_text {
+                    item.content_text = non_empty(html::to_text(&h));
                 }
+                item.content = Some(h.into_owned());
             }
             (Ns::Xhtml, "body") if item.content.is_none() => {
                 if let Some(t) = cx.text_construct(c, cx.plain_text) {
@@ -483,7 +497,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             (Ns::Itunes, "category") => cx.itunes_categories(c, &mut item.categories, 0),
             (Ns::Media, _) => cx.media(c, &mut media, false),
             (ns, _) if !ns.is_core() => {}
-            (_, "title") if item.title.is_none() => item.title = cx.plain(c),
+            (_, "title") if item.title.is_none() => item.title = Some(cx.plain_or_empty(c)),
             (_, "tags") => {
                 // Free-form, comma-separated tags.
                 let text = cx.text(c);
@@ -522,26 +536,23 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 }
             }
             (_, "description" | "summary") if item.summary.is_none() => {
-                if let Some(t) = cx.text_construct(c, cx.plain_text) {
-                    item.summary_text = non_empty(t.text);
-                    item.summary = Some(t.html);
-                }
+                let t = cx.body(c);
+                item.summary_text = non_empty(t.text);
+                item.summary = Some(t.html);
             }
             (_, "description" | "summary") if item.content.is_none() => {
                 // A second summary-like element before any content element is the content.
-                if let Some(t) = cx.text_construct(c, cx.plain_text) {
-                    item.content_text = non_empty(t.text);
-                    item.content = Some(t.html);
-                }
+                let t = cx.body(c);
+                item.content_text = non_empty(t.text);
+                item.content = Some(t.html);
             }
             (_, "content" | "encoded" | "fullitem") if item.content.is_none() => {
                 if doc.attr(c, "src").is_some() {
                     continue;
                 }
-                if let Some(t) = cx.text_construct(c, cx.plain_text) {
-                    item.content_text = non_empty(t.text);
-                    item.content = Some(t.html);
-                }
+                let t = cx.body(c);
+                item.content_text = non_empty(t.text);
+                item.content = Some(t.html);
             }
             (_, "pubdate" | "published") => published.offer(3, cx.date(c)),
             (_, "issued") => published.offer(2, cx.date(c)),
@@ -585,13 +596,17 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     }
     item.published = published.get();
     item.updated = updated.get();
-    if item.title.is_none() {
-        item.title = dc_title.or(media.title);
+    // Fallbacks fill a value that is missing or empty.
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(str::is_empty);
+    if blank(&item.title) {
+        if let Some(t) = dc_title.or(media.title) {
+            item.title = Some(t);
+        }
     }
     item.categories.extend(media.categories);
-    if item.summary.is_none() {
+    if blank(&item.summary) {
         // `media:description` only when the item has no other body (YouTube's Atom entries).
-        let media_body = media.description.filter(|_| item.content.is_none());
+        let media_body = media.description.filter(|_| blank(&item.content));
         if let Some(t) = fallback_summary.or(media_body) {
             item.summary_text = non_empty(t.text);
             item.summary = Some(t.html);
@@ -649,9 +664,9 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
                 }
             }
             (ns, _) if !ns.is_core() => {}
-            (_, "title") if feed.title.is_none() => feed.title = cx.plain(c),
+            (_, "title") if feed.title.is_none() => feed.title = Some(cx.plain_or_empty(c)),
             (_, "description" | "subtitle" | "tagline") if feed.subtitle.is_none() => {
-                feed.subtitle = cx.plain(c)
+                feed.subtitle = Some(cx.plain_or_empty(c))
             }
             (_, "link") => {
                 let is_text = doc.attr(c, "href").is_none();
@@ -682,11 +697,16 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
         }
     }
     feed.updated = updated.get();
-    if feed.title.is_none() {
-        feed.title = dc_title;
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(str::is_empty);
+    if blank(&feed.title) {
+        if let Some(t) = dc_title {
+            feed.title = Some(t);
+        }
     }
-    if feed.subtitle.is_none() {
-        feed.subtitle = dc_subtitle;
+    if blank(&feed.subtitle) {
+        if let Some(t) = dc_subtitle {
+            feed.subtitle = Some(t);
+        }
     }
     feed.authors.extend(editors);
     if feed.authors.is_empty() {

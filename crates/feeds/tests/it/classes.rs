@@ -209,3 +209,33 @@ fn xhtml_content_keeps_other_namespaces() {
     );
     assert_eq!(f.items[0].content_text.as_deref(), Some("Picture"));
 }
+
+#[test]
+fn empty_elements_are_empty_strings() {
+    let f = parse("empty_elements.xml");
+    assert_eq!(f.title.as_deref(), Some(""));
+    assert_eq!(f.subtitle.as_deref(), Some(""));
+    let i = &f.items[0];
+    assert_eq!(
+        (
+            i.title.as_deref(),
+            i.summary.as_deref(),
+            i.content.as_deref()
+        ),
+        (Some(""), Some(""), Some(""))
+    );
+    let i = &f.items[1];
+    assert_eq!(
+        (i.title.as_deref(), i.summary.as_deref()),
+        (Some(""), Some(""))
+    );
+    let i = &f.items[2];
+    assert_eq!(i.title.as_deref(), Some("From Dublin Core"));
+    assert_eq!(i.summary.as_deref(), Some("Fallback body"));
+    let i = &f.items[3];
+    assert_eq!((i.title.as_deref(), i.summary.as_deref()), (None, None));
+    // The JSON form says "" (present, empty) apart from null (absent).
+    let v = f.to_json_value();
+    assert_eq!(v["items"][0]["summary"], "");
+    assert!(v["items"][3]["summary"].is_null());
+}
