@@ -38,58 +38,45 @@ impl TextOut {
         }
     }
 
-    /// Appends text, turning every run of whitespace (including no-break spaces) into a gap
-    /// and dropping invisible soft hyphens and zero-width spaces.
+    /// Appends text, turning every run of ASCII whitespace into a gap. Other characters stay
+    /// what they are: a no-break space, en/em/thin spaces and a soft hyphen are content (an
+    /// author's `&nbsp;` keeps two words together), as feedparser keeps them.
     fn push_text(&mut self, s: &str) {
         let b = s.as_bytes();
         let mut run = 0;
         let mut i = 0;
         while i < b.len() {
             let c = b[i];
-            if c < 0x80 {
-                if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'\x0b') {
-                    // A single space between visible ASCII characters stays inside the run.
-                    if c == b' '
-                        && i > run
-                        && b.get(i + 1).is_some_and(|n| (0x21..0x7f).contains(n))
-                    {
-                        i += 2;
-                        continue;
-                    }
-                    self.push_run(&s[run..i]);
-                    self.gap = self.gap.max(Gap::Space);
-                    run = i + 1;
+            if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'\x0b') {
+                // A single space between visible ASCII characters stays inside the run.
+                if c == b' ' && i > run && b.get(i + 1).is_some_and(|n| (0x21..0x7f).contains(n)) {
+                    i += 2;
+                    continue;
                 }
-                i += 1;
-                continue;
-            }
-            // Only these lead bytes start characters that are spaces or invisible.
-            if !matches!(c, 0xc2 | 0xe1 | 0xe2 | 0xe3) {
-                i += match c {
-                    0xc0..=0xdf => 2,
-                    0xe0..=0xef => 3,
-                    0xf0..=0xff => 4,
-                    _ => 1,
-                };
-                continue;
-            }
-            let ch = s
-                .get(i..)
-                .and_then(|r| r.chars().next())
-                .unwrap_or('\u{fffd}');
-            let len = ch.len_utf8();
-            if ch.is_whitespace() || ch == '\u{a0}' {
+                // `run..i` ends before an ASCII byte, so both are char boundaries.
                 self.push_run(s.get(run..i).unwrap_or(""));
                 self.gap = self.gap.max(Gap::Space);
-                run = i + len;
-            } else if ch == '\u{ad}' || ch == '\u{200b}' {
-                self.push_run(s.get(run..i).unwrap_or(""));
-                run = i + len;
+                run = i + 1;
             }
-            i += len;
+            i += 1;
         }
         self.push_run(s.get(run..).unwrap_or(""));
     }
+}
+
+/// Trims Unicode whitespace (a no-break space, say) off both ends, as Python's `strip` does in
+/// feedparser; inside the text it stays.
+fn trim_unicode_ends(mut s: String) -> String {
+    let last_wide = s.as_bytes().last().is_some_and(|b| *b >= 0x80);
+    if last_wide {
+        let keep = s.trim_end_matches(char::is_whitespace).len();
+        s.truncate(keep);
+    }
+    if s.as_bytes().first().is_some_and(|b| *b >= 0x80) {
+        let skip = s.len() - s.trim_start_matches(char::is_whitespace).len();
+        s.drain(..skip);
+    }
+    s
 }
 
 /// `name` in ASCII lower case when it is short enough to be an HTML element name we know.
@@ -224,7 +211,7 @@ pub fn to_text(html: &str) -> String {
         }
     }
     entities::decode_into(rest, &mut flags, |p| t.push_text(p));
-    t.out
+    trim_unicode_ends(t.out)
 }
 
 /// Collapses whitespace in plain text (no HTML interpretation) and trims it.
@@ -234,7 +221,7 @@ pub(crate) fn collapse(text: &str) -> String {
         gap: Gap::None,
     };
     t.push_text(text);
-    t.out
+    trim_unicode_ends(t.out)
 }
 
 /// Escapes text for inclusion in HTML.
@@ -385,7 +372,7 @@ mod tests {
         let cases = [
             (
                 "<p>Hello&nbsp;<b>world</b></p><p>Two</p>",
-                "Hello world\n\nTwo",
+                "Hello\u{a0}world\n\nTwo",
             ),
             ("a<br>b<br/><br>c", "a\nb\n\nc"),
             ("  lots   of \n\t space  ", "lots of space"),

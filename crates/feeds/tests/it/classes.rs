@@ -239,3 +239,22 @@ fn empty_elements_are_empty_strings() {
     assert_eq!(v["items"][0]["summary"], "");
     assert!(v["items"][3]["summary"].is_null());
 }
+
+#[test]
+fn plain_text_keeps_non_ascii_spaces() {
+    let f = parse("plain_text_whitespace.xml");
+    let t: Vec<&str> = f.items.iter().filter_map(|i| i.title.as_deref()).collect();
+    assert_eq!(
+        t,
+        [
+            "10\u{a0}km \u{2002}|\u{2003}x\u{2009}y co\u{ad}operate",
+            "chars: 1\u{a0}2\u{2002}3\u{2003}4\u{2009}co\u{ad}op tab",
+            "edges",
+        ]
+    );
+    assert_eq!(
+        f.items[0].summary_text.as_deref(),
+        Some("a\u{a0}b c\u{ad}d")
+    );
+    assert_eq!(feeds::html_to_text("x&nbsp;&nbsp; y"), "x\u{a0}\u{a0} y");
+}
