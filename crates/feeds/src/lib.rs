@@ -18,6 +18,7 @@
 mod date;
 mod decode;
 mod dom;
+mod dtd;
 mod entities;
 mod html;
 mod json;

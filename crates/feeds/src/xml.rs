@@ -726,7 +726,11 @@ pub(crate) fn parse(
     mut warnings: Warnings,
     repaired: bool,
 ) -> Result<Feed, NotAFeed> {
-    let src = crate::dom::escape_stray_lt(src);
+    let expanded = crate::dtd::expand(src);
+    for w in &expanded.warnings {
+        warnings.push(w.clone());
+    }
+    let src = crate::dom::escape_stray_lt(&expanded.text);
     let doc = Doc::build(&src, base);
     let root = doc.root;
     if root == NONE {
@@ -860,7 +864,7 @@ pub(crate) fn parse(
             "document is truncated; {dropped} incomplete item(s) dropped"
         ));
     }
-    feed.bozo = doc.bozo || repaired || cx.flags.not_xml;
+    feed.bozo = doc.bozo || repaired || cx.flags.not_xml || expanded.bozo;
     if cx.flags.not_xml {
         cx.warnings
             .push("undefined entity or bare '&' in text (not well-formed XML)");

@@ -258,3 +258,23 @@ fn plain_text_keeps_non_ascii_spaces() {
     );
     assert_eq!(feeds::html_to_text("x&nbsp;&nbsp; y"), "x\u{a0}\u{a0} y");
 }
+
+#[test]
+fn internal_dtd_entities_are_expanded_within_bounds() {
+    let f = parse("dtd_entities.xml");
+    assert_eq!(f.title.as_deref(), Some("Example & Co"));
+    let i = &f.items[0];
+    assert_eq!(i.title.as_deref(), Some("Hello\u{a0}from Example & Co"));
+    // The external entity is never loaded: the reference stays as written.
+    assert_eq!(i.summary.as_deref(), Some("© Example & Co and &secret;"));
+    assert!(warned(&f, "external entities are never loaded: secret"));
+
+    let t0 = std::time::Instant::now();
+    let f = parse("dtd_billion_laughs.xml");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    assert!(f.bozo);
+    assert!(warned(&f, "entity expansion stopped"), "{:?}", f.warnings);
+    assert_eq!(f.items.len(), 2);
+    assert_eq!(f.items[0].title.as_deref(), Some("&lol9;"));
+    assert_eq!(f.items[1].title.as_deref(), Some("after"));
+}
