@@ -293,6 +293,7 @@ impl<'a> Doc<'a> {
         let mut restarts = 0usize;
         let mut reader = new_reader(src);
         let mut stray_end_warned = false;
+        let mut unclosed_warned = false;
         // A namespace URI read as Atom (see `atom_alias`) and the Atom version it stands for.
         let mut alias: Option<(&'a str, Ns)> = None;
         let mut bang_warned = false;
@@ -339,6 +340,17 @@ impl<'a> Doc<'a> {
                         p1.saturating_sub(1)
                     };
                     let attrs = src.get(p0 + 1 + name_len..attrs_end).unwrap_or("");
+                    let local = local_of(name);
+                    if (local.eq_ignore_ascii_case("item") || local.eq_ignore_ascii_case("entry"))
+                        && stack.len() > 1
+                    {
+                        doc.close_for_block(&mut stack, p0, &mut unclosed_warned);
+                        let keep = stack.len();
+                        if ns_marks.len() > keep {
+                            ns_decls.truncate(ns_marks.get(keep).copied().unwrap_or(0));
+                            ns_marks.truncate(keep);
+                        }
+                    }
                     let parent = stack.last().copied().unwrap_or(NONE);
                     let parent_base = if parent == NONE {
                         root_base
@@ -539,6 +551,44 @@ impl<'a> Doc<'a> {
             }
         }
         doc
+    }
+
+    /// An `item` or `entry` starts at byte `at`: elements left open inside the channel or feed
+    /// (an `itunes:category` never closed) are closed here, the way an HTML parser closes an
+    /// open `<p>` when a block starts, so they cannot swallow the items that follow. An item or
+    /// entry left open is closed the same way (the next one starts) and counts as complete.
+    fn close_for_block(&mut self, stack: &mut Vec<u32>, at: usize, warned: &mut bool) {
+        let is_container = |d: &Doc<'_>, id: u32| {
+            let l = d.local(id);
+            ["channel", "feed", "rss", "rdf"]
+                .iter()
+                .any(|c| l.eq_ignore_ascii_case(c))
+        };
+        let Some(&top) = stack.last() else { return };
+        if is_container(self, top) {
+            return;
+        }
+        let Some(keep) = stack.iter().rposition(|&id| is_container(self, id)) else {
+            return;
+        };
+        let at = u32::try_from(at).unwrap_or(u32::MAX);
+        for &id in stack.get(keep + 1..).unwrap_or(&[]) {
+            let l = self.local(id);
+            let block = l.eq_ignore_ascii_case("item") || l.eq_ignore_ascii_case("entry");
+            if !block && !*warned {
+                *warned = true;
+                let name = self.name(id);
+                self.warnings.push(format!(
+                    "<{name}> was never closed; closed where the next item starts"
+                ));
+            }
+            if let Some(n) = self.nodes.get_mut(id as usize) {
+                n.inner_end = at;
+                n.closed = block;
+            }
+        }
+        self.bozo = true;
+        stack.truncate(keep + 1);
     }
 
     fn node(&self, id: u32) -> Option<&Node> {

@@ -278,3 +278,24 @@ fn internal_dtd_entities_are_expanded_within_bounds() {
     assert_eq!(f.items[0].title.as_deref(), Some("&lol9;"));
     assert_eq!(f.items[1].title.as_deref(), Some("after"));
 }
+
+#[test]
+fn unclosed_elements_do_not_swallow_items() {
+    let f = parse("unclosed_before_items.xml");
+    assert!(f.bozo);
+    assert!(
+        warned(&f, "<itunes:category> was never closed"),
+        "{:?}",
+        f.warnings
+    );
+    let ids: Vec<_> = f.items.iter().map(|i| i.id.as_deref()).collect();
+    assert_eq!(ids, [Some("u1"), Some("u2"), Some("u3")]);
+    assert_eq!(f.items[1].summary.as_deref(), Some("left open"));
+    assert_eq!(f.items[2].title.as_deref(), Some("Three"));
+
+    let f = parse("unclosed_atom_entry.xml");
+    let ids: Vec<_> = f.items.iter().map(|i| i.id.as_deref()).collect();
+    assert_eq!(ids, [Some("urn:e1"), Some("urn:e2"), Some("urn:e3")]);
+    assert_eq!(f.authors.len(), 1);
+    assert_eq!(f.items[1].title.as_deref(), Some("E2"));
+}
