@@ -299,3 +299,23 @@ fn unclosed_elements_do_not_swallow_items() {
     assert_eq!(f.authors.len(), 1);
     assert_eq!(f.items[1].title.as_deref(), Some("E2"));
 }
+
+#[test]
+fn json_feed_titles_decode_character_references() {
+    let f = parse("jsonfeed_escaped_titles.json");
+    assert_eq!(f.title.as_deref(), Some("Kottke & Friends"));
+    assert_eq!(f.subtitle.as_deref(), Some("Links – daily"));
+    let t: Vec<&str> = f.items.iter().filter_map(|i| i.title.as_deref()).collect();
+    assert_eq!(
+        t,
+        [
+            "It's here",
+            "Fish & Chips … ’quoted’",
+            "Tom & Jerry",
+            "Use <b> for bold",
+            "Unknown &madeup; stays",
+            "Double &amp; once",
+            "Plain title: no escapes",
+        ]
+    );
+}
