@@ -294,6 +294,7 @@ impl<'a> Doc<'a> {
         let mut reader = new_reader(src);
         let mut stray_end_warned = false;
         let mut unclosed_warned = false;
+        let mut undeclared_warned = false;
         // A namespace URI read as Atom (see `atom_alias`) and the Atom version it stands for.
         let mut alias: Option<(&'a str, Ns)> = None;
         let mut bang_warned = false;
@@ -390,7 +391,23 @@ impl<'a> Doc<'a> {
                         .iter()
                         .rev()
                         .find(|(p, _)| *p == prefix)
-                        .map_or_else(|| Ns::from_prefix(prefix), |(_, n)| *n);
+                        .map_or_else(
+                            || {
+                                if !prefix.is_empty() && prefix != "xml" {
+                                    // Not well-formed in the namespaces sense; read the usual
+                                    // meaning of the prefix.
+                                    doc.bozo = true;
+                                    if !undeclared_warned {
+                                        undeclared_warned = true;
+                                        doc.warnings.push(format!(
+                                            "namespace prefix {prefix:?} is not declared"
+                                        ));
+                                    }
+                                }
+                                Ns::from_prefix(prefix)
+                            },
+                            |(_, n)| *n,
+                        );
                     if ns == Ns::Other
                         && parent == NONE
                         && doc.root == NONE

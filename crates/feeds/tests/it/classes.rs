@@ -319,3 +319,87 @@ fn json_feed_titles_decode_character_references() {
         ]
     );
 }
+
+#[test]
+fn encodings() {
+    let cjk = [
+        ("cjk_euc-kr_comment_first.xml", "한국어 제목"),
+        ("cjk_shift_jis_comment_first.xml", "日本語のタイトル"),
+        ("cjk_gb2312_comment_first.xml", "中文标题"),
+        ("cjk_gbk_comment_first.xml", "中文標題镕"),
+        ("cjk_big5_comment_first.xml", "中文標題"),
+    ];
+    for (name, title) in cjk {
+        let f = parse(name);
+        assert_eq!(f.title.as_deref(), Some(title), "{name}");
+        assert_eq!(f.items[0].title.as_deref(), Some(title), "{name}");
+        assert!(!f.bozo, "{name}: {:?}", f.warnings);
+    }
+    let f = parse("cjk_shift_jis_comment_before_root.xml");
+    assert_eq!(f.title.as_deref(), Some("日本語"));
+    assert_eq!(f.items[0].title.as_deref(), Some("記事"));
+
+    // windows-1252 quotes in a feed declared ISO-8859-1.
+    let f = parse("iso8859_1_smart_quotes.xml");
+    assert_eq!(f.title.as_deref(), Some("Café “quoted” – it’s"));
+    assert!(!f.bozo);
+
+    // The HTTP charset against the declaration (which says iso-8859-1; the bytes are Latin-1).
+    let combos = [
+        (None, "Résumé", false),
+        // RFC 3023 would say US-ASCII; the declaration is read instead.
+        (Some("text/xml"), "Résumé", false),
+        (
+            Some("application/rss+xml; charset=iso-8859-1"),
+            "Résumé",
+            false,
+        ),
+        // The HTTP charset wins over the declaration.
+        (
+            Some("application/xml; charset=windows-1251"),
+            "Rйsumй",
+            false,
+        ),
+        // It says UTF-8 but the bytes are not: windows-1252.
+        (Some("text/xml; charset=utf-8"), "Résumé", false),
+        (Some("text/xml; charset=no-such-charset"), "Résumé", true),
+    ];
+    for (ct, title, bozo) in combos {
+        let f = try_parse("latin1_declared.xml", ct).unwrap();
+        assert_eq!(f.title.as_deref(), Some(title), "{ct:?}");
+        assert_eq!(f.bozo, bozo, "{ct:?}: {:?}", f.warnings);
+    }
+
+    let f = parse("bogus_encoding_name.xml");
+    assert!(f.bozo);
+    assert!(warned(&f, "unknown encoding \"x-made-up-8\""));
+    assert_eq!(f.title.as_deref(), Some("Café"));
+
+    let f = try_parse("rss20_full.xml", Some("text/plain")).unwrap();
+    assert!(f.bozo);
+    assert!(warned(&f, "not an XML media type"));
+    assert!(
+        !try_parse("rss20_full.xml", Some("application/rss+xml"))
+            .unwrap()
+            .bozo
+    );
+
+    let f = parse("bom_then_invalid_utf8.xml");
+    assert!(f.bozo);
+    assert!(
+        warned(&f, "bytes invalid in UTF-8 were replaced"),
+        "{:?}",
+        f.warnings
+    );
+    assert_eq!(f.title.as_deref(), Some("Bad \u{fffd}\u{fffd} bytes"));
+
+    let f = parse("undeclared_prefix.xml");
+    assert!(f.bozo);
+    assert!(
+        warned(&f, "namespace prefix \"dc\" is not declared"),
+        "{:?}",
+        f.warnings
+    );
+    // The usual meaning of a well-known prefix is still read.
+    assert_eq!(f.items[0].author.as_deref(), Some("Someone"));
+}
