@@ -1,4 +1,4 @@
-//! A tolerant parser for RSS 0.90–2.0, RSS 1.0 (RDF), Atom 0.3/1.0 and JSON Feed 1.x.
+//! A tolerant parser for RSS 0.90–2.0, RSS 1.0 (RDF), Atom 0.3/1.0, JSON Feed 1.x and Microsoft CDF.
 //!
 //! [`parse`] takes the bytes of a response and optional hints (the feed URL, the HTTP
 //! `Content-Type`) and returns a [`Feed`]: the items plus a list of warnings. Only input that is

@@ -25,6 +25,10 @@ pub enum Format {
     /// JSON Feed 1.0 or 1.1.
     #[serde(rename = "json1.x")]
     Json1,
+    /// Microsoft's Channel Definition Format (1997): `CHANNEL`/`ITEM` with `HREF`, `ABSTRACT`,
+    /// `LASTMOD`.
+    #[serde(rename = "cdf")]
+    Cdf,
 }
 
 impl Format {
@@ -37,6 +41,7 @@ impl Format {
             Format::Atom1 => "atom1.0",
             Format::Atom03 => "atom0.3",
             Format::Json1 => "json1.x",
+            Format::Cdf => "cdf",
         }
     }
 }

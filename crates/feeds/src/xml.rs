@@ -125,7 +125,13 @@ impl<'a> Cx<'_, 'a> {
 
     fn date(&mut self, id: u32) -> Option<OffsetDateTime> {
         let raw = self.text(id);
-        match date::parse(&raw) {
+        let name = self.doc.name(id);
+        self.date_of(&raw, name)
+    }
+
+    /// Parses the date `raw` found in `what` (an element or attribute name, for the warning).
+    fn date_of(&mut self, raw: &str, what: &str) -> Option<OffsetDateTime> {
+        match date::parse(raw) {
             Parsed::Ok(d) => Some(d),
             Parsed::UnknownZone(d) => {
                 let raw = raw.trim().chars().take(80).collect::<String>();
@@ -136,9 +142,8 @@ impl<'a> Cx<'_, 'a> {
             Parsed::Invalid => {
                 let raw = raw.trim().chars().take(80).collect::<String>();
                 if !raw.is_empty() {
-                    let name = self.doc.name(id);
                     self.warnings
-                        .push(format!("unparseable date {raw:?} in <{name}>"));
+                        .push(format!("unparseable date {raw:?} in <{what}>"));
                 }
                 None
             }
@@ -718,6 +723,84 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
     feed.link = rss_link.or_else(|| pick_link(&feed.links));
 }
 
+/// Whether a root `channel` is Microsoft CDF rather than a bare RSS 0.9x channel: CDF puts the
+/// link in an `HREF` attribute (on the channel or its items) and the description in `ABSTRACT`.
+fn is_cdf(doc: &Doc<'_>, root: u32) -> bool {
+    doc.attr(root, "href").is_some()
+        || doc.children(root).any(|c| {
+            let l = doc.local(c);
+            l.eq_ignore_ascii_case("abstract")
+                || (l.eq_ignore_ascii_case("item") && doc.attr(c, "href").is_some())
+        })
+}
+
+/// The `HREF` and `LASTMOD` attributes of a CDF element.
+fn cdf_link_and_date(cx: &mut Cx<'_, '_>, id: u32) -> (Option<Link>, Option<OffsetDateTime>) {
+    let doc = cx.doc;
+    let link = doc
+        .attr(id, "href")
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .map(|h| Link {
+            href: html::resolve(&h, doc.base(id)),
+            rel: Some("alternate".into()),
+            mime: None,
+            title: None,
+        });
+    let date = doc
+        .attr(id, "lastmod")
+        .and_then(|d| cx.date_of(d.trim(), "LASTMOD"));
+    (link, date)
+}
+
+/// Reads a CDF channel: `TITLE`, `ABSTRACT`, the `HREF` and `LASTMOD` attributes, and its
+/// `ITEM`s, including those of nested sub-channels (a few levels deep), in document order.
+fn read_cdf(cx: &mut Cx<'_, '_>, root: u32, feed: &mut Feed) {
+    let doc = cx.doc;
+    let (link, updated) = cdf_link_and_date(cx, root);
+    feed.link = link.as_ref().map(|l| l.href.clone());
+    feed.links.extend(link);
+    feed.updated = updated;
+    let mut items = Vec::new();
+    let mut channels = vec![(root, 0usize)];
+    while let Some((ch, depth)) = channels.pop() {
+        for c in doc.children(ch) {
+            match &*cx.local_lower(c) {
+                "title" if ch == root && feed.title.is_none() => {
+                    feed.title = Some(cx.plain_or_empty(c));
+                }
+                "abstract" if ch == root && feed.subtitle.is_none() => {
+                    feed.subtitle = Some(cx.plain_or_empty(c));
+                }
+                "item" => items.push(c),
+                "channel" if depth < 4 => channels.push((c, depth + 1)),
+                _ => {}
+            }
+        }
+    }
+    items.sort_unstable();
+    for id in items.into_iter().take(MAX_ITEMS) {
+        let mut item = Item::default();
+        let (link, updated) = cdf_link_and_date(cx, id);
+        item.link = link.as_ref().map(|l| l.href.clone());
+        item.links.extend(link);
+        item.updated = updated;
+        for c in doc.children(id) {
+            match &*cx.local_lower(c) {
+                "title" if item.title.is_none() => item.title = Some(cx.plain_or_empty(c)),
+                "abstract" if item.summary.is_none() => {
+                    if let Some(t) = cx.media_text(c) {
+                        item.summary_text = non_empty(t.text);
+                        item.summary = Some(t.html);
+                    }
+                }
+                _ => {}
+            }
+        }
+        feed.items.push(item);
+    }
+}
+
 /// Parses an XML document (already UTF-8).
 pub(crate) fn parse(
     plain_text: bool,
@@ -805,6 +888,7 @@ pub(crate) fn parse(
             }
             (f, root)
         }
+        "channel" if is_cdf(&doc, root) => (Format::Cdf, root),
         "channel" => (Format::Rss09x, root),
         "html" => return Err(NotAFeed::Html),
         _ => {
@@ -825,7 +909,11 @@ pub(crate) fn parse(
         atom,
         plain_text,
     };
-    read_feed_fields(&mut cx, container, &mut feed);
+    if format == Format::Cdf {
+        read_cdf(&mut cx, root, &mut feed);
+    } else {
+        read_feed_fields(&mut cx, container, &mut feed);
+    }
     if feed.language.is_none() {
         feed.language = doc
             .attr(root, "xml:lang")
@@ -833,10 +921,13 @@ pub(crate) fn parse(
             .filter(|l| !l.is_empty());
     }
     let item_name = if atom { "entry" } else { "item" };
-    let mut ids: Vec<u32> = doc
-        .children(container)
-        .filter(|&c| doc.local(c).eq_ignore_ascii_case(item_name))
-        .collect();
+    let mut ids: Vec<u32> = Vec::new();
+    if format != Format::Cdf {
+        ids = doc
+            .children(container)
+            .filter(|&c| doc.local(c).eq_ignore_ascii_case(item_name))
+            .collect();
+    }
     if container != root {
         // RSS 0.90 / 1.0 keep items beside the channel.
         ids.extend(

@@ -403,3 +403,52 @@ fn encodings() {
     // The usual meaning of a well-known prefix is still read.
     assert_eq!(f.items[0].author.as_deref(), Some("Someone"));
 }
+
+#[test]
+fn microsoft_cdf() {
+    let bytes = std::fs::read(format!("{DIR}/cdf.xml")).unwrap();
+    let hints = Hints {
+        url: Some("http://example.org/channel.cdf"),
+        content_type: None,
+    };
+    let f = feeds::parse(&bytes, &hints).unwrap();
+    assert_eq!(f.format, Format::Cdf);
+    assert_eq!(f.to_json_value()["format"], "cdf");
+    assert_eq!(f.title.as_deref(), Some("Example CDF Channel"));
+    assert_eq!(f.subtitle.as_deref(), Some("Channels of the push era"));
+    assert_eq!(f.link.as_deref(), Some("http://example.org/index.html"));
+    assert_eq!(rfc3339(f.updated), "1998-11-05T22:12:00Z");
+    let got: Vec<(Option<&str>, Option<&str>)> = f
+        .items
+        .iter()
+        .map(|i| (i.title.as_deref(), i.link.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some("First item"), Some("http://example.org/first.html")),
+            (
+                Some("Second item"),
+                Some("http://example.org/sub/second.html")
+            ),
+            (Some("Third item"), Some("http://example.org/third.html")),
+        ]
+    );
+    let first = &f.items[0];
+    assert_eq!(
+        first.summary.as_deref(),
+        Some("About the first item &amp; more")
+    );
+    assert_eq!(
+        first.summary_text.as_deref(),
+        Some("About the first item & more")
+    );
+    assert_eq!(rfc3339(first.updated), "1998-11-04T08:30:00Z");
+    // A bare lower-case RSS 0.9x channel root is still RSS.
+    let rss =
+        b"<channel><title>t</title><link>http://x/</link><item><title>i</title></item></channel>";
+    assert_eq!(
+        feeds::parse(rss, &Hints::default()).unwrap().format,
+        Format::Rss09x
+    );
+}
