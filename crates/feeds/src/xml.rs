@@ -920,6 +920,10 @@ pub(crate) fn parse(
             .map(|l| l.trim().to_owned())
             .filter(|l| !l.is_empty());
     }
+    // `en_US` is a POSIX locale, not a language tag: BCP 47 separates subtags with '-'.
+    if let Some(l) = feed.language.as_mut().filter(|l| l.contains('_')) {
+        *l = l.replace('_', "-");
+    }
     let item_name = if atom { "entry" } else { "item" };
     let mut ids: Vec<u32> = Vec::new();
     if format != Format::Cdf {

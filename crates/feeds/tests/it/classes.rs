@@ -452,3 +452,12 @@ fn microsoft_cdf() {
         Format::Rss09x
     );
 }
+
+#[test]
+fn xml_lang_with_an_underscore_is_a_language_tag() {
+    let f = parse("xml_lang_underscore.xml");
+    assert_eq!(f.language.as_deref(), Some("en-US"));
+    let rss = b"<rss><channel><title>t</title><language>pt_BR</language></channel></rss>";
+    let f = feeds::parse(rss, &Hints::default()).unwrap();
+    assert_eq!(f.language.as_deref(), Some("pt-BR"));
+}
