@@ -344,6 +344,16 @@ impl<'a> Doc<'a> {
                     let local = local_of(name);
                     if (local.eq_ignore_ascii_case("item") || local.eq_ignore_ascii_case("entry"))
                         && stack.len() > 1
+                        && {
+                            // Only the feed vocabulary's own items, not `foo:item` of an extension.
+                            let p = prefix_of(name);
+                            ns_decls
+                                .iter()
+                                .rev()
+                                .find(|(q, _)| *q == p)
+                                .map_or_else(|| Ns::from_prefix(p), |(_, n)| *n)
+                                .is_core()
+                        }
                     {
                         doc.close_for_block(&mut stack, p0, &mut unclosed_warned);
                         let keep = stack.len();

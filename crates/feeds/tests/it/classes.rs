@@ -461,3 +461,14 @@ fn xml_lang_with_an_underscore_is_a_language_tag() {
     let f = feeds::parse(rss, &Hints::default()).unwrap();
     assert_eq!(f.language.as_deref(), Some("pt-BR"));
 }
+
+#[test]
+fn an_extension_item_closes_nothing() {
+    let rss = br#"<rss xmlns:g="http://example.org/g"><channel><title>t</title>
+        <item><guid>1</guid><g:list><g:item>x</g:item></g:list><title>kept</title></item>
+        </channel></rss>"#;
+    let f = feeds::parse(rss, &Hints::default()).unwrap();
+    assert!(!f.bozo, "{:?}", f.warnings);
+    assert_eq!(f.items.len(), 1);
+    assert_eq!(f.items[0].title.as_deref(), Some("kept"));
+}
