@@ -194,6 +194,10 @@ impl<'a> Cx<'_, 'a> {
                 } else {
                     doc.xml_fragment(id)
                 }
+            } else if doc.ns(id) == Ns::Xhtml {
+                // An XHTML `body` in RSS: markup kept as written, like Atom's xhtml.
+                kind = Kind::Xhtml;
+                doc.xml_fragment(id)
             } else {
                 kind = Kind::Xhtml;
                 self.text(id)

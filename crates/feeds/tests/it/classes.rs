@@ -170,7 +170,10 @@ fn precedence_of_bodies() {
             (Some("D3"), Some("S3")),
             (Some("S4"), Some("D4")),
             (Some("D5"), Some(r#"<p>B5 <a href="x">link</a></p>"#)),
-            (Some("D6"), Some("<xhtml:p>B6</xhtml:p>")),
+            (
+                Some("D6"),
+                Some(r#"<xhtml:p xmlns:xhtml="http://www.w3.org/1999/xhtml">B6</xhtml:p>"#)
+            ),
             (Some("D7"), Some("C7")),
             (None, Some("C8")),
             (Some("DC9"), Some("C9")),
