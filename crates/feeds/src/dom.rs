@@ -116,6 +116,9 @@ pub(crate) struct Doc<'a> {
     pub(crate) src: &'a str,
     pub(crate) nodes: Vec<Node>,
     pub(crate) bases: Vec<Url>,
+    /// Per entry of `bases`: it came from an `xml:base` that is an IRI (non-ASCII), itself or
+    /// through the base it was resolved against; URIs resolved against it are kept as IRIs.
+    iri_bases: Vec<bool>,
     /// The first top-level element.
     pub(crate) root: u32,
     /// The document was not well-formed.
@@ -272,6 +275,7 @@ impl<'a> Doc<'a> {
             src,
             nodes: Vec::new(),
             bases: Vec::new(),
+            iri_bases: Vec::new(),
             root: NONE,
             bozo: false,
             warnings: Vec::new(),
@@ -281,6 +285,7 @@ impl<'a> Doc<'a> {
         let root_base = match base {
             Some(u) => {
                 doc.bases.push(u);
+                doc.iri_bases.push(false);
                 0
             }
             None => NONE,
@@ -389,8 +394,15 @@ impl<'a> Doc<'a> {
                                 };
                                 if let Some(u) = resolved {
                                     if doc.bases.len() < MAX_NODES {
+                                        let iri = !v.is_ascii()
+                                            || doc
+                                                .iri_bases
+                                                .get(parent_base as usize)
+                                                .copied()
+                                                .unwrap_or(false);
                                         node_base = u32::try_from(doc.bases.len()).unwrap_or(NONE);
                                         doc.bases.push(u);
+                                        doc.iri_bases.push(iri);
                                     }
                                 }
                             }
@@ -757,6 +769,14 @@ impl<'a> Doc<'a> {
             .map_or(copied, |n| n.inner_end as usize);
         out.push_str(self.src.get(copied..end).unwrap_or(""));
         Cow::Owned(out)
+    }
+
+    /// Whether the base in force for an element is an IRI (see `iri_bases`).
+    pub(crate) fn base_is_iri(&self, id: u32) -> bool {
+        self.node(id)
+            .and_then(|n| self.iri_bases.get(n.base as usize))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// The base URL in force for an element.

@@ -219,7 +219,7 @@ impl<'a> Cx<'_, 'a> {
                 },
             },
             Kind::Html | Kind::Xhtml => {
-                let h = html::resolve_in_html(raw_trim, base);
+                let h = html::resolve_in_html_iri(raw_trim, base, doc.base_is_iri(id));
                 let text = if want_text {
                     html::to_text(&h)
                 } else {
@@ -266,7 +266,8 @@ impl<'a> Cx<'_, 'a> {
                 "name" if p.name.is_none() => p.name = v,
                 "email" if p.email.is_none() => p.email = v,
                 "uri" | "url" | "homepage" if p.uri.is_none() => {
-                    p.uri = v.map(|u| html::resolve(&u, self.doc.base(c)));
+                    p.uri =
+                        v.map(|u| html::resolve_iri(&u, self.doc.base(c), self.doc.base_is_iri(c)));
                 }
                 _ => {}
             }
@@ -291,7 +292,7 @@ impl<'a> Cx<'_, 'a> {
                 .map(|r| r.trim().to_owned())
                 .filter(|r| !r.is_empty());
             return Some(Link {
-                href: html::resolve(href, doc.base(id)),
+                href: html::resolve_iri(href, doc.base(id), doc.base_is_iri(id)),
                 rel: Some(rel.unwrap_or_else(|| "alternate".into())),
                 mime: doc
                     .attr(id, "type")
@@ -305,7 +306,7 @@ impl<'a> Cx<'_, 'a> {
         }
         let text = self.trimmed(id)?;
         Some(Link {
-            href: html::resolve(&text, doc.base(id)),
+            href: html::resolve_iri(&text, doc.base(id), doc.base_is_iri(id)),
             rel: Some("alternate".into()),
             mime: None,
             title: None,
@@ -491,7 +492,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             }
             (Ns::Content, "encoded") if item.content.is_none() => {
                 let raw = cx.text(c);
-                let h = html::resolve_in_html(raw.trim(), doc.base(c));
+                let h = html::resolve_in_html_iri(raw.trim(), doc.base(c), doc.base_is_iri(c));
                 if cx.plain_text {
                     item.content_text = non_empty(html::to_text(&h));
                 }
@@ -586,7 +587,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 if url.is_empty() {
                     continue;
                 }
-                let url = html::resolve(url, doc.base(c));
+                let url = html::resolve_iri(url, doc.base(c), doc.base_is_iri(c));
                 let mime = doc
                     .attr(c, "type")
                     .map(|t| t.trim().to_owned())
@@ -623,7 +624,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     }
     if let (Some(i), Some(b)) = (item.id.as_deref(), doc.base(id)) {
         if cx.atom && html::is_relative(i) {
-            item.id = Some(html::resolve(i, Some(b)));
+            item.id = Some(html::resolve_iri(i, Some(b), doc.base_is_iri(id)));
         }
     }
     if item.authors.is_empty() {
@@ -746,7 +747,7 @@ fn cdf_link_and_date(cx: &mut Cx<'_, '_>, id: u32) -> (Option<Link>, Option<Offs
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
         .map(|h| Link {
-            href: html::resolve(&h, doc.base(id)),
+            href: html::resolve_iri(&h, doc.base(id), doc.base_is_iri(id)),
             rel: Some("alternate".into()),
             mime: None,
             title: None,

@@ -475,3 +475,32 @@ fn an_extension_item_closes_nothing() {
     assert_eq!(f.items.len(), 1);
     assert_eq!(f.items[0].title.as_deref(), Some("kept"));
 }
+
+#[test]
+fn iri_bases_stay_iris() {
+    let f = parse("xml_base_iri.xml");
+    assert_eq!(f.link.as_deref(), Some("http://example.org/café/feed.html"));
+    let e = &f.items[0];
+    assert_eq!(e.id.as_deref(), Some("http://bücher.example/ö/entry/1"));
+    let hrefs: Vec<&str> = e.links.iter().map(|l| l.href.as_str()).collect();
+    assert_eq!(
+        hrefs,
+        [
+            "http://bücher.example/ö/a%20b.html",
+            "http://bücher.example/ö/ü.html"
+        ]
+    );
+    assert_eq!(
+        e.content.as_deref(),
+        Some(r#"<a href="http://bücher.example/ö/x.html">x</a>"#)
+    );
+    let e = &f.items[1];
+    let hrefs: Vec<&str> = e.links.iter().map(|l| l.href.as_str()).collect();
+    assert_eq!(
+        hrefs,
+        [
+            "http://example.org/plain/ñ.html",
+            "http://example.org/plain/a%20b.html"
+        ]
+    );
+}
