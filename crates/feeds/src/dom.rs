@@ -260,6 +260,18 @@ impl<'a> Iterator for Attrs<'a> {
     }
 }
 
+/// Whether the local name of `qname` is `item` or `entry` (any case), without searching it
+/// for a prefix: this runs for every start tag.
+fn is_block_name(qname: &str) -> bool {
+    let b = qname.as_bytes();
+    let ends_with = |t: &[u8]| {
+        b.len() >= t.len()
+            && b[b.len() - t.len()..].eq_ignore_ascii_case(t)
+            && (b.len() == t.len() || b[b.len() - t.len() - 1] == b':')
+    };
+    ends_with(b"item") || ends_with(b"entry")
+}
+
 fn local_of(qname: &str) -> &str {
     qname.rsplit_once(':').map_or(qname, |(_, l)| l)
 }
@@ -346,20 +358,16 @@ impl<'a> Doc<'a> {
                         p1.saturating_sub(1)
                     };
                     let attrs = src.get(p0 + 1 + name_len..attrs_end).unwrap_or("");
-                    let local = local_of(name);
-                    if (local.eq_ignore_ascii_case("item") || local.eq_ignore_ascii_case("entry"))
-                        && stack.len() > 1
-                        && {
-                            // Only the feed vocabulary's own items, not `foo:item` of an extension.
-                            let p = prefix_of(name);
-                            ns_decls
-                                .iter()
-                                .rev()
-                                .find(|(q, _)| *q == p)
-                                .map_or_else(|| Ns::from_prefix(p), |(_, n)| *n)
-                                .is_core()
-                        }
-                    {
+                    if is_block_name(name) && stack.len() > 1 && {
+                        // Only the feed vocabulary's own items, not `foo:item` of an extension.
+                        let p = prefix_of(name);
+                        ns_decls
+                            .iter()
+                            .rev()
+                            .find(|(q, _)| *q == p)
+                            .map_or_else(|| Ns::from_prefix(p), |(_, n)| *n)
+                            .is_core()
+                    } {
                         doc.close_for_block(&mut stack, p0, &mut unclosed_warned);
                         let keep = stack.len();
                         if ns_marks.len() > keep {
