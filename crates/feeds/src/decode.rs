@@ -1,5 +1,19 @@
 //! Bytes to UTF-8: BOM, then the HTTP charset, then the XML declaration; valid UTF-8 wins over a
 //! wrong declaration; windows-1252 as the last resort. Illegal control characters are removed.
+//!
+//! The HTTP charset and the XML declaration, in every combination:
+//! - bytes that are valid UTF-8 are read as UTF-8 whatever either says (a warning when one
+//!   names another encoding and the text is not ASCII);
+//! - otherwise the HTTP charset wins over the declaration (RFC 3023), and the declaration is
+//!   used when there is no HTTP charset;
+//! - `text/xml` without a charset means US-ASCII by RFC 3023, but no reader honours that: like
+//!   browsers and feedparser's fallbacks we read the declaration, since US-ASCII would only turn
+//!   every non-ASCII byte into a replacement character;
+//! - ISO-8859-1 and US-ASCII are read as windows-1252 (the WHATWG mapping), so "smart quotes"
+//!   in the 0x80–0x9F range of a feed declared ISO-8859-1 come out as the quotes they are.
+//!
+//! The declaration is looked for after whitespace and comments, which some producers put
+//! before it. An encoding name nobody knows and invalid bytes set [`Decoded::suspect`].
 
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252};
 use std::borrow::Cow;
@@ -10,6 +24,8 @@ pub(crate) struct Decoded<'a> {
     pub(crate) warnings: Vec<String>,
     /// Characters XML forbids were removed, or bytes were invalid in the chosen encoding.
     pub(crate) repaired: bool,
+    /// An encoding name was not recognised: the document is not well-formed as declared.
+    pub(crate) suspect: bool,
 }
 
 fn charset_param(content_type: &str) -> Option<&str> {
@@ -23,9 +39,18 @@ fn charset_param(content_type: &str) -> Option<&str> {
 
 /// The `encoding="…"` of an XML declaration at the very start (after whitespace).
 fn declared_encoding(bytes: &[u8]) -> Option<&str> {
-    let head = bytes.get(..bytes.len().min(512))?;
-    let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
-    let head = head.get(start..)?;
+    let head = bytes.get(..bytes.len().min(2048))?;
+    let mut head = head;
+    loop {
+        let start = head.iter().position(|b| !b.is_ascii_whitespace())?;
+        head = head.get(start..)?;
+        if head.starts_with(b"<!--") {
+            let end = head.windows(3).position(|w| w == b"-->")?;
+            head = head.get(end + 3..)?;
+            continue;
+        }
+        break;
+    }
     if !head.starts_with(b"<?xml") {
         return None;
     }
@@ -80,6 +105,7 @@ fn strip_illegal(text: Cow<'_, str>) -> (Cow<'_, str>, bool) {
 /// Decodes `bytes` to UTF-8 following F-2.
 pub(crate) fn decode<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded<'a> {
     let mut warnings = Vec::new();
+    let mut suspect = false;
     let http = content_type.and_then(charset_param);
     // 1. Byte order marks.
     let (enc, body): (&'static Encoding, &[u8]) = if let Some(rest) =
@@ -117,6 +143,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded
                             "{source} says {name} but the bytes are valid UTF-8; read as UTF-8"
                         )),
                         None if !is_utf16_label(name) => {
+                            suspect = true;
                             warnings.push(format!("unknown encoding {name:?} in {source}"))
                         }
                         _ => {}
@@ -128,12 +155,14 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded
                 text,
                 warnings,
                 repaired,
+                suspect,
             };
         }
         let chosen = http
             .and_then(|n| {
                 let e = pick(n);
                 if e.is_none() && !is_utf16_label(n) {
+                    suspect = true;
                     warnings.push(format!("unknown encoding {n:?} in HTTP charset"));
                 }
                 e
@@ -142,6 +171,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded
                 declared.and_then(|n| {
                     let e = pick(n);
                     if e.is_none() && !is_utf16_label(n) {
+                        suspect = true;
                         warnings.push(format!("unknown encoding {n:?} in XML declaration"));
                     }
                     e
@@ -171,6 +201,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded
         text,
         warnings,
         repaired: repaired || had_errors,
+        suspect,
     }
 }
 

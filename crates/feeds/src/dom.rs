@@ -108,6 +108,7 @@ pub(crate) struct Node {
     pub(crate) ns: Ns,
     /// Had its own end tag (or was an empty-element tag).
     pub(crate) closed: bool,
+    parent: u32,
 }
 
 /// The element tree of one document.
@@ -115,6 +116,9 @@ pub(crate) struct Doc<'a> {
     pub(crate) src: &'a str,
     pub(crate) nodes: Vec<Node>,
     pub(crate) bases: Vec<Url>,
+    /// Per entry of `bases`: it came from an `xml:base` that is an IRI (non-ASCII), itself or
+    /// through the base it was resolved against; URIs resolved against it are kept as IRIs.
+    iri_bases: Vec<bool>,
     /// The first top-level element.
     pub(crate) root: u32,
     /// The document was not well-formed.
@@ -122,6 +126,8 @@ pub(crate) struct Doc<'a> {
     pub(crate) warnings: Vec<String>,
     /// The document ended with elements still open.
     pub(crate) truncated: bool,
+    /// The root is a `feed` in a namespace that is not Atom's; its namespace is read as Atom.
+    pub(crate) atom_alias: Option<String>,
 }
 
 fn new_reader(src: &str) -> quick_xml::Reader<&[u8]> {
@@ -254,6 +260,18 @@ impl<'a> Iterator for Attrs<'a> {
     }
 }
 
+/// Whether the local name of `qname` is `item` or `entry` (any case), without searching it
+/// for a prefix: this runs for every start tag.
+fn is_block_name(qname: &str) -> bool {
+    let b = qname.as_bytes();
+    let ends_with = |t: &[u8]| {
+        b.len() >= t.len()
+            && b[b.len() - t.len()..].eq_ignore_ascii_case(t)
+            && (b.len() == t.len() || b[b.len() - t.len() - 1] == b':')
+    };
+    ends_with(b"item") || ends_with(b"entry")
+}
+
 fn local_of(qname: &str) -> &str {
     qname.rsplit_once(':').map_or(qname, |(_, l)| l)
 }
@@ -269,14 +287,17 @@ impl<'a> Doc<'a> {
             src,
             nodes: Vec::new(),
             bases: Vec::new(),
+            iri_bases: Vec::new(),
             root: NONE,
             bozo: false,
             warnings: Vec::new(),
             truncated: false,
+            atom_alias: None,
         };
         let root_base = match base {
             Some(u) => {
                 doc.bases.push(u);
+                doc.iri_bases.push(false);
                 0
             }
             None => NONE,
@@ -289,6 +310,10 @@ impl<'a> Doc<'a> {
         let mut restarts = 0usize;
         let mut reader = new_reader(src);
         let mut stray_end_warned = false;
+        let mut unclosed_warned = false;
+        let mut undeclared_warned = false;
+        // A namespace URI read as Atom (see `atom_alias`) and the Atom version it stands for.
+        let mut alias: Option<(&'a str, Ns)> = None;
         let mut bang_warned = false;
         loop {
             let p0 = offset + usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX);
@@ -333,6 +358,23 @@ impl<'a> Doc<'a> {
                         p1.saturating_sub(1)
                     };
                     let attrs = src.get(p0 + 1 + name_len..attrs_end).unwrap_or("");
+                    if is_block_name(name) && stack.len() > 1 && {
+                        // Only the feed vocabulary's own items, not `foo:item` of an extension.
+                        let p = prefix_of(name);
+                        ns_decls
+                            .iter()
+                            .rev()
+                            .find(|(q, _)| *q == p)
+                            .map_or_else(|| Ns::from_prefix(p), |(_, n)| *n)
+                            .is_core()
+                    } {
+                        doc.close_for_block(&mut stack, p0, &mut unclosed_warned);
+                        let keep = stack.len();
+                        if ns_marks.len() > keep {
+                            ns_decls.truncate(ns_marks.get(keep).copied().unwrap_or(0));
+                            ns_marks.truncate(keep);
+                        }
+                    }
                     let parent = stack.last().copied().unwrap_or(NONE);
                     let parent_base = if parent == NONE {
                         root_base
@@ -343,10 +385,14 @@ impl<'a> Doc<'a> {
                     let mut node_base = parent_base;
                     if attrs.contains("xml") {
                         for (k, v) in Attrs::new(attrs) {
+                            let ns_of = |v: &str| match alias {
+                                Some((uri, ns)) if uri == v.trim() => ns,
+                                _ => Ns::from_uri(v),
+                            };
                             if k == "xmlns" {
-                                ns_decls.push(("", Ns::from_uri(v)));
+                                ns_decls.push(("", ns_of(v)));
                             } else if let Some(p) = k.strip_prefix("xmlns:") {
-                                ns_decls.push((p, Ns::from_uri(v)));
+                                ns_decls.push((p, ns_of(v)));
                             } else if k == "xml:base" {
                                 let mut f = DecodeFlags::default();
                                 let v = entities::decode(v.trim(), &mut f);
@@ -356,19 +402,75 @@ impl<'a> Doc<'a> {
                                 };
                                 if let Some(u) = resolved {
                                     if doc.bases.len() < MAX_NODES {
+                                        let iri = !v.is_ascii()
+                                            || doc
+                                                .iri_bases
+                                                .get(parent_base as usize)
+                                                .copied()
+                                                .unwrap_or(false);
                                         node_base = u32::try_from(doc.bases.len()).unwrap_or(NONE);
                                         doc.bases.push(u);
+                                        doc.iri_bases.push(iri);
                                     }
                                 }
                             }
                         }
                     }
                     let prefix = prefix_of(name);
-                    let ns = ns_decls
+                    let mut ns = ns_decls
                         .iter()
                         .rev()
                         .find(|(p, _)| *p == prefix)
-                        .map_or_else(|| Ns::from_prefix(prefix), |(_, n)| *n);
+                        .map_or_else(
+                            || {
+                                if !prefix.is_empty() && prefix != "xml" {
+                                    // Not well-formed in the namespaces sense; read the usual
+                                    // meaning of the prefix.
+                                    doc.bozo = true;
+                                    if !undeclared_warned {
+                                        undeclared_warned = true;
+                                        doc.warnings.push(format!(
+                                            "namespace prefix {prefix:?} is not declared"
+                                        ));
+                                    }
+                                }
+                                Ns::from_prefix(prefix)
+                            },
+                            |(_, n)| *n,
+                        );
+                    if ns == Ns::Other
+                        && parent == NONE
+                        && doc.root == NONE
+                        && local_of(name).eq_ignore_ascii_case("feed")
+                    {
+                        // An Atom-shaped root in an old or made-up namespace: read that
+                        // namespace as Atom (0.3 when the root says so).
+                        let decl = if prefix.is_empty() {
+                            "xmlns".to_owned()
+                        } else {
+                            format!("xmlns:{prefix}")
+                        };
+                        let mut uri = None;
+                        let mut as_ns = Ns::Atom10;
+                        for (k, v) in Attrs::new(attrs) {
+                            if k == decl {
+                                uri = Some(v.trim());
+                            } else if k == "version" && v.trim() == "0.3" {
+                                as_ns = Ns::Atom03;
+                            }
+                        }
+                        if let Some(uri) = uri {
+                            alias = Some((uri, as_ns));
+                            let mark = ns_marks.last().copied().unwrap_or(0);
+                            for d in ns_decls.iter_mut().skip(mark) {
+                                if d.0 == prefix {
+                                    d.1 = as_ns;
+                                }
+                            }
+                            ns = as_ns;
+                            doc.atom_alias = Some(uri.chars().take(200).collect());
+                        }
+                    }
                     if empty {
                         ns_decls.truncate(ns_marks.pop().unwrap_or(0));
                     }
@@ -386,6 +488,7 @@ impl<'a> Doc<'a> {
                         base: node_base,
                         ns,
                         closed: empty,
+                        parent,
                     });
                     if parent == NONE {
                         if doc.root == NONE {
@@ -497,6 +600,44 @@ impl<'a> Doc<'a> {
         doc
     }
 
+    /// An `item` or `entry` starts at byte `at`: elements left open inside the channel or feed
+    /// (an `itunes:category` never closed) are closed here, the way an HTML parser closes an
+    /// open `<p>` when a block starts, so they cannot swallow the items that follow. An item or
+    /// entry left open is closed the same way (the next one starts) and counts as complete.
+    fn close_for_block(&mut self, stack: &mut Vec<u32>, at: usize, warned: &mut bool) {
+        let is_container = |d: &Doc<'_>, id: u32| {
+            let l = d.local(id);
+            ["channel", "feed", "rss", "rdf"]
+                .iter()
+                .any(|c| l.eq_ignore_ascii_case(c))
+        };
+        let Some(&top) = stack.last() else { return };
+        if is_container(self, top) {
+            return;
+        }
+        let Some(keep) = stack.iter().rposition(|&id| is_container(self, id)) else {
+            return;
+        };
+        let at = u32::try_from(at).unwrap_or(u32::MAX);
+        for &id in stack.get(keep + 1..).unwrap_or(&[]) {
+            let l = self.local(id);
+            let block = l.eq_ignore_ascii_case("item") || l.eq_ignore_ascii_case("entry");
+            if !block && !*warned {
+                *warned = true;
+                let name = self.name(id);
+                self.warnings.push(format!(
+                    "<{name}> was never closed; closed where the next item starts"
+                ));
+            }
+            if let Some(n) = self.nodes.get_mut(id as usize) {
+                n.inner_end = at;
+                n.closed = block;
+            }
+        }
+        self.bozo = true;
+        stack.truncate(keep + 1);
+    }
+
     fn node(&self, id: u32) -> Option<&Node> {
         self.nodes.get(id as usize)
     }
@@ -574,6 +715,78 @@ impl<'a> Doc<'a> {
             .unwrap_or("")
     }
 
+    /// The URI bound to `prefix` where element `id` is (its own and its ancestors'
+    /// declarations), as written.
+    fn ns_uri(&self, mut id: u32, prefix: &str) -> Option<&'a str> {
+        while let Some(n) = self.node(id) {
+            let raw = self.raw_attrs(id);
+            if raw.contains("xmlns") {
+                let found = Attrs::new(raw).find(|(k, _)| {
+                    k.strip_prefix("xmlns:").is_some_and(|p| p == prefix)
+                        || (prefix.is_empty() && *k == "xmlns")
+                });
+                if let Some((_, v)) = found {
+                    return Some(v);
+                }
+            }
+            id = n.parent;
+        }
+        None
+    }
+
+    /// The markup inside `container` as written, with the namespace declarations its child
+    /// elements rely on but inherit from outside (an `xmlns:xlink` on the feed root used by
+    /// inline SVG) copied onto each of them, so the fragment stands on its own.
+    pub(crate) fn xml_fragment(&self, container: u32) -> Cow<'a, str> {
+        let inner = self.inner(container);
+        if !inner.contains(':') {
+            return Cow::Borrowed(inner);
+        }
+        let Some(start) = self.node(container).map(|n| n.inner_start as usize) else {
+            return Cow::Borrowed(inner);
+        };
+        let mut out = String::new();
+        let mut copied = start;
+        for child in self.children(container) {
+            let Some(n) = self.node(child) else { continue };
+            let extent = self
+                .src
+                .get(n.name_start as usize..n.inner_end.max(n.inner_start) as usize)
+                .unwrap_or("");
+            let (used, declared) = prefixes_in(extent);
+            let mut decls = String::new();
+            for p in used.iter().filter(|p| !declared.contains(p)) {
+                if let Some(uri) = self.ns_uri(container, p) {
+                    let uri = uri.replace('"', "&quot;");
+                    decls.push_str(&format!(r#" xmlns:{p}="{uri}""#));
+                }
+            }
+            if decls.is_empty() {
+                continue;
+            }
+            let at = (n.name_start + n.name_len) as usize;
+            out.push_str(self.src.get(copied..at).unwrap_or(""));
+            out.push_str(&decls);
+            copied = at;
+        }
+        if out.is_empty() {
+            return Cow::Borrowed(inner);
+        }
+        let end = self
+            .node(container)
+            .map_or(copied, |n| n.inner_end as usize);
+        out.push_str(self.src.get(copied..end).unwrap_or(""));
+        Cow::Owned(out)
+    }
+
+    /// Whether the base in force for an element is an IRI (see `iri_bases`).
+    pub(crate) fn base_is_iri(&self, id: u32) -> bool {
+        self.node(id)
+            .and_then(|n| self.iri_bases.get(n.base as usize))
+            .copied()
+            .unwrap_or(false)
+    }
+
     /// The base URL in force for an element.
     pub(crate) fn base(&self, id: u32) -> Option<&Url> {
         self.node(id).and_then(|n| self.bases.get(n.base as usize))
@@ -624,6 +837,63 @@ pub(crate) fn inner_text<'a>(inner: &'a str, flags: &mut DecodeFlags) -> Cow<'a,
     }
     out.push_str(&entities::decode(rest, flags));
     Cow::Owned(out)
+}
+
+/// The namespace prefixes element and attribute names use in `markup` (from the name of its
+/// first start tag on), and those its start tags declare; `xml` and `xmlns` are not counted.
+fn prefixes_in<'m>(markup: &'m str) -> (Vec<&'m str>, Vec<&'m str>) {
+    let mut used: Vec<&'m str> = Vec::new();
+    let mut declared: Vec<&'m str> = Vec::new();
+    let mut rest = markup;
+    let mut first = true;
+    loop {
+        let tag_body = if first {
+            first = false;
+            rest
+        } else {
+            let Some(lt) = memchr::memchr(b'<', rest.as_bytes()) else {
+                break;
+            };
+            let t = &rest[lt + 1..];
+            if let Some(c) = t.strip_prefix("!--") {
+                rest = c.find("-->").map_or("", |e| &c[e + 3..]);
+                continue;
+            }
+            if let Some(c) = t.strip_prefix("![CDATA[") {
+                rest = c.find("]]>").map_or("", |e| &c[e + 3..]);
+                continue;
+            }
+            if !t.starts_with(is_name_start) {
+                rest = t;
+                continue;
+            }
+            t
+        };
+        let end = tag_body.find('>').unwrap_or(tag_body.len());
+        let tag = &tag_body[..end];
+        rest = tag_body.get(end..).unwrap_or("");
+        let name_len = tag
+            .find(|c: char| c.is_whitespace() || c == '/')
+            .unwrap_or(tag.len());
+        let mut add = |q: &'m str| {
+            if let Some((p, _)) = q.split_once(':') {
+                if !p.is_empty() && p != "xml" && p != "xmlns" && !used.contains(&p) {
+                    used.push(p);
+                }
+            }
+        };
+        add(&tag[..name_len]);
+        for (k, _) in Attrs::new(&tag[name_len..]) {
+            if let Some(p) = k.strip_prefix("xmlns:") {
+                if !declared.contains(&p) {
+                    declared.push(p);
+                }
+            } else {
+                add(k);
+            }
+        }
+    }
+    (used, declared)
 }
 
 /// Iterator over child elements.

@@ -38,58 +38,45 @@ impl TextOut {
         }
     }
 
-    /// Appends text, turning every run of whitespace (including no-break spaces) into a gap
-    /// and dropping invisible soft hyphens and zero-width spaces.
+    /// Appends text, turning every run of ASCII whitespace into a gap. Other characters stay
+    /// what they are: a no-break space, en/em/thin spaces and a soft hyphen are content (an
+    /// author's `&nbsp;` keeps two words together), as feedparser keeps them.
     fn push_text(&mut self, s: &str) {
         let b = s.as_bytes();
         let mut run = 0;
         let mut i = 0;
         while i < b.len() {
             let c = b[i];
-            if c < 0x80 {
-                if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'\x0b') {
-                    // A single space between visible ASCII characters stays inside the run.
-                    if c == b' '
-                        && i > run
-                        && b.get(i + 1).is_some_and(|n| (0x21..0x7f).contains(n))
-                    {
-                        i += 2;
-                        continue;
-                    }
-                    self.push_run(&s[run..i]);
-                    self.gap = self.gap.max(Gap::Space);
-                    run = i + 1;
+            if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'\x0b') {
+                // A single space between visible ASCII characters stays inside the run.
+                if c == b' ' && i > run && b.get(i + 1).is_some_and(|n| (0x21..0x7f).contains(n)) {
+                    i += 2;
+                    continue;
                 }
-                i += 1;
-                continue;
-            }
-            // Only these lead bytes start characters that are spaces or invisible.
-            if !matches!(c, 0xc2 | 0xe1 | 0xe2 | 0xe3) {
-                i += match c {
-                    0xc0..=0xdf => 2,
-                    0xe0..=0xef => 3,
-                    0xf0..=0xff => 4,
-                    _ => 1,
-                };
-                continue;
-            }
-            let ch = s
-                .get(i..)
-                .and_then(|r| r.chars().next())
-                .unwrap_or('\u{fffd}');
-            let len = ch.len_utf8();
-            if ch.is_whitespace() || ch == '\u{a0}' {
+                // `run..i` ends before an ASCII byte, so both are char boundaries.
                 self.push_run(s.get(run..i).unwrap_or(""));
                 self.gap = self.gap.max(Gap::Space);
-                run = i + len;
-            } else if ch == '\u{ad}' || ch == '\u{200b}' {
-                self.push_run(s.get(run..i).unwrap_or(""));
-                run = i + len;
+                run = i + 1;
             }
-            i += len;
+            i += 1;
         }
         self.push_run(s.get(run..).unwrap_or(""));
     }
+}
+
+/// Trims Unicode whitespace (a no-break space, say) off both ends, as Python's `strip` does in
+/// feedparser; inside the text it stays.
+fn trim_unicode_ends(mut s: String) -> String {
+    let last_wide = s.as_bytes().last().is_some_and(|b| *b >= 0x80);
+    if last_wide {
+        let keep = s.trim_end_matches(char::is_whitespace).len();
+        s.truncate(keep);
+    }
+    if s.as_bytes().first().is_some_and(|b| *b >= 0x80) {
+        let skip = s.len() - s.trim_start_matches(char::is_whitespace).len();
+        s.drain(..skip);
+    }
+    s
 }
 
 /// `name` in ASCII lower case when it is short enough to be an HTML element name we know.
@@ -224,7 +211,7 @@ pub fn to_text(html: &str) -> String {
         }
     }
     entities::decode_into(rest, &mut flags, |p| t.push_text(p));
-    t.out
+    trim_unicode_ends(t.out)
 }
 
 /// Collapses whitespace in plain text (no HTML interpretation) and trims it.
@@ -234,7 +221,7 @@ pub(crate) fn collapse(text: &str) -> String {
         gap: Gap::None,
     };
     t.push_text(text);
-    t.out
+    trim_unicode_ends(t.out)
 }
 
 /// Escapes text for inclusion in HTML.
@@ -273,6 +260,161 @@ pub(crate) fn resolve(href: &str, base: Option<&Url>) -> String {
     }
 }
 
+/// [`resolve`], the result kept as an IRI when `iri` (the base was one) or when `href` itself
+/// is not ASCII: the url crate percent-encodes non-ASCII characters and writes hosts in
+/// punycode, which [`to_iri`] undoes.
+pub(crate) fn resolve_iri(href: &str, base: Option<&Url>, iri: bool) -> String {
+    let s = resolve(href, base);
+    if iri || !href.is_ascii() {
+        to_iri(&s)
+    } else {
+        s
+    }
+}
+
+/// Turns a URI back into the IRI it was written as: percent-escapes that spell non-ASCII UTF-8
+/// are decoded (ASCII escapes such as `%20` stay) and `xn--` host labels are decoded from
+/// punycode.
+pub(crate) fn to_iri(uri: &str) -> String {
+    let (host_start, host_end) = match uri.find("://") {
+        Some(i) => {
+            let start = i + 3;
+            let end = uri[start..]
+                .find(['/', '?', '#'])
+                .map_or(uri.len(), |e| start + e);
+            (start, end)
+        }
+        None => (0, 0),
+    };
+    let mut out = String::with_capacity(uri.len());
+    out.push_str(&uri[..host_start]);
+    let authority = &uri[host_start..host_end];
+    if authority.contains("xn--") {
+        let (userinfo, hostport) = match authority.rfind('@') {
+            Some(at) => authority.split_at(at + 1),
+            None => ("", authority),
+        };
+        out.push_str(userinfo);
+        let (host, port) = match hostport.rfind(':').filter(|_| !hostport.starts_with('[')) {
+            Some(c) => hostport.split_at(c),
+            None => (hostport, ""),
+        };
+        for (k, label) in host.split('.').enumerate() {
+            if k > 0 {
+                out.push('.');
+            }
+            match label
+                .get(..4)
+                .filter(|p| p.eq_ignore_ascii_case("xn--"))
+                .and_then(|_| punycode_decode(&label[4..]))
+            {
+                Some(u) => out.push_str(&u),
+                None => out.push_str(label),
+            }
+        }
+        out.push_str(port);
+    } else {
+        out.push_str(authority);
+    }
+    let rest = &uri[host_end..];
+    let b = rest.as_bytes();
+    let hex = |c: u8| char::from(c).to_digit(16);
+    let mut i = 0;
+    let mut copied = 0;
+    while let Some(off) = memchr::memchr(b'%', b.get(i..).unwrap_or(&[])) {
+        let start = i + off;
+        // A run of escapes of bytes >= 0x80.
+        let mut bytes = Vec::new();
+        let mut j = start;
+        while b.get(j) == Some(&b'%') {
+            let (Some(h), Some(l)) = (
+                b.get(j + 1).and_then(|&c| hex(c)),
+                b.get(j + 2).and_then(|&c| hex(c)),
+            ) else {
+                break;
+            };
+            let v = h * 16 + l;
+            if v < 0x80 {
+                break;
+            }
+            bytes.push(u8::try_from(v).unwrap_or(0));
+            j += 3;
+        }
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            if !text.is_empty() {
+                out.push_str(&rest[copied..start]);
+                out.push_str(text);
+                copied = j;
+            }
+        }
+        i = j.max(start + 1);
+    }
+    out.push_str(&rest[copied..]);
+    out
+}
+
+/// Decodes the part of a punycode label after `xn--` (RFC 3492).
+fn punycode_decode(input: &str) -> Option<String> {
+    const BASE: u32 = 36;
+    const TMIN: u32 = 1;
+    const TMAX: u32 = 26;
+    fn adapt(delta: u32, points: u32, first: bool) -> u32 {
+        let mut delta = if first { delta / 700 } else { delta / 2 };
+        delta += delta / points;
+        let mut k = 0;
+        while delta > ((BASE - TMIN) * TMAX) / 2 {
+            delta /= BASE - TMIN;
+            k += BASE;
+        }
+        k + (BASE - TMIN + 1) * delta / (delta + 38)
+    }
+    if !input.is_ascii() || input.len() > 256 {
+        return None;
+    }
+    let (basic, ext) = match input.rfind('-') {
+        Some(d) => (&input[..d], &input[d + 1..]),
+        None => ("", input),
+    };
+    let mut out: Vec<char> = basic.chars().collect();
+    let (mut n, mut i, mut bias) = (128u32, 0u32, 72u32);
+    let mut digits = ext.bytes().peekable();
+    while digits.peek().is_some() {
+        let old_i = i;
+        let mut w = 1u32;
+        let mut k = BASE;
+        loop {
+            let digit = match digits.next()? {
+                c @ b'a'..=b'z' => u32::from(c - b'a'),
+                c @ b'A'..=b'Z' => u32::from(c - b'A'),
+                c @ b'0'..=b'9' => u32::from(c - b'0') + 26,
+                _ => return None,
+            };
+            i = i.checked_add(digit.checked_mul(w)?)?;
+            let t = if k <= bias {
+                TMIN
+            } else if k >= bias + TMAX {
+                TMAX
+            } else {
+                k - bias
+            };
+            if digit < t {
+                break;
+            }
+            w = w.checked_mul(BASE - t)?;
+            k += BASE;
+        }
+        let len = u32::try_from(out.len()).ok()? + 1;
+        bias = adapt(i - old_i, len, old_i == 0);
+        n = n.checked_add(i / len)?;
+        i %= len;
+        out.insert(usize::try_from(i).ok()?, char::from_u32(n)?);
+        i += 1;
+    }
+    // A label that decodes to ASCII only was not an IDN label at all.
+    let s: String = out.into_iter().collect();
+    (!s.is_ascii()).then_some(s)
+}
+
 const URI_ATTRS: &[&str] = &[
     "href",
     "src",
@@ -285,6 +427,15 @@ const URI_ATTRS: &[&str] = &[
 
 /// Rewrites relative `href`/`src`/… attribute values in HTML against `base`.
 pub(crate) fn resolve_in_html<'a>(html: &'a str, base: Option<&Url>) -> Cow<'a, str> {
+    resolve_in_html_iri(html, base, false)
+}
+
+/// [`resolve_in_html`], resolved URIs kept as IRIs as in [`resolve_iri`].
+pub(crate) fn resolve_in_html_iri<'a>(
+    html: &'a str,
+    base: Option<&Url>,
+    iri: bool,
+) -> Cow<'a, str> {
     let Some(base) = base else {
         return Cow::Borrowed(html);
     };
@@ -363,7 +514,12 @@ pub(crate) fn resolve_in_html<'a>(html: &'a str, base: Option<&Url>) -> Cow<'a, 
                 continue;
             }
             let Ok(abs) = base.join(&value) else { continue };
-            let abs = abs.as_str().replace('&', "&amp;").replace('"', "%22");
+            let abs = if iri || !value.is_ascii() {
+                to_iri(abs.as_str())
+            } else {
+                abs.as_str().to_owned()
+            };
+            let abs = abs.replace('&', "&amp;").replace('"', "%22");
             out.push_str(&html[copied..start + vs]);
             out.push_str(&abs);
             copied = start + ve;
@@ -385,7 +541,7 @@ mod tests {
         let cases = [
             (
                 "<p>Hello&nbsp;<b>world</b></p><p>Two</p>",
-                "Hello world\n\nTwo",
+                "Hello\u{a0}world\n\nTwo",
             ),
             ("a<br>b<br/><br>c", "a\nb\n\nc"),
             ("  lots   of \n\t space  ", "lots of space"),
@@ -399,6 +555,31 @@ mod tests {
         for (html, want) in cases {
             assert_eq!(to_text(html), want, "{html}");
         }
+    }
+
+    #[test]
+    fn uris_back_to_iris() {
+        let cases = [
+            (
+                "http://xn--bcher-kva.example/%C3%B6/a%20b",
+                "http://bücher.example/ö/a%20b",
+            ),
+            (
+                "http://u@xn--mnchen-3ya.de:8080/?q=%E2%82%AC#%C3%A9",
+                "http://u@münchen.de:8080/?q=€#é",
+            ),
+            (
+                "http://example.org/%FF%41/%C3",
+                "http://example.org/%FF%41/%C3",
+            ),
+            ("http://xn--zz-invalid-/x", "http://xn--zz-invalid-/x"),
+            ("urn:x:%C3%A9", "urn:x:é"),
+        ];
+        for (uri, iri) in cases {
+            assert_eq!(to_iri(uri), iri, "{uri}");
+        }
+        assert_eq!(punycode_decode("bcher-kva").as_deref(), Some("bücher"));
+        assert_eq!(punycode_decode("-> $1.00 <-").as_deref(), None);
     }
 
     #[test]

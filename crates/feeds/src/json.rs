@@ -1,6 +1,7 @@
 //! JSON Feed 1.0 and 1.1, read field by field so one bad field cannot fail the feed.
 
 use crate::date::{self, Parsed};
+use crate::entities::{self, DecodeFlags};
 use crate::html;
 use crate::model::{Enclosure, Feed, Format, Item, Link, Person};
 use crate::outcome::{NotAFeed, Warnings, MAX_ITEMS};
@@ -17,6 +18,18 @@ fn str_field(obj: &Map<String, Value>, key: &str) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
+}
+
+/// A JSON Feed title or description. The spec says plain text, but real producers (micro.blog,
+/// WordPress plugins) HTML-escape them, and readers decode that: NetNewsWire decodes character
+/// references in titles (`&#39;`, `&amp;`). So do we, for well-formed references only: a bare
+/// `&`, an unknown `&name;` and any `<tag>` stay literally as written, since the text is not
+/// HTML. One level is decoded (`&amp;amp;` gives `&amp;`).
+fn plain_field(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    let raw = str_field(obj, key)?;
+    let mut flags = DecodeFlags::default();
+    let t = html::collapse(&entities::decode(&raw, &mut flags));
+    (!t.is_empty()).then_some(t)
 }
 
 fn url_field(obj: &Map<String, Value>, key: &str, base: Option<&Url>) -> Option<String> {
@@ -72,9 +85,7 @@ fn read_item(
 ) -> Item {
     let mut item = Item {
         id: str_field(o, "id"),
-        title: str_field(o, "title")
-            .map(|t| html::collapse(&t))
-            .filter(|t| !t.is_empty()),
+        title: plain_field(o, "title"),
         ..Item::default()
     };
     if let Some(u) = url_field(o, "url", base) {
@@ -176,12 +187,8 @@ pub(crate) fn parse(
     let feed_url = url_field(&obj, "feed_url", base);
     let base_owned = feed_url.as_deref().and_then(|u| Url::parse(u).ok());
     let base = base.or(base_owned.as_ref());
-    feed.title = str_field(&obj, "title")
-        .map(|t| html::collapse(&t))
-        .filter(|t| !t.is_empty());
-    feed.subtitle = str_field(&obj, "description")
-        .map(|t| html::collapse(&t))
-        .filter(|t| !t.is_empty());
+    feed.title = plain_field(&obj, "title");
+    feed.subtitle = plain_field(&obj, "description");
     feed.link = url_field(&obj, "home_page_url", base);
     if let Some(l) = &feed.link {
         feed.links.push(Link {

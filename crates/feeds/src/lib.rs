@@ -1,4 +1,4 @@
-//! A tolerant parser for RSS 0.90–2.0, RSS 1.0 (RDF), Atom 0.3/1.0 and JSON Feed 1.x.
+//! A tolerant parser for RSS 0.90–2.0, RSS 1.0 (RDF), Atom 0.3/1.0, JSON Feed 1.x and Microsoft CDF.
 //!
 //! [`parse`] takes the bytes of a response and optional hints (the feed URL, the HTTP
 //! `Content-Type`) and returns a [`Feed`]: the items plus a list of warnings. Only input that is
@@ -18,6 +18,7 @@
 mod date;
 mod decode;
 mod dom;
+mod dtd;
 mod entities;
 mod html;
 mod json;
@@ -71,6 +72,7 @@ pub fn parse_with(bytes: &[u8], hints: &Hints<'_>, options: &Options) -> Result<
     for w in decoded.warnings {
         warnings.push(w);
     }
+    let suspect = decoded.suspect;
     let text = decoded
         .text
         .trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
@@ -79,12 +81,40 @@ pub fn parse_with(bytes: &[u8], hints: &Hints<'_>, options: &Options) -> Result<
     }
     let base = hints.url.and_then(|u| Url::parse(u.trim()).ok());
     if text.starts_with('{') || text.starts_with('[') {
-        return json::parse(options.plain_text, text, base.as_ref(), warnings);
+        return json::parse(options.plain_text, text, base.as_ref(), warnings).map(|mut f| {
+            f.bozo |= suspect;
+            f
+        });
     }
     if !text.starts_with('<') {
         return Err(NotAFeed::NotMarkup);
     }
-    xml::parse(options.plain_text, text, base, warnings, decoded.repaired)
+    let mut suspect = suspect;
+    if let Some(ct) = hints.content_type.filter(|ct| !is_xml_media_type(ct)) {
+        suspect = true;
+        let ct: String = ct.trim().chars().take(80).collect();
+        warnings.push(format!("served as {ct:?}, not an XML media type"));
+    }
+    xml::parse(options.plain_text, text, base, warnings, decoded.repaired).map(|mut f| {
+        f.bozo |= suspect;
+        f
+    })
+}
+
+/// Whether a `Content-Type` names XML (`text/xml`, `application/xml`, `…+xml`), the media
+/// types feedparser accepts without setting `bozo`. An empty header says nothing.
+fn is_xml_media_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence.is_empty()
+        || essence.ends_with("/xml")
+        || essence.ends_with("+xml")
+        || essence.starts_with("application/xml-")
+        || essence.starts_with("text/xml-")
 }
 
 #[doc(hidden)]

@@ -25,6 +25,10 @@ pub enum Format {
     /// JSON Feed 1.0 or 1.1.
     #[serde(rename = "json1.x")]
     Json1,
+    /// Microsoft's Channel Definition Format (1997): `CHANNEL`/`ITEM` with `HREF`, `ABSTRACT`,
+    /// `LASTMOD`.
+    #[serde(rename = "cdf")]
+    Cdf,
 }
 
 impl Format {
@@ -37,6 +41,7 @@ impl Format {
             Format::Atom1 => "atom1.0",
             Format::Atom03 => "atom0.3",
             Format::Json1 => "json1.x",
+            Format::Cdf => "cdf",
         }
     }
 }
@@ -109,7 +114,8 @@ pub struct Item {
     pub author: Option<String>,
     /// Category terms in document order.
     pub categories: Vec<String>,
-    /// Summary as HTML (text escaped when the feed said text), relative URIs resolved.
+    /// Summary as HTML (text escaped when the feed said text), relative URIs resolved. An
+    /// element present but empty gives `""`, an absent one `None` (so for titles and content).
     pub summary: Option<String>,
     /// Plain-text rendering of `summary`.
     pub summary_text: Option<String>,

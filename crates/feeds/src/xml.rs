@@ -125,7 +125,13 @@ impl<'a> Cx<'_, 'a> {
 
     fn date(&mut self, id: u32) -> Option<OffsetDateTime> {
         let raw = self.text(id);
-        match date::parse(&raw) {
+        let name = self.doc.name(id);
+        self.date_of(&raw, name)
+    }
+
+    /// Parses the date `raw` found in `what` (an element or attribute name, for the warning).
+    fn date_of(&mut self, raw: &str, what: &str) -> Option<OffsetDateTime> {
+        match date::parse(raw) {
             Parsed::Ok(d) => Some(d),
             Parsed::UnknownZone(d) => {
                 let raw = raw.trim().chars().take(80).collect::<String>();
@@ -136,9 +142,8 @@ impl<'a> Cx<'_, 'a> {
             Parsed::Invalid => {
                 let raw = raw.trim().chars().take(80).collect::<String>();
                 if !raw.is_empty() {
-                    let name = self.doc.name(id);
                     self.warnings
-                        .push(format!("unparseable date {raw:?} in <{name}>"));
+                        .push(format!("unparseable date {raw:?} in <{what}>"));
                 }
                 None
             }
@@ -185,10 +190,14 @@ impl<'a> Cx<'_, 'a> {
             if kind == Kind::Xhtml {
                 let first = doc.children(id).next().unwrap_or(NONE);
                 if doc.local(first).eq_ignore_ascii_case("div") && doc.children(id).count() == 1 {
-                    Cow::Borrowed(doc.inner(first))
+                    doc.xml_fragment(first)
                 } else {
-                    Cow::Borrowed(doc.inner(id))
+                    doc.xml_fragment(id)
                 }
+            } else if doc.ns(id) == Ns::Xhtml {
+                // An XHTML `body` in RSS: markup kept as written, like Atom's xhtml.
+                kind = Kind::Xhtml;
+                doc.xml_fragment(id)
             } else {
                 kind = Kind::Xhtml;
                 self.text(id)
@@ -210,7 +219,7 @@ impl<'a> Cx<'_, 'a> {
                 },
             },
             Kind::Html | Kind::Xhtml => {
-                let h = html::resolve_in_html(raw_trim, base);
+                let h = html::resolve_in_html_iri(raw_trim, base, doc.base_is_iri(id));
                 let text = if want_text {
                     html::to_text(&h)
                 } else {
@@ -222,6 +231,23 @@ impl<'a> Cx<'_, 'a> {
                 }
             }
         })
+    }
+
+    /// [`Cx::text_construct`] where an element that is present but empty (`<description/>`)
+    /// reads as the empty string rather than as no value, as feedparser reads it.
+    fn body(&mut self, id: u32) -> TextValue {
+        let want = self.plain_text;
+        self.text_construct(id, want).unwrap_or(TextValue {
+            html: String::new(),
+            text: String::new(),
+        })
+    }
+
+    /// [`Cx::plain`], the empty string for an empty element.
+    fn plain_or_empty(&mut self, id: u32) -> String {
+        self.text_construct(id, true)
+            .map(|t| t.text)
+            .unwrap_or_default()
     }
 
     fn plain(&mut self, id: u32) -> Option<String> {
@@ -240,7 +266,8 @@ impl<'a> Cx<'_, 'a> {
                 "name" if p.name.is_none() => p.name = v,
                 "email" if p.email.is_none() => p.email = v,
                 "uri" | "url" | "homepage" if p.uri.is_none() => {
-                    p.uri = v.map(|u| html::resolve(&u, self.doc.base(c)));
+                    p.uri =
+                        v.map(|u| html::resolve_iri(&u, self.doc.base(c), self.doc.base_is_iri(c)));
                 }
                 _ => {}
             }
@@ -265,7 +292,7 @@ impl<'a> Cx<'_, 'a> {
                 .map(|r| r.trim().to_owned())
                 .filter(|r| !r.is_empty());
             return Some(Link {
-                href: html::resolve(href, doc.base(id)),
+                href: html::resolve_iri(href, doc.base(id), doc.base_is_iri(id)),
                 rel: Some(rel.unwrap_or_else(|| "alternate".into())),
                 mime: doc
                     .attr(id, "type")
@@ -279,11 +306,82 @@ impl<'a> Cx<'_, 'a> {
         }
         let text = self.trimmed(id)?;
         Some(Link {
-            href: html::resolve(&text, doc.base(id)),
+            href: html::resolve_iri(&text, doc.base(id), doc.base_is_iri(id)),
             rel: Some("alternate".into()),
             mime: None,
             title: None,
         })
+    }
+
+    /// A Media RSS text (`media:title`, `media:description`): plain text unless `type="html"`.
+    fn media_text(&mut self, id: u32) -> Option<TextValue> {
+        let is_html = self
+            .doc
+            .attr(id, "type")
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("html"));
+        if is_html {
+            return self.text_construct(id, self.plain_text);
+        }
+        let raw = self.text(id);
+        let raw = raw.trim();
+        if raw.is_empty() {
+            return None;
+        }
+        Some(TextValue {
+            html: html::escape(raw),
+            text: if self.plain_text {
+                html::collapse(raw)
+            } else {
+                String::new()
+            },
+        })
+    }
+
+    /// `itunes:category`: the `text` attribute, then any nested categories, each its own term.
+    fn itunes_categories(&mut self, id: u32, out: &mut Vec<String>, depth: usize) {
+        if let Some(t) = self.doc.attr(id, "text") {
+            if let Some(t) = non_empty(html::collapse(&t)) {
+                out.push(t);
+            }
+        }
+        if depth < 4 {
+            for c in self.doc.children(id) {
+                if self.doc.ns(c) == Ns::Itunes && self.local_lower(c) == "category" {
+                    self.itunes_categories(c, out, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// A Media RSS element of an item, or each one inside a `media:group`.
+    fn media(&mut self, id: u32, media: &mut Media, in_group: bool) {
+        match &*self.local_lower(id) {
+            "group" if !in_group => {
+                for c in self.doc.children(id) {
+                    if self.doc.ns(c) == Ns::Media {
+                        self.media(c, media, true);
+                    }
+                }
+            }
+            "title" if media.title.is_none() => {
+                media.title = self.media_text(id).and_then(|t| {
+                    non_empty(if self.plain_text {
+                        t.text
+                    } else {
+                        html::collapse(&html::to_text(&t.html))
+                    })
+                });
+            }
+            "description" if media.description.is_none() => {
+                media.description = self.media_text(id);
+            }
+            "category" => {
+                if let Some(t) = non_empty(html::collapse(&self.text(id))) {
+                    media.categories.push(t);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn category(&mut self, id: u32) -> Option<String> {
@@ -293,6 +391,42 @@ impl<'a> Cx<'_, 'a> {
         };
         non_empty(html::collapse(&term))
     }
+}
+
+/// Chooses one date among the elements that can carry it.
+///
+/// Each candidate has a rank: 3 for the current core elements (`published`, `pubDate`,
+/// `updated`, `lastBuildDate`), 2 for the deprecated Atom 0.3 ones (`issued`, `modified`), 1 for
+/// Dublin Core (`dc:date`, `dcterms:issued`, `dcterms:modified`) and 0 for creation times
+/// (`created`, `dcterms:created`). The highest rank wins; among candidates of the same rank the
+/// later one wins, as feedparser and gofeed keep the last value they read. So a later core
+/// `published` replaces an earlier `issued`, and an extension element only fills a date the core
+/// elements left empty. A date that does not parse is no candidate. At the feed level the same
+/// rule picks `updated`, where every update element ranks above every publication element
+/// (which stand in for an update time only when there is none).
+#[derive(Default)]
+struct DatePick(Option<(u8, OffsetDateTime)>);
+
+impl DatePick {
+    fn offer(&mut self, rank: u8, date: Option<OffsetDateTime>) {
+        if let Some(d) = date {
+            if self.0.is_none_or(|(r, _)| rank >= r) {
+                self.0 = Some((rank, d));
+            }
+        }
+    }
+
+    fn get(&self) -> Option<OffsetDateTime> {
+        self.0.map(|(_, d)| d)
+    }
+}
+
+/// What an item's Media RSS elements say.
+#[derive(Default)]
+struct Media {
+    title: Option<String>,
+    description: Option<TextValue>,
+    categories: Vec<String>,
 }
 
 fn pick_link(links: &[Link]) -> Option<String> {
@@ -309,18 +443,26 @@ fn pick_link(links: &[Link]) -> Option<String> {
         .map(|l| l.href.clone())
 }
 
+/// Reads one item or entry.
+///
+/// Bodies: the first `description` or `summary` is the summary. The content is the first of
+/// the content elements (`content:encoded`, Atom `content`, an XHTML `body` or `xhtml:body`,
+/// `fullitem`) and a second `description`/`summary` met before any of them (as feedparser
+/// reads it), whatever their order. `dc:description`, `itunes:summary` and then
+/// `media:description` stand in for a missing summary; the last only when there is no
+/// content either.
 fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     let doc = cx.doc;
     let mut item = Item::default();
     let mut guid_permalink: Option<String> = None;
     let mut rss_link: Option<String> = None;
-    let mut dc_date = None;
-    let mut created = None;
+    let mut published = DatePick::default();
+    let mut updated = DatePick::default();
     let mut fallback_authors: Vec<Person> = Vec::new();
     let mut dc_id = None;
     let mut dc_title = None;
-    let mut dc_modified = None;
     let mut fallback_summary = None;
+    let mut media = Media::default();
     for c in doc.children(id) {
         let ns = doc.ns(c);
         let local = cx.local_lower(c);
@@ -335,7 +477,9 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                     fallback_authors.push(p);
                 }
             }
-            (Ns::Dc, "date") if dc_date.is_none() => dc_date = cx.date(c),
+            (Ns::Dc, "date" | "issued") => published.offer(1, cx.date(c)),
+            (Ns::Dc, "created") => published.offer(0, cx.date(c)),
+            (Ns::Dc, "modified") => updated.offer(1, cx.date(c)),
             (Ns::Dc, "subject") => {
                 if let Some(t) = non_empty(html::collapse(&cx.text(c))) {
                     item.categories.push(t);
@@ -346,20 +490,33 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             (Ns::Dc, "description") | (Ns::Itunes, "summary") if fallback_summary.is_none() => {
                 fallback_summary = cx.text_construct(c, cx.plain_text);
             }
-            (Ns::Dc, "modified") if dc_modified.is_none() => dc_modified = cx.date(c),
             (Ns::Content, "encoded") if item.content.is_none() => {
                 let raw = cx.text(c);
-                let raw = raw.trim();
-                if !raw.is_empty() {
-                    let h = html::resolve_in_html(raw, doc.base(c));
-                    if cx.plain_text {
-                        item.content_text = non_empty(html::to_text(&h));
-                    }
-                    item.content = Some(h.into_owned());
+                let h = html::resolve_in_html_iri(raw.trim(), doc.base(c), doc.base_is_iri(c));
+                if cx.plain_text {
+                    item.content_text = non_empty(html::to_text(&h));
+                }
+                item.content = Some(h.into_owned());
+            }
+            (Ns::Xhtml, "body") if item.content.is_none() => {
+                if let Some(t) = cx.text_construct(c, cx.plain_text) {
+                    item.content_text = non_empty(t.text);
+                    item.content = Some(t.html);
                 }
             }
+            (Ns::Itunes, "category") => cx.itunes_categories(c, &mut item.categories, 0),
+            (Ns::Media, _) => cx.media(c, &mut media, false),
             (ns, _) if !ns.is_core() => {}
-            (_, "title") if item.title.is_none() => item.title = cx.plain(c),
+            (_, "title") if item.title.is_none() => item.title = Some(cx.plain_or_empty(c)),
+            (_, "tags") => {
+                // Free-form, comma-separated tags.
+                let text = cx.text(c);
+                for t in text.split(',') {
+                    if let Some(t) = non_empty(html::collapse(t)) {
+                        item.categories.push(t);
+                    }
+                }
+            }
             (_, "link") => {
                 let is_text_link = doc.attr(c, "href").is_none();
                 if let Some(l) = cx.link(c) {
@@ -389,25 +546,29 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 }
             }
             (_, "description" | "summary") if item.summary.is_none() => {
-                if let Some(t) = cx.text_construct(c, cx.plain_text) {
-                    item.summary_text = non_empty(t.text);
-                    item.summary = Some(t.html);
-                }
+                let t = cx.body(c);
+                item.summary_text = non_empty(t.text);
+                item.summary = Some(t.html);
             }
-            (_, "content" | "encoded") if item.content.is_none() => {
+            (_, "description" | "summary") if item.content.is_none() => {
+                // A second summary-like element before any content element is the content.
+                let t = cx.body(c);
+                item.content_text = non_empty(t.text);
+                item.content = Some(t.html);
+            }
+            (_, "content" | "encoded" | "fullitem") if item.content.is_none() => {
                 if doc.attr(c, "src").is_some() {
                     continue;
                 }
-                if let Some(t) = cx.text_construct(c, cx.plain_text) {
-                    item.content_text = non_empty(t.text);
-                    item.content = Some(t.html);
-                }
+                let t = cx.body(c);
+                item.content_text = non_empty(t.text);
+                item.content = Some(t.html);
             }
-            (_, "pubdate" | "published" | "issued") if item.published.is_none() => {
-                item.published = cx.date(c)
-            }
-            (_, "created") if created.is_none() => created = cx.date(c),
-            (_, "updated" | "modified") if item.updated.is_none() => item.updated = cx.date(c),
+            (_, "pubdate" | "published") => published.offer(3, cx.date(c)),
+            (_, "issued") => published.offer(2, cx.date(c)),
+            (_, "created") => published.offer(0, cx.date(c)),
+            (_, "updated") => updated.offer(3, cx.date(c)),
+            (_, "modified") => updated.offer(2, cx.date(c)),
             (_, "author") => {
                 if let Some(p) = cx.atom_person(c) {
                     item.authors.push(p);
@@ -426,7 +587,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 if url.is_empty() {
                     continue;
                 }
-                let url = html::resolve(url, doc.base(c));
+                let url = html::resolve_iri(url, doc.base(c), doc.base_is_iri(c));
                 let mime = doc
                     .attr(c, "type")
                     .map(|t| t.trim().to_owned())
@@ -443,24 +604,27 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
             _ => {}
         }
     }
-    if item.published.is_none() {
-        item.published = dc_date.or(created);
+    item.published = published.get();
+    item.updated = updated.get();
+    // Fallbacks fill a value that is missing or empty.
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(str::is_empty);
+    if blank(&item.title) {
+        if let Some(t) = dc_title.or(media.title) {
+            item.title = Some(t);
+        }
     }
-    if item.updated.is_none() {
-        item.updated = dc_modified;
-    }
-    if item.title.is_none() {
-        item.title = dc_title;
-    }
-    if item.summary.is_none() {
-        if let Some(t) = fallback_summary {
+    item.categories.extend(media.categories);
+    if blank(&item.summary) {
+        // `media:description` only when the item has no other body (YouTube's Atom entries).
+        let media_body = media.description.filter(|_| blank(&item.content));
+        if let Some(t) = fallback_summary.or(media_body) {
             item.summary_text = non_empty(t.text);
             item.summary = Some(t.html);
         }
     }
     if let (Some(i), Some(b)) = (item.id.as_deref(), doc.base(id)) {
         if cx.atom && html::is_relative(i) {
-            item.id = Some(html::resolve(i, Some(b)));
+            item.id = Some(html::resolve_iri(i, Some(b), doc.base_is_iri(id)));
         }
     }
     if item.authors.is_empty() {
@@ -483,7 +647,7 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
 
 fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
     let doc = cx.doc;
-    let mut fallback_updated = None;
+    let mut updated = DatePick::default();
     let mut editors = Vec::new();
     let mut webmasters = Vec::new();
     let mut others = Vec::new();
@@ -501,16 +665,18 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
             {
                 dc_subtitle = cx.plain(c);
             }
-            (Ns::Dc, "date") if fallback_updated.is_none() => fallback_updated = cx.date(c),
+            // Without an update time, the feed's publication time stands in for it.
+            (Ns::Dc, "modified") => updated.offer(1, cx.date(c)),
+            (Ns::Dc, "date" | "issued") => updated.offer(0, cx.date(c)),
             (Ns::Dc, "creator") | (Ns::Itunes, "author") => {
                 if let Some(p) = person_from_text(&cx.text(c)) {
                     others.push(p);
                 }
             }
             (ns, _) if !ns.is_core() => {}
-            (_, "title") if feed.title.is_none() => feed.title = cx.plain(c),
+            (_, "title") if feed.title.is_none() => feed.title = Some(cx.plain_or_empty(c)),
             (_, "description" | "subtitle" | "tagline") if feed.subtitle.is_none() => {
-                feed.subtitle = cx.plain(c)
+                feed.subtitle = Some(cx.plain_or_empty(c))
             }
             (_, "link") => {
                 let is_text = doc.attr(c, "href").is_none();
@@ -526,12 +692,10 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
                 feed.ttl = cx.trimmed(c).and_then(|t| t.parse::<u32>().ok());
             }
             (_, "id") if feed.id.is_none() => feed.id = cx.trimmed(c),
-            (_, "updated" | "modified" | "lastbuilddate") if feed.updated.is_none() => {
-                feed.updated = cx.date(c)
-            }
-            (_, "pubdate" | "published" | "issued") if fallback_updated.is_none() => {
-                fallback_updated = cx.date(c)
-            }
+            (_, "updated" | "lastbuilddate") => updated.offer(5, cx.date(c)),
+            (_, "modified") => updated.offer(4, cx.date(c)),
+            (_, "pubdate" | "published") => updated.offer(3, cx.date(c)),
+            (_, "issued") => updated.offer(2, cx.date(c)),
             (_, "author") => {
                 if let Some(p) = cx.atom_person(c) {
                     feed.authors.push(p);
@@ -542,14 +706,17 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
             _ => {}
         }
     }
-    if feed.updated.is_none() {
-        feed.updated = fallback_updated;
+    feed.updated = updated.get();
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(str::is_empty);
+    if blank(&feed.title) {
+        if let Some(t) = dc_title {
+            feed.title = Some(t);
+        }
     }
-    if feed.title.is_none() {
-        feed.title = dc_title;
-    }
-    if feed.subtitle.is_none() {
-        feed.subtitle = dc_subtitle;
+    if blank(&feed.subtitle) {
+        if let Some(t) = dc_subtitle {
+            feed.subtitle = Some(t);
+        }
     }
     feed.authors.extend(editors);
     if feed.authors.is_empty() {
@@ -561,6 +728,84 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
     feed.link = rss_link.or_else(|| pick_link(&feed.links));
 }
 
+/// Whether a root `channel` is Microsoft CDF rather than a bare RSS 0.9x channel: CDF puts the
+/// link in an `HREF` attribute (on the channel or its items) and the description in `ABSTRACT`.
+fn is_cdf(doc: &Doc<'_>, root: u32) -> bool {
+    doc.attr(root, "href").is_some()
+        || doc.children(root).any(|c| {
+            let l = doc.local(c);
+            l.eq_ignore_ascii_case("abstract")
+                || (l.eq_ignore_ascii_case("item") && doc.attr(c, "href").is_some())
+        })
+}
+
+/// The `HREF` and `LASTMOD` attributes of a CDF element.
+fn cdf_link_and_date(cx: &mut Cx<'_, '_>, id: u32) -> (Option<Link>, Option<OffsetDateTime>) {
+    let doc = cx.doc;
+    let link = doc
+        .attr(id, "href")
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .map(|h| Link {
+            href: html::resolve_iri(&h, doc.base(id), doc.base_is_iri(id)),
+            rel: Some("alternate".into()),
+            mime: None,
+            title: None,
+        });
+    let date = doc
+        .attr(id, "lastmod")
+        .and_then(|d| cx.date_of(d.trim(), "LASTMOD"));
+    (link, date)
+}
+
+/// Reads a CDF channel: `TITLE`, `ABSTRACT`, the `HREF` and `LASTMOD` attributes, and its
+/// `ITEM`s, including those of nested sub-channels (a few levels deep), in document order.
+fn read_cdf(cx: &mut Cx<'_, '_>, root: u32, feed: &mut Feed) {
+    let doc = cx.doc;
+    let (link, updated) = cdf_link_and_date(cx, root);
+    feed.link = link.as_ref().map(|l| l.href.clone());
+    feed.links.extend(link);
+    feed.updated = updated;
+    let mut items = Vec::new();
+    let mut channels = vec![(root, 0usize)];
+    while let Some((ch, depth)) = channels.pop() {
+        for c in doc.children(ch) {
+            match &*cx.local_lower(c) {
+                "title" if ch == root && feed.title.is_none() => {
+                    feed.title = Some(cx.plain_or_empty(c));
+                }
+                "abstract" if ch == root && feed.subtitle.is_none() => {
+                    feed.subtitle = Some(cx.plain_or_empty(c));
+                }
+                "item" => items.push(c),
+                "channel" if depth < 4 => channels.push((c, depth + 1)),
+                _ => {}
+            }
+        }
+    }
+    items.sort_unstable();
+    for id in items.into_iter().take(MAX_ITEMS) {
+        let mut item = Item::default();
+        let (link, updated) = cdf_link_and_date(cx, id);
+        item.link = link.as_ref().map(|l| l.href.clone());
+        item.links.extend(link);
+        item.updated = updated;
+        for c in doc.children(id) {
+            match &*cx.local_lower(c) {
+                "title" if item.title.is_none() => item.title = Some(cx.plain_or_empty(c)),
+                "abstract" if item.summary.is_none() => {
+                    if let Some(t) = cx.media_text(c) {
+                        item.summary_text = non_empty(t.text);
+                        item.summary = Some(t.html);
+                    }
+                }
+                _ => {}
+            }
+        }
+        feed.items.push(item);
+    }
+}
+
 /// Parses an XML document (already UTF-8).
 pub(crate) fn parse(
     plain_text: bool,
@@ -569,7 +814,11 @@ pub(crate) fn parse(
     mut warnings: Warnings,
     repaired: bool,
 ) -> Result<Feed, NotAFeed> {
-    let src = crate::dom::escape_stray_lt(src);
+    let expanded = crate::dtd::expand(src);
+    for w in &expanded.warnings {
+        warnings.push(w.clone());
+    }
+    let src = crate::dom::escape_stray_lt(&expanded.text);
     let doc = Doc::build(&src, base);
     let root = doc.root;
     if root == NONE {
@@ -618,13 +867,33 @@ pub(crate) fn parse(
                 .attr(root, "version")
                 .map(|v| v.trim().to_owned())
                 .unwrap_or_default();
-            let f = if v == "0.3" || doc.ns(root) == Ns::Atom03 {
-                Format::Atom03
-            } else {
-                Format::Atom1
+            // The Atom 1.0 namespace decides over a version attribute (as feedparser does).
+            let f = match doc.ns(root) {
+                Ns::Atom10 => Format::Atom1,
+                Ns::Atom03 => Format::Atom03,
+                _ if v == "0.3" => Format::Atom03,
+                _ => Format::Atom1,
             };
+            if let Some(uri) = &doc.atom_alias {
+                let atom_shaped = doc.children(root).any(|c| {
+                    matches!(
+                        doc.local(c).to_ascii_lowercase().as_str(),
+                        "entry" | "title" | "id" | "link" | "updated" | "modified" | "author"
+                    )
+                });
+                if !atom_shaped {
+                    return Err(NotAFeed::UnknownRoot(
+                        doc.name(root).chars().take(64).collect(),
+                    ));
+                }
+                warnings.push(format!(
+                    "root <{}> is in namespace {uri:?}, not Atom's; read as Atom",
+                    doc.name(root)
+                ));
+            }
             (f, root)
         }
+        "channel" if is_cdf(&doc, root) => (Format::Cdf, root),
         "channel" => (Format::Rss09x, root),
         "html" => return Err(NotAFeed::Html),
         _ => {
@@ -645,18 +914,29 @@ pub(crate) fn parse(
         atom,
         plain_text,
     };
-    read_feed_fields(&mut cx, container, &mut feed);
+    if format == Format::Cdf {
+        read_cdf(&mut cx, root, &mut feed);
+    } else {
+        read_feed_fields(&mut cx, container, &mut feed);
+    }
     if feed.language.is_none() {
         feed.language = doc
             .attr(root, "xml:lang")
             .map(|l| l.trim().to_owned())
             .filter(|l| !l.is_empty());
     }
+    // `en_US` is a POSIX locale, not a language tag: BCP 47 separates subtags with '-'.
+    if let Some(l) = feed.language.as_mut().filter(|l| l.contains('_')) {
+        *l = l.replace('_', "-");
+    }
     let item_name = if atom { "entry" } else { "item" };
-    let mut ids: Vec<u32> = doc
-        .children(container)
-        .filter(|&c| doc.local(c).eq_ignore_ascii_case(item_name))
-        .collect();
+    let mut ids: Vec<u32> = Vec::new();
+    if format != Format::Cdf {
+        ids = doc
+            .children(container)
+            .filter(|&c| doc.local(c).eq_ignore_ascii_case(item_name))
+            .collect();
+    }
     if container != root {
         // RSS 0.90 / 1.0 keep items beside the channel.
         ids.extend(
@@ -684,7 +964,7 @@ pub(crate) fn parse(
             "document is truncated; {dropped} incomplete item(s) dropped"
         ));
     }
-    feed.bozo = doc.bozo || repaired || cx.flags.not_xml;
+    feed.bozo = doc.bozo || repaired || cx.flags.not_xml || expanded.bozo;
     if cx.flags.not_xml {
         cx.warnings
             .push("undefined entity or bare '&' in text (not well-formed XML)");

@@ -160,7 +160,8 @@ fn truncated_keeps_complete_items() {
 #[test]
 fn entities_and_text() {
     let f = feed("entities.xml");
-    assert_eq!(f.title.as_deref(), Some("Fish & Chips — AT&T…"));
+    // No-break spaces stay what they are (issue 18, plain text whitespace).
+    assert_eq!(f.title.as_deref(), Some("Fish\u{a0}&\u{a0}Chips — AT&T…"));
     assert_eq!(
         f.items[0].title.as_deref(),
         Some("Café «quoted» “curly” ☃ ©2025")
@@ -171,7 +172,7 @@ fn entities_and_text() {
     );
     assert_eq!(
         f.items[0].summary_text.as_deref(),
-        Some("Escaped HTML\n\n& double")
+        Some("Escaped\u{a0}HTML\n\n& double")
     );
     assert_eq!(
         f.items[1].title.as_deref(),

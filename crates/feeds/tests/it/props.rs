@@ -103,12 +103,15 @@ proptest! {
         "<![CDATA[", "]]>", "<!--", "-->", "<?x ?>", "<a href='", "'>", "text", " ", "<", ">",
         "<link href='../x'/>", "xml:base='http://[::1]/'", "<pubDate>", "Mon, 99 Foo 2025 99:99:99 +9999",
         "{", "\"items\":[", "]", "}", "\u{0}", "\u{feff}",
+        "<!DOCTYPE r [<!ENTITY a \"&b;<x>\"><!ENTITY b '&a;&#38;'>", "]>", "&a;", "&b;",
+        "<svg:a xlink:href='x'>", "<itunes:category text='a'>", "<CHANNEL HREF='x'>",
+        "<ITEM HREF='y' LASTMOD='1998'>", "<media:group>", "<xhtml:body>", "<feed xmlns='urn:x'>",
     ]), 0..200)) {
         check(parts.concat().as_bytes());
     }
 
     #[test]
-    fn mutated_fixtures_never_panic(seed in 0usize..64, muts in prop::collection::vec(mutation(), 1..8)) {
+    fn mutated_fixtures_never_panic(seed in 0usize..256, muts in prop::collection::vec(mutation(), 1..8)) {
         let seeds = seeds();
         let doc = seeds[seed % seeds.len()].clone();
         check(&apply(doc, &muts));

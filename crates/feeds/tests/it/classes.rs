@@ -1,0 +1,506 @@
+//! One fixture or more per class of input the parser once read wrongly (issue 18), with the
+//! facts each exists for.
+
+use feeds::{Feed, Format, Hints, NotAFeed};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+fn try_parse(name: &str, content_type: Option<&str>) -> Result<Feed, NotAFeed> {
+    let bytes = std::fs::read(format!("{DIR}/{name}")).unwrap();
+    feeds::parse(
+        &bytes,
+        &Hints {
+            url: None,
+            content_type,
+        },
+    )
+}
+
+fn parse(name: &str) -> Feed {
+    try_parse(name, None).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn warned(feed: &Feed, needle: &str) -> bool {
+    feed.warnings.iter().any(|w| w.contains(needle))
+}
+
+#[test]
+fn atom_in_an_unexpected_namespace_or_version() {
+    let f = parse("atom_unknown_namespace.xml");
+    assert_eq!(f.format, Format::Atom1);
+    assert_eq!(f.title.as_deref(), Some("Made-up namespace"));
+    assert_eq!(f.link.as_deref(), Some("http://example.org/"));
+    assert!(f.updated.is_some());
+    assert!(warned(&f, "not Atom's; read as Atom"), "{:?}", f.warnings);
+    assert!(!f.bozo);
+    assert_eq!(f.items.len(), 1);
+    assert_eq!(f.items[0].title.as_deref(), Some("First"));
+    assert_eq!(f.items[0].id.as_deref(), Some("urn:example:1"));
+    assert_eq!(f.items[0].summary.as_deref(), Some("One"));
+
+    let f = parse("atom03_unknown_namespace.xml");
+    assert_eq!(f.format, Format::Atom03);
+    assert_eq!(f.title.as_deref(), Some("Old draft namespace"));
+    let e = &f.items[0];
+    assert_eq!(e.link.as_deref(), Some("http://example.org/d"));
+    assert_eq!(e.content.as_deref(), Some("<p>Body</p>"));
+    assert!(e.published.is_some() && e.updated.is_some());
+
+    let f = parse("atom_prefixed_root.xml");
+    assert_eq!(f.format, Format::Atom1);
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    assert_eq!(f.title.as_deref(), Some("Prefixed Atom"));
+    let e = &f.items[0];
+    assert_eq!(e.title.as_deref(), Some("Bold entry"));
+    assert_eq!(e.link.as_deref(), Some("http://example.org/p1"));
+    assert_eq!(e.content.as_deref(), Some("<p>Hi</p>"));
+    assert!(e.published.is_some());
+
+    // A root named `feed` that is not shaped like Atom is not a feed.
+    assert!(matches!(
+        try_parse("notfeed_unknown_namespace.xml", None),
+        Err(NotAFeed::UnknownRoot(_))
+    ));
+}
+
+fn rfc3339(t: Option<time::OffsetDateTime>) -> String {
+    t.and_then(|t| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .ok()
+    })
+    .unwrap_or_default()
+}
+
+#[test]
+fn dates_from_extension_elements() {
+    let f = parse("dates_dcterms.xml");
+    assert_eq!(rfc3339(f.updated), "2024-02-02T02:02:02Z");
+    let got: Vec<(String, String)> = f
+        .items
+        .iter()
+        .map(|i| (rfc3339(i.published), rfc3339(i.updated)))
+        .collect();
+    let want = [
+        ("2024-01-01T10:00:00Z", "2024-01-03T10:00:00Z"),
+        ("2024-01-04T09:00:00Z", ""),
+        ("2024-01-05T10:00:00Z", ""),
+        ("2024-01-06T10:00:00Z", "2024-01-07T10:00:00Z"),
+        ("2024-01-08T10:00:00Z", ""),
+    ];
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!((g.0.as_str(), g.1.as_str()), w, "item {i}");
+    }
+
+    let f = parse("dates_atom_candidates.xml");
+    assert_eq!(rfc3339(f.updated), "2024-01-01T00:00:00Z");
+    let got: Vec<(String, String)> = f
+        .items
+        .iter()
+        .map(|i| (rfc3339(i.published), rfc3339(i.updated)))
+        .collect();
+    let want = [
+        ("2024-01-10T00:00:00Z", "2024-01-12T00:00:00Z"),
+        ("2024-01-13T00:00:00Z", "2024-01-14T00:00:00Z"),
+        ("2024-01-15T00:00:00Z", "2024-01-16T00:00:00Z"),
+    ];
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!((g.0.as_str(), g.1.as_str()), w, "entry {i}");
+    }
+}
+
+#[test]
+fn extension_vocabularies() {
+    let f = parse("itunes_categories.xml");
+    assert_eq!(
+        f.items[0].categories,
+        ["Society & Culture", "Documentary", "Technology", "tech"]
+    );
+
+    let f = parse("media_rss.xml");
+    let i = &f.items[0];
+    assert_eq!(i.title.as_deref(), Some("A title from media:title"));
+    assert_eq!(i.categories, ["nature/birds"]);
+    assert_eq!(
+        i.summary.as_deref(),
+        Some("Plain &lt;text&gt; description\n        on two lines")
+    );
+    assert_eq!(
+        i.summary_text.as_deref(),
+        Some("Plain <text> description on two lines")
+    );
+    let i = &f.items[1];
+    assert_eq!(i.title.as_deref(), Some("Core title"));
+    assert_eq!(i.summary.as_deref(), Some("The core description"));
+    let i = &f.items[2];
+    assert_eq!(i.summary, None);
+    assert_eq!(i.content.as_deref(), Some("<p>Full body</p>"));
+
+    let f = parse("youtube_atom.xml");
+    let e = &f.items[0];
+    assert_eq!(e.title.as_deref(), Some("Video one"));
+    assert_eq!(
+        e.summary_text.as_deref(),
+        Some("Links & notes: https://example.org/notes")
+    );
+    assert_eq!(
+        e.summary.as_deref(),
+        Some("Links &amp; notes:\nhttps://example.org/notes")
+    );
+    assert_eq!(e.content, None);
+
+    let f = parse("free_form_tags.xml");
+    assert_eq!(f.items[0].categories, ["first", "rust", "feeds", "parsing"]);
+}
+
+fn bodies(f: &Feed) -> Vec<(Option<&str>, Option<&str>)> {
+    f.items
+        .iter()
+        .map(|i| (i.summary.as_deref(), i.content.as_deref()))
+        .collect()
+}
+
+#[test]
+fn precedence_of_bodies() {
+    let f = parse("bodies_rss.xml");
+    assert_eq!(
+        bodies(&f),
+        [
+            (Some("D1"), Some("<p>C1</p>")),
+            (Some("D2"), Some("<p>C2</p>")),
+            (Some("D3"), Some("S3")),
+            (Some("S4"), Some("D4")),
+            (Some("D5"), Some(r#"<p>B5 <a href="x">link</a></p>"#)),
+            (
+                Some("D6"),
+                Some(r#"<xhtml:p xmlns:xhtml="http://www.w3.org/1999/xhtml">B6</xhtml:p>"#)
+            ),
+            (Some("D7"), Some("C7")),
+            (None, Some("C8")),
+            (Some("DC9"), Some("C9")),
+        ]
+    );
+    assert_eq!(f.items[5].content_text.as_deref(), Some("B6"));
+    let f = parse("bodies_atom.xml");
+    assert_eq!(
+        bodies(&f),
+        [
+            (Some("S1"), Some("<p>C1</p>")),
+            (Some("S2"), Some("<i>second</i>")),
+            (Some("S3"), Some("C3")),
+        ]
+    );
+}
+
+#[test]
+fn xhtml_content_keeps_other_namespaces() {
+    let f = parse("xhtml_svg_namespaces.xml");
+    let c: Vec<&str> = f
+        .items
+        .iter()
+        .filter_map(|i| i.content.as_deref())
+        .collect();
+    assert_eq!(
+        c,
+        [
+            concat!(
+                r#"<p>Picture</p><svg:svg xmlns:svg="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10">"#,
+                r#"<svg:a xlink:href="http://example.org/x"><svg:circle r="4"/></svg:a></svg:svg>"#
+            ),
+            r##"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><use xlink:href="#dot"/></svg>"##,
+            r#"<m:math xmlns:m="http://www.w3.org/1998/Math/MathML"><m:mi>x</m:mi></m:math>"#,
+        ]
+    );
+    assert_eq!(f.items[0].content_text.as_deref(), Some("Picture"));
+}
+
+#[test]
+fn empty_elements_are_empty_strings() {
+    let f = parse("empty_elements.xml");
+    assert_eq!(f.title.as_deref(), Some(""));
+    assert_eq!(f.subtitle.as_deref(), Some(""));
+    let i = &f.items[0];
+    assert_eq!(
+        (
+            i.title.as_deref(),
+            i.summary.as_deref(),
+            i.content.as_deref()
+        ),
+        (Some(""), Some(""), Some(""))
+    );
+    let i = &f.items[1];
+    assert_eq!(
+        (i.title.as_deref(), i.summary.as_deref()),
+        (Some(""), Some(""))
+    );
+    let i = &f.items[2];
+    assert_eq!(i.title.as_deref(), Some("From Dublin Core"));
+    assert_eq!(i.summary.as_deref(), Some("Fallback body"));
+    let i = &f.items[3];
+    assert_eq!((i.title.as_deref(), i.summary.as_deref()), (None, None));
+    // The JSON form says "" (present, empty) apart from null (absent).
+    let v = f.to_json_value();
+    assert_eq!(v["items"][0]["summary"], "");
+    assert!(v["items"][3]["summary"].is_null());
+}
+
+#[test]
+fn plain_text_keeps_non_ascii_spaces() {
+    let f = parse("plain_text_whitespace.xml");
+    let t: Vec<&str> = f.items.iter().filter_map(|i| i.title.as_deref()).collect();
+    assert_eq!(
+        t,
+        [
+            "10\u{a0}km \u{2002}|\u{2003}x\u{2009}y co\u{ad}operate",
+            "chars: 1\u{a0}2\u{2002}3\u{2003}4\u{2009}co\u{ad}op tab",
+            "edges",
+        ]
+    );
+    assert_eq!(
+        f.items[0].summary_text.as_deref(),
+        Some("a\u{a0}b c\u{ad}d")
+    );
+    assert_eq!(feeds::html_to_text("x&nbsp;&nbsp; y"), "x\u{a0}\u{a0} y");
+}
+
+#[test]
+fn internal_dtd_entities_are_expanded_within_bounds() {
+    let f = parse("dtd_entities.xml");
+    assert_eq!(f.title.as_deref(), Some("Example & Co"));
+    let i = &f.items[0];
+    assert_eq!(i.title.as_deref(), Some("Hello\u{a0}from Example & Co"));
+    // The external entity is never loaded: the reference stays as written.
+    assert_eq!(i.summary.as_deref(), Some("© Example & Co and &secret;"));
+    assert!(warned(&f, "external entities are never loaded: secret"));
+
+    let t0 = std::time::Instant::now();
+    let f = parse("dtd_billion_laughs.xml");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    assert!(f.bozo);
+    assert!(warned(&f, "entity expansion stopped"), "{:?}", f.warnings);
+    assert_eq!(f.items.len(), 2);
+    assert_eq!(f.items[0].title.as_deref(), Some("&lol9;"));
+    assert_eq!(f.items[1].title.as_deref(), Some("after"));
+}
+
+#[test]
+fn unclosed_elements_do_not_swallow_items() {
+    let f = parse("unclosed_before_items.xml");
+    assert!(f.bozo);
+    assert!(
+        warned(&f, "<itunes:category> was never closed"),
+        "{:?}",
+        f.warnings
+    );
+    let ids: Vec<_> = f.items.iter().map(|i| i.id.as_deref()).collect();
+    assert_eq!(ids, [Some("u1"), Some("u2"), Some("u3")]);
+    assert_eq!(f.items[1].summary.as_deref(), Some("left open"));
+    assert_eq!(f.items[2].title.as_deref(), Some("Three"));
+
+    let f = parse("unclosed_atom_entry.xml");
+    let ids: Vec<_> = f.items.iter().map(|i| i.id.as_deref()).collect();
+    assert_eq!(ids, [Some("urn:e1"), Some("urn:e2"), Some("urn:e3")]);
+    assert_eq!(f.authors.len(), 1);
+    assert_eq!(f.items[1].title.as_deref(), Some("E2"));
+}
+
+#[test]
+fn json_feed_titles_decode_character_references() {
+    let f = parse("jsonfeed_escaped_titles.json");
+    assert_eq!(f.title.as_deref(), Some("Kottke & Friends"));
+    assert_eq!(f.subtitle.as_deref(), Some("Links – daily"));
+    let t: Vec<&str> = f.items.iter().filter_map(|i| i.title.as_deref()).collect();
+    assert_eq!(
+        t,
+        [
+            "It's here",
+            "Fish & Chips … ’quoted’",
+            "Tom & Jerry",
+            "Use <b> for bold",
+            "Unknown &madeup; stays",
+            "Double &amp; once",
+            "Plain title: no escapes",
+        ]
+    );
+}
+
+#[test]
+fn encodings() {
+    let cjk = [
+        ("cjk_euc-kr_comment_first.xml", "한국어 제목"),
+        ("cjk_shift_jis_comment_first.xml", "日本語のタイトル"),
+        ("cjk_gb2312_comment_first.xml", "中文标题"),
+        ("cjk_gbk_comment_first.xml", "中文標題镕"),
+        ("cjk_big5_comment_first.xml", "中文標題"),
+    ];
+    for (name, title) in cjk {
+        let f = parse(name);
+        assert_eq!(f.title.as_deref(), Some(title), "{name}");
+        assert_eq!(f.items[0].title.as_deref(), Some(title), "{name}");
+        assert!(!f.bozo, "{name}: {:?}", f.warnings);
+    }
+    let f = parse("cjk_shift_jis_comment_before_root.xml");
+    assert_eq!(f.title.as_deref(), Some("日本語"));
+    assert_eq!(f.items[0].title.as_deref(), Some("記事"));
+
+    // windows-1252 quotes in a feed declared ISO-8859-1.
+    let f = parse("iso8859_1_smart_quotes.xml");
+    assert_eq!(f.title.as_deref(), Some("Café “quoted” – it’s"));
+    assert!(!f.bozo);
+
+    // The HTTP charset against the declaration (which says iso-8859-1; the bytes are Latin-1).
+    let combos = [
+        (None, "Résumé", false),
+        // RFC 3023 would say US-ASCII; the declaration is read instead.
+        (Some("text/xml"), "Résumé", false),
+        (
+            Some("application/rss+xml; charset=iso-8859-1"),
+            "Résumé",
+            false,
+        ),
+        // The HTTP charset wins over the declaration.
+        (
+            Some("application/xml; charset=windows-1251"),
+            "Rйsumй",
+            false,
+        ),
+        // It says UTF-8 but the bytes are not: windows-1252.
+        (Some("text/xml; charset=utf-8"), "Résumé", false),
+        (Some("text/xml; charset=no-such-charset"), "Résumé", true),
+    ];
+    for (ct, title, bozo) in combos {
+        let f = try_parse("latin1_declared.xml", ct).unwrap();
+        assert_eq!(f.title.as_deref(), Some(title), "{ct:?}");
+        assert_eq!(f.bozo, bozo, "{ct:?}: {:?}", f.warnings);
+    }
+
+    let f = parse("bogus_encoding_name.xml");
+    assert!(f.bozo);
+    assert!(warned(&f, "unknown encoding \"x-made-up-8\""));
+    assert_eq!(f.title.as_deref(), Some("Café"));
+
+    let f = try_parse("rss20_full.xml", Some("text/plain")).unwrap();
+    assert!(f.bozo);
+    assert!(warned(&f, "not an XML media type"));
+    assert!(
+        !try_parse("rss20_full.xml", Some("application/rss+xml"))
+            .unwrap()
+            .bozo
+    );
+
+    let f = parse("bom_then_invalid_utf8.xml");
+    assert!(f.bozo);
+    assert!(
+        warned(&f, "bytes invalid in UTF-8 were replaced"),
+        "{:?}",
+        f.warnings
+    );
+    assert_eq!(f.title.as_deref(), Some("Bad \u{fffd}\u{fffd} bytes"));
+
+    let f = parse("undeclared_prefix.xml");
+    assert!(f.bozo);
+    assert!(
+        warned(&f, "namespace prefix \"dc\" is not declared"),
+        "{:?}",
+        f.warnings
+    );
+    // The usual meaning of a well-known prefix is still read.
+    assert_eq!(f.items[0].author.as_deref(), Some("Someone"));
+}
+
+#[test]
+fn microsoft_cdf() {
+    let bytes = std::fs::read(format!("{DIR}/cdf.xml")).unwrap();
+    let hints = Hints {
+        url: Some("http://example.org/channel.cdf"),
+        content_type: None,
+    };
+    let f = feeds::parse(&bytes, &hints).unwrap();
+    assert_eq!(f.format, Format::Cdf);
+    assert_eq!(f.to_json_value()["format"], "cdf");
+    assert_eq!(f.title.as_deref(), Some("Example CDF Channel"));
+    assert_eq!(f.subtitle.as_deref(), Some("Channels of the push era"));
+    assert_eq!(f.link.as_deref(), Some("http://example.org/index.html"));
+    assert_eq!(rfc3339(f.updated), "1998-11-05T22:12:00Z");
+    let got: Vec<(Option<&str>, Option<&str>)> = f
+        .items
+        .iter()
+        .map(|i| (i.title.as_deref(), i.link.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some("First item"), Some("http://example.org/first.html")),
+            (
+                Some("Second item"),
+                Some("http://example.org/sub/second.html")
+            ),
+            (Some("Third item"), Some("http://example.org/third.html")),
+        ]
+    );
+    let first = &f.items[0];
+    assert_eq!(
+        first.summary.as_deref(),
+        Some("About the first item &amp; more")
+    );
+    assert_eq!(
+        first.summary_text.as_deref(),
+        Some("About the first item & more")
+    );
+    assert_eq!(rfc3339(first.updated), "1998-11-04T08:30:00Z");
+    // A bare lower-case RSS 0.9x channel root is still RSS.
+    let rss =
+        b"<channel><title>t</title><link>http://x/</link><item><title>i</title></item></channel>";
+    assert_eq!(
+        feeds::parse(rss, &Hints::default()).unwrap().format,
+        Format::Rss09x
+    );
+}
+
+#[test]
+fn xml_lang_with_an_underscore_is_a_language_tag() {
+    let f = parse("xml_lang_underscore.xml");
+    assert_eq!(f.language.as_deref(), Some("en-US"));
+    let rss = b"<rss><channel><title>t</title><language>pt_BR</language></channel></rss>";
+    let f = feeds::parse(rss, &Hints::default()).unwrap();
+    assert_eq!(f.language.as_deref(), Some("pt-BR"));
+}
+
+#[test]
+fn an_extension_item_closes_nothing() {
+    let rss = br#"<rss xmlns:g="http://example.org/g"><channel><title>t</title>
+        <item><guid>1</guid><g:list><g:item>x</g:item></g:list><title>kept</title></item>
+        </channel></rss>"#;
+    let f = feeds::parse(rss, &Hints::default()).unwrap();
+    assert!(!f.bozo, "{:?}", f.warnings);
+    assert_eq!(f.items.len(), 1);
+    assert_eq!(f.items[0].title.as_deref(), Some("kept"));
+}
+
+#[test]
+fn iri_bases_stay_iris() {
+    let f = parse("xml_base_iri.xml");
+    assert_eq!(f.link.as_deref(), Some("http://example.org/café/feed.html"));
+    let e = &f.items[0];
+    assert_eq!(e.id.as_deref(), Some("http://bücher.example/ö/entry/1"));
+    let hrefs: Vec<&str> = e.links.iter().map(|l| l.href.as_str()).collect();
+    assert_eq!(
+        hrefs,
+        [
+            "http://bücher.example/ö/a%20b.html",
+            "http://bücher.example/ö/ü.html"
+        ]
+    );
+    assert_eq!(
+        e.content.as_deref(),
+        Some(r#"<a href="http://bücher.example/ö/x.html">x</a>"#)
+    );
+    let e = &f.items[1];
+    let hrefs: Vec<&str> = e.links.iter().map(|l| l.href.as_str()).collect();
+    assert_eq!(
+        hrefs,
+        [
+            "http://example.org/plain/ñ.html",
+            "http://example.org/plain/a%20b.html"
+        ]
+    );
+}
