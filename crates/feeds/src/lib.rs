@@ -40,6 +40,23 @@ pub struct Hints<'a> {
     pub url: Option<&'a str>,
     /// The HTTP `Content-Type` header; its `charset` parameter is used for decoding.
     pub content_type: Option<&'a str>,
+    /// The HTTP `Content-Location` header, resolved against `url`: relative links are resolved
+    /// against it rather than `url` (an `xml:base` still wins over both).
+    pub content_location: Option<&'a str>,
+}
+
+/// The base URI of the document: `Content-Location` resolved against the URL it came from,
+/// else that URL. A value that does not parse is ignored.
+fn document_base(hints: &Hints<'_>) -> Option<Url> {
+    let url = hints.url.and_then(|u| Url::parse(u.trim()).ok());
+    let located = hints
+        .content_location
+        .map(str::trim)
+        .and_then(|c| match &url {
+            Some(u) => u.join(c).ok(),
+            None => Url::parse(c).ok(),
+        });
+    located.or(url)
 }
 
 /// How much [`parse_with`] renders.
@@ -79,7 +96,7 @@ pub fn parse_with(bytes: &[u8], hints: &Hints<'_>, options: &Options) -> Result<
     if text.trim_end().is_empty() {
         return Err(NotAFeed::Empty);
     }
-    let base = hints.url.and_then(|u| Url::parse(u.trim()).ok());
+    let base = document_base(hints);
     if text.starts_with('{') || text.starts_with('[') {
         return json::parse(options.plain_text, text, base.as_ref(), warnings).map(|mut f| {
             f.bozo |= suspect;
@@ -126,6 +143,7 @@ pub mod fuzzing {
         let hints = crate::Hints {
             url: Some("http://example.com/feed/"),
             content_type: None,
+            content_location: None,
         };
         if let Ok(feed) = crate::parse(data, &hints) {
             let _ = feed.to_json();

@@ -155,7 +155,8 @@ struct FetchArgs {
 
 #[derive(Subcommand, Debug)]
 enum FeedsCmd {
-    /// Parse a feed (RSS, Atom, JSON Feed) from a file or stdin and print it as JSON.
+    /// Parse a feed (RSS, Atom, JSON Feed, Microsoft CDF) from a file or stdin and print it as
+    /// JSON (`format`: rss2.0, rss1.0, rss0.9x, atom1.0, atom0.3, json1.x or cdf).
     ///
     /// Exit 0 when a feed was recognised (even with warnings), 1 when the input is not a feed.
     Parse {
@@ -167,6 +168,10 @@ enum FeedsCmd {
         /// The HTTP Content-Type it came with (its charset is a hint)
         #[arg(long)]
         content_type: Option<String>,
+        /// The HTTP Content-Location it came with (resolved against --url; relative links are
+        /// resolved against it, an xml:base still wins)
+        #[arg(long)]
+        content_location: Option<String>,
     },
     /// Show each feed from the running daemon: state, last success, last error, next poll,
     /// items noted (read-only).
@@ -247,7 +252,13 @@ pub(crate) fn main() -> ExitCode {
             file,
             url,
             content_type,
-        }) => crate::cmd::feeds_parse::run(&file, url.as_deref(), content_type.as_deref()),
+            content_location,
+        }) => crate::cmd::feeds_parse::run(
+            &file,
+            url.as_deref(),
+            content_type.as_deref(),
+            content_location.as_deref(),
+        ),
         Command::Feeds(FeedsCmd::Status { json }) => {
             client(&data_dir, "feeds", json!({}), json, print_feeds)
         }

@@ -346,6 +346,7 @@ impl Worker {
         }
         let final_url = resp.url().to_owned();
         let content_type = resp.header_str(header::CONTENT_TYPE).map(str::to_owned);
+        let content_location = resp.header_str(header::CONTENT_LOCATION).map(str::to_owned);
         let new_validators = Validators::from_headers(resp.headers());
         let body = resp.bytes().await?;
         let parse_url = final_url.clone();
@@ -355,6 +356,7 @@ impl Worker {
                 &feeds::Hints {
                     url: Some(&parse_url),
                     content_type: content_type.as_deref(),
+                    content_location: content_location.as_deref(),
                 },
             )
         })

@@ -12,6 +12,7 @@ fn try_parse(name: &str, content_type: Option<&str>) -> Result<Feed, NotAFeed> {
         &Hints {
             url: None,
             content_type,
+            content_location: None,
         },
     )
 }
@@ -413,6 +414,7 @@ fn microsoft_cdf() {
     let hints = Hints {
         url: Some("http://example.org/channel.cdf"),
         content_type: None,
+        content_location: None,
     };
     let f = feeds::parse(&bytes, &hints).unwrap();
     assert_eq!(f.format, Format::Cdf);
@@ -503,4 +505,61 @@ fn iri_bases_stay_iris() {
             "http://example.org/plain/a%20b.html"
         ]
     );
+}
+
+/// Relative links resolve against `xml:base`, else the HTTP Content-Location (itself resolved
+/// against the URL the feed came from), else that URL.
+#[test]
+fn bases_xml_base_then_content_location_then_the_url() {
+    let doc = br#"<?xml version="1.0"?>
+<rss version="2.0"><channel><title>t</title><link>home/</link>
+<item><title>plain</title><link>a.html</link></item>
+<item xml:base="http://base.example/x/"><title>based</title><link>b.html</link></item>
+</channel></rss>"#;
+    let parse = |content_location: Option<&str>| {
+        let hints = Hints {
+            url: Some("http://fetched.example/feeds/rss.xml"),
+            content_type: Some("application/rss+xml"),
+            content_location,
+        };
+        feeds::parse(doc, &hints).unwrap()
+    };
+    let links =
+        |f: &Feed| -> Vec<Option<String>> { f.items.iter().map(|i| i.link.clone()).collect() };
+
+    let by_url = parse(None);
+    assert_eq!(
+        by_url.link.as_deref(),
+        Some("http://fetched.example/feeds/home/")
+    );
+    assert_eq!(
+        links(&by_url),
+        [
+            Some("http://fetched.example/feeds/a.html".to_owned()),
+            Some("http://base.example/x/b.html".to_owned())
+        ]
+    );
+
+    // A relative Content-Location is resolved against the URL first.
+    let located = parse(Some("/mirror/rss.xml"));
+    assert_eq!(
+        located.link.as_deref(),
+        Some("http://fetched.example/mirror/home/")
+    );
+    assert_eq!(
+        links(&located),
+        [
+            Some("http://fetched.example/mirror/a.html".to_owned()),
+            Some("http://base.example/x/b.html".to_owned())
+        ],
+        "xml:base still wins"
+    );
+
+    let absolute = parse(Some("https://cdn.example/r/"));
+    assert_eq!(
+        links(&absolute)[0].as_deref(),
+        Some("https://cdn.example/r/a.html")
+    );
+    // A Content-Location that is not a URI is ignored.
+    assert_eq!(links(&parse(Some("http://[bad"))), links(&by_url));
 }

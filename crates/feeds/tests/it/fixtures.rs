@@ -48,7 +48,14 @@ const CASES: &[(&str, Option<&str>, Option<&str>)] = &[
 
 fn load(name: &str, url: Option<&str>, content_type: Option<&str>) -> Result<Feed, NotAFeed> {
     let bytes = std::fs::read(format!("{DIR}/{name}")).unwrap();
-    feeds::parse(&bytes, &Hints { url, content_type })
+    feeds::parse(
+        &bytes,
+        &Hints {
+            url,
+            content_type,
+            content_location: None,
+        },
+    )
 }
 
 fn feed(name: &str) -> Feed {
@@ -427,6 +434,7 @@ fn without_plain_text_only_the_renderings_are_missing() {
         let hints = Hints {
             url: *url,
             content_type: *ct,
+            content_location: None,
         };
         let full = feeds::parse(&bytes, &hints).unwrap();
         let lean =

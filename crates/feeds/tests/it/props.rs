@@ -22,6 +22,7 @@ fn check(bytes: &[u8]) {
     let hints = Hints {
         url: Some("http://example.com/a/b"),
         content_type: Some("text/xml; charset=koi8-r"),
+        content_location: Some("../c/"),
     };
     for h in [Hints::default(), hints] {
         if let Ok(feed) = feeds::parse(bytes, &h) {

@@ -1,4 +1,5 @@
-//! `maven feeds parse FILE|- [--url URL] [--content-type CT]`: prints the parsed feed as the
+//! `maven feeds parse FILE|- [--url URL] [--content-type CT] [--content-location URL]`: prints
+//! the parsed feed as the
 //! JSON object of F-9.
 
 use std::io::{Read, Write};
@@ -6,7 +7,12 @@ use std::process::ExitCode;
 
 /// Reads `file` (`-` for stdin), parses it as a feed and prints the JSON. Exit 0 when a feed was
 /// recognised (even with warnings), 1 when the input is not a feed, 2 when it cannot be read.
-pub(crate) fn run(file: &str, url: Option<&str>, content_type: Option<&str>) -> ExitCode {
+pub(crate) fn run(
+    file: &str,
+    url: Option<&str>,
+    content_type: Option<&str>,
+    content_location: Option<&str>,
+) -> ExitCode {
     let bytes = if file == "-" {
         let mut buf = Vec::new();
         match std::io::stdin()
@@ -29,7 +35,12 @@ pub(crate) fn run(file: &str, url: Option<&str>, content_type: Option<&str>) -> 
             }
         }
     };
-    match feeds::parse(&bytes, &feeds::Hints { url, content_type }) {
+    let hints = feeds::Hints {
+        url,
+        content_type,
+        content_location,
+    };
+    match feeds::parse(&bytes, &hints) {
         Ok(feed) => {
             let mut out = std::io::stdout().lock();
             if writeln!(out, "{}", feed.to_json())

@@ -90,3 +90,28 @@ fn the_demo_configuration_is_valid() {
     let out = home.run(&["config", "check", demo]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn feeds_parse_resolves_links_against_the_content_location() {
+    let home = Home::new();
+    let file = home.dir.path().join("feed.xml");
+    std::fs::write(
+        &file,
+        r#"<rss version="2.0"><channel><title>t</title><link>home/</link>
+           <item><title>i</title><link>a.html</link></item></channel></rss>"#,
+    )
+    .unwrap();
+    let out = home.run(&[
+        "feeds",
+        "parse",
+        file.to_str().unwrap(),
+        "--url",
+        "http://fetched.example/feeds/rss.xml",
+        "--content-location",
+        "/mirror/rss.xml",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["link"], "http://fetched.example/mirror/home/");
+    assert_eq!(v["items"][0]["link"], "http://fetched.example/mirror/a.html");
+}
