@@ -472,6 +472,7 @@ fn print_status(v: &StatusView) {
     for f in &v.feeds {
         println!("  {:<20} {}", line(&f.name), line(&f.url));
     }
+    println!("log lines dropped: {}", v.log_lines_dropped);
 }
 
 fn print_tools(rows: &Vec<ToolView>) {

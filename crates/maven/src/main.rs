@@ -9,6 +9,7 @@ mod daemon;
 mod exit;
 mod ipc;
 mod json;
+mod logsink;
 mod poll;
 mod turns;
 mod views;

@@ -10,6 +10,7 @@ mod crash;
 mod daemon;
 mod feeds;
 mod invariants;
+mod logs;
 mod mcp;
 mod soak;
 mod turns;
