@@ -211,8 +211,11 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         pid = std::process::id(),
         "ready"
     );
+    crate::notify::ready();
+    crate::notify::spawn_watchdog(&cancel, &tracker);
 
     wait_for_signal().await?;
+    crate::notify::stopping();
     crate::logsink::closing();
     tracing::info!("shutting down");
     cancel.cancel();

@@ -10,6 +10,7 @@ mod exit;
 mod ipc;
 mod json;
 mod logsink;
+mod notify;
 mod poll;
 mod turns;
 mod views;

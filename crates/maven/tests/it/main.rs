@@ -12,6 +12,7 @@ mod feeds;
 mod invariants;
 mod logs;
 mod mcp;
+mod notify;
 mod soak;
 mod turns;
 mod untrusted_text;
