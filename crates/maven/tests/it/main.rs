@@ -13,6 +13,7 @@ mod invariants;
 mod logs;
 mod mcp;
 mod notify;
+mod service;
 mod soak;
 mod turns;
 mod untrusted_text;
