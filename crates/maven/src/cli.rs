@@ -79,6 +79,9 @@ enum Command {
     /// The local page: passkey enrollment and the fallback passphrase.
     #[command(subcommand)]
     Web(WebCmd),
+    /// Run the daemon as a systemd user service: write, remove or inspect its unit.
+    #[command(subcommand)]
+    Service(crate::cmd::service::ServiceCmd),
 }
 
 #[derive(Subcommand, Debug)]
@@ -268,6 +271,9 @@ pub(crate) fn main() -> ExitCode {
         }
         Command::Web(WebCmd::Enroll) => crate::web::cli::enroll(&data_dir),
         Command::Web(WebCmd::Passphrase) => crate::web::cli::passphrase(),
+        Command::Service(c) => {
+            crate::cmd::service::run(c, cli.config.as_deref(), cli.data.as_deref())
+        }
         Command::Mcp(McpCmd::Inspect { name, json }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
@@ -472,6 +478,7 @@ fn print_status(v: &StatusView) {
     for f in &v.feeds {
         println!("  {:<20} {}", line(&f.name), line(&f.url));
     }
+    println!("log lines dropped: {}", v.log_lines_dropped);
 }
 
 fn print_tools(rows: &Vec<ToolView>) {

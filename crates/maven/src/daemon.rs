@@ -62,6 +62,15 @@ pub(crate) struct State {
 
 pub(crate) fn main(opts: Options) -> ExitCode {
     init_logging(opts.log_format, opts.log_filter.as_deref());
+    let code = start(opts);
+    // Every exit waits, bounded, for the log writer: errors and the shutdown sequence reach
+    // stderr before the process ends (see `logsink` for what a crash still loses).
+    crate::logsink::closing();
+    crate::logsink::flush(crate::logsink::FLUSH_GRACE);
+    code
+}
+
+fn start(opts: Options) -> ExitCode {
     let config = match Config::load(opts.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
@@ -100,7 +109,7 @@ fn init_logging(format: LogFormat, filter: Option<&str>) {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(crate::logsink::start());
     let _ = match format {
         // Colour only on a terminal (and not under NO_COLOR): a log file holds text, not
         // terminal control.
@@ -202,8 +211,12 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         pid = std::process::id(),
         "ready"
     );
+    crate::notify::ready();
+    crate::notify::spawn_watchdog(&cancel, &tracker);
 
     wait_for_signal().await?;
+    crate::notify::stopping();
+    crate::logsink::closing();
     tracing::info!("shutting down");
     cancel.cancel();
     tracker.close();
@@ -489,6 +502,7 @@ impl State {
                 disabled: count(store::ToolState::Disabled),
                 withdrawn: count(store::ToolState::Withdrawn),
             },
+            log_lines_dropped: crate::logsink::dropped(),
         })
     }
 

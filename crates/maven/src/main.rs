@@ -9,6 +9,8 @@ mod daemon;
 mod exit;
 mod ipc;
 mod json;
+mod logsink;
+mod notify;
 mod poll;
 mod turns;
 mod views;

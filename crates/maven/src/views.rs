@@ -28,6 +28,9 @@ pub(crate) struct StatusView {
     pub(crate) mcp_servers: Vec<ServerStatusView>,
     pub(crate) feeds: Vec<FeedView>,
     pub(crate) acts: ActCounts,
+    /// Log lines dropped since start-up because stderr did not keep up (see `logsink`).
+    #[serde(default)]
+    pub(crate) log_lines_dropped: u64,
 }
 
 /// How many act rows are in each state.

@@ -4,3 +4,4 @@ pub(crate) mod feeds_parse;
 pub(crate) mod fetch;
 pub(crate) mod mcp_import;
 pub(crate) mod mcp_inspect;
+pub(crate) mod service;

@@ -161,6 +161,7 @@ async fn handle<D: Dispatch>(dispatch: &D, req: Value) -> Option<Vec<u8>> {
         ));
     };
     let params = req.get("params").cloned().unwrap_or(Value::Null);
+    tracing::trace!(method, "IPC request");
     let result = dispatch.dispatch(method, params).await;
     // A notification (no id) is never answered.
     let id = id?;

@@ -1,0 +1,294 @@
+//! `maven service install | uninstall | status`: the systemd user unit that runs the daemon.
+//!
+//! The unit is `$XDG_CONFIG_HOME/systemd/user/maven.service` (`~/.config/...` by default).
+//! Maven writes it, marked by its first line, and prints the `systemctl --user` commands to
+//! run; it never runs them. A unit without the mark is someone else's: it is never overwritten
+//! nor removed.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+
+/// The first line of every unit Maven writes; how it knows a unit is its own.
+pub(crate) const MARK: &str =
+    "# Written by `maven service install`; `maven service uninstall` removes it.";
+/// The unit's file name.
+const UNIT: &str = "maven.service";
+
+/// `maven service ...`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum ServiceCmd {
+    /// Write the systemd user unit that runs `maven daemon` (Type=notify, restarted on failure)
+    /// with this binary and the --config/--data given here; print the systemctl commands to run.
+    /// Never overwrites a unit Maven did not write.
+    Install {
+        /// A user unit, under $XDG_CONFIG_HOME/systemd/user (the default and, for now, the only
+        /// kind)
+        #[arg(long)]
+        user: bool,
+    },
+    /// Remove the unit `maven service install` wrote (never another one); print the systemctl
+    /// commands to run first.
+    Uninstall {
+        /// The user unit (the default)
+        #[arg(long)]
+        user: bool,
+    },
+    /// Say whether the unit is installed and whether Maven wrote it.
+    Status {
+        /// The user unit (the default)
+        #[arg(long)]
+        user: bool,
+    },
+}
+
+/// The unit's path: `$XDG_CONFIG_HOME/systemd/user/maven.service`.
+fn unit_path() -> PathBuf {
+    let base = match std::env::var_os("XDG_CONFIG_HOME") {
+        Some(v) if !v.is_empty() && Path::new(&v).is_absolute() => PathBuf::from(v),
+        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".config"),
+    };
+    base.join("systemd/user").join(UNIT)
+}
+
+/// Whether a unit's text is one Maven wrote.
+fn is_ours(text: &str) -> bool {
+    text.lines().next() == Some(MARK)
+}
+
+/// One word of `ExecStart=`, quoted the way systemd reads it when it needs to be.
+fn exec_word(p: &Path) -> Result<String, String> {
+    let s = p
+        .to_str()
+        .ok_or_else(|| format!("{} is not UTF-8: a unit cannot name it", p.display()))?;
+    if s.chars().any(char::is_control) {
+        return Err(format!(
+            "{s:?} holds a control character: a unit cannot name it"
+        ));
+    }
+    // systemd expands % specifiers and $ variables in ExecStart; doubling them keeps them.
+    let s = s.replace('%', "%%").replace('$', "$$");
+    if s.chars()
+        .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ';'))
+    {
+        Ok(format!(
+            "\"{}\"",
+            s.replace('\\', "\\\\").replace('"', "\\\"")
+        ))
+    } else {
+        Ok(s)
+    }
+}
+
+/// The unit's text.
+pub(crate) fn unit_text(
+    exe: &Path,
+    config: Option<&Path>,
+    data: Option<&Path>,
+) -> Result<String, String> {
+    let mut exec = vec![exec_word(exe)?];
+    if let Some(c) = config {
+        exec.push("--config".into());
+        exec.push(exec_word(c)?);
+    }
+    if let Some(d) = data {
+        exec.push("--data".into());
+        exec.push(exec_word(d)?);
+    }
+    exec.push("daemon".into());
+    Ok(format!(
+        "{MARK}
+[Unit]
+Description=Maven, a personal assistant daemon
+
+[Service]
+Type=notify
+NotifyAccess=main
+ExecStart={exec}
+Restart=on-failure
+RestartSec=5s
+# The daemon pings every half of this while its runtime runs.
+WatchdogSec=60s
+# Shutdown waits up to 10 s for tasks and 10 s for MCP servers, then flushes its log.
+TimeoutStopSec=30s
+
+[Install]
+WantedBy=default.target
+",
+        exec = exec.join(" ")
+    ))
+}
+
+/// Runs `maven service ...`; `config` and `data` are the global options as given (not their
+/// defaults: a unit without them follows the defaults of the service's own environment).
+pub(crate) fn run(cmd: ServiceCmd, config: Option<&Path>, data: Option<&Path>) -> ExitCode {
+    let path = unit_path();
+    match cmd {
+        ServiceCmd::Install { user: _ } => install(&path, config, data),
+        ServiceCmd::Uninstall { user: _ } => uninstall(&path),
+        ServiceCmd::Status { user: _ } => status(&path),
+    }
+}
+
+fn read(path: &Path) -> Result<Option<String>, ExitCode> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => {
+            eprintln!("maven service: cannot read {}: {e}", path.display());
+            Err(ExitCode::from(EXIT_FAILED))
+        }
+    }
+}
+
+fn not_ours(path: &Path, what: &str) -> ExitCode {
+    eprintln!(
+        "maven service {what}: {} exists and was not written by `maven service install` (its first line is not the mark); it is left as it is. Move it away first if Maven should manage it.",
+        path.display()
+    );
+    ExitCode::from(EXIT_FAILED)
+}
+
+fn absolute(p: Option<&Path>, what: &str) -> Result<Option<PathBuf>, ExitCode> {
+    p.map(std::path::absolute).transpose().map_err(|e| {
+        eprintln!("maven service install: cannot make {what} absolute: {e}");
+        ExitCode::from(EXIT_USAGE)
+    })
+}
+
+fn install(path: &Path, config: Option<&Path>, data: Option<&Path>) -> ExitCode {
+    let existing = match read(path) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    if existing.as_deref().is_some_and(|t| !is_ours(t)) {
+        return not_ours(path, "install");
+    }
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("maven service install: cannot find this binary's path: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let (config, data) = match (absolute(config, "--config"), absolute(data, "--data")) {
+        (Ok(c), Ok(d)) => (c, d),
+        (Err(c), _) | (_, Err(c)) => return c,
+    };
+    let text = match unit_text(&exe, config.as_deref(), data.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("maven service install: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if let Some(dir) = path.parent() {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!(
+                "maven service install: cannot create {}: {e}",
+                dir.display()
+            );
+            return ExitCode::from(EXIT_FAILED);
+        }
+    }
+    // Written whole, then renamed over: a unit is never half written.
+    let tmp = path.with_extension("service.tmp");
+    if let Err(e) = std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        eprintln!(
+            "maven service install: cannot write {}: {e}",
+            path.display()
+        );
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let verb = if existing.is_some() {
+        "updated"
+    } else {
+        "wrote"
+    };
+    println!("{verb} {}", path.display());
+    println!("to start it now and at every login, run:");
+    println!("  systemctl --user daemon-reload");
+    println!("  systemctl --user enable --now {UNIT}");
+    println!("its log: journalctl --user -u {UNIT}");
+    println!("to keep it running while you are logged out: loginctl enable-linger");
+    ExitCode::SUCCESS
+}
+
+fn uninstall(path: &Path) -> ExitCode {
+    match read(path) {
+        Err(c) => c,
+        Ok(None) => {
+            println!("not installed: no {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Ok(Some(t)) if !is_ours(&t) => not_ours(path, "uninstall"),
+        Ok(Some(_)) => {
+            println!("first stop and disable it:");
+            println!("  systemctl --user disable --now {UNIT}");
+            if let Err(e) = std::fs::remove_file(path) {
+                eprintln!(
+                    "maven service uninstall: cannot remove {}: {e}",
+                    path.display()
+                );
+                return ExitCode::from(EXIT_FAILED);
+            }
+            println!("removed {}", path.display());
+            println!("then run:");
+            println!("  systemctl --user daemon-reload");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn status(path: &Path) -> ExitCode {
+    match read(path) {
+        Err(c) => return c,
+        Ok(None) => println!("not installed: no {}", path.display()),
+        Ok(Some(t)) if !is_ours(&t) => println!(
+            "installed by someone else: {} was not written by `maven service install`",
+            path.display()
+        ),
+        Ok(Some(t)) => {
+            println!("installed: {} (written by maven)", path.display());
+            if let Some(exec) = t.lines().find(|l| l.starts_with("ExecStart=")) {
+                println!("{}", shown::line(exec));
+            }
+            println!("whether it runs: systemctl --user status {UNIT}");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_with_spaces_and_specifiers_are_quoted() {
+        assert_eq!(
+            exec_word(Path::new("/usr/bin/maven")).unwrap(),
+            "/usr/bin/maven"
+        );
+        assert_eq!(
+            exec_word(Path::new("/a b/%h$x")).unwrap(),
+            "\"/a b/%%h$$x\""
+        );
+        assert_eq!(
+            exec_word(Path::new("/a/\"q\"")).unwrap(),
+            "\"/a/\\\"q\\\"\""
+        );
+        assert!(exec_word(Path::new("/a\nb")).is_err());
+    }
+
+    #[test]
+    fn a_unit_is_ours_by_its_first_line() {
+        let t = unit_text(Path::new("/bin/maven"), None, None).unwrap();
+        assert!(is_ours(&t));
+        assert!(!is_ours("[Unit]\n"));
+        assert!(!is_ours(&format!("\n{MARK}\n")));
+    }
+}
