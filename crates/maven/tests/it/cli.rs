@@ -113,5 +113,8 @@ fn feeds_parse_resolves_links_against_the_content_location() {
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["link"], "http://fetched.example/mirror/home/");
-    assert_eq!(v["items"][0]["link"], "http://fetched.example/mirror/a.html");
+    assert_eq!(
+        v["items"][0]["link"],
+        "http://fetched.example/mirror/a.html"
+    );
 }
