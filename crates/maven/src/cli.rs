@@ -79,6 +79,13 @@ enum Command {
     /// The local page: passkey enrollment and the fallback passphrase.
     #[command(subcommand)]
     Web(WebCmd),
+    /// Check the set-up, offline and changing nothing: the config, the data directory's owner
+    /// and modes, a running daemon, each enabled stdio server's command, each HTTP door's URL
+    /// (vetted, never requested), the page's port.
+    ///
+    /// One line per check: `ok|warn|fail  <check>: <what> — <what to do>`. Exit 0, or 1 when
+    /// any check fails.
+    Doctor(JsonFlag),
 }
 
 #[derive(Subcommand, Debug)]
@@ -219,6 +226,11 @@ pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     let data_dir = cli.data.clone().unwrap_or_else(config::default_data_dir);
     match cli.command {
+        Command::Doctor(f) => runtime(crate::cmd::doctor::run(
+            cli.config.as_deref(),
+            &data_dir,
+            f.json,
+        )),
         Command::Daemon(a) => crate::daemon::main(crate::daemon::Options {
             config: cli.config,
             data_dir,

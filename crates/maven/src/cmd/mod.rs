@@ -1,5 +1,6 @@
 //! Bodies of the offline commands, one file each.
 
+pub(crate) mod doctor;
 pub(crate) mod feeds_parse;
 pub(crate) mod fetch;
 pub(crate) mod mcp_import;

@@ -8,6 +8,7 @@ mod support;
 mod cli;
 mod crash;
 mod daemon;
+mod doctor;
 mod feeds;
 mod invariants;
 mod mcp;
