@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use shown::line;
@@ -86,6 +86,14 @@ enum Command {
     /// One line per check: `ok|warn|fail  <check>: <what> — <what to do>`. Exit 0, or 1 when
     /// any check fails.
     Doctor(JsonFlag),
+    /// Print the shell completion script for bash, zsh or fish on stdout.
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: crate::cmd::completions::Shell,
+    },
+    /// Print the man page (roff) on stdout, e.g. `maven man > ~/.local/share/man/man1/maven.1`.
+    Man,
 }
 
 #[derive(Subcommand, Debug)]
@@ -231,6 +239,8 @@ pub(crate) fn main() -> ExitCode {
             &data_dir,
             f.json,
         )),
+        Command::Completions { shell } => crate::cmd::completions::run(Cli::command(), shell),
+        Command::Man => crate::cmd::man::run(Cli::command()),
         Command::Daemon(a) => crate::daemon::main(crate::daemon::Options {
             config: cli.config,
             data_dir,

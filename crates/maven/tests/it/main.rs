@@ -6,6 +6,7 @@
 mod support;
 
 mod cli;
+mod completions;
 mod crash;
 mod daemon;
 mod doctor;
