@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use shown::line;
@@ -82,6 +82,21 @@ enum Command {
     /// Run the daemon as a systemd user service: write, remove or inspect its unit.
     #[command(subcommand)]
     Service(crate::cmd::service::ServiceCmd),
+    /// Check the set-up, offline and changing nothing: the config, the data directory's owner
+    /// and modes, a running daemon, each enabled stdio server's command, each HTTP door's URL
+    /// (vetted, never requested), the page's port.
+    ///
+    /// One line per check: `ok|warn|fail  <check>: <what> — <what to do>`. Exit 0, or 1 when
+    /// any check fails.
+    Doctor(JsonFlag),
+    /// Print the shell completion script for bash, zsh or fish on stdout.
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: crate::cmd::completions::Shell,
+    },
+    /// Print the man page (roff) on stdout, e.g. `maven man > ~/.local/share/man/man1/maven.1`.
+    Man,
 }
 
 #[derive(Subcommand, Debug)]
@@ -222,6 +237,13 @@ pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     let data_dir = cli.data.clone().unwrap_or_else(config::default_data_dir);
     match cli.command {
+        Command::Doctor(f) => runtime(crate::cmd::doctor::run(
+            cli.config.as_deref(),
+            &data_dir,
+            f.json,
+        )),
+        Command::Completions { shell } => crate::cmd::completions::run(Cli::command(), shell),
+        Command::Man => crate::cmd::man::run(Cli::command()),
         Command::Daemon(a) => crate::daemon::main(crate::daemon::Options {
             config: cli.config,
             data_dir,

@@ -303,6 +303,14 @@ impl Fetcher {
         self.inner.pool.idle_count()
     }
 
+    /// Vet a URL as [`Fetcher::send`] does before anything else (step 1: scheme, credentials,
+    /// local names, a literal address by the table, the deny and allow lists), without
+    /// resolving, connecting or sending anything. `Ok` does not mean a request would succeed:
+    /// a host name is judged again by its resolved addresses at connect time.
+    pub fn vet(&self, url: &str) -> Result<(), Error> {
+        self.inner.policy.vet_url(parse_url(url)?).map(|_| ())
+    }
+
     /// GET a URL.
     pub async fn get(&self, url: &str) -> Result<Response, Error> {
         self.send(Request::get(url)).await

@@ -92,6 +92,9 @@ struct Report {
     violations: u64,
     tools: Vec<ToolRow>,
     warnings: Vec<String>,
+    /// Over `max_tools` without `allow_tools`: the tools that claim read-only and would be
+    /// proposed once named, for a ready `"allow_tools"` line.
+    suggested_allow_tools: Option<Vec<String>>,
 }
 
 impl Report {
@@ -114,7 +117,9 @@ impl Report {
                 listing.skipped
             ));
         }
-        if allow_tools.is_empty() && list.len() > max_tools {
+        let over_cap = allow_tools.is_empty() && list.len() > max_tools;
+        let suggested_allow_tools = over_cap.then(|| suggest_allow_tools(list, max_tools));
+        if over_cap {
             warnings.push(format!(
                 "the server offers {} tools, more than max_tools ({max_tools}); without \
                  allow_tools it contributes none",
@@ -165,7 +170,15 @@ impl Report {
             violations,
             tools: rows,
             warnings,
+            suggested_allow_tools,
         }
+    }
+
+    /// The line to paste into the server's block, when there is one to suggest.
+    fn paste_line(&self) -> Option<String> {
+        let names = self.suggested_allow_tools.as_ref()?;
+        let quoted: Vec<String> = names.iter().map(|n| json!(n).to_string()).collect();
+        Some(format!("\"allow_tools\": [{}]", quoted.join(", ")))
     }
 
     fn to_json(&self) -> Value {
@@ -193,6 +206,7 @@ impl Report {
             "violations": self.violations,
             "tools": tools,
             "warnings": self.warnings,
+            "suggested_allow_tools": self.suggested_allow_tools,
         })
     }
 
@@ -238,8 +252,42 @@ impl Report {
         for w in &self.warnings {
             let _ = writeln!(s, "warning: {}", line(w));
         }
+        if let (Some(names), Some(paste)) = (&self.suggested_allow_tools, self.paste_line()) {
+            if names.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "none of its tools claims read-only: name the tools you want in \
+                     mcp_servers.{}:",
+                    line(&self.server)
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "to allow the {} tools that claim read-only, paste into mcp_servers.{}:",
+                    names.len(),
+                    line(&self.server)
+                );
+            }
+            let _ = writeln!(s, "{}", line(&paste));
+        }
         s
     }
+}
+
+/// The tools of an over-cap listing that claim read-only (`readOnlyHint`) and would be
+/// proposed once named in `allow_tools` (a bad name or schema stays refused), in order.
+fn suggest_allow_tools(list: &[Tool], max_tools: usize) -> Vec<String> {
+    let read_only: Vec<String> = list
+        .iter()
+        .filter(|t| t.read_only_claim())
+        .map(|t| t.name.clone())
+        .collect();
+    tools::verdicts(list, &read_only, max_tools)
+        .into_iter()
+        .zip(list)
+        .filter(|(v, _)| v.reason().is_none())
+        .map(|(_, t)| t.name.clone())
+        .collect()
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -315,6 +363,83 @@ mod tests {
             .collect();
         assert_eq!(proposed, [json!("t1")]);
         assert!(r["warnings"][0].as_str().unwrap().contains("\"gone\""));
+    }
+
+    #[test]
+    fn over_cap_suggests_a_ready_allow_tools_line_of_the_read_only_tools() {
+        // 14 tools as the filesystem server offers them: some claim read-only, one of those
+        // has a name the allowlist refuses.
+        let mut many: Vec<Value> = (0..11)
+            .map(|i| json!({"name": format!("write_{i}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        for name in ["read_file", "list_directory", "bad name"] {
+            many.push(json!({"name": name, "inputSchema": {"type": "object"},
+                             "annotations": {"readOnlyHint": true}}));
+        }
+        let r = Report::new(
+            "files",
+            "stdio",
+            &info(),
+            0,
+            &listing(many.clone()),
+            &[],
+            12,
+        );
+        assert_eq!(
+            r.paste_line().as_deref(),
+            Some(r#""allow_tools": ["read_file", "list_directory"]"#)
+        );
+        let text = r.to_text();
+        assert!(
+            text.ends_with(
+                "to allow the 2 tools that claim read-only, paste into mcp_servers.files:\n\
+                 \"allow_tools\": [\"read_file\", \"list_directory\"]\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            r.to_json()["suggested_allow_tools"],
+            json!(["read_file", "list_directory"])
+        );
+        // The suggestion, pasted, proposes exactly those tools.
+        let allow = r.suggested_allow_tools.clone().unwrap();
+        let pasted = Report::new("files", "stdio", &info(), 0, &listing(many), &allow, 12);
+        let proposed: Vec<&str> = pasted
+            .tools
+            .iter()
+            .filter(|t| t.verdict.reason().is_none())
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(proposed, ["read_file", "list_directory"]);
+        assert_eq!(
+            pasted.paste_line(),
+            None,
+            "nothing to suggest with allow_tools set"
+        );
+        assert_eq!(pasted.to_json()["suggested_allow_tools"], Value::Null);
+    }
+
+    #[test]
+    fn over_cap_without_read_only_tools_suggests_an_empty_line_to_fill() {
+        let many: Vec<Value> = (0..13)
+            .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        let text = Report::new("s", "http", &info(), 0, &listing(many), &[], 12).to_text();
+        assert!(
+            text.ends_with(
+                "none of its tools claims read-only: name the tools you want in \
+                 mcp_servers.s:\n\"allow_tools\": []\n"
+            ),
+            "{text}"
+        );
+        let few = listing(vec![
+            json!({"name": "a", "inputSchema": {"type": "object"}}),
+        ]);
+        let r = Report::new("s", "http", &info(), 0, &few, &[], 12);
+        assert!(
+            !r.to_text().contains("allow_tools"),
+            "under the cap: no hint"
+        );
     }
 
     #[test]

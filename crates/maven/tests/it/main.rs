@@ -6,8 +6,10 @@
 mod support;
 
 mod cli;
+mod completions;
 mod crash;
 mod daemon;
+mod doctor;
 mod feeds;
 mod invariants;
 mod logs;

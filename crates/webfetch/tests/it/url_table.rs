@@ -104,6 +104,24 @@ async fn refused_urls_make_no_attempt() {
     assert_eq!(resolver.calls(), 0, "no lookup");
 }
 
+/// `vet` judges a URL as `send` does before dialling, and never resolves a name.
+#[tokio::test]
+async fn vet_refuses_what_send_refuses_without_a_lookup() {
+    let resolver = Scripted::new(&[("example.test", &[&["127.0.0.2"]])]);
+    let dials = Dials::default();
+    let f = fetcher(door("fetch"), resolver.clone(), &dials);
+    for &(url, want) in REFUSED {
+        let err = f.vet(url).expect_err(url);
+        assert_eq!(err.to_string(), want, "{url}");
+    }
+    f.vet("https://example.test/mcp")
+        .expect("a name is judged at connect time");
+    f.vet("http://93.184.215.14/").expect("a public literal");
+    assert!(f.vet("ftp://example.test/").is_err());
+    assert_eq!(dials.count(), 0, "no connection attempt");
+    assert_eq!(resolver.calls(), 0, "no lookup");
+}
+
 /// On a door that allows private addresses, loopback forms are lifted (and dialled), but
 /// metadata, link-local, unspecified and the IPv4-carrying IPv6 forms stay refused.
 #[tokio::test]

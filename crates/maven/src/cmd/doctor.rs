@@ -1,0 +1,574 @@
+//! `maven doctor [--json]`: is this set-up right? Every check is offline and changes nothing:
+//! the config validates; the data directory, database and socket belong to the current user
+//! with private modes; a daemon on the data directory answers `status` (a short deadline); each
+//! enabled stdio server's command resolves; each HTTP door's URL passes its door's vetting (no
+//! request, no lookup); the page's port is free or held by our daemon (a bind on loopback,
+//! released at once).
+//!
+//! One line per check, `ok|warn|fail  <check>: <what> — <what to do>`; with `--json` an array
+//! of `{check, status, message, fix}`. Exit 0, or 1 when any check fails.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use config::{Config, McpTarget, RouterKind};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::exit::EXIT_FAILED;
+use crate::ipc::client::{self as ipc, IpcError};
+use crate::ipc::protocol::socket_path;
+
+/// How long the daemon has to answer `status`.
+const STATUS_DEADLINE: Duration = Duration::from_secs(3);
+/// The database file's name inside the data directory (the daemon's `DB_NAME`).
+const DB_NAME: &str = "maven.db";
+
+/// A check's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Check {
+    pub(crate) check: String,
+    pub(crate) status: Status,
+    pub(crate) message: String,
+    pub(crate) fix: String,
+}
+
+fn check(name: impl Into<String>, status: Status, message: String, fix: &str) -> Check {
+    Check {
+        check: name.into(),
+        status,
+        message,
+        fix: fix.to_owned(),
+    }
+}
+
+/// Runs every check and prints the report.
+pub(crate) async fn run(config_path: Option<&Path>, data_dir: &Path, as_json: bool) -> ExitCode {
+    let checks = checks(config_path, data_dir).await;
+    if as_json {
+        println!("{}", json!(checks));
+    } else {
+        print!("{}", to_text(&checks));
+    }
+    if checks.iter().any(|c| c.status == Status::Fail) {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The text report: one line per check; a message of several lines (the config's problems)
+/// continues indented below its line.
+fn to_text(checks: &[Check]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for c in checks {
+        let mut lines = c.message.lines();
+        let first = lines.next().unwrap_or("");
+        let rest: Vec<&str> = lines.collect();
+        if rest.is_empty() {
+            let _ = writeln!(
+                s,
+                "{:<4}  {}: {} — {}",
+                c.status.as_str(),
+                c.check,
+                first,
+                c.fix
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "{:<4}  {}: the configuration does not validate — {}",
+                c.status.as_str(),
+                c.check,
+                c.fix
+            );
+            for l in c.message.lines() {
+                let _ = writeln!(s, "      {l}");
+            }
+        }
+    }
+    s
+}
+
+/// Every check, in the order a new user meets them.
+pub(crate) async fn checks(config_path: Option<&Path>, data_dir: &Path) -> Vec<Check> {
+    let mut out = Vec::new();
+    let cfg = config_check(config_path, &mut out);
+    data_dir_checks(data_dir, &mut out);
+    let daemon_answers = daemon_check(data_dir, &mut out).await;
+    if let Some(cfg) = cfg {
+        stdio_checks(&cfg, &mut out);
+        door_checks(&cfg, &mut out);
+        out.push(port_check(cfg.web.listen, daemon_answers));
+    }
+    out
+}
+
+fn config_check(path: Option<&Path>, out: &mut Vec<Check>) -> Option<Config> {
+    match Config::load(path) {
+        Ok(c) => {
+            let message = match &c.source {
+                Some(p) => format!(
+                    "{} validates ({} feeds, {} MCP servers, {} acts)",
+                    p.display(),
+                    c.feeds.len(),
+                    c.mcp_servers.len(),
+                    c.acts.len()
+                ),
+                None => format!(
+                    "no file at {}; every default applies (nothing external)",
+                    config::default_config_path().display()
+                ),
+            };
+            out.push(check("config", Status::Ok, message, "nothing to do"));
+            Some(c)
+        }
+        Err(e) => {
+            out.push(check(
+                "config",
+                Status::Fail,
+                shown::block(&e.to_string()).into_owned(),
+                "fix the file (`maven config check` lists the same problems); the checks that \
+                 need the configuration were skipped",
+            ));
+            None
+        }
+    }
+}
+
+/// The current user (the effective uid), without `unsafe`.
+fn current_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+fn data_dir_checks(dir: &Path, out: &mut Vec<Check>) {
+    let shown = dir.display().to_string();
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            out.push(check(
+                "data-dir",
+                Status::Warn,
+                format!("{shown} does not exist yet"),
+                "`maven daemon` creates it (mode 0700) on its first start",
+            ));
+            return;
+        }
+        Err(e) => {
+            out.push(check(
+                "data-dir",
+                Status::Fail,
+                format!("cannot read {shown}: {e}"),
+                "check the path given with --data or MAVEN_DATA and its parents' permissions",
+            ));
+            return;
+        }
+    };
+    if !meta.is_dir() {
+        out.push(check(
+            "data-dir",
+            Status::Fail,
+            format!("{shown} is not a directory"),
+            "point --data (or MAVEN_DATA) at a directory, or remove what is there",
+        ));
+        return;
+    }
+    let dir_check = private(
+        "data-dir",
+        &shown,
+        &meta,
+        0o700,
+        None,
+        &format!("chmod 700 {shown}"),
+    );
+    let dir_private = dir_check.status == Status::Ok;
+    out.push(dir_check);
+    for (name, what, want) in [("database", DB_NAME, 0o600), ("socket", "", 0o600)] {
+        let path: PathBuf = if name == "socket" {
+            socket_path(dir)
+        } else {
+            dir.join(what)
+        };
+        let shown = path.display().to_string();
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) => {
+                let right_kind = if name == "socket" {
+                    m.file_type().is_socket()
+                } else {
+                    m.is_file()
+                };
+                if !right_kind {
+                    out.push(check(
+                        name,
+                        Status::Fail,
+                        format!(
+                            "{shown} is not a {}",
+                            if name == "socket" { "socket" } else { "file" }
+                        ),
+                        "move it away; the daemon creates its own",
+                    ));
+                    continue;
+                }
+                out.push(private(
+                    name,
+                    &shown,
+                    &m,
+                    want,
+                    Some(dir_private),
+                    &format!("chmod 600 {shown}"),
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let what = if name == "socket" {
+                    "no socket (no daemon has it open)"
+                } else {
+                    "no database yet"
+                };
+                out.push(check(
+                    name,
+                    Status::Ok,
+                    format!("{shown}: {what}"),
+                    "nothing to do; the daemon creates it (mode 0600)",
+                ));
+            }
+            Err(e) => out.push(check(
+                name,
+                Status::Fail,
+                format!("cannot read {shown}: {e}"),
+                "check the data directory's permissions",
+            )),
+        }
+    }
+}
+
+/// Owned by the current user, and no permission bit for the group or others. A file of the
+/// data directory (`in_private_dir` is `Some`) with too wide a mode is a warning while the
+/// directory itself keeps others out (SQLite creates its files by the umask), a failure when
+/// the directory does not.
+fn private(
+    name: &str,
+    shown: &str,
+    meta: &std::fs::Metadata,
+    want: u32,
+    in_private_dir: Option<bool>,
+    fix: &str,
+) -> Check {
+    let uid = current_uid();
+    let mode = meta.permissions().mode() & 0o7777;
+    if meta.uid() != uid {
+        return check(
+            name,
+            Status::Fail,
+            format!(
+                "{shown} belongs to uid {}, not to the current user (uid {uid})",
+                meta.uid()
+            ),
+            &format!("run Maven as its owner, or `chown {uid} {shown}`"),
+        );
+    }
+    if mode & 0o077 != 0 {
+        if in_private_dir == Some(true) {
+            return check(
+                name,
+                Status::Warn,
+                format!(
+                    "{shown} has mode {mode:04o} (want {want:04o}); only the 0700 data \
+                     directory keeps others out"
+                ),
+                fix,
+            );
+        }
+        return check(
+            name,
+            Status::Fail,
+            format!("{shown} has mode {mode:04o}: others may read it (want {want:04o})"),
+            fix,
+        );
+    }
+    check(
+        name,
+        Status::Ok,
+        format!("{shown}: yours, mode {mode:04o}"),
+        "nothing to do",
+    )
+}
+
+/// Whether a daemon on `data_dir` answers `status` within the deadline.
+async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
+    let sock = socket_path(data_dir).display().to_string();
+    match tokio::time::timeout(STATUS_DEADLINE, ipc::call(data_dir, "status", json!({}))).await {
+        Ok(Ok(v)) => {
+            let version = v.get("version").and_then(|x| x.as_str()).unwrap_or("?");
+            let up = v.get("uptime_s").and_then(|x| x.as_u64()).unwrap_or(0);
+            out.push(check(
+                "daemon",
+                Status::Ok,
+                format!(
+                    "a daemon answers on {sock} (version {}, up {up} s)",
+                    shown::line(version)
+                ),
+                "nothing to do",
+            ));
+            true
+        }
+        Ok(Err(IpcError::NoDaemon { reason, .. })) => {
+            out.push(check(
+                "daemon",
+                Status::Warn,
+                format!(
+                    "no daemon is running on {} ({})",
+                    data_dir.display(),
+                    shown::line(&reason)
+                ),
+                "start one with `maven daemon` (or as a service, see the README)",
+            ));
+            false
+        }
+        Ok(Err(e)) => {
+            out.push(check(
+                "daemon",
+                Status::Fail,
+                format!(
+                    "the daemon on {sock} did not answer status: {}",
+                    shown::line(&e.to_string())
+                ),
+                "read its log; restart it if it stays so",
+            ));
+            false
+        }
+        Err(_) => {
+            out.push(check(
+                "daemon",
+                Status::Fail,
+                format!(
+                    "the daemon on {sock} did not answer status within {} s",
+                    STATUS_DEADLINE.as_secs()
+                ),
+                "read its log; restart it if it stays so",
+            ));
+            false
+        }
+    }
+}
+
+fn stdio_checks(cfg: &Config, out: &mut Vec<Check>) {
+    for (name, block) in &cfg.mcp_servers {
+        if !block.enabled {
+            continue;
+        }
+        let McpTarget::Stdio { command, .. } = &block.target else {
+            continue;
+        };
+        let label = format!("mcp:{name}");
+        let shown_cmd = shown::line(command);
+        match resolve_command(command, std::env::var_os("PATH").as_deref()) {
+            Some(p) => out.push(check(
+                label,
+                Status::Ok,
+                format!("{shown_cmd} resolves to {}", p.display()),
+                "nothing to do",
+            )),
+            None if command.contains('/') => out.push(check(
+                label,
+                Status::Fail,
+                format!("{shown_cmd} is not an executable file"),
+                &format!("install it, or fix mcp_servers.{name}.command"),
+            )),
+            None => out.push(check(
+                label,
+                Status::Fail,
+                format!("{shown_cmd} is not found on PATH"),
+                &format!("install it, or give its absolute path in mcp_servers.{name}.command"),
+            )),
+        }
+    }
+}
+
+/// Where a command runs from: a path (with a `/`) as it is, a bare name through `PATH`.
+fn resolve_command(command: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if command.is_empty() {
+        return None;
+    }
+    if command.contains('/') {
+        let p = PathBuf::from(command);
+        return executable(&p).then_some(p);
+    }
+    std::env::split_paths(path?)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(command))
+        .find(|p| executable(p))
+}
+
+fn door_checks(cfg: &Config, out: &mut Vec<Check>) {
+    let mut doors: Vec<(String, String, String)> = Vec::new();
+    for (name, block) in &cfg.mcp_servers {
+        if let (true, McpTarget::Http { url, .. }) = (block.enabled, &block.target) {
+            doors.push((
+                format!("mcp:{name}"),
+                url.clone(),
+                format!("mcp_servers.{name}"),
+            ));
+        }
+    }
+    for feed in cfg.feeds.iter().filter(|f| f.enabled) {
+        doors.push((
+            format!("feed:{}", feed.name),
+            feed.url.clone(),
+            format!("the feed {:?}", feed.name),
+        ));
+    }
+    if cfg.router.kind == RouterKind::Llm {
+        if let Some(url) = &cfg.router.url {
+            doors.push(("router".into(), url.clone(), "router".into()));
+        }
+    }
+    for (door_name, url, block) in doors {
+        out.push(door_check(cfg, &door_name, &url, &block));
+    }
+}
+
+fn door_check(cfg: &Config, door_name: &str, url: &str, block: &str) -> Check {
+    let label = format!("door {door_name}");
+    let shown_url = shown::line(url);
+    let door = match cfg.door(door_name) {
+        Ok(d) => d,
+        Err(e) => return check(label, Status::Fail, e, "fix the configuration"),
+    };
+    match webfetch::Fetcher::new(door).vet(url) {
+        Ok(()) => {
+            let by_name = matches!(
+                url::Url::parse(url)
+                    .ok()
+                    .and_then(|u| u.host().map(|h| h.to_owned())),
+                Some(url::Host::Domain(_))
+            );
+            let message = if by_name {
+                format!("{shown_url}: ok (resolved at connect time)")
+            } else {
+                format!("{shown_url}: allowed")
+            };
+            check(label, Status::Ok, message, "nothing to do")
+        }
+        Err(e) => check(
+            label,
+            Status::Fail,
+            format!("{shown_url}: {}", shown::line(&e.to_string())),
+            &format!(
+                "change the URL of {block}, or widen its door (allow_private on the block, \
+                 fetch.allow_hosts / fetch.deny_hosts) if the address is yours"
+            ),
+        ),
+    }
+}
+
+/// The loopback address the check binds: the configured one when it is loopback, else the
+/// loopback of its family on the same port.
+fn loopback(listen: SocketAddr) -> SocketAddr {
+    if listen.ip().is_loopback() {
+        return listen;
+    }
+    let ip = match listen.ip() {
+        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+    };
+    SocketAddr::new(ip, listen.port())
+}
+
+fn port_check(listen: SocketAddr, daemon_answers: bool) -> Check {
+    let addr = loopback(listen);
+    match TcpListener::bind(addr) {
+        Ok(l) => {
+            drop(l);
+            check(
+                "web",
+                Status::Ok,
+                format!("{listen} (web.listen) is free"),
+                "nothing to do",
+            )
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && daemon_answers => check(
+            "web",
+            Status::Ok,
+            format!("{listen} (web.listen) is taken by the daemon on this data directory"),
+            "nothing to do",
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => check(
+            "web",
+            Status::Fail,
+            format!("{listen} (web.listen) is taken by another program"),
+            "stop that program, or set web.listen to a free port",
+        ),
+        Err(e) => check(
+            "web",
+            Status::Fail,
+            format!("cannot bind {addr} (web.listen {listen}): {e}"),
+            "set web.listen to a loopback address and a port above 1023",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_bare_names_through_path_and_paths_as_they_are() {
+        let path = std::ffi::OsString::from("/nonexistent-dir::/bin:/usr/bin");
+        assert!(resolve_command("sh", Some(&path)).is_some());
+        assert!(resolve_command("no-such-command-here", Some(&path)).is_none());
+        assert!(resolve_command("sh", None).is_none());
+        assert!(resolve_command("/bin/sh", None).is_some());
+        assert!(resolve_command("/etc/passwd", None).is_none());
+        assert!(resolve_command("", Some(&path)).is_none());
+    }
+
+    #[test]
+    fn text_lines_and_multi_line_messages() {
+        let checks = [
+            check("daemon", Status::Warn, "none".into(), "start one"),
+            check("config", Status::Fail, "a: x\nb: y".into(), "fix it"),
+        ];
+        let t = to_text(&checks);
+        assert_eq!(
+            t,
+            "warn  daemon: none — start one\n\
+             fail  config: the configuration does not validate — fix it\n      a: x\n      b: y\n"
+        );
+    }
+
+    #[test]
+    fn loopback_keeps_the_port() {
+        let a: SocketAddr = "0.0.0.0:8765".parse().unwrap();
+        assert_eq!(loopback(a), "127.0.0.1:8765".parse::<SocketAddr>().unwrap());
+        let b: SocketAddr = "[::1]:9".parse().unwrap();
+        assert_eq!(loopback(b), b);
+    }
+}

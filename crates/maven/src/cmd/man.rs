@@ -1,0 +1,21 @@
+//! `maven man`: the man page (roff, section 1) on stdout (clap_mangen).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use crate::exit::EXIT_FAILED;
+
+/// Prints the man page of `cmd`.
+pub(crate) fn run(cmd: clap::Command) -> ExitCode {
+    let mut buf = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(cmd).render(&mut buf) {
+        eprintln!("maven man: cannot render the page: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(&buf).and_then(|()| out.flush()) {
+        eprintln!("maven man: cannot write the page: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,254 @@
+//! `maven doctor` against broken set-ups, each message asserted, and a healthy one.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::Value;
+
+use crate::support::Home;
+
+/// A data directory with mode 0700, as the daemon makes it.
+fn private_data(home: &Home) {
+    std::fs::create_dir(home.data()).unwrap();
+    std::fs::set_permissions(home.data(), std::fs::Permissions::from_mode(0o700)).unwrap();
+}
+
+/// Runs `doctor --json` and returns its exit code and checks.
+fn doctor(home: &Home) -> (Option<i32>, Vec<Value>) {
+    let out = home.run(&["doctor", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code(), v.as_array().unwrap().clone())
+}
+
+fn find<'a>(checks: &'a [Value], name: &str) -> &'a Value {
+    checks
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no check {name:?} in {checks:?}"))
+}
+
+/// A free port on loopback (bound and released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn broken_setups_each_say_what_and_what_to_do() {
+    // Held for the whole test: the port configured in the "taken port" case.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_port = taken.local_addr().unwrap().port();
+    struct Case {
+        what: &'static str,
+        config: String,
+        setup: fn(&Home),
+        check: &'static str,
+        status: &'static str,
+        message: String,
+        fix: &'static str,
+        /// The checks that fail.
+        failing: &'static [&'static str],
+    }
+    let free = free_port();
+    let web = |port: u16| format!(r#""web": {{"listen": "127.0.0.1:{port}"}}"#);
+    let cases = [
+        Case {
+            what: "a 0644 database",
+            config: format!("{{{}}}", web(free)),
+            setup: |h| {
+                private_data(h);
+                let db = h.data().join("maven.db");
+                std::fs::write(&db, b"").unwrap();
+                std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+            },
+            check: "database",
+            status: "warn",
+            message: "{data}/maven.db has mode 0644 (want 0600); only the 0700 data \
+                      directory keeps others out"
+                .into(),
+            fix: "chmod 600 {data}/maven.db",
+            failing: &[],
+        },
+        Case {
+            what: "a 0644 database in a 0755 data directory",
+            config: format!("{{{}}}", web(free)),
+            setup: |h| {
+                std::fs::create_dir(h.data()).unwrap();
+                let db = h.data().join("maven.db");
+                std::fs::write(&db, b"").unwrap();
+                std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+                std::fs::set_permissions(h.data(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            },
+            check: "database",
+            status: "fail",
+            message: "{data}/maven.db has mode 0644: others may read it (want 0600)".into(),
+            fix: "chmod 600 {data}/maven.db",
+            failing: &["data-dir", "database"],
+        },
+        Case {
+            what: "a 0755 data directory",
+            config: format!("{{{}}}", web(free)),
+            setup: |h| {
+                std::fs::create_dir(h.data()).unwrap();
+                std::fs::set_permissions(h.data(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            },
+            check: "data-dir",
+            status: "fail",
+            message: "{data} has mode 0755: others may read it (want 0700)".into(),
+            fix: "chmod 700 {data}",
+            failing: &["data-dir"],
+        },
+        Case {
+            what: "a missing command",
+            config: format!(
+                r#"{{{}, "mcp_servers": {{"files": {{"command": "no-such-mcp-server-x",
+                    "enabled": true}}}}}}"#,
+                web(free)
+            ),
+            setup: private_data,
+            check: "mcp:files",
+            status: "fail",
+            message: "no-such-mcp-server-x is not found on PATH".into(),
+            fix: "install it, or give its absolute path in mcp_servers.files.command",
+            failing: &["mcp:files"],
+        },
+        Case {
+            what: "a door that refuses its URL",
+            config: format!(
+                r#"{{{}, "mcp_servers": {{"lan": {{"url": "http://10.1.2.3/mcp",
+                    "enabled": true}}}}}}"#,
+                web(free)
+            ),
+            setup: private_data,
+            check: "door mcp:lan",
+            status: "fail",
+            message: "http://10.1.2.3/mcp: refused: 10.1.2.3 is private".into(),
+            fix: "change the URL of mcp_servers.lan, or widen its door (allow_private on the \
+                  block, fetch.allow_hosts / fetch.deny_hosts) if the address is yours",
+            failing: &["door mcp:lan"],
+        },
+        Case {
+            what: "a taken port",
+            config: format!("{{{}}}", web(taken_port)),
+            setup: private_data,
+            check: "web",
+            status: "fail",
+            message: format!("127.0.0.1:{taken_port} (web.listen) is taken by another program"),
+            fix: "stop that program, or set web.listen to a free port",
+            failing: &["web"],
+        },
+        Case {
+            what: "a config error",
+            config: r#"{"mcp_servers": {"vikunja": {"url": "https://v.example/mcp",
+                        "max_tools": "12"}}}"#
+                .into(),
+            setup: private_data,
+            check: "config",
+            status: "fail",
+            message: "{config}: mcp_servers.vikunja.max_tools: expected a positive integer, \
+                      got \"12\""
+                .into(),
+            fix: "fix the file (`maven config check` lists the same problems); the checks \
+                  that need the configuration were skipped",
+            failing: &["config"],
+        },
+    ];
+    for case in cases {
+        let home = Home::new();
+        home.write_config(&case.config);
+        (case.setup)(&home);
+        let (code, checks) = doctor(&home);
+        let what = case.what;
+        let want_code = if case.failing.is_empty() { 0 } else { 1 };
+        assert_eq!(code, Some(want_code), "{what}: {checks:?}");
+        let c = find(&checks, case.check);
+        let fill = |s: &str| {
+            s.replace("{data}", &home.data().display().to_string())
+                .replace("{config}", &home.config().display().to_string())
+        };
+        assert_eq!(c["status"], case.status, "{what}: {c}");
+        assert_eq!(c["message"], fill(&case.message), "{what}: {c}");
+        assert_eq!(c["fix"], fill(case.fix), "{what}: {c}");
+        let failing: Vec<&str> = checks
+            .iter()
+            .filter(|c| c["status"] == "fail")
+            .filter_map(|c| c["check"].as_str())
+            .collect();
+        assert_eq!(failing, case.failing, "{what}: only the broken part fails");
+        // The text form says the same on one line.
+        let out = home.run(&["doctor"]);
+        assert_eq!(out.status.code(), Some(want_code), "{what}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = format!(
+            "{:<4}  {}: {} — {}",
+            case.status,
+            case.check,
+            fill(&case.message),
+            fill(case.fix)
+        );
+        assert!(text.lines().any(|l| l == line), "{what}: {text}");
+    }
+    drop(taken);
+}
+
+#[test]
+fn a_healthy_setup_passes_before_and_after_the_first_start() {
+    let home = Home::new();
+    let port = free_port();
+    home.write_config(&format!(
+        r#"{{"web": {{"listen": "127.0.0.1:{port}"}},
+            "mcp_servers": {{
+              "local": {{"command": "sh", "enabled": false}},
+              "shell": {{"command": "/bin/sh", "enabled": true}},
+              "remote": {{"url": "https://mcp.example.invalid/mcp", "enabled": true}}}}}}"#
+    ));
+    // Before the first start: the data directory is missing (a warning), so is the daemon.
+    let (code, checks) = doctor(&home);
+    assert_eq!(code, Some(0), "{checks:?}");
+    assert_eq!(find(&checks, "data-dir")["status"], "warn");
+    assert_eq!(find(&checks, "daemon")["status"], "warn");
+    assert_eq!(
+        find(&checks, "door mcp:remote")["message"],
+        "https://mcp.example.invalid/mcp: ok (resolved at connect time)"
+    );
+    assert_eq!(
+        find(&checks, "mcp:shell")["message"],
+        "/bin/sh resolves to /bin/sh"
+    );
+    assert!(
+        checks.iter().all(|c| c["check"] != "mcp:local"),
+        "a disabled server is not checked: {checks:?}"
+    );
+    assert!(!home.data().exists(), "doctor created nothing");
+
+    // The daemon would dial the servers: run it on the page alone.
+    home.write_config(&format!(r#"{{"web": {{"listen": "127.0.0.1:{port}"}}}}"#));
+    let daemon = home.start();
+    let (code, checks) = doctor(&home);
+    assert_eq!(code, Some(0), "{checks:?}");
+    // The database is as SQLite creates it (by the umask) inside the 0700 directory.
+    for c in &checks {
+        let want = if c["check"] == "database" {
+            ["ok", "warn"]
+        } else {
+            ["ok", "ok"]
+        };
+        assert!(want.contains(&c["status"].as_str().unwrap()), "{c}");
+    }
+    assert_eq!(
+        find(&checks, "web")["message"],
+        format!("127.0.0.1:{port} (web.listen) is taken by the daemon on this data directory")
+    );
+    assert!(find(&checks, "daemon")["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("a daemon answers on "));
+    assert!(find(&checks, "database")["message"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("{}/maven.db", home.data().display())));
+    drop(daemon);
+}
