@@ -431,9 +431,34 @@ impl Store {
     }
 }
 
+/// The database and its `-wal`/`-shm` companions are the owner's alone: mode 0600 (SQLite
+/// creates files by the umask; it gives the companions the database's own mode).
+fn private_files(path: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files = vec![path.to_path_buf()];
+    for suffix in ["-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        files.push(PathBuf::from(p));
+    }
+    for f in files {
+        match std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::Open {
+                    message: format!("cannot make {} private (mode 0600): {e}", f.display()),
+                    path: f,
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The worker thread: opens the file, reports readiness, then serves until closed.
 fn worker(path: &Path, mut rx: mpsc::Receiver<Msg>, ready: oneshot::Sender<Result<(), Error>>) {
-    let mut conn = match schema::open(path) {
+    let mut conn = match schema::open(path).and_then(|c| private_files(path).map(|()| c)) {
         Ok(c) => c,
         Err(e) => {
             let _ = ready.send(Err(e));

@@ -201,10 +201,8 @@ fn data_dir_checks(dir: &Path, out: &mut Vec<Check>) {
         &shown,
         &meta,
         0o700,
-        None,
         &format!("chmod 700 {shown}"),
     );
-    let dir_private = dir_check.status == Status::Ok;
     out.push(dir_check);
     for (name, what, want) in [("database", DB_NAME, 0o600), ("socket", "", 0o600)] {
         let path: PathBuf = if name == "socket" {
@@ -237,7 +235,6 @@ fn data_dir_checks(dir: &Path, out: &mut Vec<Check>) {
                     &shown,
                     &m,
                     want,
-                    Some(dir_private),
                     &format!("chmod 600 {shown}"),
                 ));
             }
@@ -264,18 +261,9 @@ fn data_dir_checks(dir: &Path, out: &mut Vec<Check>) {
     }
 }
 
-/// Owned by the current user, and no permission bit for the group or others. A file of the
-/// data directory (`in_private_dir` is `Some`) with too wide a mode is a warning while the
-/// directory itself keeps others out (SQLite creates its files by the umask), a failure when
-/// the directory does not.
-fn private(
-    name: &str,
-    shown: &str,
-    meta: &std::fs::Metadata,
-    want: u32,
-    in_private_dir: Option<bool>,
-    fix: &str,
-) -> Check {
+/// Owned by the current user, and no permission bit for the group or others (the store creates
+/// its database 0600 and the IPC server its socket 0600, so anything wider was changed by hand).
+fn private(name: &str, shown: &str, meta: &std::fs::Metadata, want: u32, fix: &str) -> Check {
     let uid = current_uid();
     let mode = meta.permissions().mode() & 0o7777;
     if meta.uid() != uid {
@@ -290,17 +278,6 @@ fn private(
         );
     }
     if mode & 0o077 != 0 {
-        if in_private_dir == Some(true) {
-            return check(
-                name,
-                Status::Warn,
-                format!(
-                    "{shown} has mode {mode:04o} (want {want:04o}); only the 0700 data \
-                     directory keeps others out"
-                ),
-                fix,
-            );
-        }
         return check(
             name,
             Status::Fail,

@@ -65,12 +65,10 @@ fn broken_setups_each_say_what_and_what_to_do() {
                 std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
             },
             check: "database",
-            status: "warn",
-            message: "{data}/maven.db has mode 0644 (want 0600); only the 0700 data \
-                      directory keeps others out"
-                .into(),
+            status: "fail",
+            message: "{data}/maven.db has mode 0644: others may read it (want 0600)".into(),
             fix: "chmod 600 {data}/maven.db",
-            failing: &[],
+            failing: &["database"],
         },
         Case {
             what: "a 0644 database in a 0755 data directory",

@@ -210,3 +210,20 @@ async fn a_version_1_file_is_migrated_forward_keeping_its_data() {
     assert!(store.passkeys().await.unwrap().is_empty());
     store.add_passkey("ab01", "{}").await.unwrap();
 }
+
+#[tokio::test]
+async fn the_database_and_its_companions_are_the_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = Db::new().await;
+    db.store.set_fact("k", "v").await.unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&db.path()), 0o600);
+    for suffix in ["-wal", "-shm"] {
+        let mut p = db.path().into_os_string();
+        p.push(suffix);
+        let p = std::path::PathBuf::from(p);
+        if p.exists() {
+            assert_eq!(mode(&p), 0o600, "{}", p.display());
+        }
+    }
+}
