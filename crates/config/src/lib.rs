@@ -279,6 +279,17 @@ fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
 }
 
 impl Config {
+    /// What the file configures, as `maven config check` and `maven doctor` say it:
+    /// `2 feeds, 1 MCP servers, 0 acts`.
+    pub fn counts(&self) -> String {
+        format!(
+            "{} feeds, {} MCP servers, {} acts",
+            self.feeds.len(),
+            self.mcp_servers.len(),
+            self.acts.len()
+        )
+    }
+
     /// Loads the configuration. `explicit` is the `--config` argument: an explicitly named file
     /// must exist; the default file may be missing, which means every default.
     pub fn load(explicit: Option<&Path>) -> Result<Config, Error> {

@@ -359,13 +359,7 @@ fn config_check(path: Option<&Path>) -> ExitCode {
     match Config::load(path) {
         Ok(c) => {
             match &c.source {
-                Some(p) => println!(
-                    "{}: ok ({} feeds, {} MCP servers, {} acts)",
-                    p.display(),
-                    c.feeds.len(),
-                    c.mcp_servers.len(),
-                    c.acts.len()
-                ),
+                Some(p) => println!("{}: ok ({})", p.display(), c.counts()),
                 None => println!(
                     "{}: no such file; every default applies (nothing external)",
                     shown.display()

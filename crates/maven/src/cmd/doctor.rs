@@ -131,13 +131,7 @@ fn config_check(path: Option<&Path>, out: &mut Vec<Check>) -> Option<Config> {
     match Config::load(path) {
         Ok(c) => {
             let message = match &c.source {
-                Some(p) => format!(
-                    "{} validates ({} feeds, {} MCP servers, {} acts)",
-                    p.display(),
-                    c.feeds.len(),
-                    c.mcp_servers.len(),
-                    c.acts.len()
-                ),
+                Some(p) => format!("{} validates ({})", p.display(), c.counts()),
                 None => format!(
                     "no file at {}; every default applies (nothing external)",
                     config::default_config_path().display()
