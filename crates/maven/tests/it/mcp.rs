@@ -5,16 +5,7 @@ use std::net::TcpListener;
 
 use serde_json::{json, Value};
 
-use crate::support::{eventually, testkit_mcp, Home};
-
-/// The entry of a JSON list (servers, tool rows) with this name.
-fn by_name<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {v}"))
-}
+use crate::support::{by_name, eventually, testkit_mcp, Home};
 
 #[test]
 fn boot_never_waits_on_servers_and_discovery_only_proposes() {

@@ -258,3 +258,12 @@ pub(crate) fn serve_feed(answer: impl Fn() -> (u16, String) + Send + 'static) ->
     });
     url
 }
+
+/// The entry of a JSON list (servers, tool rows) with this name.
+pub(crate) fn by_name<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
+}

@@ -5,9 +5,9 @@
 
 use std::process::Output;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::support::{eventually, serve_feed, testkit_mcp, Home};
+use crate::support::{by_name, eventually, serve_feed, testkit_mcp, Home};
 
 /// What `testkit-mcp --hostile-text` writes (see its source).
 const HOSTILE_NAME: &str = "esc\u{1b}]0;pwned\u{7}";
@@ -56,14 +56,6 @@ fn human(home: &Home, args: &[&str]) -> String {
     assert_no_raw_hazard(&format!("maven {args:?} stdout"), &stdout);
     assert_no_raw_hazard(&format!("maven {args:?} stderr"), &stderr);
     stdout
-}
-
-fn by_name<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {v}"))
 }
 
 fn assert_contains(what: &str, text: &str, needle: &str) {
