@@ -2,9 +2,10 @@
 //!
 //! [`may_run`] is the one answer to "may this row run now". The executor is reached only from a
 //! turn; there is no IPC method or page route that calls it. It re-reads the row and asks
-//! [`may_run`], runs a destructive row only with a [`Confirmation`], sends rows with `cmd = ["mcp", …]` to the connection manager (only the tool
-//! name and the bound arguments leave Maven), and runs local acts by exec — argv, no shell —
-//! with a timeout and an output cap. "mcp" is never executed as a program. Every execution,
+//! [`may_run`], runs a destructive row only with a [`Confirmation`], sends rows with
+//! `cmd = ["mcp", …]` to the connection manager (only the tool name and the bound arguments
+//! leave Maven), and runs local acts by exec — argv, no shell — with a timeout and an output
+//! cap. "mcp" is never executed as a program. Every execution,
 //! whatever its outcome, lands in `acts_log`.
 
 use std::process::Stdio;
@@ -49,6 +50,18 @@ pub struct LocalAct {
 /// question, asked by the turn pipeline before it asks for a confirmation and by the executor
 /// again, on the row re-read, right before it runs.
 pub fn may_run(row: &ToolRow, approvals: &Approvals) -> Result<(), String> {
+    approved(row, approvals).map(|_| ())
+}
+
+/// What the configuration approves for a row that may run: the server's `allow_tools`, or the
+/// local act itself.
+enum Approved<'a> {
+    Mcp { allow_tools: &'a [String] },
+    Local(&'a LocalAct),
+}
+
+/// [`may_run`], keeping what the configuration approves for the run itself.
+fn approved<'a>(row: &ToolRow, approvals: &'a Approvals) -> Result<Approved<'a>, String> {
     match row.state {
         ToolState::Enabled => {}
         ToolState::Proposed => {
@@ -81,6 +94,7 @@ pub fn may_run(row: &ToolRow, approvals: &Approvals) -> Result<(), String> {
                     row.name, row.tool, row.server
                 ));
             }
+            Ok(Approved::Mcp { allow_tools })
         }
         ToolKind::Local => {
             let Some(act) = approvals.acts.iter().find(|a| a.name == row.tool) else {
@@ -95,9 +109,9 @@ pub fn may_run(row: &ToolRow, approvals: &Approvals) -> Result<(), String> {
                     row.name
                 ));
             }
+            Ok(Approved::Local(act))
         }
     }
-    Ok(())
 }
 
 /// Why the tail could not become arguments.
@@ -264,10 +278,10 @@ impl Executor {
     /// Checks `row` before anything runs or is asked: [`may_run`], then (for an MCP row) that
     /// the tail binds. A destructive row comes back as a [`Request`] for the owner.
     pub fn prepare(&self, row: &ToolRow, tail: &str, utterance: &str) -> Result<Next, ExecError> {
-        may_run(row, &self.approvals).map_err(ExecError::Refused)?;
-        if row.kind == ToolKind::Mcp {
-            let allow = self.allow_tools(row);
-            bind_positional(row, allow, tail)?;
+        if let Approved::Mcp { allow_tools } =
+            approved(row, &self.approvals).map_err(ExecError::Refused)?
+        {
+            bind_positional(row, allow_tools, tail)?;
         }
         if row.destructive {
             return Ok(Next::Confirm(Request {
@@ -293,14 +307,6 @@ impl Executor {
             .await
     }
 
-    fn allow_tools(&self, row: &ToolRow) -> &[String] {
-        self.approvals
-            .servers
-            .get(&row.server)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-    }
-
     async fn execute(
         &self,
         name: &str,
@@ -314,14 +320,14 @@ impl Executor {
             Ok(None) => return Err(ExecError::Refused(format!("{name} no longer exists"))),
             Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
         };
-        may_run(&row, &self.approvals).map_err(ExecError::Refused)?;
+        let approved = approved(&row, &self.approvals).map_err(ExecError::Refused)?;
         if row.destructive && confirmed_by.is_none() {
             return Err(ExecError::NeedsConfirmation(row.name.clone()));
         }
         let started = Instant::now();
-        let (arguments, result) = match row.kind {
-            ToolKind::Mcp => self.run_mcp(&row, tail).await?,
-            ToolKind::Local => self.run_local(&row, tail).await?,
+        let (arguments, result) = match approved {
+            Approved::Mcp { allow_tools } => self.run_mcp(&row, allow_tools, tail).await?,
+            Approved::Local(act) => run_local(act, tail).await,
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (ok, outcome) = match &result {
@@ -356,9 +362,10 @@ impl Executor {
     async fn run_mcp(
         &self,
         row: &ToolRow,
+        allow_tools: &[String],
         tail: &str,
     ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
-        let args = bind_positional(row, self.allow_tools(row), tail)?;
+        let args = bind_positional(row, allow_tools, tail)?;
         let Some(manager) = &self.manager else {
             return Err(ExecError::Refused(format!(
                 "{}: no MCP server is running",
@@ -375,32 +382,23 @@ impl Executor {
         };
         Ok((arguments, res))
     }
+}
 
-    async fn run_local(
-        &self,
-        row: &ToolRow,
-        tail: &str,
-    ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
-        let Some(act) = self.approvals.acts.iter().find(|a| a.name == row.tool) else {
-            return Err(ExecError::Refused(format!(
-                "{}: no longer in the configuration's acts",
-                row.name
-            )));
-        };
-        let mut argv = act.cmd.clone();
-        let tail = tail.trim();
-        if !tail.is_empty() {
-            argv.push(tail.to_string());
-        }
-        let arguments = json!({ "argv": argv });
-        let res = run_argv(
-            &argv,
-            act.timeout,
-            usize::try_from(act.max_output).unwrap_or(usize::MAX),
-        )
-        .await;
-        Ok((arguments, res))
+/// Runs a local act with the router's tail as its last argument (when there is one).
+async fn run_local(act: &LocalAct, tail: &str) -> (Value, Result<Ran, ExecError>) {
+    let mut argv = act.cmd.clone();
+    let tail = tail.trim();
+    if !tail.is_empty() {
+        argv.push(tail.to_string());
     }
+    let arguments = json!({ "argv": argv });
+    let res = run_argv(
+        &argv,
+        act.timeout,
+        usize::try_from(act.max_output).unwrap_or(usize::MAX),
+    )
+    .await;
+    (arguments, res)
 }
 
 fn first_line(s: &str) -> String {
