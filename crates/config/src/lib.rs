@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-// The tool-name pattern and the default `max_tools` are the MCP crate's.
+// The tool-name pattern and the default `max_tools` are the allowlist's.
 use allowlist::catalogue::{valid_tool_name, DEFAULT_MAX_TOOLS};
 
 mod error;
@@ -278,7 +278,41 @@ fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
     }
 }
 
+impl McpServerConfig {
+    /// What the allowlist needs to know of this block.
+    pub fn policy(&self) -> allowlist::ServerPolicy {
+        allowlist::ServerPolicy {
+            name: self.name.clone(),
+            allow_tools: self.allow_tools.clone(),
+            max_tools: usize::try_from(self.max_tools).unwrap_or(usize::MAX),
+        }
+    }
+}
+
 impl Config {
+    /// What the configuration approves to run, for the allowlist's executor: each server
+    /// block's `allow_tools`, and the local acts.
+    pub fn approvals(&self) -> allowlist::Approvals {
+        allowlist::Approvals {
+            servers: self
+                .mcp_servers
+                .iter()
+                .map(|(name, block)| (name.clone(), block.allow_tools.clone()))
+                .collect(),
+            acts: self
+                .acts
+                .iter()
+                .map(|a| allowlist::LocalAct {
+                    name: a.name.clone(),
+                    cmd: a.cmd.clone(),
+                    read_only: a.read_only,
+                    timeout: a.timeout,
+                    max_output: a.max_output,
+                })
+                .collect(),
+        }
+    }
+
     /// What the file configures, as `maven config check` and `maven doctor` say it:
     /// `2 feeds, 1 MCP servers, 0 acts`.
     pub fn counts(&self) -> String {

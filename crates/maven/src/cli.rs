@@ -314,9 +314,13 @@ pub(crate) fn main() -> ExitCode {
                 );
                 return ExitCode::from(EXIT_USAGE);
             };
-            let allow = block.allow_tools.clone();
-            let max = usize::try_from(block.max_tools).unwrap_or(usize::MAX);
-            runtime(crate::cmd::mcp_inspect::run(server, &allow, max, json))
+            let policy = block.policy();
+            runtime(crate::cmd::mcp_inspect::run(
+                server,
+                &policy.allow_tools,
+                policy.max_tools,
+                json,
+            ))
         }
     }
 }

@@ -154,13 +154,10 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         Some(p) => tracing::info!(config = %p.display(), "configuration loaded"),
         None => tracing::info!("no configuration file: every default applies, nothing external"),
     }
-    allowlist::reconcile::propose_local_acts(
-        &store,
-        &approvals(&config).acts,
-        config.source.as_deref(),
-    )
-    .await
-    .context("cannot propose the configuration's acts")?;
+    let approvals = Arc::new(config.approvals());
+    allowlist::reconcile::propose_local_acts(&store, &approvals.acts, config.source.as_deref())
+        .await
+        .context("cannot propose the configuration's acts")?;
 
     let listener = ipc::bind(&data_dir)?;
     let cancel = CancellationToken::new();
@@ -172,8 +169,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     // server's own task, after the IPC socket is already answering.
     let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
     let web = crate::web::start(&config, &store).await;
-    let executor =
-        allowlist::Executor::new(store.clone(), Arc::new(approvals(&config)), manager.clone());
+    let executor = allowlist::Executor::new(store.clone(), approvals, manager.clone());
     let llm = match config.router.kind {
         config::RouterKind::Rules => None,
         config::RouterKind::Llm => {
@@ -355,12 +351,7 @@ fn start_manager(
             let Some(block) = config.mcp_servers.get(&d.server) else {
                 continue;
             };
-            let policy = allowlist::ServerPolicy {
-                name: block.name.clone(),
-                allow_tools: block.allow_tools.clone(),
-                max_tools: usize::try_from(block.max_tools).unwrap_or(usize::MAX),
-            };
-            let note = match allowlist::reconcile(&store, &policy, &d.tools).await {
+            let note = match allowlist::reconcile(&store, &block.policy(), &d.tools).await {
                 Ok(r) => DiscoveryNote {
                     over_cap: r.over_cap(d.tools.len()),
                     refused: r.refused,
@@ -384,28 +375,6 @@ fn start_manager(
         }
     });
     Some(manager)
-}
-
-/// What the configuration approves to run, for the executor.
-pub(crate) fn approvals(config: &Config) -> allowlist::Approvals {
-    allowlist::Approvals {
-        servers: config
-            .mcp_servers
-            .iter()
-            .map(|(name, block)| (name.clone(), block.allow_tools.clone()))
-            .collect(),
-        acts: config
-            .acts
-            .iter()
-            .map(|a| allowlist::LocalAct {
-                name: a.name.clone(),
-                cmd: a.cmd.clone(),
-                read_only: a.read_only,
-                timeout: a.timeout,
-                max_output: a.max_output,
-            })
-            .collect(),
-    }
 }
 
 impl Dispatch for State {

@@ -452,7 +452,7 @@ mod tests {
         let store = Store::open(&dir.path().join("m.db")).await.unwrap();
         let config =
             Arc::new(config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap());
-        let approvals = crate::daemon::approvals(&config);
+        let approvals = config.approvals();
         allowlist::reconcile::propose_local_acts(&store, &approvals.acts, None)
             .await
             .unwrap();
