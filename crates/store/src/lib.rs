@@ -333,9 +333,7 @@ impl Store {
     /// [`Error::AlreadyExists`] when the name or the identity is taken; [`Error::Invalid`] when
     /// cmd does not match the kind.
     pub async fn propose_tool(&self, t: NewTool) -> Result<ToolRow, Error> {
-        self.call(move |c| ops::apply_listing(c, move |_| (vec![ToolChange::Propose(t)], ())))
-            .await
-            .and_then(|(mut rows, ())| rows.pop().ok_or_else(|| Error::NotFound("tool".into())))
+        self.call(move |c| ops::propose_tool(c, &t)).await
     }
 
     /// The owner enables or disables a row, and the event names the step-up used

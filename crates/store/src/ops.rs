@@ -486,6 +486,13 @@ fn insert_event(
     Ok(())
 }
 
+pub(crate) fn propose_tool(conn: &mut Connection, t: &NewTool) -> Result<ToolRow, Error> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let row = propose_in(&tx, t, now_ms())?;
+    tx.commit()?;
+    Ok(row)
+}
+
 fn propose_in(tx: &Connection, t: &NewTool, now: i64) -> Result<ToolRow, Error> {
     check_cmd(t.kind, &t.server, &t.tool, &t.cmd)?;
     if get_tool(tx, &t.name)?.is_some() {
