@@ -13,7 +13,8 @@
 //! - [`block`] for text that may span lines (a tool's result, a stderr tail): newlines and tabs
 //!   stay, every other hazard is escaped;
 //! - [`for_prompt`] for the model's prompt: hazards removed, newlines made spaces;
-//! - [`capped`] for a quoted name that may be huge: its first characters and its length.
+//! - [`capped`] for a quoted name that may be huge: its first characters and its length;
+//! - [`cut`] to shorten text to a number of characters, marking the cut.
 //!
 //! Machine-readable (`--json`) outputs keep the exact strings; JSON escapes them itself.
 
@@ -97,6 +98,20 @@ pub fn for_prompt(s: &str) -> Cow<'_, str> {
             })
             .collect(),
     )
+}
+
+/// The first `max` characters of `s`, with `…` when anything was cut. Renders nothing: pass
+/// the result through [`line`] or [`block`] (or HTML escaping) where it is shown.
+///
+/// ```
+/// assert_eq!(shown::cut("абв", 2), "аб…");
+/// assert_eq!(shown::cut("abc", 3), "abc");
+/// ```
+pub fn cut(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => Cow::Borrowed(s),
+        Some((end, _)) => Cow::Owned(format!("{}…", &s[..end])),
+    }
 }
 
 /// A one-line field of at most `max` characters: [`line`] of its first `max` characters, and

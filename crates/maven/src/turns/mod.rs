@@ -375,23 +375,13 @@ impl Turns {
 /// A note's text (a feed item's title and summary, capped) for an answer: its later lines
 /// indented under its bullet, so no line a feed wrote can pass for another item.
 fn indented(text: &str, indent: &str) -> String {
-    cap_chars(text, NOTE_TEXT_CAP).replace('\n', &format!("\n{indent}"))
-}
-
-fn cap_chars(s: &str, cap: usize) -> String {
-    if s.chars().count() <= cap {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(cap).collect();
-        t.push('…');
-        t
-    }
+    shown::cut(text, NOTE_TEXT_CAP).replace('\n', &format!("\n{indent}"))
 }
 
 fn act_lines(enabled: &[&ToolRow]) -> String {
     let mut out = String::new();
     for r in enabled {
-        let d = cap_chars(&r.description, 100);
+        let d = shown::cut(&r.description, 100);
         let w = if r.destructive { " (asks first)" } else { "" };
         let _ = writeln!(out, "  • {} — {d}{w}", r.name.replace('_', " "));
     }

@@ -2,12 +2,7 @@
 
 /// Cuts `s` to at most `n` characters, marking the cut.
 pub(crate) fn cap(s: &str, n: usize) -> String {
-    let kept = mcp::tools::cap_chars(s, n);
-    if kept.len() < s.len() {
-        format!("{kept}…")
-    } else {
-        kept.to_owned()
-    }
+    shown::cut(s, n).into_owned()
 }
 
 #[cfg(test)]
