@@ -212,6 +212,9 @@ pub enum McpTarget {
         args: Vec<String>,
         /// Extra environment of the child.
         env: BTreeMap<String, Secret>,
+        /// Its sandbox (`sandbox`, default `true`); `None` when the block says
+        /// `"sandbox": false`, the owner's explicit choice to run it as themselves.
+        sandbox: Option<sandbox::Policy>,
     },
     /// A Streamable HTTP endpoint (`url`).
     Http {
@@ -463,7 +466,9 @@ impl Config {
     pub fn mcp_server(&self, name: &str) -> Option<mcp::ServerConfig> {
         let sc = self.mcp_servers.get(name)?;
         let transport = match &sc.target {
-            McpTarget::Stdio { command, args, env } => mcp::Transport::Stdio {
+            McpTarget::Stdio {
+                command, args, env, ..
+            } => mcp::Transport::Stdio {
                 command: command.clone(),
                 args: args.clone(),
                 env: env
@@ -1230,6 +1235,7 @@ impl Validator<'_> {
                     "allow_tools",
                     "max_tools",
                     "timeouts",
+                    "sandbox",
                 ],
                 enabled,
             ) else {
@@ -1279,10 +1285,16 @@ impl Validator<'_> {
                 let command = self.nonempty_string(o, "command");
                 let args = self.string_list(o, "args");
                 let env = self.secret_map(o, "env");
-                command.map(|command| McpTarget::Stdio { command, args, env })
+                let sandbox = self.sandbox(o);
+                command.map(|command| McpTarget::Stdio {
+                    command,
+                    args,
+                    env,
+                    sandbox,
+                })
             }
             (false, true) => {
-                for k in ["args", "env"] {
+                for k in ["args", "env", "sandbox"] {
                     if has(k) {
                         self.problem(
                             &join(&path, k),
@@ -1348,6 +1360,75 @@ impl Validator<'_> {
             max_tools,
             timeouts,
         })
+    }
+
+    /// A stdio block's `sandbox`: `true` (the default), `false`, or `{"read": [paths],
+    /// "write": [paths], "network": bool, "memory": bytes, "processes": n}` (X-1).
+    fn sandbox(&mut self, o: &Obj<'_>) -> Option<sandbox::Policy> {
+        let mut policy = sandbox::Policy::default();
+        let Some(v) = o.map.get("sandbox") else {
+            return Some(policy);
+        };
+        let path = join(&o.path, "sandbox");
+        let so = match v {
+            Value::Bool(true) => return Some(policy),
+            Value::Bool(false) => return None,
+            Value::Object(_) => self.object(
+                &path,
+                v,
+                &["read", "write", "network", "memory", "processes"],
+                o.enabled,
+            )?,
+            _ => {
+                self.wrong_type(
+                    &path,
+                    "true, false or an object {\"read\", \"write\", \"network\", \"memory\", \"processes\"}",
+                    v,
+                );
+                return Some(policy);
+            }
+        };
+        for (key, slot) in [("read", &mut policy.read), ("write", &mut policy.write)] {
+            for (i, p) in self.string_list(&so, key).into_iter().enumerate() {
+                let pp = std::path::Path::new(&p);
+                let dotted = pp
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir));
+                if !pp.is_absolute() || dotted || p.contains('\0') {
+                    self.bad_value(
+                        &format!("{path}.{key}[{i}]"),
+                        "an absolute path without \"..\"",
+                        format!("{p:?}"),
+                    );
+                } else {
+                    slot.push(PathBuf::from(p));
+                }
+            }
+        }
+        policy.network = self.boolean(&so, "network", true);
+        if let Some(m) = self.positive(&so, "memory") {
+            if m < sandbox::MIN_MEMORY {
+                self.bad_value(
+                    &join(&path, "memory"),
+                    format!("at least {} bytes (64 MiB)", sandbox::MIN_MEMORY),
+                    m.to_string(),
+                );
+            } else {
+                policy.memory = m;
+            }
+        }
+        if let Some(n) = self.positive(&so, "processes") {
+            if n > sandbox::MAX_PROCESSES {
+                self.bad_value(
+                    &join(&path, "processes"),
+                    format!("at most {}", sandbox::MAX_PROCESSES),
+                    n.to_string(),
+                );
+            } else {
+                policy.processes = n;
+            }
+        }
+        Some(policy)
     }
 
     fn acts(
@@ -1465,6 +1546,54 @@ mod tests {
             Ok(_) => panic!("expected errors {expect:?} for {json}"),
             Err(got) => assert_eq!(got, expect, "for {json}"),
         }
+    }
+
+    #[test]
+    fn the_sandbox_key() {
+        let c = check(
+            r#"{"mcp_servers": {
+                "a": {"command": "x"},
+                "b": {"command": "x", "sandbox": false},
+                "c": {"command": "x", "sandbox": {"read": ["/srv/notes"], "write": ["/srv/notes/out"],
+                      "network": false, "memory": 134217728, "processes": 8}}}}"#,
+        )
+        .unwrap();
+        let sb = |n: &str| match &c.mcp_servers[n].target {
+            McpTarget::Stdio { sandbox, .. } => sandbox.clone(),
+            McpTarget::Http { .. } => unreachable!(),
+        };
+        assert_eq!(sb("a"), Some(sandbox::Policy::default()));
+        assert_eq!(sb("b"), None);
+        assert_eq!(
+            sb("c"),
+            Some(sandbox::Policy {
+                read: vec!["/srv/notes".into()],
+                write: vec!["/srv/notes/out".into()],
+                network: false,
+                memory: 134_217_728,
+                processes: 8,
+            })
+        );
+        check_err(
+            r#"{"mcp_servers": {"v": {"command": "x", "sandbox": {"read": ["notes", "/a/../b"], "write": [1],
+                "network": "no", "memory": 1024, "processes": 0, "net": true}}}}"#,
+            &[
+                r#"config.json: mcp_servers.v.sandbox.net: unknown key (expected one of: read, write, network, memory, processes)"#,
+                r#"config.json: mcp_servers.v.sandbox.read[0]: expected an absolute path without "..", got "notes""#,
+                r#"config.json: mcp_servers.v.sandbox.read[1]: expected an absolute path without "..", got "/a/../b""#,
+                r#"config.json: mcp_servers.v.sandbox.write[0]: expected a string, got 1"#,
+                r#"config.json: mcp_servers.v.sandbox.network: expected true or false, got "no""#,
+                r#"config.json: mcp_servers.v.sandbox.memory: expected at least 67108864 bytes (64 MiB), got 1024"#,
+                r#"config.json: mcp_servers.v.sandbox.processes: expected a positive integer, got 0"#,
+            ],
+        );
+        check_err(
+            r#"{"mcp_servers": {"v": {"command": "x", "sandbox": "yes"}, "h": {"url": "http://a.example/", "sandbox": true}}}"#,
+            &[
+                r#"config.json: mcp_servers.h.sandbox: only valid for a local server (with "command")"#,
+                r#"config.json: mcp_servers.v.sandbox: expected true, false or an object {"read", "write", "network", "memory", "processes"}, got "yes""#,
+            ],
+        );
     }
 
     #[test]
