@@ -1590,8 +1590,8 @@ mod tests {
         check_err(
             r#"{"mcp_servers": {"v": {"command": "x", "sandbox": "yes"}, "h": {"url": "http://a.example/", "sandbox": true}}}"#,
             &[
-                r#"config.json: mcp_servers.h.sandbox: only valid for a local server (with "command")"#,
                 r#"config.json: mcp_servers.v.sandbox: expected true, false or an object {"read", "write", "network", "memory", "processes"}, got "yes""#,
+                r#"config.json: mcp_servers.h.sandbox: only a local server (with "command") takes this key"#,
             ],
         );
     }
@@ -1632,7 +1632,7 @@ mod tests {
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "max_tool": 3}}}"#,
-                &["config.json: mcp_servers.v.max_tool: unknown key (expected one of: command, args, env, url, headers, allow_private, host_interval, enabled, allow_tools, max_tools, timeouts)"],
+                &["config.json: mcp_servers.v.max_tool: unknown key (expected one of: command, args, env, url, headers, allow_private, host_interval, enabled, allow_tools, max_tools, timeouts, sandbox)"],
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "enabled": false, "timeouts": {"call": "11m"}}}}"#,

@@ -4,7 +4,7 @@
 //! [`CancellationToken`]; SIGINT or SIGTERM cancels the token, and the daemon waits (with a
 //! deadline) for every task to finish before it removes its socket and releases its lock.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -58,6 +58,8 @@ pub(crate) struct State {
     web: Option<Arc<crate::web::Web>>,
     /// The turn pipeline: the only path that runs an act.
     turns: crate::turns::Turns,
+    /// Sandboxed servers that are not started, and why (X-2: fail closed).
+    blocked: BTreeMap<String, String>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -167,7 +169,8 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let poller = crate::poll::start(&config, &store, &cancel, &tracker).await?;
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
-    let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
+    let (servers, blocked) = crate::confine::launches(&config, &data_dir);
+    let manager = start_manager(servers, &config, &store, &discovery, &cancel, &tracker);
     let web = crate::web::start(&config, &store).await;
     let executor = allowlist::Executor::new(store.clone(), approvals, manager.clone());
     let llm = match config.router.kind {
@@ -188,6 +191,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         discovery,
         web: web.as_ref().map(|(w, _)| w.clone()),
         turns,
+        blocked,
     });
     if let Some((w, l)) = web {
         let app = crate::web::App::new(w, state.clone());
@@ -315,6 +319,7 @@ impl DataLock {
 /// Builds the MCP connection manager and the task that applies its listings to the
 /// allowlist. Returns at once: nothing is dialled here.
 fn start_manager(
+    servers: Vec<mcp::Managed>,
     config: &Arc<Config>,
     store: &store::Store,
     discovery: &Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
@@ -324,16 +329,6 @@ fn start_manager(
     if config.mcp_servers.is_empty() {
         return None;
     }
-    let servers: Vec<mcp::Managed> = config
-        .mcp_servers
-        .iter()
-        .filter_map(|(name, block)| {
-            config.mcp_server(name).map(|c| mcp::Managed {
-                config: c,
-                enabled: block.enabled,
-            })
-        })
-        .collect();
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
     let (manager, mut listings) = mcp::Manager::new(servers, config.mcp_timing.manager_options());
     let (config, store, notes, cancel) = (
@@ -503,13 +498,20 @@ impl State {
                         })
                         .count()
                 };
-                json::server_status(
+                let mut view = json::server_status(
                     block,
                     status,
                     notes.get(&block.name),
                     count(store::ToolState::Proposed),
                     count(store::ToolState::Enabled),
-                )
+                );
+                if let Some(why) = self.blocked.get(&block.name) {
+                    if block.enabled {
+                        view.state = "not started: its sandbox cannot be applied".to_owned();
+                    }
+                    view.last_error = Some(why.clone());
+                }
+                view
             })
             .collect()
     }

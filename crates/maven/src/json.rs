@@ -51,15 +51,22 @@ pub(crate) fn note(n: &store::Note) -> NoteView {
     }
 }
 
-/// The trust level of a server, spelled out.
-pub(crate) fn trust(t: &McpTarget) -> &'static str {
+/// What an unsandboxed local server may do (`"sandbox": false`).
+pub(crate) const UNSANDBOXED: &str =
+    "unsandboxed local process: runs as you, with your files and your network";
+
+/// The trust level of a server, spelled out.
+pub(crate) fn trust(t: &McpTarget) -> String {
     match t {
-        McpTarget::Stdio { .. } => "local process: runs as you, with your files and your network",
+        McpTarget::Stdio {
+            sandbox: Some(p), ..
+        } => p.trust(),
+        McpTarget::Stdio { sandbox: None, .. } => UNSANDBOXED.to_owned(),
         McpTarget::Http {
             allow_private: true,
             ..
-        } => "LAN endpoint (allow_private)",
-        McpTarget::Http { .. } => "remote endpoint",
+        } => "LAN endpoint (allow_private)".to_owned(),
+        McpTarget::Http { .. } => "remote endpoint".to_owned(),
     }
 }
 
@@ -132,7 +139,7 @@ pub(crate) fn server_status(
         target: target(&s.target),
         enabled: s.enabled,
         state,
-        trust: trust(&s.target).to_owned(),
+        trust: trust(&s.target),
         protocol_version: live.and_then(|l| l.protocol_version.clone()),
         server_info: live
             .and_then(|l| l.server_info.as_ref())

@@ -5,6 +5,7 @@
 
 mod cli;
 mod cmd;
+mod confine;
 mod daemon;
 mod exit;
 mod ipc;

@@ -84,6 +84,39 @@ pub struct Policy {
     pub processes: u64,
 }
 
+impl Policy {
+    /// The trust line, e.g. "sandboxed local process: reads /srv/notes, writes /srv/notes/out,
+    /// no network".
+    pub fn trust(&self) -> String {
+        trust_line(&self.read, &self.write, self.network)
+    }
+}
+
+fn trust_line(read: &[PathBuf], write: &[PathBuf], network: bool) -> String {
+    let list = |v: &[PathBuf]| {
+        v.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let reads = if read.is_empty() {
+        "reads none of your files".to_owned()
+    } else {
+        format!("reads {}", list(read))
+    };
+    let writes = if write.is_empty() {
+        "writes only its own directory".to_owned()
+    } else {
+        format!("writes {}", list(write))
+    };
+    let net = if network {
+        "network (not Maven's page or socket)"
+    } else {
+        "no network"
+    };
+    format!("sandboxed local process: {reads}, {writes}, {net}")
+}
+
 impl Default for Policy {
     fn default() -> Self {
         Policy {
@@ -226,31 +259,9 @@ impl Plan {
         })
     }
 
-    /// The trust line, e.g. "sandboxed local process: reads /srv/notes, writes /srv/notes/out,
-    /// no network".
+    /// The trust line (see [`Policy::trust`]).
     pub fn trust(&self) -> String {
-        let list = |v: &[PathBuf]| {
-            v.iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let reads = if self.owner_read.is_empty() {
-            "reads none of your files".to_owned()
-        } else {
-            format!("reads {}", list(&self.owner_read))
-        };
-        let writes = if self.owner_write.is_empty() {
-            "writes only its own directory".to_owned()
-        } else {
-            format!("writes {}", list(&self.owner_write))
-        };
-        let net = if self.network {
-            "network (not Maven's page or socket)"
-        } else {
-            "no network"
-        };
-        format!("sandboxed local process: {reads}, {writes}, {net}")
+        trust_line(&self.owner_read, &self.owner_write, self.network)
     }
 
     /// The launcher's arguments that run `command args…` inside this plan:
