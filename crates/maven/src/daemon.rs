@@ -164,6 +164,14 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let listener = ipc::bind(&data_dir)?;
     let cancel = CancellationToken::new();
     let tracker = TaskTracker::new();
+    // orphans of the servers stay the daemon's descendants (and the IPC server refuses
+    // them); the reaper collects them when they exit.
+    match crate::ipc::peer::become_subreaper() {
+        Ok(()) => {
+            tracker.spawn(reap_adopted(cancel.clone()));
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot become the child subreaper of the servers"),
+    }
     let config = Arc::new(config);
     let discovery = Arc::new(std::sync::Mutex::new(HashMap::new()));
     let poller = crate::poll::start(&config, &store, &cancel, &tracker).await?;
@@ -240,6 +248,34 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Reaps the orphans the daemon adopted as subreaper, every 2 s and at each SIGCHLD.
+async fn reap_adopted(cancel: CancellationToken) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut chld = signal(SignalKind::child()).ok();
+    let mut seen = Vec::new();
+    loop {
+        let sigchld = async {
+            match chld.as_mut() {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = sigchld => {}
+            _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+        }
+        // A zombie must outlast a whole pass: the runtime reaps its own children at once.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let n = crate::ipc::peer::reap_adopted(&mut seen);
+        if n > 0 {
+            tracing::debug!(reaped = n, "reaped orphans of the servers");
+        }
+    }
 }
 
 async fn wait_for_signal() -> anyhow::Result<()> {
@@ -380,9 +416,37 @@ impl Dispatch for State {
     ) -> BoxFuture<'a, Result<Value, RpcError>> {
         Box::pin(self.answer(method, params))
     }
+
+    fn child_name(&self, pid: u32) -> Option<String> {
+        self.server_of(pid)
+    }
 }
 
 impl State {
+    /// The configured stdio server whose process is `pid`, by its command line (the launcher
+    /// executes a sandboxed server under its own command and arguments).
+    fn server_of(&self, pid: u32) -> Option<String> {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let argv: Vec<String> = raw
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let names: Vec<&str> = self
+            .config
+            .mcp_servers
+            .values()
+            .filter(|b| match &b.target {
+                config::McpTarget::Stdio { command, args, .. } => {
+                    argv.first() == Some(command) && argv.get(1..) == Some(&args[..])
+                }
+                config::McpTarget::Http { .. } => false,
+            })
+            .map(|b| b.name.as_str())
+            .collect();
+        (!names.is_empty()).then(|| names.join(" or "))
+    }
+
     /// Answers one IPC method. Every method here only reads.
     async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {

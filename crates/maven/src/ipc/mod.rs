@@ -7,8 +7,10 @@
 //!
 //! [`protocol`] is the wire (a leaf): the socket's place, the framing, the error object.
 //! [`server`] accepts connections and hands each request to a [`server::Dispatch`]; it knows
-//! no method. [`client`] is the command line's side.
+//! no method. [`peer`] refuses a peer that descends from the daemon, a leaf the accept
+//! path calls. [`client`] is the command line's side.
 
 pub(crate) mod client;
+pub(crate) mod peer;
 pub(crate) mod protocol;
 pub(crate) mod server;

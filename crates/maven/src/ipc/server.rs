@@ -35,6 +35,12 @@ pub(crate) trait Dispatch: Send + Sync + 'static {
         method: &'a str,
         params: Value,
     ) -> BoxFuture<'a, Result<Value, RpcError>>;
+
+    /// The server whose process is `pid` (a direct child of the daemon), for the log of a
+    /// refused connection.
+    fn child_name(&self, _pid: u32) -> Option<String> {
+        None
+    }
 }
 
 /// Binds the socket. The caller holds the data directory's lock, so a socket file already
@@ -78,7 +84,22 @@ pub(crate) async fn serve<D: Dispatch>(
             a = listener.accept() => a,
         };
         let stream = match accepted {
-            Ok((s, _)) => s,
+            // no process that descends from the daemon may speak to it.
+            Ok((s, _)) => match super::peer::admit(&s) {
+                Ok(()) => s,
+                Err(r) => {
+                    let server = r.child.and_then(|c| dispatch.child_name(c));
+                    tracing::warn!(
+                        server = server.as_deref().unwrap_or("(unknown)"),
+                        pid = r.pid,
+                        child = ?r.child,
+                        group = ?r.group,
+                        "IPC connection refused: {}",
+                        r.reason
+                    );
+                    continue;
+                }
+            },
             Err(e) => {
                 tracing::warn!(error = %e, "IPC accept failed");
                 tokio::select! {
