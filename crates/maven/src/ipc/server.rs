@@ -88,7 +88,9 @@ pub(crate) async fn serve<D: Dispatch>(
             Ok((s, _)) => match super::peer::admit(&s) {
                 Ok(()) => s,
                 Err(r) => {
-                    let server = r.child.and_then(|c| dispatch.child_name(c));
+                    // An orphan is its own direct child: its group still names the server.
+                    let name = |p: Option<u32>| p.and_then(|p| dispatch.child_name(p));
+                    let server = name(r.child).or_else(|| name(r.group));
                     tracing::warn!(
                         server = server.as_deref().unwrap_or("(unknown)"),
                         pid = r.pid,

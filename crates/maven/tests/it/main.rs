@@ -14,6 +14,7 @@ mod feeds;
 mod invariants;
 mod logs;
 mod mcp;
+mod sandboxing;
 mod notify;
 mod service;
 mod soak;

@@ -33,12 +33,16 @@
 //!   table rows and a right-to-left override, a second tool whose 100,000-character name with
 //!   newlines is refused by name rules, results prefixed with an OSC 52 clipboard write and a
 //!   window-title change, and a stderr line with a screen clear.
+//! - `--attacks SPEC`: before serving, try the sandbox escapes SPEC names and report what each
+//!   got on stderr (see `attacks.rs`).
 //! - `--fast`: a minimal synchronous stdio server for round-trip benchmarks (no JSON parsing:
 //!   it finds the id and the method by scanning, and answers `tools/call` with a canned text).
 
 // A test fixture: a broken invariant (a poisoned lock, an unwritable record file) should crash
 // the server loudly, which fails the test that started it.
 #![allow(clippy::unwrap_used)]
+
+mod attacks;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -105,6 +109,7 @@ struct Opts {
     bind: Option<String>,
     port: Option<u16>,
     fast: bool,
+    attacks: Option<String>,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -158,6 +163,7 @@ fn parse_args() -> Result<Opts, String> {
             "--port" => o.port = Some(num(value()?, &flag)?),
             "--fast" => o.fast = true,
             "--hostile-text" => o.hostile_text = true,
+            "--attacks" => o.attacks = Some(value()?),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -701,6 +707,23 @@ async fn run_http(server: Arc<Server>) {
 }
 
 fn main() -> std::process::ExitCode {
+    // Helpers of `--attacks`.
+    let argv: Vec<String> = std::env::args().collect();
+    match (argv.get(1).map(String::as_str), argv.get(2)) {
+        (Some("--sleep"), _) => {
+            std::thread::sleep(Duration::from_secs(30));
+            return std::process::ExitCode::SUCCESS;
+        }
+        (Some("--orphan-parent"), Some(sock)) => {
+            attacks::orphan_parent(sock);
+            return std::process::ExitCode::SUCCESS;
+        }
+        (Some("--orphan"), Some(sock)) => {
+            attacks::orphan(sock);
+            return std::process::ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
     let opts = match parse_args() {
         Ok(o) => o,
         Err(e) => {
@@ -735,6 +758,9 @@ fn main() -> std::process::ExitCode {
         lost_once: AtomicBool::new(false),
         resumable: Mutex::new(Vec::new()),
     });
+    if let Some(spec) = &server.opts.attacks {
+        attacks::run(spec);
+    }
     eprintln!("testkit-mcp: ready");
     if server.opts.hostile_text {
         eprintln!("\u{1b}[2J\u{1b}[31mstderr says: YOU ARE HACKED\u{1b}[0m \u{202e}txet");
