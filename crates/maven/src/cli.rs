@@ -300,8 +300,11 @@ pub(crate) fn main() -> ExitCode {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            let (Some(server), Some(block)) = (cfg.mcp_server(&name), cfg.mcp_servers.get(&name))
-            else {
+            let probe = sandbox::probe();
+            let (Some(launch), Some(block)) = (
+                crate::confine::launch(&cfg, &data_dir, &name, &probe),
+                cfg.mcp_servers.get(&name),
+            ) else {
                 let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
                 eprintln!(
                     "maven mcp inspect: no MCP server named {name:?} in {} (configured: {})",
@@ -314,9 +317,18 @@ pub(crate) fn main() -> ExitCode {
                 );
                 return ExitCode::from(EXIT_USAGE);
             };
+            let server = match launch {
+                crate::confine::Launch::Start(s) => s,
+                crate::confine::Launch::Blocked(why) => {
+                    eprintln!("maven mcp inspect: {}: {}", line(&name), line(&why));
+                    return ExitCode::from(1);
+                }
+            };
+            let plan = crate::confine::plan(&cfg, &data_dir, &name).and_then(Result::ok);
             let policy = block.policy();
             runtime(crate::cmd::mcp_inspect::run(
                 server,
+                plan.as_ref(),
                 &policy.allow_tools,
                 policy.max_tools,
                 json,

@@ -41,8 +41,76 @@ fn string_map(v: Option<&Value>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// The sandbox of an imported local server, for a command launched by `npx` or `uvx`
+/// (or `uv`): their caches under the owner's home (`home`), named to them through their
+/// environment variables so that the private `HOME` of the sandbox does not hide them; and
+/// every absolute (or `~/`) path of the arguments that exists, writable. Returns the
+/// `sandbox` value (absent: the default), the environment to add and the notes.
+fn sandbox_for(
+    name: &str,
+    command: &str,
+    args: &[&str],
+    home: Option<&std::path::Path>,
+) -> (Option<Value>, Vec<(String, String)>, Vec<String>) {
+    let mut read: Vec<String> = Vec::new();
+    let mut write: Vec<String> = Vec::new();
+    let mut env = Vec::new();
+    let mut notes = Vec::new();
+    let tool = std::path::Path::new(command)
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or(command);
+    if let Some(home) = home.filter(|h| h.is_absolute()) {
+        let at = |rel: &str| home.join(rel).display().to_string();
+        match tool {
+            "npx" | "npm" => {
+                write.push(at(".npm"));
+                env.push(("npm_config_cache".to_owned(), at(".npm")));
+            }
+            "uvx" | "uv" => {
+                write.push(at(".cache/uv"));
+                read.push(at(".local/share/uv"));
+                env.push(("UV_CACHE_DIR".to_owned(), at(".cache/uv")));
+                env.push(("UV_PYTHON_INSTALL_DIR".to_owned(), at(".local/share/uv/python")));
+            }
+            _ => {}
+        }
+        for a in args {
+            let p = match a.strip_prefix("~/") {
+                Some(rest) => home.join(rest),
+                None => std::path::PathBuf::from(a),
+            };
+            let plain = !p.components().any(|c| matches!(c, std::path::Component::ParentDir));
+            if p.is_absolute() && plain && p.exists() {
+                let p = p.display().to_string();
+                if !write.contains(&p) {
+                    notes.push(format!(
+                        "{name}: the sandbox lets it write {p}, named in its arguments"
+                    ));
+                    write.push(p);
+                }
+            }
+        }
+    }
+    if read.is_empty() && write.is_empty() {
+        return (None, env, notes);
+    }
+    let mut sb = Map::new();
+    if !read.is_empty() {
+        sb.insert("read".into(), json!(read));
+    }
+    sb.insert("write".into(), json!(write));
+    (Some(Value::Object(sb)), env, notes)
+}
+
 /// Converts another host's configuration into a Maven `mcp_servers` block.
 pub(crate) fn convert(input: &Value) -> Result<Imported, String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    convert_with_home(input, home.as_deref())
+}
+
+/// [`convert`], with the owner's home given.
+fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Imported, String> {
     let servers = input
         .get("mcpServers")
         .or_else(|| input.get("servers"))
@@ -103,8 +171,16 @@ pub(crate) fn convert(input: &Value) -> Result<Imported, String> {
                 ));
                 env.insert(k, json!(format!("${{{var}}}")));
             }
+            let (sandbox, extra, mut sb_notes) = sandbox_for(&name, cmd, &args, home);
+            for (k, v) in extra {
+                env.entry(k).or_insert(json!(v));
+            }
+            notes.append(&mut sb_notes);
             if !env.is_empty() {
                 block.insert("env".into(), Value::Object(env));
+            }
+            if let Some(sb) = sandbox {
+                block.insert("sandbox".into(), sb);
             }
         } else if let Some(url) = obj.get("url").and_then(Value::as_str) {
             if obj.get("type").and_then(Value::as_str) == Some("sse") {
@@ -241,6 +317,36 @@ mod tests {
         assert!(notes.contains("broken: skipped: neither \"command\" nor \"url\""));
         assert!(notes.contains("lan: http://192.168.1.5:9100/mcp is on this machine or the LAN"));
         // The result is a valid Maven configuration.
+        Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
+    }
+
+    #[test]
+    fn npx_and_uvx_servers_get_a_sandbox_that_works() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path();
+        let docs = home.join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        let input = json!({"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/docs", "/nonexistent/dir"]},
+            "git": {"command": "uvx", "args": ["mcp-server-git"]},
+            "plain": {"command": "/usr/local/bin/thing"}
+        }});
+        let out = convert_with_home(&input, Some(home)).unwrap();
+        let s = &out.block["mcp_servers"];
+        let h = |rel: &str| home.join(rel).display().to_string();
+        assert_eq!(
+            s["files"]["sandbox"],
+            json!({"write": [h(".npm"), docs.display().to_string()]})
+        );
+        assert_eq!(s["files"]["env"]["npm_config_cache"], h(".npm"));
+        assert_eq!(
+            s["git"]["sandbox"],
+            json!({"read": [h(".local/share/uv")], "write": [h(".cache/uv")]})
+        );
+        assert_eq!(s["git"]["env"]["UV_CACHE_DIR"], h(".cache/uv"));
+        assert!(s["plain"].get("sandbox").is_none(), "the default sandbox");
+        let notes = out.notes.join("\n");
+        assert!(notes.contains(&format!("files: the sandbox lets it write {}", docs.display())));
         Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
     }
 

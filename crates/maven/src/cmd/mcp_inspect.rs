@@ -15,6 +15,7 @@ use shown::line;
 /// Dial `server`, list its tools and print the report (one JSON object with `json`).
 pub(crate) async fn run(
     server: mcp::ServerConfig,
+    plan: Option<&sandbox::Plan>,
     allow_tools: &[String],
     max_tools: usize,
     json: bool,
@@ -58,11 +59,66 @@ pub(crate) async fn run(
         max_tools,
     );
     if json {
-        println!("{}", report.to_json());
+        let mut v = report.to_json();
+        v["sandbox"] = plan.map_or(Value::Null, sandbox_json);
+        println!("{v}");
     } else {
         print!("{}", report.to_text());
+        if let Some(p) = plan {
+            print!("{}", sandbox_text(p));
+        }
     }
     ExitCode::SUCCESS
+}
+
+/// The sandbox a stdio server runs in, as `--json` shows it.
+fn sandbox_json(p: &sandbox::Plan) -> Value {
+    json!({
+        "trust": p.trust(),
+        "program": p.program,
+        "read": p.read.iter().filter(|d| d.exists()).collect::<Vec<_>>(),
+        "write": p.write,
+        "home": p.home,
+        "hidden": p.hide,
+        "network": p.network,
+        "denied_ports": p.deny_ports,
+        "memory": p.memory,
+        "processes": p.processes,
+    })
+}
+
+/// The same, as the text report ends.
+fn sandbox_text(p: &sandbox::Plan) -> String {
+    use std::fmt::Write as _;
+    let paths = |v: &[std::path::PathBuf]| {
+        v.iter()
+            .filter(|d| d.exists())
+            .map(|d| line(&d.display().to_string()).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "sandbox:   {}", line(&p.trust()));
+    let _ = writeln!(s, "  program:    {}", line(&p.program.display().to_string()));
+    let _ = writeln!(s, "  reads:      {}", paths(&p.read));
+    let _ = writeln!(s, "  writes:     {}", paths(&p.write));
+    let _ = writeln!(s, "  home, tmp:  {}", line(&p.home.display().to_string()));
+    let _ = writeln!(s, "  hidden:     {}", paths(&p.hide));
+    let net = if p.network && p.deny_ports.is_empty() {
+        "shared".to_owned()
+    } else if p.network {
+        let ports: Vec<String> = p.deny_ports.iter().map(u16::to_string).collect();
+        format!("shared, no TCP connection to port {}", ports.join(", "))
+    } else {
+        "none (a network namespace of its own, no TCP)".to_owned()
+    };
+    let _ = writeln!(s, "  network:    {net}");
+    let _ = writeln!(
+        s,
+        "  limits:     {} bytes of address space, {} processes and threads",
+        p.memory, p.processes
+    );
+    s
 }
 
 /// The longest tool name the text report shows whole: every name the allowlist accepts
