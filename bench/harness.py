@@ -26,6 +26,8 @@ from pathlib import Path
 
 BEGIN = "<!-- bench:results:begin -->"
 END = "<!-- bench:results:end -->"
+SB_BEGIN = "<!-- bench:sandbox:begin -->"
+SB_END = "<!-- bench:sandbox:end -->"
 
 
 def fail(msg: str) -> None:
@@ -291,7 +293,7 @@ def fmt_us(x: float) -> str:
 
 
 def p1_tables(ctx: Ctx, transport: str, floor: str | None) -> list[str]:
-    recs = [r for r in ctx.records if r.get("transport") == transport]
+    recs = [r for r in ctx.records if r.get("transport") == transport and r.get("step") != "sandbox"]
     peers = []
     for r in recs:
         if r["peer"] not in peers:
@@ -325,6 +327,71 @@ def p1_tables(ctx: Ctx, transport: str, floor: str | None) -> list[str]:
         out.append(f"Maven ÷ best peer ({best}): p50 {m['p50'] / b['p50']:.2f}×, p99 {m['p99'] / b['p99']:.2f}×, "
                    f"throughput at 1/8/64 in flight {m[1] / b[1]:.2f}× / {m[8] / b[8]:.2f}× / {m[64] / b[64]:.2f}× "
                    "(latency: lower is better; throughput: higher is better).")
+    return out
+
+
+# ---- the sandbox: start-to-ready, and P-1 stdio with the sandbox on ----------------------
+
+def sandbox_step(ctx: Ctx) -> None:
+    data = Path(tempfile.mkdtemp(prefix="mvn-bench-"))
+    try:
+        server = ["--", ctx.server, "--fast"]
+        wrap = ["--launcher", ctx.maven, "--sandbox", str(data / "data")]
+        (data / "data").mkdir()
+        n = "3" if ctx.smoke else "20"
+        for r in range(ctx.rounds):
+            order = ["maven", "maven-sandboxed"]
+            random.shuffle(order)
+            for peer in order:
+                extra = wrap if peer == "maven-sandboxed" else []
+                cmd = [ctx.mcp_bench, "stdio", "--client", "maven", *extra, *counts(ctx, "maven"), *server]
+                for rec in ctx.run_json(f"sandbox P-1 {peer}", ctx.pin() + cmd, 600):
+                    rec["round"] = r
+                    rec["step"] = "sandbox"
+                    ctx.records.append(rec)
+            cmd = [ctx.mcp_bench, "start", *wrap, "--seq", n, *server]
+            for rec in ctx.run_json("sandbox start-to-ready", ctx.pin() + cmd, 600):
+                rec["round"] = r
+                rec["step"] = "sandbox"
+                ctx.records.append(rec)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def sandbox_tables(ctx: Ctx) -> list[str]:
+    recs = [r for r in ctx.records if r.get("step") == "sandbox"]
+    out = ["Server: `testkit-mcp --fast`; the sandboxed variant is started by `maven __sandbox-exec` with the",
+           "default sandbox (`\"sandbox\": true`: network shared, the page's port denied) or `\"network\": false`.",
+           "",
+           "| start-to-ready (spawn → `initialize` answered) | p50 ms | p99 ms | p50 ÷ unsandboxed |",
+           "|---|---:|---:|---:|"]
+    starts = [r for r in recs if r["kind"] == "start"]
+    variants = []
+    for r in starts:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+    base = med([r["p50_ms"] for r in starts if r["variant"] == "unsandboxed"]) if starts else 0
+    for v in variants:
+        p50 = med([r["p50_ms"] for r in starts if r["variant"] == v])
+        p99 = med([r["p99_ms"] for r in starts if r["variant"] == v])
+        out.append(f"| {v} | {p50:.1f} | {p99:.1f} | {p50 / base:.2f}× |")
+    out += ["", "| P-1 stdio, Maven client | p50 µs | p99 µs | calls/s 1 in flight | calls/s 8 | calls/s 64 |",
+            "|---|---:|---:|---:|---:|---:|"]
+    rows = {}
+    for p in ("maven", "maven-sandboxed"):
+        seq = [r for r in recs if r["peer"] == p and r["kind"] == "seq"]
+        if not seq:
+            continue
+        row = {"p50": med([r["p50_us"] for r in seq]), "p99": med([r["p99_us"] for r in seq])}
+        for k in (1, 8, 64):
+            row[k] = med([r["calls_per_s"] for r in recs if r["peer"] == p and r["kind"] == "inflight" and r["k"] == k])
+        rows[p] = row
+        out.append(f"| {p} | {fmt_us(row['p50'])} | {fmt_us(row['p99'])} | {row[1]:,.0f} | {row[8]:,.0f} | {row[64]:,.0f} |")
+    if len(rows) == 2:
+        a, b = rows["maven"], rows["maven-sandboxed"]
+        out.append("")
+        out.append(f"Sandboxed ÷ unsandboxed: p50 {b['p50'] / a['p50']:.2f}×, p99 {b['p99'] / a['p99']:.2f}×, "
+                   f"throughput at 1/8/64 in flight {b[1] / a[1]:.2f}× / {b[8] / a[8]:.2f}× / {b[64] / a[64]:.2f}×.")
     return out
 
 
@@ -418,13 +485,16 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
     return "\n".join(L)
 
 
-def write_between_markers(path: Path, body: str) -> None:
+def write_between_markers(path: Path, body: str, begin: str = BEGIN, end: str = END) -> None:
     text = path.read_text() if path.exists() else ""
-    if BEGIN not in text or END not in text:
-        fail(f"{path} lacks the markers {BEGIN} / {END}")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
+    if begin not in text or end not in text:
+        if begin == SB_BEGIN:
+            # (a smoke run's scratch file has only the main markers)
+            return
+        fail(f"{path} lacks the markers {begin} / {end}")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{body}\n{end}{tail}")
 
 
 def main() -> None:
@@ -436,7 +506,7 @@ def main() -> None:
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--rounds", type=int, default=0)
     p.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
-    p.add_argument("--only", default="p1,p1http,p2,p3,p5,idle")
+    p.add_argument("--only", default="p1,p1http,p2,p3,p5,idle,sandbox")
     a = p.parse_args()
     ctx = Ctx(a)
     if not shutil.which("taskset"):
@@ -458,11 +528,26 @@ def main() -> None:
         p5(ctx)
     if "idle" in only:
         idle(ctx)
+    if "sandbox" in only:
+        sandbox_step(ctx)
     if a.raw_out:
         Path(a.raw_out).write_text("".join(json.dumps(r) + "\n" for r in ctx.records))
-    body = report(ctx, started, time.time() - t0)
-    print(body)
-    write_between_markers(Path(a.out), body)
+    secs = time.time() - t0
+    if only - {"sandbox"}:
+        body = report(ctx, started, secs)
+        print(body)
+        write_between_markers(Path(a.out), body)
+    if "sandbox" in only:
+        loads = ctx.loads or [0.0]
+        cmd = ["bench/run"] + (["--smoke"] if ctx.smoke else []) + ["--only sandbox"] + \
+            ([f"--rounds {ctx.rounds}"] if ctx.rounds_given else [])
+        head = [f"Run `{' '.join(cmd)}` (or a whole `bench/run`) at {started} UTC, {ctx.rounds} round(s), "
+                f"each pinned with `taskset -c {ctx.cpu}`.",
+                f"Machine: {machine()}. Load average (1 min) while measuring: median {med(loads):.1f}, "
+                f"min {min(loads):.1f}, max {max(loads):.1f}.", ""]
+        body = "\n".join(head + sandbox_tables(ctx))
+        print(body)
+        write_between_markers(Path(a.out), body, SB_BEGIN, SB_END)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,12 @@
 //! - `isolate --seq N --healthy CMD --mute CMD`: p50/p99 of calls to a healthy server through
 //!   `mcp::Manager`, alone and next to a mute server with calls hanging on it, interleaved.
 //! - `blackhole`: a loopback listener that accepts and never answers; prints its port.
+//! - `start --launcher MAVEN --sandbox DATA [--seq N] -- CMD ARGS...`: start-to-ready (spawn,
+//!   `initialize` answered) of the stdio server CMD, unsandboxed and sandboxed (the default
+//!   sandbox, and one without network), interleaved, N times each.
+//!
+//! `stdio --client maven --launcher MAVEN --sandbox DATA` runs the server in its default
+//! sandbox (the launcher is the `maven` binary); its records name the peer `maven-sandboxed`.
 //!
 //! Every Rust client runs on a current-thread tokio runtime: `bench/run` pins each client and
 //! its server to one CPU, where a second worker thread only adds wake-ups.
@@ -45,6 +51,10 @@ struct Opts {
     healthy: Vec<String>,
     mute: Vec<String>,
     cmd: Vec<String>,
+    /// `maven`, the sandbox launcher.
+    launcher: Option<String>,
+    /// The data directory of sandboxed runs: the server's private directory is made under it.
+    sandbox: Option<String>,
 }
 
 fn parse(args: &[String]) -> Res<Opts> {
@@ -59,6 +69,8 @@ fn parse(args: &[String]) -> Res<Opts> {
         healthy: Vec::new(),
         mute: Vec::new(),
         cmd: Vec::new(),
+        launcher: None,
+        sandbox: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -83,6 +95,8 @@ fn parse(args: &[String]) -> Res<Opts> {
             "--bytes" => o.bytes = val()?.parse()?,
             "--healthy" => o.healthy = val()?.split_whitespace().map(str::to_owned).collect(),
             "--mute" => o.mute = val()?.split_whitespace().map(str::to_owned).collect(),
+            "--launcher" => o.launcher = Some(val()?),
+            "--sandbox" => o.sandbox = Some(val()?),
             "--" => {
                 o.cmd = it.by_ref().cloned().collect();
             }
@@ -102,7 +116,7 @@ fn main() -> std::process::ExitCode {
         "echo-server" => echo_server(),
         "blackhole" => blackhole(),
         "stdio" if o.client == "raw" => raw_floor(&o),
-        "stdio" | "http" | "flood" | "isolate" => {
+        "stdio" | "http" | "flood" | "isolate" | "start" => {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
@@ -110,6 +124,7 @@ fn main() -> std::process::ExitCode {
                 match sub.as_str() {
                     "stdio" | "http" => rpc_bench(sub, &o).await,
                     "flood" => flood(&o).await,
+                    "start" => start(&o).await,
                     _ => isolate(&o).await,
                 }
             })
@@ -286,6 +301,73 @@ fn stdio_config(name: &str, cmd: &[String]) -> Res<mcp::ServerConfig> {
     })
 }
 
+/// `cmd` inside `policy`'s sandbox, launched by `launcher` (the daemon's own wrapping).
+fn sandboxed(
+    cmd: &[String],
+    launcher: &str,
+    data: &str,
+    policy: &sandbox::Policy,
+) -> Res<mcp::ServerConfig> {
+    let (prog, args) = cmd.split_first().ok_or("needs -- CMD")?;
+    let path = std::env::var_os("PATH");
+    let ctx = sandbox::Context {
+        data_dir: std::path::Path::new(data),
+        path: path.as_deref(),
+        deny_ports: vec![8765],
+    };
+    let plan = sandbox::Plan::resolve("bench", policy, prog, &ctx)?;
+    sandbox::prepare(&plan)?;
+    Ok(mcp::ServerConfig {
+        name: "bench".to_owned(),
+        transport: mcp::Transport::Stdio {
+            command: launcher.to_owned(),
+            args: plan.launcher_args(prog, args),
+            env: BTreeMap::new(),
+        },
+        timeouts: mcp::McpTimeouts::default(),
+    })
+}
+
+/// The stdio config of `o`: sandboxed when `--sandbox` is given.
+fn bench_stdio_config(o: &Opts) -> Res<mcp::ServerConfig> {
+    match (&o.launcher, &o.sandbox) {
+        (Some(l), Some(d)) => sandboxed(&o.cmd, l, d, &sandbox::Policy::default()),
+        _ => stdio_config("bench", &o.cmd),
+    }
+}
+
+/// Start-to-ready, three variants interleaved: unsandboxed, the default sandbox, no network.
+async fn start(o: &Opts) -> Res<()> {
+    let (Some(l), Some(d)) = (&o.launcher, &o.sandbox) else {
+        return Err("start needs --launcher and --sandbox".into());
+    };
+    let no_net = sandbox::Policy {
+        network: false,
+        ..sandbox::Policy::default()
+    };
+    let variants = [
+        ("unsandboxed", stdio_config("bench", &o.cmd)?),
+        ("sandboxed", sandboxed(&o.cmd, l, d, &sandbox::Policy::default())?),
+        ("sandboxed, no network", sandboxed(&o.cmd, l, d, &no_net)?),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+    for _ in 0..o.seq {
+        for (i, (_, cfg)) in variants.iter().enumerate() {
+            let t = Instant::now();
+            let c = mcp::Client::connect(cfg, Default::default()).await?;
+            times[i].push(t.elapsed());
+            c.close().await;
+        }
+    }
+    for ((name, _), t) in variants.iter().zip(times) {
+        let n = t.len();
+        let (p50, p99) = percentiles(t);
+        emit(&json!({"peer": "maven", "kind": "start", "variant": name, "n": n,
+                     "p50_ms": p50 / 1000.0, "p99_ms": p99 / 1000.0}));
+    }
+    Ok(())
+}
+
 async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
     use rmcp::ServiceExt as _;
     let mut rmcp_service = None;
@@ -293,7 +375,7 @@ async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
     let peer = match (o.client.as_str(), transport) {
         ("maven", "stdio") => {
             let c = Arc::new(
-                mcp::Client::connect(&stdio_config("bench", &o.cmd)?, Default::default()).await?,
+                mcp::Client::connect(&bench_stdio_config(o)?, Default::default()).await?,
             );
             maven_client = Some(c.clone());
             Peer::Maven(c)
@@ -341,10 +423,14 @@ async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
         Ok::<_, BoxError>(lat)
     })
     .await??;
-    seq_record(&o.client, transport, lat);
+    let label = match o.sandbox {
+        Some(_) => format!("{}-sandboxed", o.client),
+        None => o.client.clone(),
+    };
+    seq_record(&label, transport, lat);
     for &k in &o.inflight {
         let secs = closed_loop(&peer, k, o.calls).await?;
-        tput_record(&o.client, transport, k, o.calls, secs);
+        tput_record(&label, transport, k, o.calls, secs);
     }
     if let Some(c) = maven_client {
         c.close().await;

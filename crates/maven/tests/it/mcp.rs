@@ -38,7 +38,7 @@ fn boot_never_waits_on_servers_and_discovery_only_proposes() {
     );
     assert_eq!(
         by_name(&st, "good")["trust"],
-        "local process: runs as you, with your files and your network"
+        "sandboxed local process: reads none of your files, writes only its own directory, network (not Maven's page or socket)"
     );
 
     // The good server's tools arrive as proposed rows.
