@@ -121,6 +121,7 @@ pub(crate) async fn checks(config_path: Option<&Path>, data_dir: &Path) -> Vec<C
     let daemon_answers = daemon_check(data_dir, &mut out).await;
     if let Some(cfg) = cfg {
         stdio_checks(&cfg, &mut out);
+        sandbox_check(&cfg, &mut out);
         door_checks(&cfg, &mut out);
         out.push(port_check(cfg.web.listen, daemon_answers));
     }
@@ -376,6 +377,45 @@ fn stdio_checks(cfg: &Config, out: &mut Vec<Check>) {
             )),
         }
     }
+}
+
+/// whether this kernel can sandbox the enabled sandboxed servers (only when there is one).
+fn sandbox_check(cfg: &Config, out: &mut Vec<Check>) {
+    let sandboxed: Vec<&str> = cfg
+        .mcp_servers
+        .values()
+        .filter(|b| {
+            b.enabled
+                && matches!(
+                    b.target,
+                    McpTarget::Stdio {
+                        sandbox: Some(_),
+                        ..
+                    }
+                )
+        })
+        .map(|b| b.name.as_str())
+        .collect();
+    if sandboxed.is_empty() {
+        return;
+    }
+    out.push(match sandbox::probe() {
+        Ok(()) => check(
+            "sandbox",
+            Status::Ok,
+            format!(
+                "the kernel has what the sandbox of {} needs (Landlock ABI 6, user namespaces)",
+                sandboxed.join(", ")
+            ),
+            "nothing to do",
+        ),
+        Err(m) => check(
+            "sandbox",
+            Status::Fail,
+            format!("{} will not start: {m}", sandboxed.join(", ")),
+            "run Linux 6.12 or later with Landlock enabled and unprivileged user namespaces allowed, or set \"sandbox\": false in the block (it then runs as you)",
+        ),
+    });
 }
 
 /// Where a command runs from: a path (with a `/`) as it is, a bare name through `PATH`.

@@ -181,7 +181,10 @@ fn sigkill_at_random_points_keeps_notes_and_tool_rows_consistent() {
 
     let feed = GrowingFeed::start();
     let home = Home::new();
-    let tools = home.dir.path().join("tools.json");
+    // Its own directory: the file is replaced by a rename, and the sandbox grants the directory.
+    let kit = home.dir.path().join("kit");
+    std::fs::create_dir_all(&kit).unwrap();
+    let tools = kit.join("tools.json");
     write_tools(&tools, &mut rng);
     home.write_config(
         &json!({
@@ -190,7 +193,8 @@ fn sigkill_at_random_points_keeps_notes_and_tool_rows_consistent() {
             "mcp_servers": {"kit": {
                 "command": testkit_mcp().to_str().unwrap(),
                 "args": [format!("--tools-file={}", tools.display())],
-                "enabled": true
+                "enabled": true,
+                "sandbox": {"read": [kit]}
             }},
         })
         .to_string(),

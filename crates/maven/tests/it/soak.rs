@@ -306,7 +306,8 @@ fn twenty_flapping_servers_leave_no_leak_and_no_broken_invariant() {
             name,
             json!({"command": testkit_mcp().to_str().unwrap(),
                    "args": [format!("--tools-file={}", path.display())],
-                   "enabled": true, "allow_tools": NAMES, "timeouts": timeouts}),
+                   "enabled": true, "allow_tools": NAMES, "timeouts": timeouts,
+                   "sandbox": {"read": [&dir]}}),
         );
     }
     let mut http: Vec<HttpServer> = Vec::new();

@@ -41,13 +41,16 @@ fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirm
         .to_string(),
     )
     .unwrap();
+    std::fs::write(&record, "").unwrap();
     home.write_config(
         &json!({
             "mcp_servers": {"todo": {
                 "command": bin.to_str().unwrap(),
                 "args": [format!("--tools-file={}", tools.display()), format!("--record={}", record.display())],
                 "enabled": true,
-                "allow_tools": ["list_tasks", "purge", "update_task"]
+                "allow_tools": ["list_tasks", "purge", "update_task"],
+                // Sandboxed: it reads its tool list and appends to the record, nothing else.
+                "sandbox": {"read": [tools], "write": [record]}
             }},
             "acts": [{"name": "greet", "cmd": ["echo", "hello from"], "read_only": true}]
         })
