@@ -347,7 +347,10 @@ async fn start(o: &Opts) -> Res<()> {
     };
     let variants = [
         ("unsandboxed", stdio_config("bench", &o.cmd)?),
-        ("sandboxed", sandboxed(&o.cmd, l, d, &sandbox::Policy::default())?),
+        (
+            "sandboxed",
+            sandboxed(&o.cmd, l, d, &sandbox::Policy::default())?,
+        ),
         ("sandboxed, no network", sandboxed(&o.cmd, l, d, &no_net)?),
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
@@ -362,8 +365,10 @@ async fn start(o: &Opts) -> Res<()> {
     for ((name, _), t) in variants.iter().zip(times) {
         let n = t.len();
         let (p50, p99) = percentiles(t);
-        emit(&json!({"peer": "maven", "kind": "start", "variant": name, "n": n,
-                     "p50_ms": p50 / 1000.0, "p99_ms": p99 / 1000.0}));
+        emit(
+            &json!({"peer": "maven", "kind": "start", "variant": name, "n": n,
+                     "p50_ms": p50 / 1000.0, "p99_ms": p99 / 1000.0}),
+        );
     }
     Ok(())
 }
@@ -374,9 +379,8 @@ async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
     let mut maven_client = None;
     let peer = match (o.client.as_str(), transport) {
         ("maven", "stdio") => {
-            let c = Arc::new(
-                mcp::Client::connect(&bench_stdio_config(o)?, Default::default()).await?,
-            );
+            let c =
+                Arc::new(mcp::Client::connect(&bench_stdio_config(o)?, Default::default()).await?);
             maven_client = Some(c.clone());
             Peer::Maven(c)
         }

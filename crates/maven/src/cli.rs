@@ -318,7 +318,7 @@ pub(crate) fn main() -> ExitCode {
                 return ExitCode::from(EXIT_USAGE);
             };
             let server = match launch {
-                crate::confine::Launch::Start(s) => s,
+                crate::confine::Launch::Start(s) => *s,
                 crate::confine::Launch::Blocked(why) => {
                     eprintln!("maven mcp inspect: {}: {}", line(&name), line(&why));
                     return ExitCode::from(1);

@@ -12,7 +12,7 @@ use config::{Config, McpTarget};
 #[derive(Debug)]
 pub(crate) enum Launch {
     /// Start it with this configuration (sandboxed, unsandboxed or HTTP).
-    Start(mcp::ServerConfig),
+    Start(Box<mcp::ServerConfig>),
     /// Its sandbox cannot be applied: it is not started, for this reason.
     Blocked(String),
 }
@@ -56,7 +56,7 @@ pub(crate) fn launch(
 ) -> Option<Launch> {
     let mut server = config.mcp_server(name)?;
     let Some(plan) = plan(config, data_dir, name) else {
-        return Some(Launch::Start(server));
+        return Some(Launch::Start(Box::new(server)));
     };
     if let Err(m) = probe {
         return Some(Launch::Blocked(m.to_string()));
@@ -78,7 +78,11 @@ pub(crate) fn launch(
     }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
-        Err(e) => return Some(refused(format!("sandbox: cannot find the maven binary: {e}"))),
+        Err(e) => {
+            return Some(refused(format!(
+                "sandbox: cannot find the maven binary: {e}"
+            )))
+        }
     };
     if let mcp::Transport::Stdio { command, args, env } = server.transport {
         server.transport = mcp::Transport::Stdio {
@@ -87,7 +91,7 @@ pub(crate) fn launch(
             env,
         };
     }
-    Some(Launch::Start(server))
+    Some(Launch::Start(Box::new(server)))
 }
 
 /// Every block's launch, and the reasons of those that cannot start.
@@ -115,7 +119,7 @@ pub(crate) fn launches(
     for (name, block) in &config.mcp_servers {
         match launch(config, data_dir, name, &probe) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
-                config: c,
+                config: *c,
                 enabled: block.enabled,
             }),
             Some(Launch::Blocked(why)) => {

@@ -26,8 +26,7 @@ use std::process::ExitCode;
 
 use landlock::{
     Access, AccessFs, AccessNet, CompatLevel, Compatible as _, NetPort, PathBeneath, PathFd,
-    Ruleset, RulesetAttr as _, RulesetCreated, RulesetCreatedAttr as _, RulesetStatus, Scope,
-    ABI,
+    Ruleset, RulesetAttr as _, RulesetCreated, RulesetCreatedAttr as _, RulesetStatus, Scope, ABI,
 };
 
 use crate::Plan;
@@ -86,10 +85,7 @@ pub fn probe() -> Result<(), Missing> {
     }
     let root = rustix::process::geteuid().is_root();
     if !root && read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
-        return Err(missing(
-            F_USERNS,
-            "kernel.unprivileged_userns_clone is 0",
-        ));
+        return Err(missing(F_USERNS, "kernel.unprivileged_userns_clone is 0"));
     }
     if root {
         let status = read("/proc/self/status").unwrap_or_default();
@@ -119,7 +115,10 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
                 .env("TMPDIR", &plan.tmp)
                 .current_dir(&plan.home);
             let err = cmd.exec();
-            missing("the server's program to start", format!("{}: {err}", plan.program.display()))
+            missing(
+                "the server's program to start",
+                format!("{}: {err}", plan.program.display()),
+            )
         }
         Err(e) => e,
     };
@@ -229,8 +228,8 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
 /// Step 3: `/` and below private; each hidden directory covered by an empty tmpfs, read-only,
 /// with the private directory mounted back at its own path when it lies inside.
 fn hide(plan: &Plan) -> Result<(), Missing> {
-    use rustix::mount::{mount, mount_bind, mount_change, mount_remount, MountFlags};
     use rustix::mount::MountPropagationFlags as P;
+    use rustix::mount::{mount, mount_bind, mount_change, mount_remount, MountFlags};
     mount_change("/", P::REC | P::PRIVATE).map_err(|e| missing(F_MOUNT, format!("/: {e}")))?;
     let home = std::fs::File::open(&plan.home)
         .map_err(|e| missing(F_MOUNT, format!("{}: {e}", plan.home.display())))?;
@@ -262,7 +261,9 @@ fn ruleset(tcp: bool) -> Result<RulesetCreated, Missing> {
         .handle_access(AccessFs::from_all(LANDLOCK_ABI))
         .map_err(l)?;
     if tcp {
-        rs = rs.handle_access(AccessNet::from_all(LANDLOCK_ABI)).map_err(l)?;
+        rs = rs
+            .handle_access(AccessNet::from_all(LANDLOCK_ABI))
+            .map_err(l)?;
     }
     rs.scope(Scope::from_all(LANDLOCK_ABI))
         .map_err(l)?
@@ -334,6 +335,8 @@ fn deny_setuid() -> Result<(), Missing> {
         arch,
     )
     .map_err(|e| s(&e))?;
-    let prog: BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| s(&e))?;
+    let prog: BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| s(&e))?;
     seccompiler::apply_filter(&prog).map_err(|e| s(&e))
 }

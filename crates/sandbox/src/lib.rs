@@ -411,13 +411,20 @@ mod tests {
         let plan = Plan::resolve("notes", &policy, "srv", &ctx).unwrap();
         assert_eq!(plan.program, script);
         assert!(plan.read.contains(&tools));
-        assert!(plan.read.contains(&t.path().join("prefix")), "{:?}", plan.read);
+        assert!(
+            plan.read.contains(&t.path().join("prefix")),
+            "{:?}",
+            plan.read
+        );
         assert!(plan.read.contains(&PathBuf::from("/srv/notes")));
         assert_eq!(plan.write[0], data.join("sandbox/notes"));
         assert_eq!(plan.home, data.join("sandbox/notes"));
         assert_eq!(plan.tmp, data.join("sandbox/notes/tmp"));
         assert_eq!(plan.hide, vec![data.clone()]);
-        assert!(plan.deny_ports.is_empty(), "no network: no port list needed");
+        assert!(
+            plan.deny_ports.is_empty(),
+            "no network: no port list needed"
+        );
         assert_eq!(
             plan.trust(),
             "sandboxed local process: reads /srv/notes, writes /srv/notes/out, no network"

@@ -71,7 +71,10 @@ fn sandbox_for(
                 write.push(at(".cache/uv"));
                 read.push(at(".local/share/uv"));
                 env.push(("UV_CACHE_DIR".to_owned(), at(".cache/uv")));
-                env.push(("UV_PYTHON_INSTALL_DIR".to_owned(), at(".local/share/uv/python")));
+                env.push((
+                    "UV_PYTHON_INSTALL_DIR".to_owned(),
+                    at(".local/share/uv/python"),
+                ));
             }
             _ => {}
         }
@@ -80,7 +83,9 @@ fn sandbox_for(
                 Some(rest) => home.join(rest),
                 None => std::path::PathBuf::from(a),
             };
-            let plain = !p.components().any(|c| matches!(c, std::path::Component::ParentDir));
+            let plain = !p
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
             if p.is_absolute() && plain && p.exists() {
                 let p = p.display().to_string();
                 if !write.contains(&p) {
@@ -346,7 +351,10 @@ mod tests {
         assert_eq!(s["git"]["env"]["UV_CACHE_DIR"], h(".cache/uv"));
         assert!(s["plain"].get("sandbox").is_none(), "the default sandbox");
         let notes = out.notes.join("\n");
-        assert!(notes.contains(&format!("files: the sandbox lets it write {}", docs.display())));
+        assert!(notes.contains(&format!(
+            "files: the sandbox lets it write {}",
+            docs.display()
+        )));
         Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
     }
 

@@ -99,7 +99,11 @@ fn sandbox_text(p: &sandbox::Plan) -> String {
     };
     let mut s = String::new();
     let _ = writeln!(s, "sandbox:   {}", line(&p.trust()));
-    let _ = writeln!(s, "  program:    {}", line(&p.program.display().to_string()));
+    let _ = writeln!(
+        s,
+        "  program:    {}",
+        line(&p.program.display().to_string())
+    );
     let _ = writeln!(s, "  reads:      {}", paths(&p.read));
     let _ = writeln!(s, "  writes:     {}", paths(&p.write));
     let _ = writeln!(s, "  home, tmp:  {}", line(&p.home.display().to_string()));

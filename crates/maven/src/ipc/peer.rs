@@ -160,7 +160,10 @@ pub(crate) fn reap_adopted(seen: &mut Vec<u32>) -> usize {
         let Ok(list) = std::fs::read_to_string(t.path().join("children")) else {
             continue;
         };
-        for pid in list.split_ascii_whitespace().filter_map(|p| p.parse::<u32>().ok()) {
+        for pid in list
+            .split_ascii_whitespace()
+            .filter_map(|p| p.parse::<u32>().ok())
+        {
             if stat(pid).is_some_and(|s| s.state == 'Z' && s.ppid == me && s.pgrp != own_group) {
                 zombies.push(pid);
             }
@@ -168,7 +171,10 @@ pub(crate) fn reap_adopted(seen: &mut Vec<u32>) -> usize {
     }
     let mut reaped = 0;
     for &pid in zombies.iter().filter(|p| seen.contains(p)) {
-        let Some(p) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+        let Some(p) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
             continue;
         };
         if let Ok(Some(_)) = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG)

@@ -750,7 +750,9 @@ async fn no_secret_is_ever_rendered() {
         }
     }
     let page = send(&t, get("/tools")).await.body;
-    assert!(page.contains("sandboxed local process: reads none of your files, writes only its own directory"));
+    assert!(page.contains(
+        "sandboxed local process: reads none of your files, writes only its own directory"
+    ));
     assert!(page.contains("remote endpoint"));
     assert!(page.contains("todo-server --db x"));
     let servers = send(&t, get("/api/mcp_servers")).await.json();

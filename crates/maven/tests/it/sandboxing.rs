@@ -68,12 +68,26 @@ fn a_sandboxed_server_is_denied_every_escape() {
     assert_eq!(got["fork"]["stopped_by"], "EAGAIN", "{got}");
     assert!(got["fork"]["started"].as_u64().unwrap() < 16, "{got}");
     // The real uid is never 0 (the kernel's process bound does not apply to it).
-    let real_uid = got["Uid"].as_str().unwrap().split_whitespace().next().unwrap();
+    let real_uid = got["Uid"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
     assert_ne!(real_uid, "0", "{got}");
     // Nothing reached the test.
-    assert!(tcp.accept().is_err(), "a TCP connection reached the listener");
-    assert!(udp.recv(&mut [0u8; 64]).is_err(), "a datagram reached the test");
-    assert!(victim.try_wait().unwrap().is_none(), "the victim was signalled");
+    assert!(
+        tcp.accept().is_err(),
+        "a TCP connection reached the listener"
+    );
+    assert!(
+        udp.recv(&mut [0u8; 64]).is_err(),
+        "a datagram reached the test"
+    );
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "the victim was signalled"
+    );
     assert!(!written.exists());
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "secret");
     // The server itself still works.
@@ -117,8 +131,9 @@ fn no_child_of_the_daemon_may_use_its_socket() {
         .collect();
     assert_eq!(refusals.len(), 2, "{text}");
     assert!(
-        refusals.iter().all(|l| l.contains(r#"server="plain""#)
-            && l.contains("it descends from the daemon")),
+        refusals
+            .iter()
+            .all(|l| l.contains(r#"server="plain""#) && l.contains("it descends from the daemon")),
         "{refusals:?}"
     );
     let v = home.json(&["mcp", "status", "--json"]);
@@ -130,14 +145,17 @@ fn no_child_of_the_daemon_may_use_its_socket() {
     assert_eq!(home.json(&["say", "--json", "help"])["ok"], true);
     // The orphan, once exited, is reaped.
     eventually("the orphan to be reaped", || {
-        let zombies = std::fs::read_to_string(format!("/proc/{}/task/{}/children", d.pid(), d.pid()))
-            .unwrap_or_default();
-        zombies.split_whitespace().all(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .map(|s| !s.contains(") Z "))
-                .unwrap_or(true)
-        })
-        .then_some(())
+        let zombies =
+            std::fs::read_to_string(format!("/proc/{}/task/{}/children", d.pid(), d.pid()))
+                .unwrap_or_default();
+        zombies
+            .split_whitespace()
+            .all(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .map(|s| !s.contains(") Z "))
+                    .unwrap_or(true)
+            })
+            .then_some(())
     });
 }
 
@@ -251,12 +269,25 @@ async fn the_reference_filesystem_server_runs_sandboxed() {
     )
     .await;
     assert!(!err, "{text}");
-    assert_eq!(std::fs::read_to_string(shared.join("new.txt")).unwrap(), "written");
-    let (err, text) =
-        call_text(&c, "read_text_file", json!({"path": other.join("secret.txt")})).await;
+    assert_eq!(
+        std::fs::read_to_string(shared.join("new.txt")).unwrap(),
+        "written"
+    );
+    let (err, text) = call_text(
+        &c,
+        "read_text_file",
+        json!({"path": other.join("secret.txt")}),
+    )
+    .await;
     assert!(err, "read outside the sandbox: {text}");
-    assert!(!text.contains("secret") || text.contains("EACCES"), "{text}");
-    assert!(text.contains("EACCES") || text.contains("permission denied"), "{text}");
+    assert!(
+        !text.contains("secret") || text.contains("EACCES"),
+        "{text}"
+    );
+    assert!(
+        text.contains("EACCES") || text.contains("permission denied"),
+        "{text}"
+    );
     c.close().await;
 }
 

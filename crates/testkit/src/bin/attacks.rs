@@ -71,12 +71,18 @@ pub(crate) fn run(spec: &str) {
         out.insert("write".into(), outcome(std::fs::write(p, b"x")));
     }
     if let Some(port) = n("tcp").and_then(|p| u16::try_from(p).ok()) {
-        #[expect(clippy::disallowed_methods, reason = "the attack itself: a test server")]
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the attack itself: a test server"
+        )]
         let r = std::net::TcpStream::connect(("127.0.0.1", port)).map(drop);
         out.insert("tcp".into(), outcome(r));
     }
     if let Some(port) = n("udp").and_then(|p| u16::try_from(p).ok()) {
-        #[expect(clippy::disallowed_methods, reason = "the attack itself: a test server")]
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the attack itself: a test server"
+        )]
         let r = std::net::UdpSocket::bind(("0.0.0.0", 0))
             .and_then(|u| u.send_to(b"attack", ("127.0.0.1", port)))
             .map(drop);
