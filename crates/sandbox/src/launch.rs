@@ -29,7 +29,7 @@ use landlock::{
     Ruleset, RulesetAttr as _, RulesetCreated, RulesetCreatedAttr as _, RulesetStatus, Scope, ABI,
 };
 
-use crate::Plan;
+use crate::plan::Plan;
 
 /// The Landlock ABI the sandbox requires: 4 for TCP rules, 6 for signal and abstract-socket
 /// scoping.
@@ -339,4 +339,64 @@ fn deny_setuid() -> Result<(), Missing> {
         .try_into()
         .map_err(|e: seccompiler::BackendError| s(&e))?;
     seccompiler::apply_filter(&prog).map_err(|e| s(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_launcher_refuses_what_it_cannot_read() {
+        let os = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(parse(os(&[])).unwrap_err(), "missing the plan");
+        assert!(parse(os(&["{", "--", "x"]))
+            .unwrap_err()
+            .starts_with("unreadable plan: "));
+        let plan = crate::Plan {
+            server: "s".into(),
+            program: "/bin/true".into(),
+            read: vec![],
+            write: vec![],
+            devices: vec![],
+            home: "/nonexistent".into(),
+            tmp: "/nonexistent/tmp".into(),
+            hide: vec![],
+            network: false,
+            deny_ports: vec![],
+            memory: crate::DEFAULT_MEMORY,
+            processes: crate::DEFAULT_PROCESSES,
+            owner_read: vec![],
+            owner_write: vec![],
+        };
+        let json = serde_json::to_string(&plan).unwrap();
+        assert_eq!(
+            parse(os(&[&json, "x"])).unwrap_err(),
+            "expected -- after the plan"
+        );
+        assert_eq!(
+            parse(os(&[&json, "--"])).unwrap_err(),
+            "missing the command after --"
+        );
+        let (p, argv) = parse(os(&[&json, "--", "true", "-v"])).unwrap();
+        assert_eq!(p, plan);
+        assert_eq!(argv, os(&["true", "-v"]));
+    }
+
+    #[test]
+    fn a_missing_feature_says_what_and_that_unsandboxed_is_the_owners_choice() {
+        let m = missing(F_USERNS, "kernel.unprivileged_userns_clone is 0");
+        assert_eq!(
+            m.to_string(),
+            "the sandbox needs unprivileged user namespaces (kernel.unprivileged_userns_clone is 0); the server was not started. \"sandbox\": false in its block runs it unsandboxed, as the owner's explicit choice"
+        );
+    }
+
+    #[test]
+    fn this_kernel_has_what_the_sandbox_needs() {
+        // The machines this runs on have Landlock ABI 6 and user namespaces; a kernel without
+        // them makes every sandboxed server fail closed instead (and this test say why).
+        if let Err(m) = probe() {
+            panic!("{m}");
+        }
+    }
 }

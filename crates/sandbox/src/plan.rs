@@ -1,0 +1,453 @@
+//! The policy a block asks for and the plan resolved from it (see the crate docs).
+
+use std::ffi::OsStr;
+use std::io::Read as _;
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The hidden subcommand of the `maven` binary that runs the launcher.
+pub const LAUNCHER_ARG: &str = "__sandbox-exec";
+
+/// Default bound of the address space (`memory`): 8 GiB. JavaScript and WebAssembly engines
+/// reserve far more address space than they use, so this bounds a runaway, not a working set.
+pub const DEFAULT_MEMORY: u64 = 8 * 1024 * 1024 * 1024;
+/// Default bound of processes and threads (`processes`) inside one sandbox: 256. The kernel
+/// counts them per user namespace, so only the server's own tasks count.
+pub const DEFAULT_PROCESSES: u64 = 256;
+/// Smallest `memory` a block may set: 64 MiB (below it no interpreter starts).
+pub const MIN_MEMORY: u64 = 64 * 1024 * 1024;
+/// Largest `processes` a block may set.
+pub const MAX_PROCESSES: u64 = 100_000;
+
+/// The directories every program may read and execute: what a dynamically linked program
+/// or an interpreter needs to start. Only those that exist are used.
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/proc",
+    "/sys/devices/system/cpu",
+    "/sys/fs/cgroup",
+    "/run/systemd/resolve",
+];
+
+/// Device files a program may read and write.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// What the owner asked for in a block's `sandbox` key (`true` is [`Policy::default`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Paths the server may read (and execute), beyond the system's and its command's.
+    pub read: Vec<PathBuf>,
+    /// Paths the server may write (and read), beyond its private directory.
+    pub write: Vec<PathBuf>,
+    /// Whether the server shares this machine's network (default true). False: a network
+    /// namespace with nothing in it, and no TCP at all.
+    pub network: bool,
+    /// Bound of its address space, in bytes.
+    pub memory: u64,
+    /// Bound of its processes and threads.
+    pub processes: u64,
+}
+
+impl Policy {
+    /// The trust line, e.g. "sandboxed local process: reads /srv/notes, writes /srv/notes/out,
+    /// no network".
+    pub fn trust(&self) -> String {
+        trust_line(&self.read, &self.write, self.network)
+    }
+}
+
+fn trust_line(read: &[PathBuf], write: &[PathBuf], network: bool) -> String {
+    let list = |v: &[PathBuf]| {
+        v.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let reads = if read.is_empty() {
+        "reads none of your files".to_owned()
+    } else {
+        format!("reads {}", list(read))
+    };
+    let writes = if write.is_empty() {
+        "writes only its own directory".to_owned()
+    } else {
+        format!("writes {}", list(write))
+    };
+    let net = if network {
+        "network (not Maven's page or socket)"
+    } else {
+        "no network"
+    };
+    format!("sandboxed local process: {reads}, {writes}, {net}")
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            read: Vec::new(),
+            write: Vec::new(),
+            network: true,
+            memory: DEFAULT_MEMORY,
+            processes: DEFAULT_PROCESSES,
+        }
+    }
+}
+
+/// What a plan is resolved against.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    /// Maven's data directory: hidden from the server, which gets `DATA/sandbox/<name>`.
+    pub data_dir: &'a Path,
+    /// The `PATH` the command is looked up in.
+    pub path: Option<&'a OsStr>,
+    /// TCP ports of this machine the server may never connect to even with network (the
+    /// page's).
+    pub deny_ports: Vec<u16>,
+}
+
+/// A policy resolved for one server: everything the launcher applies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The server's name (for messages).
+    pub server: String,
+    /// The program executed (absolute).
+    pub program: PathBuf,
+    /// Read and execute: the system's directories, the command's and its interpreter's, and
+    /// the policy's `read`.
+    pub read: Vec<PathBuf>,
+    /// Read and write: the private directory and the policy's `write`.
+    pub write: Vec<PathBuf>,
+    /// Device files, read and write.
+    pub devices: Vec<PathBuf>,
+    /// The private directory: `HOME` and working directory.
+    pub home: PathBuf,
+    /// `TMPDIR`, inside `home`.
+    pub tmp: PathBuf,
+    /// Directories covered by an empty read-only tmpfs (the data directory); `home` is mounted
+    /// back inside.
+    pub hide: Vec<PathBuf>,
+    /// Whether the server shares this machine's network.
+    pub network: bool,
+    /// With network: TCP ports it may not connect to.
+    pub deny_ports: Vec<u16>,
+    /// Bound of its address space, in bytes.
+    pub memory: u64,
+    /// Bound of its processes and threads.
+    pub processes: u64,
+    /// The owner's `read` and `write` lists as written, for the trust line.
+    pub owner_read: Vec<PathBuf>,
+    /// See `owner_read`.
+    pub owner_write: Vec<PathBuf>,
+}
+
+/// Why a plan cannot be made.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlanError {
+    /// The command is not an executable file, or not on `PATH`.
+    #[error("sandbox: the command {0:?} is not an executable file on PATH")]
+    NotFound(String),
+    /// A path of the policy is inside Maven's data directory.
+    #[error("sandbox: {0} is inside Maven's data directory, which no server may reach")]
+    InsideData(PathBuf),
+    /// A path of the policy is not absolute.
+    #[error("sandbox: {0} is not an absolute path")]
+    Relative(PathBuf),
+}
+
+impl Plan {
+    /// Resolves `policy` for the server `name` running `command`: finds the program on `PATH`,
+    /// adds the directory that holds it (its installation prefix when it sits in a `bin`
+    /// directory) and, for a script, its interpreter's, both as named and with symbolic links
+    /// resolved. Reads at most the first bytes of the program and its interpreter.
+    pub fn resolve(
+        name: &str,
+        policy: &Policy,
+        command: &str,
+        ctx: &Context<'_>,
+    ) -> Result<Plan, PlanError> {
+        let data = normal(ctx.data_dir);
+        for p in policy.read.iter().chain(&policy.write) {
+            if !p.is_absolute() {
+                return Err(PlanError::Relative(p.clone()));
+            }
+            let n = normal(p);
+            if n.starts_with(&data) {
+                return Err(PlanError::InsideData(p.clone()));
+            }
+        }
+        let program =
+            find_program(command, ctx.path).ok_or_else(|| PlanError::NotFound(command.into()))?;
+        if normal(&program).starts_with(&data) {
+            return Err(PlanError::InsideData(program));
+        }
+        let mut read: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+        let mut seen = program.clone();
+        for _ in 0..4 {
+            for d in program_dirs(&seen) {
+                if !normal(&d).starts_with(&data) {
+                    push_unique(&mut read, d);
+                }
+            }
+            match interpreter(&seen, ctx.path) {
+                Some(next) if next != seen => seen = next,
+                _ => break,
+            }
+        }
+        for p in &policy.read {
+            push_unique(&mut read, p.clone());
+        }
+        let home = private_dir(ctx.data_dir, name);
+        let mut write = vec![home.clone()];
+        for p in &policy.write {
+            push_unique(&mut write, p.clone());
+        }
+        Ok(Plan {
+            server: name.to_owned(),
+            program,
+            read,
+            write,
+            devices: DEVICES.iter().map(PathBuf::from).collect(),
+            tmp: home.join("tmp"),
+            home,
+            hide: vec![ctx.data_dir.to_path_buf()],
+            network: policy.network,
+            deny_ports: if policy.network {
+                ctx.deny_ports.clone()
+            } else {
+                Vec::new()
+            },
+            memory: policy.memory,
+            processes: policy.processes,
+            owner_read: policy.read.clone(),
+            owner_write: policy.write.clone(),
+        })
+    }
+
+    /// The trust line (see [`Policy::trust`]).
+    pub fn trust(&self) -> String {
+        trust_line(&self.owner_read, &self.owner_write, self.network)
+    }
+
+    /// The launcher's arguments that run `command args…` inside this plan:
+    /// `__sandbox-exec PLAN -- command args…`.
+    pub fn launcher_args(&self, command: &str, args: &[String]) -> Vec<String> {
+        // A plan is paths, numbers and strings: it always serialises.
+        let plan = serde_json::to_string(self).unwrap_or_default();
+        let mut v = Vec::with_capacity(args.len() + 4);
+        v.push(LAUNCHER_ARG.to_owned());
+        v.push(plan);
+        v.push("--".to_owned());
+        v.push(command.to_owned());
+        v.extend(args.iter().cloned());
+        v
+    }
+}
+
+/// The private directory of server `name`: `DATA/sandbox/<name>`.
+pub fn private_dir(data_dir: &Path, name: &str) -> PathBuf {
+    data_dir.join("sandbox").join(name)
+}
+
+/// Creates the plan's private directory and its `tmp` (mode 0700), as the daemon does before
+/// starting the server.
+pub fn prepare(plan: &Plan) -> std::io::Result<()> {
+    for d in [&plan.home, &plan.tmp] {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(d)?;
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
+    if !v.contains(&p) {
+        v.push(p);
+    }
+}
+
+/// A path with `.` and `..` removed lexically (symbolic links are the launcher's business: it
+/// opens every path it grants).
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn is_executable(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `command` as an absolute path: as given when it names a path, else the first executable
+/// of that name on `path`.
+fn find_program(command: &str, path: Option<&OsStr>) -> Option<PathBuf> {
+    if command.is_empty() {
+        return None;
+    }
+    if command.contains('/') {
+        let p = Path::new(command);
+        let abs = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().ok()?.join(p)
+        };
+        return is_executable(&abs).then(|| normal(&abs));
+    }
+    std::env::split_paths(path?)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(command))
+        .find(|p| is_executable(p))
+}
+
+/// The directories a program needs: the one that holds it, or its installation prefix when
+/// that is a `bin` directory; the same again for the program with its links resolved.
+fn program_dirs(program: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let real = std::fs::canonicalize(program).ok();
+    for p in std::iter::once(program.to_path_buf()).chain(real) {
+        if let Some(dir) = p.parent() {
+            let d = match (dir.file_name(), dir.parent()) {
+                (Some(n), Some(prefix)) if n == "bin" && prefix != Path::new("/") => prefix,
+                _ => dir,
+            };
+            push_unique(&mut out, d.to_path_buf());
+        }
+    }
+    out
+}
+
+/// The interpreter a script names on its `#!` line (through `env`, looked up on `path`).
+fn interpreter(program: &Path, path: Option<&OsStr>) -> Option<PathBuf> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if Path::new(first).file_name() == Some(OsStr::new("env")) {
+        let name = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
+        find_program(name, path)
+    } else {
+        Some(PathBuf::from(first))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_brings_its_interpreter_and_prefix() {
+        let t = tempfile::tempdir().unwrap();
+        let bin = t.path().join("prefix/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let interp = bin.join("interp");
+        std::fs::write(&interp, "").unwrap();
+        std::fs::set_permissions(&interp, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tools = t.path().join("tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        let script = tools.join("srv");
+        std::fs::write(&script, "#!/usr/bin/env -S interp --flag\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let data = t.path().join("data");
+        let path = std::env::join_paths([&tools, &bin]).unwrap();
+        let ctx = Context {
+            data_dir: &data,
+            path: Some(&path),
+            deny_ports: vec![8765],
+        };
+        let policy = Policy {
+            read: vec!["/srv/notes".into()],
+            write: vec!["/srv/notes/out".into()],
+            network: false,
+            ..Policy::default()
+        };
+        let plan = Plan::resolve("notes", &policy, "srv", &ctx).unwrap();
+        assert_eq!(plan.program, script);
+        assert!(plan.read.contains(&tools));
+        assert!(
+            plan.read.contains(&t.path().join("prefix")),
+            "{:?}",
+            plan.read
+        );
+        assert!(plan.read.contains(&PathBuf::from("/srv/notes")));
+        assert_eq!(plan.write[0], data.join("sandbox/notes"));
+        assert_eq!(plan.home, data.join("sandbox/notes"));
+        assert_eq!(plan.tmp, data.join("sandbox/notes/tmp"));
+        assert_eq!(plan.hide, vec![data.clone()]);
+        assert!(
+            plan.deny_ports.is_empty(),
+            "no network: no port list needed"
+        );
+        assert_eq!(
+            plan.trust(),
+            "sandboxed local process: reads /srv/notes, writes /srv/notes/out, no network"
+        );
+        let args = plan.launcher_args("srv", &["a".into()]);
+        assert_eq!(args[0], LAUNCHER_ARG);
+        assert_eq!(serde_json::from_str::<Plan>(&args[1]).unwrap(), plan);
+        assert_eq!(&args[2..], ["--", "srv", "a"]);
+    }
+
+    #[test]
+    fn refusals_are_specific() {
+        let t = tempfile::tempdir().unwrap();
+        let data = t.path().join("data");
+        let ctx = Context {
+            data_dir: &data,
+            path: Some(OsStr::new("/nonexistent")),
+            deny_ports: vec![],
+        };
+        let p = Policy::default();
+        assert_eq!(
+            Plan::resolve("a", &p, "no-such-server", &ctx),
+            Err(PlanError::NotFound("no-such-server".into()))
+        );
+        let inside = Policy {
+            read: vec![data.join("x/../maven.db")],
+            ..Policy::default()
+        };
+        assert_eq!(
+            Plan::resolve("a", &inside, "/bin/sh", &ctx),
+            Err(PlanError::InsideData(data.join("x/../maven.db")))
+        );
+        let rel = Policy {
+            write: vec!["notes".into()],
+            ..Policy::default()
+        };
+        assert_eq!(
+            Plan::resolve("a", &rel, "/bin/sh", &ctx),
+            Err(PlanError::Relative("notes".into()))
+        );
+        let plan = Plan::resolve("a", &p, "/bin/sh", &ctx).unwrap();
+        assert_eq!(
+            plan.trust(),
+            "sandboxed local process: reads none of your files, writes only its own directory, network (not Maven's page or socket)"
+        );
+    }
+}
