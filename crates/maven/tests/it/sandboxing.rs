@@ -340,3 +340,79 @@ async fn the_demo_server_runs_sandboxed() {
     assert!(!err, "{text}");
     c.close().await;
 }
+
+/// The daemon usually runs as its owner, not as root: the same launcher, run by an
+/// unprivileged uid (here nobody, through `setpriv`, when the tests run as root), confines the
+/// server the same way, and its process bound counts only the sandbox's own processes.
+#[test]
+fn the_sandbox_works_for_an_unprivileged_owner() {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !rustix::process::geteuid().is_root() || !setpriv.exists() {
+        eprintln!("skipped: needs root (to become nobody) and setpriv");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    let owner = t.path().join("owner");
+    for d in [&data, &owner] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let canary = owner.join("canary");
+    std::fs::write(&canary, "secret").unwrap();
+    let server = testkit_mcp().display().to_string();
+    let policy = sandbox::Policy {
+        network: false,
+        processes: 8,
+        ..sandbox::Policy::default()
+    };
+    let path = std::env::var_os("PATH");
+    let ctx = sandbox::Context {
+        data_dir: &data,
+        path: path.as_deref(),
+        deny_ports: vec![],
+    };
+    let plan = sandbox::Plan::resolve("peer", &policy, &server, &ctx).unwrap();
+    sandbox::prepare(&plan).unwrap();
+    let sandboxes = data.join("sandbox");
+    for p in [
+        t.path(),
+        &data,
+        &sandboxes,
+        &owner,
+        &canary,
+        &plan.home,
+        &plan.tmp,
+    ] {
+        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+    }
+    let spec = json!({"canary": canary, "list": data, "write": owner.join("w"), "setuid": true, "fork": 100});
+    let out = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_maven"))
+        .args(plan.launcher_args(&server, &["--attacks".into(), spec.to_string()]))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("ATTACKS "))
+        .unwrap_or_else(|| panic!("no report: {err}"));
+    let got: Value = serde_json::from_str(line).unwrap();
+    for (k, v) in [
+        ("canary", "EACCES"),
+        ("list", "EACCES"),
+        ("write", "EACCES"),
+        // uid 0 does not exist in the sandbox's user namespace (only the owner's uid is mapped).
+        ("setuid", "EINVAL"),
+        ("NoNewPrivs", "1"),
+        ("CapEff", "0000000000000000"),
+    ] {
+        assert_eq!(got[k], v, "{k}: {got}");
+    }
+    assert_eq!(got["fork"]["stopped_by"], "EAGAIN", "{got}");
+    assert_eq!(
+        got["Uid"].as_str().unwrap().split_whitespace().next(),
+        Some("65534")
+    );
+}
