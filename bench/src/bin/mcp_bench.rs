@@ -314,6 +314,7 @@ fn sandboxed(
         data_dir: std::path::Path::new(data),
         path: path.as_deref(),
         deny_ports: vec![8765],
+        owner_home: std::env::var_os("HOME").map(Into::into),
     };
     let plan = sandbox::Plan::resolve("bench", policy, prog, &ctx)?;
     sandbox::prepare(&plan)?;

@@ -42,6 +42,7 @@ pub(crate) fn plan(
         data_dir,
         path: path.as_deref(),
         deny_ports: vec![config.web.listen.port()],
+        owner_home: std::env::var_os("HOME").map(Into::into),
     };
     Some(sandbox::Plan::resolve(name, policy, command, &ctx))
 }

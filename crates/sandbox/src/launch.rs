@@ -8,8 +8,10 @@
 //!    real uid of 0), and drops its supplementary groups;
 //! 2. new user, mount and IPC namespaces, and a network namespace without network; the
 //!    owner's uid and gid mapped to themselves;
-//! 3. every mount made private, the data directory covered by an empty read-only tmpfs, and
-//!    the server's private directory mounted back at its place inside it;
+//! 3. every mount made private; the data directory, the owner's home, `/tmp`, `/var/tmp`,
+//!    `/run` and `/dev/shm` covered by empty read-only tmpfs mounts (their UNIX sockets —
+//!    Maven's, an ssh or gpg agent's, X11's, D-Bus's — do not exist for the server), and every
+//!    path the plan grants inside them mounted back at its own place;
 //! 4. limits: `RLIMIT_NPROC` (counted per user namespace, so only the sandbox's own tasks
 //!    count), `RLIMIT_AS`, no core dumps;
 //! 5. for a root daemon, seccomp denies the setuid calls (an unprivileged process may set its
@@ -22,6 +24,7 @@
 use std::ffi::OsString;
 use std::os::unix::fs::DirBuilderExt as _;
 use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use landlock::{
@@ -225,26 +228,66 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
     Ok(())
 }
 
-/// Step 3: `/` and below private; each hidden directory covered by an empty tmpfs, read-only,
-/// with the private directory mounted back at its own path when it lies inside.
+/// Step 3: `/` and below private; each hidden directory, outermost first, covered by an
+/// empty tmpfs (read-only once filled), and every path the plan grants that lies inside it
+/// (the private directory, a `read` or `write` path, the command's directory) mounted back at
+/// its own path. The paths are opened before anything is covered.
 fn hide(plan: &Plan) -> Result<(), Missing> {
+    use rustix::fs::{Mode, OFlags};
     use rustix::mount::MountPropagationFlags as P;
     use rustix::mount::{mount, mount_bind, mount_change, mount_remount, MountFlags};
     mount_change("/", P::REC | P::PRIVATE).map_err(|e| missing(F_MOUNT, format!("/: {e}")))?;
-    let home = std::fs::File::open(&plan.home)
-        .map_err(|e| missing(F_MOUNT, format!("{}: {e}", plan.home.display())))?;
-    let home_fd = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&home));
-    for dir in &plan.hide {
+    let mut hidden: Vec<&Path> = plan.hide.iter().map(PathBuf::as_path).collect();
+    hidden.sort_by_key(|p| p.components().count());
+    hidden.dedup();
+    let granted = plan
+        .read
+        .iter()
+        .chain(&plan.write)
+        .chain(&plan.devices)
+        .chain(std::iter::once(&plan.home));
+    let mut keep: Vec<(&Path, std::os::fd::OwnedFd, bool)> = Vec::new();
+    for p in granted {
+        if !hidden.iter().any(|h| p.starts_with(h)) || keep.iter().any(|(k, ..)| *k == p) {
+            continue;
+        }
+        // A granted path that does not exist grants nothing (Landlock skips it too).
+        let Ok(fd) = rustix::fs::open(p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) else {
+            continue;
+        };
+        let dir = rustix::fs::fstat(&fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+        });
+        keep.push((p.as_path(), fd, dir));
+    }
+    let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+    for dir in hidden {
+        // Not there (or already under an outer cover and not granted): nothing to hide.
+        if !dir.is_dir() {
+            continue;
+        }
         let m = |e: &dyn std::fmt::Display| missing(F_MOUNT, format!("{}: {e}", dir.display()));
-        let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
         mount("tmpfs", dir, "tmpfs", flags, c"mode=0755,size=64k").map_err(|e| m(&e))?;
-        if let Ok(rel) = plan.home.strip_prefix(dir) {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o755)
-                .create(dir.join(rel))
-                .map_err(|e| m(&e))?;
-            mount_bind(home_fd.as_str(), &plan.home).map_err(|e| m(&e))?;
+        for (p, fd, is_dir) in &keep {
+            if !p.starts_with(dir) {
+                continue;
+            }
+            let mk = |d: &Path| {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o755)
+                    .create(d)
+            };
+            if *is_dir {
+                mk(p).map_err(|e| m(&e))?;
+            } else {
+                if let Some(parent) = p.parent() {
+                    mk(parent).map_err(|e| m(&e))?;
+                }
+                std::fs::File::create(p).map_err(|e| m(&e))?;
+            }
+            let src = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(fd));
+            mount_bind(src.as_str(), *p).map_err(|e| m(&e))?;
         }
         mount_remount(dir, flags | MountFlags::RDONLY, "").map_err(|e| m(&e))?;
     }

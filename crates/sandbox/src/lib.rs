@@ -23,5 +23,5 @@ mod plan;
 pub use launch::{launch, probe, Missing};
 pub use plan::{
     prepare, private_dir, Context, Plan, PlanError, Policy, DEFAULT_MEMORY, DEFAULT_PROCESSES,
-    DEVICES, LAUNCHER_ARG, MAX_PROCESSES, MIN_MEMORY, SYSTEM_READ,
+    DEVICES, HIDDEN, LAUNCHER_ARG, MAX_PROCESSES, MIN_MEMORY, SYSTEM_READ,
 };

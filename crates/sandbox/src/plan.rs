@@ -38,6 +38,11 @@ pub const SYSTEM_READ: &[&str] = &[
     "/run/systemd/resolve",
 ];
 
+/// Directories covered by an empty tmpfs in every sandbox, besides the data directory and the
+/// owner's home: where the UNIX sockets of other programs live (Landlock does not mediate
+/// `connect()` to a pathname socket on every kernel).
+pub const HIDDEN: &[&str] = &["/tmp", "/var/tmp", "/run", "/dev/shm"];
+
 /// Device files a program may read and write.
 pub const DEVICES: &[&str] = &[
     "/dev/null",
@@ -118,6 +123,8 @@ pub struct Context<'a> {
     /// TCP ports of this machine the server may never connect to even with network (the
     /// page's).
     pub deny_ports: Vec<u16>,
+    /// The owner's home (`$HOME` of the daemon): hidden like the data directory.
+    pub owner_home: Option<PathBuf>,
 }
 
 /// A policy resolved for one server: everything the launcher applies.
@@ -138,8 +145,8 @@ pub struct Plan {
     pub home: PathBuf,
     /// `TMPDIR`, inside `home`.
     pub tmp: PathBuf,
-    /// Directories covered by an empty read-only tmpfs (the data directory); `home` is mounted
-    /// back inside.
+    /// Directories covered by an empty read-only tmpfs ([`HIDDEN`], the owner's home, the data
+    /// directory); every granted path inside them is mounted back at its place.
     pub hide: Vec<PathBuf>,
     /// Whether the server shares this machine's network.
     pub network: bool,
@@ -224,7 +231,17 @@ impl Plan {
             devices: DEVICES.iter().map(PathBuf::from).collect(),
             tmp: home.join("tmp"),
             home,
-            hide: vec![ctx.data_dir.to_path_buf()],
+            hide: {
+                let mut h: Vec<PathBuf> = HIDDEN.iter().map(PathBuf::from).collect();
+                if let Some(home) = &ctx.owner_home {
+                    // Never `/` itself: that would hide the system.
+                    if home.is_absolute() && home.parent().is_some() {
+                        push_unique(&mut h, home.clone());
+                    }
+                }
+                push_unique(&mut h, ctx.data_dir.to_path_buf());
+                h
+            },
             network: policy.network,
             deny_ports: if policy.network {
                 ctx.deny_ports.clone()
@@ -380,6 +397,7 @@ mod tests {
             data_dir: &data,
             path: Some(&path),
             deny_ports: vec![8765],
+            owner_home: Some("/home/me".into()),
         };
         let policy = Policy {
             read: vec!["/srv/notes".into()],
@@ -399,7 +417,14 @@ mod tests {
         assert_eq!(plan.write[0], data.join("sandbox/notes"));
         assert_eq!(plan.home, data.join("sandbox/notes"));
         assert_eq!(plan.tmp, data.join("sandbox/notes/tmp"));
-        assert_eq!(plan.hide, vec![data.clone()]);
+        assert_eq!(
+            plan.hide,
+            ["/tmp", "/var/tmp", "/run", "/dev/shm", "/home/me"]
+                .iter()
+                .map(PathBuf::from)
+                .chain([data.clone()])
+                .collect::<Vec<_>>()
+        );
         assert!(
             plan.deny_ports.is_empty(),
             "no network: no port list needed"
@@ -422,6 +447,7 @@ mod tests {
             data_dir: &data,
             path: Some(OsStr::new("/nonexistent")),
             deny_ports: vec![],
+            owner_home: None,
         };
         let p = Policy::default();
         assert_eq!(

@@ -39,9 +39,13 @@ fn a_sandboxed_server_is_denied_every_escape() {
         .spawn()
         .unwrap();
     let data = home.data();
+    // Outside every hidden directory and not granted: Landlock's refusal.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let beside_command = testkit_mcp().with_file_name("written-by-a-sandboxed-server");
+    let _ = std::fs::remove_file(&beside_command);
     let spec = json!({
-        "canary": canary, "db": data.join("maven.db"), "list": data,
-        "socket": data.join("maven.sock"), "write": written,
+        "canary": canary, "files": {"source": source}, "db": data.join("maven.db"), "list": data,
+        "socket": data.join("maven.sock"), "write": beside_command, "write_hidden": written,
         "tcp": tcp.local_addr().unwrap().port(), "udp": udp.local_addr().unwrap().port(),
         "pid": victim.id(), "setuid": true, "fork": 500,
     });
@@ -56,9 +60,12 @@ fn a_sandboxed_server_is_denied_every_escape() {
     );
     let _d = home.start_logging_to(&home.dir.path().join("daemon.log"));
     let got = reported(&home, "evil", "ATTACKS ");
+    // The test's directory is under /tmp, hidden like the owner's home: what is inside does
+    // not exist for the server (ENOENT); what is visible but not granted is refused (EACCES).
     let want = json!({
-        "canary": "EACCES", "db": "ENOENT", "list": "EACCES", "ipc": "ENOENT",
-        "write": "EACCES", "tcp": "EACCES", "udp": "ENETUNREACH",
+        "canary": "ENOENT", "read source": "EACCES", "db": "ENOENT", "list": "EACCES",
+        "ipc": "ENOENT", "write": "EACCES", "write_hidden": "ENOENT",
+        "tcp": "EACCES", "udp": "ENETUNREACH",
         "signal": "EPERM", "ptrace": "EPERM", "setuid": "EPERM",
         "NoNewPrivs": "1", "CapEff": "0000000000000000", "CapPrm": "0000000000000000",
     });
@@ -88,7 +95,7 @@ fn a_sandboxed_server_is_denied_every_escape() {
         victim.try_wait().unwrap().is_none(),
         "the victim was signalled"
     );
-    assert!(!written.exists());
+    assert!(!written.exists() && !beside_command.exists());
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "secret");
     // The server itself still works.
     let v = home.json(&["mcp", "status", "--json"]);
@@ -206,6 +213,7 @@ async fn sandboxed(
         data_dir: data,
         path: path.as_deref(),
         deny_ports: vec![],
+        owner_home: std::env::var_os("HOME").map(Into::into),
     };
     let plan = sandbox::Plan::resolve("peer", &policy, command, &ctx).unwrap();
     sandbox::prepare(&plan).unwrap();
@@ -239,7 +247,9 @@ async fn the_reference_filesystem_server_runs_sandboxed() {
     let t = tempfile::tempdir().unwrap();
     let data = t.path().join("data");
     let shared = t.path().join("shared");
-    let other = t.path().join("other");
+    // Visible to the server (not under a hidden directory such as /tmp) but not granted.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let other = outside.path().join("other");
     for d in [&shared, &other] {
         std::fs::create_dir_all(d).unwrap();
     }
@@ -370,6 +380,7 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         data_dir: &data,
         path: path.as_deref(),
         deny_ports: vec![],
+        owner_home: std::env::var_os("HOME").map(Into::into),
     };
     let plan = sandbox::Plan::resolve("peer", &policy, &server, &ctx).unwrap();
     sandbox::prepare(&plan).unwrap();
@@ -400,9 +411,9 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         .unwrap_or_else(|| panic!("no report: {err}"));
     let got: Value = serde_json::from_str(line).unwrap();
     for (k, v) in [
-        ("canary", "EACCES"),
+        ("canary", "ENOENT"),
         ("list", "EACCES"),
-        ("write", "EACCES"),
+        ("write", "ENOENT"),
         // uid 0 does not exist in the sandbox's user namespace (only the owner's uid is mapped).
         ("setuid", "EINVAL"),
         ("NoNewPrivs", "1"),

@@ -3,7 +3,8 @@
 //! `ATTACKS {json}` to stderr with what each attempt got: `"ok"` (it worked) or the errno's
 //! name (`"EACCES"`, …). Then the server serves as usual.
 //!
-//! SPEC keys (each optional): `canary` (a file to read), `db` (a file to read), `list` (a
+//! SPEC keys (each optional): `canary` (a file to read), `files` (`{name: path}`, files to
+//! read, reported as `read <name>`), `db` (a file to read), `list` (a
 //! directory to list), `socket` (a Unix socket to connect to and send a turn), `write` (a
 //! file to create), `tcp` and `udp` (loopback ports to reach), `pid` (a process to signal and
 //! to ptrace), `setuid` (try to become uid 0 for real), `fork` (how many processes to try to
@@ -58,6 +59,12 @@ pub(crate) fn run(spec: &str) {
     if let Some(p) = s("canary") {
         out.insert("canary".into(), outcome(std::fs::read(p).map(drop)));
     }
+    if let Some(files) = spec.get("files").and_then(Value::as_object) {
+        for (name, p) in files {
+            let r = std::fs::read(p.as_str().unwrap_or_default()).map(drop);
+            out.insert(format!("read {name}"), outcome(r));
+        }
+    }
     if let Some(p) = s("db") {
         out.insert("db".into(), outcome(std::fs::read(p).map(drop)));
     }
@@ -67,8 +74,10 @@ pub(crate) fn run(spec: &str) {
     if let Some(p) = s("socket") {
         out.insert("ipc".into(), ipc_turn(&p));
     }
-    if let Some(p) = s("write") {
-        out.insert("write".into(), outcome(std::fs::write(p, b"x")));
+    for key in ["write", "write_hidden"] {
+        if let Some(p) = s(key) {
+            out.insert(key.into(), outcome(std::fs::write(p, b"x")));
+        }
     }
     if let Some(port) = n("tcp").and_then(|p| u16::try_from(p).ok()) {
         #[expect(
