@@ -118,6 +118,17 @@ pub(crate) fn launches(
     let mut servers = Vec::new();
     let mut blocked = BTreeMap::new();
     for (name, block) in &config.mcp_servers {
+        // A dark block is never started: no plan, no private directory (its trust line comes
+        // from the policy alone).
+        if !block.enabled {
+            if let Some(c) = config.mcp_server(name) {
+                servers.push(mcp::Managed {
+                    config: c,
+                    enabled: false,
+                });
+            }
+            continue;
+        }
         match launch(config, data_dir, name, &probe) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
                 config: *c,
