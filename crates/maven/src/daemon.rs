@@ -24,7 +24,9 @@ use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
-use crate::views::{ActCounts, DiscoveryNote, FeedView, ServerStatusView, StatusView, TurnView};
+use crate::views::{
+    ActCounts, DiscoveryNote, FeedView, LimitsView, ServerStatusView, StatusView, TurnView,
+};
 use crate::web::StatusSource;
 
 /// How long shutdown waits for tasks before giving up on them.
@@ -44,6 +46,8 @@ pub(crate) struct Options {
 
 /// What request handlers share.
 pub(crate) struct State {
+    /// The open-descriptor limit the daemon runs under.
+    descriptors: u64,
     started: Instant,
     data_dir: PathBuf,
     config: Arc<Config>,
@@ -168,7 +172,9 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
     let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
-    let web = crate::web::start(&config, &store).await;
+    let descriptors = raise_descriptor_limit();
+    let page_connections = page_connections(descriptors);
+    let web = crate::web::start(&config, &store, page_connections).await;
     let executor = allowlist::Executor::new(store.clone(), approvals, manager.clone());
     let llm = match config.router.kind {
         config::RouterKind::Rules => None,
@@ -179,6 +185,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     };
     let turns = crate::turns::Turns::new(store.clone(), executor, llm);
     let state = Arc::new(State {
+        descriptors,
         started: Instant::now(),
         data_dir: data_dir.clone(),
         config,
@@ -236,6 +243,47 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Descriptors kept for everything but the page's and the IPC socket's connections: the store
+/// and its journal, the log, the listeners, MCP children (three pipes each) and HTTP dials,
+/// feed polls. The page's connection bound is what is left, so a flood of the page can never
+/// take the descriptors that IPC, dials and polls need.
+pub(crate) const FD_RESERVE: u64 = 256;
+
+/// Raises the soft `RLIMIT_NOFILE` to the hard limit (what a service manager allows) and
+/// returns the limit the daemon runs under.
+fn raise_descriptor_limit() -> u64 {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut lim = getrlimit(Resource::Nofile);
+    if let (Some(cur), Some(max)) = (lim.current, lim.maximum) {
+        if cur < max {
+            lim.current = Some(max);
+            if let Err(e) = setrlimit(Resource::Nofile, lim) {
+                tracing::debug!(error = %e, "cannot raise the descriptor limit");
+            }
+        }
+    }
+    let now = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
+    tracing::debug!(limit = now, "descriptor limit");
+    now
+}
+
+/// How many connections the page may hold under a descriptor `limit`: what is left after the
+/// reserve and every IPC slot, at most [`crate::web::MAX_CONNECTIONS`], at least 4.
+pub(crate) fn page_connections(limit: u64) -> usize {
+    let room = limit.saturating_sub(FD_RESERVE + ipc::MAX_CONNECTIONS as u64);
+    let n = usize::try_from(room)
+        .unwrap_or(usize::MAX)
+        .min(crate::web::MAX_CONNECTIONS);
+    if n < crate::web::MAX_CONNECTIONS {
+        tracing::warn!(
+            limit,
+            page_connections = n.max(4),
+            "the descriptor limit is low: the page serves fewer connections at once (raise `ulimit -n`)"
+        );
+    }
+    n.max(4)
 }
 
 async fn wait_for_signal() -> anyhow::Result<()> {
@@ -472,6 +520,17 @@ impl State {
                 withdrawn: count(store::ToolState::Withdrawn),
             },
             log_lines_dropped: crate::logsink::dropped(),
+            web: self.web.as_deref().map(crate::web::Web::status),
+            limits: Some({
+                let (open, refused) = ipc::stats();
+                LimitsView {
+                    descriptors: self.descriptors,
+                    descriptors_reserved: FD_RESERVE,
+                    ipc_connections: open,
+                    ipc_max_connections: ipc::MAX_CONNECTIONS,
+                    ipc_connections_refused: refused,
+                }
+            }),
         })
     }
 

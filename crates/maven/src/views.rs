@@ -31,6 +31,41 @@ pub(crate) struct StatusView {
     /// Log lines dropped since start-up because stderr did not keep up (see `logsink`).
     #[serde(default)]
     pub(crate) log_lines_dropped: u64,
+    /// The page's limits and counters; null when the page is not running.
+    #[serde(default)]
+    pub(crate) web: Option<WebStatusView>,
+    /// The daemon's limits and what they refused.
+    #[serde(default)]
+    pub(crate) limits: Option<LimitsView>,
+}
+
+/// The page in `maven status`: its connection limits, and the passphrase gate.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct WebStatusView {
+    pub(crate) url: String,
+    pub(crate) connections: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) connections_refused: u64,
+    pub(crate) header_deadline_s: u64,
+    pub(crate) request_deadline_s: u64,
+    pub(crate) sessions: usize,
+    pub(crate) passphrase_verifications: u64,
+    pub(crate) passphrase_attempts_refused: u64,
+    /// Seconds until the passphrase lock lifts; null when not locked.
+    pub(crate) passphrase_locked_for_s: Option<u64>,
+}
+
+/// The daemon's own limits in `maven status`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct LimitsView {
+    /// The open-descriptor limit the daemon runs under (`RLIMIT_NOFILE`, raised to its hard
+    /// limit at start).
+    pub(crate) descriptors: u64,
+    /// Descriptors kept for the store, the log, MCP servers and feed polls.
+    pub(crate) descriptors_reserved: u64,
+    pub(crate) ipc_connections: usize,
+    pub(crate) ipc_max_connections: usize,
+    pub(crate) ipc_connections_refused: u64,
 }
 
 /// How many act rows are in each state.

@@ -5,6 +5,7 @@
 //! Exit codes: 0 when the listing completed; 1 when dialling, the handshake or the listing
 //! failed (the reason on stderr). Usage and config errors (2) are caught before this runs.
 
+use crate::exit::{out, outln};
 use std::process::ExitCode;
 
 use allowlist::catalogue::{self as tools, Verdict};
@@ -58,9 +59,9 @@ pub(crate) async fn run(
         max_tools,
     );
     if json {
-        println!("{}", report.to_json());
+        outln!("{}", report.to_json());
     } else {
-        print!("{}", report.to_text());
+        out!("{}", report.to_text());
     }
     ExitCode::SUCCESS
 }

@@ -47,7 +47,10 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
 /// `GET /api/session`: the CSRF token to send back, the step-up state, what step-ups exist.
 /// Creates the session (and sets its cookie) when the request has none.
 pub(super) async fn session(State(app): State<App>, headers: HeaderMap) -> Response {
-    let (cookie, set) = app.web.ensure_session(&headers);
+    let (cookie, set) = match app.web.ensure_session(&headers) {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
+    };
     match session_view(&app, &cookie).await {
         Ok(v) => {
             let mut r = Json(v).into_response();

@@ -103,7 +103,7 @@ pub(super) async fn enroll(
     State(app): State<App>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers);
+    let (cookie, set) = app.web.ensure_session(&headers)?;
     let s = api::session_view(&app, &cookie).await?;
     let csrf = s["csrf_token"].as_str().unwrap_or("");
     let mut h = head("Maven — enroll a passkey", csrf);
@@ -133,7 +133,7 @@ pub(super) async fn tools(
     State(app): State<App>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers);
+    let (cookie, set) = app.web.ensure_session(&headers)?;
     let s = api::session_view(&app, &cookie).await?;
     let rows = api::tool_views(&app).await?;
     let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
