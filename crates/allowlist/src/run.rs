@@ -228,9 +228,63 @@ pub enum ExecError {
     /// The tail could not be bound.
     #[error(transparent)]
     Bind(#[from] BindError),
-    /// It ran and failed.
+    /// It ran and failed, or it could not be sent.
     #[error("{0}")]
     Failed(String),
+    /// It was sent and no answer came back: whether it ran is unknown. Maven never sends it
+    /// again by itself.
+    #[error("outcome unknown: {who} may have run it: {reason}")]
+    Unknown {
+        /// Who may have run it (`` `todo` ``, `the local command`).
+        who: String,
+        /// Why no answer came.
+        reason: String,
+    },
+}
+
+/// Text of a tool result kept for the answer and the page (the rest is counted, not kept).
+pub const RESULT_CAP: usize = 64 * 1024;
+
+/// How much of a result was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// Bytes shown.
+    pub shown: usize,
+    /// Bytes the result had.
+    pub total: usize,
+    /// The result had more than `total` bytes: counting stopped there.
+    pub more: bool,
+}
+
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[cut: the result had {}{} bytes; the first {} are shown]",
+            if self.more { "more than " } else { "" },
+            self.total,
+            self.shown
+        )
+    }
+}
+
+/// Cuts `text` to at most `cap` bytes on a character boundary; says how much when it did.
+pub fn cut_text(mut text: String, cap: usize, more: bool) -> (String, Option<Cut>) {
+    let total = text.len();
+    if total <= cap && !more {
+        return (text, None);
+    }
+    let mut at = cap.min(total);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    let cut = Cut {
+        shown: at,
+        total,
+        more,
+    };
+    (text, Some(cut))
 }
 
 /// Runs enabled acts.
@@ -257,6 +311,8 @@ pub struct Ran {
     pub text: String,
     /// It succeeded (exit 0; not an error result).
     pub ok: bool,
+    /// The text was cut, and by how much.
+    pub cut: Option<Cut>,
 }
 
 impl Executor {
@@ -324,10 +380,42 @@ impl Executor {
         if row.destructive && confirmed_by.is_none() {
             return Err(ExecError::NeedsConfirmation(row.name.clone()));
         }
+        let arguments = match &approved {
+            Approved::Mcp { allow_tools } => Value::Object(bind_positional(&row, allow_tools, tail)?),
+            Approved::Local(act) => json!({ "argv": local_argv(act, tail) }),
+        };
+        if matches!(approved, Approved::Mcp { .. }) && self.manager.is_none() {
+            return Err(ExecError::Refused(format!(
+                "{}: no MCP server is running",
+                row.name
+            )));
+        }
+        // Recorded before it runs, as sent and unanswered: an act whose answer never comes
+        // (the daemon stopped or died meanwhile) keeps that outcome, which is the truth.
+        let id = self
+            .store
+            .log_act(store::NewActLog {
+                tool: row.name.clone(),
+                utterance: utterance.to_string(),
+                arguments: arguments.clone(),
+                confirmed_by: confirmed_by.map(str::to_string),
+                outcome: format!(
+                    "{} sent; no answer yet",
+                    store::OUTCOME_UNKNOWN
+                ),
+                ok: false,
+                duration_ms: 0,
+            })
+            .await
+            .map_err(|e| {
+                tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
+                ExecError::Failed(format!("not run: it could not be recorded in acts_log: {e}"))
+            })?;
         let started = Instant::now();
-        let (arguments, result) = match approved {
-            Approved::Mcp { allow_tools } => self.run_mcp(&row, allow_tools, tail).await?,
-            Approved::Local(act) => run_local(act, tail).await,
+        let result = match (approved, arguments) {
+            (Approved::Mcp { .. }, Value::Object(args)) => self.run_mcp(&row, args).await,
+            (Approved::Local(act), _) => run_local(act, tail).await,
+            (Approved::Mcp { .. }, _) => Err(ExecError::Failed("arguments are not an object".into())),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (ok, outcome) = match &result {
@@ -339,66 +427,61 @@ impl Executor {
                     format!("error: {}", first_line(&r.text))
                 },
             ),
+            Err(e @ ExecError::Unknown { .. }) => {
+                (false, format!("{} {e}", store::OUTCOME_UNKNOWN))
+            }
             Err(e) => (false, format!("error: {e}")),
         };
-        if let Err(e) = self
-            .store
-            .log_act(store::NewActLog {
-                tool: row.name.clone(),
-                utterance: utterance.to_string(),
-                arguments,
-                confirmed_by: confirmed_by.map(str::to_string),
-                outcome,
-                ok,
-                duration_ms,
-            })
-            .await
-        {
-            tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
+        if let Err(e) = self.store.settle_act(id, outcome, ok, duration_ms).await {
+            tracing::error!(act = %row.name, error = %e, "cannot record the act's outcome in acts_log");
         }
         result
     }
 
-    async fn run_mcp(
-        &self,
-        row: &ToolRow,
-        allow_tools: &[String],
-        tail: &str,
-    ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
-        let args = bind_positional(row, allow_tools, tail)?;
+    async fn run_mcp(&self, row: &ToolRow, args: Map<String, Value>) -> Result<Ran, ExecError> {
         let Some(manager) = &self.manager else {
             return Err(ExecError::Refused(format!(
                 "{}: no MCP server is running",
                 row.name
             )));
         };
-        let arguments = Value::Object(args.clone());
-        let res = match manager.call(&row.server, &row.tool, args).await {
-            Ok(outcome) => Ok(Ran {
-                text: outcome.text,
-                ok: !outcome.is_error,
+        match manager.call(&row.server, &row.tool, args).await {
+            Ok(outcome) => {
+                let (text, cut) = cut_text(outcome.text, RESULT_CAP, outcome.truncated);
+                Ok(Ran {
+                    text,
+                    ok: !outcome.is_error,
+                    cut,
+                })
+            }
+            Err(e) if e.outcome_unknown() => Err(ExecError::Unknown {
+                who: format!("`{}`", row.server),
+                reason: e.to_string(),
             }),
             Err(e) => Err(ExecError::Failed(e.to_string())),
-        };
-        Ok((arguments, res))
+        }
     }
 }
 
-/// Runs a local act with the router's tail as its last argument (when there is one).
-async fn run_local(act: &LocalAct, tail: &str) -> (Value, Result<Ran, ExecError>) {
+/// A local act's argv: its command with the router's tail as the last argument (when there
+/// is one).
+fn local_argv(act: &LocalAct, tail: &str) -> Vec<String> {
     let mut argv = act.cmd.clone();
     let tail = tail.trim();
     if !tail.is_empty() {
         argv.push(tail.to_string());
     }
-    let arguments = json!({ "argv": argv });
-    let res = run_argv(
-        &argv,
+    argv
+}
+
+/// Runs a local act with the router's tail as its last argument (when there is one).
+async fn run_local(act: &LocalAct, tail: &str) -> Result<Ran, ExecError> {
+    run_argv(
+        &local_argv(act, tail),
         act.timeout,
         usize::try_from(act.max_output).unwrap_or(usize::MAX),
     )
-    .await;
-    (arguments, res)
+    .await
 }
 
 fn first_line(s: &str) -> String {
@@ -430,9 +513,10 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
     let work = async {
         let mut out = Vec::new();
         let mut err = Vec::new();
+        let mut total = 0;
         let read_out = async {
             if let Some(s) = stdout.as_mut() {
-                read_capped(s, cap, &mut out).await;
+                total = read_capped(s, cap, &mut out).await;
             }
         };
         let read_err = async {
@@ -442,21 +526,29 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
         };
         tokio::join!(read_out, read_err);
         let status = child.wait().await;
-        (out, err, status)
+        (out, total, err, status)
     };
     match tokio::time::timeout(timeout, work).await {
-        Err(_) => Err(ExecError::Failed(format!(
-            "{program} did not finish within {timeout:?} and was killed"
-        ))),
-        Ok((out, err, status)) => {
+        // It started and was killed: what it did before is unknown.
+        Err(_) => Err(ExecError::Unknown {
+            who: "the local command".to_owned(),
+            reason: format!("{program} did not finish within {timeout:?} and was killed"),
+        }),
+        Ok((out, total, err, status)) => {
             let status = status.map_err(|e| ExecError::Failed(format!("{program}: {e}")))?;
-            let mut text = String::from_utf8_lossy(&out).into_owned();
-            if out.len() > cap {
-                text = String::from_utf8_lossy(&out[..cap]).into_owned();
-                text.push_str(" […cut]");
-            }
+            let shown = out.len().min(cap);
+            let text = String::from_utf8_lossy(&out[..shown]).into_owned();
+            let cut = (total > cap).then_some(Cut {
+                shown,
+                total,
+                more: false,
+            });
             if status.success() {
-                Ok(Ran { text, ok: true })
+                Ok(Ran {
+                    text,
+                    ok: true,
+                    cut,
+                })
             } else {
                 let err = String::from_utf8_lossy(&err[..err.len().min(4096)]).into_owned();
                 Ok(Ran {
@@ -465,6 +557,7 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
                         first_line(if err.is_empty() { &text } else { &err })
                     ),
                     ok: false,
+                    cut: None,
                 })
             }
         }
@@ -472,13 +565,19 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
 }
 
 /// Reads everything, keeping at most `cap + 1` bytes (the rest is drained and dropped so the
-/// child never blocks on a full pipe).
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut R, cap: usize, out: &mut Vec<u8>) {
+/// child never blocks on a full pipe); returns how many bytes there were.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
+    r: &mut R,
+    cap: usize,
+    out: &mut Vec<u8>,
+) -> usize {
     let mut buf = [0u8; 8192];
+    let mut total = 0usize;
     loop {
         match r.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return total,
             Ok(n) => {
+                total = total.saturating_add(n);
                 let room = (cap + 1).saturating_sub(out.len());
                 out.extend_from_slice(&buf[..n.min(room)]);
             }
@@ -613,17 +712,17 @@ mod tests {
         )
         .await
         .unwrap();
-        assert!(
-            r.text.ends_with(" […cut]") && r.text.len() < 40,
-            "{:?}",
-            r.text.len()
+        assert_eq!(r.text.len(), 10);
+        assert_eq!(
+            r.cut.map(|c| c.to_string()).as_deref(),
+            Some("[cut: the result had 100000 bytes; the first 10 are shown]")
         );
         let e = run_argv(&argv(&["sleep", "5"]), Duration::from_millis(100), 10)
             .await
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "sleep did not finish within 100ms and was killed"
+            "outcome unknown: the local command may have run it: sleep did not finish within 100ms and was killed"
         );
         let r = run_argv(&argv(&["false"]), Duration::from_secs(10), 10)
             .await

@@ -383,7 +383,11 @@ fn start_manager(
         })
         .collect();
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
-    let (manager, mut listings) = mcp::Manager::new(servers, config.mcp_timing.manager_options());
+    let mut options = config.mcp_timing.manager_options();
+    // A result's text is kept up to the frame cap, so the executor can cut it to
+    // `allowlist::RESULT_CAP` and say by how much.
+    options.client.limits.result_text_cap = options.client.limits.frame_cap;
+    let (manager, mut listings) = mcp::Manager::new(servers, options);
     let (config, store, notes, cancel) = (
         config.clone(),
         store.clone(),

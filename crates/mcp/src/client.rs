@@ -77,14 +77,25 @@ impl Client {
     /// Dial the server and run the handshake (initialize + notifications/initialized) within
     /// `config.timeouts.init`.
     pub async fn connect(config: &ServerConfig, options: ClientOptions) -> Result<Client, Error> {
+        Client::dial(config, options).await.map_err(|(e, _)| e)
+    }
+
+    /// [`Client::connect`], also giving back, when the dial fails after the server started,
+    /// the tail of its stderr (a stdio server that exits during the handshake says why there:
+    /// "missing API_KEY").
+    pub async fn dial(
+        config: &ServerConfig,
+        options: ClientOptions,
+    ) -> Result<Client, (Error, Option<String>)> {
         let core = Arc::new(Core::new(&options.limits, options.handler.clone()));
         let link = match &config.transport {
             Transport::Stdio { command, args, env } => Link::Stdio(
                 crate::stdio::StdioLink::spawn(command, args, env, &options.limits, core.clone())
-                    .await?,
+                    .await
+                    .map_err(|e| (e, None))?,
             ),
             Transport::Http { url, headers, door } => Link::Http(Arc::new(
-                crate::http::HttpLink::new(url, headers, door, &options)?,
+                crate::http::HttpLink::new(url, headers, door, &options).map_err(|e| (e, None))?,
             )),
         };
         let mut client = Client {
@@ -109,7 +120,7 @@ impl Client {
             Err(e) => {
                 client.core.close(CloseReason::HandshakeFailed);
                 client.close().await;
-                Err(e)
+                Err((e, client.stderr_tail()))
             }
         }
     }

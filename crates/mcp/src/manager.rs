@@ -210,6 +210,28 @@ pub enum CallError {
     },
 }
 
+impl CallError {
+    /// Whether the call may have reached the server (see [`Error::was_sent`]): never for a
+    /// server that is unknown, dark or not connected.
+    pub fn was_sent(&self) -> bool {
+        match self {
+            CallError::Call { source, .. } => source.was_sent(),
+            CallError::UnknownServer(_) | CallError::Dark(_) | CallError::NotConnected { .. } => {
+                false
+            }
+        }
+    }
+
+    /// Sent, and no usable answer came back: the server may have run it (see
+    /// [`Error::outcome_unknown`]).
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            CallError::Call { source, .. } => source.outcome_unknown(),
+            _ => false,
+        }
+    }
+}
+
 struct Slot {
     managed: Managed,
     inner: Mutex<SlotInner>,
@@ -469,7 +491,7 @@ impl ServerTask {
             tracing::debug!(server = %name, "dialling");
             let dialled = tokio::select! {
                 _ = self.cancel.cancelled() => break,
-                r = Client::connect(&self.slot.managed.config, self.options.client.clone()) => r,
+                r = Client::dial(&self.slot.managed.config, self.options.client.clone()) => r,
             };
             let ended = match dialled {
                 Ok(client) => {
@@ -502,9 +524,15 @@ impl ServerTask {
                         },
                     }
                 }
-                Err(e) => {
+                Err((e, stderr_tail)) => {
                     tracing::warn!(server = %name, error = %e, "dial failed");
-                    self.set(|i| i.last_error = Some(format!("dial: {e}")));
+                    self.set(|i| {
+                        i.last_error = Some(format!("dial: {e}"));
+                        // What a server that died during the dial said is what the owner needs.
+                        if let Some(t) = stderr_tail.filter(|t| !t.is_empty()) {
+                            i.stderr_tail = Some(t);
+                        }
+                    });
                     Ended::Lost { healthy: false }
                 }
             };

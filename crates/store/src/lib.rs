@@ -80,8 +80,8 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use error::Error;
 pub use model::{
-    limits, ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
-    PasskeyRow, Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow, ToolState,
+    limits, ActLogRow, ActResult, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
+    PasskeyRow, OUTCOME_UNKNOWN, Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow, ToolState,
 };
 
 /// How many requests may wait for the worker before callers are made to wait.
@@ -386,6 +386,21 @@ impl Store {
     /// exist.
     pub async fn log_act(&self, a: NewActLog) -> Result<i64, Error> {
         self.call(move |c| ops::log_act(c, &a)).await
+    }
+
+    /// Settles an act recorded before it ran with an outcome starting with
+    /// [`OUTCOME_UNKNOWN`]: its real outcome, whether it succeeded, how long it took. An act
+    /// that is never settled (the daemon died meanwhile) keeps its "unknown" outcome, which is
+    /// the truth. [`Error::NotFound`] when there is no such unsettled act.
+    pub async fn settle_act(
+        &self,
+        id: i64,
+        outcome: String,
+        ok: bool,
+        duration_ms: u64,
+    ) -> Result<(), Error> {
+        self.call(move |c| ops::settle_act(c, id, &outcome, ok, duration_ms))
+            .await
     }
 
     /// Executed acts, newest first.

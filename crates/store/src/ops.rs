@@ -755,6 +755,31 @@ pub(crate) fn log_act(conn: &mut Connection, a: &NewActLog) -> Result<i64, Error
     Ok(id)
 }
 
+pub(crate) fn settle_act(
+    conn: &mut Connection,
+    id: i64,
+    outcome: &str,
+    ok: bool,
+    duration_ms: u64,
+) -> Result<(), Error> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE acts_log SET outcome = ?2, ok = ?3, duration_ms = ?4
+             WHERE id = ?1 AND ok = 0 AND substr(outcome, 1, length(?5)) = ?5",
+        )?
+        .execute(params![
+            id,
+            outcome,
+            ok,
+            i64::try_from(duration_ms).unwrap_or(i64::MAX),
+            crate::model::OUTCOME_UNKNOWN
+        ])?;
+    if n == 0 {
+        return Err(Error::NotFound(format!("an unsettled act {id}")));
+    }
+    Ok(())
+}
+
 pub(crate) fn acts_log(conn: &mut Connection, n: u32) -> Result<Vec<ActLogRow>, Error> {
     let mut st = conn.prepare_cached(
         "SELECT id, at, tool, utterance, arguments, confirmed_by, outcome, ok, duration_ms

@@ -20,14 +20,17 @@ pub(crate) async fn run(
     max_tools: usize,
     json: bool,
 ) -> ExitCode {
-    let client = match mcp::Client::connect(&server, mcp::ClientOptions::default()).await {
+    let client = match mcp::Client::dial(&server, mcp::ClientOptions::default()).await {
         Ok(c) => c,
-        Err(e) => {
+        Err((e, stderr_tail)) => {
             eprintln!(
                 "maven mcp inspect: {}: cannot dial: {}",
                 line(&server.name),
                 shown::block(&e.to_string())
             );
+            if let Some(t) = stderr_tail.filter(|t| !t.trim().is_empty()) {
+                eprintln!("  its stderr said:\n    {}", shown::block(t.trim_end()).replace('\n', "\n    "));
+            }
             return ExitCode::from(1);
         }
     };

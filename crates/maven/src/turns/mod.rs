@@ -72,7 +72,10 @@ fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
             } else {
                 ran.text.trim_end().to_string()
             };
-            let answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
+            let mut answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
+            if let Some(cut) = ran.cut {
+                let _ = write!(answer, "\n{cut}");
+            }
             if ran.ok {
                 TurnOutcome::ok(answer)
             } else {
@@ -80,6 +83,11 @@ fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
             }
         }
         Err(ExecError::Refused(r)) => TurnOutcome::failed(format!("I won't run that: {r}.")),
+        // Sent, never answered: it may have run. Said as such, and never sent again by Maven.
+        Err(ExecError::Unknown { who, reason }) => TurnOutcome::failed(format!(
+            "{}: outcome unknown: {who} may have run it ({reason}). Check with the service itself before asking for it again; Maven does not retry it.",
+            row.name
+        )),
         Err(e) => TurnOutcome::failed(format!("{} did not run: {e}", row.name)),
     }
 }

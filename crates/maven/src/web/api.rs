@@ -151,6 +151,7 @@ pub(super) fn act_view(a: &store::ActLogRow) -> Value {
         "utterance": cap(&a.utterance, 200),
         "confirmed_by": a.confirmed_by,
         "ok": a.ok,
+        "outcome": a.result().as_str(),
         "duration_ms": a.duration_ms,
     })
 }

@@ -224,7 +224,11 @@ pub(super) async fn tools(
                 text(&a.tool),
                 text(&api::cap(&a.utterance, 200)),
                 text(a.confirmed_by.as_deref().unwrap_or("—")),
-                if a.ok { "ok" } else { "failed" },
+                match a.result() {
+                    store::ActResult::Ok => "ok",
+                    store::ActResult::Failed => "failed",
+                    store::ActResult::Unknown => "unknown — may have run",
+                },
                 a.duration_ms
             );
         }
