@@ -286,6 +286,26 @@ impl Store {
         self.call(move |c| ops::seen_count(c, &f)).await
     }
 
+    /// Forgets the seen keys of `feed` beyond the `max` most recently seen, never one of
+    /// `keep` (the current fetch): enough to cover what the feed serves, nothing beyond.
+    /// Returns how many were forgotten.
+    pub async fn prune_seen_beyond(
+        &self,
+        feed: &str,
+        keep: &[String],
+        max: u64,
+    ) -> Result<u64, Error> {
+        let (f, k) = (feed.to_owned(), keep.to_vec());
+        self.call(move |c| ops::prune_seen_beyond(c, &f, &k, max))
+            .await
+    }
+
+    /// How many notes of `source` were written at or after `since`.
+    pub async fn notes_since(&self, source: &str, since: OffsetDateTime) -> Result<u64, Error> {
+        let s = source.to_owned();
+        self.call(move |c| ops::notes_since(c, &s, since)).await
+    }
+
     /// Forgets seen keys of `feed` that are absent from `keep` (the current fetch) **and** were
     /// last seen before `older_than`. An empty `keep` prunes nothing: an empty or failed fetch is
     /// no evidence that anything went away. Returns how many were forgotten.

@@ -309,6 +309,38 @@ pub(crate) fn prune_seen(
     Ok(u64::try_from(n).unwrap_or(u64::MAX))
 }
 
+pub(crate) fn prune_seen_beyond(
+    conn: &mut Connection,
+    feed: &str,
+    keep: &[String],
+    max: u64,
+) -> Result<u64, Error> {
+    let room = max.saturating_sub(u64::try_from(keep.len()).unwrap_or(u64::MAX));
+    let mut st = conn.prepare_cached(
+        "DELETE FROM feed_seen WHERE feed = ?1 AND key IN (
+             SELECT key FROM feed_seen
+              WHERE feed = ?1 AND key NOT IN (SELECT value FROM json_each(?2))
+              ORDER BY last_seen DESC, first_seen DESC LIMIT -1 OFFSET ?3)",
+    )?;
+    let n = st.execute(params![
+        feed,
+        to_json(&keep),
+        i64::try_from(room).unwrap_or(i64::MAX)
+    ])?;
+    Ok(u64::try_from(n).unwrap_or(u64::MAX))
+}
+
+pub(crate) fn notes_since(
+    conn: &mut Connection,
+    source: &str,
+    since: OffsetDateTime,
+) -> Result<u64, Error> {
+    let mut st = conn
+        .prepare_cached("SELECT count(*) FROM notes WHERE source = ?1 AND created >= ?2")?;
+    let n: i64 = st.query_row(params![source, to_ms(since)], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 // ---------------------------------------------------------------------------------------------
 // tools
 
