@@ -656,6 +656,9 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
         if let Some(e) = &r.last_error {
             outln!("  error:    {}", line(e));
         }
+        if let Some(u) = &r.unstable {
+            outln!("  warning:  {}", line(u));
+        }
         if let Some(t) = r.stderr_tail.as_deref().filter(|t| !t.trim().is_empty()) {
             outln!(
                 "  stderr:   {}",

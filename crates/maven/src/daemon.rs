@@ -395,38 +395,81 @@ fn start_manager(
         cancel.clone(),
     );
     tracker.spawn(async move {
+        let mut churn = crate::churn::Churn::default();
         loop {
-            let d = tokio::select! {
+            // A held-back listing of an unstable server falls due, or a new listing comes.
+            let due_at = churn.next_due().map(tokio::time::Instant::from_std);
+            let ready = tokio::select! {
                 _ = cancel.cancelled() => break,
-                d = listings.recv() => match d { Some(d) => d, None => break },
-            };
-            let Some(block) = config.mcp_servers.get(&d.server) else {
-                continue;
-            };
-            let note = match allowlist::reconcile(&store, &block.policy(), &d.tools).await {
-                Ok(r) => DiscoveryNote {
-                    over_cap: r.over_cap(d.tools.len()),
-                    refused: r.refused,
-                    error: None,
-                },
-                Err(e) => {
-                    tracing::error!(server = %d.server, error = %e, "cannot apply a listing to the allowlist");
-                    DiscoveryNote {
-                        error: Some(format!("store: {e}")),
-                        ..DiscoveryNote::default()
+                _ = async {
+                    match due_at {
+                        Some(t) => tokio::time::sleep_until(t).await,
+                        None => std::future::pending().await,
                     }
-                }
+                } => churn.due(Instant::now()),
+                d = listings.recv() => match d {
+                    Some(d) => {
+                        let server = d.server.clone();
+                        let ready = churn.offer(d, Instant::now());
+                        let unstable = churn.unstable(&server);
+                        if ready.is_none() {
+                            tracing::debug!(server = %server, "listing held back: the server is unstable");
+                        }
+                        let mut notes = notes.lock().unwrap_or_else(|p| p.into_inner());
+                        let note = notes.entry(server.clone()).or_default();
+                        if unstable.is_some() && note.unstable.is_none() {
+                            tracing::warn!(server = %server, "{}", unstable.as_deref().unwrap_or(""));
+                        } else if unstable.is_none() && note.unstable.is_some() {
+                            tracing::info!(server = %server, "the server's tools settled: its listings are applied as they come again");
+                        }
+                        note.unstable = unstable;
+                        ready.into_iter().collect()
+                    }
+                    None => break,
+                },
             };
-            if let Some(over) = &note.over_cap {
-                tracing::warn!(server = %d.server, "{over}");
+            for d in ready {
+                apply_listing(&config, &store, &notes, &churn, d).await;
             }
-            notes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(d.server.clone(), note);
         }
     });
     Some(manager)
+}
+
+/// Hands one listing to the allowlist and keeps what it did for status.
+async fn apply_listing(
+    config: &Config,
+    store: &store::Store,
+    notes: &std::sync::Mutex<HashMap<String, DiscoveryNote>>,
+    churn: &crate::churn::Churn,
+    d: mcp::Discovery,
+) {
+    let Some(block) = config.mcp_servers.get(&d.server) else {
+        return;
+    };
+    let note = match allowlist::reconcile(store, &block.policy(), &d.tools).await {
+        Ok(r) => DiscoveryNote {
+            over_cap: r.over_cap(d.tools.len()),
+            refused: r.refused,
+            error: None,
+            unstable: churn.unstable(&d.server),
+        },
+        Err(e) => {
+            tracing::error!(server = %d.server, error = %e, "cannot apply a listing to the allowlist");
+            DiscoveryNote {
+                error: Some(format!("store: {e}")),
+                unstable: churn.unstable(&d.server),
+                ..DiscoveryNote::default()
+            }
+        }
+    };
+    if let Some(over) = &note.over_cap {
+        tracing::warn!(server = %d.server, "{over}");
+    }
+    notes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(d.server.clone(), note);
 }
 
 impl Dispatch for State {
@@ -597,6 +640,13 @@ impl StatusSource for State {
     }
     fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
         Box::pin(std::future::ready(State::feeds(self)))
+    }
+    fn unstable(&self, server: &str) -> Option<String> {
+        self.discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(server)
+            .and_then(|n| n.unstable.clone())
     }
 }
 

@@ -17,6 +17,8 @@ pub(crate) struct DiscoveryNote {
     pub(crate) refused: Vec<(String, String)>,
     /// The last error applying a listing to the store.
     pub(crate) error: Option<String>,
+    /// Why the server is unstable (its tools change too often), while it is.
+    pub(crate) unstable: Option<String>,
 }
 
 /// `maven status --json`.
@@ -112,6 +114,9 @@ pub(crate) struct ServerStatusView {
     pub(crate) stderr_tail: Option<String>,
     pub(crate) violations: u64,
     pub(crate) dials: u64,
+    /// Why the server is marked unstable (its tools change too often); null when it is not.
+    #[serde(default)]
+    pub(crate) unstable: Option<String>,
 }
 
 /// A server's `serverInfo`.

@@ -218,6 +218,18 @@ async fn change(
             format!("{name} is {} and cannot become {to} here", row.state),
         ));
     }
+    if to == ToolState::Enabled && row.kind == store::ToolKind::Mcp {
+        if let Some(why) = app.status.unstable(&row.server) {
+            return Err(AppError::new(
+                StatusCode::CONFLICT,
+                "unstable",
+                format!(
+                    "{name} stays proposed while its server {:?} is {why}",
+                    row.server
+                ),
+            ));
+        }
+    }
     let actor = step.actor();
     let reason = if to == ToolState::Enabled && !changes(&row).is_empty() {
         "enabled on the page after reviewing the changed shape".to_owned()

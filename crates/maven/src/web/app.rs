@@ -32,6 +32,11 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
     fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>>;
     /// One object per configured feed.
     fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>>;
+    /// Why this MCP server is unstable (its tools change too often), while it is: its rows
+    /// are not enabled then.
+    fn unstable(&self, _server: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The configuration alone: what the cards show before anything connected.

@@ -19,7 +19,10 @@
 //!   answers), `--ping-flood N` (N pings before the answer), `--stdout-garbage N` (N non-JSON
 //!   lines before the answer; stdio), `--crash-mid-call` (exit 3).
 //! - On `tools/list`: `--tools N` (N generated read-only tools), `--description-bytes N`,
-//!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`.
+//!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`, `--churn MS`
+//!   (send `notifications/tools/list_changed` every MS ms, and change every tool's description
+//!   at every listing; stdio).
+//! - `--result-bytes N`: every `tools/call` answers N bytes of text.
 //! - HTTP only: `--sse` (answer requests with an SSE stream: a priming event with `retry`, then
 //!   the messages), `--sse-drop-first` (close the first stream of each call after the priming
 //!   event; the answer is served to the GET with `Last-Event-ID`), `--redirect URL` (answer
@@ -105,6 +108,8 @@ struct Opts {
     bind: Option<String>,
     port: Option<u16>,
     fast: bool,
+    churn: Option<u64>,
+    result_bytes: Option<usize>,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -158,6 +163,8 @@ fn parse_args() -> Result<Opts, String> {
             "--port" => o.port = Some(num(value()?, &flag)?),
             "--fast" => o.fast = true,
             "--hostile-text" => o.hostile_text = true,
+            "--churn" => o.churn = Some(num(value()?, &flag)?),
+            "--result-bytes" => o.result_bytes = Some(num(value()?, &flag)?),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -185,6 +192,8 @@ struct Server {
     lost_once: AtomicBool,
     /// HTTP: answers withheld from a dropped SSE stream, served on the GET that resumes it.
     resumable: Mutex<Vec<Value>>,
+    /// `--churn`: how many listings were served (every one changes the tools).
+    generation: AtomicU64,
 }
 
 impl Server {
@@ -201,9 +210,11 @@ impl Server {
             let text = std::fs::read_to_string(path).unwrap_or_else(|_| "[]".to_owned());
             return serde_json::from_str(&text).unwrap_or_default();
         }
-        let desc = |d: &str| match self.opts.description_bytes {
-            Some(n) => "d".repeat(n),
-            None => d.to_owned(),
+        let generation = self.generation.load(Ordering::Relaxed);
+        let desc = |d: &str| match (self.opts.description_bytes, self.opts.churn) {
+            (Some(n), _) => "d".repeat(n),
+            (None, Some(_)) => format!("{d} (generation {generation})"),
+            (None, None) => d.to_owned(),
         };
         if self.opts.hostile_text {
             let long = "x\n".repeat(50_000);
@@ -337,11 +348,27 @@ impl Server {
                     let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0",
                         "method": "notifications/tools/list_changed"})));
                 }
+                if let Some(ms) = o.churn {
+                    let out = out.clone();
+                    tokio::spawn(async move {
+                        loop {
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            let n = json!({"jsonrpc": "2.0",
+                                "method": "notifications/tools/list_changed"});
+                            if out.send(Out::Msg(n)).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
             }
             "ping" => {
                 let _ = out.send(Out::Msg(reply(json!({}))));
             }
             "tools/list" => {
+                if o.churn.is_some() {
+                    self.generation.fetch_add(1, Ordering::Relaxed);
+                }
                 let cursor = msg["params"]["cursor"].as_str();
                 let _ = out.send(Out::Msg(reply(self.list_page(cursor))));
             }
@@ -425,6 +452,9 @@ impl Server {
         }
         if o.hostile_text {
             text = format!("{HOSTILE_RESULT}{text}");
+        }
+        if let Some(n) = o.result_bytes {
+            text = "r".repeat(n);
         }
         let result = json!({"content": [{"type": "text", "text": text}]});
         let frame = if o.wrong_id {
@@ -734,6 +764,7 @@ fn main() -> std::process::ExitCode {
         session: Mutex::new(None),
         lost_once: AtomicBool::new(false),
         resumable: Mutex::new(Vec::new()),
+        generation: AtomicU64::new(0),
     });
     eprintln!("testkit-mcp: ready");
     if server.opts.hostile_text {
