@@ -353,6 +353,10 @@ impl Limits {
         const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
 Connection: close\r\nContent-Length: 84\r\nRetry-After: 10\r\n\r\n\
 {\"error\":\"busy\",\"message\":\"the page serves too many connections; try again shortly\"}";
+        // Whatever the client already sent is read first, so the close is a FIN after the
+        // answer rather than a reset that may discard it.
+        let mut sink = [0u8; 4096];
+        let _ = stream.try_read(&mut sink);
         let _ = stream.try_write(BUSY);
         let n = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
         // The first refusal and every hundredth: a flood does not flood the log.
