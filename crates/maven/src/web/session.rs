@@ -245,10 +245,11 @@ mod tests {
         s.with(&owner, t0, |x| x.step_up = Some(stepup::testing::step_up()))
             .unwrap();
         let step = CREATE_WINDOW / CREATE_MAX as u32 + Duration::from_millis(10);
-        for i in 1..=MAX_SESSIONS as u32 {
-            s.create(t0 + step * i).unwrap();
+        let t1 = t0 + CREATE_WINDOW;
+        for i in 0..MAX_SESSIONS as u32 {
+            s.create(t1 + step * i).unwrap();
         }
-        let later = t0 + step * (MAX_SESSIONS as u32 + 1);
+        let later = t1 + step * MAX_SESSIONS as u32;
         assert!(s.with(&first, later, |_| ()).is_none(), "oldest evicted");
         assert!(
             s.with(&owner, later, |_| ()).is_some(),
