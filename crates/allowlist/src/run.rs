@@ -381,7 +381,9 @@ impl Executor {
             return Err(ExecError::NeedsConfirmation(row.name.clone()));
         }
         let arguments = match &approved {
-            Approved::Mcp { allow_tools } => Value::Object(bind_positional(&row, allow_tools, tail)?),
+            Approved::Mcp { allow_tools } => {
+                Value::Object(bind_positional(&row, allow_tools, tail)?)
+            }
             Approved::Local(act) => json!({ "argv": local_argv(act, tail) }),
         };
         if matches!(approved, Approved::Mcp { .. }) && self.manager.is_none() {
@@ -399,23 +401,24 @@ impl Executor {
                 utterance: utterance.to_string(),
                 arguments: arguments.clone(),
                 confirmed_by: confirmed_by.map(str::to_string),
-                outcome: format!(
-                    "{} sent; no answer yet",
-                    store::OUTCOME_UNKNOWN
-                ),
+                outcome: format!("{} sent; no answer yet", store::OUTCOME_UNKNOWN),
                 ok: false,
                 duration_ms: 0,
             })
             .await
             .map_err(|e| {
                 tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
-                ExecError::Failed(format!("not run: it could not be recorded in acts_log: {e}"))
+                ExecError::Failed(format!(
+                    "not run: it could not be recorded in acts_log: {e}"
+                ))
             })?;
         let started = Instant::now();
         let result = match (approved, arguments) {
             (Approved::Mcp { .. }, Value::Object(args)) => self.run_mcp(&row, args).await,
             (Approved::Local(act), _) => run_local(act, tail).await,
-            (Approved::Mcp { .. }, _) => Err(ExecError::Failed("arguments are not an object".into())),
+            (Approved::Mcp { .. }, _) => {
+                Err(ExecError::Failed("arguments are not an object".into()))
+            }
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (ok, outcome) = match &result {

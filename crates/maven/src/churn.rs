@@ -161,7 +161,9 @@ mod tests {
         let sec = Duration::from_secs(1);
         assert!(c.offer(listing("0"), t0).is_some());
         for i in 1..=MAX_CHANGES_PER_HOUR {
-            assert!(c.offer(listing(&i.to_string()), t0 + sec * i as u32).is_some());
+            assert!(c
+                .offer(listing(&i.to_string()), t0 + sec * i as u32)
+                .is_some());
         }
         assert_eq!(c.unstable("s"), None);
         // One change too many: held back, and the next ones replace it.

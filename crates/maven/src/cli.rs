@@ -532,7 +532,11 @@ fn print_tools(rows: &Vec<ToolView>) {
     }
     outln!(
         "{:<32} {:<9} {:<11} {:<16} {:<14} description",
-        "name", "state", "destructive", "scope", "fingerprint"
+        "name",
+        "state",
+        "destructive",
+        "scope",
+        "fingerprint"
     );
     for r in rows {
         let fp = r.fingerprint.as_deref().unwrap_or("-");

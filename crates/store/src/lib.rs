@@ -80,8 +80,9 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use error::Error;
 pub use model::{
-    limits, ActLogRow, ActResult, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
-    PasskeyRow, OUTCOME_UNKNOWN, Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow, ToolState,
+    limits, ActLogRow, ActResult, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note,
+    NotesQuery, PasskeyRow, Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow,
+    ToolState, OUTCOME_UNKNOWN,
 };
 
 /// How many requests may wait for the worker before callers are made to wait.

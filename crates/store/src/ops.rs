@@ -335,8 +335,8 @@ pub(crate) fn notes_since(
     source: &str,
     since: OffsetDateTime,
 ) -> Result<u64, Error> {
-    let mut st = conn
-        .prepare_cached("SELECT count(*) FROM notes WHERE source = ?1 AND created >= ?2")?;
+    let mut st =
+        conn.prepare_cached("SELECT count(*) FROM notes WHERE source = ?1 AND created >= ?2")?;
     let n: i64 = st.query_row(params![source, to_ms(since)], |r| r.get(0))?;
     Ok(u64::try_from(n).unwrap_or(0))
 }

@@ -29,7 +29,10 @@ pub(crate) async fn run(
                 shown::block(&e.to_string())
             );
             if let Some(t) = stderr_tail.filter(|t| !t.trim().is_empty()) {
-                eprintln!("  its stderr said:\n    {}", shown::block(t.trim_end()).replace('\n', "\n    "));
+                eprintln!(
+                    "  its stderr said:\n    {}",
+                    shown::block(t.trim_end()).replace('\n', "\n    ")
+                );
             }
             return ExitCode::from(1);
         }

@@ -32,7 +32,10 @@ static REFUSED: AtomicU64 = AtomicU64::new(0);
 
 /// Connections open now and connections refused since start-up.
 pub(crate) fn stats() -> (usize, u64) {
-    (OPEN.load(Ordering::Relaxed), REFUSED.load(Ordering::Relaxed))
+    (
+        OPEN.load(Ordering::Relaxed),
+        REFUSED.load(Ordering::Relaxed),
+    )
 }
 
 /// After an answer, a connection that starts no complete line within this is closed.

@@ -72,7 +72,7 @@ pub(crate) struct Web {
     pub(super) webauthn: Webauthn,
     pub(super) clock: Arc<dyn Clock>,
     /// The connection limits and counters of the page's server.
-    pub(crate) limits: Arc<super::Limits>,
+    pub(crate) limits: Arc<super::limits::Limits>,
     /// The passphrase step-up's gate: one verification at a time, the failure budget, the lock.
     pub(super) gate: super::gate::Gate,
 }
@@ -96,7 +96,7 @@ impl Web {
         addr: SocketAddr,
         store: store::Store,
         clock: Arc<dyn Clock>,
-        limits: super::Limits,
+        limits: super::limits::Limits,
     ) -> anyhow::Result<Web> {
         let port = addr.port();
         let ip = match addr.ip() {
@@ -224,7 +224,7 @@ impl Web {
             }
         }
         let c = self.sessions.create(now).map_err(|e| {
-            tracing::warn!("web: a new session was refused: {e}");
+            tracing::debug!("web: a new session was refused: {e}");
             AppError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too_many_sessions",

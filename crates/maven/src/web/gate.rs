@@ -213,7 +213,10 @@ mod tests {
         );
         assert_eq!(gate.status(t0).verifications, u64::from(MAX_FAILURES));
         let a = gate.admit(t0 + LOCK).unwrap();
-        assert_eq!(gate.verify(a, || t0 + LOCK, || Some(())).await, Ok(Some(())));
+        assert_eq!(
+            gate.verify(a, || t0 + LOCK, || Some(())).await,
+            Ok(Some(()))
+        );
         assert_eq!(gate.status(t0 + LOCK).locked_for_s, None);
     }
 

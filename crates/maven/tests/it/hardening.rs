@@ -48,7 +48,9 @@ fn get(port: u16, path: &str, cookie: &str) -> (u16, String, String) {
     };
     http(
         port,
-        &format!("GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\n{cookie}Connection: close\r\n\r\n"),
+        &format!(
+            "GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\n{cookie}Connection: close\r\n\r\n"
+        ),
     )
 }
 
@@ -141,7 +143,9 @@ fn proc_kb(pid: u32, field: &str) -> u64 {
 }
 
 fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count()
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
 }
 
 #[test]
@@ -151,7 +155,10 @@ fn a_flood_of_half_requests_under_a_low_descriptor_limit_leaves_the_daemon_worki
     let url = crate::support::serve_feed(move || {
         let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let item = format!("<item><guid>g{n}</guid><title>t{n}</title></item>");
-        (200, format!("<rss version=\"2.0\"><channel>{item}</channel></rss>"))
+        (
+            200,
+            format!("<rss version=\"2.0\"><channel>{item}</channel></rss>"),
+        )
     });
     let home = Home::new();
     home.write_config(
@@ -216,7 +223,8 @@ fn a_flood_of_half_requests_under_a_low_descriptor_limit_leaves_the_daemon_worki
     let mut refused = 0;
     let mut held = Vec::new();
     for mut s in flood {
-        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
         let mut buf = Vec::new();
         match s.read_to_end(&mut buf) {
             Ok(_) => {
@@ -353,7 +361,13 @@ fn parallel_wrong_passphrases_are_verified_one_at_a_time_within_the_budget() {
     assert!(m.contains("more s after 5 wrong passphrases"), "{m}");
     // …and the lock is the passphrase's only: the passkey ceremony still starts (here it says
     // that no passkey is enrolled, not that attempts are paused).
-    let (status, _, body) = post(port, "/api/stepup/passkey/start", &cookie, &csrf, &json!({}));
+    let (status, _, body) = post(
+        port,
+        "/api/stepup/passkey/start",
+        &cookie,
+        &csrf,
+        &json!({}),
+    );
     assert_eq!(status, 409, "{body}");
     assert!(body.contains("no_passkey"), "{body}");
     let out = d.signal("-TERM");
@@ -413,7 +427,13 @@ fn anonymous_sessions_never_push_out_a_stepped_up_one() {
     assert_eq!(made, 29, "30 a minute, the owner's included");
     assert_eq!(limited, 271);
     // The owner's session and its fresh step-up survived.
-    let (status, _, body) = post(port, "/api/tools/say_hello/enable", &cookie, &csrf, &json!({}));
+    let (status, _, body) = post(
+        port,
+        "/api/tools/say_hello/enable",
+        &cookie,
+        &csrf,
+        &json!({}),
+    );
     assert_eq!(status, 200, "{body}");
     assert_eq!(home.json(&["tools", "--json"])[0]["state"], "enabled");
 }
@@ -437,10 +457,7 @@ fn idle_ipc_connections_do_not_lock_out_the_cli() {
     BufReader::new(&extra).read_line(&mut line).unwrap();
     let v: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(v["error"]["code"], -32001, "{v}");
-    assert_eq!(
-        v["error"]["message"],
-        "all 128 IPC connections are in use"
-    );
+    assert_eq!(v["error"]["message"], "all 128 IPC connections are in use");
     // The CLI says busy, never "not running", and does not hang.
     let out = run_within(&home, &["status"], Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -488,7 +505,14 @@ fn a_feed_that_floods_is_bounded_per_day_and_in_seen_keys() {
     }
     let polls = poll.load(std::sync::atomic::Ordering::Relaxed);
     assert!(polls >= 8, "only {polls} polls");
-    let notes = home.json(&["notes", "--source", "rss:flood", "--limit", "10000", "--json"]);
+    let notes = home.json(&[
+        "notes",
+        "--source",
+        "rss:flood",
+        "--limit",
+        "10000",
+        "--json",
+    ]);
     let n = notes.as_array().unwrap().len();
     assert_eq!(n, 500, "the daily cap, after {polls} polls");
     let feeds = home.json(&["feeds", "status", "--json"]);
@@ -574,7 +598,11 @@ fn a_server_that_churns_its_tools_is_marked_unstable_and_its_events_stay_bounded
     assert!(coalesced >= 5, "{why}");
     // 12 proposals and at most 12 redefinitions per applied change (6 changes before it
     // became unstable), whatever the number of listings since.
-    assert!(events.len() <= 12 + 12 * 6, "{} events: {why}", events.len());
+    assert!(
+        events.len() <= 12 + 12 * 6,
+        "{} events: {why}",
+        events.len()
+    );
     assert_eq!(rows.len(), 12);
     assert!(rows.iter().all(|r| r.state == store::ToolState::Proposed));
 }
@@ -681,7 +709,9 @@ fn a_destructive_call_sent_and_never_answered_is_outcome_unknown() {
     assert_eq!(log[0].result(), store::ActResult::Unknown);
     assert!(!log[0].ok);
     assert!(
-        log[0].outcome.starts_with("unknown: outcome unknown: `todo` may have run it"),
+        log[0]
+            .outcome
+            .starts_with("unknown: outcome unknown: `todo` may have run it"),
         "{}",
         log[0].outcome
     );
@@ -714,8 +744,18 @@ fn a_server_killed_mid_call_is_outcome_unknown_and_one_never_reached_did_not_run
     assert!(d.signal("-TERM").status.success());
     let log = acts_log(&home);
     assert_eq!(log.len(), 2);
-    assert_eq!(log[0].result(), store::ActResult::Failed, "{}", log[0].outcome);
-    assert_eq!(log[1].result(), store::ActResult::Unknown, "{}", log[1].outcome);
+    assert_eq!(
+        log[0].result(),
+        store::ActResult::Failed,
+        "{}",
+        log[0].outcome
+    );
+    assert_eq!(
+        log[1].result(),
+        store::ActResult::Unknown,
+        "{}",
+        log[1].outcome
+    );
 }
 
 #[test]
