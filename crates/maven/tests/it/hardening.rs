@@ -213,6 +213,7 @@ fn a_flood_of_half_requests_under_a_low_descriptor_limit_leaves_the_daemon_worki
     assert!(started.elapsed() < Duration::from_secs(10));
     let st: Value = serde_json::from_slice(&out.stdout).unwrap();
     let fds = open_fds(d.pid());
+    println!("under the flood: {fds} descriptors open, status answered in {:?}", started.elapsed());
     assert!(fds < 200, "{fds} descriptors open under the flood");
     assert!(
         st["web"]["connections"].as_u64().unwrap() <= 64,
@@ -341,6 +342,7 @@ fn parallel_wrong_passphrases_are_verified_one_at_a_time_within_the_budget() {
     // One argon2 at a time: the peak stays near the daemon's resting size (the issue saw
     // 1.7 GB with every guess verified at once).
     let peak = proc_kb(d.pid(), "VmHWM");
+    println!("100 parallel guesses: {wrong} verified, {} refused, {busy} busy; RSS {rss_before} kB before, peak {peak} kB", refused.len());
     assert!(
         peak < rss_before + 150 * 1024,
         "peak RSS {peak} kB (before: {rss_before} kB)"
@@ -528,6 +530,7 @@ fn a_feed_that_floods_is_bounded_per_day_and_in_seen_keys() {
         .filter_map(|f| std::fs::metadata(home.data().join(f)).ok())
         .map(|m| m.len())
         .sum();
+    println!("{polls} polls of 20,000 fresh items: {n} notes, database {size} bytes");
     assert!(size < 32 << 20, "the database grew to {size} bytes");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -541,6 +544,7 @@ fn a_feed_that_floods_is_bounded_per_day_and_in_seen_keys() {
         s.close().await.unwrap();
         n
     });
+    println!("{seen} seen keys after {polls} polls");
     assert!(seen <= 40_000, "{seen} seen keys after {polls} polls");
 }
 
@@ -595,6 +599,7 @@ fn a_server_that_churns_its_tools_is_marked_unstable_and_its_events_stay_bounded
         .and_then(|(_, r)| r.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap();
+    println!("{} tool_events; {why}", events.len());
     assert!(coalesced >= 5, "{why}");
     // 12 proposals and at most 12 redefinitions per applied change (6 changes before it
     // became unstable), whatever the number of listings since.
