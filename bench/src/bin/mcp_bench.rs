@@ -263,6 +263,7 @@ fn http_config(name: &str, url: &str) -> mcp::ServerConfig {
     door.allow_private = true;
     door.host_interval = Duration::ZERO;
     mcp::ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: name.to_owned(),
         transport: mcp::Transport::Http {
             url: url.to_owned(),
@@ -276,6 +277,7 @@ fn http_config(name: &str, url: &str) -> mcp::ServerConfig {
 fn stdio_config(name: &str, cmd: &[String]) -> Res<mcp::ServerConfig> {
     let (prog, args) = cmd.split_first().ok_or("needs -- CMD")?;
     Ok(mcp::ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: name.to_owned(),
         transport: mcp::Transport::Stdio {
             command: prog.clone(),

@@ -481,6 +481,7 @@ impl Config {
             },
         };
         Some(mcp::ServerConfig {
+            protocol: mcp::Protocol::Auto,
             name: name.to_string(),
             transport,
             timeouts: sc.timeouts,

@@ -29,7 +29,7 @@ pub enum Transport {
 /// Deadlines of the client's requests (M-6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McpTimeouts {
-    /// initialize + notifications/initialized.
+    /// The opening exchange: `server/discover`, or initialize + notifications/initialized.
     pub init: Duration,
     /// Each page of a listing.
     pub list: Duration,
@@ -56,6 +56,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Request deadlines.
     pub timeouts: McpTimeouts,
+    /// Which protocol era to speak (the block's `protocol` key).
+    pub protocol: crate::era::Protocol,
 }
 
 /// Bounds of one connection. The defaults are the daemon's.

@@ -181,6 +181,54 @@ pub enum Error {
         /// What the server offered (capped).
         offered: String,
     },
+    /// The server does not speak the protocol version of the request (`-32022`).
+    #[error(
+        "the server does not support protocol version {requested:?}; it supports {supported:?}"
+    )]
+    UnsupportedVersion {
+        /// The version the request carried, as the server quoted it (capped).
+        requested: String,
+        /// The versions the server lists (capped).
+        supported: Vec<String>,
+    },
+    /// Client and server have no protocol version in common.
+    #[error("no protocol version in common: Maven speaks {ours:?}, the server {theirs:?}")]
+    NoCommonVersion {
+        /// Every version this client speaks.
+        ours: Vec<String>,
+        /// Every version the server said it speaks (capped).
+        theirs: Vec<String>,
+    },
+    /// The server does not speak the era the configuration pins.
+    #[error("the server does not speak protocol {pinned}: {reason}")]
+    EraRefused {
+        /// The pinned version.
+        pinned: String,
+        /// What the server answered.
+        reason: String,
+    },
+    /// The server says the request's HTTP headers do not match its body (`-32020`).
+    #[error("the server says the request headers do not match its body: {message}")]
+    HeaderMismatch {
+        /// The server's message (capped).
+        message: String,
+    },
+    /// A multi round-trip request went on past its bounds.
+    #[error("`{method}` asked for input {rounds} times in a row without finishing; given up")]
+    TooManyRounds {
+        /// The method.
+        method: String,
+        /// How many rounds were answered.
+        rounds: u32,
+    },
+    /// The server's input request cannot be answered as sent (too large, malformed).
+    #[error("`{method}`: {reason}")]
+    BadInputRequest {
+        /// The method.
+        method: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A listing did not complete.
     #[error("incomplete listing of `{method}`: {reason}")]
     Incomplete {
@@ -232,6 +280,8 @@ impl Error {
     pub fn rpc_code(&self) -> Option<i64> {
         match self {
             Error::Rpc { code, .. } => Some(*code),
+            Error::UnsupportedVersion { .. } => Some(crate::era::UNSUPPORTED_VERSION),
+            Error::HeaderMismatch { .. } => Some(crate::era::HEADER_MISMATCH),
             _ => None,
         }
     }

@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
@@ -274,10 +275,59 @@ impl<'de> Deserialize<'de> for MethodName<'de> {
 }
 
 #[derive(Deserialize)]
-struct ErrorObject {
+struct ErrorObject<'a> {
     code: i64,
     #[serde(default)]
     message: String,
+    #[serde(default, borrow)]
+    data: Option<&'a RawValue>,
+}
+
+/// Most versions kept from an `UnsupportedProtocolVersion` error's `supported` list.
+const SUPPORTED_CAP: usize = 16;
+/// Longest version string kept from it.
+const VERSION_CAP: usize = 64;
+
+#[derive(Deserialize)]
+struct UnsupportedData {
+    supported: Vec<Value>,
+    #[serde(default)]
+    requested: Value,
+}
+
+/// The error a JSON-RPC error object stands for: the modern era's own codes get variants of
+/// their own (with the server's `supported` list, capped), every other code is `Rpc`.
+fn rpc_error(e: ErrorObject<'_>) -> Error {
+    let message = cap_string(e.message, ERROR_MESSAGE_CAP);
+    match e.code {
+        crate::era::UNSUPPORTED_VERSION => {
+            let data = e
+                .data
+                .and_then(|d| serde_json::from_str::<UnsupportedData>(d.get()).ok());
+            match data {
+                Some(d) => Error::UnsupportedVersion {
+                    requested: d
+                        .requested
+                        .as_str()
+                        .map(|s| cap_string(s.to_owned(), VERSION_CAP))
+                        .unwrap_or_default(),
+                    supported: d
+                        .supported
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .take(SUPPORTED_CAP)
+                        .map(|s| cap_string(s.to_owned(), VERSION_CAP))
+                        .collect(),
+                },
+                None => Error::Rpc {
+                    code: e.code,
+                    message,
+                },
+            }
+        }
+        crate::era::HEADER_MISMATCH => Error::HeaderMismatch { message },
+        code => Error::Rpc { code, message },
+    }
 }
 
 impl Core {
@@ -462,11 +512,8 @@ impl Core {
         };
         let reply = match (result, error) {
             (Some(r), None) => Ok(r.to_owned()),
-            (None, Some(e)) => match serde_json::from_str::<ErrorObject>(e.get()) {
-                Ok(e) => Err(Error::Rpc {
-                    code: e.code,
-                    message: cap_string(e.message, ERROR_MESSAGE_CAP),
-                }),
+            (None, Some(e)) => match serde_json::from_str::<ErrorObject<'_>>(e.get()) {
+                Ok(e) => Err(rpc_error(e)),
                 Err(_) => {
                     self.violation("malformed error object");
                     Err(Error::Violation(Violation::MalformedError))
@@ -556,7 +603,18 @@ pub(crate) fn encode<P: serde::Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(96 + method.len());
+    encode_with_meta(id, method, params, None)
+}
+
+/// [`encode`], with `meta` (a whole `"_meta":{…}` member, written once per connection) added
+/// as the last member of the params object (which it creates when there are no params).
+pub(crate) fn encode_with_meta<P: serde::Serialize + ?Sized>(
+    id: Option<u64>,
+    method: &str,
+    params: Option<&P>,
+    meta: Option<&[u8]>,
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(96 + method.len() + meta.map_or(0, <[u8]>::len));
     buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
     if let Some(id) = id {
         // Writing into a Vec cannot fail.
@@ -566,22 +624,70 @@ pub(crate) fn encode<P: serde::Serialize + ?Sized>(
     }
     buf.extend_from_slice(b"\"method\":");
     write_str(&mut buf, method);
-    if let Some(p) = params {
-        buf.extend_from_slice(b",\"params\":");
-        let _ = serde_json::to_writer(&mut buf, p);
+    match (params, meta) {
+        (Some(p), meta) => {
+            buf.extend_from_slice(b",\"params\":");
+            let start = buf.len();
+            let _ = serde_json::to_writer(&mut buf, p);
+            if let Some(meta) = meta {
+                splice_meta(&mut buf, start, meta);
+            }
+        }
+        (None, Some(meta)) => {
+            buf.extend_from_slice(b",\"params\":{");
+            buf.extend_from_slice(meta);
+            buf.push(b'}');
+        }
+        (None, None) => {}
     }
     buf.extend_from_slice(b"}\n");
     buf
 }
 
+/// Add `meta` as the last member of the JSON object written at `buf[start..]`; a params value
+/// that is not an object is left as it is.
+fn splice_meta(buf: &mut Vec<u8>, start: usize, meta: &[u8]) {
+    if buf.get(start) != Some(&b'{') || buf.last() != Some(&b'}') {
+        return;
+    }
+    buf.pop();
+    if buf.len() > start + 1 {
+        buf.push(b',');
+    }
+    buf.extend_from_slice(meta);
+    buf.push(b'}');
+}
+
+/// What a retried modern `tools/call` carries besides the name and arguments (multi
+/// round-trip requests): the answers to the server's input requests and its state, echoed.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Retry<'a> {
+    pub(crate) input_responses: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    pub(crate) request_state: Option<&'a str>,
+}
+
 /// Encode a `tools/call` request, ending with one newline: the params written member by
 /// member into the frame, with no intermediate value.
+#[cfg(test)]
 pub(crate) fn encode_tool_call(
     id: u64,
     name: &str,
     arguments: &serde_json::Map<String, serde_json::Value>,
 ) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(128 + name.len());
+    encode_tool_call_with(id, name, arguments, None, Retry::default())
+}
+
+/// Encode a `tools/call` request, ending with one newline: the params written member by
+/// member into the frame, with no intermediate value; with the modern `_meta` member and a
+/// retry's members when given.
+pub(crate) fn encode_tool_call_with(
+    id: u64,
+    name: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+    meta: Option<&[u8]>,
+    retry: Retry<'_>,
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(128 + name.len() + meta.map_or(0, <[u8]>::len));
     buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     // Writing into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut buf, &id);
@@ -589,6 +695,20 @@ pub(crate) fn encode_tool_call(
     write_str(&mut buf, name);
     buf.extend_from_slice(b",\"arguments\":");
     let _ = serde_json::to_writer(&mut buf, arguments);
+    if let Some(r) = retry.input_responses {
+        buf.extend_from_slice(b",\"inputResponses\":");
+        let _ = serde_json::to_writer(&mut buf, r);
+    }
+    if let Some(s) = retry.request_state {
+        buf.extend_from_slice(b",\"requestState\":");
+        // Escaped by serde_json exactly as received once decoded: the server gets its string
+        // back byte for byte.
+        let _ = serde_json::to_writer(&mut buf, s);
+    }
+    if let Some(meta) = meta {
+        buf.push(b',');
+        buf.extend_from_slice(meta);
+    }
     buf.extend_from_slice(b"}}\n");
     buf
 }

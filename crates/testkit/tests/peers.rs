@@ -265,6 +265,7 @@ fn timeouts() -> McpTimeouts {
 
 fn stdio_config(expect: &Expect) -> ServerConfig {
     ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: "peer".to_owned(),
         transport: Transport::Stdio {
             command: launcher(expect.launcher).to_string_lossy().into_owned(),
@@ -281,6 +282,7 @@ fn http_config(peer: &HttpPeer) -> ServerConfig {
     door.allow_private = true;
     door.host_interval = Duration::ZERO;
     ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: "peer".to_owned(),
         transport: Transport::Http {
             url: peer.url.clone(),

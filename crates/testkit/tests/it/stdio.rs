@@ -65,7 +65,17 @@ async fn well_behaved_server_end_to_end_and_no_zombie() {
         assert_eq!(c.closed(), Some(CloseReason::ClosedByClient));
         assert!(c.ping().await.unwrap_err().is_closed());
         let lines = rec.lines();
-        assert_eq!(lines[..2], ["initialize", "notifications/initialized"]);
+        // `auto`: the modern probe first; this legacy server answers it -32601.
+        assert_eq!(
+            lines[..3],
+            ["server/discover", "initialize", "notifications/initialized"]
+        );
+        assert_eq!(c.era(), mcp::Era::Legacy);
+        assert!(
+            c.server_info().chosen.starts_with("fell back to initialize"),
+            "{}",
+            c.server_info().chosen
+        );
     })
     .await;
 }

@@ -24,6 +24,7 @@ pub(crate) fn short() -> McpTimeouts {
 /// A stdio config running the test server with these flags.
 pub(crate) fn stdio(args: &[&str], timeouts: McpTimeouts) -> ServerConfig {
     ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: "kit".to_owned(),
         transport: Transport::Stdio {
             command: bin().to_owned(),
@@ -152,6 +153,7 @@ impl HttpServer {
         let mut headers = BTreeMap::new();
         headers.insert("Authorization".to_owned(), "Bearer test-token".to_owned());
         ServerConfig {
+            protocol: mcp::Protocol::Auto,
             name: "kit".to_owned(),
             transport: Transport::Http {
                 url: self.url(),
