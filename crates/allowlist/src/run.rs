@@ -18,6 +18,8 @@ use tokio::io::AsyncReadExt;
 use store::{Store, ToolKind, ToolRow, ToolState};
 
 use crate::confirm::{Confirmation, Request};
+use crate::waiting::Waiting;
+use crate::CONFIRM_WINDOW;
 
 /// What the configuration currently approves to run: each MCP server block's `allow_tools`,
 /// and the local acts. Built by the daemon from its configuration.
@@ -257,6 +259,19 @@ pub struct Ran {
     pub text: String,
     /// It succeeded (exit 0; not an error result).
     pub ok: bool,
+    /// The server asks the owner something before the call can finish (a modern MCP server's
+    /// elicitation): the next turn answers it with [`Executor::answer_input`].
+    pub waiting: Option<Box<Waiting>>,
+}
+
+impl Ran {
+    fn done(text: String, ok: bool) -> Ran {
+        Ran {
+            text,
+            ok,
+            waiting: None,
+        }
+    }
 }
 
 impl Executor {
@@ -325,12 +340,34 @@ impl Executor {
             return Err(ExecError::NeedsConfirmation(row.name.clone()));
         }
         let started = Instant::now();
-        let (arguments, result) = match approved {
+        let (arguments, mut result) = match approved {
             Approved::Mcp { allow_tools } => self.run_mcp(&row, allow_tools, tail).await?,
             Approved::Local(act) => run_local(act, tail).await,
         };
+        if let Ok(Ran {
+            waiting: Some(w), ..
+        }) = &mut result
+        {
+            w.set_origin(utterance, confirmed_by);
+        }
+        self.record(&row, utterance, arguments, confirmed_by, &result, started)
+            .await;
+        result
+    }
+
+    /// Writes one execution to `acts_log`.
+    async fn record(
+        &self,
+        row: &ToolRow,
+        utterance: &str,
+        arguments: Value,
+        confirmed_by: Option<&str>,
+        result: &Result<Ran, ExecError>,
+        started: Instant,
+    ) {
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (ok, outcome) = match &result {
+        let (ok, outcome) = match result {
+            Ok(r) if r.waiting.is_some() => (true, "waiting: the server asks for input".to_owned()),
             Ok(r) => (
                 r.ok,
                 if r.ok {
@@ -356,7 +393,6 @@ impl Executor {
         {
             tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
         }
-        result
     }
 
     async fn run_mcp(
@@ -373,11 +409,8 @@ impl Executor {
             )));
         };
         let arguments = Value::Object(args.clone());
-        let res = match manager.call(&row.server, &row.tool, args).await {
-            Ok(outcome) => Ok(Ran {
-                text: outcome.text,
-                ok: !outcome.is_error,
-            }),
+        let res = match manager.start_call(&row.server, &row.tool, args).await {
+            Ok(step) => Ok(ran_of(row, step, None)),
             Err(e) => Err(ExecError::Failed(e.to_string())),
         };
         Ok((arguments, res))
@@ -456,16 +489,16 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
                 text.push_str(" […cut]");
             }
             if status.success() {
-                Ok(Ran { text, ok: true })
+                Ok(Ran::done(text, true))
             } else {
                 let err = String::from_utf8_lossy(&err[..err.len().min(4096)]).into_owned();
-                Ok(Ran {
-                    text: format!(
+                Ok(Ran::done(
+                    format!(
                         "{program} failed ({status}): {}",
                         first_line(if err.is_empty() { &text } else { &err })
                     ),
-                    ok: false,
-                })
+                    false,
+                ))
             }
         }
     }
@@ -636,5 +669,101 @@ mod tests {
             e.to_string().starts_with("cannot run /nonexistent/prog:"),
             "{e}"
         );
+    }
+}
+
+/// What the owner's answer to a waiting call led to.
+#[derive(Debug)]
+pub enum InputStep {
+    /// Another question of the same round.
+    More(Box<Waiting>),
+    /// The call went on: its result (which may wait again).
+    Ran(Result<Ran, ExecError>),
+    /// The answer does not fit the question (the reason); the same question stands.
+    Again(Box<Waiting>, String),
+    /// The two minutes passed: nothing was sent.
+    Expired(Box<Waiting>),
+}
+
+/// The [`Ran`] of one call step of `row`.
+fn ran_of(row: &ToolRow, step: mcp::CallStep, origin: Option<&Waiting>) -> Ran {
+    match step {
+        mcp::CallStep::Done(outcome) => Ran::done(outcome.text, !outcome.is_error),
+        mcp::CallStep::Input(needed) => Ran {
+            text: String::new(),
+            ok: true,
+            waiting: Some(Box::new(Waiting::new(row, needed, origin))),
+        },
+        // CallStep is non-exhaustive.
+        _ => Ran::done(
+            "the server answered in a way Maven does not know".to_owned(),
+            false,
+        ),
+    }
+}
+
+impl Executor {
+    /// The owner's answer `text` to the question `w` asks. Every question of the round is
+    /// asked in turn; the last answer retries the call (the row read again and `may_run`
+    /// asked again first), and the retry is written to `acts_log`. "no" declines.
+    pub async fn answer_input(&self, mut w: Box<Waiting>, text: &str) -> InputStep {
+        if w.asked.elapsed() > CONFIRM_WINDOW {
+            return InputStep::Expired(w);
+        }
+        if let Some(ask) = w.ask() {
+            match ask.answer(text) {
+                Ok(v) => {
+                    let key = ask.key.clone();
+                    w.replies.insert(key, v);
+                    w.next += 1;
+                }
+                Err(reason) => return InputStep::Again(w, reason),
+            }
+        }
+        if w.skip_secrets() {
+            w.asked = tokio::time::Instant::now();
+            return InputStep::More(w);
+        }
+        InputStep::Ran(self.resume(*w).await)
+    }
+
+    /// The retry of a call whose questions are all answered (or declined).
+    async fn resume(&self, w: Waiting) -> Result<Ran, ExecError> {
+        let row = match self.store.tool(&w.act).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(ExecError::Refused(format!("{} no longer exists", w.act))),
+            Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
+        };
+        if !matches!(
+            approved(&row, &self.approvals).map_err(ExecError::Refused)?,
+            Approved::Mcp { .. }
+        ) {
+            return Err(ExecError::Refused(format!("{} is not an MCP tool", row.name)));
+        }
+        let Some(manager) = &self.manager else {
+            return Err(ExecError::Refused(format!(
+                "{}: no MCP server is running",
+                row.name
+            )));
+        };
+        let started = Instant::now();
+        let arguments = Value::Object(w.needed.arguments.clone());
+        let result = match manager
+            .resume_call(&w.server, w.needed.clone(), w.replies.clone())
+            .await
+        {
+            Ok(step) => Ok(ran_of(&row, step, Some(&w))),
+            Err(e) => Err(ExecError::Failed(e.to_string())),
+        };
+        self.record(
+            &row,
+            &w.utterance,
+            arguments,
+            w.confirmed_by.as_deref(),
+            &result,
+            started,
+        )
+        .await;
+        result
     }
 }

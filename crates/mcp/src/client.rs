@@ -144,7 +144,18 @@ impl Client {
 
     fn set_era(&mut self, era: Era) {
         self.meta = match era {
-            Era::Modern => Some(era::meta_member(&self.options, MODERN_VERSION).into()),
+            Era::Modern => Some(
+                era::meta_member(
+                    &era::modern_capabilities(
+                        &self.options.capabilities,
+                        self.options.modern_elicitation,
+                    ),
+                    &self.options.client_name,
+                    &self.options.client_version,
+                    MODERN_VERSION,
+                )
+                .into(),
+            ),
             Era::Legacy => None,
         };
         if let Link::Http(h) = &self.link {
@@ -228,7 +239,7 @@ impl Client {
         pinned: bool,
         theirs: Vec<String>,
     ) -> Result<ServerInfo, Error> {
-        let legacy = handshake::SUPPORTED_PROTOCOL_VERSIONS;
+        let legacy = era::SUPPORTED_PROTOCOL_VERSIONS;
         if !pinned && era::pick(&legacy, &theirs).is_some() {
             self.set_era(Era::Legacy);
             return self

@@ -362,13 +362,46 @@ impl Manager {
 
     /// Calls `tool` on `server` with named arguments. Only the tool name and these arguments
     /// go to the server. A call that gives up drops the connection (M-6), and the server's task
-    /// re-dials a fresh one.
+    /// re-dials a fresh one. A modern server that asks for input gets Maven's own answers and
+    /// has its elicitations declined; [`Manager::start_call`] brings them to the owner instead.
     pub async fn call(
         &self,
         server: &str,
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<ToolOutcome, CallError> {
+        let (slot, client) = self.live(server)?;
+        let res = client.call_tool(tool, arguments).await;
+        Self::after_call(slot, &client, server, res)
+    }
+
+    /// The first round of a call: its result, or what the server asks the owner
+    /// ([`crate::CallStep::Input`]), to be answered with [`Manager::resume_call`].
+    pub async fn start_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<crate::CallStep, CallError> {
+        let (slot, client) = self.live(server)?;
+        let res = client.start_call(tool, arguments).await;
+        Self::after_call(slot, &client, server, res)
+    }
+
+    /// The next round of a call that waited for input (on the server's live connection,
+    /// which need not be the one that asked: the modern era is stateless).
+    pub async fn resume_call(
+        &self,
+        server: &str,
+        needed: crate::InputNeeded,
+        replies: Map<String, Value>,
+    ) -> Result<crate::CallStep, CallError> {
+        let (slot, client) = self.live(server)?;
+        let res = client.resume_call(needed, replies).await;
+        Self::after_call(slot, &client, server, res)
+    }
+
+    fn live(&self, server: &str) -> Result<(&Slot, Arc<Client>), CallError> {
         let slot = self
             .slots
             .get(server)
@@ -376,19 +409,22 @@ impl Manager {
         if !slot.managed.enabled {
             return Err(CallError::Dark(server.to_owned()));
         }
-        let client = {
-            let i = slot.lock();
-            match &i.client {
-                Some(c) if c.closed().is_none() => c.clone(),
-                _ => {
-                    return Err(CallError::NotConnected {
-                        server: server.to_owned(),
-                        state: describe_state(&i),
-                    })
-                }
-            }
-        };
-        let res = client.call_tool(tool, arguments).await;
+        let i = slot.lock();
+        match &i.client {
+            Some(c) if c.closed().is_none() => Ok((slot, c.clone())),
+            _ => Err(CallError::NotConnected {
+                server: server.to_owned(),
+                state: describe_state(&i),
+            }),
+        }
+    }
+
+    fn after_call<T>(
+        slot: &Slot,
+        client: &Client,
+        server: &str,
+        res: Result<T, Error>,
+    ) -> Result<T, CallError> {
         if client.closed().is_some() {
             slot.kick.notify_one();
         }
