@@ -144,9 +144,11 @@ fn declaration(
     };
     match schema.get("type").and_then(Value::as_str) {
         Some("string" | "integer" | "boolean") => {}
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "x-mcp-header {shown:?} is on a property whose type is not string, integer or boolean"
-        )),
+        ))
+        }
     }
     Ok(HeaderParam {
         path: path.to_vec(),
