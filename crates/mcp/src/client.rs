@@ -753,10 +753,13 @@ impl Client {
                 CallStep::Input(needed) => {
                     let mut replies = Map::new();
                     for ask in &needed.asks {
+                        // A secret is declined without being shown to anyone.
+                        let shown = !matches!(ask.kind, input::AskKind::Secret { .. });
                         let answer = self
                             .options
                             .handler
                             .as_ref()
+                            .filter(|_| shown)
                             .and_then(|h| h.handle("elicitation/create", &ask_params(ask)))
                             .and_then(Result::ok)
                             .unwrap_or_else(input::Ask::decline);

@@ -250,6 +250,12 @@ impl HttpLink {
                 }
             }
         };
+        let status = resp.status();
+        if !status.is_success() {
+            // A JSON-RPC error in the body answers the request (a modern-only server refuses
+            // `initialize` with 400 and -32022 listing what it speaks).
+            return self.error_answer(resp, id, core).await;
+        }
         if method == "initialize" {
             *lock(&self.session) = resp
                 .header_str(SESSION_HEADER)
