@@ -49,7 +49,9 @@
 //!   answered `input_required`; the echoed `requestState` is checked and recorded as
 //!   `state ok N` / `state bad`), `--giant-request-state N` (an `input_required` whose
 //!   `requestState` is N bytes), `--elicit-password` (an elicitation for a password; the retry's
-//!   text is the `inputResponses` received), `--listen-flood N` (N list-changed notifications on
+//!   text is the `inputResponses` received), `--elicit-project` (an elicitation for a project
+//!   name, string; the retry is answered "tasks of project P: none", or "the owner answered
+//!   decline"), `--listen-flood N` (N list-changed notifications on
 //!   `subscriptions/listen`), `--ttl-ms T` (`ttlMs: T` on `tools/list`).
 //! - `--fast`: a minimal synchronous stdio server for round-trip benchmarks (no JSON parsing:
 //!   it finds the id and the method by scanning, and answers `tools/call` with a canned text).
@@ -132,6 +134,7 @@ struct Opts {
     input_forever: bool,
     giant_request_state: Option<usize>,
     elicit_password: bool,
+    elicit_project: bool,
     listen_flood: Option<u32>,
     ttl_ms: Option<f64>,
 }
@@ -198,6 +201,7 @@ fn parse_args() -> Result<Opts, String> {
             "--input-forever" => o.input_forever = true,
             "--giant-request-state" => o.giant_request_state = Some(num(value()?, &flag)?),
             "--elicit-password" => o.elicit_password = true,
+            "--elicit-project" => o.elicit_project = true,
             "--listen-flood" => o.listen_flood = Some(num(value()?, &flag)?),
             "--ttl-ms" => o.ttl_ms = Some(num(value()?, &flag)?),
             other => return Err(format!("unknown flag {other}")),
@@ -648,6 +652,26 @@ impl Server {
                 "resultType": "input_required",
                 "inputRequests": {"roots": {"method": "roots/list"}},
                 "requestState": "s".repeat(n),
+            })));
+        }
+        if o.elicit_project {
+            if let Some(r) = params["inputResponses"].get("project") {
+                let answer = match (r["action"].as_str(), r["content"]["project"].as_str()) {
+                    (Some("accept"), Some(p)) => format!("tasks of project {p}: none"),
+                    (Some(action), _) => format!("the owner answered {action}"),
+                    _ => "no answer".to_owned(),
+                };
+                self.record(&format!("state {}", state.unwrap_or("-")));
+                return Some(Err(answer));
+            }
+            return Some(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": {"project": {"method": "elicitation/create", "params": {
+                    "message": "Which project?",
+                    "requestedSchema": {"type": "object",
+                        "properties": {"project": {"type": "string", "title": "project name"}},
+                        "required": ["project"]}}}},
+                "requestState": "ask-1",
             })));
         }
         if o.elicit_password {
