@@ -30,8 +30,8 @@ pub use reconcile::{reconcile, Reconciled, ServerPolicy};
 pub use run::{
     bind_positional, may_run, Approvals, BindError, ExecError, Executor, InputStep, LocalAct, Ran,
 };
-pub use waiting::Waiting;
 pub use store::{ToolKind, ToolRow, ToolState};
+pub use waiting::Waiting;
 
 #[cfg(test)]
 mod model_tests;

@@ -141,13 +141,32 @@ pub enum BindError {
     },
 }
 
+/// How many local `$ref`s are followed to find a property's type.
+const REF_DEPTH: usize = 8;
+
+/// The declared `type` of property `prop`: written on the property, or on what its `$ref`
+/// points to inside the same schema (`#/$defs/…`, `#/definitions/…`, any local JSON pointer),
+/// at most [`REF_DEPTH`] references deep. A reference to anything outside the schema (a
+/// network URI) is never fetched: the type is then unknown, and unknown is refused, not
+/// guessed.
+fn property_type<'a>(schema: &'a Value, prop: &str) -> Option<&'a str> {
+    let mut node = schema.get("properties")?.get(prop)?;
+    for _ in 0..=REF_DEPTH {
+        if let Some(t) = node.get("type").and_then(Value::as_str) {
+            return Some(t);
+        }
+        let pointer = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+        node = if pointer.is_empty() {
+            schema
+        } else {
+            schema.pointer(pointer)?
+        };
+    }
+    None
+}
+
 fn describe_property(schema: &Value, prop: &str) -> String {
-    match schema
-        .get("properties")
-        .and_then(|p| p.get(prop))
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str)
-    {
+    match property_type(schema, prop) {
         Some(t) => format!("{prop} ({t})"),
         None => format!("{prop} (not described)"),
     }
@@ -187,11 +206,7 @@ pub fn bind_positional(
         return Err(needs());
     }
     let prop = required[0];
-    let kind = schema
-        .get("properties")
-        .and_then(|p| p.get(prop))
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str);
+    let kind = property_type(schema, prop);
     let tail = tail.trim();
     if tail.is_empty() {
         return Err(needs());
@@ -550,6 +565,51 @@ mod tests {
     }
 
     #[test]
+    fn binding_follows_local_refs_only() {
+        // A local $ref to $defs (2020-12) or definitions: followed to its type.
+        for defs in ["$defs", "definitions"] {
+            let r = row(
+                "get",
+                false,
+                json!({"type": "object", defs: {"id": {"type": "integer"}, "alias": {"$ref": format!("#/{defs}/id")}},
+                       "properties": {"p": {"$ref": format!("#/{defs}/alias")}}, "required": ["p"]}),
+            );
+            assert_eq!(
+                bind_positional(&r, &allow("get"), "7").unwrap()["p"],
+                json!(7)
+            );
+        }
+        // A network $ref is never fetched: the type is unknown, and refused.
+        let r = row(
+            "net",
+            false,
+            json!({"type": "object", "properties": {"p": {"$ref": "https://schemas.example/id.json"}}, "required": ["p"]}),
+        );
+        assert_eq!(
+            bind_positional(&r, &allow("net"), "x").unwrap_err(),
+            BindError::NeedsArgs {
+                tool: "srv_net".into(),
+                missing: vec!["p (not described)".into()]
+            }
+        );
+        // A dangling pointer and a reference loop: refused, not guessed.
+        for p in [
+            json!({"$ref": "#/$defs/nope"}),
+            json!({"$ref": "#/properties/p"}),
+        ] {
+            let r = row(
+                "odd",
+                false,
+                json!({"type": "object", "properties": {"p": p}, "required": ["p"]}),
+            );
+            assert!(matches!(
+                bind_positional(&r, &allow("odd"), "x"),
+                Err(BindError::NeedsArgs { .. })
+            ));
+        }
+    }
+
+    #[test]
     fn binding_table() {
         let one = |ty: &str| json!({"type": "object", "properties": {"p": {"type": ty}}, "required": ["p"]});
         // No required property: bare, whatever the tail.
@@ -738,7 +798,10 @@ impl Executor {
             approved(&row, &self.approvals).map_err(ExecError::Refused)?,
             Approved::Mcp { .. }
         ) {
-            return Err(ExecError::Refused(format!("{} is not an MCP tool", row.name)));
+            return Err(ExecError::Refused(format!(
+                "{} is not an MCP tool",
+                row.name
+            )));
         }
         let Some(manager) = &self.manager else {
             return Err(ExecError::Refused(format!(

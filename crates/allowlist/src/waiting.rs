@@ -29,7 +29,11 @@ pub struct Waiting {
 impl Waiting {
     /// The question(s) of `needed`, for the call of `row`; the origin (utterance, who
     /// confirmed) carried over from the round before, when there was one.
-    pub(crate) fn new(row: &ToolRow, needed: mcp::InputNeeded, origin: Option<&Waiting>) -> Waiting {
+    pub(crate) fn new(
+        row: &ToolRow,
+        needed: mcp::InputNeeded,
+        origin: Option<&Waiting>,
+    ) -> Waiting {
         let mut w = Waiting {
             act: row.name.clone(),
             server: row.server.clone(),

@@ -880,6 +880,10 @@ impl Client {
         } else {
             Mirror::none()
         };
+        let not_found = match self.info.era {
+            Era::Modern => -32602,
+            Era::Legacy => -32002,
+        };
         let raw = self
             .request_frame(
                 "resources/read",
@@ -887,7 +891,13 @@ impl Client {
                 self.config.timeouts.call,
                 &mirror,
             )
-            .await?;
+            .await
+            .map_err(|e| match e.rpc_code() {
+                Some(c) if c == not_found => Error::ResourceNotFound {
+                    uri: crate::text::cap_chars(uri, 256).to_owned(),
+                },
+                _ => e,
+            })?;
         if self.info.era == Era::Modern && input_required(&raw).is_some() {
             return Err(Error::BadInputRequest {
                 method: "resources/read".to_owned(),

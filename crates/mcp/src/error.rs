@@ -229,6 +229,13 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// `resources/read` of a URI the server does not have (-32002 in the legacy era, -32602
+    /// in the modern one).
+    #[error("the server has no resource {uri:?}")]
+    ResourceNotFound {
+        /// The URI asked for (capped).
+        uri: String,
+    },
     /// A listing did not complete.
     #[error("incomplete listing of `{method}`: {reason}")]
     Incomplete {

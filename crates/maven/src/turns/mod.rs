@@ -120,7 +120,8 @@ fn ask_owner(w: &Waiting) -> TurnOutcome {
         _ => "\nSay no to decline.".to_owned(),
     };
     answer.push_str(&how);
-    let info = json!({"act": w.act(), "asks": w.server(), "expires_in_s": CONFIRM_WINDOW.as_secs()});
+    let info =
+        json!({"act": w.act(), "asks": w.server(), "expires_in_s": CONFIRM_WINDOW.as_secs()});
     TurnOutcome {
         answer,
         pending: Some(info),
@@ -132,7 +133,11 @@ fn choices(f: &mcp::Field) -> String {
     if f.choices.is_empty() {
         return String::new();
     }
-    let c: Vec<String> = f.choices.iter().map(|c| shown::line(c).into_owned()).collect();
+    let c: Vec<String> = f
+        .choices
+        .iter()
+        .map(|c| shown::line(c).into_owned())
+        .collect();
     format!(", one of {}", c.join(" / "))
 }
 

@@ -497,6 +497,16 @@ impl Server {
                 let _ = out.send(Out::Msg(reply(json!({"resources": [
                     {"uri": "mem://note", "name": "note", "mimeType": "text/plain"}]}))));
             }
+            "resources/read"
+                if msg["params"]["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("missing:")) =>
+            {
+                // Resource not found: -32602 in the modern era, -32002 before it.
+                let code = if self.opts.modern { -32602 } else { -32002 };
+                let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": code, "message": "Resource not found"}})));
+            }
             "resources/read" => {
                 let uri = msg["params"]["uri"].clone();
                 let _ = out.send(Out::Msg(reply(json!({"contents": [

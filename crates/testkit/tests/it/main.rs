@@ -10,4 +10,5 @@ mod support;
 mod http;
 mod manager;
 mod modern;
+mod resources;
 mod stdio;
