@@ -13,11 +13,17 @@ use crate::era::{self, Era, Protocol, MODERN_VERSION};
 use crate::error::{CloseReason, Error, Incomplete};
 use crate::handshake::{self, ServerInfo};
 use crate::headers::{self, HeaderParam};
+use crate::held;
 use crate::http::Mirror;
 use crate::input::{self, CallStep, InputNeeded};
 use crate::rpc::{self, Core, Stats};
 use crate::tools::{reduce_content, Tool, ToolOutcome};
 use crate::{ClientOptions, ServerConfig, Transport};
+
+/// How long the owner has to answer a server's question (the confirm window's two minutes).
+pub const OWNER_WINDOW: Duration = Duration::from_secs(120);
+/// Held legacy questions of one call at a time (more are declined).
+const HELD_ASKS: usize = 4;
 
 /// Shortest re-listing interval a server's `ttlMs` can ask for.
 pub const MIN_TTL: Duration = Duration::from_secs(60);
@@ -148,7 +154,7 @@ impl Client {
                 era::meta_member(
                     &era::modern_capabilities(
                         &self.options.capabilities,
-                        self.options.modern_elicitation,
+                        self.options.owner_elicitation,
                     ),
                     &self.options.client_name,
                     &self.options.client_version,
@@ -311,6 +317,9 @@ impl Client {
             .await?;
         let mut info = handshake::parse_initialize(&raw)?;
         info.chosen = chosen;
+        if self.options.owner_elicitation {
+            self.core.declines_elicitation();
+        }
         if let Link::Http(h) = &self.link {
             h.set_protocol_version(&info.protocol_version);
         }
@@ -778,8 +787,120 @@ impl Client {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallStep, Error> {
-        self.call_round(name, &arguments, rpc::Retry::default(), 1, false)
-            .await
+        self.call_round(
+            name,
+            &arguments,
+            rpc::Retry::default(),
+            1,
+            false,
+            self.config.timeouts.call,
+        )
+        .await
+    }
+
+    /// [`Client::start_call`] for a call made for the owner: in the legacy era too, an
+    /// `elicitation/create` the server sends while the call is in flight comes back as
+    /// [`CallStep::Input`] (the request held, unanswered, the call going on in a task of its
+    /// own under `timeouts.call` plus [`OWNER_WINDOW`]); [`Client::resume_call`] sends the
+    /// owner's answer and waits on.
+    pub async fn start_owner_call(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallStep, Error> {
+        if self.info.era == Era::Modern {
+            return self.start_call(name, arguments).await;
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(HELD_ASKS);
+        if !self.core.hold_asks(tx.clone()) {
+            // Another call for the owner holds the questions: this one is headless.
+            return self.start_call(name, arguments).await;
+        }
+        let client = self.clone();
+        let (tool, args) = (name.to_owned(), arguments.clone());
+        let task = tokio::spawn(async move {
+            let timeout = client.config.timeouts.call.saturating_add(OWNER_WINDOW);
+            let r = client
+                .call_round(&tool, &args, rpc::Retry::default(), 1, false, timeout)
+                .await;
+            client.core.release_asks(&tx);
+            match r? {
+                CallStep::Done(outcome) => Ok(outcome),
+                _ => Err(Error::BadResult {
+                    method: "tools/call".to_owned(),
+                    reason: "an input_required result on a legacy connection".to_owned(),
+                }),
+            }
+        });
+        let call = held::LegacyCall {
+            task,
+            asks: rx,
+            answer_to: None,
+            replier: self.replier(),
+            core: self.core.clone(),
+        };
+        self.await_legacy(name, &arguments, call, 1).await
+    }
+
+    fn replier(&self) -> held::Replier {
+        match &self.link {
+            Link::Stdio(s) => held::Replier::Stdio(s.sender()),
+            Link::Http(h) => held::Replier::Http(h.clone()),
+        }
+    }
+
+    /// Wait on a legacy call for the owner: its result, or its next held question.
+    async fn await_legacy(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        mut call: held::LegacyCall,
+        round: u32,
+    ) -> Result<CallStep, Error> {
+        loop {
+            enum Next {
+                Done(Result<Result<ToolOutcome, Error>, tokio::task::JoinError>),
+                Ask(Option<crate::rpc::HeldAsk>),
+            }
+            let next = tokio::select! {
+                r = &mut call.task => Next::Done(r),
+                a = call.asks.recv() => Next::Ask(a),
+            };
+            match next {
+                Next::Done(r) => {
+                    call.answer_to = None;
+                    let outcome = r.map_err(|_| Error::Closed(CloseReason::ServerGone))??;
+                    return Ok(CallStep::Done(outcome));
+                }
+                // Every sender is gone: the call is finishing; wait for it.
+                Next::Ask(None) => {
+                    let r = (&mut call.task).await;
+                    call.answer_to = None;
+                    let outcome = r.map_err(|_| Error::Closed(CloseReason::ServerGone))??;
+                    return Ok(CallStep::Done(outcome));
+                }
+                Next::Ask(Some(ask)) => {
+                    call.answer_to = Some(ask.id);
+                    if round > input::MAX_ROUNDS {
+                        // A server that asks without end: declined from here on.
+                        call.answer(input::Ask::decline()).await;
+                        continue;
+                    }
+                    let params = ask.params;
+                    let tool = name.to_owned();
+                    match input::legacy(&tool, arguments, &params, round, held::Held::new(call)) {
+                        Ok(needed) => return Ok(CallStep::Input(needed)),
+                        // The held call is dropped with the error: its question declined.
+                        Err(reason) => {
+                            return Err(Error::BadInputRequest {
+                                method: "elicitation/create".to_owned(),
+                                reason,
+                            })
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The next round of a call that waited for input: the original request with a new id,
@@ -790,6 +911,23 @@ impl Client {
         needed: InputNeeded,
         replies: Map<String, Value>,
     ) -> Result<CallStep, Error> {
+        if let Some(held) = &needed.held {
+            // A legacy call in flight: answer its held question and wait on.
+            let Some(mut call) = held.take() else {
+                return Err(Error::BadInputRequest {
+                    method: "tools/call".to_owned(),
+                    reason: "this question was already answered".to_owned(),
+                });
+            };
+            let answer = replies
+                .get(input::LEGACY_KEY)
+                .cloned()
+                .unwrap_or_else(input::Ask::decline);
+            call.answer(answer).await;
+            return self
+                .await_legacy(&needed.tool, &needed.arguments, call, needed.round + 1)
+                .await;
+        }
         if needed.round >= input::MAX_ROUNDS {
             return Err(Error::TooManyRounds {
                 method: "tools/call".to_owned(),
@@ -808,6 +946,7 @@ impl Client {
             retry,
             needed.round + 1,
             needed.only_sampling,
+            self.config.timeouts.call,
         )
         .await
     }
@@ -819,6 +958,7 @@ impl Client {
         retry: rpc::Retry<'_>,
         round: u32,
         previous_only_sampling: bool,
+        timeout: Duration,
     ) -> Result<CallStep, Error> {
         let mirror = self.call_mirror(name, arguments)?;
         let meta = self.meta.as_deref();
@@ -826,7 +966,7 @@ impl Client {
             .request_frame(
                 "tools/call",
                 |id| rpc::encode_tool_call_with(id, name, arguments, meta, retry),
-                self.config.timeouts.call,
+                timeout,
                 &mirror,
             )
             .await?;

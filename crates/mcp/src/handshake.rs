@@ -145,9 +145,16 @@ struct InitializeResult {
 
 /// The initialize request's params.
 pub(crate) fn initialize_params(options: &ClientOptions) -> Value {
+    let mut capabilities = options.capabilities.clone();
+    if options.owner_elicitation {
+        if let Value::Object(m) = &mut capabilities {
+            m.entry("elicitation")
+                .or_insert_with(|| serde_json::json!({"form": {}, "url": {}}));
+        }
+    }
     serde_json::json!({
         "protocolVersion": PROTOCOL_VERSION,
-        "capabilities": options.capabilities,
+        "capabilities": capabilities,
         "clientInfo": {"name": options.client_name, "version": options.client_version},
     })
 }

@@ -375,8 +375,9 @@ impl Manager {
         Self::after_call(slot, &client, server, res)
     }
 
-    /// The first round of a call: its result, or what the server asks the owner
-    /// ([`crate::CallStep::Input`]), to be answered with [`Manager::resume_call`].
+    /// The first round of a call made for the owner: its result, or what the server asks the
+    /// owner ([`crate::CallStep::Input`], in either era), to be answered with
+    /// [`Manager::resume_call`].
     pub async fn start_call(
         &self,
         server: &str,
@@ -384,7 +385,7 @@ impl Manager {
         arguments: Map<String, Value>,
     ) -> Result<crate::CallStep, CallError> {
         let (slot, client) = self.live(server)?;
-        let res = client.start_call(tool, arguments).await;
+        let res = client.start_owner_call(tool, arguments).await;
         Self::after_call(slot, &client, server, res)
     }
 

@@ -90,6 +90,9 @@ fn ask_owner(w: &Waiting) -> TurnOutcome {
             "\nIt asks you to visit {} (Maven opens nothing). Say yes when done, or no.",
             shown::line(url)
         ),
+        mcp::AskKind::Form { fields } if fields.is_empty() => {
+            "\nSay yes to go on, or no to decline.".to_owned()
+        }
         mcp::AskKind::Form { fields } if fields.len() == 1 => {
             let f = &fields[0];
             format!(

@@ -8,6 +8,7 @@
 mod support;
 
 mod http;
+mod legacy_ask;
 mod manager;
 mod modern;
 mod resources;
