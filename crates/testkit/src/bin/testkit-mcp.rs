@@ -55,6 +55,8 @@
 //!   `subscriptions/listen`), `--ttl-ms T` (`ttlMs: T` on `tools/list`).
 //! - `--fast`: a minimal synchronous stdio server for round-trip benchmarks (no JSON parsing:
 //!   it finds the id and the method by scanning, and answers `tools/call` with a canned text).
+//!   With `--modern` it also answers `server/discover` (listing 2026-07-28 and 2025-11-25) and
+//!   its `tools/call` answers carry `resultType`.
 
 // A test fixture: a broken invariant (a poisoned lock, an unwritable record file) should crash
 // the server loudly, which fails the test that started it.
@@ -433,6 +435,8 @@ impl Server {
                 let _ = out.send(Out::Msg(reply(json!({
                     "supportedVersions": self.versions(),
                     "capabilities": {"tools": {"listChanged": listens}, "resources": {}},
+                    "ttlMs": 0,
+                    "cacheScope": "private",
                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": name, "version": v}},
                 }))));
                 if o.mute_after_initialize {
@@ -1110,7 +1114,7 @@ fn main() -> std::process::ExitCode {
         }
     };
     if opts.fast {
-        run_fast();
+        run_fast(opts.modern);
         return std::process::ExitCode::SUCCESS;
     }
     if opts.exit_on_start {
@@ -1170,8 +1174,9 @@ fn scan<'a>(line: &'a [u8], key: &[u8], end: &[u8]) -> Option<&'a [u8]> {
     Some(&rest[..len])
 }
 
-/// The `--fast` server: one thread, one buffer, one write per answer.
-fn run_fast() {
+/// The `--fast` server: one thread, one buffer, one write per answer; `modern` adds
+/// `server/discover` and `resultType`.
+fn run_fast(modern: bool) {
     use std::io::{BufRead as _, Write as _};
     let mut rd = std::io::BufReader::new(std::io::stdin().lock());
     let mut out = std::io::stdout().lock();
@@ -1195,7 +1200,13 @@ fn run_fast() {
             b"initialize" => {
                 br#","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"testkit-mcp-fast","version":"1.0.0"}}}"#
             }
+            b"tools/call" if modern => {
+                br#","result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}"#
+            }
             b"tools/call" => br#","result":{"content":[{"type":"text","text":"hello"}]}}"#,
+            b"server/discover" if modern => {
+                br#","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"testkit-mcp-fast","version":"1.0.0"}}}}"#
+            }
             b"tools/list" => {
                 br#","result":{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}]}}"#
             }
