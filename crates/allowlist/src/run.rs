@@ -18,6 +18,8 @@ use tokio::io::AsyncReadExt;
 use store::{Store, ToolKind, ToolRow, ToolState};
 
 use crate::confirm::{Confirmation, Request};
+use crate::waiting::Waiting;
+use crate::CONFIRM_WINDOW;
 
 /// What the configuration currently approves to run: each MCP server block's `allow_tools`,
 /// and the local acts. Built by the daemon from its configuration.
@@ -139,13 +141,32 @@ pub enum BindError {
     },
 }
 
+/// How many local `$ref`s are followed to find a property's type.
+const REF_DEPTH: usize = 8;
+
+/// The declared `type` of property `prop`: written on the property, or on what its `$ref`
+/// points to inside the same schema (`#/$defs/…`, `#/definitions/…`, any local JSON pointer),
+/// at most [`REF_DEPTH`] references deep. A reference to anything outside the schema (a
+/// network URI) is never fetched: the type is then unknown, and unknown is refused, not
+/// guessed.
+fn property_type<'a>(schema: &'a Value, prop: &str) -> Option<&'a str> {
+    let mut node = schema.get("properties")?.get(prop)?;
+    for _ in 0..=REF_DEPTH {
+        if let Some(t) = node.get("type").and_then(Value::as_str) {
+            return Some(t);
+        }
+        let pointer = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+        node = if pointer.is_empty() {
+            schema
+        } else {
+            schema.pointer(pointer)?
+        };
+    }
+    None
+}
+
 fn describe_property(schema: &Value, prop: &str) -> String {
-    match schema
-        .get("properties")
-        .and_then(|p| p.get(prop))
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str)
-    {
+    match property_type(schema, prop) {
         Some(t) => format!("{prop} ({t})"),
         None => format!("{prop} (not described)"),
     }
@@ -185,11 +206,7 @@ pub fn bind_positional(
         return Err(needs());
     }
     let prop = required[0];
-    let kind = schema
-        .get("properties")
-        .and_then(|p| p.get(prop))
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str);
+    let kind = property_type(schema, prop);
     let tail = tail.trim();
     if tail.is_empty() {
         return Err(needs());
@@ -311,8 +328,22 @@ pub struct Ran {
     pub text: String,
     /// It succeeded (exit 0; not an error result).
     pub ok: bool,
+    /// The server asks the owner something before the call can finish (a modern MCP server's
+    /// elicitation): the next turn answers it with [`Executor::answer_input`].
+    pub waiting: Option<Box<Waiting>>,
     /// The text was cut, and by how much.
     pub cut: Option<Cut>,
+}
+
+impl Ran {
+    fn done(text: String, ok: bool) -> Ran {
+        Ran {
+            text,
+            ok,
+            waiting: None,
+            cut: None,
+        }
+    }
 }
 
 impl Executor {
@@ -392,14 +423,42 @@ impl Executor {
                 row.name
             )));
         }
-        // Recorded before it runs, as sent and unanswered: an act whose answer never comes
-        // (the daemon stopped or died meanwhile) keeps that outcome, which is the truth.
         let id = self
-            .store
+            .record(&row, utterance, arguments.clone(), confirmed_by)
+            .await?;
+        let started = Instant::now();
+        let mut result = match (approved, arguments) {
+            (Approved::Mcp { .. }, Value::Object(args)) => self.run_mcp(&row, args).await,
+            (Approved::Local(act), _) => run_local(act, tail).await,
+            (Approved::Mcp { .. }, _) => {
+                Err(ExecError::Failed("arguments are not an object".into()))
+            }
+        };
+        if let Ok(Ran {
+            waiting: Some(w), ..
+        }) = &mut result
+        {
+            w.set_origin(utterance, confirmed_by);
+        }
+        self.settle(id, &row, &result, started).await;
+        result
+    }
+
+    /// Writes one execution to `acts_log` before it runs, as sent and unanswered: an act whose
+    /// answer never comes (the daemon stopped or died meanwhile) keeps that outcome, which is
+    /// the truth. An act that cannot be recorded does not run.
+    async fn record(
+        &self,
+        row: &ToolRow,
+        utterance: &str,
+        arguments: Value,
+        confirmed_by: Option<&str>,
+    ) -> Result<i64, ExecError> {
+        self.store
             .log_act(store::NewActLog {
                 tool: row.name.clone(),
                 utterance: utterance.to_string(),
-                arguments: arguments.clone(),
+                arguments,
                 confirmed_by: confirmed_by.map(str::to_string),
                 outcome: format!("{} sent; no answer yet", store::OUTCOME_UNKNOWN),
                 ok: false,
@@ -411,17 +470,20 @@ impl Executor {
                 ExecError::Failed(format!(
                     "not run: it could not be recorded in acts_log: {e}"
                 ))
-            })?;
-        let started = Instant::now();
-        let result = match (approved, arguments) {
-            (Approved::Mcp { .. }, Value::Object(args)) => self.run_mcp(&row, args).await,
-            (Approved::Local(act), _) => run_local(act, tail).await,
-            (Approved::Mcp { .. }, _) => {
-                Err(ExecError::Failed("arguments are not an object".into()))
-            }
-        };
+            })
+    }
+
+    /// Settles the `acts_log` row of one execution with its outcome.
+    async fn settle(
+        &self,
+        id: i64,
+        row: &ToolRow,
+        result: &Result<Ran, ExecError>,
+        started: Instant,
+    ) {
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (ok, outcome) = match &result {
+        let (ok, outcome) = match result {
+            Ok(r) if r.waiting.is_some() => (true, "waiting: the server asks for input".to_owned()),
             Ok(r) => (
                 r.ok,
                 if r.ok {
@@ -438,7 +500,6 @@ impl Executor {
         if let Err(e) = self.store.settle_act(id, outcome, ok, duration_ms).await {
             tracing::error!(act = %row.name, error = %e, "cannot record the act's outcome in acts_log");
         }
-        result
     }
 
     async fn run_mcp(&self, row: &ToolRow, args: Map<String, Value>) -> Result<Ran, ExecError> {
@@ -448,21 +509,23 @@ impl Executor {
                 row.name
             )));
         };
-        match manager.call(&row.server, &row.tool, args).await {
-            Ok(outcome) => {
-                let (text, cut) = cut_text(outcome.text, RESULT_CAP, outcome.truncated);
-                Ok(Ran {
-                    text,
-                    ok: !outcome.is_error,
-                    cut,
-                })
-            }
-            Err(e) if e.outcome_unknown() => Err(ExecError::Unknown {
-                who: format!("`{}`", row.server),
-                reason: e.to_string(),
-            }),
-            Err(e) => Err(ExecError::Failed(e.to_string())),
+        match manager.start_call(&row.server, &row.tool, args).await {
+            Ok(step) => Ok(ran_of(row, step, None)),
+            Err(e) => Err(call_error(row, e.outcome_unknown(), e)),
         }
+    }
+}
+
+/// A failed call: "outcome unknown" when it may have reached the server and no answer came,
+/// else it did not run.
+fn call_error(row: &ToolRow, unknown: bool, e: impl std::fmt::Display) -> ExecError {
+    if unknown {
+        ExecError::Unknown {
+            who: format!("`{}`", row.server),
+            reason: e.to_string(),
+        }
+    } else {
+        ExecError::Failed(e.to_string())
     }
 }
 
@@ -548,20 +611,18 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
             });
             if status.success() {
                 Ok(Ran {
-                    text,
-                    ok: true,
                     cut,
+                    ..Ran::done(text, true)
                 })
             } else {
                 let err = String::from_utf8_lossy(&err[..err.len().min(4096)]).into_owned();
-                Ok(Ran {
-                    text: format!(
+                Ok(Ran::done(
+                    format!(
                         "{program} failed ({status}): {}",
                         first_line(if err.is_empty() { &text } else { &err })
                     ),
-                    ok: false,
-                    cut: None,
-                })
+                    false,
+                ))
             }
         }
     }
@@ -616,6 +677,51 @@ mod tests {
 
     fn allow(t: &str) -> Vec<String> {
         vec![t.to_string()]
+    }
+
+    #[test]
+    fn binding_follows_local_refs_only() {
+        // A local $ref to $defs (2020-12) or definitions: followed to its type.
+        for defs in ["$defs", "definitions"] {
+            let r = row(
+                "get",
+                false,
+                json!({"type": "object", defs: {"id": {"type": "integer"}, "alias": {"$ref": format!("#/{defs}/id")}},
+                       "properties": {"p": {"$ref": format!("#/{defs}/alias")}}, "required": ["p"]}),
+            );
+            assert_eq!(
+                bind_positional(&r, &allow("get"), "7").unwrap()["p"],
+                json!(7)
+            );
+        }
+        // A network $ref is never fetched: the type is unknown, and refused.
+        let r = row(
+            "net",
+            false,
+            json!({"type": "object", "properties": {"p": {"$ref": "https://schemas.example/id.json"}}, "required": ["p"]}),
+        );
+        assert_eq!(
+            bind_positional(&r, &allow("net"), "x").unwrap_err(),
+            BindError::NeedsArgs {
+                tool: "srv_net".into(),
+                missing: vec!["p (not described)".into()]
+            }
+        );
+        // A dangling pointer and a reference loop: refused, not guessed.
+        for p in [
+            json!({"$ref": "#/$defs/nope"}),
+            json!({"$ref": "#/properties/p"}),
+        ] {
+            let r = row(
+                "odd",
+                false,
+                json!({"type": "object", "properties": {"p": p}, "required": ["p"]}),
+            );
+            assert!(matches!(
+                bind_positional(&r, &allow("odd"), "x"),
+                Err(BindError::NeedsArgs { .. })
+            ));
+        }
     }
 
     #[test]
@@ -738,5 +844,106 @@ mod tests {
             e.to_string().starts_with("cannot run /nonexistent/prog:"),
             "{e}"
         );
+    }
+}
+
+/// What the owner's answer to a waiting call led to.
+#[derive(Debug)]
+pub enum InputStep {
+    /// Another question of the same round.
+    More(Box<Waiting>),
+    /// The call went on: its result (which may wait again).
+    Ran(Result<Ran, ExecError>),
+    /// The answer does not fit the question (the reason); the same question stands.
+    Again(Box<Waiting>, String),
+    /// The two minutes passed: nothing was sent.
+    Expired(Box<Waiting>),
+}
+
+/// The [`Ran`] of one call step of `row`.
+fn ran_of(row: &ToolRow, step: mcp::CallStep, origin: Option<&Waiting>) -> Ran {
+    match step {
+        mcp::CallStep::Done(outcome) => {
+            let (text, cut) = cut_text(outcome.text, RESULT_CAP, outcome.truncated);
+            Ran {
+                cut,
+                ..Ran::done(text, !outcome.is_error)
+            }
+        }
+        mcp::CallStep::Input(needed) => Ran {
+            text: String::new(),
+            ok: true,
+            waiting: Some(Box::new(Waiting::new(row, needed, origin))),
+            cut: None,
+        },
+        // CallStep is non-exhaustive.
+        _ => Ran::done(
+            "the server answered in a way Maven does not know".to_owned(),
+            false,
+        ),
+    }
+}
+
+impl Executor {
+    /// The owner's answer `text` to the question `w` asks. Every question of the round is
+    /// asked in turn; the last answer retries the call (the row read again and `may_run`
+    /// asked again first), and the retry is written to `acts_log`. "no" declines.
+    pub async fn answer_input(&self, mut w: Box<Waiting>, text: &str) -> InputStep {
+        if w.asked.elapsed() > CONFIRM_WINDOW {
+            return InputStep::Expired(w);
+        }
+        if let Some(ask) = w.ask() {
+            match ask.answer(text) {
+                Ok(v) => {
+                    let key = ask.key.clone();
+                    w.replies.insert(key, v);
+                    w.next += 1;
+                }
+                Err(reason) => return InputStep::Again(w, reason),
+            }
+        }
+        if w.skip_secrets() {
+            w.asked = tokio::time::Instant::now();
+            return InputStep::More(w);
+        }
+        InputStep::Ran(self.resume(*w).await)
+    }
+
+    /// The retry of a call whose questions are all answered (or declined).
+    async fn resume(&self, w: Waiting) -> Result<Ran, ExecError> {
+        let row = match self.store.tool(&w.act).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(ExecError::Refused(format!("{} no longer exists", w.act))),
+            Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
+        };
+        if !matches!(
+            approved(&row, &self.approvals).map_err(ExecError::Refused)?,
+            Approved::Mcp { .. }
+        ) {
+            return Err(ExecError::Refused(format!(
+                "{} is not an MCP tool",
+                row.name
+            )));
+        }
+        let Some(manager) = &self.manager else {
+            return Err(ExecError::Refused(format!(
+                "{}: no MCP server is running",
+                row.name
+            )));
+        };
+        let arguments = Value::Object(w.needed.arguments.clone());
+        let id = self
+            .record(&row, &w.utterance, arguments, w.confirmed_by.as_deref())
+            .await?;
+        let started = Instant::now();
+        let result = match manager
+            .resume_call(&w.server, w.needed.clone(), w.replies.clone())
+            .await
+        {
+            Ok(step) => Ok(ran_of(&row, step, Some(&w))),
+            Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
+        };
+        self.settle(id, &row, &result, started).await;
+        result
     }
 }

@@ -643,6 +643,9 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
                 line(version),
                 line(p)
             );
+            if let (Some(era), Some(how)) = (&r.era, &r.era_chosen) {
+                println!("  era:      {} ({})", line(era), line(how));
+            }
         }
         outln!(
             "  tools:    {} offered, {} proposed, {} enabled",

@@ -104,6 +104,10 @@ pub(crate) struct ServerStatusView {
     /// The trust level, spelled out.
     pub(crate) trust: String,
     pub(crate) protocol_version: Option<String>,
+    /// "modern" (2026-07-28, stateless) or "legacy" (the initialize handshake).
+    pub(crate) era: Option<String>,
+    /// How the era was chosen (pinned by the configuration, server/discover, a fallback).
+    pub(crate) era_chosen: Option<String>,
     pub(crate) server_info: Option<ServerInfo>,
     pub(crate) tools_offered: Option<usize>,
     pub(crate) tools_proposed: usize,

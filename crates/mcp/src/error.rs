@@ -181,6 +181,61 @@ pub enum Error {
         /// What the server offered (capped).
         offered: String,
     },
+    /// The server does not speak the protocol version of the request (`-32022`).
+    #[error(
+        "the server does not support protocol version {requested:?}; it supports {supported:?}"
+    )]
+    UnsupportedVersion {
+        /// The version the request carried, as the server quoted it (capped).
+        requested: String,
+        /// The versions the server lists (capped).
+        supported: Vec<String>,
+    },
+    /// Client and server have no protocol version in common.
+    #[error("no protocol version in common: Maven speaks {ours:?}, the server {theirs:?}")]
+    NoCommonVersion {
+        /// Every version this client speaks.
+        ours: Vec<String>,
+        /// Every version the server said it speaks (capped).
+        theirs: Vec<String>,
+    },
+    /// The server does not speak the era the configuration pins.
+    #[error("the server does not speak protocol {pinned}: {reason}")]
+    EraRefused {
+        /// The pinned version.
+        pinned: String,
+        /// What the server answered.
+        reason: String,
+    },
+    /// The server says the request's HTTP headers do not match its body (`-32020`).
+    #[error("the server says the request headers do not match its body: {message}")]
+    HeaderMismatch {
+        /// The server's message (capped).
+        message: String,
+    },
+    /// A multi round-trip request went on past its bounds.
+    #[error("`{method}` asked for input {rounds} times in a row without finishing; given up")]
+    TooManyRounds {
+        /// The method.
+        method: String,
+        /// How many rounds were answered.
+        rounds: u32,
+    },
+    /// The server's input request cannot be answered as sent (too large, malformed).
+    #[error("`{method}`: {reason}")]
+    BadInputRequest {
+        /// The method.
+        method: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `resources/read` of a URI the server does not have (-32002 in the legacy era, -32602
+    /// in the modern one).
+    #[error("the server has no resource {uri:?}")]
+    ResourceNotFound {
+        /// The URI asked for (capped).
+        uri: String,
+    },
     /// A listing did not complete.
     #[error("incomplete listing of `{method}`: {reason}")]
     Incomplete {
@@ -222,13 +277,22 @@ impl Error {
     /// the connection died around or after the send, and then `true` is the honest answer.
     pub fn was_sent(&self) -> bool {
         match self {
-            Error::Spawn { .. } | Error::Config(_) | Error::UnsupportedProtocol { .. } => false,
+            Error::Spawn { .. }
+            | Error::Config(_)
+            | Error::UnsupportedProtocol { .. }
+            | Error::NoCommonVersion { .. }
+            | Error::EraRefused { .. } => false,
             Error::Http(e) => http_sent(e),
             Error::Timeout { .. }
             | Error::Closed(_)
             | Error::Violation(_)
             | Error::Rpc { .. }
             | Error::BadResult { .. }
+            | Error::UnsupportedVersion { .. }
+            | Error::HeaderMismatch { .. }
+            | Error::TooManyRounds { .. }
+            | Error::BadInputRequest { .. }
+            | Error::ResourceNotFound { .. }
             | Error::Incomplete { .. }
             | Error::HttpStatus { .. }
             | Error::SessionLost => true,
@@ -236,11 +300,16 @@ impl Error {
     }
 
     /// The request may have reached the server and no usable answer came back: whether the
-    /// server acted on it is unknown. An error the server answered (a JSON-RPC error, an HTTP
-    /// 4xx) is an answer.
+    /// server acted on it is unknown. An error the server answered (a JSON-RPC error, a version
+    /// or header refusal, an HTTP 4xx) is an answer; a multi round-trip call given up part way
+    /// is not.
     pub fn outcome_unknown(&self) -> bool {
         match self {
-            Error::Rpc { .. } => false,
+            // Refusals the server answered: it did not act on the request.
+            Error::Rpc { .. }
+            | Error::UnsupportedVersion { .. }
+            | Error::HeaderMismatch { .. }
+            | Error::ResourceNotFound { .. } => false,
             Error::HttpStatus { status } => *status >= 500,
             e => e.was_sent(),
         }
@@ -266,6 +335,8 @@ impl Error {
     pub fn rpc_code(&self) -> Option<i64> {
         match self {
             Error::Rpc { code, .. } => Some(*code),
+            Error::UnsupportedVersion { .. } => Some(crate::era::UNSUPPORTED_VERSION),
+            Error::HeaderMismatch { .. } => Some(crate::era::HEADER_MISMATCH),
             _ => None,
         }
     }

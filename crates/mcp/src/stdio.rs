@@ -180,6 +180,11 @@ impl StdioLink {
             .map_err(|()| Error::Closed(core.close_reason().unwrap_or(CloseReason::ServerGone)))
     }
 
+    /// A handle that sends frames to the child (for the subscription task).
+    pub(crate) fn sender(&self) -> StdioSender {
+        StdioSender(self.stdin.clone())
+    }
+
     /// Begin the shutdown sequence without waiting for it.
     pub(crate) fn shutdown(&self) {
         self.token.cancel();
@@ -196,6 +201,19 @@ impl Drop for StdioLink {
     fn drop(&mut self) {
         // The tasks finish the shutdown sequence on their own.
         self.token.cancel();
+    }
+}
+
+/// A clonable sender of whole frames to the child's stdin.
+#[derive(Clone)]
+pub(crate) struct StdioSender(Arc<Stdin>);
+
+impl StdioSender {
+    /// [`StdioLink::send`].
+    pub(crate) fn send(&self, frame: Vec<u8>, core: &Core) -> Result<(), Error> {
+        self.0
+            .send(frame)
+            .map_err(|()| Error::Closed(core.close_reason().unwrap_or(CloseReason::ServerGone)))
     }
 }
 

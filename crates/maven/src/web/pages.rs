@@ -352,7 +352,11 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             text(&s.trust),
             s.enabled,
             text(&s.state),
-            opt(s.protocol_version.as_deref()),
+            match (&s.protocol_version, &s.era, &s.era_chosen) {
+                (Some(v), Some(era), Some(how)) =>
+                    format!("{} ({}: {})", text(v), text(era), text(how)),
+                (v, _, _) => opt(v.as_deref()),
+            },
             info,
             opt(s.tools_offered),
             s.tools_proposed,

@@ -213,7 +213,10 @@ fn a_flood_of_half_requests_under_a_low_descriptor_limit_leaves_the_daemon_worki
     assert!(started.elapsed() < Duration::from_secs(10));
     let st: Value = serde_json::from_slice(&out.stdout).unwrap();
     let fds = open_fds(d.pid());
-    println!("under the flood: {fds} descriptors open, status answered in {:?}", started.elapsed());
+    println!(
+        "under the flood: {fds} descriptors open, status answered in {:?}",
+        started.elapsed()
+    );
     assert!(fds < 200, "{fds} descriptors open under the flood");
     assert!(
         st["web"]["connections"].as_u64().unwrap() <= 64,
