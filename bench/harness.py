@@ -87,12 +87,26 @@ def counts(ctx: Ctx, peer: str) -> list[str]:
     return ["--seq", str(seq), "--warmup", str(warm), "--calls", str(calls), "--inflight", "1,8,64"]
 
 
+# The Rust clients in each era: `maven`/`rmcp` speak 2025-11-25 (initialize), `maven-modern`/
+# `rmcp-modern` 2026-07-28 (server/discover, per-request `_meta`, and over HTTP the Mcp-* headers).
+RUST_ERAS = {
+    "maven": ("maven", "2025-11-25"),
+    "rmcp": ("rmcp", "2025-11-25"),
+    "maven-modern": ("maven", "2026-07-28"),
+    "rmcp-modern": ("rmcp", "2026-07-28"),
+}
+
+
 def stdio_cmd(ctx: Ctx, peer: str) -> list[str]:
     server = [ctx.server, "--fast"]
     if peer == "raw":
         return [ctx.mcp_bench, "stdio", "--client", "raw", *counts(ctx, peer), "--", ctx.mcp_bench, "echo-server"]
-    if peer in ("maven", "rmcp"):
-        return [ctx.mcp_bench, "stdio", "--client", peer, *counts(ctx, peer), "--", *server]
+    if peer in RUST_ERAS:
+        client, protocol = RUST_ERAS[peer]
+        # The modern rows' server also answers server/discover and tags results with resultType.
+        if protocol == "2026-07-28":
+            server.append("--modern")
+        return [ctx.mcp_bench, "stdio", "--client", client, "--protocol", protocol, *counts(ctx, peer), "--", *server]
     if peer == "typescript":
         return [str(ctx.node), str(ctx.peers_dir / "client.mjs"), "stdio", *counts(ctx, peer), "--", *server]
     return [str(ctx.python), str(ctx.peers_dir / "client.py"), "stdio", *counts(ctx, peer), "--", *server]
@@ -102,8 +116,9 @@ def http_cmd(ctx: Ctx, peer: str, url: str) -> list[str]:
     if peer == "raw":
         port = url.split(":")[2].split("/")[0]
         return [ctx.http_floor, "client", "--port", port, *counts(ctx, peer)]
-    if peer in ("maven", "rmcp"):
-        return [ctx.mcp_bench, "http", "--client", peer, "--url", url, *counts(ctx, peer)]
+    if peer in RUST_ERAS:
+        client, protocol = RUST_ERAS[peer]
+        return [ctx.mcp_bench, "http", "--client", client, "--protocol", protocol, "--url", url, *counts(ctx, peer)]
     if peer == "typescript":
         return [str(ctx.node), str(ctx.peers_dir / "client.mjs"), "http", "--url", url, *counts(ctx, peer)]
     return [str(ctx.python), str(ctx.peers_dir / "client.py"), "http", "--url", url, *counts(ctx, peer)]
@@ -298,7 +313,7 @@ def p1_tables(ctx: Ctx, transport: str, floor: str | None) -> list[str]:
     for r in recs:
         if r["peer"] not in peers:
             peers.append(r["peer"])
-    order = ["raw", "maven", "rmcp", "typescript", "python"]
+    order = ["raw", "maven", "maven-modern", "rmcp", "rmcp-modern", "typescript", "python"]
     peers.sort(key=order.index)
     rows = {}
     for p in peers:
@@ -307,7 +322,8 @@ def p1_tables(ctx: Ctx, transport: str, floor: str | None) -> list[str]:
         for k in (1, 8, 64):
             row[k] = med([r["calls_per_s"] for r in recs if r["peer"] == p and r["kind"] == "inflight" and r["k"] == k])
         rows[p] = row
-    others = [p for p in peers if p not in ("raw", "maven")]
+    # The best peer is the best legacy-era peer, compared with Maven's legacy row.
+    others = [p for p in peers if p not in ("raw", "maven") and not p.endswith("-modern")]
     best = min(others, key=lambda p: rows[p]["p50"]) if others else None
     out = [
         f"| client | p50 µs | p99 µs | p50 × {'floor' if floor else 'best peer'} | "
@@ -327,6 +343,14 @@ def p1_tables(ctx: Ctx, transport: str, floor: str | None) -> list[str]:
         out.append(f"Maven ÷ best peer ({best}): p50 {m['p50'] / b['p50']:.2f}×, p99 {m['p99'] / b['p99']:.2f}×, "
                    f"throughput at 1/8/64 in flight {m[1] / b[1]:.2f}× / {m[8] / b[8]:.2f}× / {m[64] / b[64]:.2f}× "
                    "(latency: lower is better; throughput: higher is better).")
+    for client in ("maven", "rmcp"):
+        if client in rows and f"{client}-modern" in rows:
+            m, b = rows[f"{client}-modern"], rows[client]
+            out.append("")
+            out.append(f"{client} 2026-07-28 ÷ {client} 2025-11-25 (the cost of the modern era's per-request `_meta`"
+                       f"{' and headers' if transport == 'http' else ''}): p50 {m['p50'] / b['p50']:.2f}×, "
+                       f"p99 {m['p99'] / b['p99']:.2f}×, throughput at 1/8/64 in flight "
+                       f"{m[1] / b[1]:.2f}× / {m[8] / b[8]:.2f}× / {m[64] / b[64]:.2f}×.")
     return out
 
 
@@ -411,7 +435,7 @@ def versions(ctx: Ctx) -> str:
                         capture_output=True, text=True).stdout.strip()
     node = subprocess.run([str(ctx.node), "--version"], capture_output=True, text=True).stdout.strip()
     pyv = subprocess.run([str(ctx.python), "--version"], capture_output=True, text=True).stdout.strip()
-    return f"rmcp 3.11 (Cargo.lock of bench/), @modelcontextprotocol/sdk {ts} on node {node}, mcp {py} on {pyv}"
+    return f"rmcp 3.11 (Cargo.lock of bench/; both eras), @modelcontextprotocol/sdk {ts} on node {node}, mcp {py} on {pyv}"
 
 
 def report(ctx: Ctx, started: str, secs: float) -> str:
@@ -514,10 +538,11 @@ def main() -> None:
     only = set(a.only.split(","))
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     t0 = time.time()
-    peers = ["raw", "maven", "rmcp", "typescript", "python"]
-    http_peers = ["raw", "maven", "rmcp", "typescript", "python"] if "p1http" in only else []
+    rust = ["raw", "maven", "maven-modern", "rmcp", "rmcp-modern"]
+    peers = rust + ["typescript", "python"]
+    http_peers = peers[:] if "p1http" in only else []
     if ctx.smoke:
-        peers, http_peers = ["raw", "maven", "rmcp"], (["raw", "maven", "rmcp"] if http_peers else [])
+        peers, http_peers = rust[:], (rust[:] if http_peers else [])
     if "p1" in only:
         p1(ctx, peers, http_peers)
     if "p3" in only:

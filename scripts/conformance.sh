@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # Runs the official MCP client conformance suite (@modelcontextprotocol/conformance, pinned in
-# testenv/package-lock.json, run with testenv's node 22) against testkit's conformance-client.
+# testenv/package-lock.json, run with testenv's node 22) against testkit's conformance-client,
+# once per specification revision, with the suite's own frozen requirement set of that revision
+# (`conformance client --requirements REV`: every scored scenario plus the not-scored ones, each
+# run at that revision's wire version).
 #
-#   scripts/conformance.sh                 build conformance-client, run every scenario below
-#   scripts/conformance.sh SCENARIO...     run only these
+#   scripts/conformance.sh                 build conformance-client, run both revisions
+#   scripts/conformance.sh REV...          run only these revisions (2025-11-25, 2026-07-28)
 #   CONFORMANCE_CLIENT=/path/to/client     use that client instead of building one
 #
-# Exits non-zero if any scenario fails (a FAILURE or WARNING check, a client timeout, or a
-# client exiting non-zero), except those listed in testenv/conformance-expected-failures.txt;
-# a listed scenario that passes also fails the run (remove its line). Per-scenario results go
-# to ci-artifacts/conformance/.
+# A scenario passes when its checks.json has at least one SUCCESS and no FAILURE or WARNING.
+# Exits non-zero if any scenario fails, except those listed in
+# testenv/conformance-expected-failures.txt ("REV scenario  # reason"); a listed scenario that
+# passes also fails the run (remove its line), so the list stays true. Results go to
+# ci-artifacts/conformance/REV/.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 node="$root/testenv/node_modules/.bin/node"
 suite="$root/testenv/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 out_dir="$root/ci-artifacts/conformance"
-default_scenarios=(initialize tools_call sse-retry elicitation-sep1034-client-defaults)
 
 if [[ ! -x "$node" || ! -f "$suite" ]]; then
   echo "conformance: the conformance suite is not installed: run scripts/install-test-peers.sh" >&2
@@ -31,73 +34,82 @@ if [[ -z "$client" ]]; then
 fi
 [[ -x "$client" ]] || { echo "conformance: no client binary at $client" >&2; exit 1; }
 
-scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=("${default_scenarios[@]}")
+revisions=("$@")
+[[ ${#revisions[@]} -gt 0 ]] || revisions=(2025-11-25 2026-07-28)
 
-# The suite colours its report whatever NO_COLOR says; keep the logs plain.
-strip_colours() { sed -i 's/\x1b\[[0-9;]*m//g' "$1"; }
-
-expected_file="$root/testenv/conformance-expected-failures.txt"
-expected=()
-if [[ -f "$expected_file" ]]; then
-  mapfile -t expected < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$expected_file")
-fi
-is_expected() {
-  local e
-  for e in "${expected[@]}"; do [[ "$e" == "$1" ]] && return 0; done
-  return 1
-}
-
-mkdir -p "$out_dir"
-failed=()
-xfailed=()
-for scenario in "${scenarios[@]}"; do
-  echo "=== conformance: $scenario"
-  name="${scenario//\//_}"
-  log="$out_dir/$name.log"
-  rm -rf "${out_dir:?}/$name" && mkdir -p "$out_dir/$name"
-  # The suite runs "<command> <server URL>" through a shell; quote the client path for it.
-  # It passes a scenario whose client never connected (no checks at all), so a pass also
-  # needs at least one SUCCESS check in its checks.json.
-  if "$node" "$suite" client --command "$(printf '%q' "$client")" --scenario "$scenario" \
-    --timeout 30000 --output-dir "$out_dir/$name" >"$log" 2>&1 &&
-    "$node" -e '
-      const fs = require("fs"), path = require("path");
-      const dir = process.argv[1];
-      const runs = fs.readdirSync(dir).map((d) => path.join(dir, d, "checks.json")).filter(fs.existsSync);
-      const checks = runs.flatMap((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+status=0
+for rev in "${revisions[@]}"; do
+  echo "=== conformance: requirements $rev"
+  dir="$out_dir/$rev"
+  rm -rf "${dir:?}" && mkdir -p "$dir"
+  log="$dir/suite.log"
+  # The suite's own exit status counts the auth scenarios too; the verdict is ours, below.
+  # It runs "<command> <server URL>" through a shell: quote the client path for it.
+  "$node" "$suite" client --command "$(printf '%q' "$client")" --requirements "$rev" \
+    --timeout 30000 --output-dir "$dir" >"$log" 2>&1 || true
+  # The suite colours its report whatever NO_COLOR says; keep the log plain.
+  sed -i 's/\x1b\[[0-9;]*m//g' "$log"
+  "$node" -e '
+    const fs = require("fs"), path = require("path");
+    const [dir, rev, expectedFile, logFile] = process.argv.slice(1);
+    // The scenarios the suite ran: its summary lines ("✓ name: …" / "✗ name: …").
+    const log = fs.readFileSync(logFile, "utf8");
+    const summary = log.slice(log.indexOf("=== SUITE SUMMARY ==="));
+    const names = [...summary.matchAll(/^[✓✗] ([^:\s]+):/gmu)].map((m) => m[1]);
+    if (names.length === 0) {
+      console.log(`conformance ${rev}: the suite printed no summary; see ${logFile}`);
+      process.exit(1);
+    }
+    // The results of each scenario: <dir>/<name>-<timestamp>/checks.json (auth ones under auth/).
+    const results = new Map();
+    const walk = (d) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        if (!e.isDirectory()) continue;
+        const p = path.join(d, e.name);
+        const f = path.join(p, "checks.json");
+        if (fs.existsSync(f)) {
+          const name = path.relative(dir, p).replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, "");
+          results.set(name, JSON.parse(fs.readFileSync(f, "utf8")));
+        } else {
+          walk(p);
+        }
+      }
+    };
+    walk(dir);
+    const expected = new Map();
+    if (fs.existsSync(expectedFile)) {
+      for (const line of fs.readFileSync(expectedFile, "utf8").split("\n")) {
+        const [entry, reason = ""] = line.split("#");
+        const [r, s] = entry.trim().split(/\s+/);
+        if (r && s) expected.set(`${r} ${s}`, reason.trim());
+      }
+    }
+    let bad = 0, passed = 0, xfailed = 0;
+    for (const name of names) {
+      const checks = results.get(name) || [];
       const ok = checks.filter((c) => c.status === "SUCCESS").length;
-      const bad = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").length;
-      if (ok === 0 || bad > 0) {
-        console.log(`checks.json: ${ok} SUCCESS, ${bad} FAILURE/WARNING: not a pass`);
-        process.exit(1);
-      }' "$out_dir/$name" >>"$log" 2>&1; then
-    strip_colours "$log"
-    if is_expected "$scenario"; then
-      failed+=("$scenario")
-      echo "--- XPASS $scenario: listed as an expected failure but passed; remove it from ${expected_file#"$root"/}"
-    else
-      echo "--- PASS $scenario"
-    fi
-  else
-    strip_colours "$log"
-    if is_expected "$scenario"; then
-      xfailed+=("$scenario")
-      echo "--- XFAIL $scenario (expected; see ${expected_file#"$root"/}; log: ${log#"$root"/})"
-    else
-      failed+=("$scenario")
-      echo "--- FAIL $scenario (log: ${log#"$root"/})"
-    fi
-    sed -n '/^Checks:/,$p' "$log" | tail -n 40
-  fi
+      const failing = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+      const pass = ok > 0 && failing.length === 0;
+      const listed = expected.has(`${rev} ${name}`);
+      if (pass && listed) {
+        bad++;
+        console.log(`--- XPASS ${name}: listed as an expected failure but passed; remove "${rev} ${name}" from testenv/conformance-expected-failures.txt`);
+      } else if (pass) {
+        passed++;
+        console.log(`--- PASS ${name}`);
+      } else if (listed) {
+        xfailed++;
+        console.log(`--- XFAIL ${name} (expected: ${expected.get(`${rev} ${name}`)})`);
+      } else {
+        bad++;
+        console.log(`--- FAIL ${name}: ${ok} SUCCESS, ${failing.length} FAILURE/WARNING`);
+        for (const c of failing.slice(0, 10)) {
+          console.log(`    ${c.status} ${c.id}: ${c.errorMessage || c.description}`);
+        }
+      }
+    }
+    console.log(`conformance ${rev}: ${passed} passed, ${xfailed} expected failures, ${bad} failed (of ${names.length})`);
+    process.exit(bad > 0 ? 1 : 0);
+  ' "$dir" "$rev" "$root/testenv/conformance-expected-failures.txt" "$log" || status=1
 done
-
-if [[ ${#xfailed[@]} -gt 0 ]]; then
-  echo "conformance: expected failures: ${xfailed[*]}"
-fi
-
-if [[ ${#failed[@]} -gt 0 ]]; then
-  echo "conformance: ${#failed[@]} of ${#scenarios[@]} scenarios failed: ${failed[*]}" >&2
-  exit 1
-fi
-echo "conformance: $((${#scenarios[@]} - ${#xfailed[@]})) of ${#scenarios[@]} scenarios passed"
+exit "$status"

@@ -46,6 +46,7 @@ npm_entry_points=(
   .bin/node
   @modelcontextprotocol/server-everything/dist/index.js
   @modelcontextprotocol/conformance/dist/index.js
+  @modelcontextprotocol/server/dist/index.mjs
 )
 npm_complete() {
   local f

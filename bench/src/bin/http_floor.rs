@@ -5,8 +5,10 @@
 //! - `server`: a blocking loopback server, a fixed pool of threads each serving one connection
 //!   at a time: the HTTP twin of `testkit-mcp --fast`, so that a client's figure is the
 //!   client's. It reads each request's head and its `content-length` body, finds the method and the id by scanning (no JSON
-//!   parsing), and answers `initialize` (with an `mcp-session-id`), `tools/list` (`echo`),
-//!   `tools/call` (a canned text) and anything else with an empty result, all as
+//!   parsing), and answers `initialize` (with an `mcp-session-id`), `server/discover` (2026-07-28
+//!   and 2025-11-25), `tools/list` (`echo`), `tools/call` (a canned text; with `resultType` when
+//!   the request carries the 2026-07-28 `_meta` envelope) and anything else with an empty
+//!   result, all as
 //!   `application/json`; a notification gets 202, a GET 405 (no standalone stream), a DELETE
 //!   200. Prints its port on stdout's first line. Every client of the P-1 HTTP table, the raw
 //!   one included, talks to it.
@@ -22,6 +24,9 @@ use std::time::{Duration, Instant};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Res<T> = Result<T, BoxError>;
+
+/// The `_meta` key that marks a 2026-07-28 request.
+const MODERN_KEY: &[u8] = b"\"io.modelcontextprotocol/protocolVersion\"";
 
 const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
 
@@ -104,7 +109,10 @@ fn answer(head: &str, body: &[u8], out: &mut Vec<u8>) {
             None => ("202 Accepted", "", Vec::new()),
             Some(id) => {
                 let m = scan(body, b"\"method\":", b",}").unwrap_or(b"");
+                let modern = body.windows(MODERN_KEY.len()).any(|w| w == MODERN_KEY);
                 let result: &[u8] = match m {
+                    b"\"server/discover\"" => br#"{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"http-floor","version":"1.0.0"}}}"#,
+                    b"\"tools/call\"" if modern => br#"{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}"#,
                     b"\"initialize\"" => br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"http-floor","version":"1.0.0"}}"#,
                     b"\"tools/call\"" => br#"{"content":[{"type":"text","text":"hi"}]}"#,
                     b"\"tools/list\"" => br#"{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}]}"#,

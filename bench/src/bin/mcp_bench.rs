@@ -9,6 +9,10 @@
 //!   written to CMD and one line read back, with no JSON and no MCP (run it against
 //!   `mcp-bench echo-server`).
 //! - `http --client maven|rmcp --url URL [...]`: the same over Streamable HTTP.
+//! - `--protocol auto|2026-07-28|2025-11-25` (`stdio`, `http`): the era the client speaks
+//!   (Maven: the configuration's `protocol` key; rmcp: `ClientLifecycleMode::Discover` for
+//!   2026-07-28, its default `initialize` otherwise). Default 2025-11-25. A 2026-07-28 run
+//!   reports the peer as `maven-modern` / `rmcp-modern`.
 //! - `echo-server`: echoes each stdin line to stdout (the raw floor's server).
 //! - `flood --bytes N -- CMD ARGS...`: peak RSS (VmHWM) of this process while a Maven client
 //!   reads a tools/call answer of N bytes without a newline from CMD (`testkit-mcp --giant-line`).
@@ -42,6 +46,7 @@ const RAW_REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","para
 #[derive(Debug, Clone)]
 struct Opts {
     client: String,
+    protocol: mcp::Protocol,
     seq: usize,
     warmup: usize,
     calls: usize,
@@ -60,6 +65,7 @@ struct Opts {
 fn parse(args: &[String]) -> Res<Opts> {
     let mut o = Opts {
         client: "maven".to_owned(),
+        protocol: mcp::Protocol::Legacy,
         seq: 2000,
         warmup: 200,
         calls: 5000,
@@ -81,6 +87,10 @@ fn parse(args: &[String]) -> Res<Opts> {
         };
         match a.as_str() {
             "--client" => o.client = val()?,
+            "--protocol" => {
+                let p = val()?;
+                o.protocol = mcp::Protocol::parse(&p).ok_or(format!("unknown protocol {p}"))?;
+            }
             "--seq" => o.seq = val()?.parse()?,
             "--warmup" => o.warmup = val()?.parse()?,
             "--calls" => o.calls = val()?.parse()?,
@@ -273,11 +283,12 @@ impl Peer {
     }
 }
 
-fn http_config(name: &str, url: &str) -> mcp::ServerConfig {
+fn http_config(name: &str, url: &str, protocol: mcp::Protocol) -> mcp::ServerConfig {
     let mut door = webfetch::DoorConfig::new(format!("mcp:{name}"));
     door.allow_private = true;
     door.host_interval = Duration::ZERO;
     mcp::ServerConfig {
+        protocol,
         name: name.to_owned(),
         transport: mcp::Transport::Http {
             url: url.to_owned(),
@@ -288,9 +299,10 @@ fn http_config(name: &str, url: &str) -> mcp::ServerConfig {
     }
 }
 
-fn stdio_config(name: &str, cmd: &[String]) -> Res<mcp::ServerConfig> {
+fn stdio_config(name: &str, cmd: &[String], protocol: mcp::Protocol) -> Res<mcp::ServerConfig> {
     let (prog, args) = cmd.split_first().ok_or("needs -- CMD")?;
     Ok(mcp::ServerConfig {
+        protocol,
         name: name.to_owned(),
         transport: mcp::Transport::Stdio {
             command: prog.clone(),
@@ -319,6 +331,7 @@ fn sandboxed(
     let plan = sandbox::Plan::resolve("bench", policy, prog, &ctx)?;
     sandbox::prepare(&plan)?;
     Ok(mcp::ServerConfig {
+        protocol: mcp::Protocol::Legacy,
         name: "bench".to_owned(),
         transport: mcp::Transport::Stdio {
             command: launcher.to_owned(),
@@ -333,7 +346,7 @@ fn sandboxed(
 fn bench_stdio_config(o: &Opts) -> Res<mcp::ServerConfig> {
     match (&o.launcher, &o.sandbox) {
         (Some(l), Some(d)) => sandboxed(&o.cmd, l, d, &sandbox::Policy::default()),
-        _ => stdio_config("bench", &o.cmd),
+        _ => stdio_config("bench", &o.cmd, o.protocol),
     }
 }
 
@@ -347,7 +360,10 @@ async fn start(o: &Opts) -> Res<()> {
         ..sandbox::Policy::default()
     };
     let variants = [
-        ("unsandboxed", stdio_config("bench", &o.cmd)?),
+        (
+            "unsandboxed",
+            stdio_config("bench", &o.cmd, mcp::Protocol::Legacy)?,
+        ),
         (
             "sandboxed",
             sandboxed(&o.cmd, l, d, &sandbox::Policy::default())?,
@@ -375,9 +391,18 @@ async fn start(o: &Opts) -> Res<()> {
 }
 
 async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
-    use rmcp::ServiceExt as _;
+    use rmcp::ClientServiceExt as _;
     let mut rmcp_service = None;
     let mut maven_client = None;
+    let modern = o.protocol == mcp::Protocol::Modern;
+    // rmcp's default lifecycle is `initialize`; 2026-07-28 is its `Discover` mode.
+    let lifecycle = if modern {
+        rmcp::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        }
+    } else {
+        rmcp::ClientLifecycleMode::Initialize
+    };
     let peer = match (o.client.as_str(), transport) {
         ("maven", "stdio") => {
             let c =
@@ -386,9 +411,8 @@ async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
             Peer::Maven(c)
         }
         ("maven", _) => {
-            let c = Arc::new(
-                mcp::Client::connect(&http_config("bench", &o.url), Default::default()).await?,
-            );
+            let cfg = http_config("bench", &o.url, o.protocol);
+            let c = Arc::new(mcp::Client::connect(&cfg, Default::default()).await?);
             maven_client = Some(c.clone());
             Peer::Maven(c)
         }
@@ -397,19 +421,34 @@ async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
             let mut cmd = tokio::process::Command::new(prog);
             cmd.args(args);
             let t = rmcp::transport::TokioChildProcess::new(cmd)?;
-            let s = ().serve(t).await?;
+            let s = ().serve_with_lifecycle(t, lifecycle).await?;
             let p = s.peer().clone();
             rmcp_service = Some(s);
             Peer::Rmcp(p)
         }
         ("rmcp", _) => {
             let t = rmcp::transport::StreamableHttpClientTransport::from_uri(o.url.as_str());
-            let s = ().serve(t).await?;
+            let s = ().serve_with_lifecycle(t, lifecycle).await?;
             let p = s.peer().clone();
             rmcp_service = Some(s);
             Peer::Rmcp(p)
         }
         (other, _) => return Err(format!("unknown client {other}").into()),
+    };
+    if let Some(c) = &maven_client {
+        let want = if modern {
+            mcp::Era::Modern
+        } else {
+            mcp::Era::Legacy
+        };
+        if c.era() != want {
+            return Err(format!("the client speaks {:?}, not {want:?}", c.era()).into());
+        }
+    }
+    let label = match (modern, &o.sandbox) {
+        (true, _) => format!("{}-modern", o.client),
+        (false, Some(_)) => format!("{}-sandboxed", o.client),
+        (false, None) => o.client.clone(),
     };
     // The sequential calls run in a spawned task, as a daemon's calls do: the `block_on`
     // future itself is woken through the runtime's driver (one extra non-blocking poll of the
@@ -428,10 +467,6 @@ async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
         Ok::<_, BoxError>(lat)
     })
     .await??;
-    let label = match o.sandbox {
-        Some(_) => format!("{}-sandboxed", o.client),
-        None => o.client.clone(),
-    };
     seq_record(&label, transport, lat);
     for &k in &o.inflight {
         let secs = closed_loop(&peer, k, o.calls).await?;
@@ -488,7 +523,11 @@ fn vm_hwm_kib() -> Res<u64> {
 async fn flood(o: &Opts) -> Res<()> {
     let limits = mcp::Limits::default();
     let cap = limits.frame_cap;
-    let client = mcp::Client::connect(&stdio_config("flood", &o.cmd)?, Default::default()).await?;
+    let client = mcp::Client::connect(
+        &stdio_config("flood", &o.cmd, o.protocol)?,
+        Default::default(),
+    )
+    .await?;
     client.list_tools().await?;
     let before = vm_hwm_kib()?;
     let t = Instant::now();
@@ -515,8 +554,8 @@ async fn flood(o: &Opts) -> Res<()> {
 async fn isolate(o: &Opts) -> Res<()> {
     use tokio_util::sync::CancellationToken;
     use tokio_util::task::TaskTracker;
-    let healthy = stdio_config("healthy", &o.healthy)?;
-    let mute = stdio_config("mute", &o.mute)?;
+    let healthy = stdio_config("healthy", &o.healthy, o.protocol)?;
+    let mute = stdio_config("mute", &o.mute, o.protocol)?;
     let opts = mcp::ManagerOptions::default();
     let alone = vec![mcp::Managed {
         config: healthy.clone(),

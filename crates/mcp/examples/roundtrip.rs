@@ -54,6 +54,7 @@ async fn main() -> Result<(), mcp::Error> {
     let mut args = std::env::args().skip(1);
     let command = args.next().expect("usage: roundtrip SERVER [ARGS…]");
     let config = mcp::ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: "bench".to_owned(),
         transport: mcp::Transport::Stdio {
             command,

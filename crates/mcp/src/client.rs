@@ -1,6 +1,7 @@
-//! The MCP client (M-5, M-6): handshake, listings, calls, deadlines.
+//! The MCP client (M-5, M-6): era selection and the opening exchange, listings, calls
+//! (multi round-trip requests included), deadlines.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,11 +9,24 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
+use crate::era::{self, Era, Protocol, MODERN_VERSION};
 use crate::error::{CloseReason, Error, Incomplete};
 use crate::handshake::{self, ServerInfo};
+use crate::headers::{self, HeaderParam};
+use crate::held;
+use crate::http::Mirror;
+use crate::input::{self, CallStep, InputNeeded};
 use crate::rpc::{self, Core, Stats};
 use crate::tools::{reduce_content, Tool, ToolOutcome};
 use crate::{ClientOptions, ServerConfig, Transport};
+
+/// How long the owner has to answer a server's question (the confirm window's two minutes).
+pub const OWNER_WINDOW: Duration = Duration::from_secs(120);
+/// Held legacy questions of one call at a time (more are declined).
+const HELD_ASKS: usize = 4;
+
+/// Shortest re-listing interval a server's `ttlMs` can ask for.
+pub const MIN_TTL: Duration = Duration::from_secs(60);
 
 /// A complete listing of a server's tools.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +38,11 @@ pub struct ToolList {
     pub pages: usize,
     /// Entries skipped because they were not objects with a string `name`.
     pub skipped: usize,
+    /// Tools left out because their definition cannot be used as sent (invalid `x-mcp-header`
+    /// declarations): the name and why.
+    pub rejected: Vec<(String, String)>,
+    /// The server's freshness hint (`ttlMs` of the first page), as sent.
+    pub ttl: Option<Duration>,
 }
 
 impl ToolList {
@@ -33,6 +52,17 @@ impl ToolList {
             tools,
             pages: 1,
             skipped: 0,
+            rejected: Vec::new(),
+            ttl: None,
+        }
+    }
+
+    /// When to list again: the server's `ttlMs` clamped to [[`MIN_TTL`], `refresh`], or
+    /// `refresh` without one.
+    pub fn next_listing(&self, refresh: Duration) -> Duration {
+        match self.ttl {
+            Some(t) => t.clamp(MIN_TTL.min(refresh), refresh),
+            None => refresh,
         }
     }
 }
@@ -62,6 +92,10 @@ pub struct Client {
     config: ServerConfig,
     options: ClientOptions,
     listener: std::sync::Mutex<Option<tokio_util::task::AbortOnDropHandle<()>>>,
+    /// The `"_meta":{…}` member of every request, in the modern era.
+    meta: Option<Arc<[u8]>>,
+    /// The valid `x-mcp-header` declarations of the last listing, by tool (modern HTTP).
+    header_params: std::sync::Mutex<HashMap<String, Vec<HeaderParam>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -74,53 +108,229 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Dial the server and run the handshake (initialize + notifications/initialized) within
-    /// `config.timeouts.init`.
+    /// Dial the server and open the connection within `config.timeouts.init` per exchange: the
+    /// era the configuration pins, or (`auto`) `server/discover` first and the `initialize`
+    /// handshake when the server does not speak the modern era.
     pub async fn connect(config: &ServerConfig, options: ClientOptions) -> Result<Client, Error> {
+        Client::dial(config, options).await.map_err(|(e, _)| e)
+    }
+
+    /// [`Client::connect`], also giving back, when the dial fails after the server started,
+    /// the tail of its stderr (a stdio server that exits during the handshake says why there:
+    /// "missing API_KEY").
+    pub async fn dial(
+        config: &ServerConfig,
+        options: ClientOptions,
+    ) -> Result<Client, (Error, Option<String>)> {
         let core = Arc::new(Core::new(&options.limits, options.handler.clone()));
         let link = match &config.transport {
             Transport::Stdio { command, args, env } => Link::Stdio(
                 crate::stdio::StdioLink::spawn(command, args, env, &options.limits, core.clone())
-                    .await?,
+                    .await
+                    .map_err(|e| (e, None))?,
             ),
             Transport::Http { url, headers, door } => Link::Http(Arc::new(
-                crate::http::HttpLink::new(url, headers, door, &options)?,
+                crate::http::HttpLink::new(url, headers, door, &options).map_err(|e| (e, None))?,
             )),
         };
         let mut client = Client {
             core,
             link,
-            info: ServerInfo {
-                protocol_version: String::new(),
-                name: String::new(),
-                version: String::new(),
-                capabilities: Value::Null,
-                instructions: None,
-            },
+            info: ServerInfo::new("", "", ""),
             config: config.clone(),
             options,
             listener: std::sync::Mutex::new(None),
+            meta: None,
+            header_params: std::sync::Mutex::new(HashMap::new()),
         };
-        match client.handshake().await {
+        match client.open().await {
             Ok(info) => {
                 client.info = info;
+                if client.info.era == Era::Modern && client.info.tools_list_changed() {
+                    client.listen_for_changes();
+                }
                 Ok(client)
             }
             Err(e) => {
                 client.core.close(CloseReason::HandshakeFailed);
                 client.close().await;
-                Err(e)
+                Err((e, client.stderr_tail()))
             }
         }
     }
 
-    async fn handshake(&self) -> Result<ServerInfo, Error> {
+    fn set_era(&mut self, era: Era) {
+        self.meta = match era {
+            Era::Modern => Some(
+                era::meta_member(
+                    &era::modern_capabilities(
+                        &self.options.capabilities,
+                        self.options.owner_elicitation,
+                    ),
+                    &self.options.client_name,
+                    &self.options.client_version,
+                    MODERN_VERSION,
+                )
+                .into(),
+            ),
+            Era::Legacy => None,
+        };
+        if let Link::Http(h) = &self.link {
+            h.set_modern(era == Era::Modern);
+        }
+    }
+
+    async fn open(&mut self) -> Result<ServerInfo, Error> {
+        match self.config.protocol {
+            Protocol::Legacy => {
+                self.initialize("pinned to 2025-11-25 by the configuration".to_owned())
+                    .await
+            }
+            Protocol::Modern => self.discover(true).await,
+            Protocol::Auto => self.discover(false).await,
+        }
+    }
+
+    /// `server/discover` (modern era). With `pinned`, anything but a modern answer is an
+    /// error; otherwise a server that does not answer it as a modern server gets `initialize`.
+    /// `UnsupportedProtocolVersion` listing 2026-07-28 gets one retry, never a second.
+    async fn discover(&mut self, pinned: bool) -> Result<ServerInfo, Error> {
+        self.set_era(Era::Modern);
+        let timeout = self.config.timeouts.init;
+        let mut retried = false;
+        let reason = loop {
+            let outcome = self.probe("server/discover", timeout).await;
+            match outcome {
+                Ok(raw) => {
+                    let Some(mut info) = handshake::parse_discover(&raw) else {
+                        break "the server/discover answer is not a discover result".to_owned();
+                    };
+                    if info.supported.iter().any(|v| v == MODERN_VERSION) {
+                        info.protocol_version = MODERN_VERSION.to_owned();
+                        info.chosen = if pinned {
+                            "pinned to 2026-07-28 by the configuration".to_owned()
+                        } else {
+                            "server/discover lists 2026-07-28".to_owned()
+                        };
+                        return Ok(info);
+                    }
+                    return self.legacy_or_none(pinned, info.supported).await;
+                }
+                Err(Error::UnsupportedVersion { supported, .. }) => {
+                    if !supported.iter().any(|v| v == MODERN_VERSION) {
+                        return self.legacy_or_none(pinned, supported).await;
+                    }
+                    if retried {
+                        return Err(Error::EraRefused {
+                            pinned: MODERN_VERSION.to_owned(),
+                            reason: "the server refused 2026-07-28 again although it lists it"
+                                .to_owned(),
+                        });
+                    }
+                    retried = true;
+                }
+                // A modern server that refuses this request for another reason.
+                Err(e) if e.rpc_code().is_some_and(era::is_modern_error) => return Err(e),
+                Err(e @ (Error::Closed(_) | Error::Spawn { .. } | Error::Config(_))) => {
+                    return Err(e)
+                }
+                Err(e) if e.is_refused() => return Err(e),
+                Err(e) => break format!("server/discover: {e}"),
+            }
+        };
+        if pinned {
+            return Err(Error::EraRefused {
+                pinned: MODERN_VERSION.to_owned(),
+                reason,
+            });
+        }
+        self.set_era(Era::Legacy);
+        self.initialize(format!("fell back to initialize ({reason})"))
+            .await
+    }
+
+    /// A modern server that lists no modern version this client speaks: `initialize` when it
+    /// lists a legacy one (and the era is not pinned), else no version in common.
+    async fn legacy_or_none(
+        &mut self,
+        pinned: bool,
+        theirs: Vec<String>,
+    ) -> Result<ServerInfo, Error> {
+        let legacy = era::SUPPORTED_PROTOCOL_VERSIONS;
+        if !pinned && era::pick(&legacy, &theirs).is_some() {
+            self.set_era(Era::Legacy);
+            return self
+                .initialize(format!("server/discover lists only {theirs:?}: initialize"))
+                .await;
+        }
+        let ours = if pinned {
+            vec![MODERN_VERSION.to_owned()]
+        } else {
+            era::all_versions()
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect()
+        };
+        Err(Error::NoCommonVersion { ours, theirs })
+    }
+
+    /// One opening request whose deadline does not drop the connection (a legacy server may
+    /// simply not answer an unknown method).
+    async fn probe(&self, method: &str, timeout: Duration) -> Result<Box<RawValue>, Error> {
+        let mut ticket = self.core.register()?;
+        let id = ticket.id;
+        let meta = self.meta.clone();
+        let frame = rpc::encode_with_meta::<Value>(Some(id), method, None, meta.as_deref());
+        let Some(rx) = ticket.rx.take() else {
+            return Err(Error::Closed(CloseReason::ServerGone));
+        };
+        let mirror = Mirror::of(method, None, Vec::new());
+        let exchange = async {
+            match &self.link {
+                Link::Stdio(s) => s.send(frame, &self.core)?,
+                Link::Http(h) => {
+                    h.exchange(
+                        frame,
+                        id,
+                        method,
+                        &self.core,
+                        &self.options,
+                        timeout,
+                        &mirror,
+                    )
+                    .await?
+                }
+            }
+            match rx.await {
+                Ok(r) => r,
+                Err(_) => Err(Error::Closed(
+                    self.core.close_reason().unwrap_or(CloseReason::ServerGone),
+                )),
+            }
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(r) => {
+                ticket.disarm();
+                r
+            }
+            Err(_) => Err(Error::Timeout {
+                method: method.to_owned(),
+                after: timeout,
+            }),
+        }
+    }
+
+    async fn initialize(&self, chosen: String) -> Result<ServerInfo, Error> {
         let params = handshake::initialize_params(&self.options);
         let timeout = self.config.timeouts.init;
         let raw = self
             .request_raw("initialize", Some(&params), timeout)
             .await?;
-        let info = handshake::parse_initialize(&raw)?;
+        let mut info = handshake::parse_initialize(&raw)?;
+        info.chosen = chosen;
+        if self.options.owner_elicitation {
+            self.core.declines_elicitation();
+        }
         if let Link::Http(h) = &self.link {
             h.set_protocol_version(&info.protocol_version);
         }
@@ -132,6 +342,41 @@ impl Client {
             }
         }
         Ok(info)
+    }
+
+    /// Modern era, for a server that declares `tools.listChanged`: one `subscriptions/listen`
+    /// stream opted into `toolsListChanged` only, re-opened with backoff when it ends. Its
+    /// notifications reach [`Client::list_changed`] through the connection's inbound rate
+    /// limit, and each of its frames is bounded by the frame cap.
+    fn listen_for_changes(&self) {
+        let core = self.core.clone();
+        let meta = self.meta.clone();
+        let link = match &self.link {
+            Link::Stdio(s) => ListenLink::Stdio(s.sender()),
+            Link::Http(h) => ListenLink::Http(h.clone()),
+        };
+        let options = self.options.clone();
+        let task = tokio::spawn(async move {
+            let mut delay = LISTEN_BACKOFF_MIN;
+            loop {
+                let started = tokio::time::Instant::now();
+                if listen_once(&link, &core, meta.as_deref(), &options)
+                    .await
+                    .is_err()
+                    && core.close_reason().is_some()
+                {
+                    return;
+                }
+                if started.elapsed() > LISTEN_BACKOFF_MAX {
+                    delay = LISTEN_BACKOFF_MIN;
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(LISTEN_BACKOFF_MAX);
+            }
+        });
+        if let Ok(mut slot) = self.listener.lock() {
+            *slot = Some(tokio_util::task::AbortOnDropHandle::new(task));
+        }
     }
 
     /// What the handshake established.
@@ -210,6 +455,11 @@ impl Client {
         }
     }
 
+    /// The era this connection speaks.
+    pub fn era(&self) -> Era {
+        self.info.era
+    }
+
     /// Send a notification.
     pub async fn notify(&self, method: &str, params: Option<&Value>) -> Result<(), Error> {
         let frame = rpc::encode(None, method, params);
@@ -217,7 +467,7 @@ impl Client {
             Link::Stdio(s) => s.send(frame, &self.core),
             Link::Http(h) => tokio::time::timeout(
                 self.config.timeouts.init,
-                h.post_message(&frame, &self.core, self.config.timeouts.init),
+                h.post_message(&frame, &self.core, self.config.timeouts.init, method),
             )
             .await
             .map_err(|_| Error::Timeout {
@@ -244,17 +494,26 @@ impl Client {
         params: Option<&P>,
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
-        self.request_frame(method, |id| rpc::encode(Some(id), method, params), timeout)
-            .await
+        let meta = self.meta.as_deref();
+        let mirror = Mirror::of(method, None, Vec::new());
+        self.request_frame(
+            method,
+            |id| rpc::encode_with_meta(Some(id), method, params, meta),
+            timeout,
+            &mirror,
+        )
+        .await
     }
 
     /// Send the request that `encode` writes for the id it is given, and wait for its raw
-    /// `result` under `timeout`.
+    /// `result` under `timeout`. `mirror` is what the modern HTTP transport mirrors into
+    /// headers.
     async fn request_frame(
         &self,
         method: &str,
         encode: impl FnOnce(u64) -> Vec<u8>,
         timeout: Duration,
+        mirror: &Mirror,
     ) -> Result<Box<RawValue>, Error> {
         let mut ticket = self.core.register()?;
         let id = ticket.id;
@@ -267,8 +526,16 @@ impl Client {
             match &self.link {
                 Link::Stdio(s) => s.send(frame, &self.core)?,
                 Link::Http(h) => {
-                    h.exchange(frame, id, method, &self.core, &self.options, timeout)
-                        .await?
+                    h.exchange(
+                        frame,
+                        id,
+                        method,
+                        &self.core,
+                        &self.options,
+                        timeout,
+                        mirror,
+                    )
+                    .await?
                 }
             }
             match rx.await {
@@ -292,7 +559,9 @@ impl Client {
             None => {
                 // Forget first, so an answer racing with the notice is a late answer.
                 drop(ticket);
-                if method != "initialize" {
+                // Modern HTTP: the dropped exchange closed the stream, which is the cancellation.
+                let modern_http = self.meta.is_some() && matches!(self.link, Link::Http(_));
+                if method != "initialize" && !modern_http {
                     let params = serde_json::json!({
                         "requestId": id,
                         "reason": "deadline exceeded",
@@ -316,26 +585,62 @@ impl Client {
         }
     }
 
-    /// `ping`, under the list deadline.
+    /// The health check, under the list deadline: `ping` in the legacy era; the modern era has
+    /// no `ping`, so `server/discover` (cheap, side-effect free, and it must still list
+    /// 2026-07-28).
     pub async fn ping(&self) -> Result<(), Error> {
-        self.request_raw::<Value>("ping", None, self.config.timeouts.list)
-            .await
-            .map(|_| ())
+        if self.info.era == Era::Legacy {
+            return self
+                .request_raw::<Value>("ping", None, self.config.timeouts.list)
+                .await
+                .map(|_| ());
+        }
+        let raw = self
+            .request_raw::<Value>("server/discover", None, self.config.timeouts.list)
+            .await?;
+        match handshake::parse_discover(&raw) {
+            Some(info) if info.supported.iter().any(|v| v == MODERN_VERSION) => Ok(()),
+            _ => Err(Error::BadResult {
+                method: "server/discover".to_owned(),
+                reason: "no longer a discover result listing 2026-07-28".to_owned(),
+            }),
+        }
     }
 
     /// Every page of `tools/list`: at most [`crate::Limits::page_cap`] pages, no repeated
     /// cursor, each page under `timeouts.list`. Anything short of a complete listing is an
     /// error.
+    ///
+    /// Over modern HTTP, a tool whose `x-mcp-header` declarations are invalid is left out
+    /// (in [`ToolList::rejected`], with the reason); the valid declarations are kept for the
+    /// `Mcp-Param-*` headers of its calls.
     pub async fn list_tools(&self) -> Result<ToolList, Error> {
         let mut tools: Vec<Tool> = Vec::new();
         let mut names: HashSet<String> = HashSet::new();
         let mut skipped = 0usize;
-        let pages = self
+        let mut rejected = Vec::new();
+        let mut params = HashMap::new();
+        let mirrors = self.mirrors_headers();
+        let (pages, ttl) = self
             .paginate("tools/list", "tools", |entry| {
                 match Tool::from_value(entry) {
                     Some(t) => {
                         if !names.insert(t.name.clone()) {
                             return Err(Incomplete::DuplicateName { name: t.name });
+                        }
+                        if mirrors {
+                            let schema = t.raw.get("inputSchema").unwrap_or(&Value::Null);
+                            match headers::declarations(schema) {
+                                Ok(d) if d.is_empty() => {}
+                                Ok(d) => {
+                                    params.insert(t.name.clone(), d);
+                                }
+                                Err(reason) => {
+                                    tracing::warn!(server = %self.config.name, tool = %crate::text::cap_chars(&t.name, 128), %reason, "tool left out");
+                                    rejected.push((t.name, reason));
+                                    return Ok(());
+                                }
+                            }
                         }
                         tools.push(t);
                     }
@@ -344,11 +649,23 @@ impl Client {
                 Ok(())
             })
             .await?;
+        if mirrors {
+            if let Ok(mut m) = self.header_params.lock() {
+                *m = params;
+            }
+        }
         Ok(ToolList {
             tools,
             pages,
             skipped,
+            rejected,
+            ttl,
         })
+    }
+
+    /// Whether requests mirror their parameters into HTTP headers (modern HTTP).
+    fn mirrors_headers(&self) -> bool {
+        self.info.era == Era::Modern && matches!(self.link, Link::Http(_))
     }
 
     /// Every page of `resources/list`, with the same bounds as [`Client::list_tools`]; each
@@ -365,12 +682,14 @@ impl Client {
         Ok(out)
     }
 
+    /// Every page of a listing; the page count and the first page's `ttlMs`.
     async fn paginate(
         &self,
         method: &'static str,
         key: &str,
         mut each: impl FnMut(Value) -> Result<(), Incomplete>,
-    ) -> Result<usize, Error> {
+    ) -> Result<(usize, Option<Duration>), Error> {
+        let mut ttl = None;
         let limits = &self.options.limits;
         let mut seen: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
@@ -393,6 +712,13 @@ impl Client {
                     })
                 }
             };
+            if page == 1 {
+                ttl = obj
+                    .get("ttlMs")
+                    .and_then(Value::as_f64)
+                    .filter(|t| t.is_finite() && *t >= 0.0)
+                    .map(|t| Duration::from_millis(t.min(u64::MAX as f64) as u64));
+            }
             let Some(Value::Array(items)) = obj.remove(key) else {
                 return Err(Error::BadResult {
                     method: method.to_owned(),
@@ -409,7 +735,7 @@ impl Client {
                 each(item).map_err(incomplete)?;
             }
             match obj.remove("nextCursor") {
-                None | Some(Value::Null) => return Ok(page),
+                None | Some(Value::Null) => return Ok((page, ttl)),
                 Some(Value::String(c)) => {
                     if !seen.insert(c.clone()) {
                         return Err(incomplete(Incomplete::RepeatedCursor));
@@ -429,34 +755,307 @@ impl Client {
         }))
     }
 
-    /// `tools/call` under `timeouts.call`; the result reduced to text (text blocks kept, other
-    /// blocks summarised by type) and capped at [`crate::Limits::result_text_cap`] bytes.
+    /// `tools/call` under `timeouts.call` per round; the result reduced to text (text blocks
+    /// kept, other blocks summarised by type) and capped at [`crate::Limits::result_text_cap`]
+    /// bytes. In the modern era a server that asks for input gets Maven's own answers
+    /// (sampling declined, no roots) and, for elicitations, the client's
+    /// [`ServerRequestHandler`](crate::ServerRequestHandler) (declined without one); to bring
+    /// an elicitation to the owner instead, use [`Client::start_call`].
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<ToolOutcome, Error> {
+        let mut step = self.start_call(name, arguments).await?;
+        loop {
+            match step {
+                CallStep::Done(outcome) => return Ok(outcome),
+                CallStep::Input(needed) => {
+                    let mut replies = Map::new();
+                    for ask in &needed.asks {
+                        // A secret is declined without being shown to anyone.
+                        let shown = !matches!(ask.kind, input::AskKind::Secret { .. });
+                        let answer = self
+                            .options
+                            .handler
+                            .as_ref()
+                            .filter(|_| shown)
+                            .and_then(|h| h.handle("elicitation/create", &ask_params(ask)))
+                            .and_then(Result::ok)
+                            .unwrap_or_else(input::Ask::decline);
+                        replies.insert(ask.key.clone(), answer);
+                    }
+                    step = self.resume_call(needed, replies).await?;
+                }
+            }
+        }
+    }
+
+    /// The first round of `tools/call`: its result, or what the server asks the owner. The
+    /// server's sampling and roots requests are answered by Maven; only elicitations wait.
+    pub async fn start_call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallStep, Error> {
+        self.call_round(
+            name,
+            &arguments,
+            rpc::Retry::default(),
+            1,
+            false,
+            self.config.timeouts.call,
+        )
+        .await
+    }
+
+    /// [`Client::start_call`] for a call made for the owner: in the legacy era too, an
+    /// `elicitation/create` the server sends while the call is in flight comes back as
+    /// [`CallStep::Input`] (the request held, unanswered, the call going on in a task of its
+    /// own under `timeouts.call` plus [`OWNER_WINDOW`]); [`Client::resume_call`] sends the
+    /// owner's answer and waits on.
+    pub async fn start_owner_call(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallStep, Error> {
+        if self.info.era == Era::Modern {
+            return self.start_call(name, arguments).await;
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(HELD_ASKS);
+        if !self.core.hold_asks(tx.clone()) {
+            // Another call for the owner holds the questions: this one is headless.
+            return self.start_call(name, arguments).await;
+        }
+        let client = self.clone();
+        let (tool, args) = (name.to_owned(), arguments.clone());
+        let task = tokio::spawn(async move {
+            let timeout = client.config.timeouts.call.saturating_add(OWNER_WINDOW);
+            let r = client
+                .call_round(&tool, &args, rpc::Retry::default(), 1, false, timeout)
+                .await;
+            client.core.release_asks(&tx);
+            match r? {
+                CallStep::Done(outcome) => Ok(outcome),
+                _ => Err(Error::BadResult {
+                    method: "tools/call".to_owned(),
+                    reason: "an input_required result on a legacy connection".to_owned(),
+                }),
+            }
+        });
+        let call = held::LegacyCall {
+            task,
+            asks: rx,
+            answer_to: None,
+            replier: self.replier(),
+            core: self.core.clone(),
+        };
+        self.await_legacy(name, &arguments, call, 1).await
+    }
+
+    fn replier(&self) -> held::Replier {
+        match &self.link {
+            Link::Stdio(s) => held::Replier::Stdio(s.sender()),
+            Link::Http(h) => held::Replier::Http(h.clone()),
+        }
+    }
+
+    /// Wait on a legacy call for the owner: its result, or its next held question.
+    async fn await_legacy(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        mut call: held::LegacyCall,
+        round: u32,
+    ) -> Result<CallStep, Error> {
+        loop {
+            enum Next {
+                Done(Result<Result<ToolOutcome, Error>, tokio::task::JoinError>),
+                Ask(Option<crate::rpc::HeldAsk>),
+            }
+            let next = tokio::select! {
+                r = &mut call.task => Next::Done(r),
+                a = call.asks.recv() => Next::Ask(a),
+            };
+            match next {
+                Next::Done(r) => {
+                    call.answer_to = None;
+                    let outcome = r.map_err(|_| Error::Closed(CloseReason::ServerGone))??;
+                    return Ok(CallStep::Done(outcome));
+                }
+                // Every sender is gone: the call is finishing; wait for it.
+                Next::Ask(None) => {
+                    let r = (&mut call.task).await;
+                    call.answer_to = None;
+                    let outcome = r.map_err(|_| Error::Closed(CloseReason::ServerGone))??;
+                    return Ok(CallStep::Done(outcome));
+                }
+                Next::Ask(Some(ask)) => {
+                    call.answer_to = Some(ask.id);
+                    if round > input::MAX_ROUNDS {
+                        // A server that asks without end: declined from here on.
+                        call.answer(input::Ask::decline()).await;
+                        continue;
+                    }
+                    let params = ask.params;
+                    let tool = name.to_owned();
+                    match input::legacy(&tool, arguments, &params, round, held::Held::new(call)) {
+                        Ok(needed) => return Ok(CallStep::Input(needed)),
+                        // The held call is dropped with the error: its question declined.
+                        Err(reason) => {
+                            return Err(Error::BadInputRequest {
+                                method: "elicitation/create".to_owned(),
+                                reason,
+                            })
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next round of a call that waited for input: the original request with a new id,
+    /// Maven's own answers plus `replies` (the owner's, by [`input::Ask::key`]), and the
+    /// server's `requestState` echoed as received. At most [`input::MAX_ROUNDS`] rounds.
+    pub async fn resume_call(
+        &self,
+        needed: InputNeeded,
+        replies: Map<String, Value>,
+    ) -> Result<CallStep, Error> {
+        if let Some(held) = &needed.held {
+            // A legacy call in flight: answer its held question and wait on.
+            let Some(mut call) = held.take() else {
+                return Err(Error::BadInputRequest {
+                    method: "tools/call".to_owned(),
+                    reason: "this question was already answered".to_owned(),
+                });
+            };
+            let answer = replies
+                .get(input::LEGACY_KEY)
+                .cloned()
+                .unwrap_or_else(input::Ask::decline);
+            call.answer(answer).await;
+            return self
+                .await_legacy(&needed.tool, &needed.arguments, call, needed.round + 1)
+                .await;
+        }
+        if needed.round >= input::MAX_ROUNDS {
+            return Err(Error::TooManyRounds {
+                method: "tools/call".to_owned(),
+                rounds: needed.round,
+            });
+        }
+        let mut responses = needed.answers;
+        responses.extend(replies);
+        let retry = rpc::Retry {
+            input_responses: Some(&responses),
+            request_state: needed.request_state.as_deref(),
+        };
+        self.call_round(
+            &needed.tool,
+            &needed.arguments,
+            retry,
+            needed.round + 1,
+            needed.only_sampling,
+            self.config.timeouts.call,
+        )
+        .await
+    }
+
+    async fn call_round(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        retry: rpc::Retry<'_>,
+        round: u32,
+        previous_only_sampling: bool,
+        timeout: Duration,
+    ) -> Result<CallStep, Error> {
+        let mirror = self.call_mirror(name, arguments)?;
+        let meta = self.meta.as_deref();
         let raw = self
             .request_frame(
                 "tools/call",
-                |id| rpc::encode_tool_call(id, name, &arguments),
-                self.config.timeouts.call,
+                |id| rpc::encode_tool_call_with(id, name, arguments, meta, retry),
+                timeout,
+                &mirror,
             )
             .await?;
-        ToolOutcome::from_result(&raw, self.options.limits.result_text_cap).map_err(|reason| {
-            Error::BadResult {
+        if self.info.era == Era::Modern {
+            if let Some(obj) = input_required(&raw) {
+                return input::read(name, arguments, &obj, round, previous_only_sampling)
+                    .map(CallStep::Input)
+                    .map_err(|reason| Error::BadInputRequest {
+                        method: "tools/call".to_owned(),
+                        reason,
+                    });
+            }
+        }
+        ToolOutcome::from_result(&raw, self.options.limits.result_text_cap)
+            .map(CallStep::Done)
+            .map_err(|reason| Error::BadResult {
                 method: "tools/call".to_owned(),
                 reason,
+            })
+    }
+
+    /// The headers a modern HTTP `tools/call` carries: `Mcp-Name`, and `Mcp-Param-*` for the
+    /// tool's declared parameters (from the last listing).
+    fn call_mirror(&self, name: &str, arguments: &Map<String, Value>) -> Result<Mirror, Error> {
+        if !self.mirrors_headers() {
+            return Ok(Mirror::none());
+        }
+        let declared = self
+            .header_params
+            .lock()
+            .map(|m| m.get(name).cloned())
+            .unwrap_or_default();
+        let params = match declared {
+            Some(d) => {
+                headers::param_headers(&d, arguments).map_err(|reason| Error::BadInputRequest {
+                    method: "tools/call".to_owned(),
+                    reason,
+                })?
             }
-        })
+            None => Vec::new(),
+        };
+        Ok(Mirror::of("tools/call", Some(name), params))
     }
 
     /// `resources/read` under `timeouts.call`; the contents reduced to capped text.
     pub async fn read_resource(&self, uri: &str) -> Result<String, Error> {
         let params = serde_json::json!({"uri": uri});
+        let meta = self.meta.as_deref();
+        let mirror = if self.mirrors_headers() {
+            Mirror::of("resources/read", Some(uri), Vec::new())
+        } else {
+            Mirror::none()
+        };
+        let not_found = match self.info.era {
+            Era::Modern => -32602,
+            Era::Legacy => -32002,
+        };
         let raw = self
-            .request_raw("resources/read", Some(&params), self.config.timeouts.call)
-            .await?;
+            .request_frame(
+                "resources/read",
+                |id| rpc::encode_with_meta(Some(id), "resources/read", Some(&params), meta),
+                self.config.timeouts.call,
+                &mirror,
+            )
+            .await
+            .map_err(|e| match e.rpc_code() {
+                Some(c) if c == not_found => Error::ResourceNotFound {
+                    uri: crate::text::cap_chars(uri, 256).to_owned(),
+                },
+                _ => e,
+            })?;
+        if self.info.era == Era::Modern && input_required(&raw).is_some() {
+            return Err(Error::BadInputRequest {
+                method: "resources/read".to_owned(),
+                reason: "the server asks for input to read a resource, which Maven does not give"
+                    .to_owned(),
+            });
+        }
         let bad = |reason: &str| Error::BadResult {
             method: "resources/read".to_owned(),
             reason: reason.to_owned(),
@@ -466,5 +1065,108 @@ impl Client {
             return Err(bad("no `contents` array"));
         };
         Ok(reduce_content(contents, self.options.limits.result_text_cap).0)
+    }
+}
+
+/// The result object when its `resultType` is `input_required` (absent means complete).
+fn input_required(raw: &RawValue) -> Option<Map<String, Value>> {
+    // Cheap test first: most results are complete.
+    if !raw.get().contains("input_required") {
+        return None;
+    }
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(Value::Object(o))
+            if o.get("resultType").and_then(Value::as_str) == Some("input_required") =>
+        {
+            Some(o)
+        }
+        _ => None,
+    }
+}
+
+/// An elicitation as the legacy `elicitation/create` params, for a [`crate::ServerRequestHandler`].
+fn ask_params(ask: &input::Ask) -> Value {
+    match &ask.kind {
+        input::AskKind::Url { url } => {
+            serde_json::json!({"mode": "url", "message": ask.message, "url": url})
+        }
+        input::AskKind::Secret { field } => serde_json::json!({"message": ask.message,
+            "requestedSchema": {"type": "object", "properties": {field: {"type": "string"}}}}),
+        input::AskKind::Form { fields } => {
+            let props: Map<String, Value> = fields
+                .iter()
+                .map(|f| {
+                    (
+                        f.name.clone(),
+                        serde_json::json!({"type": f.kind, "title": f.title}),
+                    )
+                })
+                .collect();
+            serde_json::json!({"message": ask.message, "requestedSchema": {"type": "object", "properties": props}})
+        }
+    }
+}
+
+const LISTEN_BACKOFF_MIN: Duration = Duration::from_secs(1);
+const LISTEN_BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// Deadline of one `subscriptions/listen` stream; it is re-opened when it ends.
+const LISTEN_DEADLINE: Duration = Duration::from_secs(600);
+
+enum ListenLink {
+    Stdio(crate::stdio::StdioSender),
+    Http(Arc<crate::http::HttpLink>),
+}
+
+/// One `subscriptions/listen` stream, until it ends (the server answered it, the stream
+/// closed, or its deadline passed).
+async fn listen_once(
+    link: &ListenLink,
+    core: &Core,
+    meta: Option<&[u8]>,
+    options: &ClientOptions,
+) -> Result<(), Error> {
+    let mut ticket = core.register()?;
+    let id = ticket.id;
+    let params = serde_json::json!({"notifications": {"toolsListChanged": true}});
+    let frame = rpc::encode_with_meta(Some(id), "subscriptions/listen", Some(&params), meta);
+    let Some(rx) = ticket.rx.take() else {
+        return Err(Error::Closed(CloseReason::ServerGone));
+    };
+    let mirror = Mirror::of("subscriptions/listen", None, Vec::new());
+    let run = async {
+        match link {
+            ListenLink::Stdio(s) => s.send(frame, core)?,
+            ListenLink::Http(h) => {
+                h.exchange(
+                    frame,
+                    id,
+                    "subscriptions/listen",
+                    core,
+                    options,
+                    LISTEN_DEADLINE,
+                    &mirror,
+                )
+                .await?
+            }
+        }
+        rx.await
+            .map_err(|_| Error::Closed(core.close_reason().unwrap_or(CloseReason::ServerGone)))?
+    };
+    let r = tokio::time::timeout(LISTEN_DEADLINE, run).await;
+    drop(ticket);
+    match r {
+        Ok(r) => r.map(|_| ()),
+        Err(_) => {
+            // Over stdio the subscription is ended by cancelling its request; over HTTP the
+            // dropped stream did it.
+            if let ListenLink::Stdio(s) = link {
+                let params = serde_json::json!({"requestId": id, "reason": "re-opening"});
+                let _ = s.send(
+                    rpc::encode(None, "notifications/cancelled", Some(&params)),
+                    core,
+                );
+            }
+            Ok(())
+        }
     }
 }

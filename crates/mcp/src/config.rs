@@ -29,7 +29,7 @@ pub enum Transport {
 /// Deadlines of the client's requests (M-6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McpTimeouts {
-    /// initialize + notifications/initialized.
+    /// The opening exchange: `server/discover`, or initialize + notifications/initialized.
     pub init: Duration,
     /// Each page of a listing.
     pub list: Duration,
@@ -56,6 +56,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Request deadlines.
     pub timeouts: McpTimeouts,
+    /// Which protocol era to speak (the block's `protocol` key).
+    pub protocol: crate::era::Protocol,
 }
 
 /// Bounds of one connection. The defaults are the daemon's.
@@ -133,6 +135,10 @@ pub struct ClientOptions {
     /// HTTP only: after the handshake, open the standalone GET stream on which the server
     /// sends requests and notifications that belong to no client request. Default false.
     pub standalone_stream: bool,
+    /// Declare the `elicitation` capability (form and URL modes) in both eras, because a
+    /// call's elicitations reach whoever made the call ([`crate::Client::start_owner_call`]:
+    /// the owner, through a turn; otherwise the handler, else declined). Default true.
+    pub owner_elicitation: bool,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -156,6 +162,7 @@ impl Default for ClientOptions {
             handler: None,
             http_fetcher: None,
             standalone_stream: false,
+            owner_elicitation: true,
         }
     }
 }

@@ -28,6 +28,8 @@ use crate::rpc::{self, Core, Inbound};
 use crate::{ClientOptions, Limits};
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Most bytes of an error body read to recognise "no valid session".
@@ -38,8 +40,60 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 /// Total deadline of one standalone GET stream (it is resumed when it ends).
 const STANDALONE_DEADLINE: Duration = Duration::from_secs(600);
+/// Deadline of a held request's answer.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
 /// Deadline of the best-effort messages (cancellation notice, DELETE).
 const NOTICE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// What a modern POST mirrors from its body into headers: `Mcp-Method`, `Mcp-Name` (a
+/// tool or prompt name, or a resource URI) and `Mcp-Param-*`, values already encoded.
+#[derive(Debug, Default)]
+pub(crate) struct Mirror {
+    method: String,
+    name: Option<String>,
+    params: Vec<(String, String)>,
+}
+
+impl Mirror {
+    /// Nothing mirrored beyond `Mcp-Method` (which the link adds from the method itself).
+    pub(crate) fn none() -> Mirror {
+        Mirror::default()
+    }
+
+    pub(crate) fn of(method: &str, name: Option<&str>, params: Vec<(String, String)>) -> Mirror {
+        Mirror {
+            method: method.to_owned(),
+            name: name.map(crate::headers::encode_value),
+            params,
+        }
+    }
+
+    fn apply(&self, method: &str, h: &mut HeaderMap) -> Result<(), Error> {
+        let m = if self.method.is_empty() {
+            method
+        } else {
+            &self.method
+        };
+        if !m.is_empty() {
+            let v = HeaderValue::from_str(&crate::headers::encode_value(m))
+                .map_err(|_| Error::Config(format!("method {m:?} cannot be a header value")))?;
+            h.insert(HeaderName::from_static(METHOD_HEADER), v);
+        }
+        if let Some(n) = &self.name {
+            let v = HeaderValue::from_str(n)
+                .map_err(|_| Error::Config("Mcp-Name cannot be a header value".to_owned()))?;
+            h.insert(HeaderName::from_static(NAME_HEADER), v);
+        }
+        for (k, v) in &self.params {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| Error::Config(format!("invalid header name {k:?}")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|_| Error::Config(format!("invalid value for header {k:?}")))?;
+            h.insert(name, value);
+        }
+        Ok(())
+    }
+}
 
 /// The client's side of one Streamable HTTP session.
 pub(crate) struct HttpLink {
@@ -51,6 +105,9 @@ pub(crate) struct HttpLink {
     reinit: tokio::sync::Mutex<()>,
     limits: Limits,
     abandoned: AtomicBool,
+    /// Modern era: no session, the version header always 2026-07-28, request metadata
+    /// mirrored into headers, and a JSON-RPC error in a 4xx body read as the answer.
+    modern: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -86,11 +143,27 @@ impl HttpLink {
             reinit: tokio::sync::Mutex::new(()),
             limits: options.limits.clone(),
             abandoned: AtomicBool::new(false),
+            modern: AtomicBool::new(false),
         })
     }
 
     pub(crate) fn set_protocol_version(&self, v: &str) {
         *lock(&self.version) = HeaderValue::from_str(v).ok();
+    }
+
+    /// Switch eras (before any request of the new era is sent).
+    pub(crate) fn set_modern(&self, modern: bool) {
+        self.modern.store(modern, Ordering::Relaxed);
+        if modern {
+            self.set_protocol_version(crate::era::MODERN_VERSION);
+            *lock(&self.session) = None;
+        } else {
+            *lock(&self.version) = None;
+        }
+    }
+
+    fn is_modern(&self) -> bool {
+        self.modern.load(Ordering::Relaxed)
     }
 
     fn request(
@@ -113,7 +186,11 @@ impl HttpLink {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        let session = lock(&self.session).clone();
+        let session = if self.is_modern() {
+            None
+        } else {
+            lock(&self.session).clone()
+        };
         if let Some(s) = &session {
             h.insert(HeaderName::from_static(SESSION_HEADER), s.clone());
         }
@@ -133,7 +210,10 @@ impl HttpLink {
     }
 
     /// POST a request and read its answer (JSON or SSE) until this request's pending entry is
-    /// answered. Handles session loss with one re-initialize and one retry.
+    /// answered. Legacy: handles session loss with one re-initialize and one retry. Modern:
+    /// the request metadata goes into headers, and a 4xx/5xx whose JSON body is the JSON-RPC
+    /// error of this request is that request's answer.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn exchange(
         &self,
         frame: Vec<u8>,
@@ -142,8 +222,19 @@ impl HttpLink {
         core: &Core,
         options: &ClientOptions,
         timeout: Duration,
+        mirror: &Mirror,
     ) -> Result<(), Error> {
         self.check_open(core)?;
+        if self.is_modern() {
+            let (mut req, _) = self.request(Method::POST, Bytes::from(frame), timeout);
+            mirror.apply(method, req.headers_mut())?;
+            let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
+            let status = resp.status();
+            if !status.is_success() {
+                return self.error_answer(resp, id, core).await;
+            }
+            return self.consume(resp, Some(id), core, timeout).await;
+        }
         let body = Bytes::from(frame);
         let (req, used_session) = self.request(Method::POST, body.clone(), timeout);
         let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
@@ -161,6 +252,12 @@ impl HttpLink {
                 }
             }
         };
+        let status = resp.status();
+        if !status.is_success() {
+            // A JSON-RPC error in the body answers the request (a modern-only server refuses
+            // `initialize` with 400 and -32022 listing what it speaks).
+            return self.error_answer(resp, id, core).await;
+        }
         if method == "initialize" {
             *lock(&self.session) = resp
                 .header_str(SESSION_HEADER)
@@ -168,6 +265,40 @@ impl HttpLink {
                 .and_then(|s| HeaderValue::from_str(s).ok());
         }
         self.consume(resp, Some(id), core, timeout).await
+    }
+
+    /// A modern error status: its JSON body, when it is the JSON-RPC error answer of request
+    /// `id`, answers it; anything else is the status.
+    async fn error_answer(
+        &self,
+        resp: webfetch::Response,
+        id: u64,
+        core: &Core,
+    ) -> Result<(), Error> {
+        let status = resp.status().as_u16();
+        let json = resp
+            .header_str(header::CONTENT_TYPE)
+            .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
+        if !json {
+            return Err(Error::HttpStatus { status });
+        }
+        let body = read_capped(resp.into_body(), ERROR_BODY_CAP).await;
+        #[derive(serde::Deserialize)]
+        struct Head<'a> {
+            #[serde(borrow)]
+            id: Option<&'a serde_json::value::RawValue>,
+            #[serde(borrow)]
+            error: Option<&'a serde_json::value::RawValue>,
+        }
+        let ours = serde_json::from_slice::<Head<'_>>(&body)
+            .is_ok_and(|h| h.error.is_some() && h.id.is_some_and(|i| i.get() == id.to_string()));
+        if ours {
+            let _ = core.on_frame(&body);
+            if !core.is_pending(id) {
+                return Ok(());
+            }
+        }
+        Err(Error::HttpStatus { status })
     }
 
     /// `Ok(Err(()))` when the server forgot the session: 404, or 400 whose body says "no valid
@@ -228,18 +359,24 @@ impl HttpLink {
         let info = handshake::parse_initialize(&raw)?;
         self.set_protocol_version(&info.protocol_version);
         let note = rpc::encode::<serde_json::Value>(None, "notifications/initialized", None);
-        self.post_message(&note, core, timeout).await
+        self.post_message(&note, core, timeout, "notifications/initialized")
+            .await
     }
 
-    /// POST a notification or an answer; the server should say 202.
+    /// POST a notification (`method`) or an answer (`method` empty); the server should say
+    /// 202.
     pub(crate) async fn post_message(
         &self,
         frame: &[u8],
         core: &Core,
         timeout: Duration,
+        method: &str,
     ) -> Result<(), Error> {
         self.check_open(core)?;
-        let (req, _) = self.request(Method::POST, Bytes::copy_from_slice(frame), timeout);
+        let (mut req, _) = self.request(Method::POST, Bytes::copy_from_slice(frame), timeout);
+        if self.is_modern() {
+            Mirror::none().apply(method, req.headers_mut())?;
+        }
         let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
         if !resp.status().is_success() {
             return Err(Error::HttpStatus {
@@ -388,7 +525,7 @@ impl HttpLink {
             }
             Inbound::Answer(a) => {
                 if let Err(e) = self
-                    .post_message(&a, core, timeout.min(NOTICE_DEADLINE))
+                    .post_message(&a, core, timeout.min(NOTICE_DEADLINE), "")
                     .await
                 {
                     tracing::debug!(error = %e, "answer to a server request not delivered");
@@ -462,11 +599,24 @@ impl HttpLink {
         }
     }
 
+    /// The answer to a held server request, sent later (briefly, best effort).
+    pub(crate) async fn send_answer(&self, frame: &[u8], core: &Core) -> Result<(), Error> {
+        tokio::time::timeout(
+            ANSWER_DEADLINE,
+            self.post_message(frame, core, ANSWER_DEADLINE, ""),
+        )
+        .await
+        .map_err(|_| Error::Timeout {
+            method: "an answer to the server".to_owned(),
+            after: ANSWER_DEADLINE,
+        })?
+    }
+
     /// Best effort, briefly: a cancellation notice after a deadline.
     pub(crate) async fn send_notice_briefly(&self, frame: Vec<u8>, core: &Core) {
         let _ = tokio::time::timeout(
             NOTICE_DEADLINE,
-            self.post_message(&frame, core, NOTICE_DEADLINE),
+            self.post_message(&frame, core, NOTICE_DEADLINE, "notifications/cancelled"),
         )
         .await;
     }

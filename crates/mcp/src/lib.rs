@@ -7,6 +7,7 @@
 //! # async fn demo() -> Result<(), mcp::Error> {
 //! use std::collections::BTreeMap;
 //! let config = mcp::ServerConfig {
+//!     protocol: mcp::Protocol::Auto,
 //!     name: "files".to_owned(),
 //!     transport: mcp::Transport::Stdio {
 //!         command: "my-mcp-server".to_owned(),
@@ -53,21 +54,27 @@
 
 mod client;
 mod config;
+mod era;
 mod error;
 mod handshake;
+pub mod headers;
+mod held;
 mod http;
+mod input;
 pub mod manager;
 mod rpc;
 mod stdio;
 mod text;
 pub mod tools;
 
-pub use client::{Client, ToolList};
+pub use client::{Client, ToolList, MIN_TTL, OWNER_WINDOW};
 pub use config::{
     ClientOptions, Limits, McpTimeouts, ServerConfig, ServerRequestHandler, Transport,
 };
+pub use era::{Era, Protocol, MODERN_VERSION};
 pub use error::{CloseReason, Error, Incomplete, Violation};
 pub use handshake::{ServerInfo, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+pub use input::{Ask, AskKind, CallStep, Field, InputNeeded};
 pub use manager::{Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus};
 pub use rpc::Stats;
 pub use tools::{Tool, ToolOutcome};

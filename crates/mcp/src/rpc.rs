@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
@@ -96,6 +97,18 @@ struct Table {
     closed: Option<CloseReason>,
     bucket: TokenBucket,
     logs: VecDeque<String>,
+    /// Where a legacy `elicitation/create` goes while a call made for the owner is in flight.
+    held: Option<tokio::sync::mpsc::Sender<HeldAsk>>,
+    /// The client declared `elicitation`: one nobody holds is declined, not refused.
+    decline_elicitation: bool,
+}
+
+/// A legacy server request held for the owner: an `elicitation/create` received while a call
+/// made for the owner was in flight. Its answer is sent later ([`encode_answer`]).
+#[derive(Debug)]
+pub(crate) struct HeldAsk {
+    pub(crate) id: Box<RawValue>,
+    pub(crate) params: Value,
 }
 
 /// The connection-wide JSON-RPC state. One per connection, shared by the transport's reader
@@ -274,10 +287,59 @@ impl<'de> Deserialize<'de> for MethodName<'de> {
 }
 
 #[derive(Deserialize)]
-struct ErrorObject {
+struct ErrorObject<'a> {
     code: i64,
     #[serde(default)]
     message: String,
+    #[serde(default, borrow)]
+    data: Option<&'a RawValue>,
+}
+
+/// Most versions kept from an `UnsupportedProtocolVersion` error's `supported` list.
+const SUPPORTED_CAP: usize = 16;
+/// Longest version string kept from it.
+const VERSION_CAP: usize = 64;
+
+#[derive(Deserialize)]
+struct UnsupportedData {
+    supported: Vec<Value>,
+    #[serde(default)]
+    requested: Value,
+}
+
+/// The error a JSON-RPC error object stands for: the modern era's own codes get variants of
+/// their own (with the server's `supported` list, capped), every other code is `Rpc`.
+fn rpc_error(e: ErrorObject<'_>) -> Error {
+    let message = cap_string(e.message, ERROR_MESSAGE_CAP);
+    match e.code {
+        crate::era::UNSUPPORTED_VERSION => {
+            let data = e
+                .data
+                .and_then(|d| serde_json::from_str::<UnsupportedData>(d.get()).ok());
+            match data {
+                Some(d) => Error::UnsupportedVersion {
+                    requested: d
+                        .requested
+                        .as_str()
+                        .map(|s| cap_string(s.to_owned(), VERSION_CAP))
+                        .unwrap_or_default(),
+                    supported: d
+                        .supported
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .take(SUPPORTED_CAP)
+                        .map(|s| cap_string(s.to_owned(), VERSION_CAP))
+                        .collect(),
+                },
+                None => Error::Rpc {
+                    code: e.code,
+                    message,
+                },
+            }
+        }
+        crate::era::HEADER_MISMATCH => Error::HeaderMismatch { message },
+        code => Error::Rpc { code, message },
+    }
 }
 
 impl Core {
@@ -290,6 +352,8 @@ impl Core {
                 closed: None,
                 bucket: TokenBucket::new(limits.inbound_burst, limits.inbound_per_second),
                 logs: VecDeque::new(),
+                held: None,
+                decline_elicitation: false,
             }),
             counters: Counters::default(),
             list_changed: watch::Sender::new(0),
@@ -379,6 +443,31 @@ impl Core {
         self.lock().logs.iter().cloned().collect()
     }
 
+    /// Route legacy `elicitation/create` requests to `to` (a call for the owner is in flight).
+    /// Returns false when another call already holds them.
+    pub(crate) fn hold_asks(&self, to: tokio::sync::mpsc::Sender<HeldAsk>) -> bool {
+        let mut t = self.lock();
+        if t.held.as_ref().is_some_and(|h| !h.is_closed()) {
+            return false;
+        }
+        t.held = Some(to);
+        true
+    }
+
+    /// Stop routing them to `to` (its call ended); a later holder is left alone.
+    pub(crate) fn release_asks(&self, to: &tokio::sync::mpsc::Sender<HeldAsk>) {
+        let mut t = self.lock();
+        if t.held.as_ref().is_some_and(|h| h.same_channel(to)) {
+            t.held = None;
+        }
+    }
+
+    /// The client declared `elicitation` in its initialize: an elicitation that no call for the
+    /// owner holds is declined rather than refused.
+    pub(crate) fn declines_elicitation(&self) {
+        self.lock().decline_elicitation = true;
+    }
+
     fn violation(&self, what: &str) {
         self.counters.violations.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(what, "mcp protocol violation");
@@ -462,11 +551,8 @@ impl Core {
         };
         let reply = match (result, error) {
             (Some(r), None) => Ok(r.to_owned()),
-            (None, Some(e)) => match serde_json::from_str::<ErrorObject>(e.get()) {
-                Ok(e) => Err(Error::Rpc {
-                    code: e.code,
-                    message: cap_string(e.message, ERROR_MESSAGE_CAP),
-                }),
+            (None, Some(e)) => match serde_json::from_str::<ErrorObject<'_>>(e.get()) {
+                Ok(e) => Err(rpc_error(e)),
                 Err(_) => {
                     self.violation("malformed error object");
                     Err(Error::Violation(Violation::MalformedError))
@@ -507,6 +593,36 @@ impl Core {
         }
         if !self.admit() {
             return Inbound::Done;
+        }
+        if method == "elicitation/create" {
+            let (held, decline) = {
+                let t = self.lock();
+                (t.held.clone(), t.decline_elicitation)
+            };
+            if let Some(tx) = held {
+                let params: Value = params
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or(Value::Null);
+                match tx.try_send(HeldAsk {
+                    id: id.to_owned(),
+                    params,
+                }) {
+                    Ok(()) => return Inbound::Done,
+                    // More questions at once than the owner is asked: declined.
+                    Err(_) => {
+                        return Inbound::Answer(encode_answer(
+                            id,
+                            Ok(Some(serde_json::json!({"action": "decline"}))),
+                        ))
+                    }
+                }
+            }
+            if decline && self.handler.is_none() {
+                return Inbound::Answer(encode_answer(
+                    id,
+                    Ok(Some(serde_json::json!({"action": "decline"}))),
+                ));
+            }
         }
         let answer = if method == "ping" {
             Ok(None)
@@ -556,7 +672,18 @@ pub(crate) fn encode<P: serde::Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(96 + method.len());
+    encode_with_meta(id, method, params, None)
+}
+
+/// [`encode`], with `meta` (a whole `"_meta":{…}` member, written once per connection) added
+/// as the last member of the params object (which it creates when there are no params).
+pub(crate) fn encode_with_meta<P: serde::Serialize + ?Sized>(
+    id: Option<u64>,
+    method: &str,
+    params: Option<&P>,
+    meta: Option<&[u8]>,
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(96 + method.len() + meta.map_or(0, <[u8]>::len));
     buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
     if let Some(id) = id {
         // Writing into a Vec cannot fail.
@@ -566,22 +693,70 @@ pub(crate) fn encode<P: serde::Serialize + ?Sized>(
     }
     buf.extend_from_slice(b"\"method\":");
     write_str(&mut buf, method);
-    if let Some(p) = params {
-        buf.extend_from_slice(b",\"params\":");
-        let _ = serde_json::to_writer(&mut buf, p);
+    match (params, meta) {
+        (Some(p), meta) => {
+            buf.extend_from_slice(b",\"params\":");
+            let start = buf.len();
+            let _ = serde_json::to_writer(&mut buf, p);
+            if let Some(meta) = meta {
+                splice_meta(&mut buf, start, meta);
+            }
+        }
+        (None, Some(meta)) => {
+            buf.extend_from_slice(b",\"params\":{");
+            buf.extend_from_slice(meta);
+            buf.push(b'}');
+        }
+        (None, None) => {}
     }
     buf.extend_from_slice(b"}\n");
     buf
 }
 
+/// Add `meta` as the last member of the JSON object written at `buf[start..]`; a params value
+/// that is not an object is left as it is.
+fn splice_meta(buf: &mut Vec<u8>, start: usize, meta: &[u8]) {
+    if buf.get(start) != Some(&b'{') || buf.last() != Some(&b'}') {
+        return;
+    }
+    buf.pop();
+    if buf.len() > start + 1 {
+        buf.push(b',');
+    }
+    buf.extend_from_slice(meta);
+    buf.push(b'}');
+}
+
+/// What a retried modern `tools/call` carries besides the name and arguments (multi
+/// round-trip requests): the answers to the server's input requests and its state, echoed.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Retry<'a> {
+    pub(crate) input_responses: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    pub(crate) request_state: Option<&'a str>,
+}
+
 /// Encode a `tools/call` request, ending with one newline: the params written member by
 /// member into the frame, with no intermediate value.
+#[cfg(test)]
 pub(crate) fn encode_tool_call(
     id: u64,
     name: &str,
     arguments: &serde_json::Map<String, serde_json::Value>,
 ) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(128 + name.len());
+    encode_tool_call_with(id, name, arguments, None, Retry::default())
+}
+
+/// Encode a `tools/call` request, ending with one newline: the params written member by
+/// member into the frame, with no intermediate value; with the modern `_meta` member and a
+/// retry's members when given.
+pub(crate) fn encode_tool_call_with(
+    id: u64,
+    name: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+    meta: Option<&[u8]>,
+    retry: Retry<'_>,
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(128 + name.len() + meta.map_or(0, <[u8]>::len));
     buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     // Writing into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut buf, &id);
@@ -589,6 +764,20 @@ pub(crate) fn encode_tool_call(
     write_str(&mut buf, name);
     buf.extend_from_slice(b",\"arguments\":");
     let _ = serde_json::to_writer(&mut buf, arguments);
+    if let Some(r) = retry.input_responses {
+        buf.extend_from_slice(b",\"inputResponses\":");
+        let _ = serde_json::to_writer(&mut buf, r);
+    }
+    if let Some(s) = retry.request_state {
+        buf.extend_from_slice(b",\"requestState\":");
+        // Escaped by serde_json exactly as received once decoded: the server gets its string
+        // back byte for byte.
+        let _ = serde_json::to_writer(&mut buf, s);
+    }
+    if let Some(meta) = meta {
+        buf.push(b',');
+        buf.extend_from_slice(meta);
+    }
     buf.extend_from_slice(b"}}\n");
     buf
 }
@@ -607,7 +796,7 @@ fn write_str(buf: &mut Vec<u8>, s: &str) {
 }
 
 /// Encode the answer to a server request, echoing its id verbatim.
-fn encode_answer(
+pub(crate) fn encode_answer(
     id: &RawValue,
     answer: Result<Option<serde_json::Value>, (i64, String)>,
 ) -> Vec<u8> {

@@ -1,6 +1,9 @@
 //! Real MCP peers, installed by `scripts/install-test-peers.sh` into `testenv/`, driven through
-//! the `mcp` client: `@modelcontextprotocol/server-everything` (npm) and a server on the official
-//! Python SDK (`testenv/python_server.py`), each over stdio and over Streamable HTTP on 127.0.0.1.
+//! the `mcp` client: `@modelcontextprotocol/server-everything` (npm; it speaks 2025-11-25), a
+//! server on the official Python SDK 2.3 (`testenv/python_server.py`; it speaks both eras) and one
+//! on the TypeScript SDK 2.x (`testenv/ts_server.mjs`; 2026-07-28 only, or both with `legacy`),
+//! each over stdio and over Streamable HTTP on 127.0.0.1, in the era `auto` picks and in each era
+//! the configuration can pin.
 //!
 //! A missing peer is a failure naming the install script, never a silent pass.
 
@@ -9,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcp::{Client, ClientOptions, McpTimeouts, ServerConfig, Transport};
+use mcp::{Client, ClientOptions, Era, Error, McpTimeouts, Protocol, ServerConfig, Transport};
 use serde_json::{json, Value};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
@@ -40,6 +43,10 @@ fn launcher(script: &str) -> PathBuf {
             env.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
         ],
         "run-python-server.sh" => vec![env.join(".venv/bin/python")],
+        "run-ts-server.sh" => vec![
+            env.join("node_modules/.bin/node"),
+            env.join("node_modules/@modelcontextprotocol/server/dist/index.mjs"),
+        ],
         other => panic!("no such launcher: {other}"),
     };
     for path in needed {
@@ -66,14 +73,15 @@ impl HttpPeer {
     /// Starts `testenv/<script> http 0` (a free port) and waits for the listener announcement
     /// on stderr.
     async fn start(script: &str) -> HttpPeer {
-        HttpPeer::start_on(script, 0).await
+        HttpPeer::start_on(script, 0, &[]).await
     }
 
-    /// Starts `testenv/<script> http <port>` and waits for the listener announcement.
-    async fn start_on(script: &str, port: u16) -> HttpPeer {
+    /// Starts `testenv/<script> http <port> <extra…>` and waits for the listener announcement.
+    async fn start_on(script: &str, port: u16, extra: &[&str]) -> HttpPeer {
         let path = launcher(script);
         let mut child = Command::new(&path)
             .args(["http", &port.to_string()])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -183,6 +191,17 @@ async fn server_everything_http_listens_on_loopback_only() {
 }
 
 #[tokio::test]
+async fn ts_server_http_listens_on_loopback_only() {
+    let peer = HttpPeer::start("run-ts-server.sh").await;
+    assert_eq!(
+        listeners_on(peer.port),
+        vec![LOOPBACK_V4_HEX.to_owned()],
+        "{}",
+        peer.url
+    );
+}
+
+#[tokio::test]
 async fn python_server_http_listens_on_loopback_only() {
     let peer = HttpPeer::start("run-python-server.sh").await;
     assert_eq!(
@@ -197,9 +216,16 @@ async fn python_server_http_listens_on_loopback_only() {
 struct Expect {
     /// The launcher script in testenv/.
     launcher: &'static str,
+    /// Arguments after `stdio` / `http PORT`.
+    extra: &'static [&'static str],
+    /// The configuration's `protocol` key.
+    protocol: Protocol,
+    /// The era the client must end up in, and how it says it chose it (a prefix).
+    era: Era,
+    chosen: &'static str,
     /// `serverInfo.name`.
     server_name: &'static str,
-    /// How many tools a client without capabilities is offered.
+    /// How many tools Maven (which declares `elicitation`) is offered.
     tools: usize,
     /// Tools that claim `readOnlyHint: true`; every other tool must not.
     read_only: &'static [&'static str],
@@ -214,11 +240,16 @@ struct Expect {
     list_changed: bool,
 }
 
-const EVERYTHING_TOOLS: usize = 13;
+/// Thirteen, and the two elicitation tools it offers a client that declares `elicitation`.
+const EVERYTHING_TOOLS: usize = 15;
 
 fn everything(list_changed: bool) -> Expect {
     Expect {
         launcher: "run-everything.sh",
+        extra: &[],
+        protocol: Protocol::Auto,
+        era: Era::Legacy,
+        chosen: "fell back to initialize",
         server_name: "mcp-servers/everything",
         tools: EVERYTHING_TOOLS,
         read_only: &[
@@ -240,9 +271,23 @@ fn everything(list_changed: bool) -> Expect {
     }
 }
 
-fn python() -> Expect {
+/// What `auto` and each pin should end up in against a server speaking both eras.
+fn pinned(protocol: Protocol) -> (Era, &'static str) {
+    match protocol {
+        Protocol::Auto => (Era::Modern, "server/discover lists 2026-07-28"),
+        Protocol::Modern => (Era::Modern, "pinned to 2026-07-28 by the configuration"),
+        Protocol::Legacy => (Era::Legacy, "pinned to 2025-11-25 by the configuration"),
+    }
+}
+
+fn python(protocol: Protocol) -> Expect {
+    let (era, chosen) = pinned(protocol);
     Expect {
         launcher: "run-python-server.sh",
+        extra: &[],
+        protocol,
+        era,
+        chosen,
         server_name: "maven-python-peer",
         tools: 2,
         read_only: &["lookup_word"],
@@ -263,24 +308,42 @@ fn timeouts() -> McpTimeouts {
     }
 }
 
+/// The TypeScript SDK server: modern only, or (`legacy`) both eras.
+fn typescript(protocol: Protocol, legacy: bool) -> Expect {
+    let (era, chosen) = pinned(protocol);
+    Expect {
+        launcher: "run-ts-server.sh",
+        extra: if legacy { &["legacy"] } else { &[] },
+        protocol,
+        era,
+        chosen,
+        server_name: "maven-ts-peer",
+        ..python(protocol)
+    }
+}
+
 fn stdio_config(expect: &Expect) -> ServerConfig {
+    let mut args = vec!["stdio".to_owned()];
+    args.extend(expect.extra.iter().map(|a| (*a).to_owned()));
     ServerConfig {
+        protocol: expect.protocol,
         name: "peer".to_owned(),
         transport: Transport::Stdio {
             command: launcher(expect.launcher).to_string_lossy().into_owned(),
-            args: vec!["stdio".to_owned()],
+            args,
             env: BTreeMap::new(),
         },
         timeouts: timeouts(),
     }
 }
 
-fn http_config(peer: &HttpPeer) -> ServerConfig {
+fn http_config(peer: &HttpPeer, protocol: Protocol) -> ServerConfig {
     let mut door = webfetch::DoorConfig::new("mcp:peer");
     // The peer listens on 127.0.0.1.
     door.allow_private = true;
     door.host_interval = Duration::ZERO;
     ServerConfig {
+        protocol,
         name: "peer".to_owned(),
         transport: Transport::Http {
             url: peer.url.clone(),
@@ -291,13 +354,32 @@ fn http_config(peer: &HttpPeer) -> ServerConfig {
     }
 }
 
-/// initialize, tools/list, the expected annotations, one call, close.
+/// The opening (initialize or server/discover) in the expected era, tools/list, the expected
+/// annotations, one call, close.
 async fn exercise(config: &ServerConfig, expect: &Expect) {
     let client = Client::connect(config, ClientOptions::default())
         .await
         .unwrap_or_else(|e| panic!("{}: connect: {e}", expect.launcher));
     let info = client.server_info();
-    assert_eq!(info.protocol_version, mcp::PROTOCOL_VERSION);
+    let what = format!("{} {:?}", expect.launcher, expect.protocol);
+    assert_eq!(client.era(), expect.era, "{what}: {}", info.chosen);
+    assert!(
+        info.chosen.starts_with(expect.chosen),
+        "{what}: chosen {:?}",
+        info.chosen
+    );
+    let version = match expect.era {
+        Era::Legacy => mcp::PROTOCOL_VERSION,
+        Era::Modern => mcp::MODERN_VERSION,
+    };
+    assert_eq!(info.protocol_version, version, "{what}");
+    if expect.era == Era::Modern {
+        assert!(
+            info.supported.iter().any(|v| v == mcp::MODERN_VERSION),
+            "{what}: {:?}",
+            info.supported
+        );
+    }
     assert_eq!(info.name, expect.server_name);
 
     if expect.list_changed {
@@ -350,6 +432,11 @@ async fn exercise(config: &ServerConfig, expect: &Expect) {
     assert!(!outcome.is_error, "{}", outcome.text);
     assert!(!outcome.truncated);
     assert_eq!(outcome.text, expect.answer);
+    // The modern health check (server/discover) or ping.
+    client
+        .ping()
+        .await
+        .unwrap_or_else(|e| panic!("{what}: health check: {e}"));
 
     assert_eq!(client.stats().violations, 0, "{:?}", client.stats());
     let pid = client.pid();
@@ -376,34 +463,104 @@ async fn server_everything_stdio() {
 async fn server_everything_streamable_http() {
     let expect = everything(false);
     let peer = HttpPeer::start(expect.launcher).await;
-    exercise(&http_config(&peer), &expect).await;
+    exercise(&http_config(&peer, expect.protocol), &expect).await;
 }
+
+async fn over_http(expect: &Expect) {
+    let peer = HttpPeer::start_on(expect.launcher, 0, expect.extra).await;
+    exercise(&http_config(&peer, expect.protocol), expect).await;
+}
+
+// The Python SDK 2.3 serves both eras on both transports: `auto` picks 2026-07-28.
 
 #[tokio::test]
 async fn python_sdk_server_stdio() {
-    let expect = python();
-    exercise(&stdio_config(&expect), &expect).await;
+    for protocol in [Protocol::Auto, Protocol::Modern, Protocol::Legacy] {
+        let expect = python(protocol);
+        exercise(&stdio_config(&expect), &expect).await;
+    }
 }
 
 #[tokio::test]
 async fn python_sdk_server_streamable_http() {
-    let expect = python();
+    for protocol in [Protocol::Auto, Protocol::Modern, Protocol::Legacy] {
+        over_http(&python(protocol)).await;
+    }
+}
+
+// The TypeScript SDK 2.x, modern only (`legacy: 'reject'`), and serving both eras.
+
+#[tokio::test]
+async fn ts_sdk_server_stdio() {
+    for protocol in [Protocol::Auto, Protocol::Modern] {
+        let expect = typescript(protocol, false);
+        exercise(&stdio_config(&expect), &expect).await;
+    }
+    let expect = typescript(Protocol::Legacy, true);
+    exercise(&stdio_config(&expect), &expect).await;
+}
+
+#[tokio::test]
+async fn ts_sdk_server_streamable_http() {
+    for protocol in [Protocol::Auto, Protocol::Modern] {
+        over_http(&typescript(protocol, false)).await;
+    }
+    over_http(&typescript(Protocol::Legacy, true)).await;
+}
+
+/// A client pinned to 2025-11-25 against the modern-only TypeScript server: its -32022 answer
+/// to `initialize`, with the versions it speaks, is the error.
+#[tokio::test]
+async fn ts_sdk_modern_only_server_refuses_a_pinned_legacy_client() {
+    let expect = typescript(Protocol::Legacy, false);
     let peer = HttpPeer::start(expect.launcher).await;
-    exercise(&http_config(&peer), &expect).await;
+    for (over, config) in [
+        ("stdio", stdio_config(&expect)),
+        ("http", http_config(&peer, Protocol::Legacy)),
+    ] {
+        let e = Client::connect(&config, ClientOptions::default())
+            .await
+            .expect_err("a modern-only server refuses initialize");
+        assert!(
+            matches!(&e, Error::UnsupportedVersion { supported, .. }
+                if supported == &[mcp::MODERN_VERSION]),
+            "{over}: {e:?}"
+        );
+    }
+}
+
+/// The TypeScript server's listing carries `ttlMs: 0`; the next listing is a minute away.
+#[tokio::test]
+async fn ts_sdk_ttl_is_clamped_to_a_minute() {
+    let expect = typescript(Protocol::Modern, false);
+    let client = Client::connect(&stdio_config(&expect), ClientOptions::default())
+        .await
+        .expect("connect");
+    let listing = client.list_tools().await.expect("tools/list");
+    assert_eq!(listing.ttl, Some(Duration::ZERO));
+    assert_eq!(
+        listing.next_listing(Duration::from_secs(3600)),
+        mcp::MIN_TTL
+    );
+    client.close().await;
 }
 
 /// The server restarts on the same port and forgets the session: server-everything answers the
 /// next request 400 "No valid session ID provided", the Python SDK 404 "Session not found".
 /// The client re-initializes once and the call goes through.
 async fn session_loss_recovered(expect: &Expect) {
-    let peer = HttpPeer::start(expect.launcher).await;
+    let peer = HttpPeer::start_on(expect.launcher, 0, expect.extra).await;
     let port = peer.port;
-    let client = Client::connect(&http_config(&peer), ClientOptions::default())
-        .await
-        .expect("connect");
+    let client = Client::connect(
+        &http_config(&peer, expect.protocol),
+        ClientOptions::default(),
+    )
+    .await
+    .expect("connect");
+    assert_eq!(client.era(), expect.era);
     client.list_tools().await.expect("tools/list");
     peer.stop().await;
-    let _restarted = HttpPeer::start_on(expect.launcher, port).await;
+    let _restarted = HttpPeer::start_on(expect.launcher, port, expect.extra).await;
 
     let Value::Object(arguments) = (expect.arguments)() else {
         panic!("arguments are an object")
@@ -424,5 +581,12 @@ async fn server_everything_streamable_http_session_loss() {
 
 #[tokio::test]
 async fn python_sdk_server_streamable_http_session_loss() {
-    session_loss_recovered(&python()).await;
+    session_loss_recovered(&python(Protocol::Legacy)).await;
+}
+
+/// The modern era has no session to lose: a restarted server simply answers the next request.
+#[tokio::test]
+async fn modern_servers_restarted_need_nothing_recovered() {
+    session_loss_recovered(&python(Protocol::Modern)).await;
+    session_loss_recovered(&typescript(Protocol::Modern, false)).await;
 }

@@ -218,6 +218,7 @@ async fn sandboxed(
     let plan = sandbox::Plan::resolve("peer", &policy, command, &ctx).unwrap();
     sandbox::prepare(&plan).unwrap();
     let config = mcp::ServerConfig {
+        protocol: mcp::Protocol::default(),
         name: "peer".into(),
         transport: mcp::Transport::Stdio {
             command: env!("CARGO_BIN_EXE_maven").into(),

@@ -42,25 +42,82 @@ impl ServerRequestHandler for AcceptDefaults {
     }
 }
 
-/// Arguments for the tools the suite's scenarios offer; every other tool is called with none.
-fn arguments_for(tool: &str) -> Map<String, Value> {
-    match tool {
-        "add_numbers" => match json!({"a": 2, "b": 3}) {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        },
-        _ => Map::new(),
+/// Arguments for the tools the suite's scenarios offer: `add_numbers` gets two numbers; any
+/// other tool a value of its type for each required property.
+fn arguments_for(tool: &mcp::Tool) -> Map<String, Value> {
+    if tool.name == "add_numbers" {
+        if let Value::Object(m) = json!({"a": 2, "b": 3}) {
+            return m;
+        }
+    }
+    let schema = tool.raw.get("inputSchema");
+    let required: Vec<&str> = schema
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut args = Map::new();
+    for name in required {
+        let kind = schema
+            .and_then(|s| s.pointer(&format!("/properties/{name}/type")))
+            .and_then(Value::as_str);
+        let v = match kind {
+            Some("integer" | "number") => json!(1),
+            Some("boolean") => json!(true),
+            Some("object") => json!({}),
+            Some("array") => json!([]),
+            _ => json!("us-west1"),
+        };
+        args.insert(name.to_owned(), v);
+    }
+    args
+}
+
+/// Which tools a scenario expects to be called.
+enum Calls {
+    /// These, by name.
+    Named(&'static [&'static str]),
+    /// Every tool of the listing (the ones the client kept).
+    All,
+    /// None: the scenario judges the listing.
+    None,
+}
+
+fn tools_to_call(scenario: &str) -> Calls {
+    match scenario {
+        "tools_call" => Calls::Named(&["add_numbers"]),
+        "sse-retry" => Calls::Named(&["test_reconnection"]),
+        "elicitation-sep1034-client-defaults" => {
+            Calls::Named(&["test_client_elicitation_defaults"])
+        }
+        "sep-2322-client-request-state" | "http-standard-headers" | "http-invalid-tool-headers" => {
+            Calls::All
+        }
+        _ => Calls::None,
     }
 }
 
-/// Tools each scenario expects to be called.
-fn tools_to_call(scenario: &str) -> &'static [&'static str] {
-    match scenario {
-        "tools_call" => &["add_numbers"],
-        "sse-retry" => &["test_reconnection"],
-        "elicitation-sep1034-client-defaults" => &["test_client_elicitation_defaults"],
-        _ => &[],
-    }
+/// The calls the suite hands over in `MCP_CONFORMANCE_CONTEXT` (`toolCalls`), if any.
+fn context_calls() -> Vec<(String, Map<String, Value>)> {
+    let Ok(text) = std::env::var("MCP_CONFORMANCE_CONTEXT") else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    v.get("toolCalls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|c| {
+                    let name = c.get("name")?.as_str()?.to_owned();
+                    let args = c.get("arguments").and_then(Value::as_object).cloned();
+                    Some((name, args.unwrap_or_default()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The suite hands out `http://localhost:<port>…`; the door refuses the name `localhost` by
@@ -83,6 +140,7 @@ fn config(url: &str) -> ServerConfig {
     // its own spacing between requests to the same host.
     door.host_interval = Duration::ZERO;
     ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: "conformance".to_owned(),
         transport: Transport::Http {
             url: loopback_url(url),
@@ -111,8 +169,8 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         .map_err(|e| format!("connect: {e}"))?;
     let info = client.server_info();
     eprintln!(
-        "connected to {} {} (protocol {})",
-        info.name, info.version, info.protocol_version
+        "connected to {} {} (protocol {}, {})",
+        info.name, info.version, info.protocol_version, info.chosen
     );
     let listing = client
         .list_tools()
@@ -120,20 +178,66 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         .map_err(|e| format!("tools/list: {e}"))?;
     let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("tools: {names:?}");
-    for wanted in tools_to_call(scenario) {
-        if !names.contains(wanted) {
-            return Err(format!("the server does not offer `{wanted}`"));
+    for (name, reason) in &listing.rejected {
+        eprintln!("left out {name}: {reason}");
+    }
+    let mut calls: Vec<(String, Map<String, Value>)> = context_calls();
+    if calls.is_empty() {
+        let by_name = |n: &str| listing.tools.iter().find(|t| t.name == n);
+        match tools_to_call(scenario) {
+            Calls::Named(wanted) => {
+                for w in wanted {
+                    let tool =
+                        by_name(w).ok_or_else(|| format!("the server does not offer `{w}`"))?;
+                    calls.push((tool.name.clone(), arguments_for(tool)));
+                }
+            }
+            Calls::All => {
+                for t in &listing.tools {
+                    calls.push((t.name.clone(), arguments_for(t)));
+                }
+            }
+            Calls::None => {}
         }
+        if scenario == "json-schema-2020-12-preservation" {
+            // Hand the focal tool's schema back as it was received.
+            let focal = listing
+                .tools
+                .iter()
+                .find(|t| t.name != "json_schema_echo")
+                .ok_or("no focal tool")?;
+            let mut args = Map::new();
+            args.insert(
+                "schema".to_owned(),
+                focal.raw.get("inputSchema").cloned().unwrap_or(Value::Null),
+            );
+            calls.push(("json_schema_echo".to_owned(), args));
+        }
+    }
+    for (name, args) in calls {
         let outcome = client
-            .call_tool(wanted, arguments_for(wanted))
+            .call_tool(&name, args)
             .await
-            .map_err(|e| format!("tools/call {wanted}: {e}"))?;
-        eprintln!("{wanted}: is_error={} {}", outcome.is_error, outcome.text);
+            .map_err(|e| format!("tools/call {name}: {e}"))?;
+        eprintln!("{name}: is_error={} {}", outcome.is_error, outcome.text);
         if outcome.is_error {
             return Err(format!(
-                "tools/call {wanted} answered an error: {}",
+                "tools/call {name} answered an error: {}",
                 outcome.text
             ));
+        }
+    }
+    if scenario == "http-standard-headers" {
+        if let Ok(resources) = client.list_resources().await {
+            if let Some(uri) = resources
+                .iter()
+                .find_map(|r| r.get("uri").and_then(Value::as_str))
+            {
+                client
+                    .read_resource(uri)
+                    .await
+                    .map_err(|e| format!("resources/read: {e}"))?;
+            }
         }
     }
     client.close().await;

@@ -19,7 +19,10 @@
 //!   answers), `--ping-flood N` (N pings before the answer), `--stdout-garbage N` (N non-JSON
 //!   lines before the answer; stdio), `--crash-mid-call` (exit 3).
 //! - On `tools/list`: `--tools N` (N generated read-only tools), `--description-bytes N`,
-//!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`.
+//!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`, `--churn MS`
+//!   (send `notifications/tools/list_changed` every MS ms, and change every tool's description
+//!   at every listing; stdio).
+//! - `--result-bytes N`: every `tools/call` answers N bytes of text.
 //! - HTTP only: `--sse` (answer requests with an SSE stream: a priming event with `retry`, then
 //!   the messages), `--sse-drop-first` (close the first stream of each call after the priming
 //!   event; the answer is served to the GET with `Last-Event-ID`), `--redirect URL` (answer
@@ -33,10 +36,32 @@
 //!   table rows and a right-to-left override, a second tool whose 100,000-character name with
 //!   newlines is refused by name rules, results prefixed with an OSC 52 clipboard write and a
 //!   window-title change, and a stderr line with a screen clear.
+//! - `--modern`: speak MCP 2026-07-28 instead: `server/discover` lists `--discover-versions`
+//!   (default `2026-07-28`; a list with an older version also serves `initialize`, else
+//!   `initialize` is answered -32022), every request must carry the `_meta` envelope (a request
+//!   without it is recorded as `no _meta <method>`), results carry `resultType: "complete"`, no
+//!   sessions; over HTTP `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*`
+//!   headers of `x-mcp-header` arguments are checked against the body (a disagreement is
+//!   recorded as `header mismatch: …` and answered 400 with -32020), and the modern error codes
+//!   come with HTTP 400. `subscriptions/listen` is held open; with `--list-changed` it carries
+//!   one `notifications/tools/list_changed`. Hostile modern modes, one per flag:
+//!   `--unsupported-always` (every request answered -32022 listing 2026-07-28),
+//!   `--no-result-type`, `--header-mismatch` (every `tools/call` answered -32020),
+//!   `--header-tools` (a valid tool `get_weather` with `x-mcp-header` parameters `Region` and
+//!   `Days`, and tools whose declarations are invalid), `--input-forever` (every `tools/call`
+//!   answered `input_required`; the echoed `requestState` is checked and recorded as
+//!   `state ok N` / `state bad`), `--giant-request-state N` (an `input_required` whose
+//!   `requestState` is N bytes), `--elicit-password` (an elicitation for a password; the retry's
+//!   text is the `inputResponses` received), `--elicit-project` (an elicitation for a project
+//!   name, string; the retry is answered "tasks of project P: none", or "the owner answered
+//!   decline"), `--listen-flood N` (N list-changed notifications on
+//!   `subscriptions/listen`), `--ttl-ms T` (`ttlMs: T` on `tools/list`).
 //! - `--attacks SPEC`: before serving, try the sandbox escapes SPEC names and report what each
 //!   got on stderr (see `attacks.rs`).
 //! - `--fast`: a minimal synchronous stdio server for round-trip benchmarks (no JSON parsing:
 //!   it finds the id and the method by scanning, and answers `tools/call` with a canned text).
+//!   With `--modern` it also answers `server/discover` (listing 2026-07-28 and 2025-11-25) and
+//!   its `tools/call` answers carry `resultType`.
 
 // A test fixture: a broken invariant (a poisoned lock, an unwritable record file) should crash
 // the server loudly, which fails the test that started it.
@@ -109,6 +134,20 @@ struct Opts {
     bind: Option<String>,
     port: Option<u16>,
     fast: bool,
+    churn: Option<u64>,
+    result_bytes: Option<usize>,
+    modern: bool,
+    discover_versions: Option<Vec<String>>,
+    unsupported_always: bool,
+    no_result_type: bool,
+    header_mismatch: bool,
+    header_tools: bool,
+    input_forever: bool,
+    giant_request_state: Option<usize>,
+    elicit_password: bool,
+    elicit_project: bool,
+    listen_flood: Option<u32>,
+    ttl_ms: Option<f64>,
     attacks: Option<String>,
 }
 
@@ -163,6 +202,22 @@ fn parse_args() -> Result<Opts, String> {
             "--port" => o.port = Some(num(value()?, &flag)?),
             "--fast" => o.fast = true,
             "--hostile-text" => o.hostile_text = true,
+            "--churn" => o.churn = Some(num(value()?, &flag)?),
+            "--result-bytes" => o.result_bytes = Some(num(value()?, &flag)?),
+            "--modern" => o.modern = true,
+            "--discover-versions" => {
+                o.discover_versions = Some(value()?.split(',').map(str::to_owned).collect());
+            }
+            "--unsupported-always" => o.unsupported_always = true,
+            "--no-result-type" => o.no_result_type = true,
+            "--header-mismatch" => o.header_mismatch = true,
+            "--header-tools" => o.header_tools = true,
+            "--input-forever" => o.input_forever = true,
+            "--giant-request-state" => o.giant_request_state = Some(num(value()?, &flag)?),
+            "--elicit-password" => o.elicit_password = true,
+            "--elicit-project" => o.elicit_project = true,
+            "--listen-flood" => o.listen_flood = Some(num(value()?, &flag)?),
+            "--ttl-ms" => o.ttl_ms = Some(num(value()?, &flag)?),
             "--attacks" => o.attacks = Some(value()?),
             other => return Err(format!("unknown flag {other}")),
         }
@@ -191,6 +246,8 @@ struct Server {
     lost_once: AtomicBool,
     /// HTTP: answers withheld from a dropped SSE stream, served on the GET that resumes it.
     resumable: Mutex<Vec<Value>>,
+    /// `--churn`: how many listings were served (every one changes the tools).
+    generation: AtomicU64,
 }
 
 impl Server {
@@ -207,10 +264,15 @@ impl Server {
             let text = std::fs::read_to_string(path).unwrap_or_else(|_| "[]".to_owned());
             return serde_json::from_str(&text).unwrap_or_default();
         }
-        let desc = |d: &str| match self.opts.description_bytes {
-            Some(n) => "d".repeat(n),
-            None => d.to_owned(),
+        let generation = self.generation.load(Ordering::Relaxed);
+        let desc = |d: &str| match (self.opts.description_bytes, self.opts.churn) {
+            (Some(n), _) => "d".repeat(n),
+            (None, Some(_)) => format!("{d} (generation {generation})"),
+            (None, None) => d.to_owned(),
         };
+        if self.opts.header_tools {
+            return header_tools();
+        }
         if self.opts.hostile_text {
             let long = "x\n".repeat(50_000);
             return vec![
@@ -248,6 +310,19 @@ impl Server {
     }
 
     fn list_page(&self, cursor: Option<&str>) -> Value {
+        let mut page = self.list_page_inner(cursor);
+        if let Some(t) = self.opts.ttl_ms {
+            // Integral values are written as integers, as a server would.
+            page["ttlMs"] = if t.fract() == 0.0 && t.abs() < 9.0e15 {
+                json!(t as i64)
+            } else {
+                json!(t)
+            };
+        }
+        page
+    }
+
+    fn list_page_inner(&self, cursor: Option<&str>) -> Value {
         let tools = self.tools();
         let o = &self.opts;
         if o.repeated_cursor {
@@ -300,6 +375,44 @@ impl Server {
         }
     }
 
+    /// The versions `server/discover` lists (modern).
+    fn versions(&self) -> Vec<String> {
+        self.opts
+            .discover_versions
+            .clone()
+            .unwrap_or_else(|| vec![MODERN.to_owned()])
+    }
+
+    /// A result as this server sends it: with `resultType: "complete"` in the modern era.
+    fn complete(&self, mut result: Value) -> Value {
+        if self.opts.modern && !self.opts.no_result_type {
+            if let Some(m) = result.as_object_mut() {
+                m.entry("resultType").or_insert(json!("complete"));
+            }
+        }
+        result
+    }
+
+    /// Whether `msg` is served as a modern request: it carries the `_meta` envelope, or this
+    /// server speaks nothing else.
+    fn is_modern_request(&self, msg: &Value) -> bool {
+        self.opts.modern
+            && (msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_string()
+                || self.versions().iter().all(|v| v == MODERN))
+    }
+
+    /// Modern: record a request that lacks (part of) the per-request `_meta` envelope.
+    fn check_meta(&self, method: &str, msg: &Value) {
+        let meta = &msg["params"]["_meta"];
+        let ok = meta["io.modelcontextprotocol/protocolVersion"] == MODERN
+            && meta["io.modelcontextprotocol/clientCapabilities"].is_object()
+            && meta["io.modelcontextprotocol/clientInfo"]["name"].is_string()
+            && meta["io.modelcontextprotocol/clientInfo"]["version"].is_string();
+        if !ok {
+            self.record(&format!("no _meta {method}"));
+        }
+    }
+
     /// Handle one message from the client; everything it writes goes to `out`. Returns when
     /// the handling is over (the sink is dropped then).
     async fn handle(self: Arc<Self>, msg: Value, out: Sink) {
@@ -313,8 +426,58 @@ impl Server {
             return;
         }
         let o = &self.opts;
-        let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id.clone().unwrap_or(Value::Null), "result": result});
+        let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id.clone().unwrap_or(Value::Null), "result": self.complete(result)});
+        if self.is_modern_request(&msg) && id.is_some() {
+            self.check_meta(&method, &msg);
+            if o.unsupported_always {
+                let _ = out.send(Out::Msg(unsupported(
+                    id.as_ref(),
+                    &msg,
+                    &[MODERN.to_owned()],
+                )));
+                return;
+            }
+        }
         match method.as_str() {
+            "server/discover" if o.modern => {
+                if o.mute_on_initialize {
+                    return;
+                }
+                let (name, v) = if o.hostile_text {
+                    (HOSTILE_NAME, HOSTILE_VERSION)
+                } else {
+                    ("testkit-mcp", "1.0.0")
+                };
+                let listens = o.list_changed || o.listen_flood.is_some();
+                let _ = out.send(Out::Msg(reply(json!({
+                    "supportedVersions": self.versions(),
+                    "capabilities": {"tools": {"listChanged": listens}, "resources": {}},
+                    "ttlMs": 0,
+                    "cacheScope": "private",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": name, "version": v}},
+                }))));
+                if o.mute_after_initialize {
+                    self.muted.store(true, Ordering::Relaxed);
+                }
+            }
+            "initialize" if o.modern && self.versions().iter().all(|v| v == MODERN) => {
+                if o.mute_on_initialize {
+                    return;
+                }
+                let _ = out.send(Out::Msg(unsupported(id.as_ref(), &msg, &self.versions())));
+            }
+            "subscriptions/listen" if o.modern => {
+                let sub = json!({"io.modelcontextprotocol/subscriptionId": id});
+                let n = o.listen_flood.unwrap_or(u32::from(o.list_changed));
+                for _ in 0..n {
+                    let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0",
+                        "method": "notifications/tools/list_changed",
+                        "params": {"_meta": sub}})));
+                    tokio::task::yield_now().await;
+                }
+                // Held open until the client ends it.
+                std::future::pending::<()>().await;
+            }
             "initialize" => {
                 if o.mute_on_initialize {
                     return;
@@ -343,17 +506,43 @@ impl Server {
                     let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0",
                         "method": "notifications/tools/list_changed"})));
                 }
+                if let Some(ms) = o.churn {
+                    let out = out.clone();
+                    tokio::spawn(async move {
+                        loop {
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            let n = json!({"jsonrpc": "2.0",
+                                "method": "notifications/tools/list_changed"});
+                            if out.send(Out::Msg(n)).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
             }
             "ping" => {
                 let _ = out.send(Out::Msg(reply(json!({}))));
             }
             "tools/list" => {
+                if o.churn.is_some() {
+                    self.generation.fetch_add(1, Ordering::Relaxed);
+                }
                 let cursor = msg["params"]["cursor"].as_str();
                 let _ = out.send(Out::Msg(reply(self.list_page(cursor))));
             }
             "resources/list" => {
                 let _ = out.send(Out::Msg(reply(json!({"resources": [
                     {"uri": "mem://note", "name": "note", "mimeType": "text/plain"}]}))));
+            }
+            "resources/read"
+                if msg["params"]["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("missing:")) =>
+            {
+                // Resource not found: -32602 in the modern era, -32002 before it.
+                let code = if self.opts.modern { -32602 } else { -32002 };
+                let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": code, "message": "Resource not found"}})));
             }
             "resources/read" => {
                 let uri = msg["params"]["uri"].clone();
@@ -405,8 +594,27 @@ impl Server {
         }
         let name = msg["params"]["name"].as_str().unwrap_or("");
         let args = &msg["params"]["arguments"];
+        let mut echoed_inputs = None;
+        if o.modern {
+            match self.modern_input(msg) {
+                Some(Ok(result)) => {
+                    let _ = out.send(Out::Msg(
+                        json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    ));
+                    return;
+                }
+                Some(Err(text)) => echoed_inputs = Some(text),
+                None => {}
+            }
+        }
         let mut text = match name {
+            _ if echoed_inputs.is_some() => echoed_inputs.take().unwrap_or_default(),
             "echo" => args["text"].as_str().unwrap_or("").to_owned(),
+            "get_weather" => format!(
+                "weather for {} over {} days",
+                args["region"].as_str().unwrap_or("?"),
+                args["days"].as_i64().unwrap_or(1)
+            ),
             "delete_item" => format!("deleted {}", args["id"].as_str().unwrap_or("?")),
             other => {
                 let known = self.tools().iter().any(|t| t["name"] == other);
@@ -432,7 +640,10 @@ impl Server {
         if o.hostile_text {
             text = format!("{HOSTILE_RESULT}{text}");
         }
-        let result = json!({"content": [{"type": "text", "text": text}]});
+        if let Some(n) = o.result_bytes {
+            text = "r".repeat(n);
+        }
+        let result = self.complete(json!({"content": [{"type": "text", "text": text}]}));
         let frame = if o.wrong_id {
             json!({"jsonrpc": "2.0", "id": id.as_i64().unwrap_or(0) + 1000, "result": result})
         } else if o.string_id {
@@ -447,6 +658,204 @@ impl Server {
         };
         let _ = out.send(Out::Msg(frame));
     }
+}
+
+impl Server {
+    /// The modern multi round-trip modes of `tools/call`: `Some(Ok(result))` is an
+    /// `input_required` result to send, `Some(Err(text))` the text of the final answer.
+    fn modern_input(&self, msg: &Value) -> Option<Result<Value, String>> {
+        let o = &self.opts;
+        let params = &msg["params"];
+        let state = params["requestState"].as_str();
+        if o.input_forever {
+            self.record(&format!("call id {}", msg["id"]));
+            let round = match state {
+                None => 1,
+                Some(s) => match s
+                    .strip_prefix(STATE_PREFIX)
+                    .and_then(|n| n.parse::<u32>().ok())
+                {
+                    Some(n) if params["inputResponses"]["project"].is_object() => {
+                        self.record(&format!("state ok {n}"));
+                        n + 1
+                    }
+                    _ => {
+                        self.record("state bad");
+                        1
+                    }
+                },
+            };
+            return Some(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": {"project": {"method": "elicitation/create", "params": {
+                    "message": "Which project?",
+                    "requestedSchema": {"type": "object",
+                        "properties": {"project": {"type": "string"}}, "required": ["project"]}}}},
+                "requestState": format!("{STATE_PREFIX}{round}"),
+            })));
+        }
+        if let Some(n) = o.giant_request_state {
+            if state.is_some() {
+                self.record("giant requestState echoed");
+            }
+            return Some(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": {"roots": {"method": "roots/list"}},
+                "requestState": "s".repeat(n),
+            })));
+        }
+        if o.elicit_project {
+            if let Some(r) = params["inputResponses"].get("project") {
+                let answer = match (r["action"].as_str(), r["content"]["project"].as_str()) {
+                    (Some("accept"), Some(p)) => format!("tasks of project {p}: none"),
+                    (Some(action), _) => format!("the owner answered {action}"),
+                    _ => "no answer".to_owned(),
+                };
+                self.record(&format!("state {}", state.unwrap_or("-")));
+                return Some(Err(answer));
+            }
+            return Some(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": {"project": {"method": "elicitation/create", "params": {
+                    "message": "Which project?",
+                    "requestedSchema": {"type": "object",
+                        "properties": {"project": {"type": "string", "title": "project name"}},
+                        "required": ["project"]}}}},
+                "requestState": "ask-1",
+            })));
+        }
+        if o.elicit_password {
+            if let Some(r) = params.get("inputResponses") {
+                self.record(&format!("state {}", state.unwrap_or("-")));
+                return Some(Err(serde_json::to_string(r).unwrap()));
+            }
+            return Some(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": {"login": {"method": "elicitation/create", "params": {
+                    "message": "Sign in to continue",
+                    "requestedSchema": {"type": "object",
+                        "properties": {"password": {"type": "string", "title": "Password",
+                                                    "format": "password"}},
+                        "required": ["password"]}}}},
+                "requestState": "pw",
+            })));
+        }
+        None
+    }
+
+    /// Modern HTTP: why the request's headers disagree with its body, if they do.
+    fn header_problem(&self, h: &hyper::HeaderMap, msg: &Value) -> Option<String> {
+        let get = |k: &str| h.get(k).and_then(|v| v.to_str().ok()).map(decode_header);
+        if h.contains_key("mcp-session-id") {
+            self.record("session header in the modern era");
+        }
+        if get("mcp-protocol-version").as_deref() != Some(MODERN) {
+            return Some(format!(
+                "MCP-Protocol-Version is {:?}",
+                get("mcp-protocol-version")
+            ));
+        }
+        let method = msg["method"].as_str().unwrap_or("");
+        if get("mcp-method").as_deref() != Some(method) {
+            return Some(format!(
+                "the body says {method} but Mcp-Method says {:?}",
+                get("mcp-method")
+            ));
+        }
+        let params = &msg["params"];
+        let name = match method {
+            "tools/call" | "prompts/get" => params["name"].as_str(),
+            "resources/read" => params["uri"].as_str(),
+            _ => None,
+        };
+        if let Some(n) = name {
+            if get("mcp-name").as_deref() != Some(n) {
+                return Some(format!(
+                    "the body names {n:?} but Mcp-Name says {:?}",
+                    get("mcp-name")
+                ));
+            }
+        }
+        if self.opts.header_mismatch && method == "tools/call" {
+            return Some("this server disagrees with every tools/call".to_owned());
+        }
+        if method != "tools/call" {
+            return None;
+        }
+        let tool = self
+            .tools()
+            .into_iter()
+            .find(|t| Some(t["name"].as_str()) == Some(name))?;
+        let props = tool["inputSchema"]["properties"].as_object()?.clone();
+        for (arg, schema) in props {
+            let Some(header) = schema["x-mcp-header"].as_str() else {
+                continue;
+            };
+            let want = match &params["arguments"][&arg] {
+                Value::Null => None,
+                Value::String(s) => Some(s.clone()),
+                other => Some(other.to_string()),
+            };
+            let got = get(&format!("mcp-param-{}", header.to_ascii_lowercase()));
+            if got != want {
+                return Some(format!(
+                    "argument {arg} is {want:?} but Mcp-Param-{header} says {got:?}"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// The modern protocol version.
+const MODERN: &str = "2026-07-28";
+/// What `--input-forever` puts before the round number in its `requestState`: characters a
+/// careless client would re-encode.
+const STATE_PREFIX: &str = "st\u{e9}\"te/\u{1f600}\\ round ";
+
+/// An `UnsupportedProtocolVersion` error answering `msg`.
+fn unsupported(id: Option<&Value>, msg: &Value, supported: &[String]) -> Value {
+    let requested = msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        .as_str()
+        .or_else(|| msg["params"]["protocolVersion"].as_str())
+        .unwrap_or("");
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+        "message": format!("Unsupported protocol version: {requested}"),
+        "data": {"supported": supported, "requested": requested}}})
+}
+
+/// A header value with the Base64 sentinel (`=?base64?…?=`) decoded.
+fn decode_header(v: &str) -> String {
+    use base64::Engine as _;
+    v.strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .unwrap_or_else(|| v.to_owned())
+}
+
+/// `--header-tools`: one tool with valid `x-mcp-header` declarations, and one per way of
+/// declaring them wrongly.
+fn header_tools() -> Vec<Value> {
+    vec![
+        json!({"name": "get_weather", "description": "Weather for a region.",
+               "inputSchema": {"type": "object", "properties": {
+                   "region": {"type": "string", "x-mcp-header": "Region"},
+                   "days": {"type": "integer", "x-mcp-header": "Days"}},
+                   "required": ["region"]},
+               "annotations": {"readOnlyHint": true}}),
+        json!({"name": "bad_type", "inputSchema": {"type": "object", "properties": {
+                   "filter": {"type": "object", "x-mcp-header": "Filter"}}}}),
+        json!({"name": "bad_token", "inputSchema": {"type": "object", "properties": {
+                   "q": {"type": "string", "x-mcp-header": "Has Space"}}}}),
+        json!({"name": "bad_duplicate", "inputSchema": {"type": "object", "properties": {
+                   "a": {"type": "string", "x-mcp-header": "Key"},
+                   "b": {"type": "string", "x-mcp-header": "key"}}}}),
+        json!({"name": "bad_nested", "inputSchema": {"type": "object", "anyOf": [
+                   {"properties": {"q": {"type": "string", "x-mcp-header": "Q"}}}]}}),
+        json!({"name": "bad_empty", "inputSchema": {"type": "object", "properties": {
+                   "q": {"type": "string", "x-mcp-header": ""}}}}),
+    ]
 }
 
 fn encode_line(out: Out) -> Vec<u8> {
@@ -571,6 +980,7 @@ async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Bo
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let headers = req.headers().clone();
     let Ok(body) = req.into_body().collect().await else {
         return full(StatusCode::BAD_REQUEST, "");
     };
@@ -579,8 +989,23 @@ async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Bo
     };
     let method = msg["method"].as_str().unwrap_or("").to_owned();
     let is_request = msg.get("method").is_some() && msg.get("id").is_some();
-    // Sessions: initialize makes one; everything else must carry it.
-    if method == "initialize" {
+    let modern = server.is_modern_request(&msg);
+    let envelope = msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_string();
+    if modern {
+        // No sessions; the headers of an enveloped request must agree with its body.
+        if is_request && envelope {
+            if let Some(problem) = server.header_problem(&headers, &msg) {
+                server.record(&format!("header mismatch: {problem}"));
+                let body = json!({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32020,
+                    "message": format!("Bad Request: the request headers and body disagree: {problem}")}});
+                let mut r = full(StatusCode::BAD_REQUEST, body.to_string());
+                r.headers_mut()
+                    .insert("content-type", "application/json".parse().unwrap());
+                return r;
+            }
+        }
+    } else if method == "initialize" {
+        // Sessions: initialize makes one; everything else must carry it.
         let sid = format!("sess-{}", server.next_req.fetch_add(1, Ordering::Relaxed));
         *server.session.lock().unwrap() = Some(sid);
     } else {
@@ -610,6 +1035,7 @@ async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Bo
     let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
     tokio::spawn(server.clone().handle(msg, tx));
     let needs_stream = o.sse
+        || (o.modern && method == "subscriptions/listen")
         || (method == "tools/call"
             && (o.server_requests || o.ping_flood.is_some() || o.giant_line.is_some()));
     let sid = server.session.lock().unwrap().clone();
@@ -625,7 +1051,16 @@ async fn http_handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Bo
             std::future::pending::<()>().await;
             unreachable!()
         };
-        let mut r = full(StatusCode::OK, encode_line(first));
+        // Modern: the era's own error codes come with 400.
+        let status = match &first {
+            Out::Msg(v)
+                if modern && matches!(v["error"]["code"].as_i64(), Some(-32022..=-32020)) =>
+            {
+                StatusCode::BAD_REQUEST
+            }
+            _ => StatusCode::OK,
+        };
+        let mut r = full(status, encode_line(first));
         r.headers_mut()
             .insert("content-type", "application/json".parse().unwrap());
         return with_session(r);
@@ -732,7 +1167,7 @@ fn main() -> std::process::ExitCode {
         }
     };
     if opts.fast {
-        run_fast();
+        run_fast(opts.modern);
         return std::process::ExitCode::SUCCESS;
     }
     if opts.exit_on_start {
@@ -757,6 +1192,7 @@ fn main() -> std::process::ExitCode {
         session: Mutex::new(None),
         lost_once: AtomicBool::new(false),
         resumable: Mutex::new(Vec::new()),
+        generation: AtomicU64::new(0),
     });
     if let Some(spec) = &server.opts.attacks {
         attacks::run(spec);
@@ -795,8 +1231,9 @@ fn scan<'a>(line: &'a [u8], key: &[u8], end: &[u8]) -> Option<&'a [u8]> {
     Some(&rest[..len])
 }
 
-/// The `--fast` server: one thread, one buffer, one write per answer.
-fn run_fast() {
+/// The `--fast` server: one thread, one buffer, one write per answer; `modern` adds
+/// `server/discover` and `resultType`.
+fn run_fast(modern: bool) {
     use std::io::{BufRead as _, Write as _};
     let mut rd = std::io::BufReader::new(std::io::stdin().lock());
     let mut out = std::io::stdout().lock();
@@ -820,7 +1257,13 @@ fn run_fast() {
             b"initialize" => {
                 br#","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"testkit-mcp-fast","version":"1.0.0"}}}"#
             }
+            b"tools/call" if modern => {
+                br#","result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}"#
+            }
             b"tools/call" => br#","result":{"content":[{"type":"text","text":"hello"}]}}"#,
+            b"server/discover" if modern => {
+                br#","result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"testkit-mcp-fast","version":"1.0.0"}}}}"#
+            }
             b"tools/list" => {
                 br#","result":{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}]}}"#
             }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp::{Client, CloseReason, Error, McpTimeouts, Violation};
 
-use crate::support::{args, bounded, options, short, HttpServer, Record};
+use crate::support::{args, bounded, options, short, HttpServer, Record, ERAS};
 
 async fn connect(server: &HttpServer, timeouts: McpTimeouts) -> Client {
     Client::connect(&server.config(timeouts), options())
@@ -64,7 +64,7 @@ async fn server_requests_mid_stream_are_refused_and_the_call_completes() {
         let out = c.call_tool("echo", args("x")).await.unwrap();
         assert_eq!(
             out.text,
-            "sampling/createMessage:-32601 roots/list:-32601 elicitation/create:-32601"
+            "sampling/createMessage:-32601 roots/list:-32601 elicitation/create:no-error"
         );
         c.close().await;
     })
@@ -129,22 +129,31 @@ async fn a_dropped_sse_stream_is_resumed_after_retry() {
 
 #[tokio::test]
 async fn mute_mid_call_cancels_and_drops() {
-    bounded(async {
-        let rec = Record::new();
-        let server = HttpServer::start(&["--mute-mid-call", &rec.arg()]).await;
-        let t = McpTimeouts {
-            call: Duration::from_millis(500),
-            ..short()
-        };
-        let c = connect(&server, t).await;
-        let e = c.call_tool("echo", args("x")).await.unwrap_err();
-        assert!(e.is_timeout(), "{e:?}");
-        let lines = rec.wait_for(|l| l == "notifications/cancelled").await;
-        assert_eq!(count(&lines, "notifications/cancelled"), 1, "{lines:?}");
-        assert!(c.ping().await.unwrap_err().is_closed());
-        c.close().await;
-    })
-    .await;
+    for era in ERAS {
+        bounded(async {
+            let rec = Record::new();
+            let server = HttpServer::start_in(era, &["--mute-mid-call", &rec.arg()]).await;
+            let t = McpTimeouts {
+                call: Duration::from_millis(500),
+                ..short()
+            };
+            let c = connect(&server, t).await;
+            assert_eq!(c.era(), era);
+            let e = c.call_tool("echo", args("x")).await.unwrap_err();
+            assert!(e.is_timeout(), "{era:?}: {e:?}");
+            if era == mcp::Era::Legacy {
+                let lines = rec.wait_for(|l| l == "notifications/cancelled").await;
+                assert_eq!(count(&lines, "notifications/cancelled"), 1, "{lines:?}");
+            } else {
+                // Modern: closing the request's stream is the cancellation; nothing is sent.
+                let lines = rec.lines();
+                assert_eq!(count(&lines, "notifications/cancelled"), 0, "{lines:?}");
+            }
+            assert!(c.ping().await.unwrap_err().is_closed());
+            c.close().await;
+        })
+        .await;
+    }
 }
 
 #[tokio::test]
@@ -156,21 +165,51 @@ async fn malformed_answers() {
         ("--wrong-id", true),
         ("--string-id", false),
     ] {
+        for era in ERAS {
+            malformed_answer(era, flag, sse).await;
+        }
+    }
+}
+
+async fn malformed_answer(era: mcp::Era, flag: &str, sse: bool) {
+    bounded(async {
+        let flags: Vec<&str> = if sse { vec![flag, "--sse"] } else { vec![flag] };
+        let server = HttpServer::start_in(era, &flags).await;
+        let c = connect(&server, short()).await;
+        assert_eq!(c.era(), era);
+        let e = c.call_tool("echo", args("x")).await.unwrap_err();
+        let want = match flag {
+            "--neither" => Violation::NeitherResultNorError,
+            "--result-and-error" => Violation::ResultAndError,
+            _ => Violation::Unanswered,
+        };
+        assert!(
+            matches!(e, Error::Violation(v) if v == want),
+            "{era:?} {flag} sse={sse}: {e:?}"
+        );
+        assert!(c.stats().violations >= 1);
+        c.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_giant_sse_event_is_never_assembled() {
+    for era in ERAS {
         bounded(async {
-            let flags: Vec<&str> = if sse { vec![flag, "--sse"] } else { vec![flag] };
-            let server = HttpServer::start(&flags).await;
-            let c = connect(&server, short()).await;
+            let server = HttpServer::start_in(era, &["--giant-line=20000000"]).await;
+            let mut opts = options();
+            opts.limits.frame_cap = 256 * 1024;
+            let c = Client::connect(&server.config(short()), opts)
+                .await
+                .unwrap();
+            assert_eq!(c.era(), era);
             let e = c.call_tool("echo", args("x")).await.unwrap_err();
-            let want = match flag {
-                "--neither" => Violation::NeitherResultNorError,
-                "--result-and-error" => Violation::ResultAndError,
-                _ => Violation::Unanswered,
-            };
-            assert!(
-                matches!(e, Error::Violation(v) if v == want),
-                "{flag} sse={sse}: {e:?}"
+            assert_eq!(
+                e.close_reason(),
+                Some(&CloseReason::FrameTooLarge { cap: 256 * 1024 }),
+                "{era:?}: {e:?}"
             );
-            assert!(c.stats().violations >= 1);
             c.close().await;
         })
         .await;
@@ -178,38 +217,21 @@ async fn malformed_answers() {
 }
 
 #[tokio::test]
-async fn a_giant_sse_event_is_never_assembled() {
-    bounded(async {
-        let server = HttpServer::start(&["--giant-line=20000000"]).await;
-        let mut opts = options();
-        opts.limits.frame_cap = 256 * 1024;
-        let c = Client::connect(&server.config(short()), opts)
-            .await
-            .unwrap();
-        let e = c.call_tool("echo", args("x")).await.unwrap_err();
-        assert_eq!(
-            e.close_reason(),
-            Some(&CloseReason::FrameTooLarge { cap: 256 * 1024 }),
-            "{e:?}"
-        );
-        c.close().await;
-    })
-    .await;
-}
-
-#[tokio::test]
 async fn any_redirect_is_refused_on_a_private_door() {
     bounded(async {
-        for target in [
-            "http://169.254.169.254/latest/meta-data/",
-            "http://127.0.0.1:9/mcp",
-        ] {
+        for (era, target) in ERAS.into_iter().flat_map(|era| {
+            [
+                (era, "http://169.254.169.254/latest/meta-data/"),
+                (era, "http://127.0.0.1:9/mcp"),
+            ]
+        }) {
             let flag = format!("--redirect={target}");
-            let server = HttpServer::start(&[&flag]).await;
+            // The first POST (server/discover or initialize) is the one redirected.
+            let server = HttpServer::start_in(era, &[&flag]).await;
             let e = Client::connect(&server.config(short()), options())
                 .await
                 .unwrap_err();
-            assert!(e.is_refused(), "{target}: {e:?}");
+            assert!(e.is_refused(), "{era:?} {target}: {e:?}");
             assert!(
                 matches!(
                     e.http_error(),

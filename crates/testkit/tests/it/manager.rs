@@ -69,6 +69,7 @@ async fn a_mute_a_crashing_and_a_black_holed_server_do_not_hold_up_a_good_one() 
     door.allow_private = true;
     door.host_interval = Duration::ZERO;
     let hole_cfg = ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: "hole".into(),
         transport: Transport::Http {
             url,

@@ -6,7 +6,9 @@ use std::time::Duration;
 use mcp::{Client, CloseReason, Error, Incomplete, McpTimeouts, Violation};
 use serde_json::{json, Map};
 
-use crate::support::{args, bounded, options, process_exists, short, stdio, Record};
+use crate::support::{
+    args, bounded, options, process_exists, short, stdio, stdio_in, Record, ERAS,
+};
 
 fn quick_call() -> McpTimeouts {
     McpTimeouts {
@@ -19,6 +21,15 @@ async fn connect(flags: &[&str], timeouts: McpTimeouts) -> Client {
     Client::connect(&stdio(flags, timeouts), options())
         .await
         .expect("the test server connects")
+}
+
+/// The test server speaking `era`, the client pinned to it.
+async fn connect_in(era: mcp::Era, flags: &[&str], timeouts: McpTimeouts) -> Client {
+    let c = Client::connect(&stdio_in(era, flags, timeouts), options())
+        .await
+        .expect("the test server connects");
+    assert_eq!(c.era(), era);
+    c
 }
 
 #[tokio::test]
@@ -65,15 +76,33 @@ async fn well_behaved_server_end_to_end_and_no_zombie() {
         assert_eq!(c.closed(), Some(CloseReason::ClosedByClient));
         assert!(c.ping().await.unwrap_err().is_closed());
         let lines = rec.lines();
-        assert_eq!(lines[..2], ["initialize", "notifications/initialized"]);
+        // `auto`: the modern probe first; this legacy server answers it -32601.
+        assert_eq!(
+            lines[..3],
+            ["server/discover", "initialize", "notifications/initialized"]
+        );
+        assert_eq!(c.era(), mcp::Era::Legacy);
+        assert!(
+            c.server_info()
+                .chosen
+                .starts_with("fell back to initialize"),
+            "{}",
+            c.server_info().chosen
+        );
     })
     .await;
 }
 
 #[tokio::test]
 async fn sixty_four_calls_in_flight() {
+    for era in ERAS {
+        sixty_four_calls_in_flight_in(era).await;
+    }
+}
+
+async fn sixty_four_calls_in_flight_in(era: mcp::Era) {
     bounded(async {
-        let c = Arc::new(connect(&[], short()).await);
+        let c = Arc::new(connect_in(era, &[], short()).await);
         let mut set = tokio::task::JoinSet::new();
         for i in 0..64 {
             let c = c.clone();
@@ -147,56 +176,69 @@ async fn mute_on_initialize_times_out() {
 
 #[tokio::test]
 async fn mute_after_initialize_times_out_and_drops_the_connection() {
-    bounded(async {
-        let t = McpTimeouts {
-            list: Duration::from_millis(300),
-            ..short()
-        };
-        let c = connect(&["--mute-after-initialize"], t).await;
-        let e = c.list_tools().await.unwrap_err();
-        assert!(
-            matches!(&e, Error::Timeout { method, .. } if method == "tools/list"),
-            "{e:?}"
-        );
-        assert_eq!(
-            c.closed(),
-            Some(CloseReason::RequestTimedOut {
-                method: "tools/list".to_owned()
-            })
-        );
-        c.close().await;
-    })
-    .await;
+    // Modern: mute after server/discover.
+    for era in ERAS {
+        bounded(async {
+            let t = McpTimeouts {
+                list: Duration::from_millis(300),
+                ..short()
+            };
+            let c = connect_in(era, &["--mute-after-initialize"], t).await;
+            let e = c.list_tools().await.unwrap_err();
+            assert!(
+                matches!(&e, Error::Timeout { method, .. } if method == "tools/list"),
+                "{era:?}: {e:?}"
+            );
+            assert_eq!(
+                c.closed(),
+                Some(CloseReason::RequestTimedOut {
+                    method: "tools/list".to_owned()
+                })
+            );
+            c.close().await;
+        })
+        .await;
+    }
 }
 
 #[tokio::test]
 async fn mute_mid_call_cancels_and_drops_the_connection() {
-    bounded(async {
-        let rec = Record::new();
-        let c = connect(&["--mute-mid-call", &rec.arg()], quick_call()).await;
-        let pid = c.pid().unwrap();
-        let e = c.call_tool("echo", args("x")).await.unwrap_err();
-        assert!(e.is_timeout(), "{e:?}");
-        let lines = rec.wait_for(|l| l == "notifications/cancelled").await;
-        assert!(
-            lines.iter().any(|l| l == "notifications/cancelled"),
-            "{lines:?}"
-        );
-        assert!(c.ping().await.unwrap_err().is_closed());
-        c.close().await;
-        assert!(!process_exists(pid));
-    })
-    .await;
+    for era in ERAS {
+        bounded(async {
+            let rec = Record::new();
+            let c = connect_in(era, &["--mute-mid-call", &rec.arg()], quick_call()).await;
+            let pid = c.pid().unwrap();
+            let e = c.call_tool("echo", args("x")).await.unwrap_err();
+            assert!(e.is_timeout(), "{era:?}: {e:?}");
+            // Over stdio both eras cancel with the notification.
+            let lines = rec.wait_for(|l| l == "notifications/cancelled").await;
+            assert!(
+                lines.iter().any(|l| l == "notifications/cancelled"),
+                "{era:?}: {lines:?}"
+            );
+            assert!(c.ping().await.unwrap_err().is_closed());
+            c.close().await;
+            assert!(!process_exists(pid));
+        })
+        .await;
+    }
 }
 
 #[tokio::test]
 async fn a_giant_line_is_never_assembled() {
+    for era in ERAS {
+        a_giant_line_is_never_assembled_in(era).await;
+    }
+}
+
+async fn a_giant_line_is_never_assembled_in(era: mcp::Era) {
     bounded(async {
         let cap = 1024 * 1024;
         let mut opts = options();
         opts.limits.frame_cap = cap;
-        let cfg = stdio(&["--giant-line=50000000"], short());
+        let cfg = stdio_in(era, &["--giant-line=50000000"], short());
         let c = Client::connect(&cfg, opts).await.unwrap();
+        assert_eq!(c.era(), era);
         let e = c.call_tool("echo", args("x")).await.unwrap_err();
         assert_eq!(
             e.close_reason(),
@@ -219,35 +261,39 @@ async fn a_giant_line_is_never_assembled() {
 
 #[tokio::test]
 async fn inexact_ids_are_violations_and_the_call_times_out() {
-    for flag in ["--wrong-id", "--string-id"] {
-        bounded(async {
-            let c = connect(&[flag], quick_call()).await;
-            let e = c.call_tool("echo", args("x")).await.unwrap_err();
-            assert!(e.is_timeout(), "{flag}: {e:?}");
-            assert_eq!(c.stats().violations, 1, "{flag}");
-            c.close().await;
-        })
-        .await;
+    for era in ERAS {
+        for flag in ["--wrong-id", "--string-id"] {
+            bounded(async {
+                let c = connect_in(era, &[flag], quick_call()).await;
+                let e = c.call_tool("echo", args("x")).await.unwrap_err();
+                assert!(e.is_timeout(), "{era:?} {flag}: {e:?}");
+                assert_eq!(c.stats().violations, 1, "{era:?} {flag}");
+                c.close().await;
+            })
+            .await;
+        }
     }
 }
 
 #[tokio::test]
 async fn result_and_error_or_neither_fail_the_call() {
-    for (flag, want) in [
-        ("--result-and-error", Violation::ResultAndError),
-        ("--neither", Violation::NeitherResultNorError),
-    ] {
-        bounded(async {
-            let c = connect(&[flag], short()).await;
-            let e = c.call_tool("echo", args("x")).await.unwrap_err();
-            assert!(
-                matches!(e, Error::Violation(v) if v == want),
-                "{flag}: {e:?}"
-            );
-            assert_eq!(c.stats().violations, 1);
-            c.close().await;
-        })
-        .await;
+    for era in ERAS {
+        for (flag, want) in [
+            ("--result-and-error", Violation::ResultAndError),
+            ("--neither", Violation::NeitherResultNorError),
+        ] {
+            bounded(async {
+                let c = connect_in(era, &[flag], short()).await;
+                let e = c.call_tool("echo", args("x")).await.unwrap_err();
+                assert!(
+                    matches!(e, Error::Violation(v) if v == want),
+                    "{era:?} {flag}: {e:?}"
+                );
+                assert_eq!(c.stats().violations, 1);
+                c.close().await;
+            })
+            .await;
+        }
     }
 }
 
@@ -258,7 +304,7 @@ async fn server_requests_mid_call_are_refused_and_the_call_completes() {
         let out = c.call_tool("echo", args("x")).await.unwrap();
         assert_eq!(
             out.text,
-            "sampling/createMessage:-32601 roots/list:-32601 elicitation/create:-32601"
+            "sampling/createMessage:-32601 roots/list:-32601 elicitation/create:no-error"
         );
         assert_eq!(c.stats().server_requests, 3);
         c.close().await;
@@ -289,44 +335,48 @@ async fn a_ping_flood_is_rate_limited_and_the_call_completes() {
 
 #[tokio::test]
 async fn stdout_garbage_is_counted_then_disconnects() {
-    bounded(async {
-        let c = connect(&["--stdout-garbage=5"], short()).await;
-        assert_eq!(c.call_tool("echo", args("ok")).await.unwrap().text, "ok");
-        assert_eq!(c.stats().garbage_lines, 5);
-        c.close().await;
+    for era in ERAS {
+        bounded(async {
+            let c = connect_in(era, &["--stdout-garbage=5"], short()).await;
+            assert_eq!(c.call_tool("echo", args("ok")).await.unwrap().text, "ok");
+            assert_eq!(c.stats().garbage_lines, 5);
+            c.close().await;
 
-        let c = connect(&["--stdout-garbage=500"], short()).await;
-        let e = c.call_tool("echo", args("x")).await.unwrap_err();
-        assert!(
-            matches!(
-                e.close_reason(),
-                Some(CloseReason::TooManyGarbageLines { lines: 101 })
-            ),
-            "{e:?}"
-        );
-        c.close().await;
-    })
-    .await;
+            let c = connect_in(era, &["--stdout-garbage=500"], short()).await;
+            let e = c.call_tool("echo", args("x")).await.unwrap_err();
+            assert!(
+                matches!(
+                    e.close_reason(),
+                    Some(CloseReason::TooManyGarbageLines { lines: 101 })
+                ),
+                "{era:?}: {e:?}"
+            );
+            c.close().await;
+        })
+        .await;
+    }
 }
 
 #[tokio::test]
 async fn crash_mid_call_reports_the_exit() {
-    bounded(async {
-        let c = connect(&["--crash-mid-call"], short()).await;
-        let pid = c.pid().unwrap();
-        let e = c.call_tool("echo", args("x")).await.unwrap_err();
-        assert_eq!(
-            e.close_reason(),
-            Some(&CloseReason::ServerExited {
-                code: Some(3),
-                signal: None
-            }),
-            "{e:?}"
-        );
-        c.close().await;
-        assert!(!process_exists(pid));
-    })
-    .await;
+    for era in ERAS {
+        bounded(async {
+            let c = connect_in(era, &["--crash-mid-call"], short()).await;
+            let pid = c.pid().unwrap();
+            let e = c.call_tool("echo", args("x")).await.unwrap_err();
+            assert_eq!(
+                e.close_reason(),
+                Some(&CloseReason::ServerExited {
+                    code: Some(3),
+                    signal: None
+                }),
+                "{era:?}: {e:?}"
+            );
+            c.close().await;
+            assert!(!process_exists(pid));
+        })
+        .await;
+    }
 }
 
 #[tokio::test]

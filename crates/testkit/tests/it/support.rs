@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcp::{ClientOptions, Limits, McpTimeouts, ServerConfig, Transport};
+use mcp::{ClientOptions, Era, Limits, McpTimeouts, Protocol, ServerConfig, Transport};
 
 /// The test server binary.
 pub(crate) fn bin() -> &'static str {
@@ -24,6 +24,7 @@ pub(crate) fn short() -> McpTimeouts {
 /// A stdio config running the test server with these flags.
 pub(crate) fn stdio(args: &[&str], timeouts: McpTimeouts) -> ServerConfig {
     ServerConfig {
+        protocol: mcp::Protocol::Auto,
         name: "kit".to_owned(),
         transport: Transport::Stdio {
             command: bin().to_owned(),
@@ -31,6 +32,32 @@ pub(crate) fn stdio(args: &[&str], timeouts: McpTimeouts) -> ServerConfig {
             env: BTreeMap::new(),
         },
         timeouts,
+    }
+}
+
+/// Both eras, for the hostile cases that apply to each.
+pub(crate) const ERAS: [Era; 2] = [Era::Legacy, Era::Modern];
+
+/// The test server's flag for an era (`--modern`, or none).
+pub(crate) fn era_flag(era: Era) -> Option<&'static str> {
+    (era == Era::Modern).then_some("--modern")
+}
+
+/// The configuration key that pins an era.
+pub(crate) fn pin(era: Era) -> Protocol {
+    match era {
+        Era::Legacy => Protocol::Legacy,
+        Era::Modern => Protocol::Modern,
+    }
+}
+
+/// A stdio config running the test server in `era` with these flags, the client pinned to it.
+pub(crate) fn stdio_in(era: Era, args: &[&str], timeouts: McpTimeouts) -> ServerConfig {
+    let mut flags: Vec<&str> = era_flag(era).into_iter().collect();
+    flags.extend_from_slice(args);
+    ServerConfig {
+        protocol: pin(era),
+        ..stdio(&flags, timeouts)
     }
 }
 
@@ -102,6 +129,8 @@ pub(crate) async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
 pub(crate) struct HttpServer {
     pub(crate) port: u16,
     pub(crate) ip: &'static str,
+    /// What [`HttpServer::config`] pins.
+    pub(crate) protocol: Protocol,
     _child: tokio::process::Child,
 }
 
@@ -109,6 +138,15 @@ impl HttpServer {
     /// Start it with these flags and read its port (the first line of its stdout).
     pub(crate) async fn start(flags: &[&str]) -> HttpServer {
         HttpServer::start_on("127.0.0.1", flags).await
+    }
+
+    /// Start it in `era` with these flags; its config pins that era.
+    pub(crate) async fn start_in(era: Era, flags: &[&str]) -> HttpServer {
+        let mut all: Vec<&str> = era_flag(era).into_iter().collect();
+        all.extend_from_slice(flags);
+        let mut s = HttpServer::start(&all).await;
+        s.protocol = pin(era);
+        s
     }
 
     /// Start it on a given loopback address.
@@ -136,6 +174,7 @@ impl HttpServer {
         HttpServer {
             port,
             ip,
+            protocol: Protocol::Auto,
             _child: child,
         }
     }
@@ -152,6 +191,7 @@ impl HttpServer {
         let mut headers = BTreeMap::new();
         headers.insert("Authorization".to_owned(), "Bearer test-token".to_owned());
         ServerConfig {
+            protocol: self.protocol,
             name: "kit".to_owned(),
             transport: Transport::Http {
                 url: self.url(),

@@ -1,0 +1,507 @@
+//! Multi round-trip requests (modern era): a `tools/call` answered with `resultType:
+//! "input_required"` carries input requests (elicitation, sampling, roots) and an opaque
+//! `requestState`; the call is retried with a new id, the answers in `inputResponses` and the
+//! state echoed byte for byte. This module reads such a result into [`InputNeeded`] (bounded,
+//! every string capped) and holds what Maven answers by itself: sampling is declined (Maven
+//! does not lend its model to servers; the request is left unanswered), roots get an empty
+//! list. Elicitations are the owner's: [`Ask`] says what the server asks, marked as the
+//! server's words, and turns the owner's reply into the answer.
+
+use serde_json::{json, Map, Value};
+
+use crate::text::cap_chars;
+
+/// Most input requests one round may carry.
+pub(crate) const MAX_INPUT_REQUESTS: usize = 16;
+/// Largest `requestState` echoed (bytes).
+pub(crate) const REQUEST_STATE_CAP: usize = 64 * 1024;
+/// Most rounds of one call.
+pub(crate) const MAX_ROUNDS: u32 = 8;
+/// Longest message or field title kept from an elicitation (characters).
+const TEXT_CAP: usize = 500;
+/// Longest URL kept from a URL-mode elicitation (characters).
+const URL_CAP: usize = 2000;
+/// Most fields of one form.
+const FIELDS_CAP: usize = 16;
+/// Longest input request key (bytes).
+const KEY_CAP: usize = 128;
+
+/// One form field the server asks the owner for.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Field {
+    /// The property name.
+    pub name: String,
+    /// Its title or description (capped), or the name.
+    pub title: String,
+    /// `"string"`, `"number"`, `"integer"` or `"boolean"` (anything else is a string).
+    pub kind: String,
+    /// Allowed values, when the schema gives an `enum`.
+    pub choices: Vec<String>,
+    /// Whether the form requires it.
+    pub required: bool,
+}
+
+/// What an elicitation asks.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AskKind {
+    /// Form mode: fields to fill.
+    Form {
+        /// The fields.
+        fields: Vec<Field>,
+    },
+    /// URL mode: a page the owner is asked to visit (shown as text; Maven opens nothing).
+    Url {
+        /// The URL (capped).
+        url: String,
+    },
+    /// A form asking for a secret (a field named like a password, token or key): declined
+    /// without being shown.
+    Secret {
+        /// The field's name.
+        field: String,
+    },
+}
+
+/// One elicitation of the server, for the owner.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Ask {
+    /// The server's key for it.
+    pub key: String,
+    /// The server's message (capped): the server's words, never Maven's.
+    pub message: String,
+    /// What it asks.
+    pub kind: AskKind,
+}
+
+/// A call that waits for the owner: the original request, the answers Maven gave by itself,
+/// the server's state, and the elicitations.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InputNeeded {
+    /// The tool.
+    pub tool: String,
+    /// Its arguments, as first sent.
+    pub arguments: Map<String, Value>,
+    /// What the owner is asked.
+    pub asks: Vec<Ask>,
+    pub(crate) request_state: Option<String>,
+    pub(crate) answers: Map<String, Value>,
+    pub(crate) round: u32,
+    pub(crate) only_sampling: bool,
+    /// A legacy call in flight whose held `elicitation/create` this is.
+    pub(crate) held: Option<crate::held::Held>,
+}
+
+/// A call's step: finished, or waiting for the owner.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CallStep {
+    /// The result.
+    Done(crate::ToolOutcome),
+    /// The server asks the owner something; answer with [`crate::Client::resume_call`].
+    Input(InputNeeded),
+}
+
+/// Whether a field's name or title asks for a secret.
+fn asks_secret(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "password",
+        "passphrase",
+        "passwd",
+        "token",
+        "secret",
+        "apikey",
+        "api_key",
+        "api-key",
+        "credential",
+        "private_key",
+        "privatekey",
+        "pin",
+        "otp",
+    ]
+    .iter()
+    .any(|w| {
+        if *w == "pin" || *w == "otp" {
+            n == *w
+        } else {
+            n.contains(w)
+        }
+    })
+}
+
+impl Ask {
+    fn from_params(key: String, params: &Value) -> Result<Ask, String> {
+        let message = cap_chars(
+            params.get("message").and_then(Value::as_str).unwrap_or(""),
+            TEXT_CAP,
+        )
+        .to_owned();
+        if params.get("mode").and_then(Value::as_str) == Some("url") {
+            let url = params
+                .get("url")
+                .and_then(Value::as_str)
+                .ok_or("a URL elicitation without a url")?;
+            return Ok(Ask {
+                key,
+                message,
+                kind: AskKind::Url {
+                    url: cap_chars(url, URL_CAP).to_owned(),
+                },
+            });
+        }
+        let schema = params.get("requestedSchema").unwrap_or(&Value::Null);
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut fields = Vec::new();
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            for (name, p) in props.iter().take(FIELDS_CAP + 1) {
+                if fields.len() == FIELDS_CAP {
+                    return Err(format!("a form with more than {FIELDS_CAP} fields"));
+                }
+                let title = p
+                    .get("title")
+                    .or_else(|| p.get("description"))
+                    .and_then(Value::as_str)
+                    .unwrap_or(name);
+                let format = p.get("format").and_then(Value::as_str).unwrap_or("");
+                if asks_secret(name) || asks_secret(title) || format == "password" {
+                    return Ok(Ask {
+                        key,
+                        message,
+                        kind: AskKind::Secret {
+                            field: cap_chars(name, KEY_CAP).to_owned(),
+                        },
+                    });
+                }
+                let choices = p
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .take(FIELDS_CAP * 4)
+                            .map(|c| cap_chars(c, TEXT_CAP).to_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                fields.push(Field {
+                    name: cap_chars(name, KEY_CAP).to_owned(),
+                    title: cap_chars(title, TEXT_CAP).to_owned(),
+                    kind: match p.get("type").and_then(Value::as_str) {
+                        Some(t @ ("number" | "integer" | "boolean")) => t.to_owned(),
+                        _ => "string".to_owned(),
+                    },
+                    choices,
+                    required: required.contains(&name.as_str()),
+                });
+            }
+        }
+        Ok(Ask {
+            key,
+            message,
+            kind: AskKind::Form { fields },
+        })
+    }
+
+    /// The answer that declines this elicitation.
+    pub fn decline() -> Value {
+        json!({"action": "decline"})
+    }
+
+    /// The answer of the owner's reply `text`: "no" (or "cancel") declines; a URL elicitation
+    /// is accepted by anything else; a form with one field takes the whole text as its value,
+    /// a form with several takes `name: value` pairs separated by `;` or new lines. A value
+    /// that is not of the field's type, a missing required field or an unknown name is an
+    /// error that says which.
+    pub fn answer(&self, text: &str) -> Result<Value, String> {
+        let t = text.trim();
+        if matches!(t.to_ascii_lowercase().as_str(), "no" | "cancel" | "decline") {
+            return Ok(Ask::decline());
+        }
+        let fields = match &self.kind {
+            AskKind::Secret { .. } => return Ok(Ask::decline()),
+            AskKind::Url { .. } => return Ok(json!({"action": "accept"})),
+            AskKind::Form { fields } => fields,
+        };
+        let mut content = Map::new();
+        if fields.is_empty() {
+            // Nothing to fill: anything but "no" goes on.
+        } else if fields.len() == 1 {
+            let f = &fields[0];
+            content.insert(f.name.clone(), typed(f, t)?);
+        } else {
+            for part in t
+                .split([';', '\n'])
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+            {
+                let Some((name, value)) = part.split_once([':', '=']) else {
+                    return Err(format!("say each field as `name: value` (got {part:?})"));
+                };
+                let name = name.trim();
+                let Some(f) = fields.iter().find(|f| f.name == name) else {
+                    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+                    return Err(format!("no field {name:?}; the fields are {names:?}"));
+                };
+                content.insert(f.name.clone(), typed(f, value.trim())?);
+            }
+        }
+        if let Some(missing) = fields
+            .iter()
+            .find(|f| f.required && !content.contains_key(&f.name))
+        {
+            return Err(format!("the field {:?} is required", missing.name));
+        }
+        Ok(json!({"action": "accept", "content": content}))
+    }
+}
+
+fn typed(f: &Field, v: &str) -> Result<Value, String> {
+    if !f.choices.is_empty() && !f.choices.iter().any(|c| c == v) {
+        return Err(format!("{:?} must be one of {:?}", f.name, f.choices));
+    }
+    match f.kind.as_str() {
+        "boolean" => match v.to_ascii_lowercase().as_str() {
+            "yes" | "true" | "y" => Ok(Value::Bool(true)),
+            "false" | "n" => Ok(Value::Bool(false)),
+            _ => Err(format!("{:?} is yes or false", f.name)),
+        },
+        "integer" => v
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("{:?} must be a whole number", f.name)),
+        "number" => v
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{:?} must be a number", f.name)),
+        _ => Ok(Value::String(v.to_owned())),
+    }
+}
+
+/// How Maven answers one input request by itself.
+enum Own {
+    /// Answered with this value.
+    Answer(Value),
+    /// Left unanswered (sampling: declined).
+    Decline,
+    /// The owner's.
+    Owner(Ask),
+}
+
+fn own_answer(key: &str, req: &Value) -> Result<Own, String> {
+    let method = req.get("method").and_then(Value::as_str).unwrap_or("");
+    let params = req.get("params").unwrap_or(&Value::Null);
+    match method {
+        "roots/list" => Ok(Own::Answer(json!({"roots": []}))),
+        "sampling/createMessage" => Ok(Own::Decline),
+        "elicitation/create" => Ask::from_params(key.to_owned(), params).map(Own::Owner),
+        other => Err(format!(
+            "an input request of an unknown kind ({:?})",
+            cap_chars(other, 64)
+        )),
+    }
+}
+
+/// Reads an `input_required` result of round `round` (the first is 1) of `tool`.
+pub(crate) fn read(
+    tool: &str,
+    arguments: &Map<String, Value>,
+    result: &Map<String, Value>,
+    round: u32,
+    previous_only_sampling: bool,
+) -> Result<InputNeeded, String> {
+    let request_state = match result.get("requestState") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.len() <= REQUEST_STATE_CAP => Some(s.clone()),
+        Some(Value::String(s)) => {
+            return Err(format!(
+                "its requestState is {} bytes, more than the {REQUEST_STATE_CAP} Maven echoes",
+                s.len()
+            ))
+        }
+        Some(_) => return Err("its requestState is not a string".to_owned()),
+    };
+    let requests = match result.get("inputRequests") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err("its inputRequests is not an object".to_owned()),
+    };
+    if requests.len() > MAX_INPUT_REQUESTS {
+        return Err(format!(
+            "it asks {} things at once, more than {MAX_INPUT_REQUESTS}",
+            requests.len()
+        ));
+    }
+    if requests.is_empty() && request_state.is_none() {
+        return Err("input_required with neither inputRequests nor requestState".to_owned());
+    }
+    let mut answers = Map::new();
+    let mut asks = Vec::new();
+    let mut sampling = 0;
+    for (key, req) in &requests {
+        if key.len() > KEY_CAP {
+            return Err(format!(
+                "an input request key is longer than {KEY_CAP} bytes"
+            ));
+        }
+        match own_answer(key, req)? {
+            Own::Answer(v) => {
+                answers.insert(key.clone(), v);
+            }
+            Own::Decline => sampling += 1,
+            Own::Owner(a) => asks.push(a),
+        }
+    }
+    let only_sampling = sampling > 0 && sampling == requests.len();
+    if only_sampling && previous_only_sampling {
+        return Err(
+            "it asks again to sample from Maven's model, which Maven does not lend to servers"
+                .to_owned(),
+        );
+    }
+    Ok(InputNeeded {
+        tool: tool.to_owned(),
+        arguments: arguments.clone(),
+        asks,
+        request_state,
+        answers,
+        round,
+        only_sampling,
+        held: None,
+    })
+}
+
+/// The question of a held legacy `elicitation/create` (its params), round `round` of `tool`.
+pub(crate) fn legacy(
+    tool: &str,
+    arguments: &Map<String, Value>,
+    params: &Value,
+    round: u32,
+    held: crate::held::Held,
+) -> Result<InputNeeded, String> {
+    let ask = Ask::from_params(LEGACY_KEY.to_owned(), params)?;
+    Ok(InputNeeded {
+        tool: tool.to_owned(),
+        arguments: arguments.clone(),
+        asks: vec![ask],
+        request_state: None,
+        answers: Map::new(),
+        round,
+        only_sampling: false,
+        held: Some(held),
+    })
+}
+
+/// The key of the one question of a held legacy elicitation.
+pub(crate) const LEGACY_KEY: &str = "elicitation";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn own_answers_and_owner_asks() {
+        let r = result(json!({
+            "resultType": "input_required",
+            "inputRequests": {
+                "r": {"method": "roots/list"},
+                "s": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
+                "e": {"method": "elicitation/create", "params": {"message": "Which project?",
+                      "requestedSchema": {"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}}}
+            },
+            "requestState": "abc"
+        }));
+        let n = read("t", &Map::new(), &r, 1, false).unwrap();
+        assert_eq!(n.answers["r"], json!({"roots": []}));
+        assert!(!n.answers.contains_key("s"));
+        assert_eq!(n.asks.len(), 1);
+        assert_eq!(n.asks[0].message, "Which project?");
+        assert_eq!(
+            n.asks[0].answer("inbox").unwrap(),
+            json!({"action": "accept", "content": {"project": "inbox"}})
+        );
+        assert_eq!(n.asks[0].answer("no").unwrap(), Ask::decline());
+        assert_eq!(n.request_state.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn secrets_are_declined_unseen() {
+        for (name, title) in [
+            ("password", "x"),
+            ("api_key", "x"),
+            ("value", "Your GitHub token"),
+        ] {
+            let p = json!({"message": "m", "requestedSchema": {"type": "object",
+                "properties": {name: {"type": "string", "title": title}}}});
+            let a = Ask::from_params("k".into(), &p).unwrap();
+            assert!(matches!(a.kind, AskKind::Secret { .. }), "{name} {title}");
+            assert_eq!(a.answer("hunter2").unwrap(), Ask::decline());
+        }
+    }
+
+    #[test]
+    fn typed_forms() {
+        let p = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "n": {"type": "integer"}, "ok": {"type": "boolean"}, "c": {"type": "string", "enum": ["a", "b"]}},
+            "required": ["n"]}});
+        let a = Ask::from_params("k".into(), &p).unwrap();
+        assert_eq!(
+            a.answer("n: 3; ok: yes; c: b").unwrap(),
+            json!({"action": "accept", "content": {"n": 3, "ok": true, "c": "b"}})
+        );
+        assert!(a.answer("ok: yes").unwrap_err().contains("required"));
+        assert!(a.answer("n: x").unwrap_err().contains("whole number"));
+        assert!(a.answer("n: 1; c: z").unwrap_err().contains("one of"));
+        assert!(a.answer("m: 1").unwrap_err().contains("no field"));
+    }
+
+    #[test]
+    fn bounds() {
+        let big = "x".repeat(REQUEST_STATE_CAP + 1);
+        let e = read(
+            "t",
+            &Map::new(),
+            &result(json!({"requestState": big})),
+            1,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.contains("requestState"), "{e}");
+        let many: Map<String, Value> = (0..=MAX_INPUT_REQUESTS)
+            .map(|i| (format!("k{i}"), json!({"method": "roots/list"})))
+            .collect();
+        let e = read(
+            "t",
+            &Map::new(),
+            &result(json!({"inputRequests": many})),
+            1,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.contains("at once"), "{e}");
+        let e = read("t", &Map::new(), &result(json!({})), 1, false).unwrap_err();
+        assert!(e.contains("neither"), "{e}");
+        let s = result(json!({"inputRequests": {"s": {"method": "sampling/createMessage"}}}));
+        assert!(read("t", &Map::new(), &s, 1, false).is_ok());
+        assert!(read("t", &Map::new(), &s, 2, true)
+            .unwrap_err()
+            .contains("sample"));
+        let u = result(json!({"inputRequests": {"x": {"method": "tasks/get"}}}));
+        assert!(read("t", &Map::new(), &u, 1, false)
+            .unwrap_err()
+            .contains("unknown kind"));
+    }
+}
