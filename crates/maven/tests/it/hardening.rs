@@ -634,13 +634,16 @@ fn destructive_setup(flags: &[&str], call_timeout: &str) -> (Home, std::path::Pa
         format!("--record={}", record.display()),
     ];
     args.extend(flags.iter().map(|f| f.to_string()));
+    std::fs::write(&record, "").unwrap();
     home.write_config(
         // A connection that dies counts as a failed dial (a minute's backoff), so what
         // follows a lost connection is deterministic.
         &json!({"mcp_timing": {"min_uptime": "1h"},
                 "mcp_servers": {"todo": {
             "command": bin.to_str().unwrap(), "args": args, "enabled": true,
-            "timeouts": {"call": call_timeout}
+            "timeouts": {"call": call_timeout},
+            // Sandboxed: it reads its tool list and appends to the record, nothing else.
+            "sandbox": {"read": [tools], "write": [record]}
         }}})
         .to_string(),
     );

@@ -184,13 +184,15 @@ fn a_modern_servers_question_reaches_the_owner_and_the_next_turn_answers_it() {
         .to_string(),
     )
     .unwrap();
+    std::fs::write(&record, "").unwrap();
     home.write_config(
         &json!({
             "mcp_servers": {"todo": {
                 "command": bin.to_str().unwrap(),
                 "args": ["--modern", "--elicit-project", format!("--tools-file={}", tools.display()), format!("--record={}", record.display())],
                 "enabled": true,
-                "allow_tools": ["list_tasks"]
+                "allow_tools": ["list_tasks"],
+                "sandbox": {"read": [tools], "write": [record]}
             }}
         })
         .to_string(),
