@@ -135,6 +135,10 @@ pub struct ClientOptions {
     /// HTTP only: after the handshake, open the standalone GET stream on which the server
     /// sends requests and notifications that belong to no client request. Default false.
     pub standalone_stream: bool,
+    /// HTTP only: the server's OAuth authorization (its tokens go in `Authorization` to the
+    /// server's origin; its 401 and 403 are handed to it). `None` (the default): static
+    /// headers only.
+    pub oauth: Option<std::sync::Arc<crate::oauth::OAuth>>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -144,6 +148,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("capabilities", &self.capabilities)
             .field("limits", &self.limits)
             .field("handler", &self.handler.is_some())
+            .field("oauth", &self.oauth.is_some())
             .finish()
     }
 }
@@ -158,6 +163,7 @@ impl Default for ClientOptions {
             handler: None,
             http_fetcher: None,
             standalone_stream: false,
+            oauth: None,
         }
     }
 }

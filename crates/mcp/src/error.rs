@@ -249,12 +249,23 @@ pub enum Error {
     /// The HTTP server forgot the session twice in a row (after one fresh initialize).
     #[error("the server lost the session again after a fresh initialize")]
     SessionLost,
+    /// The server needs an authorization Maven does not have, or authorizing failed.
+    #[error("authorization: {0}")]
+    Auth(crate::oauth::AuthError),
     /// The configuration cannot be used (an invalid URL, an empty command).
     #[error("invalid server configuration: {0}")]
     Config(String),
 }
 
 impl Error {
+    /// The server needs the owner's authorization (`maven mcp login NAME`).
+    pub fn needs_authorization(&self) -> bool {
+        matches!(
+            self,
+            Error::Auth(crate::oauth::AuthError::NeedsAuthorization)
+        )
+    }
+
     /// A deadline passed.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::Timeout { .. })

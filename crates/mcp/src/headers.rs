@@ -28,11 +28,12 @@ pub struct HeaderParam {
 /// A header value: as it is when it is visible ASCII or inner spaces, else the Base64 sentinel
 /// of its UTF-8 (also for a value that looks like the sentinel itself).
 pub fn encode_value(v: &str) -> String {
+    let sentinel = v.starts_with("=?base64?") && v.ends_with("?=");
     let plain = !v.is_empty()
         && v.bytes().all(|b| (0x20..=0x7e).contains(&b))
         && !v.starts_with(' ')
         && !v.ends_with(' ')
-        && !(v.starts_with("=?base64?") && v.ends_with("?="));
+        && !sentinel;
     if plain || v.is_empty() {
         return v.to_owned();
     }
@@ -144,9 +145,11 @@ fn declaration(
     };
     match schema.get("type").and_then(Value::as_str) {
         Some("string" | "integer" | "boolean") => {}
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "x-mcp-header {shown:?} is on a property whose type is not string, integer or boolean"
-        )),
+        ))
+        }
     }
     Ok(HeaderParam {
         path: path.to_vec(),

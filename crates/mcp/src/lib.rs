@@ -61,6 +61,7 @@ pub mod headers;
 mod http;
 mod input;
 pub mod manager;
+pub mod oauth;
 mod rpc;
 mod stdio;
 mod text;

@@ -72,7 +72,9 @@ async fn well_behaved_server_end_to_end_and_no_zombie() {
         );
         assert_eq!(c.era(), mcp::Era::Legacy);
         assert!(
-            c.server_info().chosen.starts_with("fell back to initialize"),
+            c.server_info()
+                .chosen
+                .starts_with("fell back to initialize"),
             "{}",
             c.server_info().chosen
         );
