@@ -353,6 +353,15 @@ pub(crate) async fn discover(
             }
             None => legacy_server(net, server_url).await?,
         };
+        // Every endpoint Maven will send to is judged now, before anything is shown to the
+        // owner.
+        net.check("token endpoint", &server.token_endpoint)?;
+        if let Some(u) = &server.registration_endpoint {
+            net.check("registration endpoint", u)?;
+        }
+        if let Some(u) = &server.revocation_endpoint {
+            net.check("revocation endpoint", u)?;
+        }
         Ok(Discovered {
             resource,
             server,

@@ -141,8 +141,8 @@ struct State {
     /// DPoP nonces (RFC 9449 §8, §9).
     as_nonce: Option<String>,
     rs_nonce: Option<String>,
-    /// The last discovery (for `maven mcp inspect`).
-    discovered: Option<Discovered>,
+    /// The last discovery and its outcome (for `maven mcp inspect`).
+    discovered: Option<Result<Discovered, AuthError>>,
     /// The last challenge seen.
     challenge: Option<Challenge>,
     dpop: Option<Arc<DpopKey>>,
@@ -292,18 +292,37 @@ impl OAuth {
         }
     }
 
-    /// The last discovery, if one ran.
-    pub async fn discovered(&self) -> Option<Discovered> {
+    /// The last discovery and its outcome, if one ran (a 401 runs one even where nothing may
+    /// authorize: `maven mcp inspect` prints it).
+    pub async fn last_discovery(&self) -> Option<Result<Discovered, AuthError>> {
         self.state.lock().await.discovered.clone()
     }
 
     /// Run discovery from a challenge (never the authorization).
     pub async fn discover(&self, challenge: &Challenge) -> Result<Discovered, AuthError> {
-        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await?;
+        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
         let mut st = self.state.lock().await;
         st.discovered = Some(d.clone());
         st.challenge = Some(challenge.clone());
-        Ok(d)
+        d
+    }
+
+    /// The last challenge the server sent, if any.
+    pub async fn last_challenge(&self) -> Option<Challenge> {
+        self.state.lock().await.challenge.clone()
+    }
+
+    /// Authorize now through the user agent (discovery, registration, the owner's consent,
+    /// the code redeemed).
+    pub async fn authorize(&self, challenge: &Challenge) -> Result<(), AuthError> {
+        let mut st = self.state.lock().await;
+        self.authorize_locked(&mut st, challenge, None).await
+    }
+
+    /// Refresh the tokens now. A failure forgets them (needs authorization).
+    pub async fn refresh_now(&self) -> Result<(), AuthError> {
+        let mut st = self.state.lock().await;
+        self.refresh(&mut st).await
     }
 
     fn canonical(&self, url: &str) -> String {
@@ -456,11 +475,8 @@ impl OAuth {
         self.drop_tokens(&mut st);
         if self.agent.is_none() {
             // Discovery only, for `inspect` and the status; never an authorization.
-            if let Ok(d) =
-                discovery::discover(&self.net, &self.config.resource_url, &challenge).await
-            {
-                st.discovered = Some(d);
-            }
+            st.discovered =
+                Some(discovery::discover(&self.net, &self.config.resource_url, &challenge).await);
             return Err(AuthError::NeedsAuthorization);
         }
         round.authorized += 1;
@@ -509,8 +525,9 @@ impl OAuth {
         challenge: &Challenge,
         scopes: Option<Vec<String>>,
     ) -> Result<Pending, AuthError> {
-        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await?;
+        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
         st.discovered = Some(d.clone());
+        let d = d?;
         let resource = d.resource_indicator(&self.config.resource_url);
         let issuer = d.server.issuer.clone();
         // Credentials are bound to their issuer: another issuer means another registration.

@@ -98,6 +98,11 @@ impl Net {
         };
         let dialled = self.dialled(url);
         let parsed = url::Url::parse(&dialled).map_err(|e| refuse(format!("not a URL: {e}")))?;
+        // The door's judgement first (the address table, the lists): its reason is the most
+        // specific.
+        self.fetcher
+            .vet(&dialled)
+            .map_err(|e| refuse(e.to_string()))?;
         match parsed.scheme() {
             "https" => {}
             "http" => {
@@ -116,9 +121,7 @@ impl Net {
         if parsed.fragment().is_some() {
             return Err(refuse("a fragment is refused".to_owned()));
         }
-        self.fetcher
-            .vet(&dialled)
-            .map_err(|e| refuse(e.to_string()))
+        Ok(())
     }
 
     /// Send one request of the flow: checked, no redirect followed, the body read whole up to
@@ -143,13 +146,19 @@ impl Net {
                 .fetcher
                 .send(r)
                 .await
-                .map_err(|e| fetch_error(what, e))?;
+                .map_err(|e| fetch_error(what, cap, e))?;
             let status = resp.status();
             if status.is_redirection() {
                 return Err(AuthError::Redirect {
                     what,
                     status: status.as_u16(),
                 });
+            }
+            let declared = resp
+                .header_str(header::CONTENT_LENGTH)
+                .and_then(|l| l.parse::<u64>().ok());
+            if declared.is_some_and(|l| l > cap as u64) {
+                return Err(AuthError::TooLarge { what, cap });
             }
             let headers = resp.headers().clone();
             let mut body = resp.into_body();
@@ -166,7 +175,7 @@ impl Net {
                     Err(webfetch::Error::TooLarge { .. }) => {
                         return Err(AuthError::TooLarge { what, cap })
                     }
-                    Err(e) => return Err(fetch_error(what, e)),
+                    Err(e) => return Err(fetch_error(what, cap, e)),
                 }
             }
             Ok(Answer {
@@ -214,8 +223,9 @@ impl Net {
     }
 }
 
-fn fetch_error(what: &'static str, e: webfetch::Error) -> AuthError {
+fn fetch_error(what: &'static str, cap: usize, e: webfetch::Error) -> AuthError {
     match e {
+        webfetch::Error::TooLarge { .. } => AuthError::TooLarge { what, cap },
         webfetch::Error::Timeout { .. } => AuthError::Timeout {
             what,
             secs: FETCH_DEADLINE.as_secs(),

@@ -112,52 +112,6 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// dials it.
 const REDIRECT_URI: &str = "http://127.0.0.1/oauth/callback";
 
-/// A headless user agent: GETs the authorization URL through a loopback-only door, without
-/// following the redirect, and hands back its `Location` (the callback with `code`, `state`,
-/// `iss`), as the page's `/oauth/callback` would receive it.
-struct Headless {
-    fetcher: webfetch::Fetcher,
-}
-
-impl mcp::oauth::UserAgent for Headless {
-    fn authorize(
-        &self,
-        url: String,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<String, mcp::oauth::AuthError>> + Send + '_>,
-    > {
-        Box::pin(async move {
-            let refuse = |reason: String| mcp::oauth::AuthError::Fetch {
-                what: "authorization request",
-                reason,
-            };
-            let dialled = loopback_url(&url);
-            let loopback =
-                dialled.starts_with("http://127.0.0.1:") || dialled.starts_with("http://[::1]:");
-            if !loopback {
-                return Err(refuse(format!("not a loopback URL: {url}")));
-            }
-            let req = webfetch::Request::get(dialled)
-                .follow_redirects(false)
-                .timeout(DEADLINE);
-            let resp = self
-                .fetcher
-                .send(req)
-                .await
-                .map_err(|e| refuse(e.to_string()))?;
-            if !resp.status().is_redirection() {
-                return Err(refuse(format!(
-                    "HTTP {} instead of a redirect",
-                    resp.status()
-                )));
-            }
-            resp.header_str(webfetch::header::LOCATION)
-                .map(str::to_owned)
-                .ok_or_else(|| refuse("a redirect without Location".to_owned()))
-        })
-    }
-}
-
 /// The calls the suite hands over in `MCP_CONFORMANCE_CONTEXT` (`toolCalls`), if any.
 fn context_calls() -> Vec<(String, Map<String, Value>)> {
     let Ok(text) = std::env::var("MCP_CONFORMANCE_CONTEXT") else {
@@ -250,8 +204,10 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
             Arc::new(mcp::oauth::MemoryStore::default()),
         )
         .with_dial(Arc::new(|u: &str| loopback_url(u)))
-        .with_user_agent(Arc::new(Headless {
+        .with_user_agent(Arc::new(testkit::authserver::Headless {
             fetcher: fetcher.clone(),
+            dial: loopback_url,
+            deadline: DEADLINE,
         }));
         options.oauth = Some(Arc::new(oauth));
         options.http_fetcher = Some(fetcher);

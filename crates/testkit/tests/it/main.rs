@@ -9,4 +9,5 @@ mod support;
 
 mod http;
 mod manager;
+mod oauth;
 mod stdio;
