@@ -39,7 +39,7 @@ pub use discovery::{
 pub use dpop::DpopKey;
 pub use error::AuthError;
 pub use net::Dial;
-pub use store::{CredentialStore, Credentials, MemoryStore, Registration, Tokens};
+pub use store::{CredentialStore, Credentials, MemoryStore, Registration, StoreFuture, Tokens};
 
 use error::cut;
 use net::Net;
@@ -134,6 +134,8 @@ impl std::fmt::Debug for Pending {
 
 #[derive(Default)]
 struct State {
+    /// Whether the kept credentials were read.
+    loaded: bool,
     /// The credentials in use (one issuer).
     current: Option<Credentials>,
     /// Scopes asked for by the last authorization.
@@ -231,19 +233,7 @@ impl OAuth {
         fetcher: webfetch::Fetcher,
         store: Arc<dyn CredentialStore>,
     ) -> OAuth {
-        let mut state = State::default();
-        // The credentials with tokens, if any, are the ones in use.
-        if let Ok(rows) = store.load(&config.server) {
-            state.current = rows.into_iter().find(|c| c.tokens.is_some());
-        }
-        if let Some(key) = state
-            .current
-            .as_ref()
-            .and_then(|c| c.dpop_key.as_deref())
-            .and_then(|k| DpopKey::from_pkcs8(k).ok())
-        {
-            state.dpop = Some(Arc::new(key));
-        }
+        let state = State::default();
         OAuth {
             config,
             net: Net {
@@ -269,6 +259,24 @@ impl OAuth {
         self
     }
 
+    /// The state, with the kept credentials read on first use: those with tokens, if any,
+    /// are the ones in use.
+    async fn lock(&self) -> Result<tokio::sync::MutexGuard<'_, State>, AuthError> {
+        let mut st = self.state.lock().await;
+        if !st.loaded {
+            let rows = self.store.load(&self.config.server).await?;
+            st.current = rows.into_iter().find(|c| c.tokens.is_some());
+            st.dpop = st
+                .current
+                .as_ref()
+                .and_then(|c| c.dpop_key.as_deref())
+                .and_then(|k| DpopKey::from_pkcs8(k).ok())
+                .map(Arc::new);
+            st.loaded = true;
+        }
+        Ok(st)
+    }
+
     /// The server's name.
     pub fn server(&self) -> &str {
         &self.config.server
@@ -276,7 +284,9 @@ impl OAuth {
 
     /// What the owner sees.
     pub async fn status(&self) -> AuthStatus {
-        let st = self.state.lock().await;
+        let Ok(st) = self.lock().await else {
+            return AuthStatus::NeedsAuthorization;
+        };
         match st
             .current
             .as_ref()
@@ -315,13 +325,13 @@ impl OAuth {
     /// Authorize now through the user agent (discovery, registration, the owner's consent,
     /// the code redeemed).
     pub async fn authorize(&self, challenge: &Challenge) -> Result<(), AuthError> {
-        let mut st = self.state.lock().await;
+        let mut st = self.lock().await?;
         self.authorize_locked(&mut st, challenge, None).await
     }
 
     /// Refresh the tokens now. A failure forgets them (needs authorization).
     pub async fn refresh_now(&self) -> Result<(), AuthError> {
-        let mut st = self.state.lock().await;
+        let mut st = self.lock().await?;
         self.refresh(&mut st).await
     }
 
@@ -353,7 +363,7 @@ impl OAuth {
         if !self.for_server_origin(url) {
             return Ok(out);
         }
-        let mut st = self.state.lock().await;
+        let mut st = self.lock().await?;
         let expiring = st
             .current
             .as_ref()
@@ -409,7 +419,7 @@ impl OAuth {
             .get("dpop-nonce")
             .and_then(|v| v.to_str().ok())
             .map(cut);
-        let mut st = self.state.lock().await;
+        let mut st = self.lock().await?;
         if let Some(n) = &nonce {
             st.rs_nonce = Some(n.clone());
         }
@@ -472,7 +482,7 @@ impl OAuth {
         }
         // The token (if any) is not accepted: it is dropped, so the server is "needs
         // authorization" until it is authorized again.
-        self.drop_tokens(&mut st);
+        self.drop_tokens(&mut st).await;
         if self.agent.is_none() {
             // Discovery only, for `inspect` and the status; never an authorization.
             st.discovered =
@@ -484,10 +494,10 @@ impl OAuth {
         Ok(true)
     }
 
-    fn drop_tokens(&self, st: &mut State) {
+    async fn drop_tokens(&self, st: &mut State) {
         if let Some(c) = st.current.as_mut() {
             if c.tokens.take().is_some() {
-                let _ = self.store.save(&self.config.server, c);
+                let _ = self.store.save(&self.config.server, c).await;
             }
         }
     }
@@ -507,7 +517,7 @@ impl OAuth {
     /// Begin an authorization: discovery, registration (reused for the same issuer), the
     /// authorization URL with PKCE S256, `state`, `resource` and the scopes.
     pub async fn begin(&self, challenge: &Challenge) -> Result<Pending, AuthError> {
-        let mut st = self.state.lock().await;
+        let mut st = self.lock().await?;
         self.begin_locked(&mut st, challenge, None).await
     }
 
@@ -515,7 +525,7 @@ impl OAuth {
     /// to: `state` checked, `iss` checked against the recorded issuer, then the code
     /// redeemed and the tokens kept.
     pub async fn complete(&self, pending: Pending, callback: &str) -> Result<(), AuthError> {
-        let mut st = self.state.lock().await;
+        let mut st = self.lock().await?;
         self.complete_locked(&mut st, pending, callback).await
     }
 
@@ -533,7 +543,8 @@ impl OAuth {
         // Credentials are bound to their issuer: another issuer means another registration.
         let known = self
             .store
-            .load(&self.config.server)?
+            .load(&self.config.server)
+            .await?
             .into_iter()
             .find(|c| c.issuer == issuer);
         let registration = match known {
@@ -673,7 +684,7 @@ impl OAuth {
             tokens: Some(tokens),
             dpop_key: dpop.as_ref().map(|k| k.pkcs8().to_vec()),
         };
-        self.store.save(&self.config.server, &creds)?;
+        self.store.save(&self.config.server, &creds).await?;
         st.dpop = dpop;
         st.current = Some(creds);
         Ok(())
@@ -761,12 +772,12 @@ impl OAuth {
             Ok(tokens) => {
                 let mut next = creds;
                 next.tokens = Some(tokens);
-                self.store.save(&self.config.server, &next)?;
+                self.store.save(&self.config.server, &next).await?;
                 st.current = Some(next);
                 Ok(())
             }
             Err(e) => {
-                self.drop_tokens(st);
+                self.drop_tokens(st).await;
                 Err(e)
             }
         }
@@ -868,7 +879,7 @@ impl OAuth {
     /// Forget this server's credentials, revoking the tokens first where the authorization
     /// server offers revocation (best effort: a failure there still forgets).
     pub async fn logout(&self) -> Result<(), AuthError> {
-        let mut st = self.state.lock().await;
+        let mut st = self.lock().await?;
         if let Some(c) = st.current.take() {
             if let (Some(endpoint), Some(t)) = (&c.revocation_endpoint, &c.tokens) {
                 let (extra, auth_body) = client_auth(&c.registration)?;
@@ -888,7 +899,7 @@ impl OAuth {
         }
         st.dpop = None;
         st.requested.clear();
-        self.store.forget(&self.config.server)
+        self.store.forget(&self.config.server).await
     }
 }
 

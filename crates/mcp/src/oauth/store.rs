@@ -2,6 +2,8 @@
 //! conformance client and tests, the daemon's store for the daemon.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
@@ -115,15 +117,18 @@ mod opt_b64 {
     }
 }
 
+/// What a [`CredentialStore`] method returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, AuthError>> + Send + 'a>>;
+
 /// Keeps credentials per (server, issuer). `save` replaces the row of that pair in one step
 /// (a crash leaves the old row or the new one, never neither and never two).
 pub trait CredentialStore: Send + Sync {
     /// Every issuer's credentials for a server.
-    fn load(&self, server: &str) -> Result<Vec<Credentials>, AuthError>;
+    fn load<'a>(&'a self, server: &'a str) -> StoreFuture<'a, Vec<Credentials>>;
     /// Keep these credentials for (server, `creds.issuer`), replacing what was there.
-    fn save(&self, server: &str, creds: &Credentials) -> Result<(), AuthError>;
+    fn save<'a>(&'a self, server: &'a str, creds: &'a Credentials) -> StoreFuture<'a, ()>;
     /// Forget everything kept for a server.
-    fn forget(&self, server: &str) -> Result<(), AuthError>;
+    fn forget<'a>(&'a self, server: &'a str) -> StoreFuture<'a, ()>;
 }
 
 /// Credentials in memory only.
@@ -133,24 +138,25 @@ pub struct MemoryStore {
 }
 
 impl CredentialStore for MemoryStore {
-    fn load(&self, server: &str) -> Result<Vec<Credentials>, AuthError> {
+    fn load<'a>(&'a self, server: &'a str) -> StoreFuture<'a, Vec<Credentials>> {
         let rows = self.rows.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(rows
+        let out = rows
             .iter()
             .filter(|((s, _), _)| s == server)
             .map(|(_, c)| c.clone())
-            .collect())
+            .collect();
+        Box::pin(std::future::ready(Ok(out)))
     }
 
-    fn save(&self, server: &str, creds: &Credentials) -> Result<(), AuthError> {
+    fn save<'a>(&'a self, server: &'a str, creds: &'a Credentials) -> StoreFuture<'a, ()> {
         let mut rows = self.rows.lock().unwrap_or_else(|p| p.into_inner());
         rows.insert((server.to_owned(), creds.issuer.clone()), creds.clone());
-        Ok(())
+        Box::pin(std::future::ready(Ok(())))
     }
 
-    fn forget(&self, server: &str) -> Result<(), AuthError> {
+    fn forget<'a>(&'a self, server: &'a str) -> StoreFuture<'a, ()> {
         let mut rows = self.rows.lock().unwrap_or_else(|p| p.into_inner());
         rows.retain(|(s, _), _| s != server);
-        Ok(())
+        Box::pin(std::future::ready(Ok(())))
     }
 }

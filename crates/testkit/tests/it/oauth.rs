@@ -140,7 +140,7 @@ async fn a_well_behaved_server_is_authorized_refreshed_and_forgotten() {
         s.oauth.refresh_now().await.unwrap();
         let out = c.call_tool("whoami", Default::default()).await.unwrap();
         assert_eq!(out.text, "access-1");
-        let kept = s.store.load("hostile").unwrap();
+        let kept = s.store.load("hostile").await.unwrap();
         assert_eq!(kept.len(), 1, "one row per (server, issuer)");
         let t = kept[0].tokens.as_ref().unwrap();
         assert_eq!(t.refresh_token.as_deref(), Some("refresh-1"));
@@ -153,7 +153,7 @@ async fn a_well_behaved_server_is_authorized_refreshed_and_forgotten() {
 
         s.oauth.logout().await.unwrap();
         assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
-        assert!(s.store.load("hostile").unwrap().is_empty());
+        assert!(s.store.load("hostile").await.unwrap().is_empty());
         assert_eq!(
             server.count("POST /revoke"),
             2,
@@ -366,7 +366,10 @@ async fn token_answers_with_an_unknown_type_or_an_absurd_lifetime_are_refused() 
                 "{hostile:?}: {e:?}"
             );
             assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
-            assert!(s.store.load("hostile").unwrap().is_empty(), "nothing kept");
+            assert!(
+                s.store.load("hostile").await.unwrap().is_empty(),
+                "nothing kept"
+            );
         }
     })
     .await;
@@ -387,7 +390,7 @@ async fn a_refused_refresh_means_needs_authorization_never_a_loop() {
         assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
         assert_eq!(server.count("POST /token"), 2, "one code, one refresh");
         // The kept row has no tokens left (the registration stays, bound to its issuer).
-        let kept = s.store.load("hostile").unwrap();
+        let kept = s.store.load("hostile").await.unwrap();
         assert!(kept.iter().all(|c| c.tokens.is_none()));
     })
     .await;
