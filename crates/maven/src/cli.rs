@@ -231,6 +231,15 @@ enum McpCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Forget an HTTP server's OAuth tokens and registration (revoked first where the
+    /// authorization server offers revocation). Through the running daemon when there is
+    /// one, else in the data directory's store.
+    ///
+    /// Exit 0 when forgotten, 1 when it failed, 2 for a usage or configuration error.
+    Logout {
+        /// The server's name in mcp_servers
+        name: String,
+    },
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -296,6 +305,12 @@ pub(crate) fn main() -> ExitCode {
         Command::Service(c) => {
             crate::cmd::service::run(c, cli.config.as_deref(), cli.data.as_deref())
         }
+        Command::Mcp(McpCmd::Logout { name }) => {
+            let Some(cfg) = load_config(cli.config.as_deref()) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            runtime(crate::oauth::logout(cfg, name, data_dir))
+        }
         Command::Mcp(McpCmd::Inspect { name, json }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
@@ -315,12 +330,17 @@ pub(crate) fn main() -> ExitCode {
                 return ExitCode::from(EXIT_USAGE);
             };
             let policy = block.policy();
-            runtime(crate::cmd::mcp_inspect::run(
-                server,
-                &policy.allow_tools,
-                policy.max_tools,
-                json,
-            ))
+            runtime(async move {
+                let oauth = crate::oauth::offline(&cfg, &name, &data_dir).await;
+                crate::cmd::mcp_inspect::run(
+                    server,
+                    oauth,
+                    &policy.allow_tools,
+                    policy.max_tools,
+                    json,
+                )
+                .await
+            })
         }
     }
 }
@@ -628,6 +648,9 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
                 shown::capped(&t.tool, REFUSED_NAME_SHOWN),
                 line(&t.reason)
             );
+        }
+        if let Some(a) = &r.auth {
+            println!("  auth:     {}", line(a));
         }
         if let Some(e) = &r.last_error {
             println!("  error:    {}", line(e));

@@ -159,6 +159,7 @@ pub(crate) fn server_status(
         stderr_tail: live.and_then(|l| l.stderr_tail.clone()),
         violations: live.map(|l| l.violations).unwrap_or(0),
         dials: live.map(|l| l.dials).unwrap_or(0),
+        auth: None,
     }
 }
 

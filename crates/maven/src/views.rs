@@ -77,6 +77,10 @@ pub(crate) struct ServerStatusView {
     pub(crate) stderr_tail: Option<String>,
     pub(crate) violations: u64,
     pub(crate) dials: u64,
+    /// An HTTP server's OAuth state: "needs authorization" or "authorized by ISSUER (…)";
+    /// never a token or a secret. Absent for a server that never asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) auth: Option<String>,
 }
 
 /// A server's `serverInfo`.

@@ -783,6 +783,21 @@ impl OAuth {
         }
     }
 
+    /// How Maven would register with this authorization server: `pre-registered`,
+    /// `client-metadata-document`, `dynamic`, or `none` (no way: configure
+    /// `oauth.client_id`).
+    pub fn registration_method(&self, server: &ServerMetadata) -> &'static str {
+        if self.config.client_id.is_some() {
+            "pre-registered"
+        } else if self.config.client_metadata_url.is_some() && server.cimd_supported {
+            "client-metadata-document"
+        } else if server.registration_endpoint.is_some() {
+            "dynamic"
+        } else {
+            "none"
+        }
+    }
+
     async fn register(&self, server: &ServerMetadata) -> Result<Registration, AuthError> {
         let redirect_uri = self.config.redirect_uri.clone();
         if let Some(id) = &self.config.client_id {
