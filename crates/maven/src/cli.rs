@@ -231,6 +231,17 @@ enum McpCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Authorize an HTTP server that asks for OAuth: prints a one-time link (valid 10 minutes)
+    /// to open in a browser on this machine; the authorization server sends the browser back
+    /// to this command's loopback callback; the tokens are kept in the store and the running
+    /// daemon dials the server again.
+    ///
+    /// Exit 0 when authorized, 1 when it failed or was refused, 2 for a usage or
+    /// configuration error.
+    Login {
+        /// The server's name in mcp_servers
+        name: String,
+    },
     /// Forget an HTTP server's OAuth tokens and registration (revoked first where the
     /// authorization server offers revocation). Through the running daemon when there is
     /// one, else in the data directory's store.
@@ -304,6 +315,12 @@ pub(crate) fn main() -> ExitCode {
         Command::Web(WebCmd::Passphrase) => crate::web::cli::passphrase(),
         Command::Service(c) => {
             crate::cmd::service::run(c, cli.config.as_deref(), cli.data.as_deref())
+        }
+        Command::Mcp(McpCmd::Login { name }) => {
+            let Some(cfg) = load_config(cli.config.as_deref()) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            runtime(crate::oauth::login(cfg, name, data_dir))
         }
         Command::Mcp(McpCmd::Logout { name }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {

@@ -459,6 +459,24 @@ impl State {
             "mcp_servers" => view(self.mcp_servers().await),
             "feeds" => view(self.feeds()),
             "mcp_logout" => self.mcp_logout(&params).await,
+            "mcp_authorized" => {
+                // `maven mcp login` kept new credentials: read them and dial again.
+                let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+                match self
+                    .manager
+                    .as_ref()
+                    .and_then(|m| m.oauth(name).map(|o| (m, o)))
+                {
+                    Some((m, o)) => {
+                        o.reload().await;
+                        m.redial(name);
+                        Ok(serde_json::json!({"server": name}))
+                    }
+                    None => Err(RpcError::invalid_params(format!(
+                        "no HTTP server named {name:?} is configured"
+                    ))),
+                }
+            }
             "web_enroll" => match self.web.as_deref() {
                 Some(w) => Ok(w.enroll_link()),
                 None => Err(RpcError::internal(

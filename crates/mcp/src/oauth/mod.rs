@@ -277,6 +277,15 @@ impl OAuth {
         Ok(st)
     }
 
+    /// Read the kept credentials again at next use (another process authorized or forgot
+    /// them).
+    pub async fn reload(&self) {
+        let mut st = self.state.lock().await;
+        st.loaded = false;
+        st.current = None;
+        st.dpop = None;
+    }
+
     /// The server's name.
     pub fn server(&self) -> &str {
         &self.config.server
