@@ -320,13 +320,15 @@ pub(crate) fn main() -> ExitCode {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            runtime(crate::oauth::login(cfg, name, data_dir))
+            let db = data_dir.join(crate::daemon::DB_NAME);
+            runtime(crate::oauth::login(cfg, name, data_dir, db))
         }
         Command::Mcp(McpCmd::Logout { name }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            runtime(crate::oauth::logout(cfg, name, data_dir))
+            let db = data_dir.join(crate::daemon::DB_NAME);
+            runtime(crate::oauth::logout(cfg, name, data_dir, db))
         }
         Command::Mcp(McpCmd::Inspect { name, json }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
@@ -348,7 +350,8 @@ pub(crate) fn main() -> ExitCode {
             };
             let policy = block.policy();
             runtime(async move {
-                let oauth = crate::oauth::offline(&cfg, &name, &data_dir).await;
+                let db = data_dir.join(crate::daemon::DB_NAME);
+                let oauth = crate::oauth::offline(&cfg, &name, &db).await;
                 crate::cmd::mcp_inspect::run(
                     server,
                     oauth,

@@ -109,11 +109,10 @@ fn for_server_with(
 pub(crate) async fn offline(
     config: &Config,
     name: &str,
-    data_dir: &std::path::Path,
+    db: &std::path::Path,
 ) -> Option<Arc<OAuth>> {
-    let db = data_dir.join(crate::daemon::DB_NAME);
     let creds: Arc<dyn CredentialStore> = match db.exists() {
-        true => match store::Store::open(&db).await {
+        true => match store::Store::open(db).await {
             Ok(store) => Arc::new(StoreCredentials { store }),
             Err(_) => Arc::new(mcp::oauth::MemoryStore::default()),
         },
@@ -127,6 +126,7 @@ pub(crate) async fn logout(
     config: Config,
     name: String,
     data_dir: std::path::PathBuf,
+    db: std::path::PathBuf,
 ) -> std::process::ExitCode {
     use std::process::ExitCode;
     if !matches!(
@@ -148,7 +148,7 @@ pub(crate) async fn logout(
         }
         Err(_) => {}
     }
-    let Some(oauth) = offline(&config, &name, &data_dir).await else {
+    let Some(oauth) = offline(&config, &name, &db).await else {
         eprintln!("maven mcp logout: {name:?} is not an HTTP server");
         return ExitCode::from(crate::exit::EXIT_USAGE);
     };
@@ -268,6 +268,7 @@ pub(crate) async fn login(
     config: Config,
     name: String,
     data_dir: std::path::PathBuf,
+    db: std::path::PathBuf,
 ) -> std::process::ExitCode {
     use std::process::ExitCode;
     let Some(server) = config
@@ -277,7 +278,6 @@ pub(crate) async fn login(
         eprintln!("maven mcp login: no HTTP server named {name:?} is configured");
         return ExitCode::from(crate::exit::EXIT_USAGE);
     };
-    let db = data_dir.join(crate::daemon::DB_NAME);
     let store = match store::Store::open(&db).await {
         Ok(s) => s,
         Err(e) => {
