@@ -3,8 +3,7 @@
 //! discovery, `maven mcp login` authorizes it through a browser stand-in (plain HTTP GETs that
 //! follow nothing), the daemon dials again and proposes its tool, `maven mcp logout` forgets.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -31,36 +30,25 @@ fn authserver() -> String {
     rx.recv().unwrap()
 }
 
-/// One GET of a loopback URL, following nothing: (status, Location).
+/// One GET of a loopback URL through a loopback door, following nothing: (status, Location).
 fn get(url: &str) -> (u16, Option<String>) {
-    let u = url::Url::parse(url).unwrap();
-    let mut s = TcpStream::connect((u.host_str().unwrap(), u.port().unwrap())).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let target = match u.query() {
-        Some(q) => format!("{}?{q}", u.path()),
-        None => u.path().to_owned(),
-    };
-    write!(
-        s,
-        "GET {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-        u.host_str().unwrap()
-    )
-    .unwrap();
-    let mut text = String::new();
-    let _ = s.read_to_string(&mut text);
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let location = text
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("location: ")
-                .or_else(|| l.strip_prefix("Location: "))
-        })
-        .map(str::to_owned);
-    (status, location)
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut door = webfetch::DoorConfig::new("test-browser");
+        door.allow_private = true;
+        let f = webfetch::Fetcher::new(door);
+        let resp = f
+            .send(webfetch::Request::get(url).follow_redirects(false))
+            .await
+            .unwrap();
+        (
+            resp.status().as_u16(),
+            resp.header_str("location").map(str::to_owned),
+        )
+    })
 }
 
 #[test]
