@@ -12,6 +12,7 @@ mod ipc;
 mod json;
 mod logsink;
 mod notify;
+mod oauth;
 mod poll;
 mod turns;
 mod views;

@@ -62,6 +62,7 @@ mod held;
 mod http;
 mod input;
 pub mod manager;
+pub mod oauth;
 mod rpc;
 mod stdio;
 mod text;

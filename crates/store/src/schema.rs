@@ -18,7 +18,7 @@ pub(crate) const APPLICATION_ID: u32 = 0x4D56_4E31;
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The migrations, in order. Index 0 is version 1.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, crate::oauth::SCHEMA];
 
 /// The newest schema version this build knows.
 pub(crate) fn latest_version() -> u32 {
