@@ -60,7 +60,7 @@ for rev in "${revisions[@]}"; do
       console.log(`conformance ${rev}: the suite printed no summary; see ${logFile}`);
       process.exit(1);
     }
-    // Each scenario's results: <dir>/<name>-<timestamp>/checks.json (auth ones under auth/).
+    // The results of each scenario: <dir>/<name>-<timestamp>/checks.json (auth ones under auth/).
     const results = new Map();
     const walk = (d) => {
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {

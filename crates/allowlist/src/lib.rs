@@ -21,13 +21,18 @@ pub mod confirm;
 pub mod naming;
 pub mod reconcile;
 pub mod run;
+pub mod waiting;
 
 pub use catalogue::{verdicts, Verdict, DEFAULT_MAX_TOOLS, DESCRIPTION_CAP};
 pub use confirm::{Answer, Confirmation, Request, CONFIRM_WINDOW};
 pub use naming::{local_name, local_names};
 pub use reconcile::{reconcile, Reconciled, ServerPolicy};
-pub use run::{bind_positional, may_run, Approvals, BindError, ExecError, Executor, LocalAct, Ran};
+pub use run::{
+    bind_positional, cut_text, may_run, Approvals, BindError, Cut, ExecError, Executor, InputStep,
+    LocalAct, Ran, RESULT_CAP,
+};
 pub use store::{ToolKind, ToolRow, ToolState};
+pub use waiting::Waiting;
 
 #[cfg(test)]
 mod model_tests;

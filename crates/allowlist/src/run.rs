@@ -18,6 +18,8 @@ use tokio::io::AsyncReadExt;
 use store::{Store, ToolKind, ToolRow, ToolState};
 
 use crate::confirm::{Confirmation, Request};
+use crate::waiting::Waiting;
+use crate::CONFIRM_WINDOW;
 
 /// What the configuration currently approves to run: each MCP server block's `allow_tools`,
 /// and the local acts. Built by the daemon from its configuration.
@@ -139,13 +141,32 @@ pub enum BindError {
     },
 }
 
+/// How many local `$ref`s are followed to find a property's type.
+const REF_DEPTH: usize = 8;
+
+/// The declared `type` of property `prop`: written on the property, or on what its `$ref`
+/// points to inside the same schema (`#/$defs/…`, `#/definitions/…`, any local JSON pointer),
+/// at most [`REF_DEPTH`] references deep. A reference to anything outside the schema (a
+/// network URI) is never fetched: the type is then unknown, and unknown is refused, not
+/// guessed.
+fn property_type<'a>(schema: &'a Value, prop: &str) -> Option<&'a str> {
+    let mut node = schema.get("properties")?.get(prop)?;
+    for _ in 0..=REF_DEPTH {
+        if let Some(t) = node.get("type").and_then(Value::as_str) {
+            return Some(t);
+        }
+        let pointer = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+        node = if pointer.is_empty() {
+            schema
+        } else {
+            schema.pointer(pointer)?
+        };
+    }
+    None
+}
+
 fn describe_property(schema: &Value, prop: &str) -> String {
-    match schema
-        .get("properties")
-        .and_then(|p| p.get(prop))
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str)
-    {
+    match property_type(schema, prop) {
         Some(t) => format!("{prop} ({t})"),
         None => format!("{prop} (not described)"),
     }
@@ -185,11 +206,7 @@ pub fn bind_positional(
         return Err(needs());
     }
     let prop = required[0];
-    let kind = schema
-        .get("properties")
-        .and_then(|p| p.get(prop))
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str);
+    let kind = property_type(schema, prop);
     let tail = tail.trim();
     if tail.is_empty() {
         return Err(needs());
@@ -228,9 +245,63 @@ pub enum ExecError {
     /// The tail could not be bound.
     #[error(transparent)]
     Bind(#[from] BindError),
-    /// It ran and failed.
+    /// It ran and failed, or it could not be sent.
     #[error("{0}")]
     Failed(String),
+    /// It was sent and no answer came back: whether it ran is unknown. Maven never sends it
+    /// again by itself.
+    #[error("outcome unknown: {who} may have run it: {reason}")]
+    Unknown {
+        /// Who may have run it (`` `todo` ``, `the local command`).
+        who: String,
+        /// Why no answer came.
+        reason: String,
+    },
+}
+
+/// Text of a tool result kept for the answer and the page (the rest is counted, not kept).
+pub const RESULT_CAP: usize = 64 * 1024;
+
+/// How much of a result was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// Bytes shown.
+    pub shown: usize,
+    /// Bytes the result had.
+    pub total: usize,
+    /// The result had more than `total` bytes: counting stopped there.
+    pub more: bool,
+}
+
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[cut: the result had {}{} bytes; the first {} are shown]",
+            if self.more { "more than " } else { "" },
+            self.total,
+            self.shown
+        )
+    }
+}
+
+/// Cuts `text` to at most `cap` bytes on a character boundary; says how much when it did.
+pub fn cut_text(mut text: String, cap: usize, more: bool) -> (String, Option<Cut>) {
+    let total = text.len();
+    if total <= cap && !more {
+        return (text, None);
+    }
+    let mut at = cap.min(total);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    let cut = Cut {
+        shown: at,
+        total,
+        more,
+    };
+    (text, Some(cut))
 }
 
 /// Runs enabled acts.
@@ -257,6 +328,22 @@ pub struct Ran {
     pub text: String,
     /// It succeeded (exit 0; not an error result).
     pub ok: bool,
+    /// The server asks the owner something before the call can finish (a modern MCP server's
+    /// elicitation): the next turn answers it with [`Executor::answer_input`].
+    pub waiting: Option<Box<Waiting>>,
+    /// The text was cut, and by how much.
+    pub cut: Option<Cut>,
+}
+
+impl Ran {
+    fn done(text: String, ok: bool) -> Ran {
+        Ran {
+            text,
+            ok,
+            waiting: None,
+            cut: None,
+        }
+    }
 }
 
 impl Executor {
@@ -324,13 +411,79 @@ impl Executor {
         if row.destructive && confirmed_by.is_none() {
             return Err(ExecError::NeedsConfirmation(row.name.clone()));
         }
-        let started = Instant::now();
-        let (arguments, result) = match approved {
-            Approved::Mcp { allow_tools } => self.run_mcp(&row, allow_tools, tail).await?,
-            Approved::Local(act) => run_local(act, tail).await,
+        let arguments = match &approved {
+            Approved::Mcp { allow_tools } => {
+                Value::Object(bind_positional(&row, allow_tools, tail)?)
+            }
+            Approved::Local(act) => json!({ "argv": local_argv(act, tail) }),
         };
+        if matches!(approved, Approved::Mcp { .. }) && self.manager.is_none() {
+            return Err(ExecError::Refused(format!(
+                "{}: no MCP server is running",
+                row.name
+            )));
+        }
+        let id = self
+            .record(&row, utterance, arguments.clone(), confirmed_by)
+            .await?;
+        let started = Instant::now();
+        let mut result = match (approved, arguments) {
+            (Approved::Mcp { .. }, Value::Object(args)) => self.run_mcp(&row, args).await,
+            (Approved::Local(act), _) => run_local(act, tail).await,
+            (Approved::Mcp { .. }, _) => {
+                Err(ExecError::Failed("arguments are not an object".into()))
+            }
+        };
+        if let Ok(Ran {
+            waiting: Some(w), ..
+        }) = &mut result
+        {
+            w.set_origin(utterance, confirmed_by);
+        }
+        self.settle(id, &row, &result, started).await;
+        result
+    }
+
+    /// Writes one execution to `acts_log` before it runs, as sent and unanswered: an act whose
+    /// answer never comes (the daemon stopped or died meanwhile) keeps that outcome, which is
+    /// the truth. An act that cannot be recorded does not run.
+    async fn record(
+        &self,
+        row: &ToolRow,
+        utterance: &str,
+        arguments: Value,
+        confirmed_by: Option<&str>,
+    ) -> Result<i64, ExecError> {
+        self.store
+            .log_act(store::NewActLog {
+                tool: row.name.clone(),
+                utterance: utterance.to_string(),
+                arguments,
+                confirmed_by: confirmed_by.map(str::to_string),
+                outcome: format!("{} sent; no answer yet", store::OUTCOME_UNKNOWN),
+                ok: false,
+                duration_ms: 0,
+            })
+            .await
+            .map_err(|e| {
+                tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
+                ExecError::Failed(format!(
+                    "not run: it could not be recorded in acts_log: {e}"
+                ))
+            })
+    }
+
+    /// Settles the `acts_log` row of one execution with its outcome.
+    async fn settle(
+        &self,
+        id: i64,
+        row: &ToolRow,
+        result: &Result<Ran, ExecError>,
+        started: Instant,
+    ) {
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (ok, outcome) = match &result {
+        let (ok, outcome) = match result {
+            Ok(r) if r.waiting.is_some() => (true, "waiting: the server asks for input".to_owned()),
             Ok(r) => (
                 r.ok,
                 if r.ok {
@@ -339,66 +492,62 @@ impl Executor {
                     format!("error: {}", first_line(&r.text))
                 },
             ),
+            Err(e @ ExecError::Unknown { .. }) => {
+                (false, format!("{} {e}", store::OUTCOME_UNKNOWN))
+            }
             Err(e) => (false, format!("error: {e}")),
         };
-        if let Err(e) = self
-            .store
-            .log_act(store::NewActLog {
-                tool: row.name.clone(),
-                utterance: utterance.to_string(),
-                arguments,
-                confirmed_by: confirmed_by.map(str::to_string),
-                outcome,
-                ok,
-                duration_ms,
-            })
-            .await
-        {
-            tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
+        if let Err(e) = self.store.settle_act(id, outcome, ok, duration_ms).await {
+            tracing::error!(act = %row.name, error = %e, "cannot record the act's outcome in acts_log");
         }
-        result
     }
 
-    async fn run_mcp(
-        &self,
-        row: &ToolRow,
-        allow_tools: &[String],
-        tail: &str,
-    ) -> Result<(Value, Result<Ran, ExecError>), ExecError> {
-        let args = bind_positional(row, allow_tools, tail)?;
+    async fn run_mcp(&self, row: &ToolRow, args: Map<String, Value>) -> Result<Ran, ExecError> {
         let Some(manager) = &self.manager else {
             return Err(ExecError::Refused(format!(
                 "{}: no MCP server is running",
                 row.name
             )));
         };
-        let arguments = Value::Object(args.clone());
-        let res = match manager.call(&row.server, &row.tool, args).await {
-            Ok(outcome) => Ok(Ran {
-                text: outcome.text,
-                ok: !outcome.is_error,
-            }),
-            Err(e) => Err(ExecError::Failed(e.to_string())),
-        };
-        Ok((arguments, res))
+        match manager.start_call(&row.server, &row.tool, args).await {
+            Ok(step) => Ok(ran_of(row, step, None)),
+            Err(e) => Err(call_error(row, e.outcome_unknown(), e)),
+        }
     }
 }
 
-/// Runs a local act with the router's tail as its last argument (when there is one).
-async fn run_local(act: &LocalAct, tail: &str) -> (Value, Result<Ran, ExecError>) {
+/// A failed call: "outcome unknown" when it may have reached the server and no answer came,
+/// else it did not run.
+fn call_error(row: &ToolRow, unknown: bool, e: impl std::fmt::Display) -> ExecError {
+    if unknown {
+        ExecError::Unknown {
+            who: format!("`{}`", row.server),
+            reason: e.to_string(),
+        }
+    } else {
+        ExecError::Failed(e.to_string())
+    }
+}
+
+/// A local act's argv: its command with the router's tail as the last argument (when there
+/// is one).
+fn local_argv(act: &LocalAct, tail: &str) -> Vec<String> {
     let mut argv = act.cmd.clone();
     let tail = tail.trim();
     if !tail.is_empty() {
         argv.push(tail.to_string());
     }
-    let arguments = json!({ "argv": argv });
-    let res = run_argv(
-        &argv,
+    argv
+}
+
+/// Runs a local act with the router's tail as its last argument (when there is one).
+async fn run_local(act: &LocalAct, tail: &str) -> Result<Ran, ExecError> {
+    run_argv(
+        &local_argv(act, tail),
         act.timeout,
         usize::try_from(act.max_output).unwrap_or(usize::MAX),
     )
-    .await;
-    (arguments, res)
+    .await
 }
 
 fn first_line(s: &str) -> String {
@@ -430,9 +579,10 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
     let work = async {
         let mut out = Vec::new();
         let mut err = Vec::new();
+        let mut total = 0;
         let read_out = async {
             if let Some(s) = stdout.as_mut() {
-                read_capped(s, cap, &mut out).await;
+                total = read_capped(s, cap, &mut out).await;
             }
         };
         let read_err = async {
@@ -442,43 +592,56 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
         };
         tokio::join!(read_out, read_err);
         let status = child.wait().await;
-        (out, err, status)
+        (out, total, err, status)
     };
     match tokio::time::timeout(timeout, work).await {
-        Err(_) => Err(ExecError::Failed(format!(
-            "{program} did not finish within {timeout:?} and was killed"
-        ))),
-        Ok((out, err, status)) => {
+        // It started and was killed: what it did before is unknown.
+        Err(_) => Err(ExecError::Unknown {
+            who: "the local command".to_owned(),
+            reason: format!("{program} did not finish within {timeout:?} and was killed"),
+        }),
+        Ok((out, total, err, status)) => {
             let status = status.map_err(|e| ExecError::Failed(format!("{program}: {e}")))?;
-            let mut text = String::from_utf8_lossy(&out).into_owned();
-            if out.len() > cap {
-                text = String::from_utf8_lossy(&out[..cap]).into_owned();
-                text.push_str(" […cut]");
-            }
+            let shown = out.len().min(cap);
+            let text = String::from_utf8_lossy(&out[..shown]).into_owned();
+            let cut = (total > cap).then_some(Cut {
+                shown,
+                total,
+                more: false,
+            });
             if status.success() {
-                Ok(Ran { text, ok: true })
+                Ok(Ran {
+                    cut,
+                    ..Ran::done(text, true)
+                })
             } else {
                 let err = String::from_utf8_lossy(&err[..err.len().min(4096)]).into_owned();
-                Ok(Ran {
-                    text: format!(
+                Ok(Ran::done(
+                    format!(
                         "{program} failed ({status}): {}",
                         first_line(if err.is_empty() { &text } else { &err })
                     ),
-                    ok: false,
-                })
+                    false,
+                ))
             }
         }
     }
 }
 
 /// Reads everything, keeping at most `cap + 1` bytes (the rest is drained and dropped so the
-/// child never blocks on a full pipe).
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut R, cap: usize, out: &mut Vec<u8>) {
+/// child never blocks on a full pipe); returns how many bytes there were.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
+    r: &mut R,
+    cap: usize,
+    out: &mut Vec<u8>,
+) -> usize {
     let mut buf = [0u8; 8192];
+    let mut total = 0usize;
     loop {
         match r.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return total,
             Ok(n) => {
+                total = total.saturating_add(n);
                 let room = (cap + 1).saturating_sub(out.len());
                 out.extend_from_slice(&buf[..n.min(room)]);
             }
@@ -514,6 +677,51 @@ mod tests {
 
     fn allow(t: &str) -> Vec<String> {
         vec![t.to_string()]
+    }
+
+    #[test]
+    fn binding_follows_local_refs_only() {
+        // A local $ref to $defs (2020-12) or definitions: followed to its type.
+        for defs in ["$defs", "definitions"] {
+            let r = row(
+                "get",
+                false,
+                json!({"type": "object", defs: {"id": {"type": "integer"}, "alias": {"$ref": format!("#/{defs}/id")}},
+                       "properties": {"p": {"$ref": format!("#/{defs}/alias")}}, "required": ["p"]}),
+            );
+            assert_eq!(
+                bind_positional(&r, &allow("get"), "7").unwrap()["p"],
+                json!(7)
+            );
+        }
+        // A network $ref is never fetched: the type is unknown, and refused.
+        let r = row(
+            "net",
+            false,
+            json!({"type": "object", "properties": {"p": {"$ref": "https://schemas.example/id.json"}}, "required": ["p"]}),
+        );
+        assert_eq!(
+            bind_positional(&r, &allow("net"), "x").unwrap_err(),
+            BindError::NeedsArgs {
+                tool: "srv_net".into(),
+                missing: vec!["p (not described)".into()]
+            }
+        );
+        // A dangling pointer and a reference loop: refused, not guessed.
+        for p in [
+            json!({"$ref": "#/$defs/nope"}),
+            json!({"$ref": "#/properties/p"}),
+        ] {
+            let r = row(
+                "odd",
+                false,
+                json!({"type": "object", "properties": {"p": p}, "required": ["p"]}),
+            );
+            assert!(matches!(
+                bind_positional(&r, &allow("odd"), "x"),
+                Err(BindError::NeedsArgs { .. })
+            ));
+        }
     }
 
     #[test]
@@ -613,17 +821,17 @@ mod tests {
         )
         .await
         .unwrap();
-        assert!(
-            r.text.ends_with(" […cut]") && r.text.len() < 40,
-            "{:?}",
-            r.text.len()
+        assert_eq!(r.text.len(), 10);
+        assert_eq!(
+            r.cut.map(|c| c.to_string()).as_deref(),
+            Some("[cut: the result had 100000 bytes; the first 10 are shown]")
         );
         let e = run_argv(&argv(&["sleep", "5"]), Duration::from_millis(100), 10)
             .await
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "sleep did not finish within 100ms and was killed"
+            "outcome unknown: the local command may have run it: sleep did not finish within 100ms and was killed"
         );
         let r = run_argv(&argv(&["false"]), Duration::from_secs(10), 10)
             .await
@@ -636,5 +844,106 @@ mod tests {
             e.to_string().starts_with("cannot run /nonexistent/prog:"),
             "{e}"
         );
+    }
+}
+
+/// What the owner's answer to a waiting call led to.
+#[derive(Debug)]
+pub enum InputStep {
+    /// Another question of the same round.
+    More(Box<Waiting>),
+    /// The call went on: its result (which may wait again).
+    Ran(Result<Ran, ExecError>),
+    /// The answer does not fit the question (the reason); the same question stands.
+    Again(Box<Waiting>, String),
+    /// The two minutes passed: nothing was sent.
+    Expired(Box<Waiting>),
+}
+
+/// The [`Ran`] of one call step of `row`.
+fn ran_of(row: &ToolRow, step: mcp::CallStep, origin: Option<&Waiting>) -> Ran {
+    match step {
+        mcp::CallStep::Done(outcome) => {
+            let (text, cut) = cut_text(outcome.text, RESULT_CAP, outcome.truncated);
+            Ran {
+                cut,
+                ..Ran::done(text, !outcome.is_error)
+            }
+        }
+        mcp::CallStep::Input(needed) => Ran {
+            text: String::new(),
+            ok: true,
+            waiting: Some(Box::new(Waiting::new(row, needed, origin))),
+            cut: None,
+        },
+        // CallStep is non-exhaustive.
+        _ => Ran::done(
+            "the server answered in a way Maven does not know".to_owned(),
+            false,
+        ),
+    }
+}
+
+impl Executor {
+    /// The owner's answer `text` to the question `w` asks. Every question of the round is
+    /// asked in turn; the last answer retries the call (the row read again and `may_run`
+    /// asked again first), and the retry is written to `acts_log`. "no" declines.
+    pub async fn answer_input(&self, mut w: Box<Waiting>, text: &str) -> InputStep {
+        if w.asked.elapsed() > CONFIRM_WINDOW {
+            return InputStep::Expired(w);
+        }
+        if let Some(ask) = w.ask() {
+            match ask.answer(text) {
+                Ok(v) => {
+                    let key = ask.key.clone();
+                    w.replies.insert(key, v);
+                    w.next += 1;
+                }
+                Err(reason) => return InputStep::Again(w, reason),
+            }
+        }
+        if w.skip_secrets() {
+            w.asked = tokio::time::Instant::now();
+            return InputStep::More(w);
+        }
+        InputStep::Ran(self.resume(*w).await)
+    }
+
+    /// The retry of a call whose questions are all answered (or declined).
+    async fn resume(&self, w: Waiting) -> Result<Ran, ExecError> {
+        let row = match self.store.tool(&w.act).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(ExecError::Refused(format!("{} no longer exists", w.act))),
+            Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
+        };
+        if !matches!(
+            approved(&row, &self.approvals).map_err(ExecError::Refused)?,
+            Approved::Mcp { .. }
+        ) {
+            return Err(ExecError::Refused(format!(
+                "{} is not an MCP tool",
+                row.name
+            )));
+        }
+        let Some(manager) = &self.manager else {
+            return Err(ExecError::Refused(format!(
+                "{}: no MCP server is running",
+                row.name
+            )));
+        };
+        let arguments = Value::Object(w.needed.arguments.clone());
+        let id = self
+            .record(&row, &w.utterance, arguments, w.confirmed_by.as_deref())
+            .await?;
+        let started = Instant::now();
+        let result = match manager
+            .resume_call(&w.server, w.needed.clone(), w.replies.clone())
+            .await
+        {
+            Ok(step) => Ok(ran_of(&row, step, Some(&w))),
+            Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
+        };
+        self.settle(id, &row, &result, started).await;
+        result
     }
 }

@@ -241,6 +241,8 @@ pub struct McpServerConfig {
     pub max_tools: u64,
     /// The server's request deadlines.
     pub timeouts: mcp::McpTimeouts,
+    /// Which protocol era to speak: `"auto"` (default), `"2026-07-28"` or `"2025-11-25"`.
+    pub protocol: mcp::Protocol,
 }
 
 /// One entry of `acts`: a local command proposed from config.
@@ -481,7 +483,7 @@ impl Config {
             },
         };
         Some(mcp::ServerConfig {
-            protocol: mcp::Protocol::Auto,
+            protocol: sc.protocol,
             name: name.to_string(),
             transport,
             timeouts: sc.timeouts,
@@ -1231,6 +1233,7 @@ impl Validator<'_> {
                     "allow_tools",
                     "max_tools",
                     "timeouts",
+                    "protocol",
                 ],
                 enabled,
             ) else {
@@ -1341,6 +1344,20 @@ impl Validator<'_> {
                 }
             }
         }
+        let protocol = match o.map.get("protocol") {
+            None => mcp::Protocol::Auto,
+            Some(v) => match v.as_str().and_then(mcp::Protocol::parse) {
+                Some(p) => p,
+                None => {
+                    self.bad_value(
+                        &join(&path, "protocol"),
+                        "\"auto\", \"2026-07-28\" or \"2025-11-25\"",
+                        describe(v),
+                    );
+                    mcp::Protocol::Auto
+                }
+            },
+        };
         Some(McpServerConfig {
             name: name.to_string(),
             target: target?,
@@ -1348,6 +1365,7 @@ impl Validator<'_> {
             allow_tools,
             max_tools,
             timeouts,
+            protocol,
         })
     }
 
@@ -1482,6 +1500,18 @@ mod tests {
     }
 
     #[test]
+    fn protocol_reaches_the_client() {
+        let c = check(
+            r#"{"mcp_servers": {"a": {"command": "x"}, "m": {"command": "x", "protocol": "2026-07-28"}, "l": {"url": "https://l.example/mcp", "protocol": "2025-11-25"}}}"#,
+        )
+        .unwrap();
+        let p = |n: &str| c.mcp_server(n).unwrap().protocol;
+        assert_eq!(p("a"), mcp::Protocol::Auto);
+        assert_eq!(p("m"), mcp::Protocol::Modern);
+        assert_eq!(p("l"), mcp::Protocol::Legacy);
+    }
+
+    #[test]
     fn mcp_timing_reaches_the_manager() {
         let c = check(
             r#"{"mcp_timing": {"backoff_min": "200ms", "backoff_max": "2s", "health": "1s", "refresh": "3s", "min_uptime": "0s"}}"#,
@@ -1504,7 +1534,7 @@ mod tests {
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "max_tool": 3}}}"#,
-                &["config.json: mcp_servers.v.max_tool: unknown key (expected one of: command, args, env, url, headers, allow_private, host_interval, enabled, allow_tools, max_tools, timeouts)"],
+                &["config.json: mcp_servers.v.max_tool: unknown key (expected one of: command, args, env, url, headers, allow_private, host_interval, enabled, allow_tools, max_tools, timeouts, protocol)"],
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "enabled": false, "timeouts": {"call": "11m"}}}}"#,
@@ -1541,6 +1571,14 @@ mod tests {
             (
                 r#"{"mcp_servers": {"v": {"url": "https://a.example/", "enabled": true, "headers": {"Authorization": "Bearer ${NOPE}"}}}}"#,
                 &["config.json: mcp_servers.v.headers.Authorization: environment variable NOPE is not set"],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "protocol": "2025-06-18"}}}"#,
+                &[r#"config.json: mcp_servers.v.protocol: expected "auto", "2026-07-28" or "2025-11-25", got "2025-06-18""#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "protocol": true}}}"#,
+                &[r#"config.json: mcp_servers.v.protocol: expected "auto", "2026-07-28" or "2025-11-25", got true"#],
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "allow_tools": ["ok", "bad name"]}}}"#,

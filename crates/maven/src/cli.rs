@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+use crate::exit::outln;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -363,8 +364,8 @@ fn config_check(path: Option<&Path>) -> ExitCode {
     match Config::load(path) {
         Ok(c) => {
             match &c.source {
-                Some(p) => println!("{}: ok ({})", p.display(), c.counts()),
-                None => println!(
+                Some(p) => outln!("{}: ok ({})", p.display(), c.counts()),
+                None => outln!(
                     "{}: no such file; every default applies (nothing external)",
                     shown.display()
                 ),
@@ -431,7 +432,7 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
                     print_json(&v);
                 } else {
                     // The answer quotes tool results and feed items: shown, never obeyed.
-                    println!("{}", shown::block(&turn.answer));
+                    outln!("{}", shown::block(&turn.answer));
                 }
                 if turn.ok {
                     ExitCode::SUCCESS
@@ -449,7 +450,7 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
 
 fn print_json(v: &Value) {
     match serde_json::to_string_pretty(v) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => outln!("{s}"),
         Err(e) => eprintln!("maven: cannot print JSON: {e}"),
     }
 }
@@ -476,39 +477,66 @@ fn or_null<T: std::fmt::Display>(v: Option<T>) -> String {
 // text that may span lines. The `--json` outputs print the daemon's answer as it is.
 
 fn print_status(v: &StatusView) {
-    println!("maven {} — up {}s", line(&v.version), v.uptime_s);
-    println!("data: {}", line(&v.data_dir));
+    outln!("maven {} — up {}s", line(&v.version), v.uptime_s);
+    outln!("data: {}", line(&v.data_dir));
     let parts: Vec<String> = v
         .acts
         .pairs()
         .iter()
         .map(|(k, n)| format!("{n} {k}"))
         .collect();
-    println!("acts: {}", parts.join(", "));
-    println!("MCP servers: {}", v.mcp_servers.len());
+    outln!("acts: {}", parts.join(", "));
+    outln!("MCP servers: {}", v.mcp_servers.len());
     for srv in &v.mcp_servers {
-        println!(
+        outln!(
             "  {:<20} {:<6} {}",
             line(&srv.name),
             line(&srv.transport),
             line(&srv.state)
         );
     }
-    println!("feeds: {}", v.feeds.len());
+    outln!("feeds: {}", v.feeds.len());
     for f in &v.feeds {
-        println!("  {:<20} {}", line(&f.name), line(&f.url));
+        outln!("  {:<20} {}", line(&f.name), line(&f.url));
     }
-    println!("log lines dropped: {}", v.log_lines_dropped);
+    outln!("log lines dropped: {}", v.log_lines_dropped);
+    if let Some(w) = &v.web {
+        outln!(
+            "page: {} — {}/{} connections, {} refused; passphrase: {} verified, {} refused{}",
+            line(&w.url),
+            w.connections,
+            w.max_connections,
+            w.connections_refused,
+            w.passphrase_verifications,
+            w.passphrase_attempts_refused,
+            w.passphrase_locked_for_s
+                .map_or_else(String::new, |s| format!(", locked for {s} s"))
+        );
+    }
+    if let Some(l) = &v.limits {
+        outln!(
+            "limits: {} descriptors ({} reserved); IPC {}/{} connections, {} refused",
+            l.descriptors,
+            l.descriptors_reserved,
+            l.ipc_connections,
+            l.ipc_max_connections,
+            l.ipc_connections_refused
+        );
+    }
 }
 
 fn print_tools(rows: &Vec<ToolView>) {
     if rows.is_empty() {
-        println!("no tools yet: acts come from the config and from enabled MCP servers");
+        outln!("no tools yet: acts come from the config and from enabled MCP servers");
         return;
     }
-    println!(
+    outln!(
         "{:<32} {:<9} {:<11} {:<16} {:<14} description",
-        "name", "state", "destructive", "scope", "fingerprint"
+        "name",
+        "state",
+        "destructive",
+        "scope",
+        "fingerprint"
     );
     for r in rows {
         let fp = r.fingerprint.as_deref().unwrap_or("-");
@@ -520,7 +548,7 @@ fn print_tools(rows: &Vec<ToolView>) {
             .take(12)
             .collect();
         let desc: String = r.description.chars().take(60).collect();
-        println!(
+        outln!(
             "{:<32} {:<9} {:<11} {:<16} {:<14} {}",
             line(&r.name),
             line(&r.state),
@@ -531,20 +559,20 @@ fn print_tools(rows: &Vec<ToolView>) {
         );
         let prov = r.provenance.as_str();
         if prov != "-" && !prov.is_empty() {
-            println!("    {}", line(prov));
+            outln!("    {}", line(prov));
         }
     }
 }
 
 fn print_feeds(rows: &Vec<FeedView>) {
     if rows.is_empty() {
-        println!("no feeds configured");
+        outln!("no feeds configured");
         return;
     }
     for f in rows {
         let noted = f.items_noted.map_or("-".to_string(), |n| n.to_string());
         let live = f.live.as_ref();
-        println!(
+        outln!(
             "{:<20} {:<12} noted {:<6} last ok {:<20} next {}",
             line(&f.name),
             live.map_or(std::borrow::Cow::Borrowed("-"), |l| line(&l.state)),
@@ -552,37 +580,37 @@ fn print_feeds(rows: &Vec<FeedView>) {
             or_dash(&f.last_success),
             or_dash(&f.next_poll)
         );
-        println!("    {}", line(&f.url));
+        outln!("    {}", line(&f.url));
         if let Some(to) = live.and_then(|l| l.moved_to.as_deref()) {
-            println!(
+            outln!(
                 "    redirects to {} (the config is left as it is)",
                 line(to)
             );
         }
         if let Some(e) = &f.last_error {
-            println!("    error: {}", line(e));
+            outln!("    error: {}", line(e));
         }
         if let Some(w) = live.and_then(|l| l.warning.as_deref()) {
-            println!("    warning: {}", line(w));
+            outln!("    warning: {}", line(w));
         }
     }
 }
 
 fn print_notes(rows: &Vec<NoteView>) {
     if rows.is_empty() {
-        println!("no notes");
+        outln!("no notes");
         return;
     }
     for n in rows {
         // A note is a feed item's title and summary: its lines are kept, indented under the row.
-        println!(
+        outln!(
             "[{}] {} — {}",
             or_dash(&n.created),
             line(&n.source),
             indented_block(&n.text, "    ")
         );
         if let Some(l) = &n.link {
-            println!("    {}", line(l));
+            outln!("    {}", line(l));
         }
     }
 }
@@ -592,48 +620,54 @@ const REFUSED_NAME_SHOWN: usize = 64;
 
 fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
     if rows.is_empty() {
-        println!("no MCP servers configured");
+        outln!("no MCP servers configured");
         return;
     }
     for r in rows {
-        println!(
+        outln!(
             "{} ({}, {})",
             line(&r.name),
             line(&r.transport),
             line(&r.state)
         );
-        println!("  target:   {}", line(&r.target));
-        println!("  trust:    {}", line(&r.trust));
+        outln!("  target:   {}", line(&r.target));
+        outln!("  trust:    {}", line(&r.trust));
         if let Some(p) = &r.protocol_version {
             let (name, version) = r
                 .server_info
                 .as_ref()
                 .map_or(("-", "-"), |i| (i.name.as_str(), i.version.as_str()));
-            println!(
+            outln!(
                 "  server:   {} {} (protocol {})",
                 line(name),
                 line(version),
                 line(p)
             );
+            if let (Some(era), Some(how)) = (&r.era, &r.era_chosen) {
+                println!("  era:      {} ({})", line(era), line(how));
+            }
         }
-        println!(
+        outln!(
             "  tools:    {} offered, {} proposed, {} enabled",
             or_null(r.tools_offered),
             r.tools_proposed,
             r.tools_enabled
         );
         for t in &r.tools_refused {
-            println!(
+            outln!(
                 "  refused:  {} — {}",
                 shown::capped(&t.tool, REFUSED_NAME_SHOWN),
                 line(&t.reason)
             );
         }
         if let Some(e) = &r.last_error {
-            println!("  error:    {}", line(e));
+            outln!("  error:    {}", line(e));
+        }
+        if let Some(u) = &r.unstable {
+            outln!("  warning:  {}", line(u));
         }
         if let Some(t) = r.stderr_tail.as_deref().filter(|t| !t.trim().is_empty()) {
-            println!(
+            outln!(
                 "  stderr:   {}",
                 indented_block(t.trim_end(), "            ")
             );

@@ -24,7 +24,9 @@ use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
-use crate::views::{ActCounts, DiscoveryNote, FeedView, ServerStatusView, StatusView, TurnView};
+use crate::views::{
+    ActCounts, DiscoveryNote, FeedView, LimitsView, ServerStatusView, StatusView, TurnView,
+};
 use crate::web::StatusSource;
 
 /// How long shutdown waits for tasks before giving up on them.
@@ -44,6 +46,8 @@ pub(crate) struct Options {
 
 /// What request handlers share.
 pub(crate) struct State {
+    /// The open-descriptor limit the daemon runs under.
+    descriptors: u64,
     started: Instant,
     data_dir: PathBuf,
     config: Arc<Config>,
@@ -168,7 +172,9 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
     let manager = start_manager(&config, &store, &discovery, &cancel, &tracker);
-    let web = crate::web::start(&config, &store).await;
+    let descriptors = raise_descriptor_limit();
+    let page_connections = page_connections(descriptors);
+    let web = crate::web::start(&config, &store, page_connections).await;
     let executor = allowlist::Executor::new(store.clone(), approvals, manager.clone());
     let llm = match config.router.kind {
         config::RouterKind::Rules => None,
@@ -179,6 +185,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     };
     let turns = crate::turns::Turns::new(store.clone(), executor, llm);
     let state = Arc::new(State {
+        descriptors,
         started: Instant::now(),
         data_dir: data_dir.clone(),
         config,
@@ -236,6 +243,47 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Descriptors kept for everything but the page's and the IPC socket's connections: the store
+/// and its journal, the log, the listeners, MCP children (three pipes each) and HTTP dials,
+/// feed polls. The page's connection bound is what is left, so a flood of the page can never
+/// take the descriptors that IPC, dials and polls need.
+pub(crate) const FD_RESERVE: u64 = 256;
+
+/// Raises the soft `RLIMIT_NOFILE` to the hard limit (what a service manager allows) and
+/// returns the limit the daemon runs under.
+fn raise_descriptor_limit() -> u64 {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut lim = getrlimit(Resource::Nofile);
+    if let (Some(cur), Some(max)) = (lim.current, lim.maximum) {
+        if cur < max {
+            lim.current = Some(max);
+            if let Err(e) = setrlimit(Resource::Nofile, lim) {
+                tracing::debug!(error = %e, "cannot raise the descriptor limit");
+            }
+        }
+    }
+    let now = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
+    tracing::debug!(limit = now, "descriptor limit");
+    now
+}
+
+/// How many connections the page may hold under a descriptor `limit`: what is left after the
+/// reserve and every IPC slot, at most [`crate::web::MAX_CONNECTIONS`], at least 4.
+pub(crate) fn page_connections(limit: u64) -> usize {
+    let room = limit.saturating_sub(FD_RESERVE + ipc::MAX_CONNECTIONS as u64);
+    let n = usize::try_from(room)
+        .unwrap_or(usize::MAX)
+        .min(crate::web::MAX_CONNECTIONS);
+    if n < crate::web::MAX_CONNECTIONS {
+        tracing::warn!(
+            limit,
+            page_connections = n.max(4),
+            "the descriptor limit is low: the page serves fewer connections at once (raise `ulimit -n`)"
+        );
+    }
+    n.max(4)
 }
 
 async fn wait_for_signal() -> anyhow::Result<()> {
@@ -335,7 +383,11 @@ fn start_manager(
         })
         .collect();
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
-    let (manager, mut listings) = mcp::Manager::new(servers, config.mcp_timing.manager_options());
+    let mut options = config.mcp_timing.manager_options();
+    // A result's text is kept up to the frame cap, so the executor can cut it to
+    // `allowlist::RESULT_CAP` and say by how much.
+    options.client.limits.result_text_cap = options.client.limits.frame_cap;
+    let (manager, mut listings) = mcp::Manager::new(servers, options);
     let (config, store, notes, cancel) = (
         config.clone(),
         store.clone(),
@@ -343,38 +395,81 @@ fn start_manager(
         cancel.clone(),
     );
     tracker.spawn(async move {
+        let mut churn = crate::churn::Churn::default();
         loop {
-            let d = tokio::select! {
+            // A held-back listing of an unstable server falls due, or a new listing comes.
+            let due_at = churn.next_due().map(tokio::time::Instant::from_std);
+            let ready = tokio::select! {
                 _ = cancel.cancelled() => break,
-                d = listings.recv() => match d { Some(d) => d, None => break },
-            };
-            let Some(block) = config.mcp_servers.get(&d.server) else {
-                continue;
-            };
-            let note = match allowlist::reconcile(&store, &block.policy(), &d.tools).await {
-                Ok(r) => DiscoveryNote {
-                    over_cap: r.over_cap(d.tools.len()),
-                    refused: r.refused,
-                    error: None,
-                },
-                Err(e) => {
-                    tracing::error!(server = %d.server, error = %e, "cannot apply a listing to the allowlist");
-                    DiscoveryNote {
-                        error: Some(format!("store: {e}")),
-                        ..DiscoveryNote::default()
+                _ = async {
+                    match due_at {
+                        Some(t) => tokio::time::sleep_until(t).await,
+                        None => std::future::pending().await,
                     }
-                }
+                } => churn.due(Instant::now()),
+                d = listings.recv() => match d {
+                    Some(d) => {
+                        let server = d.server.clone();
+                        let ready = churn.offer(d, Instant::now());
+                        let unstable = churn.unstable(&server);
+                        if ready.is_none() {
+                            tracing::debug!(server = %server, "listing held back: the server is unstable");
+                        }
+                        let mut notes = notes.lock().unwrap_or_else(|p| p.into_inner());
+                        let note = notes.entry(server.clone()).or_default();
+                        if unstable.is_some() && note.unstable.is_none() {
+                            tracing::warn!(server = %server, "{}", unstable.as_deref().unwrap_or(""));
+                        } else if unstable.is_none() && note.unstable.is_some() {
+                            tracing::info!(server = %server, "the server's tools settled: its listings are applied as they come again");
+                        }
+                        note.unstable = unstable;
+                        ready.into_iter().collect()
+                    }
+                    None => break,
+                },
             };
-            if let Some(over) = &note.over_cap {
-                tracing::warn!(server = %d.server, "{over}");
+            for d in ready {
+                apply_listing(&config, &store, &notes, &churn, d).await;
             }
-            notes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(d.server.clone(), note);
         }
     });
     Some(manager)
+}
+
+/// Hands one listing to the allowlist and keeps what it did for status.
+async fn apply_listing(
+    config: &Config,
+    store: &store::Store,
+    notes: &std::sync::Mutex<HashMap<String, DiscoveryNote>>,
+    churn: &crate::churn::Churn,
+    d: mcp::Discovery,
+) {
+    let Some(block) = config.mcp_servers.get(&d.server) else {
+        return;
+    };
+    let note = match allowlist::reconcile(store, &block.policy(), &d.tools).await {
+        Ok(r) => DiscoveryNote {
+            over_cap: r.over_cap(d.tools.len()),
+            refused: r.refused,
+            error: None,
+            unstable: churn.unstable(&d.server),
+        },
+        Err(e) => {
+            tracing::error!(server = %d.server, error = %e, "cannot apply a listing to the allowlist");
+            DiscoveryNote {
+                error: Some(format!("store: {e}")),
+                unstable: churn.unstable(&d.server),
+                ..DiscoveryNote::default()
+            }
+        }
+    };
+    if let Some(over) = &note.over_cap {
+        tracing::warn!(server = %d.server, "{over}");
+    }
+    notes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(d.server.clone(), note);
 }
 
 impl Dispatch for State {
@@ -472,6 +567,17 @@ impl State {
                 withdrawn: count(store::ToolState::Withdrawn),
             },
             log_lines_dropped: crate::logsink::dropped(),
+            web: self.web.as_deref().map(crate::web::Web::status),
+            limits: Some({
+                let (open, refused) = ipc::stats();
+                LimitsView {
+                    descriptors: self.descriptors,
+                    descriptors_reserved: FD_RESERVE,
+                    ipc_connections: open,
+                    ipc_max_connections: ipc::MAX_CONNECTIONS,
+                    ipc_connections_refused: refused,
+                }
+            }),
         })
     }
 
@@ -534,6 +640,13 @@ impl StatusSource for State {
     }
     fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
         Box::pin(std::future::ready(State::feeds(self)))
+    }
+    fn unstable(&self, server: &str) -> Option<String> {
+        self.discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(server)
+            .and_then(|n| n.unstable.clone())
     }
 }
 

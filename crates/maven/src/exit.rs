@@ -14,3 +14,40 @@ pub(crate) enum LogFormat {
     Human,
     Json,
 }
+
+/// Writes to stdout, whole. A reader that went away (`maven notes | head -1`) ends the process
+/// at once, quietly, with exit 0 (as ripgrep does): the output was not wanted any more. Any
+/// other write error is said on stderr and exits 1.
+pub(crate) fn stdout_bytes(bytes: &[u8]) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let r = out.write_all(bytes).and_then(|()| out.flush());
+    if let Err(e) = r {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("maven: cannot write to stdout: {e}");
+        std::process::exit(i32::from(EXIT_FAILED));
+    }
+}
+
+/// [`stdout_bytes`] of formatted text.
+pub(crate) fn stdout_fmt(args: std::fmt::Arguments<'_>) {
+    match args.as_str() {
+        Some(s) => stdout_bytes(s.as_bytes()),
+        None => stdout_bytes(args.to_string().as_bytes()),
+    }
+}
+
+/// `print!` through [`stdout_fmt`]: never panics on a closed pipe.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::exit::stdout_fmt(format_args!($($t)*)) };
+}
+
+/// `println!` through [`stdout_fmt`]: never panics on a closed pipe.
+macro_rules! outln {
+    () => { $crate::exit::stdout_bytes(b"\n") };
+    ($($t:tt)*) => { $crate::exit::stdout_fmt(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+pub(crate) use {out, outln};

@@ -134,6 +134,12 @@ pub(crate) fn server_status(
         state,
         trust: trust(&s.target).to_owned(),
         protocol_version: live.and_then(|l| l.protocol_version.clone()),
+        era: live
+            .and_then(|l| l.era.as_ref())
+            .map(|(e, _)| e.as_str().to_owned()),
+        era_chosen: live
+            .and_then(|l| l.era.as_ref())
+            .map(|(_, how)| how.clone()),
         server_info: live
             .and_then(|l| l.server_info.as_ref())
             .map(|(n, v)| ServerInfo {
@@ -144,21 +150,21 @@ pub(crate) fn server_status(
         tools_proposed: proposed,
         tools_enabled: enabled,
         tools_refused: note
-            .map(|n| {
-                n.refused
-                    .iter()
-                    .map(|(t, r)| RefusedTool {
-                        tool: t.clone(),
-                        reason: r.clone(),
-                    })
-                    .collect()
+            .map(|n| n.refused.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .chain(live.map(|l| l.rejected.as_slice()).unwrap_or_default())
+            .map(|(t, r)| RefusedTool {
+                tool: t.clone(),
+                reason: r.clone(),
             })
-            .unwrap_or_default(),
+            .collect(),
         last_error,
         next_retry,
         stderr_tail: live.and_then(|l| l.stderr_tail.clone()),
         violations: live.map(|l| l.violations).unwrap_or(0),
         dials: live.map(|l| l.dials).unwrap_or(0),
+        unstable: note.and_then(|n| n.unstable.clone()),
     }
 }
 

@@ -17,6 +17,8 @@ pub(crate) struct DiscoveryNote {
     pub(crate) refused: Vec<(String, String)>,
     /// The last error applying a listing to the store.
     pub(crate) error: Option<String>,
+    /// Why the server is unstable (its tools change too often), while it is.
+    pub(crate) unstable: Option<String>,
 }
 
 /// `maven status --json`.
@@ -31,6 +33,41 @@ pub(crate) struct StatusView {
     /// Log lines dropped since start-up because stderr did not keep up (see `logsink`).
     #[serde(default)]
     pub(crate) log_lines_dropped: u64,
+    /// The page's limits and counters; null when the page is not running.
+    #[serde(default)]
+    pub(crate) web: Option<WebStatusView>,
+    /// The daemon's limits and what they refused.
+    #[serde(default)]
+    pub(crate) limits: Option<LimitsView>,
+}
+
+/// The page in `maven status`: its connection limits, and the passphrase gate.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct WebStatusView {
+    pub(crate) url: String,
+    pub(crate) connections: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) connections_refused: u64,
+    pub(crate) header_deadline_s: u64,
+    pub(crate) request_deadline_s: u64,
+    pub(crate) sessions: usize,
+    pub(crate) passphrase_verifications: u64,
+    pub(crate) passphrase_attempts_refused: u64,
+    /// Seconds until the passphrase lock lifts; null when not locked.
+    pub(crate) passphrase_locked_for_s: Option<u64>,
+}
+
+/// The daemon's own limits in `maven status`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct LimitsView {
+    /// The open-descriptor limit the daemon runs under (`RLIMIT_NOFILE`, raised to its hard
+    /// limit at start).
+    pub(crate) descriptors: u64,
+    /// Descriptors kept for the store, the log, MCP servers and feed polls.
+    pub(crate) descriptors_reserved: u64,
+    pub(crate) ipc_connections: usize,
+    pub(crate) ipc_max_connections: usize,
+    pub(crate) ipc_connections_refused: u64,
 }
 
 /// How many act rows are in each state.
@@ -67,6 +104,10 @@ pub(crate) struct ServerStatusView {
     /// The trust level, spelled out.
     pub(crate) trust: String,
     pub(crate) protocol_version: Option<String>,
+    /// "modern" (2026-07-28, stateless) or "legacy" (the initialize handshake).
+    pub(crate) era: Option<String>,
+    /// How the era was chosen (pinned by the configuration, server/discover, a fallback).
+    pub(crate) era_chosen: Option<String>,
     pub(crate) server_info: Option<ServerInfo>,
     pub(crate) tools_offered: Option<usize>,
     pub(crate) tools_proposed: usize,
@@ -77,6 +118,9 @@ pub(crate) struct ServerStatusView {
     pub(crate) stderr_tail: Option<String>,
     pub(crate) violations: u64,
     pub(crate) dials: u64,
+    /// Why the server is marked unstable (its tools change too often); null when it is not.
+    #[serde(default)]
+    pub(crate) unstable: Option<String>,
 }
 
 /// A server's `serverInfo`.

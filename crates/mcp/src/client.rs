@@ -13,11 +13,17 @@ use crate::era::{self, Era, Protocol, MODERN_VERSION};
 use crate::error::{CloseReason, Error, Incomplete};
 use crate::handshake::{self, ServerInfo};
 use crate::headers::{self, HeaderParam};
+use crate::held;
 use crate::http::Mirror;
 use crate::input::{self, CallStep, InputNeeded};
 use crate::rpc::{self, Core, Stats};
 use crate::tools::{reduce_content, Tool, ToolOutcome};
 use crate::{ClientOptions, ServerConfig, Transport};
+
+/// How long the owner has to answer a server's question (the confirm window's two minutes).
+pub const OWNER_WINDOW: Duration = Duration::from_secs(120);
+/// Held legacy questions of one call at a time (more are declined).
+const HELD_ASKS: usize = 4;
 
 /// Shortest re-listing interval a server's `ttlMs` can ask for.
 pub const MIN_TTL: Duration = Duration::from_secs(60);
@@ -106,14 +112,25 @@ impl Client {
     /// era the configuration pins, or (`auto`) `server/discover` first and the `initialize`
     /// handshake when the server does not speak the modern era.
     pub async fn connect(config: &ServerConfig, options: ClientOptions) -> Result<Client, Error> {
+        Client::dial(config, options).await.map_err(|(e, _)| e)
+    }
+
+    /// [`Client::connect`], also giving back, when the dial fails after the server started,
+    /// the tail of its stderr (a stdio server that exits during the handshake says why there:
+    /// "missing API_KEY").
+    pub async fn dial(
+        config: &ServerConfig,
+        options: ClientOptions,
+    ) -> Result<Client, (Error, Option<String>)> {
         let core = Arc::new(Core::new(&options.limits, options.handler.clone()));
         let link = match &config.transport {
             Transport::Stdio { command, args, env } => Link::Stdio(
                 crate::stdio::StdioLink::spawn(command, args, env, &options.limits, core.clone())
-                    .await?,
+                    .await
+                    .map_err(|e| (e, None))?,
             ),
             Transport::Http { url, headers, door } => Link::Http(Arc::new(
-                crate::http::HttpLink::new(url, headers, door, &options)?,
+                crate::http::HttpLink::new(url, headers, door, &options).map_err(|e| (e, None))?,
             )),
         };
         let mut client = Client {
@@ -137,14 +154,25 @@ impl Client {
             Err(e) => {
                 client.core.close(CloseReason::HandshakeFailed);
                 client.close().await;
-                Err(e)
+                Err((e, client.stderr_tail()))
             }
         }
     }
 
     fn set_era(&mut self, era: Era) {
         self.meta = match era {
-            Era::Modern => Some(era::meta_member(&self.options, MODERN_VERSION).into()),
+            Era::Modern => Some(
+                era::meta_member(
+                    &era::modern_capabilities(
+                        &self.options.capabilities,
+                        self.options.owner_elicitation,
+                    ),
+                    &self.options.client_name,
+                    &self.options.client_version,
+                    MODERN_VERSION,
+                )
+                .into(),
+            ),
             Era::Legacy => None,
         };
         if let Link::Http(h) = &self.link {
@@ -228,7 +256,7 @@ impl Client {
         pinned: bool,
         theirs: Vec<String>,
     ) -> Result<ServerInfo, Error> {
-        let legacy = handshake::SUPPORTED_PROTOCOL_VERSIONS;
+        let legacy = era::SUPPORTED_PROTOCOL_VERSIONS;
         if !pinned && era::pick(&legacy, &theirs).is_some() {
             self.set_era(Era::Legacy);
             return self
@@ -300,6 +328,9 @@ impl Client {
             .await?;
         let mut info = handshake::parse_initialize(&raw)?;
         info.chosen = chosen;
+        if self.options.owner_elicitation {
+            self.core.declines_elicitation();
+        }
         if let Link::Http(h) = &self.link {
             h.set_protocol_version(&info.protocol_version);
         }
@@ -767,8 +798,120 @@ impl Client {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallStep, Error> {
-        self.call_round(name, &arguments, rpc::Retry::default(), 1, false)
-            .await
+        self.call_round(
+            name,
+            &arguments,
+            rpc::Retry::default(),
+            1,
+            false,
+            self.config.timeouts.call,
+        )
+        .await
+    }
+
+    /// [`Client::start_call`] for a call made for the owner: in the legacy era too, an
+    /// `elicitation/create` the server sends while the call is in flight comes back as
+    /// [`CallStep::Input`] (the request held, unanswered, the call going on in a task of its
+    /// own under `timeouts.call` plus [`OWNER_WINDOW`]); [`Client::resume_call`] sends the
+    /// owner's answer and waits on.
+    pub async fn start_owner_call(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallStep, Error> {
+        if self.info.era == Era::Modern {
+            return self.start_call(name, arguments).await;
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(HELD_ASKS);
+        if !self.core.hold_asks(tx.clone()) {
+            // Another call for the owner holds the questions: this one is headless.
+            return self.start_call(name, arguments).await;
+        }
+        let client = self.clone();
+        let (tool, args) = (name.to_owned(), arguments.clone());
+        let task = tokio::spawn(async move {
+            let timeout = client.config.timeouts.call.saturating_add(OWNER_WINDOW);
+            let r = client
+                .call_round(&tool, &args, rpc::Retry::default(), 1, false, timeout)
+                .await;
+            client.core.release_asks(&tx);
+            match r? {
+                CallStep::Done(outcome) => Ok(outcome),
+                _ => Err(Error::BadResult {
+                    method: "tools/call".to_owned(),
+                    reason: "an input_required result on a legacy connection".to_owned(),
+                }),
+            }
+        });
+        let call = held::LegacyCall {
+            task,
+            asks: rx,
+            answer_to: None,
+            replier: self.replier(),
+            core: self.core.clone(),
+        };
+        self.await_legacy(name, &arguments, call, 1).await
+    }
+
+    fn replier(&self) -> held::Replier {
+        match &self.link {
+            Link::Stdio(s) => held::Replier::Stdio(s.sender()),
+            Link::Http(h) => held::Replier::Http(h.clone()),
+        }
+    }
+
+    /// Wait on a legacy call for the owner: its result, or its next held question.
+    async fn await_legacy(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        mut call: held::LegacyCall,
+        round: u32,
+    ) -> Result<CallStep, Error> {
+        loop {
+            enum Next {
+                Done(Result<Result<ToolOutcome, Error>, tokio::task::JoinError>),
+                Ask(Option<crate::rpc::HeldAsk>),
+            }
+            let next = tokio::select! {
+                r = &mut call.task => Next::Done(r),
+                a = call.asks.recv() => Next::Ask(a),
+            };
+            match next {
+                Next::Done(r) => {
+                    call.answer_to = None;
+                    let outcome = r.map_err(|_| Error::Closed(CloseReason::ServerGone))??;
+                    return Ok(CallStep::Done(outcome));
+                }
+                // Every sender is gone: the call is finishing; wait for it.
+                Next::Ask(None) => {
+                    let r = (&mut call.task).await;
+                    call.answer_to = None;
+                    let outcome = r.map_err(|_| Error::Closed(CloseReason::ServerGone))??;
+                    return Ok(CallStep::Done(outcome));
+                }
+                Next::Ask(Some(ask)) => {
+                    call.answer_to = Some(ask.id);
+                    if round > input::MAX_ROUNDS {
+                        // A server that asks without end: declined from here on.
+                        call.answer(input::Ask::decline()).await;
+                        continue;
+                    }
+                    let params = ask.params;
+                    let tool = name.to_owned();
+                    match input::legacy(&tool, arguments, &params, round, held::Held::new(call)) {
+                        Ok(needed) => return Ok(CallStep::Input(needed)),
+                        // The held call is dropped with the error: its question declined.
+                        Err(reason) => {
+                            return Err(Error::BadInputRequest {
+                                method: "elicitation/create".to_owned(),
+                                reason,
+                            })
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The next round of a call that waited for input: the original request with a new id,
@@ -779,6 +922,23 @@ impl Client {
         needed: InputNeeded,
         replies: Map<String, Value>,
     ) -> Result<CallStep, Error> {
+        if let Some(held) = &needed.held {
+            // A legacy call in flight: answer its held question and wait on.
+            let Some(mut call) = held.take() else {
+                return Err(Error::BadInputRequest {
+                    method: "tools/call".to_owned(),
+                    reason: "this question was already answered".to_owned(),
+                });
+            };
+            let answer = replies
+                .get(input::LEGACY_KEY)
+                .cloned()
+                .unwrap_or_else(input::Ask::decline);
+            call.answer(answer).await;
+            return self
+                .await_legacy(&needed.tool, &needed.arguments, call, needed.round + 1)
+                .await;
+        }
         if needed.round >= input::MAX_ROUNDS {
             return Err(Error::TooManyRounds {
                 method: "tools/call".to_owned(),
@@ -797,6 +957,7 @@ impl Client {
             retry,
             needed.round + 1,
             needed.only_sampling,
+            self.config.timeouts.call,
         )
         .await
     }
@@ -808,6 +969,7 @@ impl Client {
         retry: rpc::Retry<'_>,
         round: u32,
         previous_only_sampling: bool,
+        timeout: Duration,
     ) -> Result<CallStep, Error> {
         let mirror = self.call_mirror(name, arguments)?;
         let meta = self.meta.as_deref();
@@ -815,7 +977,7 @@ impl Client {
             .request_frame(
                 "tools/call",
                 |id| rpc::encode_tool_call_with(id, name, arguments, meta, retry),
-                self.config.timeouts.call,
+                timeout,
                 &mirror,
             )
             .await?;
@@ -869,6 +1031,10 @@ impl Client {
         } else {
             Mirror::none()
         };
+        let not_found = match self.info.era {
+            Era::Modern => -32602,
+            Era::Legacy => -32002,
+        };
         let raw = self
             .request_frame(
                 "resources/read",
@@ -876,7 +1042,13 @@ impl Client {
                 self.config.timeouts.call,
                 &mirror,
             )
-            .await?;
+            .await
+            .map_err(|e| match e.rpc_code() {
+                Some(c) if c == not_found => Error::ResourceNotFound {
+                    uri: crate::text::cap_chars(uri, 256).to_owned(),
+                },
+                _ => e,
+            })?;
         if self.info.era == Era::Modern && input_required(&raw).is_some() {
             return Err(Error::BadInputRequest {
                 method: "resources/read".to_owned(),

@@ -135,6 +135,10 @@ pub struct ClientOptions {
     /// HTTP only: after the handshake, open the standalone GET stream on which the server
     /// sends requests and notifications that belong to no client request. Default false.
     pub standalone_stream: bool,
+    /// Declare the `elicitation` capability (form and URL modes) in both eras, because a
+    /// call's elicitations reach whoever made the call ([`crate::Client::start_owner_call`]:
+    /// the owner, through a turn; otherwise the handler, else declined). Default true.
+    pub owner_elicitation: bool,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -158,6 +162,7 @@ impl Default for ClientOptions {
             handler: None,
             http_fetcher: None,
             standalone_stream: false,
+            owner_elicitation: true,
         }
     }
 }

@@ -6,7 +6,10 @@
 
 use serde_json::Value;
 
-use crate::config::ClientOptions;
+/// The legacy protocol version this client asks for in `initialize`.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// Every legacy protocol version this client accepts in an initialize answer.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// The modern protocol version this client speaks.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -44,7 +47,7 @@ impl Protocol {
         match s {
             "auto" => Some(Protocol::Auto),
             MODERN_VERSION => Some(Protocol::Modern),
-            crate::handshake::PROTOCOL_VERSION => Some(Protocol::Legacy),
+            PROTOCOL_VERSION => Some(Protocol::Legacy),
             _ => None,
         }
     }
@@ -54,7 +57,7 @@ impl Protocol {
         match self {
             Protocol::Auto => "auto",
             Protocol::Modern => MODERN_VERSION,
-            Protocol::Legacy => crate::handshake::PROTOCOL_VERSION,
+            Protocol::Legacy => PROTOCOL_VERSION,
         }
     }
 }
@@ -81,13 +84,18 @@ impl Era {
 
 /// The `"_meta":{…}` member every modern request carries, written once per connection: the
 /// protocol version, the client's capabilities and its identity.
-pub(crate) fn meta_member(options: &ClientOptions, version: &str) -> Vec<u8> {
+pub(crate) fn meta_member(
+    capabilities: &Value,
+    client_name: &str,
+    client_version: &str,
+    version: &str,
+) -> Vec<u8> {
     let meta = serde_json::json!({
         "io.modelcontextprotocol/protocolVersion": version,
-        "io.modelcontextprotocol/clientCapabilities": modern_capabilities(&options.capabilities),
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
         "io.modelcontextprotocol/clientInfo": {
-            "name": options.client_name,
-            "version": options.client_version,
+            "name": client_name,
+            "version": client_version,
         },
     });
     let mut out = b"\"_meta\":".to_vec();
@@ -97,17 +105,23 @@ pub(crate) fn meta_member(options: &ClientOptions, version: &str) -> Vec<u8> {
 }
 
 /// The capabilities object as the modern era declares it: an object (never null), each
-/// declared capability an object.
-fn modern_capabilities(declared: &Value) -> Value {
-    match declared {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(_, v)| v.is_object())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        _ => Value::Object(serde_json::Map::new()),
+/// declared capability an object, plus `elicitation` (form and URL) when `elicitation`.
+pub(crate) fn modern_capabilities(declared: &Value, elicitation: bool) -> Value {
+    let mut m: serde_json::Map<String, Value> = match declared {
+        Value::Object(m) => m
+            .iter()
+            .filter(|(_, v)| v.is_object())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        _ => serde_json::Map::new(),
+    };
+    if elicitation && !m.contains_key("elicitation") {
+        m.insert(
+            "elicitation".to_owned(),
+            serde_json::json!({"form": {}, "url": {}}),
+        );
     }
+    Value::Object(m)
 }
 
 /// The first version of `ours` (in our order of preference) that `theirs` lists.
@@ -118,7 +132,7 @@ pub(crate) fn pick<'a>(ours: &[&'a str], theirs: &[String]) -> Option<&'a str> {
 /// Every version this client speaks, modern first.
 pub(crate) fn all_versions() -> Vec<&'static str> {
     let mut v = vec![MODERN_VERSION];
-    v.extend(crate::handshake::SUPPORTED_PROTOCOL_VERSIONS);
+    v.extend(SUPPORTED_PROTOCOL_VERSIONS);
     v
 }
 
@@ -137,7 +151,7 @@ mod tests {
 
     #[test]
     fn meta_member_is_the_three_keys() {
-        let m = meta_member(&ClientOptions::default(), MODERN_VERSION);
+        let m = meta_member(&serde_json::json!({}), "maven", "1", MODERN_VERSION);
         let text = String::from_utf8(m).unwrap();
         let body = text.strip_prefix("\"_meta\":").unwrap();
         let v: Value = serde_json::from_str(body).unwrap();

@@ -229,6 +229,13 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// `resources/read` of a URI the server does not have (-32002 in the legacy era, -32602
+    /// in the modern one).
+    #[error("the server has no resource {uri:?}")]
+    ResourceNotFound {
+        /// The URI asked for (capped).
+        uri: String,
+    },
     /// A listing did not complete.
     #[error("incomplete listing of `{method}`: {reason}")]
     Incomplete {
@@ -258,6 +265,54 @@ impl Error {
     /// A deadline passed.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::Timeout { .. })
+    }
+
+    /// Whether the request may have reached the server. `false` only when it certainly did
+    /// not: the server could not be started or connected to, the configuration, a refusal by
+    /// policy before anything was sent. Once the request may have left (no answer in time, the
+    /// connection lost while waiting, an answer that is not one), `true`.
+    ///
+    /// A connection already closed when a request is made also reports [`Error::Closed`];
+    /// callers that check [`crate::Client::closed`] first (the manager does) see it only when
+    /// the connection died around or after the send, and then `true` is the honest answer.
+    pub fn was_sent(&self) -> bool {
+        match self {
+            Error::Spawn { .. }
+            | Error::Config(_)
+            | Error::UnsupportedProtocol { .. }
+            | Error::NoCommonVersion { .. }
+            | Error::EraRefused { .. } => false,
+            Error::Http(e) => http_sent(e),
+            Error::Timeout { .. }
+            | Error::Closed(_)
+            | Error::Violation(_)
+            | Error::Rpc { .. }
+            | Error::BadResult { .. }
+            | Error::UnsupportedVersion { .. }
+            | Error::HeaderMismatch { .. }
+            | Error::TooManyRounds { .. }
+            | Error::BadInputRequest { .. }
+            | Error::ResourceNotFound { .. }
+            | Error::Incomplete { .. }
+            | Error::HttpStatus { .. }
+            | Error::SessionLost => true,
+        }
+    }
+
+    /// The request may have reached the server and no usable answer came back: whether the
+    /// server acted on it is unknown. An error the server answered (a JSON-RPC error, a version
+    /// or header refusal, an HTTP 4xx) is an answer; a multi round-trip call given up part way
+    /// is not.
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            // Refusals the server answered: it did not act on the request.
+            Error::Rpc { .. }
+            | Error::UnsupportedVersion { .. }
+            | Error::HeaderMismatch { .. }
+            | Error::ResourceNotFound { .. } => false,
+            Error::HttpStatus { status } => *status >= 500,
+            e => e.was_sent(),
+        }
     }
 
     /// The connection is gone; a manager should dial a fresh one.
@@ -310,5 +365,21 @@ impl Error {
             Error::Closed(r) => Some(r),
             _ => None,
         }
+    }
+}
+
+/// Whether a webfetch failure may have let the request reach the server: not before a
+/// connection existed (the URL, a refusal, DNS, connect, TLS, or one of their deadlines).
+fn http_sent(e: &webfetch::Error) -> bool {
+    use webfetch::{Error as W, Phase};
+    match e {
+        W::InvalidUrl { .. } | W::Dns { .. } | W::Connect { .. } | W::Tls { .. } => false,
+        // A redirect that was not followed was the answer to a request that was sent.
+        W::Refused(r) => matches!(
+            r,
+            webfetch::Refusal::RedirectOnPrivateDoor | webfetch::Refusal::TooManyRedirects { .. }
+        ),
+        W::Timeout { phase, .. } => !matches!(phase, Phase::Resolve | Phase::Connect | Phase::Tls),
+        _ => true,
     }
 }

@@ -12,10 +12,7 @@ use crate::era::Era;
 use crate::error::Error;
 use crate::text::cap_string;
 
-/// The protocol version this client asks for.
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
-/// Every protocol version this client accepts in an initialize answer.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+pub use crate::era::{PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 
 /// Longest server name or version string kept from the handshake.
 const INFO_CAP: usize = 256;
@@ -148,9 +145,16 @@ struct InitializeResult {
 
 /// The initialize request's params.
 pub(crate) fn initialize_params(options: &ClientOptions) -> Value {
+    let mut capabilities = options.capabilities.clone();
+    if options.owner_elicitation {
+        if let Value::Object(m) = &mut capabilities {
+            m.entry("elicitation")
+                .or_insert_with(|| serde_json::json!({"form": {}, "url": {}}));
+        }
+    }
     serde_json::json!({
         "protocolVersion": PROTOCOL_VERSION,
-        "capabilities": options.capabilities,
+        "capabilities": capabilities,
         "clientInfo": {"name": options.client_name, "version": options.client_version},
     })
 }

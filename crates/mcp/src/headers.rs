@@ -28,12 +28,12 @@ pub struct HeaderParam {
 /// A header value: as it is when it is visible ASCII or inner spaces, else the Base64 sentinel
 /// of its UTF-8 (also for a value that looks like the sentinel itself).
 pub fn encode_value(v: &str) -> String {
-    let plain = !v.is_empty()
-        && v.bytes().all(|b| (0x20..=0x7e).contains(&b))
+    let sentinel = v.starts_with("=?base64?") && v.ends_with("?=");
+    let plain = v.bytes().all(|b| (0x20..=0x7e).contains(&b))
         && !v.starts_with(' ')
         && !v.ends_with(' ')
-        && !(v.starts_with("=?base64?") && v.ends_with("?="));
-    if plain || v.is_empty() {
+        && !sentinel;
+    if plain {
         return v.to_owned();
     }
     format!(

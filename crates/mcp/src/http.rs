@@ -40,6 +40,8 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 /// Total deadline of one standalone GET stream (it is resumed when it ends).
 const STANDALONE_DEADLINE: Duration = Duration::from_secs(600);
+/// Deadline of a held request's answer.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
 /// Deadline of the best-effort messages (cancellation notice, DELETE).
 const NOTICE_DEADLINE: Duration = Duration::from_secs(2);
 
@@ -595,6 +597,19 @@ impl HttpLink {
             }
             sse.reset_stream();
         }
+    }
+
+    /// The answer to a held server request, sent later (briefly, best effort).
+    pub(crate) async fn send_answer(&self, frame: &[u8], core: &Core) -> Result<(), Error> {
+        tokio::time::timeout(
+            ANSWER_DEADLINE,
+            self.post_message(frame, core, ANSWER_DEADLINE, ""),
+        )
+        .await
+        .map_err(|_| Error::Timeout {
+            method: "an answer to the server".to_owned(),
+            after: ANSWER_DEADLINE,
+        })?
     }
 
     /// Best effort, briefly: a cancellation notice after a deadline.

@@ -91,6 +91,8 @@ pub struct InputNeeded {
     pub(crate) answers: Map<String, Value>,
     pub(crate) round: u32,
     pub(crate) only_sampling: bool,
+    /// A legacy call in flight whose held `elicitation/create` this is.
+    pub(crate) held: Option<crate::held::Held>,
 }
 
 /// A call's step: finished, or waiting for the owner.
@@ -229,7 +231,9 @@ impl Ask {
             AskKind::Form { fields } => fields,
         };
         let mut content = Map::new();
-        if fields.len() == 1 {
+        if fields.is_empty() {
+            // Nothing to fill: anything but "no" goes on.
+        } else if fields.len() == 1 {
             let f = &fields[0];
             content.insert(f.name.clone(), typed(f, t)?);
         } else {
@@ -372,8 +376,33 @@ pub(crate) fn read(
         answers,
         round,
         only_sampling,
+        held: None,
     })
 }
+
+/// The question of a held legacy `elicitation/create` (its params), round `round` of `tool`.
+pub(crate) fn legacy(
+    tool: &str,
+    arguments: &Map<String, Value>,
+    params: &Value,
+    round: u32,
+    held: crate::held::Held,
+) -> Result<InputNeeded, String> {
+    let ask = Ask::from_params(LEGACY_KEY.to_owned(), params)?;
+    Ok(InputNeeded {
+        tool: tool.to_owned(),
+        arguments: arguments.clone(),
+        asks: vec![ask],
+        request_state: None,
+        answers: Map::new(),
+        round,
+        only_sampling: false,
+        held: Some(held),
+    })
+}
+
+/// The key of the one question of a held legacy elicitation.
+pub(crate) const LEGACY_KEY: &str = "elicitation";
 
 #[cfg(test)]
 mod tests {

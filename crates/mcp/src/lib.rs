@@ -58,6 +58,7 @@ mod era;
 mod error;
 mod handshake;
 pub mod headers;
+mod held;
 mod http;
 mod input;
 pub mod manager;
@@ -66,7 +67,7 @@ mod stdio;
 mod text;
 pub mod tools;
 
-pub use client::{Client, ToolList, MIN_TTL};
+pub use client::{Client, ToolList, MIN_TTL, OWNER_WINDOW};
 pub use config::{
     ClientOptions, Limits, McpTimeouts, ServerConfig, ServerRequestHandler, Transport,
 };

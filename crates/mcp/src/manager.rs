@@ -165,8 +165,16 @@ pub struct ServerStatus {
     pub state: ServerState,
     /// The negotiated protocol version of the live (or last) connection.
     pub protocol_version: Option<String>,
+    /// The era of the live (or last) connection, and how it was chosen.
+    pub era: Option<(crate::Era, String)>,
     /// `serverInfo.name` and `.version`.
     pub server_info: Option<(String, String)>,
+    /// Tools the last listing left out because their definition cannot be used (invalid
+    /// `x-mcp-header` declarations): name and reason.
+    pub rejected: Vec<(String, String)>,
+    /// When the next listing is due after the last one (the server's `ttlMs` clamped to
+    /// [1 minute, `refresh`], or `refresh`).
+    pub relist_after: Option<Duration>,
     /// How many tools the last complete listing had.
     pub tools_offered: Option<usize>,
     /// The last error (dial, listing, health check), if any.
@@ -210,6 +218,28 @@ pub enum CallError {
     },
 }
 
+impl CallError {
+    /// Whether the call may have reached the server (see [`Error::was_sent`]): never for a
+    /// server that is unknown, dark or not connected.
+    pub fn was_sent(&self) -> bool {
+        match self {
+            CallError::Call { source, .. } => source.was_sent(),
+            CallError::UnknownServer(_) | CallError::Dark(_) | CallError::NotConnected { .. } => {
+                false
+            }
+        }
+    }
+
+    /// Sent, and no usable answer came back: the server may have run it (see
+    /// [`Error::outcome_unknown`]).
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            CallError::Call { source, .. } => source.outcome_unknown(),
+            _ => false,
+        }
+    }
+}
+
 struct Slot {
     managed: Managed,
     inner: Mutex<SlotInner>,
@@ -222,7 +252,10 @@ struct SlotInner {
     state: Option<ServerState>,
     client: Option<Arc<Client>>,
     protocol_version: Option<String>,
+    era: Option<(crate::Era, String)>,
     server_info: Option<(String, String)>,
+    rejected: Vec<(String, String)>,
+    relist_after: Option<Duration>,
     tools_offered: Option<usize>,
     last_error: Option<String>,
     last_listing: Option<SystemTime>,
@@ -334,7 +367,10 @@ impl Manager {
                     enabled: slot.managed.enabled,
                     state: i.state.clone().unwrap_or(ServerState::Stopped),
                     protocol_version: i.protocol_version.clone(),
+                    era: i.era.clone(),
                     server_info: i.server_info.clone(),
+                    rejected: i.rejected.clone(),
+                    relist_after: i.relist_after,
                     tools_offered: i.tools_offered,
                     last_error: i.last_error.clone(),
                     last_listing: i.last_listing,
@@ -348,13 +384,47 @@ impl Manager {
 
     /// Calls `tool` on `server` with named arguments. Only the tool name and these arguments
     /// go to the server. A call that gives up drops the connection (M-6), and the server's task
-    /// re-dials a fresh one.
+    /// re-dials a fresh one. A modern server that asks for input gets Maven's own answers and
+    /// has its elicitations declined; [`Manager::start_call`] brings them to the owner instead.
     pub async fn call(
         &self,
         server: &str,
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<ToolOutcome, CallError> {
+        let (slot, client) = self.live(server)?;
+        let res = client.call_tool(tool, arguments).await;
+        Self::after_call(slot, &client, server, res)
+    }
+
+    /// The first round of a call made for the owner: its result, or what the server asks the
+    /// owner ([`crate::CallStep::Input`], in either era), to be answered with
+    /// [`Manager::resume_call`].
+    pub async fn start_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<crate::CallStep, CallError> {
+        let (slot, client) = self.live(server)?;
+        let res = client.start_owner_call(tool, arguments).await;
+        Self::after_call(slot, &client, server, res)
+    }
+
+    /// The next round of a call that waited for input (on the server's live connection,
+    /// which need not be the one that asked: the modern era is stateless).
+    pub async fn resume_call(
+        &self,
+        server: &str,
+        needed: crate::InputNeeded,
+        replies: Map<String, Value>,
+    ) -> Result<crate::CallStep, CallError> {
+        let (slot, client) = self.live(server)?;
+        let res = client.resume_call(needed, replies).await;
+        Self::after_call(slot, &client, server, res)
+    }
+
+    fn live(&self, server: &str) -> Result<(&Slot, Arc<Client>), CallError> {
         let slot = self
             .slots
             .get(server)
@@ -362,19 +432,22 @@ impl Manager {
         if !slot.managed.enabled {
             return Err(CallError::Dark(server.to_owned()));
         }
-        let client = {
-            let i = slot.lock();
-            match &i.client {
-                Some(c) if c.closed().is_none() => c.clone(),
-                _ => {
-                    return Err(CallError::NotConnected {
-                        server: server.to_owned(),
-                        state: describe_state(&i),
-                    })
-                }
-            }
-        };
-        let res = client.call_tool(tool, arguments).await;
+        let i = slot.lock();
+        match &i.client {
+            Some(c) if c.closed().is_none() => Ok((slot, c.clone())),
+            _ => Err(CallError::NotConnected {
+                server: server.to_owned(),
+                state: describe_state(&i),
+            }),
+        }
+    }
+
+    fn after_call<T>(
+        slot: &Slot,
+        client: &Client,
+        server: &str,
+        res: Result<T, Error>,
+    ) -> Result<T, CallError> {
         if client.closed().is_some() {
             slot.kick.notify_one();
         }
@@ -469,7 +542,7 @@ impl ServerTask {
             tracing::debug!(server = %name, "dialling");
             let dialled = tokio::select! {
                 _ = self.cancel.cancelled() => break,
-                r = Client::connect(&self.slot.managed.config, self.options.client.clone()) => r,
+                r = Client::dial(&self.slot.managed.config, self.options.client.clone()) => r,
             };
             let ended = match dialled {
                 Ok(client) => {
@@ -478,6 +551,8 @@ impl ServerTask {
                     tracing::info!(
                         server = %name,
                         protocol = %info.protocol_version,
+                        era = info.era.as_str(),
+                        chosen = %info.chosen,
                         server_name = %info.name,
                         "connected"
                     );
@@ -485,6 +560,7 @@ impl ServerTask {
                         i.state = Some(ServerState::Ready);
                         i.client = Some(client.clone());
                         i.protocol_version = Some(info.protocol_version.clone());
+                        i.era = Some((info.era, info.chosen.clone()));
                         i.server_info = Some((info.name.clone(), info.version.clone()));
                     });
                     let started = tokio::time::Instant::now();
@@ -502,9 +578,15 @@ impl ServerTask {
                         },
                     }
                 }
-                Err(e) => {
+                Err((e, stderr_tail)) => {
                     tracing::warn!(server = %name, error = %e, "dial failed");
-                    self.set(|i| i.last_error = Some(format!("dial: {e}")));
+                    self.set(|i| {
+                        i.last_error = Some(format!("dial: {e}"));
+                        // What a server that died during the dial said is what the owner needs.
+                        if let Some(t) = stderr_tail.filter(|t| !t.is_empty()) {
+                            i.stderr_tail = Some(t);
+                        }
+                    });
                     Ended::Lost { healthy: false }
                 }
             };
@@ -541,9 +623,10 @@ impl ServerTask {
         let mut health = tokio::time::interval(self.options.health_interval);
         health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         health.tick().await; // the first tick is immediate
-        let mut refresh = tokio::time::interval(self.options.refresh_interval);
-        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        refresh.tick().await;
+                             // The next scheduled listing: `refresh` after the last one, or sooner when the server's
+                             // `ttlMs` says its listing goes stale sooner (never sooner than a minute).
+        let refresh = tokio::time::sleep(self.options.refresh_interval);
+        tokio::pin!(refresh);
         loop {
             if need_listing {
                 need_listing = false;
@@ -555,10 +638,14 @@ impl ServerTask {
                     Ok(list) => {
                         *failures = 0;
                         let now = SystemTime::now();
+                        let after = list.next_listing(self.options.refresh_interval);
+                        refresh.as_mut().reset(tokio::time::Instant::now() + after);
                         self.set(|i| {
                             i.tools_offered = Some(list.tools.len());
                             i.last_listing = Some(now);
                             i.last_error = None;
+                            i.rejected = list.rejected.clone();
+                            i.relist_after = Some(after);
                         });
                         tracing::info!(server = %name, tools = list.tools.len(), "tools listed");
                         let event = Discovery {
@@ -600,7 +687,11 @@ impl ServerTask {
                     list_changed.borrow_and_update();
                     need_listing = true;
                 }
-                _ = refresh.tick() => need_listing = true,
+                _ = &mut refresh => {
+                    // Re-armed by the listing; until then, not again.
+                    refresh.as_mut().reset(tokio::time::Instant::now() + self.options.refresh_interval);
+                    need_listing = true;
+                }
                 _ = health.tick() => {
                     if client.closed().is_some() {
                         return self.lost(client);

@@ -97,6 +97,18 @@ struct Table {
     closed: Option<CloseReason>,
     bucket: TokenBucket,
     logs: VecDeque<String>,
+    /// Where a legacy `elicitation/create` goes while a call made for the owner is in flight.
+    held: Option<tokio::sync::mpsc::Sender<HeldAsk>>,
+    /// The client declared `elicitation`: one nobody holds is declined, not refused.
+    decline_elicitation: bool,
+}
+
+/// A legacy server request held for the owner: an `elicitation/create` received while a call
+/// made for the owner was in flight. Its answer is sent later ([`encode_answer`]).
+#[derive(Debug)]
+pub(crate) struct HeldAsk {
+    pub(crate) id: Box<RawValue>,
+    pub(crate) params: Value,
 }
 
 /// The connection-wide JSON-RPC state. One per connection, shared by the transport's reader
@@ -340,6 +352,8 @@ impl Core {
                 closed: None,
                 bucket: TokenBucket::new(limits.inbound_burst, limits.inbound_per_second),
                 logs: VecDeque::new(),
+                held: None,
+                decline_elicitation: false,
             }),
             counters: Counters::default(),
             list_changed: watch::Sender::new(0),
@@ -427,6 +441,31 @@ impl Core {
 
     pub(crate) fn logs(&self) -> Vec<String> {
         self.lock().logs.iter().cloned().collect()
+    }
+
+    /// Route legacy `elicitation/create` requests to `to` (a call for the owner is in flight).
+    /// Returns false when another call already holds them.
+    pub(crate) fn hold_asks(&self, to: tokio::sync::mpsc::Sender<HeldAsk>) -> bool {
+        let mut t = self.lock();
+        if t.held.as_ref().is_some_and(|h| !h.is_closed()) {
+            return false;
+        }
+        t.held = Some(to);
+        true
+    }
+
+    /// Stop routing them to `to` (its call ended); a later holder is left alone.
+    pub(crate) fn release_asks(&self, to: &tokio::sync::mpsc::Sender<HeldAsk>) {
+        let mut t = self.lock();
+        if t.held.as_ref().is_some_and(|h| h.same_channel(to)) {
+            t.held = None;
+        }
+    }
+
+    /// The client declared `elicitation` in its initialize: an elicitation that no call for the
+    /// owner holds is declined rather than refused.
+    pub(crate) fn declines_elicitation(&self) {
+        self.lock().decline_elicitation = true;
     }
 
     fn violation(&self, what: &str) {
@@ -554,6 +593,36 @@ impl Core {
         }
         if !self.admit() {
             return Inbound::Done;
+        }
+        if method == "elicitation/create" {
+            let (held, decline) = {
+                let t = self.lock();
+                (t.held.clone(), t.decline_elicitation)
+            };
+            if let Some(tx) = held {
+                let params: Value = params
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or(Value::Null);
+                match tx.try_send(HeldAsk {
+                    id: id.to_owned(),
+                    params,
+                }) {
+                    Ok(()) => return Inbound::Done,
+                    // More questions at once than the owner is asked: declined.
+                    Err(_) => {
+                        return Inbound::Answer(encode_answer(
+                            id,
+                            Ok(Some(serde_json::json!({"action": "decline"}))),
+                        ))
+                    }
+                }
+            }
+            if decline && self.handler.is_none() {
+                return Inbound::Answer(encode_answer(
+                    id,
+                    Ok(Some(serde_json::json!({"action": "decline"}))),
+                ));
+            }
         }
         let answer = if method == "ping" {
             Ok(None)
@@ -727,7 +796,7 @@ fn write_str(buf: &mut Vec<u8>, s: &str) {
 }
 
 /// Encode the answer to a server request, echoing its id verbatim.
-fn encode_answer(
+pub(crate) fn encode_answer(
     id: &RawValue,
     answer: Result<Option<serde_json::Value>, (i64, String)>,
 ) -> Vec<u8> {

@@ -30,6 +30,9 @@ use crate::error::{CloseReason, Error};
 use crate::rpc::{Core, Inbound};
 use crate::Limits;
 
+/// When the connection ends, how long stderr is still read for what the server wrote last.
+const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Depth of the outgoing frame queue.
 const WRITE_QUEUE: usize = 1024;
 
@@ -436,7 +439,20 @@ async fn stderr_task(
     loop {
         let n = tokio::select! {
             biased;
-            () = token.cancelled() => return,
+            () = token.cancelled() => {
+                // What a server wrote just before it ended explains why ("missing API_KEY"):
+                // keep what is already there, briefly.
+                let drain = async {
+                    while let Ok(n) = stderr.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        ring.push(&buf[..n]);
+                    }
+                };
+                let _ = tokio::time::timeout(STDERR_DRAIN, drain).await;
+                return;
+            }
             r = stderr.read(&mut buf) => match r { Ok(0) | Err(_) => return, Ok(n) => n },
         };
         ring.push(&buf[..n]);

@@ -47,7 +47,9 @@ mod worker;
 pub use error::Error;
 #[cfg(feature = "test-hooks")]
 pub use model::COMMIT_HOLD_ENV;
-pub use model::{FeedSpec, FeedState, FeedStatus, Options, Outcome, PollReport};
+pub use model::{
+    FeedSpec, FeedState, FeedStatus, Options, Outcome, PollReport, MAX_NOTES_PER_DAY, SEEN_FLOOR,
+};
 pub use plan::{Kind, MAX_NOTES_PER_FETCH};
 pub use schedule::MAX_DELAY;
 pub use worker::{MAX_LINK, MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};

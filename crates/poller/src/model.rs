@@ -36,6 +36,11 @@ pub struct FeedSpec {
     pub fetcher: webfetch::Fetcher,
 }
 
+/// Default of [`Options::max_notes_per_day`].
+pub const MAX_NOTES_PER_DAY: usize = 500;
+/// Default of [`Options::seen_floor`].
+pub const SEEN_FLOOR: u64 = 1000;
+
 /// Settings shared by all feeds.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -43,6 +48,12 @@ pub struct Options {
     pub min_interval: Duration,
     /// Seen keys absent from a successful fetch are forgotten after this long.
     pub prune_after: Duration,
+    /// At most this many notes come from one feed in any 24 hours; beyond it items are
+    /// marked seen without a note, and the feed's status says so.
+    pub max_notes_per_day: usize,
+    /// Seen keys kept per feed: twice what the feed serves now, at least this many; the
+    /// least recently seen beyond are forgotten.
+    pub seen_floor: u64,
     /// Test-only commit hold file (see [`COMMIT_HOLD_ENV`]); only with the `test-hooks`
     /// feature.
     #[cfg(feature = "test-hooks")]
@@ -54,6 +65,8 @@ impl Default for Options {
         Options {
             min_interval: Duration::from_secs(5 * 60),
             prune_after: Duration::from_secs(90 * 24 * 60 * 60),
+            max_notes_per_day: MAX_NOTES_PER_DAY,
+            seen_floor: SEEN_FLOOR,
             #[cfg(feature = "test-hooks")]
             commit_hold: None,
         }

@@ -408,7 +408,7 @@ impl Worker {
         let new_feed = self.store.is_new_feed(name).await?;
         let latest =
             facts::decode::<facts::Latest>(self.store.fact(&facts::key("latest", name)).await?);
-        let p = plan::plan(
+        let mut p = plan::plan(
             &entries,
             plan::Context {
                 seen: &seen,
@@ -419,10 +419,29 @@ impl Worker {
                 now,
             },
         );
+        let source = format!("rss:{name}");
+        // The daily cap: notes of the last 24 hours plus this fetch's stay within it; the
+        // newest items are the ones noted, the rest are marked seen without a note.
+        let cap = self.opts.max_notes_per_day;
+        if !p.note.is_empty() {
+            let day_ago = now - std::time::Duration::from_secs(24 * 60 * 60);
+            let today = self.store.notes_since(&source, day_ago).await?;
+            let room = cap.saturating_sub(usize::try_from(today).unwrap_or(usize::MAX));
+            if p.note.len() > room {
+                let skipped = p.note.len() - room;
+                p.note.drain(..skipped);
+                let w = format!(
+                    "daily cap reached: at most {cap} notes a day from this feed; {skipped} new items were marked seen without a note"
+                );
+                p.warning = Some(match p.warning.take() {
+                    Some(prev) => format!("{prev}; {w}"),
+                    None => w,
+                });
+            }
+        }
         if let Some(w) = &p.warning {
             tracing::warn!(feed = %name, "{w}");
         }
-        let source = format!("rss:{name}");
         let notes: Vec<store::NewNote> = p
             .note
             .iter()
@@ -475,6 +494,19 @@ impl Worker {
             match self.store.prune_seen(name, &keys, cutoff).await {
                 Ok(0) => {}
                 Ok(n) => tracing::debug!(feed = %name, pruned = n, "old seen keys forgotten"),
+                Err(e) => tracing::warn!(feed = %name, error = %e, "pruning seen keys failed"),
+            }
+            // Enough seen keys to cover what the feed serves (twice this fetch, at least
+            // `seen_floor`); the least recently seen beyond are forgotten.
+            let max = self
+                .opts
+                .seen_floor
+                .max(2 * u64::try_from(keys.len()).unwrap_or(u64::MAX / 2));
+            match self.store.prune_seen_beyond(name, &keys, max).await {
+                Ok(0) => {}
+                Ok(n) => {
+                    tracing::debug!(feed = %name, pruned = n, max, "seen keys beyond the bound forgotten")
+                }
                 Err(e) => tracing::warn!(feed = %name, error = %e, "pruning seen keys failed"),
             }
         }

@@ -80,8 +80,9 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use error::Error;
 pub use model::{
-    limits, ActLogRow, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
-    PasskeyRow, Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow, ToolState,
+    limits, ActLogRow, ActResult, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note,
+    NotesQuery, PasskeyRow, Redefinition, SourceCount, ToolChange, ToolEvent, ToolKind, ToolRow,
+    ToolState, OUTCOME_UNKNOWN,
 };
 
 /// How many requests may wait for the worker before callers are made to wait.
@@ -286,6 +287,26 @@ impl Store {
         self.call(move |c| ops::seen_count(c, &f)).await
     }
 
+    /// Forgets the seen keys of `feed` beyond the `max` most recently seen, never one of
+    /// `keep` (the current fetch): enough to cover what the feed serves, nothing beyond.
+    /// Returns how many were forgotten.
+    pub async fn prune_seen_beyond(
+        &self,
+        feed: &str,
+        keep: &[String],
+        max: u64,
+    ) -> Result<u64, Error> {
+        let (f, k) = (feed.to_owned(), keep.to_vec());
+        self.call(move |c| ops::prune_seen_beyond(c, &f, &k, max))
+            .await
+    }
+
+    /// How many notes of `source` were written at or after `since`.
+    pub async fn notes_since(&self, source: &str, since: OffsetDateTime) -> Result<u64, Error> {
+        let s = source.to_owned();
+        self.call(move |c| ops::notes_since(c, &s, since)).await
+    }
+
     /// Forgets seen keys of `feed` that are absent from `keep` (the current fetch) **and** were
     /// last seen before `older_than`. An empty `keep` prunes nothing: an empty or failed fetch is
     /// no evidence that anything went away. Returns how many were forgotten.
@@ -386,6 +407,21 @@ impl Store {
     /// exist.
     pub async fn log_act(&self, a: NewActLog) -> Result<i64, Error> {
         self.call(move |c| ops::log_act(c, &a)).await
+    }
+
+    /// Settles an act recorded before it ran with an outcome starting with
+    /// [`OUTCOME_UNKNOWN`]: its real outcome, whether it succeeded, how long it took. An act
+    /// that is never settled (the daemon died meanwhile) keeps its "unknown" outcome, which is
+    /// the truth. [`Error::NotFound`] when there is no such unsettled act.
+    pub async fn settle_act(
+        &self,
+        id: i64,
+        outcome: String,
+        ok: bool,
+        duration_ms: u64,
+    ) -> Result<(), Error> {
+        self.call(move |c| ops::settle_act(c, id, &outcome, ok, duration_ms))
+            .await
     }
 
     /// Executed acts, newest first.

@@ -321,6 +321,31 @@ pub struct NewActLog {
     pub duration_ms: u64,
 }
 
+/// The prefix of an `acts_log` outcome that was sent and never answered: the act may have run.
+pub const OUTCOME_UNKNOWN: &str = "unknown:";
+
+/// What became of a recorded act, read from its outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActResult {
+    /// It ran and succeeded (`ok`).
+    Ok,
+    /// It did not run, or it ran and reported a failure (`error: …`).
+    Failed,
+    /// It was sent and no answer came back (`unknown: …`): it may have run.
+    Unknown,
+}
+
+impl ActResult {
+    /// `"ok"`, `"failed"`, `"unknown"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActResult::Ok => "ok",
+            ActResult::Failed => "failed",
+            ActResult::Unknown => "unknown",
+        }
+    }
+}
+
 /// A recorded act.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActLogRow {
@@ -342,6 +367,19 @@ pub struct ActLogRow {
     pub ok: bool,
     /// How long it ran.
     pub duration_ms: u64,
+}
+
+impl ActLogRow {
+    /// What became of it.
+    pub fn result(&self) -> ActResult {
+        if self.ok {
+            ActResult::Ok
+        } else if self.outcome.starts_with(OUTCOME_UNKNOWN) {
+            ActResult::Unknown
+        } else {
+            ActResult::Failed
+        }
+    }
 }
 
 /// One poll's worth of feed results, committed in one transaction.

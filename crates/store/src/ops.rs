@@ -309,6 +309,38 @@ pub(crate) fn prune_seen(
     Ok(u64::try_from(n).unwrap_or(u64::MAX))
 }
 
+pub(crate) fn prune_seen_beyond(
+    conn: &mut Connection,
+    feed: &str,
+    keep: &[String],
+    max: u64,
+) -> Result<u64, Error> {
+    let room = max.saturating_sub(u64::try_from(keep.len()).unwrap_or(u64::MAX));
+    let mut st = conn.prepare_cached(
+        "DELETE FROM feed_seen WHERE feed = ?1 AND key IN (
+             SELECT key FROM feed_seen
+              WHERE feed = ?1 AND key NOT IN (SELECT value FROM json_each(?2))
+              ORDER BY last_seen DESC, first_seen DESC LIMIT -1 OFFSET ?3)",
+    )?;
+    let n = st.execute(params![
+        feed,
+        to_json(&keep),
+        i64::try_from(room).unwrap_or(i64::MAX)
+    ])?;
+    Ok(u64::try_from(n).unwrap_or(u64::MAX))
+}
+
+pub(crate) fn notes_since(
+    conn: &mut Connection,
+    source: &str,
+    since: OffsetDateTime,
+) -> Result<u64, Error> {
+    let mut st =
+        conn.prepare_cached("SELECT count(*) FROM notes WHERE source = ?1 AND created >= ?2")?;
+    let n: i64 = st.query_row(params![source, to_ms(since)], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 // ---------------------------------------------------------------------------------------------
 // tools
 
@@ -753,6 +785,31 @@ pub(crate) fn log_act(conn: &mut Connection, a: &NewActLog) -> Result<i64, Error
         )?;
     tx.commit()?;
     Ok(id)
+}
+
+pub(crate) fn settle_act(
+    conn: &mut Connection,
+    id: i64,
+    outcome: &str,
+    ok: bool,
+    duration_ms: u64,
+) -> Result<(), Error> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE acts_log SET outcome = ?2, ok = ?3, duration_ms = ?4
+             WHERE id = ?1 AND ok = 0 AND substr(outcome, 1, length(?5)) = ?5",
+        )?
+        .execute(params![
+            id,
+            outcome,
+            ok,
+            i64::try_from(duration_ms).unwrap_or(i64::MAX),
+            crate::model::OUTCOME_UNKNOWN
+        ])?;
+    if n == 0 {
+        return Err(Error::NotFound(format!("an unsettled act {id}")));
+    }
+    Ok(())
 }
 
 pub(crate) fn acts_log(conn: &mut Connection, n: u32) -> Result<Vec<ActLogRow>, Error> {

@@ -225,7 +225,7 @@ struct Expect {
     chosen: &'static str,
     /// `serverInfo.name`.
     server_name: &'static str,
-    /// How many tools a client without capabilities is offered.
+    /// How many tools Maven (which declares `elicitation`) is offered.
     tools: usize,
     /// Tools that claim `readOnlyHint: true`; every other tool must not.
     read_only: &'static [&'static str],
@@ -240,7 +240,8 @@ struct Expect {
     list_changed: bool,
 }
 
-const EVERYTHING_TOOLS: usize = 13;
+/// Thirteen, and the two elicitation tools it offers a client that declares `elicitation`.
+const EVERYTHING_TOOLS: usize = 15;
 
 fn everything(list_changed: bool) -> Expect {
     Expect {

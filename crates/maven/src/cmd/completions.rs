@@ -20,6 +20,8 @@ pub(crate) fn run(mut cmd: clap::Command, shell: Shell) -> ExitCode {
         Shell::Fish => clap_complete::Shell::Fish,
     };
     let name = cmd.get_name().to_owned();
-    clap_complete::generate(shell, &mut cmd, name, &mut std::io::stdout());
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, name, &mut buf);
+    crate::exit::stdout_bytes(&buf);
     ExitCode::SUCCESS
 }

@@ -8,6 +8,7 @@
 //! One line per check, `ok|warn|fail  <check>: <what> — <what to do>`; with `--json` an array
 //! of `{check, status, message, fix}`. Exit 0, or 1 when any check fails.
 
+use crate::exit::{out, outln};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -68,9 +69,9 @@ fn check(name: impl Into<String>, status: Status, message: String, fix: &str) ->
 pub(crate) async fn run(config_path: Option<&Path>, data_dir: &Path, as_json: bool) -> ExitCode {
     let checks = checks(config_path, data_dir).await;
     if as_json {
-        println!("{}", json!(checks));
+        outln!("{}", json!(checks));
     } else {
-        print!("{}", to_text(&checks));
+        out!("{}", to_text(&checks));
     }
     if checks.iter().any(|c| c.status == Status::Fail) {
         ExitCode::from(EXIT_FAILED)

@@ -2,7 +2,7 @@
 //! the parsed feed as the
 //! JSON object of F-9.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 /// Reads `file` (`-` for stdin), parses it as a feed and prints the JSON. Exit 0 when a feed was
@@ -42,13 +42,7 @@ pub(crate) fn run(
     };
     match feeds::parse(&bytes, &hints) {
         Ok(feed) => {
-            let mut out = std::io::stdout().lock();
-            if writeln!(out, "{}", feed.to_json())
-                .and_then(|()| out.flush())
-                .is_err()
-            {
-                return ExitCode::from(2);
-            }
+            crate::exit::outln!("{}", feed.to_json());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -4,6 +4,7 @@
 //! Exit codes: 0 on a 2xx; 3 when webfetch refused; 1 for any other failure (dns, connect,
 //! tls, timeout, too large, non-2xx status); 2 for an unparsable URL.
 
+use crate::exit::{out, outln};
 use std::process::ExitCode;
 
 use serde_json::{json, Map, Value};
@@ -19,9 +20,9 @@ pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
         return ExitCode::from(outcome.exit_code());
     }
     if json {
-        println!("{}", outcome.to_json());
+        outln!("{}", outcome.to_json());
     } else {
-        print!("{}", outcome.to_text());
+        out!("{}", outcome.to_text());
         if let Some(e) = &outcome.error {
             eprintln!("maven fetch: {}", shown::block(&e.to_string()));
         }

@@ -1,6 +1,5 @@
 //! `maven man`: the man page (roff, section 1) on stdout (clap_mangen).
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use crate::exit::EXIT_FAILED;
@@ -12,10 +11,6 @@ pub(crate) fn run(cmd: clap::Command) -> ExitCode {
         eprintln!("maven man: cannot render the page: {e}");
         return ExitCode::from(EXIT_FAILED);
     }
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(&buf).and_then(|()| out.flush()) {
-        eprintln!("maven man: cannot write the page: {e}");
-        return ExitCode::from(EXIT_FAILED);
-    }
+    crate::exit::stdout_bytes(&buf);
     ExitCode::SUCCESS
 }

@@ -3,6 +3,7 @@
 //! every server `enabled: false`. Secret-bearing values (environment values, header values)
 //! are never printed: they become `${NAME}` references, and stderr says which variables to set.
 
+use crate::exit::outln;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
@@ -200,7 +201,7 @@ pub(crate) fn run(file: &str) -> ExitCode {
         // Notes quote the names of another host's file: shown, never obeyed.
         eprintln!("note: {}", shown::line(n));
     }
-    println!("{text}");
+    outln!("{text}");
     ExitCode::SUCCESS
 }
 

@@ -5,6 +5,7 @@
 //! Exit codes: 0 when the listing completed; 1 when dialling, the handshake or the listing
 //! failed (the reason on stderr). Usage and config errors (2) are caught before this runs.
 
+use crate::exit::{out, outln};
 use std::process::ExitCode;
 
 use allowlist::catalogue::{self as tools, Verdict};
@@ -19,14 +20,20 @@ pub(crate) async fn run(
     max_tools: usize,
     json: bool,
 ) -> ExitCode {
-    let client = match mcp::Client::connect(&server, mcp::ClientOptions::default()).await {
+    let client = match mcp::Client::dial(&server, mcp::ClientOptions::default()).await {
         Ok(c) => c,
-        Err(e) => {
+        Err((e, stderr_tail)) => {
             eprintln!(
                 "maven mcp inspect: {}: cannot dial: {}",
                 line(&server.name),
                 shown::block(&e.to_string())
             );
+            if let Some(t) = stderr_tail.filter(|t| !t.trim().is_empty()) {
+                eprintln!(
+                    "  its stderr said:\n    {}",
+                    shown::block(t.trim_end()).replace('\n', "\n    ")
+                );
+            }
             return ExitCode::from(1);
         }
     };
@@ -58,9 +65,9 @@ pub(crate) async fn run(
         max_tools,
     );
     if json {
-        println!("{}", report.to_json());
+        outln!("{}", report.to_json());
     } else {
-        print!("{}", report.to_text());
+        out!("{}", report.to_text());
     }
     ExitCode::SUCCESS
 }
@@ -87,10 +94,15 @@ struct Report {
     server: String,
     transport: &'static str,
     protocol_version: String,
+    era: &'static str,
+    era_chosen: String,
     server_name: String,
     server_version: String,
     violations: u64,
     tools: Vec<ToolRow>,
+    /// Tools the client left out of the listing (invalid `x-mcp-header` declarations): the
+    /// name and why.
+    left_out: Vec<(String, String)>,
     warnings: Vec<String>,
     /// Over `max_tools` without `allow_tools`: the tools that claim read-only and would be
     /// proposed once named, for a ready `"allow_tools"` line.
@@ -165,10 +177,13 @@ impl Report {
             server: server.to_owned(),
             transport,
             protocol_version: info.protocol_version.clone(),
+            era: info.era.as_str(),
+            era_chosen: info.chosen.clone(),
             server_name: info.name.clone(),
             server_version: info.version.clone(),
             violations,
             tools: rows,
+            left_out: listing.rejected.clone(),
             warnings,
             suggested_allow_tools,
         }
@@ -202,9 +217,12 @@ impl Report {
             "server": self.server,
             "transport": self.transport,
             "protocol_version": self.protocol_version,
+            "era": self.era,
+            "era_chosen": self.era_chosen,
             "server_info": {"name": self.server_name, "version": self.server_version},
             "violations": self.violations,
             "tools": tools,
+            "left_out": self.left_out.iter().map(|(name, reason)| json!({"name": name, "reason": reason})).collect::<Vec<_>>(),
             "warnings": self.warnings,
             "suggested_allow_tools": self.suggested_allow_tools,
         })
@@ -215,6 +233,7 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(s, "server:    {} ({})", line(&self.server), self.transport);
         let _ = writeln!(s, "protocol:  {}", line(&self.protocol_version));
+        let _ = writeln!(s, "era:       {} ({})", self.era, line(&self.era_chosen));
         let _ = writeln!(
             s,
             "offers:    {} {}",
@@ -248,6 +267,14 @@ impl Report {
             if !t.description.is_empty() {
                 let _ = writeln!(s, "    description: {}", line(&t.description));
             }
+        }
+        for (name, reason) in &self.left_out {
+            let _ = writeln!(
+                s,
+                "left out: {} — {}",
+                shown::capped(name, NAME_SHOWN),
+                line(reason)
+            );
         }
         for w in &self.warnings {
             let _ = writeln!(s, "warning: {}", line(w));
@@ -323,6 +350,8 @@ mod tests {
         assert_eq!(r["server"], "Kit");
         assert_eq!(r["transport"], "stdio");
         assert_eq!(r["protocol_version"], "2025-11-25");
+        assert_eq!(r["era"], "legacy");
+        assert_eq!(r["left_out"], json!([]));
         assert_eq!(r["server_info"], json!({"name":"kit","version":"1.0"}));
         assert_eq!(r["violations"], 2);
         let t = &r["tools"][0];

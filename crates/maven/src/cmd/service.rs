@@ -5,6 +5,7 @@
 //! run; it never runs them. A unit without the mark is someone else's: it is never overwritten
 //! nor removed.
 
+use crate::exit::outln;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -209,12 +210,12 @@ fn install(path: &Path, config: Option<&Path>, data: Option<&Path>) -> ExitCode 
     } else {
         "wrote"
     };
-    println!("{verb} {}", path.display());
-    println!("to start it now and at every login, run:");
-    println!("  systemctl --user daemon-reload");
-    println!("  systemctl --user enable --now {UNIT}");
-    println!("its log: journalctl --user -u {UNIT}");
-    println!("to keep it running while you are logged out: loginctl enable-linger");
+    outln!("{verb} {}", path.display());
+    outln!("to start it now and at every login, run:");
+    outln!("  systemctl --user daemon-reload");
+    outln!("  systemctl --user enable --now {UNIT}");
+    outln!("its log: journalctl --user -u {UNIT}");
+    outln!("to keep it running while you are logged out: loginctl enable-linger");
     ExitCode::SUCCESS
 }
 
@@ -222,13 +223,13 @@ fn uninstall(path: &Path) -> ExitCode {
     match read(path) {
         Err(c) => c,
         Ok(None) => {
-            println!("not installed: no {}", path.display());
+            outln!("not installed: no {}", path.display());
             ExitCode::SUCCESS
         }
         Ok(Some(t)) if !is_ours(&t) => not_ours(path, "uninstall"),
         Ok(Some(_)) => {
-            println!("first stop and disable it:");
-            println!("  systemctl --user disable --now {UNIT}");
+            outln!("first stop and disable it:");
+            outln!("  systemctl --user disable --now {UNIT}");
             if let Err(e) = std::fs::remove_file(path) {
                 eprintln!(
                     "maven service uninstall: cannot remove {}: {e}",
@@ -236,9 +237,9 @@ fn uninstall(path: &Path) -> ExitCode {
                 );
                 return ExitCode::from(EXIT_FAILED);
             }
-            println!("removed {}", path.display());
-            println!("then run:");
-            println!("  systemctl --user daemon-reload");
+            outln!("removed {}", path.display());
+            outln!("then run:");
+            outln!("  systemctl --user daemon-reload");
             ExitCode::SUCCESS
         }
     }
@@ -247,17 +248,17 @@ fn uninstall(path: &Path) -> ExitCode {
 fn status(path: &Path) -> ExitCode {
     match read(path) {
         Err(c) => return c,
-        Ok(None) => println!("not installed: no {}", path.display()),
-        Ok(Some(t)) if !is_ours(&t) => println!(
+        Ok(None) => outln!("not installed: no {}", path.display()),
+        Ok(Some(t)) if !is_ours(&t) => outln!(
             "installed by someone else: {} was not written by `maven service install`",
             path.display()
         ),
         Ok(Some(t)) => {
-            println!("installed: {} (written by maven)", path.display());
+            outln!("installed: {} (written by maven)", path.display());
             if let Some(exec) = t.lines().find(|l| l.starts_with("ExecStart=")) {
-                println!("{}", shown::line(exec));
+                outln!("{}", shown::line(exec));
             }
-            println!("whether it runs: systemctl --user status {UNIT}");
+            outln!("whether it runs: systemctl --user status {UNIT}");
         }
     }
     ExitCode::SUCCESS

@@ -8,7 +8,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 use super::protocol::{
-    read_line, request, socket_path, INTERNAL_ERROR, INVALID_PARAMS, MAX_RESPONSE,
+    read_line, request, socket_path, BUSY, INTERNAL_ERROR, INVALID_PARAMS, MAX_RESPONSE,
 };
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 
@@ -20,6 +20,8 @@ const CLIENT_DEADLINE: Duration = Duration::from_secs(15 * 60);
 pub(crate) enum IpcError {
     #[error("no maven daemon is running for {data_dir} ({reason}); start one with `maven daemon`")]
     NoDaemon { data_dir: String, reason: String },
+    #[error("the maven daemon for {data_dir} is running but busy ({reason}); try again in a few seconds")]
+    Busy { data_dir: String, reason: String },
     #[error("lost the connection to the daemon: {0}")]
     Io(#[from] std::io::Error),
     #[error("the daemon did not answer within {0:?}")]
@@ -44,6 +46,22 @@ impl IpcError {
     }
 }
 
+/// Connects to the socket; a full backlog (`EAGAIN`) is tried again for up to two seconds.
+async fn connect(path: &Path) -> std::io::Result<UnixStream> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        match UnixStream::connect(path).await {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Sends one request to the daemon of `data_dir` and returns its result.
 pub(crate) async fn call(data_dir: &Path, method: &str, params: Value) -> Result<Value, IpcError> {
     let path = socket_path(data_dir);
@@ -51,7 +69,11 @@ pub(crate) async fn call(data_dir: &Path, method: &str, params: Value) -> Result
         data_dir: data_dir.display().to_string(),
         reason,
     };
-    let stream = match UnixStream::connect(&path).await {
+    let busy = |reason: String| IpcError::Busy {
+        data_dir: data_dir.display().to_string(),
+        reason,
+    };
+    let stream = match connect(&path).await {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(no_daemon(format!("no socket at {}", path.display())))
@@ -62,16 +84,38 @@ pub(crate) async fn call(data_dir: &Path, method: &str, params: Value) -> Result
                 path.display()
             )))
         }
+        // A full listen backlog: a daemon listens there but has not accepted yet.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            return Err(busy(format!(
+                "{} accepts no connection: its backlog is full",
+                path.display()
+            )))
+        }
         Err(e) => return Err(no_daemon(format!("{}: {e}", path.display()))),
     };
     let (r, mut w) = stream.into_split();
     let req = request(1, method, params);
-    w.write_all(&req).await?;
+    // A daemon whose slots are all taken answers "busy" without reading and closes: the
+    // write may then fail, and the answer is still there to read.
+    let written = w.write_all(&req).await;
     let mut r = BufReader::new(r);
     let mut buf = Vec::new();
     let got = tokio::time::timeout(CLIENT_DEADLINE, read_line(&mut r, MAX_RESPONSE, &mut buf))
         .await
-        .map_err(|_| IpcError::Timeout(CLIENT_DEADLINE))??;
+        .map_err(|_| IpcError::Timeout(CLIENT_DEADLINE))?;
+    if let Ok(Some(())) = &got {
+        if let Ok(v) = serde_json::from_slice::<Value>(&buf) {
+            if v.pointer("/error/code").and_then(Value::as_i64) == Some(BUSY) {
+                let message = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("every connection slot is in use");
+                return Err(busy(message.to_owned()));
+            }
+        }
+    }
+    written?;
+    let got = got?;
     if got.is_none() {
         return Err(IpcError::Protocol(
             "the daemon closed the connection".into(),

@@ -23,6 +23,9 @@ pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC: the method failed.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
+/// Every connection slot of the daemon is taken: the command line says "busy", not "not
+/// running" (a server error code of the JSON-RPC reserved range).
+pub(crate) const BUSY: i64 = -32001;
 
 /// A JSON-RPC error a method returns.
 #[derive(Debug)]

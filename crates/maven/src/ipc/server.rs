@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,14 +15,31 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::protocol::{
-    error_reply, read_line, result_reply, socket_path, RpcError, INVALID_REQUEST, MAX_REQUEST,
-    PARSE_ERROR,
+    error_reply, read_line, result_reply, socket_path, RpcError, BUSY, INVALID_REQUEST,
+    MAX_REQUEST, PARSE_ERROR,
 };
 
-/// Connections served at once; more wait for a slot.
-const MAX_CONNECTIONS: usize = 32;
-/// A connection that sends nothing for this long is closed.
-const IDLE: Duration = Duration::from_secs(300);
+/// Connections served at once. One CLI uses one connection per command, so this is far more
+/// than one user needs; a connection beyond it gets a "busy" answer at once and is closed, so
+/// the listen backlog never fills.
+pub(crate) const MAX_CONNECTIONS: usize = 128;
+/// The first complete request line must arrive within this after the connection is accepted
+/// (the command line sends it at once).
+pub(crate) const FIRST_LINE: Duration = Duration::from_secs(5);
+/// IPC connections open now, and refused since start-up (for `maven status`).
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+
+/// Connections open now and connections refused since start-up.
+pub(crate) fn stats() -> (usize, u64) {
+    (
+        OPEN.load(Ordering::Relaxed),
+        REFUSED.load(Ordering::Relaxed),
+    )
+}
+
+/// After an answer, a connection that starts no complete line within this is closed.
+const IDLE: Duration = Duration::from_secs(30);
 
 /// A boxed future, so [`Dispatch`] futures can be spawned.
 pub(crate) type BoxFuture<'a, T> =
@@ -87,18 +105,40 @@ pub(crate) async fn serve<D: Dispatch>(
                 }
             }
         };
-        let permit = tokio::select! {
-            _ = cancel.cancelled() => break,
-            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            let refused = REFUSED.fetch_add(1, Ordering::Relaxed) + 1;
+            busy(stream, refused);
+            continue;
         };
         let dispatch = dispatch.clone();
         let cancel = cancel.clone();
+        OPEN.fetch_add(1, Ordering::Relaxed);
         tracker.spawn(async move {
             let _permit = permit;
             if let Err(e) = connection(stream, dispatch, cancel).await {
                 tracing::debug!(error = %e, "IPC connection ended");
             }
+            OPEN.fetch_sub(1, Ordering::Relaxed);
         });
+    }
+}
+
+/// Answers a connection beyond [`MAX_CONNECTIONS`] with one "busy" line (without waiting: a
+/// peer that does not read loses it) and closes it.
+fn busy(stream: UnixStream, refused: u64) {
+    let reply = error_reply(
+        &serde_json::Value::Null,
+        BUSY,
+        &format!("all {MAX_CONNECTIONS} IPC connections are in use"),
+    );
+    let _ = stream.try_write(&reply);
+    // The first refusal and every hundredth: a flood does not flood the log.
+    if refused % 100 == 1 {
+        tracing::warn!(
+            max = MAX_CONNECTIONS,
+            refused,
+            "IPC connection refused: every connection slot is in use"
+        );
     }
 }
 
@@ -110,10 +150,11 @@ async fn connection<D: Dispatch>(
     let (r, mut w) = stream.into_split();
     let mut r = BufReader::new(r);
     let mut buf = Vec::new();
+    let mut deadline = FIRST_LINE;
     loop {
         let line = tokio::select! {
             _ = cancel.cancelled() => return Ok(()),
-            l = tokio::time::timeout(IDLE, read_line(&mut r, MAX_REQUEST, &mut buf)) => l,
+            l = tokio::time::timeout(deadline, read_line(&mut r, MAX_REQUEST, &mut buf)) => l,
         };
         match line {
             Err(_) => return Ok(()),
@@ -132,6 +173,7 @@ async fn connection<D: Dispatch>(
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        deadline = IDLE;
         let reply = match serde_json::from_slice::<Value>(&buf) {
             Err(e) => Some(error_reply(
                 &Value::Null,

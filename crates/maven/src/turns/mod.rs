@@ -6,6 +6,11 @@
 //! runs only when the next turn is an explicit yes (yes/y/да) within two minutes. Any other
 //! turn drops the pending act. Results are reduced to text, capped, and stated as coming from
 //! their server: a result is data, not an instruction to Maven.
+//!
+//! A modern MCP server may answer a call with a question (an elicitation): the turn answers
+//! with the server's question, quoted as the server's words, and the owner's next turn is the
+//! answer ("no" declines), within the same two minutes. A question asking for a secret is
+//! declined without being shown; a URL is shown as text and nothing is opened.
 
 pub(crate) mod llm;
 pub(crate) mod rules;
@@ -16,7 +21,7 @@ use serde_json::{json, Value};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
 
-use allowlist::{Answer, ExecError, Executor, Ran, Request, CONFIRM_WINDOW};
+use allowlist::{Answer, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
 use rules::{ActName, Decision, Lang};
 /// The fact that remembers where the owner stopped reading the feeds digest.
 const DIGEST_FACT: &str = "digest:last_note_id";
@@ -53,8 +58,105 @@ impl TurnOutcome {
     }
 }
 
-/// The answer of a turn that ran (or tried to run) `row`.
-fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
+/// What the next turn answers: a destructive act's confirmation, or a server's question.
+#[derive(Debug)]
+enum Pending {
+    Confirm(Request),
+    Input(Box<Waiting>),
+}
+
+/// The answer of a turn whose act waits for the owner's answer to the server's question.
+fn ask_owner(w: &Waiting) -> TurnOutcome {
+    let server = shown::line(w.server());
+    let mut answer = String::new();
+    if !w.declined_secrets().is_empty() {
+        let _ = writeln!(
+            answer,
+            "{server} asked for a secret ({}); Maven declined it without showing it.",
+            w.declined_secrets()
+                .iter()
+                .map(|f| format!("{:?}", shown::line(f)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let Some(ask) = w.ask() else {
+        return TurnOutcome::ok(answer);
+    };
+    let message = shown::line(&ask.message);
+    let _ = write!(answer, "{server} asks (the server's words): \"{message}\"");
+    let how = match &ask.kind {
+        mcp::AskKind::Url { url } => format!(
+            "\nIt asks you to visit {} (Maven opens nothing). Say yes when done, or no.",
+            shown::line(url)
+        ),
+        mcp::AskKind::Form { fields } if fields.is_empty() => {
+            "\nSay yes to go on, or no to decline.".to_owned()
+        }
+        mcp::AskKind::Form { fields } if fields.len() == 1 => {
+            let f = &fields[0];
+            format!(
+                "\nAnswer with the {} ({}{}), or no to decline.",
+                shown::line(&f.title),
+                f.kind,
+                choices(f)
+            )
+        }
+        mcp::AskKind::Form { fields } => {
+            let list: Vec<String> = fields
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}{}: {}{}",
+                        shown::line(&f.name),
+                        if f.required { " (required)" } else { "" },
+                        f.kind,
+                        choices(f)
+                    )
+                })
+                .collect();
+            format!(
+                "\nAnswer as `name: value; name: value` — {} — or no to decline.",
+                list.join(", ")
+            )
+        }
+        _ => "\nSay no to decline.".to_owned(),
+    };
+    answer.push_str(&how);
+    let info =
+        json!({"act": w.act(), "asks": w.server(), "expires_in_s": CONFIRM_WINDOW.as_secs()});
+    TurnOutcome {
+        answer,
+        pending: Some(info),
+        ok: true,
+    }
+}
+
+fn choices(f: &mcp::Field) -> String {
+    if f.choices.is_empty() {
+        return String::new();
+    }
+    let c: Vec<String> = f
+        .choices
+        .iter()
+        .map(|c| shown::line(c).into_owned())
+        .collect();
+    format!(", one of {}", c.join(" / "))
+}
+
+/// The answer of a turn that ran (or tried to run) `row`, and the question it waits on.
+fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> (TurnOutcome, Option<Pending>) {
+    if let Ok(Ran {
+        waiting: Some(w), ..
+    }) = result
+    {
+        return (ask_owner(&w), Some(Pending::Input(w)));
+    }
+    (report_done(row, result), None)
+}
+
+/// The answer of a turn whose act finished (or failed).
+fn report_done(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
     match result {
         Ok(ran) => {
             let source = if row.kind == store::ToolKind::Mcp {
@@ -72,7 +174,10 @@ fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
             } else {
                 ran.text.trim_end().to_string()
             };
-            let answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
+            let mut answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
+            if let Some(cut) = ran.cut {
+                let _ = write!(answer, "\n{cut}");
+            }
             if ran.ok {
                 TurnOutcome::ok(answer)
             } else {
@@ -80,6 +185,11 @@ fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
             }
         }
         Err(ExecError::Refused(r)) => TurnOutcome::failed(format!("I won't run that: {r}.")),
+        // Sent, never answered: it may have run. Said as such, and never sent again by Maven.
+        Err(ExecError::Unknown { who, reason }) => TurnOutcome::failed(format!(
+            "{}: outcome unknown: {who} may have run it ({reason}). Check with the service itself before asking for it again; Maven does not retry it.",
+            row.name
+        )),
         Err(e) => TurnOutcome::failed(format!("{} did not run: {e}", row.name)),
     }
 }
@@ -89,7 +199,7 @@ pub(crate) struct Turns {
     store: Store,
     executor: Executor,
     llm: Option<llm::LlmRouter>,
-    pending: Mutex<Option<Request>>,
+    pending: Mutex<Option<Pending>>,
 }
 
 impl Turns {
@@ -122,8 +232,8 @@ impl Turns {
     async fn turn_inner(
         &self,
         text: &str,
-        previous: Option<Request>,
-    ) -> Result<(TurnOutcome, Option<Request>), store::Error> {
+        previous: Option<Pending>,
+    ) -> Result<(TurnOutcome, Option<Pending>), store::Error> {
         let text = text.trim();
         if text.is_empty() {
             return Ok((
@@ -131,8 +241,14 @@ impl Turns {
                 None,
             ));
         }
+        let previous = match previous {
+            // The turn after a server's question is its answer.
+            Some(Pending::Input(w)) => return Ok(self.answer_input(w, text).await),
+            Some(Pending::Confirm(r)) => Some(r),
+            None => None,
+        };
         if let Some(yes) = rules::yes_no(text) {
-            return Ok((self.confirm(yes, text, previous).await, None));
+            return Ok(self.confirm(yes, text, previous).await);
         }
         if let Some(p) = &previous {
             tracing::info!(act = %p.act(), "pending confirmation dropped by another turn");
@@ -203,7 +319,7 @@ impl Turns {
                     None => (cannot_help(&enabled, lang), None),
                 }
             }
-            Decision::Confirm(yes) => (self.confirm(yes, text, None).await, None),
+            Decision::Confirm(yes) => self.confirm(yes, text, None).await,
             Decision::RunAct { name, tail } => self.run_act(&name, &tail, text).await,
         };
         Ok(outcome)
@@ -214,7 +330,7 @@ impl Turns {
         name: &str,
         tail: &str,
         utterance: &str,
-    ) -> (TurnOutcome, Option<Request>) {
+    ) -> (TurnOutcome, Option<Pending>) {
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
             Ok(None) => {
@@ -233,7 +349,7 @@ impl Turns {
         let request = match self.executor.prepare(&row, tail, utterance) {
             Ok(allowlist::run::Next::Run) => {
                 let ran = self.executor.run(&row.name, tail, utterance).await;
-                return (report(&row, ran), None);
+                return report(&row, ran);
             }
             Ok(allowlist::run::Next::Confirm(request)) => request,
             Err(ExecError::Refused(reason)) => {
@@ -258,34 +374,78 @@ impl Turns {
                 pending: Some(info),
                 ok: true,
             },
-            Some(request),
+            Some(Pending::Confirm(request)),
         )
     }
 
-    async fn confirm(&self, yes: bool, said: &str, previous: Option<Request>) -> TurnOutcome {
+    async fn confirm(
+        &self,
+        yes: bool,
+        said: &str,
+        previous: Option<Request>,
+    ) -> (TurnOutcome, Option<Pending>) {
         let Some(p) = previous else {
-            return TurnOutcome::ok("There is nothing to confirm.");
+            return (TurnOutcome::ok("There is nothing to confirm."), None);
         };
         let confirmation = match p.answer(yes, said) {
             Answer::Expired(p) => {
-                return TurnOutcome::failed(format!(
-                    "Too late: the request to run {} expired. Ask again.",
-                    p.act()
-                ))
+                return (
+                    TurnOutcome::failed(format!(
+                        "Too late: the request to run {} expired. Ask again.",
+                        p.act()
+                    )),
+                    None,
+                )
             }
             Answer::Declined(p) => {
-                return TurnOutcome::ok(format!("Cancelled: {} was not run.", p.act()))
+                return (
+                    TurnOutcome::ok(format!("Cancelled: {} was not run.", p.act())),
+                    None,
+                )
             }
             Answer::Confirmed(c) => c,
         };
         let row = match self.store.tool(confirmation.act()).await {
             Ok(Some(r)) => r,
             Ok(None) => {
-                return TurnOutcome::failed(format!("{} no longer exists.", confirmation.act()))
+                return (
+                    TurnOutcome::failed(format!("{} no longer exists.", confirmation.act())),
+                    None,
+                )
             }
-            Err(e) => return TurnOutcome::failed(format!("Something went wrong: {e}")),
+            Err(e) => {
+                return (
+                    TurnOutcome::failed(format!("Something went wrong: {e}")),
+                    None,
+                )
+            }
         };
         report(&row, self.executor.run_confirmed(confirmation).await)
+    }
+
+    /// The owner's answer to the server's question of the last turn.
+    async fn answer_input(&self, w: Box<Waiting>, text: &str) -> (TurnOutcome, Option<Pending>) {
+        let act = w.act().to_owned();
+        match self.executor.answer_input(w, text).await {
+            InputStep::Expired(w) => (
+                TurnOutcome::failed(format!(
+                    "Too late: {} asked more than two minutes ago; {act} was not finished. Ask again.",
+                    shown::line(w.server())
+                )),
+                None,
+            ),
+            InputStep::Again(w, reason) => {
+                let mut out = ask_owner(&w);
+                out.answer = format!("That does not answer it: {reason}.\n{}", out.answer);
+                (out, Some(Pending::Input(w)))
+            }
+            InputStep::More(w) => (ask_owner(&w), Some(Pending::Input(w))),
+            InputStep::Ran(result) => match self.store.tool(&act).await {
+                Ok(Some(row)) => report(&row, result),
+                Ok(None) => (TurnOutcome::failed(format!("{act} no longer exists.")), None),
+                Err(e) => (TurnOutcome::failed(format!("Something went wrong: {e}")), None),
+            },
+        }
     }
 
     async fn digest(&self, lang: Lang) -> Result<TurnOutcome, store::Error> {

@@ -47,7 +47,10 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
 /// `GET /api/session`: the CSRF token to send back, the step-up state, what step-ups exist.
 /// Creates the session (and sets its cookie) when the request has none.
 pub(super) async fn session(State(app): State<App>, headers: HeaderMap) -> Response {
-    let (cookie, set) = app.web.ensure_session(&headers);
+    let (cookie, set) = match app.web.ensure_session(&headers) {
+        Ok(s) => s,
+        Err(e) => return e.into_response(),
+    };
     match session_view(&app, &cookie).await {
         Ok(v) => {
             let mut r = Json(v).into_response();
@@ -148,6 +151,7 @@ pub(super) fn act_view(a: &store::ActLogRow) -> Value {
         "utterance": cap(&a.utterance, 200),
         "confirmed_by": a.confirmed_by,
         "ok": a.ok,
+        "outcome": a.result().as_str(),
         "duration_ms": a.duration_ms,
     })
 }
@@ -213,6 +217,18 @@ async fn change(
             "bad_transition",
             format!("{name} is {} and cannot become {to} here", row.state),
         ));
+    }
+    if to == ToolState::Enabled && row.kind == store::ToolKind::Mcp {
+        if let Some(why) = app.status.unstable(&row.server) {
+            return Err(AppError::new(
+                StatusCode::CONFLICT,
+                "unstable",
+                format!(
+                    "{name} stays proposed while its server {:?} is {why}",
+                    row.server
+                ),
+            ));
+        }
     }
     let actor = step.actor();
     let reason = if to == ToolState::Enabled && !changes(&row).is_empty() {

@@ -2,8 +2,7 @@
 //! shares ([`App`]): that state and the one source of the servers and feeds cards.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use anyhow::Context;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -33,6 +32,11 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
     fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>>;
     /// One object per configured feed.
     fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>>;
+    /// Why this MCP server is unstable (its tools change too often), while it is: its rows
+    /// are not enabled then.
+    fn unstable(&self, _server: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The configuration alone: what the cards show before anything connected.
@@ -67,8 +71,10 @@ pub(crate) struct Web {
     pub(super) sessions: Sessions,
     pub(super) webauthn: Webauthn,
     pub(super) clock: Arc<dyn Clock>,
-    /// Consecutive passphrase failures and when the last one happened.
-    pub(super) passphrase_failures: Mutex<(u32, Option<Instant>)>,
+    /// The connection limits and counters of the page's server.
+    pub(crate) limits: Arc<super::limits::Limits>,
+    /// The passphrase step-up's gate: one verification at a time, the failure budget, the lock.
+    pub(super) gate: super::gate::Gate,
 }
 
 impl std::fmt::Debug for Web {
@@ -90,6 +96,7 @@ impl Web {
         addr: SocketAddr,
         store: store::Store,
         clock: Arc<dyn Clock>,
+        limits: super::limits::Limits,
     ) -> anyhow::Result<Web> {
         let port = addr.port();
         let ip = match addr.ip() {
@@ -118,13 +125,33 @@ impl Web {
             sessions: Sessions::default(),
             webauthn,
             clock,
-            passphrase_failures: Mutex::new((0, None)),
+            gate: super::gate::Gate::default(),
+            limits: Arc::new(limits),
         })
     }
 
     /// The page's address as the owner opens it (`localhost`, where passkeys work).
     pub(crate) fn base_url(&self) -> String {
         format!("http://{RP_ID}:{}", self.addr.port())
+    }
+
+    /// The page's limits and counters, for `maven status`.
+    pub(crate) fn status(&self) -> crate::views::WebStatusView {
+        use std::sync::atomic::Ordering;
+        let now = self.clock.now();
+        let gate = self.gate.status(now);
+        crate::views::WebStatusView {
+            url: format!("{}/tools", self.base_url()),
+            connections: self.limits.open.load(Ordering::Relaxed),
+            max_connections: self.limits.max_connections,
+            connections_refused: self.limits.refused.load(Ordering::Relaxed),
+            header_deadline_s: self.limits.header_deadline.as_secs(),
+            request_deadline_s: self.limits.request_deadline.as_secs(),
+            sessions: self.sessions.len(),
+            passphrase_verifications: gate.verifications,
+            passphrase_attempts_refused: gate.refused,
+            passphrase_locked_for_s: gate.locked_for_s,
+        }
     }
 
     /// Makes a one-time enrollment link valid for ten minutes (the `web_enroll` IPC method).
@@ -184,17 +211,28 @@ impl Web {
         .unwrap_or_else(|_| HeaderValue::from_static(""))
     }
 
-    /// The live session of these headers, or a new one (with the `Set-Cookie` to send).
-    pub(super) fn ensure_session(&self, headers: &HeaderMap) -> (String, Option<HeaderValue>) {
+    /// The live session of these headers, or a new one (with the `Set-Cookie` to send);
+    /// 429 `too_many_sessions` when no new one may be made now.
+    pub(super) fn ensure_session(
+        &self,
+        headers: &HeaderMap,
+    ) -> Result<(String, Option<HeaderValue>), AppError> {
         let now = self.clock.now();
         if let Some(c) = self.cookie_of(headers) {
             if self.sessions.with(&c, now, |_| ()).is_some() {
-                return (c, None);
+                return Ok((c, None));
             }
         }
-        let c = self.sessions.create(now);
+        let c = self.sessions.create(now).map_err(|e| {
+            tracing::debug!("web: a new session was refused: {e}");
+            AppError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_sessions",
+                e.to_string(),
+            )
+        })?;
         let set = self.set_cookie(&c);
-        (c, Some(set))
+        Ok((c, Some(set)))
     }
 
     /// The fresh step-up of a session, or the refusal to send.

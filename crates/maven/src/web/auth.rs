@@ -1,8 +1,6 @@
 //! Enrollment of passkeys through one-time links, and the step-ups: a passkey assertion, or
 //! the configured argon2id passphrase.
 
-use std::time::Duration;
-
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -19,10 +17,6 @@ use super::session;
 const OWNER: Uuid = Uuid::from_u128(0x6d61_7665_6e00_4f77_6e65_7200_0000_0001);
 /// Passphrases longer than this are refused before hashing.
 const MAX_PASSPHRASE: usize = 1024;
-/// Consecutive passphrase failures before attempts pause.
-const MAX_FAILURES: u32 = 5;
-/// How long attempts pause after too many failures.
-const FAILURE_PAUSE: Duration = Duration::from_secs(60);
 
 #[derive(Deserialize)]
 pub(super) struct EnrollStart {
@@ -203,7 +197,8 @@ pub(super) struct PassphraseReq {
 }
 
 /// `POST /api/stepup/passphrase {"passphrase"}`: the fallback step-up, when `web.passphrase_hash`
-/// is configured. Five failures in a row pause attempts for a minute.
+/// is configured. One verification at a time; five wrong passphrases in a row (attempts in
+/// flight included) lock the passphrase for a minute (see `gate`).
 pub(super) async fn passphrase(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
@@ -217,42 +212,27 @@ pub(super) async fn passphrase(
             "no passphrase is configured (web.passphrase_hash; make one with `maven web passphrase`)",
         ));
     };
-    let now = web.clock.now();
-    {
-        let g = web
-            .passphrase_failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let (n, Some(last)) = *g {
-            if n >= MAX_FAILURES && now.saturating_duration_since(last) < FAILURE_PAUSE {
-                return Err(AppError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "too_many_attempts",
-                    "too many wrong passphrases: wait a minute",
-                ));
-            }
-        }
-    }
     if req.passphrase.len() > MAX_PASSPHRASE {
         return Err(AppError::bad_request("passphrase", "passphrase too long"));
     }
-    let step = tokio::task::spawn_blocking(move || {
-        stepup::verify_passphrase(hash.expose(), &req.passphrase, now)
-    })
-    .await
-    .map_err(|e| AppError::internal(format!("passphrase check: {e}")))?;
-    let ok = step.is_some();
-    {
-        let mut g = web
-            .passphrase_failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if ok {
-            *g = (0, None);
-        } else {
-            *g = (g.0.saturating_add(1), Some(now));
-        }
-    }
+    let admitted = web.gate.admit(web.clock.now()).map_err(|e| {
+        AppError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_attempts",
+            e.to_string(),
+        )
+    })?;
+    let now = web.clock.now();
+    let clock = web.clock.clone();
+    let step = web
+        .gate
+        .verify(
+            admitted,
+            move || clock.now(),
+            move || stepup::verify_passphrase(hash.expose(), &req.passphrase, now),
+        )
+        .await
+        .map_err(AppError::internal)?;
     let Some(step) = step else {
         tracing::warn!("wrong passphrase on the page");
         return Err(AppError::new(

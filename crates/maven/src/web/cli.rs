@@ -1,5 +1,6 @@
 //! `maven web enroll` and `maven web passphrase`.
 
+use crate::exit::outln;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -34,7 +35,7 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
                 }
             };
             let (url, mins) = (link.url, link.valid_s / 60);
-            println!("{url}");
+            outln!("{url}");
             eprintln!(
                 "Open this link in a browser on this machine within {mins} minutes to enroll a passkey; it works once."
             );
@@ -84,7 +85,7 @@ pub(crate) fn passphrase() -> ExitCode {
     }
     match stepup::hash_passphrase(&pass) {
         Ok(h) => {
-            println!("{h}");
+            outln!("{h}");
             eprintln!("Put this line in the configuration as \"web\": {{\"passphrase_hash\": \"...\"}} and restart the daemon.");
             ExitCode::SUCCESS
         }

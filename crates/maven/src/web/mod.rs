@@ -23,12 +23,16 @@ pub(crate) mod cli;
 mod creds;
 mod diff;
 mod error;
+mod gate;
+mod limits;
 mod pages;
 mod session;
 mod text;
 
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -44,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 use app::{no_session, SessionCookie, CSRF_HEADER};
 pub(crate) use app::{App, StatusSource, Web};
 use error::AppError;
+pub(crate) use limits::{Limits, MAX_CONNECTIONS};
 #[cfg(test)]
 use session::Clock;
 use session::SystemClock;
@@ -82,6 +87,10 @@ pub(crate) fn router(app: App) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
             host_guard,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            body_and_deadline,
         ))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(app)
@@ -193,6 +202,7 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
 pub(crate) async fn start(
     config: &config::Config,
     store: &store::Store,
+    max_connections: usize,
 ) -> Option<(Arc<Web>, TcpListener)> {
     let (listener, addr) = match bind(&config.web).await {
         Ok(b) => b,
@@ -201,7 +211,13 @@ pub(crate) async fn start(
             return None;
         }
     };
-    match Web::new(&config.web, addr, store.clone(), Arc::new(SystemClock)) {
+    match Web::new(
+        &config.web,
+        addr,
+        store.clone(),
+        Arc::new(SystemClock),
+        Limits::new(max_connections),
+    ) {
         Ok(w) => {
             tracing::info!(url = %format!("{}/tools", w.base_url()), "the page is listening");
             Some((Arc::new(w), listener))
@@ -225,14 +241,103 @@ pub(crate) async fn bind(cfg: &WebConfig) -> anyhow::Result<(TcpListener, Socket
     Ok((l, addr))
 }
 
-/// Serves the page until `cancel` fires, then lets open requests finish.
+/// Serves the page until `cancel` fires, then lets open requests finish (briefly).
+///
+/// Each connection is served by hyper with the deadlines of [`Limits`]; beyond
+/// [`Limits::max_connections`] a connection is answered 503 at once and closed, never queued.
 pub(crate) async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let limits = app.web.limits.clone();
     let router = router(app);
-    let r = axum::serve(listener, router)
-        .with_graceful_shutdown(cancel.cancelled_owned())
-        .await;
-    if let Err(e) = r {
-        tracing::error!(error = %e, "the page's server stopped");
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let tracker = tokio_util::task::TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            _ = cancel.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let stream = match accepted {
+            Ok((s, _)) => s,
+            Err(e) => {
+                // Out of descriptors (EMFILE) or a connection reset before accept: wait a
+                // little rather than spin.
+                tracing::warn!(error = %e, "the page's accept failed");
+                tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    _ = tokio::time::sleep(Duration::from_millis(100)) => continue,
+                }
+            }
+        };
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            limits.refuse(&stream);
+            continue;
+        };
+        limits.open.fetch_add(1, Ordering::Relaxed);
+        let svc = hyper_util::service::TowerToHyperService::new(router.clone());
+        let (cancel, limits) = (cancel.clone(), limits.clone());
+        tracker.spawn(async move {
+            let _permit = permit;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_deadline)
+                .max_buf_size(MAX_HEAD);
+            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            tokio::pin!(conn);
+            let lifetime = tokio::time::sleep(limits.connection_lifetime);
+            tokio::pin!(lifetime);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(error = %e, "a page connection ended");
+                    }
+                }
+                _ = &mut lifetime => {
+                    tracing::debug!("a page connection outlived its lifetime and was closed");
+                }
+                _ = cancel.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(2), conn.as_mut()).await;
+                }
+            }
+            limits.open.fetch_sub(1, Ordering::Relaxed);
+        });
+    }
+    tracker.close();
+    let _ = tokio::time::timeout(Duration::from_secs(3), tracker.wait()).await;
+}
+
+/// Largest request head (request line and headers) read, in bytes.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// Caps every request body at [`MAX_BODY`] (413, also for routes that read no body) and
+/// answers every request within [`Limits::request_deadline`] (408).
+async fn body_and_deadline(State(app): State<App>, req: Request, next: Next) -> Response {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return AppError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("request bodies are limited to {MAX_BODY} bytes"),
+        )
+        .into_response();
+    }
+    let req = req.map(|b| axum::body::Body::new(http_body_util::Limited::new(b, MAX_BODY)));
+    match tokio::time::timeout(app.web.limits.request_deadline, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => AppError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!(
+                "the request was not complete within {} s",
+                app.web.limits.request_deadline.as_secs()
+            ),
+        )
+        .into_response(),
     }
 }
 

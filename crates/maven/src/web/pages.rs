@@ -103,7 +103,7 @@ pub(super) async fn enroll(
     State(app): State<App>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers);
+    let (cookie, set) = app.web.ensure_session(&headers)?;
     let s = api::session_view(&app, &cookie).await?;
     let csrf = s["csrf_token"].as_str().unwrap_or("");
     let mut h = head("Maven — enroll a passkey", csrf);
@@ -133,7 +133,7 @@ pub(super) async fn tools(
     State(app): State<App>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers);
+    let (cookie, set) = app.web.ensure_session(&headers)?;
     let s = api::session_view(&app, &cookie).await?;
     let rows = api::tool_views(&app).await?;
     let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
@@ -224,7 +224,11 @@ pub(super) async fn tools(
                 text(&a.tool),
                 text(&api::cap(&a.utterance, 200)),
                 text(a.confirmed_by.as_deref().unwrap_or("—")),
-                if a.ok { "ok" } else { "failed" },
+                match a.result() {
+                    store::ActResult::Ok => "ok",
+                    store::ActResult::Failed => "failed",
+                    store::ActResult::Unknown => "unknown — may have run",
+                },
                 a.duration_ms
             );
         }
@@ -348,7 +352,11 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             text(&s.trust),
             s.enabled,
             text(&s.state),
-            opt(s.protocol_version.as_deref()),
+            match (&s.protocol_version, &s.era, &s.era_chosen) {
+                (Some(v), Some(era), Some(how)) =>
+                    format!("{} ({}: {})", text(v), text(era), text(how)),
+                (v, _, _) => opt(v.as_deref()),
+            },
             info,
             opt(s.tools_offered),
             s.tools_proposed,

@@ -20,8 +20,13 @@ pub(crate) const ENROLL_VALID: Duration = Duration::from_secs(10 * 60);
 const SESSION_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
 /// A started WebAuthn ceremony must finish within this.
 pub(crate) const CEREMONY_VALID: Duration = Duration::from_secs(5 * 60);
-/// Sessions kept at once; the least recently used is dropped beyond this.
-const MAX_SESSIONS: usize = 256;
+/// Sessions kept at once. Beyond this the least recently used session that holds no step-up is
+/// dropped; a session that holds a step-up is never pushed out by a new one.
+pub(crate) const MAX_SESSIONS: usize = 256;
+/// New sessions made within [`CREATE_WINDOW`]: at most this many (any client may ask for one).
+pub(crate) const CREATE_MAX: usize = 30;
+/// The window of [`CREATE_MAX`].
+pub(crate) const CREATE_WINDOW: Duration = Duration::from_secs(60);
 /// Enrollment links outstanding at once; the oldest is voided beyond this.
 const MAX_ENROLLMENTS: usize = 8;
 
@@ -74,6 +79,17 @@ pub(crate) fn same_secret(a: &str, b: &str) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Why no new session was made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SessionRefused {
+    /// More than [`CREATE_MAX`] new sessions within [`CREATE_WINDOW`].
+    #[error("too many new sessions: at most {CREATE_MAX} a minute; try again in {wait_s} s")]
+    TooMany { wait_s: u64 },
+    /// Every slot holds a session with a step-up.
+    #[error("every one of the {MAX_SESSIONS} sessions holds a step-up; try again later")]
+    Full,
+}
+
 /// Every session and enrollment token, behind one lock held only for map operations.
 #[derive(Default)]
 pub(crate) struct Sessions {
@@ -84,6 +100,8 @@ pub(crate) struct Sessions {
 struct Inner {
     /// Keyed by the hash of the cookie value.
     sessions: HashMap<String, Session>,
+    /// When the sessions of the last [`CREATE_WINDOW`] were made, oldest first.
+    created: std::collections::VecDeque<Instant>,
     /// Hash of an enrollment token → when it expires.
     enrollments: HashMap<String, Instant>,
 }
@@ -95,22 +113,42 @@ impl Sessions {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Creates a session; returns the cookie value (the only copy of the token).
-    pub(crate) fn create(&self, now: Instant) -> String {
-        let cookie = token();
+    /// Creates a session; returns the cookie value (the only copy of the token). Refused
+    /// beyond [`CREATE_MAX`] new sessions a minute, and when every slot holds a step-up.
+    pub(crate) fn create(&self, now: Instant) -> Result<String, SessionRefused> {
         let mut g = self.lock();
+        while g
+            .created
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= CREATE_WINDOW)
+        {
+            g.created.pop_front();
+        }
+        if g.created.len() >= CREATE_MAX {
+            let wait = g.created.front().map_or(CREATE_WINDOW, |t| {
+                CREATE_WINDOW.saturating_sub(now.saturating_duration_since(*t))
+            });
+            return Err(SessionRefused::TooMany {
+                wait_s: wait.as_secs().max(1),
+            });
+        }
         g.sessions
             .retain(|_, s| now.saturating_duration_since(s.last_used) < SESSION_IDLE);
         if g.sessions.len() >= MAX_SESSIONS {
+            // Anonymous sessions go first; one that holds a step-up is never evicted.
             let oldest = g
                 .sessions
                 .iter()
+                .filter(|(_, s)| s.step_up.is_none())
                 .min_by_key(|(_, s)| s.last_used)
                 .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                g.sessions.remove(&k);
-            }
+            match oldest {
+                Some(k) => g.sessions.remove(&k),
+                None => return Err(SessionRefused::Full),
+            };
         }
+        g.created.push_back(now);
+        let cookie = token();
         g.sessions.insert(
             hash(&cookie),
             Session {
@@ -121,7 +159,12 @@ impl Sessions {
                 authentication: None,
             },
         );
-        cookie
+        Ok(cookie)
+    }
+
+    /// Sessions held now.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().sessions.len()
     }
 
     /// Runs `f` on the live session of this cookie value; `None` when there is none.
@@ -191,17 +234,41 @@ mod tests {
     fn sessions_expire_when_idle_and_are_capped() {
         let s = Sessions::default();
         let t0 = Instant::now();
-        let c = s.create(t0);
+        let c = s.create(t0).unwrap();
         assert!(s.with(&c, t0 + Duration::from_secs(60), |_| ()).is_some());
         assert!(s
             .with(&c, t0 + Duration::from_secs(60) + SESSION_IDLE, |_| ())
             .is_none());
         assert!(s.with("not-a-session", t0, |_| ()).is_none());
-        let first = s.create(t0);
-        for i in 0..MAX_SESSIONS {
-            s.create(t0 + Duration::from_secs(1 + i as u64));
+        let first = s.create(t0).unwrap();
+        let owner = s.create(t0).unwrap();
+        s.with(&owner, t0, |x| x.step_up = Some(stepup::testing::step_up()))
+            .unwrap();
+        let step = CREATE_WINDOW / CREATE_MAX as u32 + Duration::from_millis(10);
+        let t1 = t0 + CREATE_WINDOW;
+        for i in 0..MAX_SESSIONS as u32 {
+            s.create(t1 + step * i).unwrap();
         }
-        assert!(s.with(&first, t0, |_| ()).is_none(), "oldest evicted");
+        let later = t1 + step * MAX_SESSIONS as u32;
+        assert!(s.with(&first, later, |_| ()).is_none(), "oldest evicted");
+        assert!(
+            s.with(&owner, later, |_| ()).is_some(),
+            "a session with a step-up is never evicted, however old"
+        );
+    }
+
+    #[test]
+    fn session_creation_is_rate_limited() {
+        let s = Sessions::default();
+        let t0 = Instant::now();
+        for _ in 0..CREATE_MAX {
+            s.create(t0).unwrap();
+        }
+        assert_eq!(
+            s.create(t0 + Duration::from_secs(20)),
+            Err(SessionRefused::TooMany { wait_s: 40 })
+        );
+        assert!(s.create(t0 + CREATE_WINDOW).is_ok());
     }
 
     #[test]

@@ -75,6 +75,7 @@ async fn setup_with_status(config: Value, status: Option<Arc<dyn StatusSource>>)
         "127.0.0.1:8765".parse().unwrap(),
         store.clone(),
         clock.clone(),
+        super::Limits::new(super::MAX_CONNECTIONS),
     )
     .unwrap();
     let app = App::new(

@@ -120,7 +120,9 @@ fn a_stderr_nobody_reads_never_stalls_the_daemon() {
             "mcp_servers",
             "feeds",
             "acts",
-            "log_lines_dropped"
+            "log_lines_dropped",
+            "web",
+            "limits"
         ]
     );
     let human = run_within(&home, &["status"], Duration::from_secs(10));

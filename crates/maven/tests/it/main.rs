@@ -11,6 +11,7 @@ mod crash;
 mod daemon;
 mod doctor;
 mod feeds;
+mod hardening;
 mod invariants;
 mod logs;
 mod mcp;

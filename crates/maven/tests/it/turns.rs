@@ -167,3 +167,68 @@ fn say_without_a_daemon_exits_2() {
     let out = home.run(&["say", "hello"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_modern_servers_question_reaches_the_owner_and_the_next_turn_answers_it() {
+    let home = Home::new();
+    let bin = testkit_mcp();
+    let tools = home.dir.path().join("tools.json");
+    let record = home.dir.path().join("record.txt");
+    std::fs::write(
+        &tools,
+        json!([{"name": "list_tasks", "description": "Lists tasks.", "annotations": {"readOnlyHint": true},
+                "inputSchema": {"type": "object"}}])
+        .to_string(),
+    )
+    .unwrap();
+    home.write_config(
+        &json!({
+            "mcp_servers": {"todo": {
+                "command": bin.to_str().unwrap(),
+                "args": ["--modern", "--elicit-project", format!("--tools-file={}", tools.display()), format!("--record={}", record.display())],
+                "enabled": true,
+                "allow_tools": ["list_tasks"]
+            }}
+        })
+        .to_string(),
+    );
+    let d = home.start();
+    eventually("discovery", || {
+        (home.json(&["tools", "--json"]).as_array().unwrap().len() == 1).then_some(())
+    });
+    assert!(d.signal("-TERM").status.success());
+    home.enable(&["todo_list_tasks"]);
+    let _d = home.start();
+    let st = eventually("the server to be ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (st[0]["state"] == "ready").then_some(st)
+    });
+    assert_eq!(st[0]["era"], "modern");
+    assert_eq!(st[0]["era_chosen"], "server/discover lists 2026-07-28");
+    assert_eq!(st[0]["protocol_version"], "2026-07-28");
+
+    // The call asks; the answer of the turn is the server's question, marked as its words.
+    let (code, answer) = say(&home, "todo list tasks");
+    assert_eq!(code, 0, "{answer}");
+    assert_eq!(
+        answer,
+        "todo asks (the server's words): \"Which project?\"\nAnswer with the project name (string), or no to decline."
+    );
+    // The next turn is the answer, whatever it says.
+    let (code, answer) = say(&home, "inbox");
+    assert_eq!(code, 0, "{answer}");
+    assert_eq!(
+        answer,
+        "todo_list_tasks ran; the MCP server \"todo\" returned:\ntasks of project inbox: none"
+    );
+    // "no" declines; the server is told so.
+    let (_, answer) = say(&home, "todo list tasks");
+    assert!(answer.starts_with("todo asks"), "{answer}");
+    let (_, answer) = say(&home, "no");
+    assert!(answer.ends_with("the owner answered decline"), "{answer}");
+    // A turn after the answer is an ordinary turn again.
+    let (_, answer) = say(&home, "no");
+    assert_eq!(answer, "There is nothing to confirm.");
+    let seen = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(seen.matches("state ask-1").count(), 2, "{seen}");
+}

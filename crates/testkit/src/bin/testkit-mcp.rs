@@ -19,7 +19,10 @@
 //!   answers), `--ping-flood N` (N pings before the answer), `--stdout-garbage N` (N non-JSON
 //!   lines before the answer; stdio), `--crash-mid-call` (exit 3).
 //! - On `tools/list`: `--tools N` (N generated read-only tools), `--description-bytes N`,
-//!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`.
+//!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`, `--churn MS`
+//!   (send `notifications/tools/list_changed` every MS ms, and change every tool's description
+//!   at every listing; stdio).
+//! - `--result-bytes N`: every `tools/call` answers N bytes of text.
 //! - HTTP only: `--sse` (answer requests with an SSE stream: a priming event with `retry`, then
 //!   the messages), `--sse-drop-first` (close the first stream of each call after the priming
 //!   event; the answer is served to the GET with `Last-Event-ID`), `--redirect URL` (answer
@@ -49,7 +52,9 @@
 //!   answered `input_required`; the echoed `requestState` is checked and recorded as
 //!   `state ok N` / `state bad`), `--giant-request-state N` (an `input_required` whose
 //!   `requestState` is N bytes), `--elicit-password` (an elicitation for a password; the retry's
-//!   text is the `inputResponses` received), `--listen-flood N` (N list-changed notifications on
+//!   text is the `inputResponses` received), `--elicit-project` (an elicitation for a project
+//!   name, string; the retry is answered "tasks of project P: none", or "the owner answered
+//!   decline"), `--listen-flood N` (N list-changed notifications on
 //!   `subscriptions/listen`), `--listen-giant N` (N bytes without a newline on
 //!   `subscriptions/listen`), `--ttl-ms T` (`ttlMs: T` on `tools/list`).
 //! - `--fast`: a minimal synchronous stdio server for round-trip benchmarks (no JSON parsing:
@@ -126,6 +131,8 @@ struct Opts {
     bind: Option<String>,
     port: Option<u16>,
     fast: bool,
+    churn: Option<u64>,
+    result_bytes: Option<usize>,
     modern: bool,
     discover_versions: Option<Vec<String>>,
     unsupported_always: bool,
@@ -135,6 +142,7 @@ struct Opts {
     input_forever: bool,
     giant_request_state: Option<usize>,
     elicit_password: bool,
+    elicit_project: bool,
     listen_flood: Option<u32>,
     listen_giant: Option<u64>,
     ttl_ms: Option<f64>,
@@ -191,6 +199,8 @@ fn parse_args() -> Result<Opts, String> {
             "--port" => o.port = Some(num(value()?, &flag)?),
             "--fast" => o.fast = true,
             "--hostile-text" => o.hostile_text = true,
+            "--churn" => o.churn = Some(num(value()?, &flag)?),
+            "--result-bytes" => o.result_bytes = Some(num(value()?, &flag)?),
             "--modern" => o.modern = true,
             "--discover-versions" => {
                 o.discover_versions = Some(value()?.split(',').map(str::to_owned).collect());
@@ -202,6 +212,7 @@ fn parse_args() -> Result<Opts, String> {
             "--input-forever" => o.input_forever = true,
             "--giant-request-state" => o.giant_request_state = Some(num(value()?, &flag)?),
             "--elicit-password" => o.elicit_password = true,
+            "--elicit-project" => o.elicit_project = true,
             "--listen-flood" => o.listen_flood = Some(num(value()?, &flag)?),
             "--listen-giant" => o.listen_giant = Some(num(value()?, &flag)?),
             "--ttl-ms" => o.ttl_ms = Some(num(value()?, &flag)?),
@@ -232,6 +243,8 @@ struct Server {
     lost_once: AtomicBool,
     /// HTTP: answers withheld from a dropped SSE stream, served on the GET that resumes it.
     resumable: Mutex<Vec<Value>>,
+    /// `--churn`: how many listings were served (every one changes the tools).
+    generation: AtomicU64,
 }
 
 impl Server {
@@ -248,9 +261,11 @@ impl Server {
             let text = std::fs::read_to_string(path).unwrap_or_else(|_| "[]".to_owned());
             return serde_json::from_str(&text).unwrap_or_default();
         }
-        let desc = |d: &str| match self.opts.description_bytes {
-            Some(n) => "d".repeat(n),
-            None => d.to_owned(),
+        let generation = self.generation.load(Ordering::Relaxed);
+        let desc = |d: &str| match (self.opts.description_bytes, self.opts.churn) {
+            (Some(n), _) => "d".repeat(n),
+            (None, Some(_)) => format!("{d} (generation {generation})"),
+            (None, None) => d.to_owned(),
         };
         if self.opts.header_tools {
             return header_tools();
@@ -503,17 +518,43 @@ impl Server {
                     let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0",
                         "method": "notifications/tools/list_changed"})));
                 }
+                if let Some(ms) = o.churn {
+                    let out = out.clone();
+                    tokio::spawn(async move {
+                        loop {
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            let n = json!({"jsonrpc": "2.0",
+                                "method": "notifications/tools/list_changed"});
+                            if out.send(Out::Msg(n)).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
             }
             "ping" => {
                 let _ = out.send(Out::Msg(reply(json!({}))));
             }
             "tools/list" => {
+                if o.churn.is_some() {
+                    self.generation.fetch_add(1, Ordering::Relaxed);
+                }
                 let cursor = msg["params"]["cursor"].as_str();
                 let _ = out.send(Out::Msg(reply(self.list_page(cursor))));
             }
             "resources/list" => {
                 let _ = out.send(Out::Msg(reply(json!({"resources": [
                     {"uri": "mem://note", "name": "note", "mimeType": "text/plain"}]}))));
+            }
+            "resources/read"
+                if msg["params"]["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("missing:")) =>
+            {
+                // Resource not found: -32602 in the modern era, -32002 before it.
+                let code = if self.opts.modern { -32602 } else { -32002 };
+                let _ = out.send(Out::Msg(json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": code, "message": "Resource not found"}})));
             }
             "resources/read" => {
                 let uri = msg["params"]["uri"].clone();
@@ -611,6 +652,9 @@ impl Server {
         if o.hostile_text {
             text = format!("{HOSTILE_RESULT}{text}");
         }
+        if let Some(n) = o.result_bytes {
+            text = "r".repeat(n);
+        }
         let result = self.complete(json!({"content": [{"type": "text", "text": text}]}));
         let frame = if o.wrong_id {
             json!({"jsonrpc": "2.0", "id": id.as_i64().unwrap_or(0) + 1000, "result": result})
@@ -670,6 +714,26 @@ impl Server {
                 "resultType": "input_required",
                 "inputRequests": {"roots": {"method": "roots/list"}},
                 "requestState": "s".repeat(n),
+            })));
+        }
+        if o.elicit_project {
+            if let Some(r) = params["inputResponses"].get("project") {
+                let answer = match (r["action"].as_str(), r["content"]["project"].as_str()) {
+                    (Some("accept"), Some(p)) => format!("tasks of project {p}: none"),
+                    (Some(action), _) => format!("the owner answered {action}"),
+                    _ => "no answer".to_owned(),
+                };
+                self.record(&format!("state {}", state.unwrap_or("-")));
+                return Some(Err(answer));
+            }
+            return Some(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": {"project": {"method": "elicitation/create", "params": {
+                    "message": "Which project?",
+                    "requestedSchema": {"type": "object",
+                        "properties": {"project": {"type": "string", "title": "project name"}},
+                        "required": ["project"]}}}},
+                "requestState": "ask-1",
             })));
         }
         if o.elicit_password {
@@ -1123,6 +1187,7 @@ fn main() -> std::process::ExitCode {
         session: Mutex::new(None),
         lost_once: AtomicBool::new(false),
         resumable: Mutex::new(Vec::new()),
+        generation: AtomicU64::new(0),
     });
     eprintln!("testkit-mcp: ready");
     if server.opts.hostile_text {

@@ -8,6 +8,8 @@
 mod support;
 
 mod http;
+mod legacy_ask;
 mod manager;
 mod modern;
+mod resources;
 mod stdio;

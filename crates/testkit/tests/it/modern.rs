@@ -613,7 +613,7 @@ async fn a_listen_flood_is_rate_limited_and_coalesced() {
             // rate limit; the watch channel coalesces what was let through into one wake.
             let signalled = *rx.borrow();
             assert_eq!(signalled + s.rate_limited, FLOOD, "{over:?}: {s:?}");
-            assert!(signalled >= 1 && signalled < FLOOD / 2, "{signalled}");
+            assert!((1..FLOOD / 2).contains(&signalled), "{signalled}");
             // The connection is unharmed.
             assert_eq!(c.call_tool("echo", args("ok")).await.unwrap().text, "ok");
             assert_eq!(s.violations, 0);

@@ -1,0 +1,67 @@
+//! The page's connection limits and the counters `maven status` shows under `web` (H-1).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The page's connection limits and counters (shown in `maven status` under `web`).
+#[derive(Debug)]
+pub(crate) struct Limits {
+    /// Connections served at once; more are answered 503 and closed at once.
+    pub(crate) max_connections: usize,
+    /// A request's head must arrive within this, from the connection's start or from the
+    /// previous answer: a half-sent request and an idle keep-alive connection both end here.
+    pub(crate) header_deadline: Duration,
+    /// A request is answered within this, its body read included (else 408).
+    pub(crate) request_deadline: Duration,
+    /// No connection lives longer than this.
+    pub(crate) connection_lifetime: Duration,
+    /// Connections open now.
+    pub(crate) open: AtomicUsize,
+    /// Connections refused since start-up.
+    pub(crate) refused: AtomicU64,
+}
+
+/// Default of [`Limits::max_connections`].
+pub(crate) const MAX_CONNECTIONS: usize = 64;
+/// Default of [`Limits::header_deadline`].
+pub(crate) const HEADER_DEADLINE: Duration = Duration::from_secs(10);
+/// Default of [`Limits::request_deadline`].
+pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+/// Default of [`Limits::connection_lifetime`].
+pub(crate) const CONNECTION_LIFETIME: Duration = Duration::from_secs(300);
+
+impl Limits {
+    /// The defaults, with at most `max_connections` connections.
+    pub(crate) fn new(max_connections: usize) -> Limits {
+        Limits {
+            max_connections,
+            header_deadline: HEADER_DEADLINE,
+            request_deadline: REQUEST_DEADLINE,
+            connection_lifetime: CONNECTION_LIFETIME,
+            open: AtomicUsize::new(0),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    /// Answers a connection beyond the bound with 503 (without waiting) and closes it.
+    pub(super) fn refuse(&self, stream: &tokio::net::TcpStream) {
+        const BUSY: &[u8] =
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
+Connection: close\r\nContent-Length: 84\r\nRetry-After: 10\r\n\r\n\
+{\"error\":\"busy\",\"message\":\"the page serves too many connections; try again shortly\"}";
+        // Whatever the client already sent is read first, so the close is a FIN after the
+        // answer rather than a reset that may discard it.
+        let mut sink = [0u8; 4096];
+        let _ = stream.try_read(&mut sink);
+        let _ = stream.try_write(BUSY);
+        let n = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
+        // The first refusal and every hundredth: a flood does not flood the log.
+        if n % 100 == 1 {
+            tracing::warn!(
+                max = self.max_connections,
+                refused = n,
+                "the page refused a connection: every connection slot is in use"
+            );
+        }
+    }
+}
