@@ -26,6 +26,7 @@ from pathlib import Path
 
 BEGIN = "<!-- bench:results:begin -->"
 END = "<!-- bench:results:end -->"
+DEFAULT_ONLY = "p1,p1http,p2,p3,p5,idle"
 
 
 def fail(msg: str) -> None:
@@ -41,6 +42,7 @@ class Ctx:
         self.cpu = a.cpu
         self.rounds = a.rounds or (1 if a.smoke else 5)
         self.rounds_given = bool(a.rounds)
+        self.only = a.only
         self.node = self.testenv / "node_modules/.bin/node"
         self.python = self.testenv / ".venv/bin/python"
         self.sdk = self.testenv / "node_modules/@modelcontextprotocol/sdk"
@@ -375,6 +377,8 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
     L = []
     loads = ctx.loads or [0.0]
     cmd = ["bench/run"] + (["--smoke"] if ctx.smoke else []) + ([f"--rounds {ctx.rounds}"] if ctx.rounds_given else [])
+    if ctx.only != DEFAULT_ONLY:
+        cmd.append(f"--only {ctx.only}")
     L.append(f"Run `{' '.join(cmd)}` at {started} UTC, "
              f"{secs / 60:.1f} min, {ctx.rounds} round(s).")
     L.append(f"Machine: {machine()}. Load average (1 min) while measuring: median {med(loads):.1f}, "
@@ -442,12 +446,41 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
     return "\n".join(L)
 
 
-def write_between_markers(path: Path, body: str) -> None:
+def sections(body: str) -> tuple[str, list[tuple[str, str]]]:
+    """The preamble of a results body and its `### ` sections as (heading, text)."""
+    parts = ("\n" + body).split("\n### ")
+    return parts[0].strip("\n"), [(p.split("\n", 1)[0], "### " + p.rstrip("\n")) for p in parts[1:]]
+
+
+def merge_partial(old: str, new: str) -> str:
+    """A run of some steps only (`--only`): its sections replace theirs in the previous results,
+    the others are kept, and the preamble says which run each comes from."""
+    old_pre, old_secs = sections(old)
+    new_pre, new_secs = sections(new)
+    fresh = dict(new_secs)
+    kept = [h for h, _ in old_secs if h not in fresh]
+    out = [new_pre]
+    if kept:
+        marker = "are kept from the previous results, whose header was: "
+        # Kept twice over: they still come from the run that measured them.
+        first = old_pre.split(marker, 1)[1].split("\n", 1)[0] if marker in old_pre else (
+            old_pre.split("\n", 1)[0] if old_pre else "an earlier run")
+        out.append("")
+        out.append("This run measured only the sections it wrote; the others ("
+                   + ", ".join(f"“{h.split(' (')[0]}”" for h in kept)
+                   + f") are kept from the previous results, whose header was: {first}")
+    merged = [text if h not in fresh else fresh.pop(h) for h, text in old_secs] + list(fresh.values())
+    return "\n".join(out) + "\n\n" + "\n\n".join(merged) + "\n"
+
+
+def write_between_markers(path: Path, body: str, partial: bool = False) -> None:
     text = path.read_text() if path.exists() else ""
     if BEGIN not in text or END not in text:
         fail(f"{path} lacks the markers {BEGIN} / {END}")
     head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
+    old, tail = rest.split(END, 1)
+    if partial and old.strip():
+        body = merge_partial(old.strip("\n"), body)
     path.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
 
 
@@ -460,7 +493,7 @@ def main() -> None:
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--rounds", type=int, default=0)
     p.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
-    p.add_argument("--only", default="p1,p1http,p2,p3,p5,idle")
+    p.add_argument("--only", default=DEFAULT_ONLY)
     a = p.parse_args()
     ctx = Ctx(a)
     if not shutil.which("taskset"):
@@ -487,7 +520,8 @@ def main() -> None:
         Path(a.raw_out).write_text("".join(json.dumps(r) + "\n" for r in ctx.records))
     body = report(ctx, started, time.time() - t0)
     print(body)
-    write_between_markers(Path(a.out), body)
+    every = {"p1", "p1http", "p2", "p3", "p5", "idle"}
+    write_between_markers(Path(a.out), body, partial=not ctx.smoke and not every <= only)
 
 
 if __name__ == "__main__":
