@@ -20,8 +20,7 @@ use crate::rpc::{self, Core, Stats};
 use crate::tools::{reduce_content, Tool, ToolOutcome};
 use crate::{ClientOptions, ServerConfig, Transport};
 
-/// How long the owner has to answer a server's question (the confirm window's two minutes).
-pub const OWNER_WINDOW: Duration = Duration::from_secs(120);
+use crate::held::OWNER_WINDOW;
 /// Held legacy questions of one call at a time (more are declined).
 const HELD_ASKS: usize = 4;
 

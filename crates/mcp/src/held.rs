@@ -37,8 +37,11 @@ impl Replier {
     }
 }
 
+/// How long the owner has to answer a server's question (the confirm window's two minutes).
+pub const OWNER_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The pausable deadline of a legacy call for the owner: while a question is held the call's
-/// own deadline does not run (for at most [`crate::OWNER_WINDOW`]), and the time the owner
+/// own deadline does not run (for at most [`OWNER_WINDOW`]), and the time the owner
 /// took is added back once the answer is sent.
 #[derive(Debug, Default)]
 pub(crate) struct Grace(Mutex<GraceState>);
@@ -74,7 +77,7 @@ impl Grace {
         let now = tokio::time::Instant::now();
         let mut s = self.state();
         if let Some(t) = s.paused_since {
-            if t.elapsed() < crate::OWNER_WINDOW {
+            if t.elapsed() < OWNER_WINDOW {
                 return Some(now + std::time::Duration::from_secs(1));
             }
             return None;

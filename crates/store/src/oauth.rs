@@ -11,18 +11,6 @@ use crate::error::Error;
 use crate::ops::to_ms;
 use crate::Store;
 
-/// Migration 3: the OAuth credentials table.
-pub(crate) const SCHEMA: &str = r#"
-CREATE TABLE mcp_oauth (
-    server      TEXT NOT NULL CHECK (length(server) BETWEEN 1 AND 256),
-    issuer      TEXT NOT NULL CHECK (length(issuer) BETWEEN 1 AND 2048),
-    credentials TEXT NOT NULL
-                CHECK (length(credentials) <= 262144 AND json_valid(credentials)),
-    updated     INTEGER NOT NULL,
-    PRIMARY KEY (server, issuer)
-) STRICT, WITHOUT ROWID;
-"#;
-
 /// Largest credentials document kept.
 const MAX_DOC: usize = 256 * 1024;
 
