@@ -28,6 +28,7 @@ BEGIN = "<!-- bench:results:begin -->"
 END = "<!-- bench:results:end -->"
 SB_BEGIN = "<!-- bench:sandbox:begin -->"
 SB_END = "<!-- bench:sandbox:end -->"
+DEFAULT_ONLY = "p1,p1http,p2,p3,p5,idle,sandbox"
 
 
 def fail(msg: str) -> None:
@@ -43,6 +44,7 @@ class Ctx:
         self.cpu = a.cpu
         self.rounds = a.rounds or (1 if a.smoke else 5)
         self.rounds_given = bool(a.rounds)
+        self.only = a.only
         self.node = self.testenv / "node_modules/.bin/node"
         self.python = self.testenv / ".venv/bin/python"
         self.sdk = self.testenv / "node_modules/@modelcontextprotocol/sdk"
@@ -442,6 +444,8 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
     L = []
     loads = ctx.loads or [0.0]
     cmd = ["bench/run"] + (["--smoke"] if ctx.smoke else []) + ([f"--rounds {ctx.rounds}"] if ctx.rounds_given else [])
+    if ctx.only != DEFAULT_ONLY:
+        cmd.append(f"--only {ctx.only}")
     L.append(f"Run `{' '.join(cmd)}` at {started} UTC, "
              f"{secs / 60:.1f} min, {ctx.rounds} round(s).")
     L.append(f"Machine: {machine()}. Load average (1 min) while measuring: median {med(loads):.1f}, "
@@ -509,7 +513,35 @@ def report(ctx: Ctx, started: str, secs: float) -> str:
     return "\n".join(L)
 
 
-def write_between_markers(path: Path, body: str, begin: str = BEGIN, end: str = END) -> None:
+def sections(body: str) -> tuple[str, list[tuple[str, str]]]:
+    """The preamble of a results body and its `### ` sections as (heading, text)."""
+    parts = ("\n" + body).split("\n### ")
+    return parts[0].strip("\n"), [(p.split("\n", 1)[0], "### " + p.rstrip("\n")) for p in parts[1:]]
+
+
+def merge_partial(old: str, new: str) -> str:
+    """A run of some steps only (`--only`): its sections replace theirs in the previous results,
+    the others are kept, and the preamble says which run each comes from."""
+    old_pre, old_secs = sections(old)
+    new_pre, new_secs = sections(new)
+    fresh = dict(new_secs)
+    kept = [h for h, _ in old_secs if h not in fresh]
+    out = [new_pre]
+    if kept:
+        marker = "are kept from the previous results, whose header was: "
+        # Kept twice over: they still come from the run that measured them.
+        first = old_pre.split(marker, 1)[1].split("\n", 1)[0] if marker in old_pre else (
+            old_pre.split("\n", 1)[0] if old_pre else "an earlier run")
+        out.append("")
+        out.append("This run measured only the sections it wrote; the others ("
+                   + ", ".join(f"“{h.split(' (')[0]}”" for h in kept)
+                   + f") are kept from the previous results, whose header was: {first}")
+    merged = [text if h not in fresh else fresh.pop(h) for h, text in old_secs] + list(fresh.values())
+    return "\n".join(out) + "\n\n" + "\n\n".join(merged) + "\n"
+
+
+def write_between_markers(path: Path, body: str, partial: bool = False,
+                          begin: str = BEGIN, end: str = END) -> None:
     text = path.read_text() if path.exists() else ""
     if begin not in text or end not in text:
         if begin == SB_BEGIN:
@@ -517,7 +549,9 @@ def write_between_markers(path: Path, body: str, begin: str = BEGIN, end: str = 
             return
         fail(f"{path} lacks the markers {begin} / {end}")
     head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
+    old, tail = rest.split(end, 1)
+    if partial and old.strip():
+        body = merge_partial(old.strip("\n"), body)
     path.write_text(f"{head}{begin}\n{body}\n{end}{tail}")
 
 
@@ -530,7 +564,7 @@ def main() -> None:
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--rounds", type=int, default=0)
     p.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
-    p.add_argument("--only", default="p1,p1http,p2,p3,p5,idle,sandbox")
+    p.add_argument("--only", default=DEFAULT_ONLY)
     a = p.parse_args()
     ctx = Ctx(a)
     if not shutil.which("taskset"):
@@ -561,7 +595,8 @@ def main() -> None:
     if only - {"sandbox"}:
         body = report(ctx, started, secs)
         print(body)
-        write_between_markers(Path(a.out), body)
+        every = {"p1", "p1http", "p2", "p3", "p5", "idle"}
+        write_between_markers(Path(a.out), body, partial=not ctx.smoke and not every <= only)
     if "sandbox" in only:
         loads = ctx.loads or [0.0]
         cmd = ["bench/run"] + (["--smoke"] if ctx.smoke else []) + ["--only sandbox"] + \
@@ -572,7 +607,7 @@ def main() -> None:
                 f"min {min(loads):.1f}, max {max(loads):.1f}.", ""]
         body = "\n".join(head + sandbox_tables(ctx))
         print(body)
-        write_between_markers(Path(a.out), body, SB_BEGIN, SB_END)
+        write_between_markers(Path(a.out), body, begin=SB_BEGIN, end=SB_END)
 
 
 if __name__ == "__main__":

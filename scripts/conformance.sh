@@ -6,7 +6,9 @@
 # run at that revision's wire version).
 #
 #   scripts/conformance.sh                 build conformance-client, run both revisions
-#   scripts/conformance.sh REV...          run only these revisions (2025-11-25, 2026-07-28)
+#   scripts/conformance.sh REV...          run only these revisions (2025-11-25, 2026-07-28,
+#                                          2025-03-26: the two authorization back-compat
+#                                          scenarios, which no requirement set lists)
 #   CONFORMANCE_CLIENT=/path/to/client     use that client instead of building one
 #
 # A scenario passes when its checks.json has at least one SUCCESS and no FAILURE or WARNING.
@@ -35,10 +37,37 @@ fi
 [[ -x "$client" ]] || { echo "conformance: no client binary at $client" >&2; exit 1; }
 
 revisions=("$@")
-[[ ${#revisions[@]} -gt 0 ]] || revisions=(2025-11-25 2026-07-28)
+[[ ${#revisions[@]} -gt 0 ]] || revisions=(2025-11-25 2026-07-28 2025-03-26)
+
+# The 2025-03-26 back-compat scenarios (no protected resource metadata; metadata at the
+# root, or the default endpoints): run one by one, each must pass.
+backcompat() {
+  local dir="$out_dir/2025-03-26" bad=0 passed=0
+  echo "=== conformance: 2025-03-26 authorization back-compat"
+  rm -rf "${dir:?}" && mkdir -p "$dir"
+  for scenario in auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback; do
+    local log="$dir/${scenario//\//_}.log"
+    "$node" "$suite" client --command "$(printf '%q' "$client")" --scenario "$scenario" \
+      --timeout 30000 --output-dir "$dir" >"$log" 2>&1 || true
+    sed -i 's/\x1b\[[0-9;]*m//g' "$log"
+    if grep -q "OVERALL: PASSED" "$log"; then
+      passed=$((passed + 1))
+      echo "--- PASS $scenario"
+    else
+      bad=$((bad + 1))
+      echo "--- FAIL $scenario: see $log"
+    fi
+  done
+  echo "conformance 2025-03-26: $passed passed, $bad failed (of 2)"
+  [[ $bad -eq 0 ]]
+}
 
 status=0
 for rev in "${revisions[@]}"; do
+  if [[ "$rev" == 2025-03-26 ]]; then
+    backcompat || status=1
+    continue
+  fi
   echo "=== conformance: requirements $rev"
   dir="$out_dir/$rev"
   rm -rf "${dir:?}" && mkdir -p "$dir"

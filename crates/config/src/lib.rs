@@ -246,6 +246,22 @@ pub struct McpServerConfig {
     pub timeouts: mcp::McpTimeouts,
     /// Which protocol era to speak: `"auto"` (default), `"2026-07-28"` or `"2025-11-25"`.
     pub protocol: mcp::Protocol,
+    /// HTTP only: the `oauth` block (a pre-registered client, a client metadata document).
+    /// Without one, an HTTP server that asks for OAuth is authorized with dynamic
+    /// registration.
+    pub oauth: McpOAuthConfig,
+}
+
+/// The `oauth` block of an HTTP server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpOAuthConfig {
+    /// `oauth.client_id`: a client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// `oauth.client_secret`: its secret, only as a `${ENV}` reference.
+    pub client_secret: Option<Secret>,
+    /// `oauth.client_metadata_url`: an https URL of Maven's Client ID Metadata Document,
+    /// used as the client id where the authorization server supports them.
+    pub client_metadata_url: Option<String>,
 }
 
 /// One entry of `acts`: a local command proposed from config.
@@ -1239,6 +1255,7 @@ impl Validator<'_> {
                     "max_tools",
                     "timeouts",
                     "protocol",
+                    "oauth",
                     "sandbox",
                 ],
                 enabled,
@@ -1276,7 +1293,7 @@ impl Validator<'_> {
                 None
             }
             (true, false) => {
-                for k in ["headers", "allow_private", "host_interval"] {
+                for k in ["headers", "allow_private", "host_interval", "oauth"] {
                     if has(k) {
                         self.problem(
                             &join(&path, k),
@@ -1370,6 +1387,10 @@ impl Validator<'_> {
                 }
             },
         };
+        let oauth = match o.map.get("oauth") {
+            Some(v) if has("url") => self.mcp_oauth(&join(&path, "oauth"), v, o.enabled),
+            _ => McpOAuthConfig::default(),
+        };
         Some(McpServerConfig {
             name: name.to_string(),
             target: target?,
@@ -1378,6 +1399,7 @@ impl Validator<'_> {
             max_tools,
             timeouts,
             protocol,
+            oauth,
         })
     }
 
@@ -1448,6 +1470,62 @@ impl Validator<'_> {
             }
         }
         Some(policy)
+    }
+
+    /// The `oauth` block of an HTTP server: `client_id`, `client_secret` (a `${ENV}`
+    /// reference only: a secret is not written in the file), `client_metadata_url` (https,
+    /// with a path).
+    fn mcp_oauth(&mut self, path: &str, v: &Value, enabled: bool) -> McpOAuthConfig {
+        let mut out = McpOAuthConfig::default();
+        let Some(o) = self.object(
+            path,
+            v,
+            &["client_id", "client_secret", "client_metadata_url"],
+            enabled,
+        ) else {
+            return out;
+        };
+        out.client_id = self.nonempty_string(&o, "client_id");
+        if let Some(raw) = o.map.get("client_secret") {
+            let p = join(path, "client_secret");
+            match raw {
+                Value::String(r)
+                    if r.starts_with("${") && r.ends_with('}') && r.matches("${").count() == 1 =>
+                {
+                    if let Some(s) = self.expand(&p, r, enabled) {
+                        out.client_secret = Some(Secret(s));
+                    }
+                }
+                Value::String(_) => self.bad_value(
+                    &p,
+                    "a ${ENV} reference (a secret is not written in the file)",
+                    "a literal string",
+                ),
+                other => self.wrong_type(&p, "a string", other),
+            }
+            if !o.map.contains_key("client_id") {
+                self.problem(
+                    &p,
+                    ProblemKind::Missing {
+                        needed: "oauth.client_secret needs oauth.client_id",
+                    },
+                );
+            }
+        }
+        if let Some(u) = self.http_url(&o, "client_metadata_url") {
+            let ok = url::Url::parse(&u)
+                .is_ok_and(|x| x.scheme() == "https" && x.path() != "/" && x.fragment().is_none());
+            if ok {
+                out.client_metadata_url = Some(u);
+            } else {
+                self.bad_value(
+                    &join(path, "client_metadata_url"),
+                    "an https URL with a path",
+                    format!("{u:?}"),
+                );
+            }
+        }
+        out
     }
 
     fn acts(
@@ -1663,7 +1741,7 @@ mod tests {
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "max_tool": 3}}}"#,
-                &["config.json: mcp_servers.v.max_tool: unknown key (expected one of: command, args, env, url, headers, allow_private, host_interval, enabled, allow_tools, max_tools, timeouts, protocol, sandbox)"],
+                &["config.json: mcp_servers.v.max_tool: unknown key (expected one of: command, args, env, url, headers, allow_private, host_interval, enabled, allow_tools, max_tools, timeouts, protocol, oauth, sandbox)"],
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "enabled": false, "timeouts": {"call": "11m"}}}}"#,
@@ -1712,6 +1790,26 @@ mod tests {
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "allow_tools": ["ok", "bad name"]}}}"#,
                 &[r#"config.json: mcp_servers.v.allow_tools[1]: expected a tool name matching [A-Za-z0-9_.-]{1,128}, got "bad name""#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"client_id": "c", "client_secret": "hunter2"}}}}"#,
+                &["config.json: mcp_servers.v.oauth.client_secret: expected a ${ENV} reference (a secret is not written in the file), got a literal string"],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"client_secret": "${TOKEN}"}}}}"#,
+                &["config.json: mcp_servers.v.oauth.client_secret: missing: oauth.client_secret needs oauth.client_id"],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"client_metadata_url": "http://maven.example/client.json"}}}}"#,
+                &[r#"config.json: mcp_servers.v.oauth.client_metadata_url: expected an https URL with a path, got "http://maven.example/client.json""#],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"client": "c"}}}}"#,
+                &["config.json: mcp_servers.v.oauth.client: unknown key (expected one of: client_id, client_secret, client_metadata_url)"],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"command": "x", "oauth": {}}}}"#,
+                &[r#"config.json: mcp_servers.v.oauth: only an HTTP server (with "url") takes this key"#],
             ),
             (
                 r#"{"feeds": [{"name": "a", "url": "https://a.example/rss"}, {"name": "a", "url": "https://b.example/rss"}]}"#,
@@ -1825,6 +1923,25 @@ mod tests {
             panic!("expected http")
         };
         assert_eq!(headers["Authorization"].expose(), "Bearer s3cret");
+        assert!(
+            !format!("{c:?}").contains("s3cret"),
+            "secret leaked into Debug"
+        );
+    }
+
+    #[test]
+    fn the_oauth_block_resolves_its_secret_and_keeps_it_secret() {
+        let c = check(
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "enabled": true, "oauth": {"client_id": "maven", "client_secret": "${TOKEN}", "client_metadata_url": "https://maven.example/client.json"}}}}"#,
+        )
+        .unwrap();
+        let o = &c.mcp_servers["v"].oauth;
+        assert_eq!(o.client_id.as_deref(), Some("maven"));
+        assert_eq!(o.client_secret.as_ref().map(Secret::expose), Some("s3cret"));
+        assert_eq!(
+            o.client_metadata_url.as_deref(),
+            Some("https://maven.example/client.json")
+        );
         assert!(
             !format!("{c:?}").contains("s3cret"),
             "secret leaked into Debug"

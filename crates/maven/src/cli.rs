@@ -232,6 +232,26 @@ enum McpCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Authorize an HTTP server that asks for OAuth: prints a one-time link (valid 10 minutes)
+    /// to open in a browser on this machine; the authorization server sends the browser back
+    /// to this command's loopback callback; the tokens are kept in the store and the running
+    /// daemon dials the server again.
+    ///
+    /// Exit 0 when authorized, 1 when it failed or was refused, 2 for a usage or
+    /// configuration error.
+    Login {
+        /// The server's name in mcp_servers
+        name: String,
+    },
+    /// Forget an HTTP server's OAuth tokens and registration (revoked first where the
+    /// authorization server offers revocation). Through the running daemon when there is
+    /// one, else in the data directory's store.
+    ///
+    /// Exit 0 when forgotten, 1 when it failed, 2 for a usage or configuration error.
+    Logout {
+        /// The server's name in mcp_servers
+        name: String,
+    },
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -297,6 +317,20 @@ pub(crate) fn main() -> ExitCode {
         Command::Service(c) => {
             crate::cmd::service::run(c, cli.config.as_deref(), cli.data.as_deref())
         }
+        Command::Mcp(McpCmd::Login { name }) => {
+            let Some(cfg) = load_config(cli.config.as_deref()) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            let db = data_dir.join(crate::daemon::DB_NAME);
+            runtime(crate::oauth::login(cfg, name, data_dir, db))
+        }
+        Command::Mcp(McpCmd::Logout { name }) => {
+            let Some(cfg) = load_config(cli.config.as_deref()) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            let db = data_dir.join(crate::daemon::DB_NAME);
+            runtime(crate::oauth::logout(cfg, name, data_dir, db))
+        }
         Command::Mcp(McpCmd::Inspect { name, json }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
@@ -327,13 +361,19 @@ pub(crate) fn main() -> ExitCode {
             };
             let plan = crate::confine::plan(&cfg, &data_dir, &name).and_then(Result::ok);
             let policy = block.policy();
-            runtime(crate::cmd::mcp_inspect::run(
-                server,
-                plan.as_ref(),
-                &policy.allow_tools,
-                policy.max_tools,
-                json,
-            ))
+            runtime(async move {
+                let db = data_dir.join(crate::daemon::DB_NAME);
+                let oauth = crate::oauth::offline(&cfg, &name, &db).await;
+                crate::cmd::mcp_inspect::run(
+                    server,
+                    plan.as_ref(),
+                    oauth,
+                    &policy.allow_tools,
+                    policy.max_tools,
+                    json,
+                )
+                .await
+            })
         }
     }
 }
@@ -671,6 +711,9 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
                 shown::capped(&t.tool, REFUSED_NAME_SHOWN),
                 line(&t.reason)
             );
+        }
+        if let Some(a) = &r.auth {
+            println!("  auth:     {}", line(a));
         }
         if let Some(e) = &r.last_error {
             outln!("  error:    {}", line(e));

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use config::Config;
+use time::OffsetDateTime;
 
 use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::protocol::{self, RpcError};
@@ -413,6 +414,17 @@ fn start_manager(
     if config.mcp_servers.is_empty() {
         return None;
     }
+    // Every HTTP server has its OAuth authorization, its credentials in the store; it acts
+    // only on a 401 or 403 of its server, or once the owner has authorized it.
+    let creds: Arc<dyn mcp::oauth::CredentialStore> = Arc::new(crate::oauth::StoreCredentials {
+        store: store.clone(),
+    });
+    let mut options = config.mcp_timing.manager_options();
+    for name in config.mcp_servers.keys() {
+        if let Some(o) = crate::oauth::for_server(config, name, creds.clone()) {
+            options = options.with_oauth(Arc::new(o));
+        }
+    }
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
     let mut options = config.mcp_timing.manager_options();
     // A result's text is kept up to the frame cap, so the executor can cut it to
@@ -600,6 +612,25 @@ impl State {
             }
             "mcp_servers" => view(self.mcp_servers().await),
             "feeds" => view(self.feeds()),
+            "mcp_logout" => self.mcp_logout(&params).await,
+            "mcp_authorized" => {
+                // `maven mcp login` kept new credentials: read them and dial again.
+                let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+                match self
+                    .manager
+                    .as_ref()
+                    .and_then(|m| m.oauth(name).map(|o| (m, o)))
+                {
+                    Some((m, o)) => {
+                        o.reload().await;
+                        m.redial(name);
+                        Ok(serde_json::json!({"server": name}))
+                    }
+                    None => Err(RpcError::invalid_params(format!(
+                        "no HTTP server named {name:?} is configured"
+                    ))),
+                }
+            }
             "web_enroll" => match self.web.as_deref() {
                 Some(w) => Ok(w.enroll_link()),
                 None => Err(RpcError::internal(
@@ -640,6 +671,70 @@ impl State {
         })
     }
 
+    /// `maven mcp logout NAME`: forget the server's OAuth credentials (revoked first where
+    /// the authorization server offers it). The only change this method makes is a
+    /// forgetting.
+    async fn mcp_logout(&self, params: &Value) -> Result<Value, RpcError> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err(RpcError::invalid_params("name: expected a string"));
+        };
+        let oauth = self.manager.as_ref().and_then(|m| m.oauth(name));
+        let Some(oauth) = oauth else {
+            return Err(RpcError::invalid_params(format!(
+                "no HTTP server named {name:?} is configured"
+            )));
+        };
+        oauth
+            .logout()
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?;
+        Ok(serde_json::json!({"server": name, "forgotten": true}))
+    }
+
+    /// Each HTTP server's OAuth state for status: "needs authorization" once it asked,
+    /// "authorized by ISSUER (…)"; no secret.
+    async fn auth_states(&self) -> HashMap<String, String> {
+        let mut out = HashMap::new();
+        let Some(m) = self.manager.as_ref() else {
+            return out;
+        };
+        for name in self.config.mcp_servers.keys() {
+            let Some(o) = m.oauth(name) else { continue };
+            match o.status().await {
+                mcp::oauth::AuthStatus::Authorized {
+                    issuer,
+                    scopes,
+                    expires_at,
+                    refresh,
+                } => {
+                    let expiry = expires_at
+                        .and_then(|e| i64::try_from(e).ok())
+                        .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok())
+                        .and_then(json::time_str)
+                        .unwrap_or_else(|| "no expiry given".to_owned());
+                    out.insert(
+                        name.clone(),
+                        format!(
+                            "authorized by {issuer} (scopes: {}; expires {expiry}; refresh {})",
+                            if scopes.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                scopes.join(" ")
+                            },
+                            if refresh { "yes" } else { "no" }
+                        ),
+                    );
+                }
+                mcp::oauth::AuthStatus::NeedsAuthorization => {
+                    if o.last_challenge().await.is_some() {
+                        out.insert(name.clone(), "needs authorization".to_owned());
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Status of every configured server: the manager's live view, what the allowlist
     /// made of its listings, and the counts of its rows.
     pub(crate) async fn mcp_servers(&self) -> Vec<ServerStatusView> {
@@ -649,6 +744,7 @@ impl State {
             .map(|m| m.status())
             .unwrap_or_default();
         let rows = self.store.tools().await.unwrap_or_default();
+        let auth = self.auth_states().await;
         let notes = self
             .discovery
             .lock()
@@ -681,6 +777,7 @@ impl State {
                     }
                     view.last_error = Some(why.clone());
                 }
+                view.auth = auth.get(&block.name).cloned();
                 view
             })
             .collect()

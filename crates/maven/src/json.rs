@@ -172,6 +172,7 @@ pub(crate) fn server_status(
         violations: live.map(|l| l.violations).unwrap_or(0),
         dials: live.map(|l| l.dials).unwrap_or(0),
         unstable: note.and_then(|n| n.unstable.clone()),
+        auth: None,
     }
 }
 

@@ -13,6 +13,7 @@ mod ipc;
 mod json;
 mod logsink;
 mod notify;
+mod oauth;
 mod poll;
 mod turns;
 mod views;

@@ -121,6 +121,10 @@ pub(crate) struct ServerStatusView {
     /// Why the server is marked unstable (its tools change too often); null when it is not.
     #[serde(default)]
     pub(crate) unstable: Option<String>,
+    /// An HTTP server's OAuth state: "needs authorization" or "authorized by ISSUER (…)";
+    /// never a token or a secret. Absent for a server that never asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) auth: Option<String>,
 }
 
 /// A server's `serverInfo`.

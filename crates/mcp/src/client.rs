@@ -20,8 +20,7 @@ use crate::rpc::{self, Core, Stats};
 use crate::tools::{reduce_content, Tool, ToolOutcome};
 use crate::{ClientOptions, ServerConfig, Transport};
 
-/// How long the owner has to answer a server's question (the confirm window's two minutes).
-pub const OWNER_WINDOW: Duration = Duration::from_secs(120);
+use crate::held::OWNER_WINDOW;
 /// Held legacy questions of one call at a time (more are declined).
 const HELD_ASKS: usize = 4;
 
@@ -515,6 +514,24 @@ impl Client {
         timeout: Duration,
         mirror: &Mirror,
     ) -> Result<Box<RawValue>, Error> {
+        self.request_frame_paused(method, encode, timeout, mirror, None)
+            .await
+    }
+
+    /// [`Client::request_frame`] whose deadline `grace` may stop while the owner is asked
+    /// (the transport's own deadlines then allow for [`OWNER_WINDOW`] more).
+    async fn request_frame_paused(
+        &self,
+        method: &str,
+        encode: impl FnOnce(u64) -> Vec<u8>,
+        timeout: Duration,
+        mirror: &Mirror,
+        grace: Option<&held::Grace>,
+    ) -> Result<Box<RawValue>, Error> {
+        let transport_timeout = match grace {
+            Some(_) => timeout.saturating_add(OWNER_WINDOW),
+            None => timeout,
+        };
         let mut ticket = self.core.register()?;
         let id = ticket.id;
         let frame = encode(id);
@@ -532,7 +549,7 @@ impl Client {
                         method,
                         &self.core,
                         &self.options,
-                        timeout,
+                        transport_timeout,
                         mirror,
                     )
                     .await?
@@ -545,11 +562,24 @@ impl Client {
                 )),
             }
         };
-        let outcome = match tokio::time::timeout(timeout, exchange).await {
+        tokio::pin!(exchange);
+        let mut until = tokio::time::Instant::now() + timeout;
+        let finished = loop {
+            tokio::select! {
+                r = &mut exchange => break Some(r),
+                _ = tokio::time::sleep_until(until) => {
+                    match grace.and_then(held::Grace::extend) {
+                        Some(later) => until = later,
+                        None => break None,
+                    }
+                }
+            }
+        };
+        let outcome = match finished {
             // A webfetch deadline (response headers, body) is this request's deadline too.
-            Ok(Err(Error::Http(e))) if e.is_timeout() => None,
-            Ok(r) => Some(r),
-            Err(_) => None,
+            Some(Err(Error::Http(e))) if e.is_timeout() => None,
+            Some(r) => Some(r),
+            None => None,
         };
         match outcome {
             Some(r) => {
@@ -798,22 +828,15 @@ impl Client {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallStep, Error> {
-        self.call_round(
-            name,
-            &arguments,
-            rpc::Retry::default(),
-            1,
-            false,
-            self.config.timeouts.call,
-        )
-        .await
+        self.call_round(name, &arguments, rpc::Retry::default(), 1, false, None)
+            .await
     }
 
     /// [`Client::start_call`] for a call made for the owner: in the legacy era too, an
     /// `elicitation/create` the server sends while the call is in flight comes back as
     /// [`CallStep::Input`] (the request held, unanswered, the call going on in a task of its
-    /// own under `timeouts.call` plus [`OWNER_WINDOW`]); [`Client::resume_call`] sends the
-    /// owner's answer and waits on.
+    /// own, its deadline stopped while the question waits, for at most [`OWNER_WINDOW`]);
+    /// [`Client::resume_call`] sends the owner's answer and waits on.
     pub async fn start_owner_call(
         self: &Arc<Self>,
         name: &str,
@@ -829,10 +852,18 @@ impl Client {
         }
         let client = self.clone();
         let (tool, args) = (name.to_owned(), arguments.clone());
+        let grace = Arc::new(held::Grace::default());
+        let task_grace = grace.clone();
         let task = tokio::spawn(async move {
-            let timeout = client.config.timeouts.call.saturating_add(OWNER_WINDOW);
             let r = client
-                .call_round(&tool, &args, rpc::Retry::default(), 1, false, timeout)
+                .call_round(
+                    &tool,
+                    &args,
+                    rpc::Retry::default(),
+                    1,
+                    false,
+                    Some(&task_grace),
+                )
                 .await;
             client.core.release_asks(&tx);
             match r? {
@@ -849,6 +880,7 @@ impl Client {
             answer_to: None,
             replier: self.replier(),
             core: self.core.clone(),
+            grace,
         };
         self.await_legacy(name, &arguments, call, 1).await
     }
@@ -891,6 +923,7 @@ impl Client {
                     return Ok(CallStep::Done(outcome));
                 }
                 Next::Ask(Some(ask)) => {
+                    call.grace.pause();
                     call.answer_to = Some(ask.id);
                     if round > input::MAX_ROUNDS {
                         // A server that asks without end: declined from here on.
@@ -957,7 +990,7 @@ impl Client {
             retry,
             needed.round + 1,
             needed.only_sampling,
-            self.config.timeouts.call,
+            None,
         )
         .await
     }
@@ -969,16 +1002,17 @@ impl Client {
         retry: rpc::Retry<'_>,
         round: u32,
         previous_only_sampling: bool,
-        timeout: Duration,
+        grace: Option<&held::Grace>,
     ) -> Result<CallStep, Error> {
         let mirror = self.call_mirror(name, arguments)?;
         let meta = self.meta.as_deref();
         let raw = self
-            .request_frame(
+            .request_frame_paused(
                 "tools/call",
                 |id| rpc::encode_tool_call_with(id, name, arguments, meta, retry),
-                timeout,
+                self.config.timeouts.call,
                 &mirror,
+                grace,
             )
             .await?;
         if self.info.era == Era::Modern {

@@ -139,6 +139,10 @@ pub struct ClientOptions {
     /// call's elicitations reach whoever made the call ([`crate::Client::start_owner_call`]:
     /// the owner, through a turn; otherwise the handler, else declined). Default true.
     pub owner_elicitation: bool,
+    /// HTTP only: the server's OAuth authorization (its tokens go in `Authorization` to the
+    /// server's origin; its 401 and 403 are handed to it). `None` (the default): static
+    /// headers only.
+    pub oauth: Option<std::sync::Arc<crate::oauth::OAuth>>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -148,6 +152,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("capabilities", &self.capabilities)
             .field("limits", &self.limits)
             .field("handler", &self.handler.is_some())
+            .field("oauth", &self.oauth.is_some())
             .finish()
     }
 }
@@ -163,6 +168,7 @@ impl Default for ClientOptions {
             http_fetcher: None,
             standalone_stream: false,
             owner_elicitation: true,
+            oauth: None,
         }
     }
 }

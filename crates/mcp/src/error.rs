@@ -256,12 +256,23 @@ pub enum Error {
     /// The HTTP server forgot the session twice in a row (after one fresh initialize).
     #[error("the server lost the session again after a fresh initialize")]
     SessionLost,
+    /// The server needs an authorization Maven does not have, or authorizing failed.
+    #[error("authorization: {0}")]
+    Auth(crate::oauth::AuthError),
     /// The configuration cannot be used (an invalid URL, an empty command).
     #[error("invalid server configuration: {0}")]
     Config(String),
 }
 
 impl Error {
+    /// The server needs the owner's authorization (`maven mcp login NAME`).
+    pub fn needs_authorization(&self) -> bool {
+        matches!(
+            self,
+            Error::Auth(crate::oauth::AuthError::NeedsAuthorization)
+        )
+    }
+
     /// A deadline passed.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Error::Timeout { .. })
@@ -281,7 +292,9 @@ impl Error {
             | Error::Config(_)
             | Error::UnsupportedProtocol { .. }
             | Error::NoCommonVersion { .. }
-            | Error::EraRefused { .. } => false,
+            | Error::EraRefused { .. }
+            // Authorization stops a request before the server acts on it (a 401 is a refusal).
+            | Error::Auth(_) => false,
             Error::Http(e) => http_sent(e),
             Error::Timeout { .. }
             | Error::Closed(_)

@@ -108,6 +108,8 @@ pub(crate) struct HttpLink {
     /// Modern era: no session, the version header always 2026-07-28, request metadata
     /// mirrored into headers, and a JSON-RPC error in a 4xx body read as the answer.
     modern: AtomicBool,
+    /// The server's OAuth authorization, if it has one.
+    oauth: Option<std::sync::Arc<crate::oauth::OAuth>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -144,6 +146,7 @@ impl HttpLink {
             limits: options.limits.clone(),
             abandoned: AtomicBool::new(false),
             modern: AtomicBool::new(false),
+            oauth: options.oauth.clone(),
         })
     }
 
@@ -209,6 +212,34 @@ impl HttpLink {
         Ok(())
     }
 
+    /// Send a request of the session. With an OAuth authorization: its headers are added,
+    /// and a 401 or 403 is handed to it, which may have the request sent again (a DPoP nonce,
+    /// a refreshed token, a fresh or wider authorization), each within its own bounds.
+    async fn send(&self, req: Request) -> Result<webfetch::Response, Error> {
+        let Some(oauth) = &self.oauth else {
+            return self.fetcher.send(req).await.map_err(Error::Http);
+        };
+        let mut round = crate::oauth::Round::default();
+        loop {
+            let mut r = req.clone();
+            let auth = oauth
+                .headers_for(r.method().as_str(), r.url())
+                .await
+                .map_err(Error::Auth)?;
+            for (k, v) in &auth {
+                r.headers_mut().insert(k.clone(), v.clone());
+            }
+            let resp = self.fetcher.send(r).await.map_err(Error::Http)?;
+            let again = oauth
+                .on_answer(req.url(), resp.status(), resp.headers(), &mut round)
+                .await
+                .map_err(Error::Auth)?;
+            if !again {
+                return Ok(resp);
+            }
+        }
+    }
+
     /// POST a request and read its answer (JSON or SSE) until this request's pending entry is
     /// answered. Legacy: handles session loss with one re-initialize and one retry. Modern:
     /// the request metadata goes into headers, and a 4xx/5xx whose JSON body is the JSON-RPC
@@ -228,7 +259,7 @@ impl HttpLink {
         if self.is_modern() {
             let (mut req, _) = self.request(Method::POST, Bytes::from(frame), timeout);
             mirror.apply(method, req.headers_mut())?;
-            let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
+            let resp = self.send(req).await?;
             let status = resp.status();
             if !status.is_success() {
                 return self.error_answer(resp, id, core).await;
@@ -237,7 +268,7 @@ impl HttpLink {
         }
         let body = Bytes::from(frame);
         let (req, used_session) = self.request(Method::POST, body.clone(), timeout);
-        let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
+        let resp = self.send(req).await?;
         let resp = match self.session_lost(resp, used_session.is_some()).await? {
             Ok(resp) => resp,
             Err(()) if method == "initialize" => return Err(Error::SessionLost),
@@ -245,7 +276,7 @@ impl HttpLink {
                 self.reinitialize(used_session, core, options, timeout)
                     .await?;
                 let (req, used) = self.request(Method::POST, body, timeout);
-                let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
+                let resp = self.send(req).await?;
                 match self.session_lost(resp, used.is_some()).await? {
                     Ok(resp) => resp,
                     Err(()) => return Err(Error::SessionLost),
@@ -341,7 +372,7 @@ impl HttpLink {
         let params = handshake::initialize_params(options);
         let frame = rpc::encode(Some(ticket.id), "initialize", Some(&params));
         let (req, _) = self.request(Method::POST, Bytes::from(frame), timeout);
-        let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
+        let resp = self.send(req).await?;
         if !resp.status().is_success() {
             return Err(Error::SessionLost);
         }
@@ -377,7 +408,7 @@ impl HttpLink {
         if self.is_modern() {
             Mirror::none().apply(method, req.headers_mut())?;
         }
-        let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
+        let resp = self.send(req).await?;
         if !resp.status().is_success() {
             return Err(Error::HttpStatus {
                 status: resp.status().as_u16(),
@@ -457,7 +488,7 @@ impl HttpLink {
             if let Ok(v) = HeaderValue::from_str(&last) {
                 h.insert(HeaderName::from_static("last-event-id"), v);
             }
-            let resp = self.fetcher.send(req).await.map_err(Error::Http)?;
+            let resp = self.send(req).await?;
             if !resp.status().is_success() {
                 // The server cannot resume the stream (405 and the like): the answer is lost.
                 return Err(unanswered(core));
@@ -568,7 +599,7 @@ impl HttpLink {
         if let Some(v) = last_event_id.and_then(|l| HeaderValue::from_str(l).ok()) {
             h.insert(HeaderName::from_static("last-event-id"), v);
         }
-        let resp = self.fetcher.send(req).await.ok()?;
+        let resp = self.send(req).await.ok()?;
         let sse = resp
             .header_str(header::CONTENT_TYPE)
             .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
@@ -631,7 +662,7 @@ impl HttpLink {
         req.headers_mut().remove(header::CONTENT_TYPE);
         req.headers_mut()
             .insert(HeaderName::from_static(SESSION_HEADER), session);
-        let _ = tokio::time::timeout(NOTICE_DEADLINE, self.fetcher.send(req)).await;
+        let _ = tokio::time::timeout(NOTICE_DEADLINE, self.send(req)).await;
     }
 
     /// Stop using the session without a goodbye (after a deadline dropped the connection).

@@ -62,18 +62,20 @@ mod held;
 mod http;
 mod input;
 pub mod manager;
+pub mod oauth;
 mod rpc;
 mod stdio;
 mod text;
 pub mod tools;
 
-pub use client::{Client, ToolList, MIN_TTL, OWNER_WINDOW};
+pub use client::{Client, ToolList, MIN_TTL};
 pub use config::{
     ClientOptions, Limits, McpTimeouts, ServerConfig, ServerRequestHandler, Transport,
 };
 pub use era::{Era, Protocol, MODERN_VERSION};
 pub use error::{CloseReason, Error, Incomplete, Violation};
 pub use handshake::{ServerInfo, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+pub use held::OWNER_WINDOW;
 pub use input::{Ask, AskKind, CallStep, Field, InputNeeded};
 pub use manager::{Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus};
 pub use rpc::Stats;

@@ -46,6 +46,9 @@ pub struct ManagerOptions {
     /// The first dials are spread out by this much per server, so starting a hundred servers
     /// does not start a hundred processes in the same instant.
     pub stagger: Duration,
+    /// The OAuth authorization of each server that has one, by name (their tokens go in
+    /// that server's requests).
+    pub oauth: BTreeMap<String, Arc<crate::oauth::OAuth>>,
 }
 
 impl Default for ManagerOptions {
@@ -59,6 +62,7 @@ impl Default for ManagerOptions {
             debounce: Duration::from_secs(2),
             min_uptime: Duration::from_secs(10),
             stagger: Duration::from_millis(20),
+            oauth: BTreeMap::new(),
         }
     }
 }
@@ -88,6 +92,12 @@ impl ManagerOptions {
     /// Sets the spacing of the first dials.
     pub fn with_stagger(mut self, d: Duration) -> Self {
         self.stagger = d;
+        self
+    }
+
+    /// Authorize server `oauth.server()` with this.
+    pub fn with_oauth(mut self, oauth: Arc<crate::oauth::OAuth>) -> Self {
+        self.oauth.insert(oauth.server().to_owned(), oauth);
         self
     }
 
@@ -134,6 +144,9 @@ pub enum ServerState {
         /// When the next dial happens.
         until: SystemTime,
     },
+    /// The server asks for an OAuth authorization the owner has not given: not dialled
+    /// again until [`Manager::redial`] (after `maven mcp login`).
+    NeedsAuthorization,
     /// The manager stopped.
     Stopped,
 }
@@ -146,6 +159,7 @@ impl ServerState {
             ServerState::Connecting => "connecting",
             ServerState::Ready => "ready",
             ServerState::BackingOff { .. } => "backing off",
+            ServerState::NeedsAuthorization => "needs authorization",
             ServerState::Stopped => "stopped",
         }
     }
@@ -348,6 +362,18 @@ impl Manager {
         }
     }
 
+    /// A server's OAuth authorization, if it has one.
+    pub fn oauth(&self, server: &str) -> Option<Arc<crate::oauth::OAuth>> {
+        self.options.oauth.get(server).cloned()
+    }
+
+    /// Dial a server again now (it was authorized, or its connection should be renewed).
+    pub fn redial(&self, server: &str) {
+        if let Some(slot) = self.slots.get(server) {
+            slot.kick.notify_one();
+        }
+    }
+
     /// A snapshot of every server, in name order. Never waits on a server.
     pub fn status(&self) -> Vec<ServerStatus> {
         self.slots
@@ -515,6 +541,16 @@ enum Ended {
 }
 
 impl ServerTask {
+    /// The client options of this server: the manager's, with the server's OAuth
+    /// authorization if it has one.
+    fn client_options(&self) -> ClientOptions {
+        let mut o = self.options.client.clone();
+        if let Some(a) = self.options.oauth.get(&self.slot.managed.config.name) {
+            o.oauth = Some(a.clone());
+        }
+        o
+    }
+
     fn set(&self, f: impl FnOnce(&mut SlotInner)) {
         f(&mut self.slot.lock());
     }
@@ -542,7 +578,7 @@ impl ServerTask {
             tracing::debug!(server = %name, "dialling");
             let dialled = tokio::select! {
                 _ = self.cancel.cancelled() => break,
-                r = Client::dial(&self.slot.managed.config, self.options.client.clone()) => r,
+                r = Client::dial(&self.slot.managed.config, self.client_options()) => r,
             };
             let ended = match dialled {
                 Ok(client) => {
@@ -577,6 +613,20 @@ impl ServerTask {
                             healthy: started.elapsed() >= self.options.min_uptime,
                         },
                     }
+                }
+                Err((e, _)) if e.needs_authorization() => {
+                    // Not a failure to retry: nothing changes until the owner authorizes.
+                    tracing::info!(server = %name, "needs authorization");
+                    self.set(|i| {
+                        i.state = Some(ServerState::NeedsAuthorization);
+                        i.last_error =
+                            Some(format!("needs authorization: run `maven mcp login {name}`"));
+                    });
+                    tokio::select! {
+                        _ = self.cancel.cancelled() => break,
+                        _ = self.slot.kick.notified() => {}
+                    }
+                    continue;
                 }
                 Err((e, stderr_tail)) => {
                     tracing::warn!(server = %name, error = %e, "dial failed");

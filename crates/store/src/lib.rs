@@ -65,6 +65,7 @@
 mod error;
 mod model;
 mod names;
+mod oauth;
 mod ops;
 mod schema;
 mod web;

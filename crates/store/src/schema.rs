@@ -18,7 +18,7 @@ pub(crate) const APPLICATION_ID: u32 = 0x4D56_4E31;
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The migrations, in order. Index 0 is version 1.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The newest schema version this build knows.
 pub(crate) fn latest_version() -> u32 {
@@ -267,5 +267,18 @@ CREATE TABLE passkeys (
     passkey   TEXT NOT NULL CHECK (length(passkey) <= 65536 AND json_valid(passkey)),
     created   INTEGER NOT NULL,
     last_used INTEGER
+) STRICT, WITHOUT ROWID;
+"#;
+
+/// Migration 3: the OAuth credentials of MCP servers (see `oauth.rs`), one row per (server,
+/// issuer).
+const V3: &str = r#"
+CREATE TABLE mcp_oauth (
+    server      TEXT NOT NULL CHECK (length(server) BETWEEN 1 AND 256),
+    issuer      TEXT NOT NULL CHECK (length(issuer) BETWEEN 1 AND 2048),
+    credentials TEXT NOT NULL
+                CHECK (length(credentials) <= 262144 AND json_valid(credentials)),
+    updated     INTEGER NOT NULL,
+    PRIMARY KEY (server, issuer)
 ) STRICT, WITHOUT ROWID;
 "#;

@@ -1,1 +1,2 @@
 //! Test servers and fixture helpers for Maven tests.
+pub mod authserver;

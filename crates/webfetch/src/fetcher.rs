@@ -347,6 +347,7 @@ impl Fetcher {
         let mut method = req.method;
         let mut headers = req.headers;
         let mut body = req.body;
+        let follow = req.follow_redirects;
         let mut hops = 0u8;
         loop {
             let target = self.inner.policy.vet_url(url)?;
@@ -358,7 +359,7 @@ impl Fetcher {
                 .await?;
             let status = ex.head.status;
             let location = ex.head.headers.get(header::LOCATION);
-            if let (true, Some(location)) = (is_redirect(status), location) {
+            if let (true, true, Some(location)) = (follow, is_redirect(status), location) {
                 if door.allow_private {
                     return Err(Error::Refused(Refusal::RedirectOnPrivateDoor));
                 }

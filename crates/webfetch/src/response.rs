@@ -29,6 +29,7 @@ pub struct Request {
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) follow_redirects: bool,
 }
 
 impl Request {
@@ -40,6 +41,7 @@ impl Request {
             headers: HeaderMap::new(),
             body: Bytes::new(),
             timeout: None,
+            follow_redirects: true,
         }
     }
 
@@ -73,6 +75,14 @@ impl Request {
     /// A total deadline for this request (redirects and body included) instead of the door's.
     pub fn timeout(mut self, total: Duration) -> Self {
         self.timeout = Some(total);
+        self
+    }
+
+    /// Whether a redirect is followed (the default) or comes back as the response, its
+    /// `Location` unread. With `false`, a door that allows private addresses returns the
+    /// redirect too, instead of refusing it; nothing is ever sent to the `Location`.
+    pub fn follow_redirects(mut self, follow: bool) -> Self {
+        self.follow_redirects = follow;
         self
     }
 

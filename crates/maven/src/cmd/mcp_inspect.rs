@@ -13,16 +13,48 @@ use mcp::Tool;
 use serde_json::{json, Value};
 use shown::line;
 
-/// Dial `server`, list its tools and print the report (one JSON object with `json`).
+/// Dial `server`, list its tools and print the report (one JSON object with `json`). An HTTP
+/// server comes with its OAuth authorization (`oauth`): its kept tokens are used, and a 401
+/// runs the discovery — never the authorization — whose findings are printed (`"auth"`).
 pub(crate) async fn run(
     server: mcp::ServerConfig,
     plan: Option<&sandbox::Plan>,
+    oauth: Option<std::sync::Arc<mcp::oauth::OAuth>>,
     allow_tools: &[String],
     max_tools: usize,
     json: bool,
 ) -> ExitCode {
-    let client = match mcp::Client::dial(&server, mcp::ClientOptions::default()).await {
+    let options = mcp::ClientOptions {
+        oauth: oauth.clone(),
+        ..mcp::ClientOptions::default()
+    };
+    let client = match mcp::Client::dial(&server, options).await {
         Ok(c) => c,
+        Err((mcp::Error::Auth(e), _)) if oauth.is_some() => {
+            let auth = match &oauth {
+                Some(o) => auth_report(o, &e).await,
+                None => json!({}),
+            };
+            if e == mcp::oauth::AuthError::NeedsAuthorization {
+                eprintln!(
+                    "maven mcp inspect: {}: needs authorization: run `maven mcp login {}`",
+                    line(&server.name),
+                    line(&server.name)
+                );
+            } else {
+                eprintln!(
+                    "maven mcp inspect: {}: authorization refused: {}",
+                    line(&server.name),
+                    shown::block(&e.to_string())
+                );
+            }
+            if json {
+                outln!("{}", json!({"server": server.name, "auth": auth}));
+            } else {
+                out!("{}", auth_text(&server.name, &auth));
+            }
+            return ExitCode::from(1);
+        }
         Err((e, stderr_tail)) => {
             eprintln!(
                 "maven mcp inspect: {}: cannot dial: {}",
@@ -65,14 +97,38 @@ pub(crate) async fn run(
         allow_tools,
         max_tools,
     );
+    let auth = match &oauth {
+        Some(o) => match o.status().await {
+            mcp::oauth::AuthStatus::Authorized {
+                issuer,
+                scopes,
+                expires_at,
+                refresh,
+            } => Some(json!({
+                "state": "authorized",
+                "issuer": issuer,
+                "scopes": scopes,
+                "expires_at": expires_at,
+                "refresh": refresh,
+            })),
+            mcp::oauth::AuthStatus::NeedsAuthorization => None,
+        },
+        None => None,
+    };
     if json {
         let mut v = report.to_json();
         v["sandbox"] = plan.map_or(Value::Null, sandbox_json);
+        if let (Some(a), Value::Object(m)) = (auth, &mut v) {
+            m.insert("auth".to_owned(), a);
+        }
         outln!("{v}");
     } else {
         out!("{}", report.to_text());
         if let Some(p) = plan {
             out!("{}", sandbox_text(p));
+        }
+        if let Some(a) = auth {
+            out!("{}", auth_text(&server.name, &a));
         }
     }
     ExitCode::SUCCESS
@@ -129,6 +185,96 @@ fn sandbox_text(p: &sandbox::Plan) -> String {
         "  limits:     {} bytes of address space, {} processes and threads",
         p.memory, p.processes
     );
+    s
+}
+
+/// What the discovery found (or why it refused), for `"auth"`. No secret is in it.
+async fn auth_report(oauth: &mcp::oauth::OAuth, error: &mcp::oauth::AuthError) -> Value {
+    let state = if *error == mcp::oauth::AuthError::NeedsAuthorization {
+        "needs authorization"
+    } else {
+        "refused"
+    };
+    let mut v = json!({"state": state});
+    if state == "refused" {
+        v["error"] = error.to_string().into();
+    }
+    match oauth.last_discovery().await {
+        Some(Ok(d)) => {
+            if let Some(r) = &d.resource {
+                v["resource_metadata_url"] = r.url.clone().into();
+                v["resource"] = r.resource.clone().into();
+            }
+            v["issuer"] = d.server.issuer.clone().into();
+            v["server_metadata_url"] = d.server.url.clone().into();
+            let scopes = d
+                .challenge_scope
+                .clone()
+                .or_else(|| d.resource.as_ref().and_then(|r| r.scopes_supported.clone()))
+                .unwrap_or_default();
+            v["scopes"] = scopes.into();
+            v["registration"] = oauth.registration_method(&d.server).into();
+            v["dpop"] = d.server.dpop_es256().into();
+        }
+        Some(Err(e)) => {
+            v["state"] = "refused".into();
+            v["error"] = e.to_string().into();
+        }
+        None => {}
+    }
+    v
+}
+
+fn auth_text(name: &str, auth: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let field = |k: &str| auth.get(k).and_then(Value::as_str).map(line);
+    match auth.get("state").and_then(Value::as_str) {
+        Some("authorized") => {
+            let _ = writeln!(
+                s,
+                "auth:      authorized by {}",
+                field("issuer").unwrap_or_default()
+            );
+        }
+        Some(state) => {
+            let _ = writeln!(s, "server:    {}", line(name));
+            let _ = writeln!(s, "auth:      {state}");
+        }
+        None => {}
+    }
+    for (k, label) in [
+        ("error", "error"),
+        ("resource_metadata_url", "resource metadata"),
+        ("resource", "resource"),
+        ("server_metadata_url", "AS metadata"),
+        ("registration", "registration"),
+    ] {
+        if let Some(v) = field(k) {
+            let _ = writeln!(s, "  {label}: {v}");
+        }
+    }
+    if auth.get("state").and_then(Value::as_str) != Some("authorized") {
+        if let Some(v) = field("issuer") {
+            let _ = writeln!(s, "  issuer: {v}");
+        }
+    }
+    if let Some(scopes) = auth.get("scopes").and_then(Value::as_array) {
+        let list: Vec<String> = scopes
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|x| line(x).into_owned())
+            .collect();
+        let _ = writeln!(
+            s,
+            "  scopes: {}",
+            if list.is_empty() {
+                "(none asked)".to_owned()
+            } else {
+                list.join(" ")
+            }
+        );
+    }
     s
 }
 

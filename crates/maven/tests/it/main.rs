@@ -16,6 +16,7 @@ mod invariants;
 mod logs;
 mod mcp;
 mod notify;
+mod oauth;
 mod sandboxing;
 mod service;
 mod soak;

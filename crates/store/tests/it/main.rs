@@ -9,6 +9,7 @@ mod crash;
 mod facts;
 mod feeds;
 mod notes;
+mod oauth;
 mod open;
 mod passkeys;
 mod tools;

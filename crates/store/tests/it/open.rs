@@ -7,7 +7,7 @@ use store::{Error, NotesQuery, Store};
 use crate::{mcp_tool, note, raw, Db};
 
 /// The newest schema version of this build.
-const LATEST: u32 = 2;
+const LATEST: u32 = 3;
 
 /// The SQLite header: bytes 18/19 are 2 in WAL mode; user_version is at 60, application_id at 68.
 fn header(path: &Path) -> Vec<u8> {
@@ -198,9 +198,9 @@ async fn a_version_1_file_is_migrated_forward_keeping_its_data() {
     let path = db.path();
     db.store.add_note(note("rss:a", "k", "kept")).await.unwrap();
     db.store.close().await.unwrap();
-    // Turn the file back into what version 1 wrote: no passkeys table.
+    // Turn the file back into what version 1 wrote: no passkeys table, no OAuth table.
     raw(&path)
-        .execute_batch("DROP TABLE passkeys; PRAGMA user_version = 1;")
+        .execute_batch("DROP TABLE passkeys; DROP TABLE mcp_oauth; PRAGMA user_version = 1;")
         .unwrap();
 
     let store = Store::open(&path).await.unwrap();
@@ -209,6 +209,7 @@ async fn a_version_1_file_is_migrated_forward_keeping_its_data() {
     assert_eq!(notes[0].text, "kept");
     assert!(store.passkeys().await.unwrap().is_empty());
     store.add_passkey("ab01", "{}").await.unwrap();
+    assert!(store.oauth_servers().await.unwrap().is_empty());
 }
 
 #[tokio::test]

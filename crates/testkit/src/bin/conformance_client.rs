@@ -93,9 +93,24 @@ fn tools_to_call(scenario: &str) -> Calls {
         "sep-2322-client-request-state" | "http-standard-headers" | "http-invalid-tool-headers" => {
             Calls::All
         }
+        s if s.starts_with("auth/") => Calls::All,
         _ => Calls::None,
     }
 }
+
+/// The suite's context (`MCP_CONFORMANCE_CONTEXT`), as JSON.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The Client ID Metadata Document URL the suite's `auth/basic-cimd` expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// The redirect URI registered; the headless user agent reads the redirect to it and never
+/// dials it.
+const REDIRECT_URI: &str = "http://127.0.0.1/oauth/callback";
 
 /// The calls the suite hands over in `MCP_CONFORMANCE_CONTEXT` (`toolCalls`), if any.
 fn context_calls() -> Vec<(String, Map<String, Value>)> {
@@ -132,13 +147,18 @@ fn loopback_url(url: &str) -> String {
     }
 }
 
-fn config(url: &str) -> ServerConfig {
+fn door() -> webfetch::DoorConfig {
     let mut door = webfetch::DoorConfig::new("mcp:conformance");
     // The suite's server listens on localhost.
     door.allow_private = true;
     // The suite times reconnections (sse-retry waits `retry: 500` ms); the door must not add
     // its own spacing between requests to the same host.
     door.host_interval = Duration::ZERO;
+    door
+}
+
+fn config(url: &str) -> ServerConfig {
+    let door = door();
     ServerConfig {
         protocol: mcp::Protocol::Auto,
         name: "conformance".to_owned(),
@@ -164,7 +184,35 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         options = options.with_handler(json!({"elicitation": {}}), Arc::new(AcceptDefaults));
         options.standalone_stream = true;
     }
-    let client = Client::connect(&config(url), options)
+    let config = config(url);
+    if scenario.starts_with("auth/") {
+        let fetcher = webfetch::Fetcher::new(door());
+        let ctx = context();
+        let text = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
+        let oauth = mcp::oauth::OAuth::new(
+            mcp::oauth::OAuthConfig {
+                server: "conformance".to_owned(),
+                // The resource is the URL as the suite published it; only dialling maps it.
+                resource_url: url.to_owned(),
+                client_id: text("client_id"),
+                client_secret: text("client_secret"),
+                client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+                redirect_uri: REDIRECT_URI.to_owned(),
+                client_name: "maven-conformance-client".to_owned(),
+            },
+            fetcher.clone(),
+            Arc::new(mcp::oauth::MemoryStore::default()),
+        )
+        .with_dial(Arc::new(|u: &str| loopback_url(u)))
+        .with_user_agent(Arc::new(testkit::authserver::Headless {
+            fetcher: fetcher.clone(),
+            dial: loopback_url,
+            deadline: DEADLINE,
+        }));
+        options.oauth = Some(Arc::new(oauth));
+        options.http_fetcher = Some(fetcher);
+    }
+    let client = Client::connect(&config, options)
         .await
         .map_err(|e| format!("connect: {e}"))?;
     let info = client.server_info();

@@ -55,6 +55,7 @@
 //!   text is the `inputResponses` received), `--elicit-project` (an elicitation for a project
 //!   name, string; the retry is answered "tasks of project P: none", or "the owner answered
 //!   decline"), `--listen-flood N` (N list-changed notifications on
+//!   `subscriptions/listen`), `--listen-giant N` (N bytes without a newline on
 //!   `subscriptions/listen`), `--ttl-ms T` (`ttlMs: T` on `tools/list`).
 //! - `--attacks SPEC`: before serving, try the sandbox escapes SPEC names and report what each
 //!   got on stderr (see `attacks.rs`).
@@ -147,6 +148,7 @@ struct Opts {
     elicit_password: bool,
     elicit_project: bool,
     listen_flood: Option<u32>,
+    listen_giant: Option<u64>,
     ttl_ms: Option<f64>,
     attacks: Option<String>,
 }
@@ -217,6 +219,7 @@ fn parse_args() -> Result<Opts, String> {
             "--elicit-password" => o.elicit_password = true,
             "--elicit-project" => o.elicit_project = true,
             "--listen-flood" => o.listen_flood = Some(num(value()?, &flag)?),
+            "--listen-giant" => o.listen_giant = Some(num(value()?, &flag)?),
             "--ttl-ms" => o.ttl_ms = Some(num(value()?, &flag)?),
             "--attacks" => o.attacks = Some(value()?),
             other => return Err(format!("unknown flag {other}")),
@@ -448,7 +451,8 @@ impl Server {
                 } else {
                     ("testkit-mcp", "1.0.0")
                 };
-                let listens = o.list_changed || o.listen_flood.is_some();
+                let listens =
+                    o.list_changed || o.listen_flood.is_some() || o.listen_giant.is_some();
                 let _ = out.send(Out::Msg(reply(json!({
                     "supportedVersions": self.versions(),
                     "capabilities": {"tools": {"listChanged": listens}, "resources": {}},
@@ -474,6 +478,20 @@ impl Server {
                         "method": "notifications/tools/list_changed",
                         "params": {"_meta": sub}})));
                     tokio::task::yield_now().await;
+                }
+                if let Some(n) = o.listen_giant {
+                    // One event (HTTP) or line (stdio) that never ends.
+                    let _ = out.send(Out::Raw(b"data: ".to_vec()));
+                    let chunk = vec![b'x'; 64 * 1024];
+                    let mut left = n;
+                    while left > 0 {
+                        let k = usize::try_from(left.min(chunk.len() as u64)).unwrap();
+                        if out.send(Out::Raw(chunk[..k].to_vec())).is_err() {
+                            return;
+                        }
+                        left -= k as u64;
+                        tokio::task::yield_now().await;
+                    }
                 }
                 // Held open until the client ends it.
                 std::future::pending::<()>().await;

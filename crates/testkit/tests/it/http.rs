@@ -248,13 +248,18 @@ async fn any_redirect_is_refused_on_a_private_door() {
 
 #[tokio::test]
 async fn a_redirect_to_the_metadata_address_is_refused_on_a_public_door() {
+    for era in ERAS {
+        a_redirect_to_the_metadata_address_is_refused_on_a_public_door_in(era).await;
+    }
+}
+
+async fn a_redirect_to_the_metadata_address_is_refused_on_a_public_door_in(era: mcp::Era) {
     bounded(async {
-        let server = HttpServer::start_on(
-            "127.0.0.2",
-            &["--redirect=http://169.254.169.254/latest/meta-data/"],
-        )
-        .await;
+        let mut flags: Vec<&str> = crate::support::era_flag(era).into_iter().collect();
+        flags.push("--redirect=http://169.254.169.254/latest/meta-data/");
+        let server = HttpServer::start_on("127.0.0.2", &flags).await;
         let mut cfg = server.config(short());
+        cfg.protocol = crate::support::pin(era);
         let mcp::Transport::Http { door, .. } = &mut cfg.transport else {
             unreachable!()
         };

@@ -51,6 +51,36 @@ async fn a_held_legacy_elicitation_is_the_owners_question_over_stdio() {
 }
 
 #[tokio::test]
+async fn the_owners_time_does_not_count_against_the_calls_deadline() {
+    bounded(async {
+        let mut timeouts = short();
+        timeouts.call = std::time::Duration::from_millis(300);
+        let config = ServerConfig {
+            protocol: Protocol::Legacy,
+            ..stdio(&["--server-requests"], timeouts)
+        };
+        let c = Arc::new(Client::connect(&config, options()).await.unwrap());
+        let CallStep::Input(needed) = c.start_owner_call("echo", args("x")).await.unwrap() else {
+            panic!("no question");
+        };
+        // The owner takes longer than the call's whole deadline.
+        tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+        let mut replies = Map::new();
+        replies.insert(
+            needed.asks[0].key.clone(),
+            needed.asks[0].answer("yes").unwrap(),
+        );
+        match c.resume_call(needed, replies).await.unwrap() {
+            CallStep::Done(out) => assert_eq!(out.text, ANSWERED),
+            other => panic!("{other:?}"),
+        }
+        assert!(c.closed().is_none());
+        c.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_held_legacy_elicitation_is_the_owners_question_over_http() {
     bounded(async {
         let server = HttpServer::start(&["--server-requests"]).await;

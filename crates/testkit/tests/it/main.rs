@@ -11,5 +11,6 @@ mod http;
 mod legacy_ask;
 mod manager;
 mod modern;
+mod oauth;
 mod resources;
 mod stdio;

@@ -624,6 +624,43 @@ async fn a_listen_flood_is_rate_limited_and_coalesced() {
 }
 
 #[tokio::test]
+async fn a_giant_frame_on_the_listen_stream_is_never_assembled() {
+    for over in BOTH {
+        bounded(async {
+            let cap = 256 * 1024;
+            let mut kit = Kit::start(over, Protocol::Modern, &["--listen-giant=20000000"]).await;
+            let mut opts = options();
+            opts.limits.frame_cap = cap;
+            if let mcp::Transport::Http { door, .. } = &mut kit.config.transport {
+                // Past the door's body limit, so the frame cap is what stops it.
+                door.max_body = 64 * 1024 * 1024;
+            }
+            let c = kit.connect_with(opts).await;
+            for _ in 0..400 {
+                if c.closed().is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            assert_eq!(
+                c.closed(),
+                Some(CloseReason::FrameTooLarge { cap }),
+                "{over:?}"
+            );
+            let e = c.call_tool("echo", args("x")).await.unwrap_err();
+            assert_eq!(
+                e.close_reason(),
+                Some(&CloseReason::FrameTooLarge { cap }),
+                "{over:?}: {e:?}"
+            );
+            assert_eq!(c.stats().violations, 1, "{over:?}");
+            c.close().await;
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
 async fn ttl_hints_are_clamped() {
     let refresh = Duration::from_secs(600);
     for (flag, ttl, next) in [

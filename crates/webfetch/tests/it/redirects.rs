@@ -236,3 +236,43 @@ async fn redirect_to_a_name_is_resolved_and_vetted() {
     assert_eq!(resolver.calls(), 1);
     assert_eq!(dials.all(), vec![a.addr, b.addr]);
 }
+
+/// `follow_redirects(false)`: the redirect is the answer, on every door; its `Location` is
+/// never dialled (a forbidden one is not even judged), and a door that allows private
+/// addresses returns it instead of refusing.
+#[tokio::test]
+async fn a_redirect_not_followed_is_the_answer_and_nothing_is_dialled_after_it() {
+    let local = serve(LOOPBACK, ok_path).await;
+    for code in CODES {
+        for location in [
+            format!("http://127.0.0.1:{}/", local.port()),
+            "http://169.254.169.254/latest/meta-data/".to_owned(),
+        ] {
+            let loc = location.clone();
+            let server = serve(PUBLIC_A, move |_| {
+                let loc = loc.clone();
+                async move { redirect(code, &loc) }
+            })
+            .await;
+            let dials = Dials::default();
+            let f = fetcher(door("fetch"), Scripted::default(), &dials);
+            let resp = f
+                .send(Request::get(server.url("/start")).follow_redirects(false))
+                .await
+                .unwrap();
+            assert_eq!(resp.status().as_u16(), code);
+            assert_eq!(resp.header_str("location"), Some(location.as_str()));
+            assert_eq!(resp.redirects(), 0);
+            assert_eq!(dials.all(), vec![server.addr], "{code} -> {location}");
+        }
+        // On a door that allows private addresses too (which refuses to follow any redirect).
+        let lan_server = serve(LOOPBACK, move |_| async move { redirect(code, "/next") }).await;
+        let resp = lan()
+            .send(Request::get(lan_server.url("/start")).follow_redirects(false))
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), code);
+        assert_eq!(lan_server.seen().len(), 1, "the Location was not requested");
+    }
+    assert_eq!(local.conns(), 0);
+}

@@ -1,0 +1,1098 @@
+//! OAuth 2.1 for remote servers (the MCP authorization specification, 2025-11-25 and
+//! 2026-07-28): discovery, registration, authorization code with PKCE S256, tokens bound to
+//! their issuer, refresh with rotation, step-up, DPoP.
+//!
+//! [`OAuth`] is the authorization of one server. The HTTP transport asks it for the
+//! `Authorization` (and `DPoP`) headers of every request to the server's origin and hands it
+//! every 401 and 403; it answers "retry" or an error. Every request of the flow goes through
+//! the server's webfetch door ([`net`]): the address guard holds, no redirect is followed,
+//! bodies are capped, each request has a deadline of 10 s and the whole discovery 30 s.
+//!
+//! Authorizing needs the owner: a [`UserAgent`] opens the authorization URL and hands back
+//! the callback URL. The daemon's dial path has none, so a server without a usable token is
+//! "needs authorization" ([`AuthError::NeedsAuthorization`]) until the owner runs
+//! `maven mcp login NAME`; the conformance client has a headless one. Credentials are kept
+//! per (server, issuer) by a [`CredentialStore`]: never reused with another authorization
+//! server.
+
+mod challenge;
+mod discovery;
+mod dpop;
+mod error;
+pub mod net;
+mod store;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+use webfetch::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+
+pub use challenge::Challenge;
+pub use discovery::{
+    check_authorization_endpoint, resource_matches, resource_metadata_locations,
+    server_metadata_locations, Discovered, ResourceMetadata, ServerMetadata, DISCOVERY_DEADLINE,
+};
+pub use dpop::DpopKey;
+pub use error::AuthError;
+pub use net::Dial;
+pub use store::{CredentialStore, Credentials, MemoryStore, Registration, StoreFuture, Tokens};
+
+use error::cut;
+use net::Net;
+
+/// Most step-up authorizations (403 `insufficient_scope`) for one request.
+pub const MAX_STEP_UPS: u32 = 2;
+/// Longest access or refresh token accepted.
+const MAX_TOKEN: usize = 16 * 1024;
+/// Longest `expires_in` accepted: a year.
+const MAX_EXPIRES_IN: u64 = 365 * 24 * 3600;
+/// A token this close to its expiry is refreshed before it is sent.
+const EXPIRY_MARGIN: u64 = 30;
+
+/// Opens an authorization URL for the owner and returns the callback URL the authorization
+/// server redirected to (with `code`, `state`, `iss`).
+pub trait UserAgent: Send + Sync {
+    /// Authorize at `url`.
+    fn authorize(
+        &self,
+        url: String,
+    ) -> Pin<Box<dyn Future<Output = Result<String, AuthError>> + Send + '_>>;
+}
+
+/// The configuration of one server's authorization.
+#[derive(Clone)]
+pub struct OAuthConfig {
+    /// The server's name (the key of its credentials).
+    pub server: String,
+    /// The server's URL, as configured: the resource.
+    pub resource_url: String,
+    /// A pre-registered client.
+    pub client_id: Option<String>,
+    /// Its secret.
+    pub client_secret: Option<String>,
+    /// A Client ID Metadata Document URL, used when the authorization server supports them.
+    pub client_metadata_url: Option<String>,
+    /// The loopback redirect URI (the page's `/oauth/callback`).
+    pub redirect_uri: String,
+    /// `client_name` for dynamic registration.
+    pub client_name: String,
+}
+
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("server", &self.server)
+            .field("resource_url", &self.resource_url)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish()
+    }
+}
+
+/// What the owner sees of a server's authorization (no secret in it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthStatus {
+    /// No usable token.
+    NeedsAuthorization,
+    /// Authorized.
+    Authorized {
+        /// By this authorization server.
+        issuer: String,
+        /// With these scopes.
+        scopes: Vec<String>,
+        /// Until then (Unix seconds), if said.
+        expires_at: Option<u64>,
+        /// Whether a refresh token is kept.
+        refresh: bool,
+    },
+}
+
+/// An authorization begun: the URL to show the owner and what the callback is checked with.
+pub struct Pending {
+    /// The authorization URL.
+    pub url: String,
+    state: String,
+    verifier: String,
+    scopes: Vec<String>,
+    discovered: Discovered,
+    registration: Registration,
+    resource: String,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("issuer", &self.discovered.server.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Whether the kept credentials were read.
+    loaded: bool,
+    /// The credentials in use (one issuer).
+    current: Option<Credentials>,
+    /// Scopes asked for by the last authorization.
+    requested: Vec<String>,
+    /// DPoP nonces (RFC 9449 §8, §9).
+    as_nonce: Option<String>,
+    rs_nonce: Option<String>,
+    /// The last discovery and its outcome (for `maven mcp inspect`).
+    discovered: Option<Result<Discovered, AuthError>>,
+    /// The last challenge seen.
+    challenge: Option<Challenge>,
+    dpop: Option<Arc<DpopKey>>,
+}
+
+/// Per request: what the authorization has already done for it.
+#[derive(Debug, Default)]
+pub(crate) struct Round {
+    refreshed: bool,
+    authorized: u32,
+    step_ups: u32,
+    nonce_retries: u32,
+}
+
+/// The authorization of one server.
+pub struct OAuth {
+    config: OAuthConfig,
+    net: Net,
+    store: Arc<dyn CredentialStore>,
+    agent: Option<Arc<dyn UserAgent>>,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl std::fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuth")
+            .field("server", &self.config.server)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn random_b64(n: usize) -> String {
+    let mut b = vec![0u8; n];
+    rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut b);
+    URL_SAFE_NO_PAD.encode(b)
+}
+
+fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        s.append_pair(k, v);
+    }
+    s.finish().into_bytes()
+}
+
+fn sensitive(v: &str) -> Result<HeaderValue, AuthError> {
+    let mut h = HeaderValue::from_str(v)
+        .map_err(|_| AuthError::BadToken("not a visible-ASCII header value".to_owned()))?;
+    h.set_sensitive(true);
+    Ok(h)
+}
+
+fn union(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out = a.to_vec();
+    for s in b {
+        if !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+fn origin(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+}
+
+const TOKEN: &str = "token request";
+const REGISTER: &str = "client registration";
+const REFRESH: &str = "token refresh";
+const REVOKE: &str = "token revocation";
+
+impl OAuth {
+    /// The authorization of one server: its config, the fetcher of its door, where its
+    /// credentials are kept.
+    pub fn new(
+        config: OAuthConfig,
+        fetcher: webfetch::Fetcher,
+        store: Arc<dyn CredentialStore>,
+    ) -> OAuth {
+        let state = State::default();
+        OAuth {
+            config,
+            net: Net {
+                fetcher,
+                dial: None,
+            },
+            store,
+            agent: None,
+            state: tokio::sync::Mutex::new(state),
+        }
+    }
+
+    /// Authorize with this user agent when a request needs it (the conformance client, a
+    /// login).
+    pub fn with_user_agent(mut self, agent: Arc<dyn UserAgent>) -> OAuth {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// Rewrite URLs before dialling them (see [`Dial`]).
+    pub fn with_dial(mut self, dial: Dial) -> OAuth {
+        self.net.dial = Some(dial);
+        self
+    }
+
+    /// The state, with the kept credentials read on first use: those with tokens, if any,
+    /// are the ones in use.
+    async fn lock(&self) -> Result<tokio::sync::MutexGuard<'_, State>, AuthError> {
+        let mut st = self.state.lock().await;
+        if !st.loaded {
+            let rows = self.store.load(&self.config.server).await?;
+            st.current = rows.into_iter().find(|c| c.tokens.is_some());
+            st.dpop = st
+                .current
+                .as_ref()
+                .and_then(|c| c.dpop_key.as_deref())
+                .and_then(|k| DpopKey::from_pkcs8(k).ok())
+                .map(Arc::new);
+            st.loaded = true;
+        }
+        Ok(st)
+    }
+
+    /// Read the kept credentials again at next use (another process authorized or forgot
+    /// them).
+    pub async fn reload(&self) {
+        let mut st = self.state.lock().await;
+        st.loaded = false;
+        st.current = None;
+        st.dpop = None;
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        &self.config.server
+    }
+
+    /// What the owner sees.
+    pub async fn status(&self) -> AuthStatus {
+        let Ok(st) = self.lock().await else {
+            return AuthStatus::NeedsAuthorization;
+        };
+        match st
+            .current
+            .as_ref()
+            .and_then(|c| c.tokens.as_ref().map(|t| (c, t)))
+        {
+            Some((c, t)) => AuthStatus::Authorized {
+                issuer: c.issuer.clone(),
+                scopes: t.scopes.clone(),
+                expires_at: t.expires_at,
+                refresh: t.refresh_token.is_some(),
+            },
+            None => AuthStatus::NeedsAuthorization,
+        }
+    }
+
+    /// The last discovery and its outcome, if one ran (a 401 runs one even where nothing may
+    /// authorize: `maven mcp inspect` prints it).
+    pub async fn last_discovery(&self) -> Option<Result<Discovered, AuthError>> {
+        self.state.lock().await.discovered.clone()
+    }
+
+    /// Run discovery from a challenge (never the authorization).
+    pub async fn discover(&self, challenge: &Challenge) -> Result<Discovered, AuthError> {
+        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
+        let mut st = self.state.lock().await;
+        st.discovered = Some(d.clone());
+        st.challenge = Some(challenge.clone());
+        d
+    }
+
+    /// The last challenge the server sent, if any.
+    pub async fn last_challenge(&self) -> Option<Challenge> {
+        self.state.lock().await.challenge.clone()
+    }
+
+    /// Authorize now through the user agent (discovery, registration, the owner's consent,
+    /// the code redeemed).
+    pub async fn authorize(&self, challenge: &Challenge) -> Result<(), AuthError> {
+        let mut st = self.lock().await?;
+        self.authorize_locked(&mut st, challenge, None).await
+    }
+
+    /// Refresh the tokens now. A failure forgets them (needs authorization).
+    pub async fn refresh_now(&self) -> Result<(), AuthError> {
+        let mut st = self.lock().await?;
+        self.refresh(&mut st).await
+    }
+
+    fn canonical(&self, url: &str) -> String {
+        let dialled = match &self.net.dial {
+            Some(d) => d(&self.config.resource_url),
+            None => self.config.resource_url.clone(),
+        };
+        if url == dialled {
+            self.config.resource_url.clone()
+        } else {
+            url.to_owned()
+        }
+    }
+
+    fn for_server_origin(&self, url: &str) -> bool {
+        let canonical = self.canonical(url);
+        origin(&canonical).is_some() && origin(&canonical) == origin(&self.config.resource_url)
+    }
+
+    /// The `Authorization` (and `DPoP`) headers of a request to `url`: none for another
+    /// origin or without a token. A token near its expiry is refreshed first.
+    pub(crate) async fn headers_for(
+        &self,
+        method: &str,
+        url: &str,
+    ) -> Result<HeaderMap, AuthError> {
+        let mut out = HeaderMap::new();
+        if !self.for_server_origin(url) {
+            return Ok(out);
+        }
+        let mut st = self.lock().await?;
+        let expiring = st
+            .current
+            .as_ref()
+            .and_then(|c| c.tokens.as_ref())
+            .is_some_and(|t| {
+                t.refresh_token.is_some()
+                    && t.expires_at.is_some_and(|e| e <= now() + EXPIRY_MARGIN)
+            });
+        if expiring {
+            // A failed refresh leaves no token: the request goes without, and its 401 says
+            // what happens next.
+            let _ = self.refresh(&mut st).await;
+        }
+        let Some(t) = st.current.as_ref().and_then(|c| c.tokens.clone()) else {
+            return Ok(out);
+        };
+        if t.token_type.eq_ignore_ascii_case("dpop") {
+            let key = st.dpop.clone().ok_or(AuthError::NeedsAuthorization)?;
+            out.insert(
+                header::AUTHORIZATION,
+                sensitive(&format!("DPoP {}", t.access_token))?,
+            );
+            let proof = key.proof(
+                method,
+                &self.canonical(url),
+                Some(&t.access_token),
+                st.rs_nonce.as_deref(),
+            )?;
+            out.insert(HeaderName::from_static("dpop"), sensitive(&proof)?);
+        } else {
+            out.insert(
+                header::AUTHORIZATION,
+                sensitive(&format!("Bearer {}", t.access_token))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// A response to a request of the server: `Ok(true)` to send it again (a nonce learnt, a
+    /// token refreshed, an authorization or a step-up made), `Ok(false)` to take it as it is,
+    /// or why the server cannot be used.
+    pub(crate) async fn on_answer(
+        &self,
+        url: &str,
+        status: StatusCode,
+        headers: &HeaderMap,
+        round: &mut Round,
+    ) -> Result<bool, AuthError> {
+        if !self.for_server_origin(url) {
+            return Ok(false);
+        }
+        let nonce = headers
+            .get("dpop-nonce")
+            .and_then(|v| v.to_str().ok())
+            .map(cut);
+        let mut st = self.lock().await?;
+        if let Some(n) = &nonce {
+            st.rs_nonce = Some(n.clone());
+        }
+        if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+            return Ok(false);
+        }
+        let challenge = Challenge::parse(
+            headers
+                .get_all(header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok()),
+        );
+        if challenge.error.as_deref() == Some("use_dpop_nonce") {
+            if nonce.is_some() && round.nonce_retries == 0 {
+                round.nonce_retries += 1;
+                return Ok(true);
+            }
+            return Ok(false);
+        }
+        if status == StatusCode::FORBIDDEN {
+            if challenge.error.as_deref() != Some("insufficient_scope") {
+                return Ok(false);
+            }
+            let wanted = challenge.scopes();
+            let had = union(
+                &st.requested,
+                st.current
+                    .as_ref()
+                    .and_then(|c| c.tokens.as_ref())
+                    .map(|t| t.scopes.as_slice())
+                    .unwrap_or(&[]),
+            );
+            if !wanted.is_empty() && wanted.iter().all(|s| had.contains(s)) {
+                return Err(AuthError::ScopeLoop {
+                    scope: cut(challenge.scope.as_deref().unwrap_or("")),
+                });
+            }
+            if round.step_ups >= MAX_STEP_UPS {
+                return Err(AuthError::TooManyStepUps {
+                    count: round.step_ups,
+                });
+            }
+            round.step_ups += 1;
+            let scopes = union(&st.requested, &wanted);
+            self.authorize_locked(&mut st, &challenge, Some(scopes))
+                .await?;
+            return Ok(true);
+        }
+        // 401.
+        st.challenge = Some(challenge.clone());
+        let had_token = st.current.as_ref().is_some_and(|c| c.tokens.is_some());
+        if had_token && !round.refreshed && round.authorized == 0 {
+            round.refreshed = true;
+            if self.refresh(&mut st).await.is_ok() {
+                return Ok(true);
+            }
+        }
+        if round.authorized >= 1 {
+            return Err(AuthError::NeedsAuthorization);
+        }
+        // The token (if any) is not accepted: it is dropped, so the server is "needs
+        // authorization" until it is authorized again.
+        self.drop_tokens(&mut st).await;
+        if self.agent.is_none() {
+            // Discovery only, for `inspect` and the status; never an authorization.
+            st.discovered =
+                Some(discovery::discover(&self.net, &self.config.resource_url, &challenge).await);
+            return Err(AuthError::NeedsAuthorization);
+        }
+        round.authorized += 1;
+        self.authorize_locked(&mut st, &challenge, None).await?;
+        Ok(true)
+    }
+
+    async fn drop_tokens(&self, st: &mut State) {
+        if let Some(c) = st.current.as_mut() {
+            if c.tokens.take().is_some() {
+                let _ = self.store.save(&self.config.server, c).await;
+            }
+        }
+    }
+
+    async fn authorize_locked(
+        &self,
+        st: &mut State,
+        challenge: &Challenge,
+        scopes: Option<Vec<String>>,
+    ) -> Result<(), AuthError> {
+        let agent = self.agent.clone().ok_or(AuthError::NoUserAgent)?;
+        let pending = self.begin_locked(st, challenge, scopes).await?;
+        let callback = agent.authorize(pending.url.clone()).await?;
+        self.complete_locked(st, pending, &callback).await
+    }
+
+    /// Begin an authorization: discovery, registration (reused for the same issuer), the
+    /// authorization URL with PKCE S256, `state`, `resource` and the scopes.
+    pub async fn begin(&self, challenge: &Challenge) -> Result<Pending, AuthError> {
+        let mut st = self.lock().await?;
+        self.begin_locked(&mut st, challenge, None).await
+    }
+
+    /// Complete an authorization with the callback URL the authorization server redirected
+    /// to: `state` checked, `iss` checked against the recorded issuer, then the code
+    /// redeemed and the tokens kept.
+    pub async fn complete(&self, pending: Pending, callback: &str) -> Result<(), AuthError> {
+        let mut st = self.lock().await?;
+        self.complete_locked(&mut st, pending, callback).await
+    }
+
+    async fn begin_locked(
+        &self,
+        st: &mut State,
+        challenge: &Challenge,
+        scopes: Option<Vec<String>>,
+    ) -> Result<Pending, AuthError> {
+        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
+        st.discovered = Some(d.clone());
+        let d = d?;
+        let resource = d.resource_indicator(&self.config.resource_url);
+        let issuer = d.server.issuer.clone();
+        // Credentials are bound to their issuer: another issuer means another registration.
+        let known = self
+            .store
+            .load(&self.config.server)
+            .await?
+            .into_iter()
+            .find(|c| c.issuer == issuer);
+        let registration = match known {
+            Some(c) if c.registration.redirect_uri == self.config.redirect_uri => c.registration,
+            _ => self.register(&d.server).await?,
+        };
+        let mut scopes = match scopes {
+            Some(s) => s,
+            None => d
+                .challenge_scope
+                .clone()
+                .filter(|s| !s.is_empty())
+                .or_else(|| d.resource.as_ref().and_then(|r| r.scopes_supported.clone()))
+                .unwrap_or_default(),
+        };
+        if !scopes.is_empty()
+            && d.server
+                .scopes_supported
+                .as_ref()
+                .is_some_and(|s| s.iter().any(|x| x == "offline_access"))
+            && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".to_owned());
+        }
+        let verifier = random_b64(32);
+        let code_challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+        let state = random_b64(16);
+        let mut url =
+            url::Url::parse(&d.server.authorization_endpoint).map_err(|e| AuthError::Endpoint {
+                what: "authorization endpoint",
+                url: cut(&d.server.authorization_endpoint),
+                reason: e.to_string(),
+            })?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("response_type", "code")
+                .append_pair("client_id", &registration.client_id)
+                .append_pair("redirect_uri", &registration.redirect_uri)
+                .append_pair("code_challenge", &code_challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("state", &state)
+                .append_pair("resource", &resource);
+            if !scopes.is_empty() {
+                q.append_pair("scope", &scopes.join(" "));
+            }
+        }
+        st.requested = scopes.clone();
+        Ok(Pending {
+            url: url.to_string(),
+            state,
+            verifier,
+            scopes,
+            discovered: d,
+            registration,
+            resource,
+        })
+    }
+
+    async fn complete_locked(
+        &self,
+        st: &mut State,
+        pending: Pending,
+        callback: &str,
+    ) -> Result<(), AuthError> {
+        let cb = url::Url::parse(callback).map_err(|e| AuthError::Malformed {
+            what: "callback",
+            reason: e.to_string(),
+        })?;
+        let param = |k: &str| {
+            cb.query_pairs()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.into_owned())
+        };
+        if param("state").as_deref() != Some(pending.state.as_str()) {
+            return Err(AuthError::StateMismatch);
+        }
+        let server = &pending.discovered.server;
+        // RFC 9207: an `iss` must be the recorded issuer (simple string comparison), and must
+        // be there when the AS says it sends one. Checked before anything else is believed.
+        match param("iss") {
+            Some(iss) if iss != server.issuer => {
+                return Err(AuthError::IssMismatch {
+                    expected: cut(&server.issuer),
+                    found: Some(cut(&iss)),
+                })
+            }
+            None if server.iss_parameter_supported => {
+                return Err(AuthError::IssMismatch {
+                    expected: cut(&server.issuer),
+                    found: None,
+                })
+            }
+            _ => {}
+        }
+        if let Some(e) = param("error") {
+            return Err(AuthError::Declined { error: cut(&e) });
+        }
+        let code = param("code").ok_or_else(|| AuthError::Malformed {
+            what: "callback",
+            reason: "no code".to_owned(),
+        })?;
+        let reg = &pending.registration;
+        let mut body = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", reg.redirect_uri.as_str()),
+            ("code_verifier", pending.verifier.as_str()),
+            ("resource", pending.resource.as_str()),
+        ];
+        let dpop = if server.dpop_es256() {
+            Some(match &st.dpop {
+                Some(k) => k.clone(),
+                None => Arc::new(DpopKey::generate()?),
+            })
+        } else {
+            None
+        };
+        let (extra, auth_body) = client_auth(reg)?;
+        body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
+        let answer = self
+            .token_request(
+                st,
+                TOKEN,
+                &server.token_endpoint,
+                &body,
+                extra,
+                dpop.as_deref(),
+            )
+            .await?;
+        let tokens = parse_tokens(&answer, &pending.scopes, None, dpop.is_some())?;
+        let creds = Credentials {
+            issuer: server.issuer.clone(),
+            token_endpoint: server.token_endpoint.clone(),
+            revocation_endpoint: server.revocation_endpoint.clone(),
+            resource: pending.resource.clone(),
+            registration: reg.clone(),
+            tokens: Some(tokens),
+            dpop_key: dpop.as_ref().map(|k| k.pkcs8().to_vec()),
+        };
+        self.store.save(&self.config.server, &creds).await?;
+        st.dpop = dpop;
+        st.current = Some(creds);
+        Ok(())
+    }
+
+    /// POST to the token endpoint, with a DPoP proof when `dpop` (retried once with the
+    /// AS's nonce on `use_dpop_nonce`). A non-2xx answer is its OAuth error.
+    async fn token_request(
+        &self,
+        st: &mut State,
+        what: &'static str,
+        endpoint: &str,
+        body: &[(&str, &str)],
+        extra: HeaderMap,
+        dpop: Option<&DpopKey>,
+    ) -> Result<serde_json::Value, AuthError> {
+        let encoded = form(body);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let mut h = extra.clone();
+            if let Some(key) = dpop {
+                let proof = key.proof("POST", endpoint, None, st.as_nonce.as_deref())?;
+                h.insert(HeaderName::from_static("dpop"), sensitive(&proof)?);
+            }
+            let a = self
+                .net
+                .post(what, endpoint, encoded.clone(), false, h)
+                .await?;
+            if let Some(n) = a.headers.get("dpop-nonce").and_then(|v| v.to_str().ok()) {
+                st.as_nonce = Some(cut(n));
+            }
+            if a.status.is_success() {
+                return a.json(what);
+            }
+            let err = a.oauth_error(what);
+            let nonce_asked =
+                matches!(&err, AuthError::Refused { error, .. } if error == "use_dpop_nonce");
+            if nonce_asked && dpop.is_some() && tries == 1 && a.headers.contains_key("dpop-nonce") {
+                continue;
+            }
+            return Err(err);
+        }
+    }
+
+    /// Refresh the tokens in use; the new refresh token (rotation) replaces the old. A failure
+    /// forgets the tokens: the server needs authorization, and nothing retries by itself.
+    async fn refresh(&self, st: &mut State) -> Result<(), AuthError> {
+        let Some(creds) = st.current.clone() else {
+            return Err(AuthError::NeedsAuthorization);
+        };
+        let Some(old) = creds.tokens.clone() else {
+            return Err(AuthError::NeedsAuthorization);
+        };
+        let Some(refresh_token) = old.refresh_token.clone() else {
+            return Err(AuthError::NeedsAuthorization);
+        };
+        let mut body = vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token.as_str()),
+            ("resource", creds.resource.as_str()),
+        ];
+        let (extra, auth_body) = client_auth(&creds.registration)?;
+        body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
+        let dpop = st
+            .dpop
+            .clone()
+            .filter(|_| old.token_type.eq_ignore_ascii_case("dpop"));
+        let result = async {
+            self.net.check(REFRESH, &creds.token_endpoint)?;
+            let v = self
+                .token_request(
+                    st,
+                    REFRESH,
+                    &creds.token_endpoint,
+                    &body,
+                    extra,
+                    dpop.as_deref(),
+                )
+                .await?;
+            parse_tokens(&v, &old.scopes, Some(&refresh_token), dpop.is_some())
+        }
+        .await;
+        match result {
+            Ok(tokens) => {
+                let mut next = creds;
+                next.tokens = Some(tokens);
+                self.store.save(&self.config.server, &next).await?;
+                st.current = Some(next);
+                Ok(())
+            }
+            Err(e) => {
+                self.drop_tokens(st).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// How Maven would register with this authorization server: `pre-registered`,
+    /// `client-metadata-document`, `dynamic`, or `none` (no way: configure
+    /// `oauth.client_id`).
+    pub fn registration_method(&self, server: &ServerMetadata) -> &'static str {
+        if self.config.client_id.is_some() {
+            "pre-registered"
+        } else if self.config.client_metadata_url.is_some() && server.cimd_supported {
+            "client-metadata-document"
+        } else if server.registration_endpoint.is_some() {
+            "dynamic"
+        } else {
+            "none"
+        }
+    }
+
+    async fn register(&self, server: &ServerMetadata) -> Result<Registration, AuthError> {
+        let redirect_uri = self.config.redirect_uri.clone();
+        if let Some(id) = &self.config.client_id {
+            let auth_method = match &self.config.client_secret {
+                Some(_) => secret_method(&server.token_endpoint_auth_methods),
+                None => "none".to_owned(),
+            };
+            return Ok(Registration {
+                client_id: id.clone(),
+                client_secret: self.config.client_secret.clone(),
+                auth_method,
+                redirect_uri,
+                method: "pre-registered".to_owned(),
+            });
+        }
+        if let (Some(url), true) = (&self.config.client_metadata_url, server.cimd_supported) {
+            return Ok(Registration {
+                client_id: url.clone(),
+                client_secret: None,
+                auth_method: "none".to_owned(),
+                redirect_uri,
+                method: "client-metadata-document".to_owned(),
+            });
+        }
+        let Some(endpoint) = &server.registration_endpoint else {
+            return Err(AuthError::NoRegistration {
+                issuer: cut(&server.issuer),
+            });
+        };
+        let supported = &server.token_endpoint_auth_methods;
+        let wanted = ["none", "client_secret_basic", "client_secret_post"]
+            .into_iter()
+            .find(|m| supported.iter().any(|s| s == m))
+            .unwrap_or("none");
+        let request = serde_json::json!({
+            "client_name": self.config.client_name,
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": wanted,
+            "application_type": "native",
+        });
+        let a = self
+            .net
+            .post(
+                REGISTER,
+                endpoint,
+                request.to_string().into_bytes(),
+                true,
+                HeaderMap::new(),
+            )
+            .await?;
+        if !a.status.is_success() {
+            return Err(a.oauth_error(REGISTER));
+        }
+        let v = a.json(REGISTER)?;
+        let client_id = v
+            .get("client_id")
+            .and_then(|s| s.as_str())
+            .filter(|s| !s.is_empty() && s.len() <= 1024)
+            .ok_or_else(|| AuthError::Malformed {
+                what: REGISTER,
+                reason: "no client_id".to_owned(),
+            })?
+            .to_owned();
+        let client_secret = v
+            .get("client_secret")
+            .and_then(|s| s.as_str())
+            .filter(|s| s.len() <= 4096)
+            .map(str::to_owned);
+        let auth_method = match v.get("token_endpoint_auth_method").and_then(|s| s.as_str()) {
+            Some(m @ ("none" | "client_secret_basic" | "client_secret_post")) => m.to_owned(),
+            Some(other) => {
+                return Err(AuthError::Malformed {
+                    what: REGISTER,
+                    reason: format!(
+                        "token_endpoint_auth_method {:?} is not supported",
+                        cut(other)
+                    ),
+                })
+            }
+            None if client_secret.is_some() => secret_method(supported),
+            None => "none".to_owned(),
+        };
+        Ok(Registration {
+            client_id,
+            client_secret,
+            auth_method,
+            redirect_uri,
+            method: "dynamic".to_owned(),
+        })
+    }
+
+    /// Forget this server's credentials, revoking the tokens first where the authorization
+    /// server offers revocation (best effort: a failure there still forgets).
+    pub async fn logout(&self) -> Result<(), AuthError> {
+        let mut st = self.lock().await?;
+        if let Some(c) = st.current.take() {
+            if let (Some(endpoint), Some(t)) = (&c.revocation_endpoint, &c.tokens) {
+                let (extra, auth_body) = client_auth(&c.registration)?;
+                for (token, hint) in [
+                    (t.refresh_token.as_deref(), "refresh_token"),
+                    (Some(t.access_token.as_str()), "access_token"),
+                ] {
+                    let Some(token) = token else { continue };
+                    let mut body = vec![("token", token), ("token_type_hint", hint)];
+                    body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
+                    let _ = self
+                        .net
+                        .post(REVOKE, endpoint, form(&body), false, extra.clone())
+                        .await;
+                }
+            }
+        }
+        st.dpop = None;
+        st.requested.clear();
+        self.store.forget(&self.config.server).await
+    }
+}
+
+/// `client_secret_basic` if the AS takes it (the default of RFC 8414), else
+/// `client_secret_post` if it takes that.
+fn secret_method(supported: &[String]) -> String {
+    if supported.iter().any(|m| m == "client_secret_basic")
+        || !supported.iter().any(|m| m == "client_secret_post")
+    {
+        "client_secret_basic".to_owned()
+    } else {
+        "client_secret_post".to_owned()
+    }
+}
+
+/// The client authentication of a token request: headers and body parameters.
+/// Headers and body parameters of a client's authentication.
+type ClientAuth = (HeaderMap, Vec<(&'static str, String)>);
+
+fn client_auth(reg: &Registration) -> Result<ClientAuth, AuthError> {
+    let mut h = HeaderMap::new();
+    let mut body = Vec::new();
+    match (reg.auth_method.as_str(), &reg.client_secret) {
+        ("client_secret_basic", Some(secret)) => {
+            let enc =
+                |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let pair = format!("{}:{}", enc(&reg.client_id), enc(secret));
+            h.insert(
+                header::AUTHORIZATION,
+                sensitive(&format!("Basic {}", STANDARD.encode(pair)))?,
+            );
+        }
+        ("client_secret_post", Some(secret)) => {
+            body.push(("client_id", reg.client_id.clone()));
+            body.push(("client_secret", secret.clone()));
+        }
+        _ => body.push(("client_id", reg.client_id.clone())),
+    }
+    Ok((h, body))
+}
+
+/// Check a token answer: a visible-ASCII access token, a known `token_type` (`DPoP` only
+/// when a proof was sent), a sane `expires_in`.
+fn parse_tokens(
+    v: &serde_json::Value,
+    requested: &[String],
+    old_refresh: Option<&str>,
+    dpop: bool,
+) -> Result<Tokens, AuthError> {
+    let bad = |s: String| AuthError::BadToken(s);
+    let access_token = v
+        .get("access_token")
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| bad("no access_token".to_owned()))?;
+    if access_token.is_empty()
+        || access_token.len() > MAX_TOKEN
+        || !access_token.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    {
+        return Err(bad(
+            "the access_token is empty, too long or not visible ASCII".to_owned(),
+        ));
+    }
+    let token_type = v
+        .get("token_type")
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| bad("no token_type".to_owned()))?;
+    let token_type = if token_type.eq_ignore_ascii_case("bearer") {
+        "Bearer"
+    } else if token_type.eq_ignore_ascii_case("dpop") && dpop {
+        "DPoP"
+    } else {
+        return Err(bad(format!("unknown token_type {:?}", cut(token_type))));
+    };
+    let expires_at = match v.get("expires_in") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(e) => {
+            let secs = e
+                .as_u64()
+                .filter(|s| *s <= MAX_EXPIRES_IN)
+                .ok_or_else(|| bad(format!("absurd expires_in {}", cut(&e.to_string()))))?;
+            Some(now().saturating_add(secs))
+        }
+    };
+    let refresh_token = match v.get("refresh_token").and_then(|s| s.as_str()) {
+        Some(r) if !r.is_empty() && r.len() <= MAX_TOKEN => Some(r.to_owned()),
+        Some(_) => return Err(bad("the refresh_token is empty or too long".to_owned())),
+        None => old_refresh.map(str::to_owned),
+    };
+    let scopes = v
+        .get("scope")
+        .and_then(|s| s.as_str())
+        .map(|s| s.split_whitespace().take(256).map(str::to_owned).collect())
+        .unwrap_or_else(|| requested.to_vec());
+    Ok(Tokens {
+        access_token: access_token.to_owned(),
+        token_type: token_type.to_owned(),
+        refresh_token,
+        expires_at,
+        scopes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_answers() {
+        let ok = parse_tokens(
+            &serde_json::json!({"access_token": "a", "token_type": "bearer", "expires_in": 60}),
+            &["s".to_owned()],
+            Some("r0"),
+            false,
+        )
+        .expect("ok");
+        assert_eq!(ok.token_type, "Bearer");
+        assert_eq!(
+            ok.refresh_token.as_deref(),
+            Some("r0"),
+            "kept when not rotated"
+        );
+        assert_eq!(ok.scopes, ["s"]);
+        for (v, want) in [
+            (
+                serde_json::json!({"access_token": "a", "token_type": "mac"}),
+                "unknown token_type",
+            ),
+            (
+                serde_json::json!({"access_token": "a", "token_type": "DPoP"}),
+                "unknown token_type",
+            ),
+            (
+                serde_json::json!({"access_token": "a", "token_type": "Bearer", "expires_in": 1e12}),
+                "absurd expires_in",
+            ),
+            (
+                serde_json::json!({"access_token": "a", "token_type": "Bearer", "expires_in": -1}),
+                "absurd expires_in",
+            ),
+            (
+                serde_json::json!({"access_token": "a b", "token_type": "Bearer"}),
+                "visible ASCII",
+            ),
+            (
+                serde_json::json!({"token_type": "Bearer"}),
+                "no access_token",
+            ),
+        ] {
+            let e = parse_tokens(&v, &[], None, false).expect_err("refused");
+            assert!(e.to_string().contains(want), "{e} for {v}");
+        }
+    }
+
+    #[test]
+    fn basic_credentials_are_form_encoded() {
+        let reg = Registration {
+            client_id: "a:b".to_owned(),
+            client_secret: Some("s p".to_owned()),
+            auth_method: "client_secret_basic".to_owned(),
+            redirect_uri: String::new(),
+            method: String::new(),
+        };
+        let (h, body) = client_auth(&reg).expect("auth");
+        assert!(body.is_empty());
+        let v = h
+            .get(header::AUTHORIZATION)
+            .expect("basic")
+            .to_str()
+            .expect("ascii");
+        assert_eq!(v, format!("Basic {}", STANDARD.encode("a%3Ab:s+p")));
+    }
+}

@@ -1,0 +1,450 @@
+//! The OAuth flow of the mcp client against the test kit's loopback authorization server,
+//! well-behaved and hostile: each hostile one gets its specific error, and nothing is dialled
+//! but loopback 127.0.0.1 (the recording dialer says so).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp::oauth::{
+    AuthError, AuthStatus, Challenge, CredentialStore, MemoryStore, OAuth, OAuthConfig,
+};
+use mcp::{Client, Error, McpTimeouts, ServerConfig, Transport};
+use serde_json::json;
+use testkit::authserver::{AuthServer, Headless, Hostile};
+
+use crate::support::{bounded, options};
+
+type Dialled = Arc<Mutex<Vec<SocketAddr>>>;
+
+fn door(allow_private: bool) -> webfetch::DoorConfig {
+    let mut door = webfetch::DoorConfig::new("mcp:authserver");
+    door.allow_private = allow_private;
+    door.host_interval = Duration::ZERO;
+    door
+}
+
+fn fetcher(allow_private: bool, dialled: &Dialled) -> webfetch::Fetcher {
+    let seen = dialled.clone();
+    webfetch::Fetcher::builder(door(allow_private))
+        .on_dial(move |a| seen.lock().unwrap().push(a))
+        .build()
+}
+
+struct Setup {
+    oauth: Arc<OAuth>,
+    store: Arc<MemoryStore>,
+    fetcher: webfetch::Fetcher,
+    dialled: Dialled,
+}
+
+fn setup(server: &AuthServer, allow_private: bool, agent: bool) -> Setup {
+    let dialled: Dialled = Arc::default();
+    let fetcher = fetcher(allow_private, &dialled);
+    let store = Arc::new(MemoryStore::default());
+    let mut oauth = OAuth::new(
+        OAuthConfig {
+            server: "hostile".to_owned(),
+            resource_url: server.resource_url(),
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            redirect_uri: "http://127.0.0.1:9/oauth/callback".to_owned(),
+            client_name: "maven-test".to_owned(),
+        },
+        fetcher.clone(),
+        store.clone(),
+    );
+    if agent {
+        oauth = oauth.with_user_agent(Arc::new(Headless {
+            fetcher: fetcher.clone(),
+            dial: str::to_owned,
+            deadline: Duration::from_secs(5),
+        }));
+    }
+    Setup {
+        oauth: Arc::new(oauth),
+        store,
+        fetcher,
+        dialled,
+    }
+}
+
+fn config(server: &AuthServer) -> ServerConfig {
+    ServerConfig {
+        protocol: mcp::Protocol::Legacy,
+        name: "hostile".to_owned(),
+        transport: Transport::Http {
+            url: server.resource_url(),
+            headers: Default::default(),
+            door: door(true),
+        },
+        timeouts: McpTimeouts {
+            init: Duration::from_secs(20),
+            list: Duration::from_secs(20),
+            call: Duration::from_secs(20),
+        },
+    }
+}
+
+async fn connect(server: &AuthServer, s: &Setup) -> Result<Client, Error> {
+    let mut opts = options();
+    opts.oauth = Some(s.oauth.clone());
+    opts.http_fetcher = Some(s.fetcher.clone());
+    Client::connect(&config(server), opts).await
+}
+
+fn auth_error(e: Error) -> AuthError {
+    match e {
+        Error::Auth(a) => a,
+        other => panic!("not an authorization error: {other:?}"),
+    }
+}
+
+fn only_loopback(d: &Dialled) {
+    let d = d.lock().unwrap().clone();
+    assert!(!d.is_empty());
+    assert!(
+        d.iter().all(|a| a.ip() == IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        "dialled {d:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_well_behaved_server_is_authorized_refreshed_and_forgotten() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::None).await.unwrap();
+        let s = setup(&server, true, true);
+        let c = connect(&server, &s).await.unwrap();
+        let tools = c.list_tools().await.unwrap();
+        assert_eq!(tools.tools.len(), 1);
+        let out = c.call_tool("whoami", Default::default()).await.unwrap();
+        assert_eq!(out.text, "access-0");
+        let AuthStatus::Authorized {
+            issuer,
+            scopes,
+            refresh,
+            expires_at,
+        } = s.oauth.status().await
+        else {
+            panic!("not authorized")
+        };
+        assert_eq!(issuer, server.base);
+        // The challenge's scope, and offline_access since the AS offers it.
+        assert_eq!(scopes, ["s0", "offline_access"]);
+        assert!(refresh && expires_at.is_some());
+        assert_eq!(server.count("POST /register"), 1);
+        assert_eq!(server.count("GET /authorize"), 1);
+
+        // Refresh with rotation: the new tokens are used and kept.
+        s.oauth.refresh_now().await.unwrap();
+        let out = c.call_tool("whoami", Default::default()).await.unwrap();
+        assert_eq!(out.text, "access-1");
+        let kept = s.store.load("hostile").await.unwrap();
+        assert_eq!(kept.len(), 1, "one row per (server, issuer)");
+        let t = kept[0].tokens.as_ref().unwrap();
+        assert_eq!(t.refresh_token.as_deref(), Some("refresh-1"));
+        // Debug never shows a secret.
+        let shown = format!("{kept:?}");
+        assert!(
+            !shown.contains("access-1") && !shown.contains("refresh-1"),
+            "{shown}"
+        );
+
+        s.oauth.logout().await.unwrap();
+        assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
+        assert!(s.store.load("hostile").await.unwrap().is_empty());
+        assert_eq!(
+            server.count("POST /revoke"),
+            2,
+            "refresh and access token revoked"
+        );
+        c.close().await;
+        only_loopback(&s.dialled);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn without_a_user_agent_the_server_needs_authorization_and_discovery_is_kept() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::None).await.unwrap();
+        let s = setup(&server, true, false);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(e, AuthError::NeedsAuthorization);
+        let d = s.oauth.last_discovery().await.unwrap().unwrap();
+        assert_eq!(d.server.issuer, server.base);
+        assert_eq!(
+            d.resource.unwrap().url,
+            server.resource_metadata_url(),
+            "from the challenge"
+        );
+        assert_eq!(d.challenge_scope, Some(vec!["s0".to_owned()]));
+        assert_eq!(server.count("GET /authorize"), 0, "never an authorization");
+        assert_eq!(server.count("POST /register"), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_link_local_authorization_server_is_refused_without_a_connection() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::AuthorizationServer(
+            "http://169.254.169.254/".to_owned(),
+        ))
+        .await
+        .unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert!(
+            matches!(&e, AuthError::Endpoint { what: "authorization server metadata", reason, .. }
+                if reason.contains("169.254.169.254")),
+            "{e:?}"
+        );
+        only_loopback(&s.dialled);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_token_endpoint_at_the_metadata_address_is_refused_before_anything_is_shown() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::TokenEndpoint(
+            "https://169.254.169.254/token".to_owned(),
+        ))
+        .await
+        .unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert!(
+            matches!(
+                &e,
+                AuthError::Endpoint {
+                    what: "token endpoint",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(server.count("GET /authorize"), 0);
+        only_loopback(&s.dialled);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_javascript_authorization_endpoint_is_refused_before_anything_is_shown() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::AuthorizationEndpoint(
+            "javascript:alert(document.cookie)".to_owned(),
+        ))
+        .await
+        .unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert!(
+            matches!(&e, AuthError::Endpoint { what: "authorization endpoint", reason, .. }
+                if reason.contains("javascript")),
+            "{e:?}"
+        );
+        assert_eq!(server.count("POST /register"), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_issuer_that_does_not_match_is_refused() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::WrongIssuer).await.unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e,
+            AuthError::IssuerMismatch {
+                expected: server.base.clone(),
+                found: "https://attacker.example".to_owned()
+            }
+        );
+        assert_eq!(server.count("GET /authorize"), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_iss_from_another_server_in_the_callback_is_refused_before_the_code_is_redeemed() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::MixUp).await.unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e,
+            AuthError::IssMismatch {
+                expected: server.base.clone(),
+                found: Some("https://other-as.example".to_owned())
+            }
+        );
+        assert_eq!(server.count("POST /token"), 0, "the code was not redeemed");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_redirect_on_a_metadata_fetch_is_not_followed() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::RedirectMetadata(
+            "http://127.0.0.3:9/elsewhere".to_owned(),
+        ))
+        .await
+        .unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e,
+            AuthError::Redirect {
+                what: "protected resource metadata",
+                status: 302
+            }
+        );
+        only_loopback(&s.dialled);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_16_mib_metadata_body_is_cut_at_64_kib() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::HugeMetadata(16 * 1024 * 1024))
+            .await
+            .unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e,
+            AuthError::TooLarge {
+                what: "authorization server metadata",
+                cap: 64 * 1024
+            }
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_authorization_server_without_s256_is_refused() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::NoS256).await.unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e,
+            AuthError::NoPkceS256 {
+                issuer: server.base.clone()
+            }
+        );
+        assert_eq!(server.count("GET /authorize"), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn token_answers_with_an_unknown_type_or_an_absurd_lifetime_are_refused() {
+    bounded(async {
+        for (hostile, want) in [
+            (
+                Hostile::TokenType("mac".to_owned()),
+                "unknown token_type \"mac\"",
+            ),
+            (Hostile::ExpiresIn(json!(1e15)), "absurd expires_in"),
+            (Hostile::ExpiresIn(json!(-5)), "absurd expires_in"),
+            (Hostile::ExpiresIn(json!("soon")), "absurd expires_in"),
+        ] {
+            let server = AuthServer::start(hostile.clone()).await.unwrap();
+            let s = setup(&server, true, true);
+            let e = auth_error(connect(&server, &s).await.unwrap_err());
+            assert!(
+                matches!(&e, AuthError::BadToken(r) if r.contains(want)),
+                "{hostile:?}: {e:?}"
+            );
+            assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
+            assert!(
+                s.store.load("hostile").await.unwrap().is_empty(),
+                "nothing kept"
+            );
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_refused_refresh_means_needs_authorization_never_a_loop() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::RefreshReplayed).await.unwrap();
+        let s = setup(&server, true, true);
+        let c = connect(&server, &s).await.unwrap();
+        c.close().await;
+        let e = s.oauth.refresh_now().await.unwrap_err();
+        assert!(
+            matches!(&e, AuthError::Refused { what: "token refresh", error, .. } if error == "invalid_grant"),
+            "{e:?}"
+        );
+        assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
+        assert_eq!(server.count("POST /token"), 2, "one code, one refresh");
+        // The kept row has no tokens left (the registration stays, bound to its issuer).
+        let kept = s.store.load("hostile").await.unwrap();
+        assert!(kept.iter().all(|c| c.tokens.is_none()));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_scope_challenge_that_never_ends_stops_after_the_step_up_limit() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::EndlessScope).await.unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e,
+            AuthError::TooManyStepUps {
+                count: mcp::oauth::MAX_STEP_UPS
+            }
+        );
+        assert_eq!(
+            server.count("GET /authorize"),
+            1 + mcp::oauth::MAX_STEP_UPS as usize
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_challenge_pointing_discovery_at_forbidden_addresses_is_an_error_not_a_fallback() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::None).await.unwrap();
+        for (allow_private, url, want) in [
+            (true, "http://169.254.169.254/latest/meta-data/", "169.254.169.254"),
+            (false, "https://10.0.0.1/.well-known/oauth-protected-resource", "10.0.0.1"),
+            (false, "http://127.0.0.1:9/prm", "loopback"),
+            (false, "http://8.8.8.8/prm", "plain http"),
+            (true, "file:///etc/passwd", "file"),
+            (true, "not a url", "relative URL"),
+        ] {
+            let s = setup(&server, allow_private, false);
+            let challenge = Challenge {
+                resource_metadata: Some(url.to_owned()),
+                ..Challenge::default()
+            };
+            let e = s.oauth.discover(&challenge).await.unwrap_err();
+            assert!(
+                matches!(&e, AuthError::BadResourceMetadataUrl { reason, .. } if reason.contains(want)),
+                "{url}: {e:?}"
+            );
+            assert!(s.dialled.lock().unwrap().is_empty(), "{url}: nothing dialled");
+        }
+        assert!(
+            server.hits().is_empty(),
+            "no well-known location tried instead: {:?}",
+            server.hits()
+        );
+    })
+    .await;
+}
