@@ -395,7 +395,6 @@ fn start_manager(
         }
     }
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
-    let mut options = config.mcp_timing.manager_options();
     // A result's text is kept up to the frame cap, so the executor can cut it to
     // `allowlist::RESULT_CAP` and say by how much.
     options.client.limits.result_text_cap = options.client.limits.frame_cap;
