@@ -82,7 +82,7 @@ pub(crate) struct Web {
     /// The passphrase step-up's gate: one verification at a time, the failure budget, the lock.
     pub(super) gate: super::gate::Gate,
     /// OAuth login links and the authorizations waiting for their callback.
-    pub(super) oauth: super::oauth::Flows,
+    pub(super) oauth: super::flows::Flows,
 }
 
 impl std::fmt::Debug for Web {
@@ -134,7 +134,7 @@ impl Web {
             webauthn,
             clock,
             gate: super::gate::Gate::default(),
-            oauth: super::oauth::Flows::default(),
+            oauth: super::flows::Flows::default(),
             limits: Arc::new(limits),
         })
     }
@@ -156,7 +156,7 @@ impl Web {
         let token = self.oauth.new_link(server, self.clock.now());
         let link = EnrollLink {
             url: format!("{}/oauth/login#{token}", self.base_url()),
-            valid_s: super::oauth::VALID.as_secs(),
+            valid_s: super::flows::VALID.as_secs(),
         };
         serde_json::to_value(link).unwrap_or(Value::Null)
     }

@@ -26,6 +26,7 @@ pub(crate) mod cli;
 mod creds;
 mod diff;
 mod error;
+mod flows;
 mod gate;
 mod limits;
 mod oauth;
