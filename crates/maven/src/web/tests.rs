@@ -211,6 +211,12 @@ async fn every_get_route_answers_with_the_security_headers() {
         ("/api/mcp_servers", StatusCode::OK, "application/json"),
         ("/api/feeds", StatusCode::OK, "application/json"),
         ("/api/acts_log", StatusCode::OK, "application/json"),
+        ("/oauth/login", StatusCode::OK, "text/html"),
+        (
+            "/oauth/callback?code=x",
+            StatusCode::BAD_REQUEST,
+            "text/html",
+        ),
         ("/nope", StatusCode::NOT_FOUND, "application/json"),
     ];
     for (path, status, ctype) in cases {
@@ -1184,6 +1190,14 @@ async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() 
         source.oauth.status().await,
         mcp::oauth::AuthStatus::NeedsAuthorization
     );
+
+    // The owner declined at the authorization server: said so.
+    let cb = begin().await;
+    let declined = cb.replacen("code=", "error=access_denied&code=", 1);
+    assert_ne!(declined, cb);
+    let r = send(&t, get(&declined)).await;
+    assert_eq!(result_of(&r), "oauth_declined", "{}", r.body);
+    assert!(r.body.contains("access_denied"), "{}", r.body);
 
     // An authorization left waiting more than ten minutes is refused.
     let cb = begin().await;
