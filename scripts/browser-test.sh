@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real-browser test of the page (U-4): headless Debian Chromium driven by
 # playwright-core. Installs Chromium when /usr/bin/chromium is missing (apt, as root) and the
-# npm package into testenv/browser/, builds the maven, demo server and testkit-mcp binaries, runs
+# npm package into testenv/browser/, builds the maven, demo server, testkit-mcp and
+# testkit-authserver binaries, runs
 # testenv/browser/test.mjs and keeps the screenshot in ci-artifacts/web-tools.png.
 # Fails loudly when anything is missing.
 set -euo pipefail
@@ -33,7 +34,7 @@ fi
 
 target="${CARGO_TARGET_DIR:-$root/target}"
 cargo build --locked -p maven --bin maven -p demo-todo --bin maven-demo-todo \
-  -p testkit --bin testkit-mcp
+  -p testkit --bin testkit-mcp --bin testkit-authserver
 mkdir -p ci-artifacts
 node testenv/browser/test.mjs "$target/debug/maven" "$target/debug/maven-demo-todo" \
-  "$target/debug/testkit-mcp" "$root/ci-artifacts"
+  "$target/debug/testkit-mcp" "$target/debug/testkit-authserver" "$root/ci-artifacts"

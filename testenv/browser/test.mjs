@@ -11,7 +11,13 @@
 // string carries terminal control sequences and bidirectional overrides: the page shows them
 // as visible escapes (`\e]0;pwned`, `\u{202e}`), as text, never as markup or as themselves.
 //
-// Usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY TESTKIT_MCP_BINARY ARTIFACT_DIR
+// OAuth through the page: `testkit-authserver` (a loopback authorization server that is also
+// the MCP server it protects) is configured as "notes". `maven mcp login notes` prints a
+// one-time link; in a fresh session (no step-up yet) the page asks the passkey, sends the
+// browser to the authorization server, which sends it back to the page's /oauth/callback;
+// the page says "authorized by …" and the MCP servers card shows it, with no token.
+//
+// Usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY TESTKIT_MCP_BINARY TESTKIT_AUTHSERVER_BINARY ARTIFACT_DIR
 // Every failure exits 1 with the reason; success prints "browser: 1 passed, 0 failed".
 
 import { execFile, spawn } from "node:child_process";
@@ -22,9 +28,11 @@ import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 
 const run = promisify(execFile);
-const [maven, demo, testkit, artifacts] = process.argv.slice(2);
-if (!maven || !demo || !testkit || !artifacts) {
-  console.error("usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY TESTKIT_MCP_BINARY ARTIFACT_DIR");
+const [maven, demo, testkit, authserverBin, artifacts] = process.argv.slice(2);
+if (!maven || !demo || !testkit || !authserverBin || !artifacts) {
+  console.error(
+    "usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY TESTKIT_MCP_BINARY TESTKIT_AUTHSERVER_BINARY ARTIFACT_DIR",
+  );
   process.exit(2);
 }
 const CHROMIUM = "/usr/bin/chromium";
@@ -64,6 +72,17 @@ const home = mkdtempSync(join(tmpdir(), "mvn-browser-"));
 const data = join(home, "data");
 const config = join(home, "config.json");
 const profile = join(home, "chromium-profile");
+// The loopback authorization server: its base URL is its first line of output.
+const authserver = spawn(authserverBin, [], { stdio: ["ignore", "pipe", "inherit"] });
+const asBase = await new Promise((resolve, reject) => {
+  let out = "";
+  authserver.stdout.on("data", (b) => {
+    out += b.toString();
+    const line = out.split("\n")[0];
+    if (out.includes("\n")) resolve(line.trim());
+  });
+  authserver.on("exit", () => reject(new Error("testkit-authserver exited")));
+});
 writeFileSync(
   config,
   JSON.stringify({
@@ -72,6 +91,7 @@ writeFileSync(
     mcp_servers: {
       todo: { command: demo, enabled: true, allow_tools: ["list_tasks", "update_task"] },
       hostile: { command: testkit, args: ["--hostile-text"], enabled: true },
+      notes: { url: `${asBase}/mcp`, allow_private: true, enabled: true },
     },
   }),
 );
@@ -215,9 +235,61 @@ async function main() {
   const actor = api.find((t) => t.name === "say_hello").history[0].actor;
   if (!/^owner \(passkey [0-9a-f]{8}\)$/.test(actor)) fail(`audit actor: ${actor}`);
 
+  await oauthThroughThePage(context, page, base);
+
   const csp = problems.filter((p) => /Content Security Policy|Refused to/i.test(p));
   if (csp.length) fail(`the page broke its own CSP:\n${csp.join("\n")}`);
   console.log(`browser: enrolled, stepped up and enabled ${ACT}; screenshot ${join(artifacts, "web-tools.png")}`);
+}
+
+// `maven mcp login notes` → the page (a fresh session: the step-up is asked) → the
+// authorization server → the page's callback → "authorized by" on the page and the card.
+async function oauthThroughThePage(context, page, base) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const st = JSON.parse((await cli("mcp", "status", "--json")).stdout);
+    const notes = st.find((s) => s.name === "notes");
+    if (notes && notes.state === "needs authorization") break;
+    if (Date.now() > deadline) fail(`notes did not ask for authorization: ${JSON.stringify(notes)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const { stdout } = await cli("mcp", "login", "notes");
+  const link = stdout.split("\n").find((l) => l.startsWith("http://"));
+  if (!link || !link.startsWith(`${base}/oauth/login#`)) fail(`unexpected login link: ${stdout}`);
+  // A fresh session: the step-up must be asked on this page (the passkey enrolled above, on
+  // the same tab's virtual authenticator).
+  await context.clearCookies();
+  await page.goto("about:blank");
+  await page.goto(link);
+  const before = await page.textContent("#stepup-state");
+  if (!/^Not verified/.test(before)) fail(`the fresh session is already stepped up: ${before}`);
+  await Promise.all([
+    page.waitForURL(/\/oauth\/callback\?/, { timeout: 30_000 }),
+    page.click("#oauth-login-button"),
+  ]);
+  const result = await page.getAttribute("#oauth-result", "data-result");
+  const message = await page.textContent("#oauth-message");
+  if (result !== "authorized" || message !== `notes: authorized by ${asBase}`) {
+    fail(`the callback page says ${result}: ${message}`);
+  }
+  const html = await page.content();
+  if (/access-|refresh-/.test(html)) fail("a token is on the callback page");
+  await page.goto(`${base}/tools`);
+  await page.waitForFunction(
+    () => {
+      const s = document.querySelector('#mcp-servers article.server[data-name="notes"]');
+      return s && /authorized by/.test(s.textContent);
+    },
+    null,
+    { timeout: 30_000 },
+  );
+  const card = await page.textContent('#mcp-servers article.server[data-name="notes"]');
+  if (!card.includes(`authorized by ${asBase} (scopes: s0 offline_access;`)) fail(`the notes card: ${card}`);
+  if ((await page.locator('button[data-oauth="disconnect"][data-name="notes"]').count()) !== 1) {
+    fail("the notes card has no Disconnect button");
+  }
+  if (/access-|refresh-/.test(await page.content())) fail("a token is on /tools");
+  await page.screenshot({ path: join(artifacts, "web-oauth.png"), fullPage: true });
 }
 
 // The hostile server's strings on /tools: visible escapes, as text, nothing injected.
@@ -311,6 +383,7 @@ try {
       });
     });
   }
+  authserver.kill("SIGTERM");
   rmSync(home, { recursive: true, force: true });
 }
 process.exit(code);

@@ -232,13 +232,14 @@ enum McpCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Authorize an HTTP server that asks for OAuth: prints a one-time link (valid 10 minutes)
-    /// to open in a browser on this machine; the authorization server sends the browser back
-    /// to this command's loopback callback; the tokens are kept in the store and the running
-    /// daemon dials the server again.
+    /// Authorize an HTTP server that asks for OAuth: asks the running daemon for a one-time
+    /// link to its page (valid 10 minutes), to open in a browser on this machine. The page asks
+    /// for a fresh step-up (passkey or passphrase), sends the browser to the authorization
+    /// server, and takes it back at its own `/oauth/callback`; the daemon keeps the tokens and
+    /// dials the server again.
     ///
-    /// Exit 0 when authorized, 1 when it failed or was refused, 2 for a usage or
-    /// configuration error.
+    /// Exit 0 when the link is printed, 1 when the daemon is not running or refused, 2 for a
+    /// usage or configuration error.
     Login {
         /// The server's name in mcp_servers
         name: String,
@@ -321,8 +322,7 @@ pub(crate) fn main() -> ExitCode {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            let db = data_dir.join(crate::daemon::DB_NAME);
-            runtime(crate::oauth::login(cfg, name, data_dir, db))
+            runtime(crate::oauth::login(cfg, name, data_dir))
         }
         Command::Mcp(McpCmd::Logout { name }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {

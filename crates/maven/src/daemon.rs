@@ -183,10 +183,24 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
     let (servers, blocked) = crate::confine::launches(&config, &data_dir);
-    let manager = start_manager(servers, &config, &store, &discovery, &cancel, &tracker);
     let descriptors = raise_descriptor_limit();
     let page_connections = page_connections(descriptors);
     let web = crate::web::start(&config, &store, page_connections).await;
+    // The authorization servers send the owner back to the page's callback, at the address
+    // the page actually bound (`web.listen` may say port 0).
+    let redirect_uri = match &web {
+        Some((w, _)) => w.callback_url(),
+        None => crate::oauth::redirect_uri(&config),
+    };
+    let manager = start_manager(
+        servers,
+        &config,
+        &store,
+        &discovery,
+        &cancel,
+        &tracker,
+        &redirect_uri,
+    );
     let executor = allowlist::Executor::new(store.clone(), approvals, manager.clone());
     let llm = match config.router.kind {
         config::RouterKind::Rules => None,
@@ -410,6 +424,7 @@ fn start_manager(
     discovery: &Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     cancel: &CancellationToken,
     tracker: &TaskTracker,
+    redirect_uri: &str,
 ) -> Option<mcp::Manager> {
     if config.mcp_servers.is_empty() {
         return None;
@@ -421,12 +436,13 @@ fn start_manager(
     });
     let mut options = config.mcp_timing.manager_options();
     for name in config.mcp_servers.keys() {
-        if let Some(o) = crate::oauth::for_server(config, name, creds.clone()) {
+        if let Some(o) =
+            crate::oauth::for_server_with(config, name, creds.clone(), redirect_uri.to_owned())
+        {
             options = options.with_oauth(Arc::new(o));
         }
     }
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
-    let mut options = config.mcp_timing.manager_options();
     // A result's text is kept up to the frame cap, so the executor can cut it to
     // `allowlist::RESULT_CAP` and say by how much.
     options.client.limits.result_text_cap = options.client.limits.frame_cap;
@@ -613,22 +629,19 @@ impl State {
             "mcp_servers" => view(self.mcp_servers().await),
             "feeds" => view(self.feeds()),
             "mcp_logout" => self.mcp_logout(&params).await,
-            "mcp_authorized" => {
-                // `maven mcp login` kept new credentials: read them and dial again.
+            "mcp_login" => {
+                // `maven mcp login`: a one-time link to the page, which authorizes.
                 let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-                match self
-                    .manager
-                    .as_ref()
-                    .and_then(|m| m.oauth(name).map(|o| (m, o)))
-                {
-                    Some((m, o)) => {
-                        o.reload().await;
-                        m.redial(name);
-                        Ok(serde_json::json!({"server": name}))
-                    }
-                    None => Err(RpcError::invalid_params(format!(
-                        "no HTTP server named {name:?} is configured"
-                    ))),
+                if self.manager.as_ref().and_then(|m| m.oauth(name)).is_none() {
+                    return Err(RpcError::invalid_params(format!(
+                        "no enabled HTTP server named {name:?} is configured"
+                    )));
+                }
+                match self.web.as_deref() {
+                    Some(w) => Ok(w.oauth_link(name)),
+                    None => Err(RpcError::internal(
+                        "the page is not running (web.listen could not be bound; see the daemon's log), and authorization goes through it",
+                    )),
                 }
             }
             "web_enroll" => match self.web.as_deref() {
@@ -803,6 +816,14 @@ impl StatusSource for State {
     }
     fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
         Box::pin(std::future::ready(State::feeds(self)))
+    }
+    fn oauth(&self, server: &str) -> Option<Arc<mcp::oauth::OAuth>> {
+        self.manager.as_ref()?.oauth(server)
+    }
+    fn redial(&self, server: &str) {
+        if let Some(m) = &self.manager {
+            m.redial(server);
+        }
     }
     fn unstable(&self, server: &str) -> Option<String> {
         self.discovery

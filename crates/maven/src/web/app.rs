@@ -37,6 +37,12 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
     fn unstable(&self, _server: &str) -> Option<String> {
         None
     }
+    /// The OAuth authorization of this HTTP server, when the daemon runs it.
+    fn oauth(&self, _server: &str) -> Option<Arc<mcp::oauth::OAuth>> {
+        None
+    }
+    /// Dial this server again (it was just authorized or forgotten).
+    fn redial(&self, _server: &str) {}
 }
 
 /// The configuration alone: what the cards show before anything connected.
@@ -75,6 +81,8 @@ pub(crate) struct Web {
     pub(crate) limits: Arc<super::limits::Limits>,
     /// The passphrase step-up's gate: one verification at a time, the failure budget, the lock.
     pub(super) gate: super::gate::Gate,
+    /// OAuth login links and the authorizations waiting for their callback.
+    pub(super) oauth: super::flows::Flows,
 }
 
 impl std::fmt::Debug for Web {
@@ -126,6 +134,7 @@ impl Web {
             webauthn,
             clock,
             gate: super::gate::Gate::default(),
+            oauth: super::flows::Flows::default(),
             limits: Arc::new(limits),
         })
     }
@@ -133,6 +142,23 @@ impl Web {
     /// The page's address as the owner opens it (`localhost`, where passkeys work).
     pub(crate) fn base_url(&self) -> String {
         format!("http://{RP_ID}:{}", self.addr.port())
+    }
+
+    /// The page's OAuth callback, where authorization servers send the owner back: the
+    /// address bound, as a loopback IP literal (RFC 8252 §7.3).
+    pub(crate) fn callback_url(&self) -> String {
+        format!("http://{}/oauth/callback", self.addr)
+    }
+
+    /// Makes a one-time link that starts the authorization of `server`, valid ten minutes
+    /// (the `mcp_login` IPC method).
+    pub(crate) fn oauth_link(&self, server: &str) -> Value {
+        let token = self.oauth.new_link(server, self.clock.now());
+        let link = EnrollLink {
+            url: format!("{}/oauth/login#{token}", self.base_url()),
+            valid_s: super::flows::VALID.as_secs(),
+        };
+        serde_json::to_value(link).unwrap_or(Value::Null)
     }
 
     /// The page's limits and counters, for `maven status`.

@@ -12,7 +12,10 @@
 //!   `Referrer-Policy: no-referrer` and `Cache-Control: no-store`;
 //! - enabling or disabling an act needs a step-up (a passkey assertion, or the configured
 //!   passphrase) verified within the last five minutes (401 `step_up_required` /
-//!   `step_up_stale`).
+//!   `step_up_stale`), and so does authorizing an MCP server over OAuth (`/oauth/login`,
+//!   Connect, Disconnect); the authorization server's redirect back to `/oauth/callback`
+//!   carries no session cookie (SameSite=Strict) and is bound by its one-time `state` instead
+//!   (see `oauth`).
 //!
 //! There is deliberately no route that calls a tool.
 
@@ -23,8 +26,10 @@ pub(crate) mod cli;
 mod creds;
 mod diff;
 mod error;
+mod flows;
 mod gate;
 mod limits;
+mod oauth;
 mod pages;
 mod session;
 mod text;
@@ -78,6 +83,14 @@ pub(crate) fn router(app: App) -> Router {
         .route("/api/stepup/passkey/start", post(auth::passkey_start))
         .route("/api/stepup/passkey/finish", post(auth::passkey_finish))
         .route("/api/stepup/passphrase", post(auth::passphrase))
+        .route("/oauth/login", get(pages::oauth_login))
+        .route("/oauth/callback", get(oauth::callback))
+        .route("/api/oauth/login", post(oauth::login))
+        .route("/api/mcp_servers/{name}/connect", post(oauth::connect))
+        .route(
+            "/api/mcp_servers/{name}/disconnect",
+            post(oauth::disconnect),
+        )
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),

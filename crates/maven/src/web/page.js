@@ -127,19 +127,25 @@
     return fin.data.step_up;
   }
 
-  async function change(name, action) {
-    let res = await post("/api/tools/" + encodeURIComponent(name) + "/" + action);
+  // A POST behind a step-up: when the step-up is missing or stale, the passkey is asked for
+  // (when one is enrolled) and the POST made again.
+  async function guarded(path, body, what) {
+    let res = await post(path, body);
     if (!res.ok && (res.data.error === "step_up_required" || res.data.error === "step_up_stale")) {
       const state = document.getElementById("stepup-state");
       if (!state || state.dataset.passkeys === "0") {
         throw new Error(res.data.message);
       }
-      say("Verify with your passkey to " + action + " " + name + "…");
+      say("Verify with your passkey to " + what + "…");
       await verifyPasskey();
-      res = await post("/api/tools/" + encodeURIComponent(name) + "/" + action);
+      res = await post(path, body);
     }
     if (!res.ok) throw new Error(res.data.message || "refused");
     return res.data;
+  }
+
+  async function change(name, action) {
+    return guarded("/api/tools/" + encodeURIComponent(name) + "/" + action, {}, action + " " + name);
   }
 
   function wire() {
@@ -158,6 +164,54 @@
         }
       });
     });
+
+    // The MCP servers card: Connect sends the browser to the authorization server;
+    // Disconnect forgets the tokens (revoked where the authorization server offers it).
+    document.querySelectorAll("button[data-oauth]").forEach(function (b) {
+      b.addEventListener("click", async function () {
+        const name = b.dataset.name;
+        const action = b.dataset.oauth;
+        b.disabled = true;
+        try {
+          const path = "/api/mcp_servers/" + encodeURIComponent(name) + "/" + action;
+          const r = await guarded(path, {}, action + " " + name);
+          if (action === "connect") {
+            say("Sending you to " + r.issuer + "…");
+            window.location.assign(r.redirect);
+          } else {
+            say(name + ": authorization forgotten.");
+            window.location.reload();
+          }
+        } catch (e) {
+          say(String(e.message || e), true);
+          b.disabled = false;
+        }
+      });
+    });
+
+    // The page a `maven mcp login` link opens: the one-time token is in the fragment, kept
+    // there across the step-up's reload and posted only with the step-up fresh.
+    const loginButton = document.getElementById("oauth-login-button");
+    if (loginButton) {
+      const token = window.location.hash.replace(/^#/, "");
+      if (!token) {
+        say("This page needs the link `maven mcp login NAME` prints.", true);
+        loginButton.disabled = true;
+      } else {
+        loginButton.addEventListener("click", async function () {
+          loginButton.disabled = true;
+          try {
+            const r = await guarded("/api/oauth/login", { token: token }, "authorize");
+            history.replaceState(null, "", window.location.pathname);
+            say("Sending you to " + r.issuer + "…");
+            window.location.assign(r.redirect);
+          } catch (e) {
+            say(String(e.message || e), true);
+            loginButton.disabled = false;
+          }
+        });
+      }
+    }
 
     const pkButton = document.getElementById("stepup-passkey");
     if (pkButton) {

@@ -119,32 +119,8 @@ pub(super) async fn enroll(
     Ok(with_cookie(h, set))
 }
 
-fn state_title(s: ToolState) -> &'static str {
-    match s {
-        ToolState::Proposed => "Proposed — waiting for you",
-        ToolState::Enabled => "Enabled",
-        ToolState::Disabled => "Disabled",
-        ToolState::Withdrawn => "Withdrawn — no longer offered",
-    }
-}
-
-/// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts.
-pub(super) async fn tools(
-    State(app): State<App>,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers)?;
-    let s = api::session_view(&app, &cookie).await?;
-    let rows = api::tool_views(&app).await?;
-    let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
-    let csrf = s["csrf_token"].as_str().unwrap_or("");
-    let mut h = head("Maven — tools", csrf);
-    let _ = write!(
-        h,
-        "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>"
-    );
-
-    // Step-up card.
+/// The step-up card: its state, the passkey button, the passphrase form, the status line.
+fn stepup_card(h: &mut String, s: &Value) {
     h.push_str("<section class=\"card\" id=\"stepup\"><h2>Step-up</h2>");
     let _ = write!(
         h,
@@ -182,6 +158,59 @@ pub(super) async fn tools(
         );
     }
     h.push_str("<p id=\"status\" role=\"status\"></p></section>");
+}
+
+/// `GET /oauth/login`: the page a `maven mcp login` link opens. The link's token travels in the
+/// fragment (never sent to the server in a URL); the script posts it after the step-up.
+pub(super) async fn oauth_login(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let (cookie, set) = app.web.ensure_session(&headers)?;
+    let s = api::session_view(&app, &cookie).await?;
+    let csrf = s["csrf_token"].as_str().unwrap_or("");
+    let mut h = head("Maven — authorize an MCP server", csrf);
+    h.push_str(
+        "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>\
+         <section class=\"card\" id=\"oauth-login\"><h2>Authorize an MCP server</h2>\
+         <p>This one-time link (from <code>maven mcp login</code>) lets the MCP server's \
+         authorization server grant Maven access. Verify with your passkey (or passphrase) \
+         below, then continue: you are sent to the authorization server, which sends you back \
+         here.</p>\
+         <p><button type=\"button\" id=\"oauth-login-button\">Continue to the authorization server</button></p>\
+         </section>",
+    );
+    stepup_card(&mut h, &s);
+    h.push_str("</main></body></html>");
+    Ok(with_cookie(h, set))
+}
+
+fn state_title(s: ToolState) -> &'static str {
+    match s {
+        ToolState::Proposed => "Proposed — waiting for you",
+        ToolState::Enabled => "Enabled",
+        ToolState::Disabled => "Disabled",
+        ToolState::Withdrawn => "Withdrawn — no longer offered",
+    }
+}
+
+/// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts.
+pub(super) async fn tools(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let (cookie, set) = app.web.ensure_session(&headers)?;
+    let s = api::session_view(&app, &cookie).await?;
+    let rows = api::tool_views(&app).await?;
+    let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
+    let csrf = s["csrf_token"].as_str().unwrap_or("");
+    let mut h = head("Maven — tools", csrf);
+    let _ = write!(
+        h,
+        "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>"
+    );
+
+    stepup_card(&mut h, &s);
 
     // Acts by state.
     h.push_str("<section class=\"card\" id=\"acts\"><h2>Acts</h2>");
@@ -387,6 +416,24 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
                 );
             }
             h.push_str("</ul></details>");
+        }
+        if s.transport == "http" {
+            let auth = s.auth.as_deref();
+            let _ = write!(
+                h,
+                "<p class=\"auth\">authorization: <span class=\"auth-state\">{}</span> \
+                 <button type=\"button\" data-oauth=\"connect\" data-name=\"{1}\">Connect</button>",
+                opt(auth),
+                esc(&s.name),
+            );
+            if auth.is_some_and(|a| a.starts_with("authorized")) {
+                let _ = write!(
+                    h,
+                    " <button type=\"button\" data-oauth=\"disconnect\" data-name=\"{}\">Disconnect</button>",
+                    esc(&s.name)
+                );
+            }
+            h.push_str("</p>");
         }
         let tail = s.stderr_tail.as_deref().unwrap_or("");
         if !tail.is_empty() {

@@ -211,6 +211,12 @@ async fn every_get_route_answers_with_the_security_headers() {
         ("/api/mcp_servers", StatusCode::OK, "application/json"),
         ("/api/feeds", StatusCode::OK, "application/json"),
         ("/api/acts_log", StatusCode::OK, "application/json"),
+        ("/oauth/login", StatusCode::OK, "text/html"),
+        (
+            "/oauth/callback?code=x",
+            StatusCode::BAD_REQUEST,
+            "text/html",
+        ),
         ("/nope", StatusCode::NOT_FOUND, "application/json"),
     ];
     for (path, status, ctype) in cases {
@@ -978,4 +984,270 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
     assert_eq!(servers[0]["last_error"], HOSTILE);
     let feeds = send(&t, get("/api/feeds")).await.json();
     assert_eq!(feeds[0]["name"], HOSTILE);
+}
+
+/// The cards' source for the OAuth tests: one HTTP server, "notes", authorized by the test
+/// kit's loopback authorization server; counts its redials.
+struct OAuthSource {
+    oauth: Arc<mcp::oauth::OAuth>,
+    redials: std::sync::atomic::AtomicUsize,
+}
+
+impl StatusSource for OAuthSource {
+    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
+    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
+    fn oauth(&self, server: &str) -> Option<Arc<mcp::oauth::OAuth>> {
+        (server == "notes").then(|| self.oauth.clone())
+    }
+    fn redial(&self, _server: &str) {
+        self.redials
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn loopback_fetcher() -> webfetch::Fetcher {
+    let mut door = webfetch::DoorConfig::new("test-browser");
+    door.allow_private = true;
+    webfetch::Fetcher::new(door)
+}
+
+/// A page whose "notes" server is authorized by a real loopback authorization server.
+async fn setup_oauth() -> (T, Arc<OAuthSource>, testkit::authserver::AuthServer) {
+    let server = testkit::authserver::AuthServer::start(testkit::authserver::Hostile::None)
+        .await
+        .unwrap();
+    let oauth = mcp::oauth::OAuth::new(
+        mcp::oauth::OAuthConfig {
+            server: "notes".into(),
+            resource_url: format!("{}/mcp", server.base),
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            redirect_uri: "http://127.0.0.1:8765/oauth/callback".into(),
+            client_name: "Maven".into(),
+        },
+        loopback_fetcher(),
+        Arc::new(mcp::oauth::MemoryStore::default()),
+    );
+    let source = Arc::new(OAuthSource {
+        oauth: Arc::new(oauth),
+        redials: Default::default(),
+    });
+    let t = setup_with_status(
+        json!({"web": {"passphrase_hash": cheap_hash(PASSPHRASE)}}),
+        Some(source.clone() as Arc<dyn StatusSource>),
+    )
+    .await;
+    (t, source, server)
+}
+
+/// The token of a one-time login link (in its fragment).
+fn link_token(t: &T) -> String {
+    let v = t.app.web.oauth_link("notes");
+    let url = v["url"].as_str().unwrap();
+    assert_eq!(v["valid_s"], 600);
+    let (page, token) = url.split_once('#').unwrap();
+    assert_eq!(page, "http://localhost:8765/oauth/login");
+    token.to_owned()
+}
+
+/// The authorization server's answer to the browser: the callback's path and query.
+async fn through_the_as(redirect: &str) -> String {
+    let resp = loopback_fetcher()
+        .send(webfetch::Request::get(redirect).follow_redirects(false))
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 302);
+    let location = resp.header_str("location").unwrap().to_owned();
+    location
+        .strip_prefix("http://127.0.0.1:8765")
+        .unwrap_or_else(|| panic!("{location}"))
+        .to_owned()
+}
+
+fn result_of(r: &Resp) -> String {
+    let at = r.body.find("data-result=\"").unwrap() + "data-result=\"".len();
+    r.body[at..].split('"').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_login_link_needs_a_fresh_step_up_works_once_and_expires() {
+    let (t, _, _as) = setup_oauth().await;
+    let s = session(&t).await;
+    let token = link_token(&t);
+    let login = |token: &str| post("/api/oauth/login", &s, json!({"token": token}));
+
+    let r = send(&t, login(&token)).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
+    assert_eq!(r.error(), "step_up_required");
+    assert!(r.json()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("authorizing an MCP server needs a step-up"));
+    step_up(&t, &s).await;
+    let r = send(&t, login("00ff")).await;
+    assert_eq!(
+        (r.status, r.error()),
+        (StatusCode::FORBIDDEN, "oauth_link".into())
+    );
+    // The refusal without a step-up did not use the link up.
+    let r = send(&t, login(&token)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let redirect = r.json()["redirect"].as_str().unwrap().to_owned();
+    assert!(
+        redirect.contains("code_challenge_method=S256"),
+        "{redirect}"
+    );
+    assert!(
+        redirect.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A8765%2Foauth%2Fcallback"),
+        "{redirect}"
+    );
+    assert!(!r.body.contains("access-"), "{}", r.body);
+    let r = send(&t, login(&token)).await;
+    assert_eq!(
+        (r.status, r.error()),
+        (StatusCode::FORBIDDEN, "oauth_link".into())
+    );
+    assert!(r.body.contains("unknown or was used"), "{}", r.body);
+
+    // A link older than ten minutes is refused (after a new step-up: the old one is stale).
+    let late = link_token(&t);
+    t.clock.advance(Duration::from_secs(11 * 60));
+    let r = send(&t, login(&late)).await;
+    assert_eq!(r.error(), "step_up_stale");
+    step_up(&t, &s).await;
+    let r = send(&t, login(&late)).await;
+    assert_eq!(
+        (r.status, r.error()),
+        (StatusCode::FORBIDDEN, "oauth_link".into())
+    );
+    assert!(r.body.contains("expired"), "{}", r.body);
+}
+
+#[tokio::test]
+async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() {
+    let (t, source, server) = setup_oauth().await;
+    let s = session(&t).await;
+    let connect = || post("/api/mcp_servers/notes/connect", &s, json!({}));
+    let r = send(&t, connect()).await;
+    assert_eq!(r.error(), "step_up_required");
+    let r = send(&t, post("/api/mcp_servers/other/connect", &s, json!({}))).await;
+    assert_eq!(r.error(), "step_up_required", "the step-up comes first");
+    step_up(&t, &s).await;
+    let r = send(&t, post("/api/mcp_servers/other/connect", &s, json!({}))).await;
+    assert_eq!(
+        (r.status, r.error()),
+        (StatusCode::NOT_FOUND, "not_found".into())
+    );
+
+    let begin = || async {
+        let r = send(&t, connect()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(r.json()["issuer"], server.base.as_str());
+        through_the_as(r.json()["redirect"].as_str().unwrap()).await
+    };
+    let cb = begin().await;
+    assert!(cb.starts_with("/oauth/callback?"), "{cb}");
+    let state = url::form_urlencoded::parse(cb.split_once('?').unwrap().1.as_bytes())
+        .find(|(k, _)| k == "state")
+        .unwrap()
+        .1
+        .into_owned();
+
+    // Hostile callbacks, no session needed (none is sent on the cross-site redirect).
+    let r = send(&t, get("/oauth/callback?code=x")).await;
+    assert_eq!(
+        (r.status, result_of(&r)),
+        (StatusCode::BAD_REQUEST, "oauth_state".into())
+    );
+    let r = send(&t, get("/oauth/callback?state=not-ours&code=x")).await;
+    assert_eq!(result_of(&r), "oauth_state");
+    assert!(r.body.contains("unknown or was used"), "{}", r.body);
+    let long = format!("/oauth/callback?state={state}&pad={}", "a".repeat(9000));
+    let r = send(&t, get(&long)).await;
+    assert_eq!(result_of(&r), "oauth_callback");
+    assert!(r.body.contains("longer than 8192 bytes"), "{}", r.body);
+    // An `iss` from another issuer (mix-up): refused before the code is redeemed.
+    let mixed = cb.replace(
+        &format!(
+            "iss={}",
+            url::form_urlencoded::byte_serialize(server.base.as_bytes()).collect::<String>()
+        ),
+        "iss=http%3A%2F%2F127.0.0.1%3A1",
+    );
+    assert_ne!(mixed, cb);
+    let r = send(&t, get(&mixed)).await;
+    assert_eq!(
+        (r.status, result_of(&r)),
+        (StatusCode::BAD_REQUEST, "oauth_iss".into())
+    );
+    // The authorization it belonged to is used up, whatever the outcome.
+    let r = send(&t, get(&cb)).await;
+    assert_eq!(result_of(&r), "oauth_state");
+    assert_eq!(
+        source.oauth.status().await,
+        mcp::oauth::AuthStatus::NeedsAuthorization
+    );
+
+    // The owner declined at the authorization server: said so.
+    let cb = begin().await;
+    let declined = cb.replacen("code=", "error=access_denied&code=", 1);
+    assert_ne!(declined, cb);
+    let r = send(&t, get(&declined)).await;
+    assert_eq!(result_of(&r), "oauth_declined", "{}", r.body);
+    assert!(r.body.contains("access_denied"), "{}", r.body);
+
+    // An authorization left waiting more than ten minutes is refused.
+    let cb = begin().await;
+    t.clock.advance(Duration::from_secs(11 * 60));
+    let r = send(&t, get(&cb)).await;
+    assert_eq!(
+        (r.status, result_of(&r)),
+        (StatusCode::BAD_REQUEST, "oauth_expired".into())
+    );
+    assert_eq!(source.redials.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // The good one: authorized, redialled, no token on the page; then it is used up.
+    step_up(&t, &s).await;
+    let cb = begin().await;
+    let r = send(&t, get(&cb)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(result_of(&r), "authorized");
+    assert!(
+        r.body
+            .contains(&format!("notes: authorized by {}", server.base)),
+        "{}",
+        r.body
+    );
+    assert!(
+        !r.body.contains("access-") && !r.body.contains("refresh-"),
+        "{}",
+        r.body
+    );
+    assert_hardened(&r);
+    assert_eq!(source.redials.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(matches!(
+        source.oauth.status().await,
+        mcp::oauth::AuthStatus::Authorized { .. }
+    ));
+    let r = send(&t, get(&cb)).await;
+    assert_eq!(result_of(&r), "oauth_state");
+
+    // Disconnect: behind the step-up too; forgets.
+    t.clock.advance(Duration::from_secs(6 * 60));
+    let disconnect = || post("/api/mcp_servers/notes/disconnect", &s, json!({}));
+    let r = send(&t, disconnect()).await;
+    assert_eq!(r.error(), "step_up_stale");
+    step_up(&t, &s).await;
+    let r = send(&t, disconnect()).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        source.oauth.status().await,
+        mcp::oauth::AuthStatus::NeedsAuthorization
+    );
+    assert_eq!(source.redials.load(std::sync::atomic::Ordering::SeqCst), 2);
 }

@@ -1,15 +1,17 @@
 //! OAuth under the real daemon, against the test kit's loopback authorization server: a server
 //! that asks for authorization is parked (not dialled in a loop), `maven mcp inspect` shows the
-//! discovery, `maven mcp login` authorizes it through a browser stand-in (plain HTTP GETs that
-//! follow nothing), the daemon dials again and proposes its tool, `maven mcp logout` forgets.
+//! discovery, `maven mcp login` prints a one-time page link, which needs a fresh step-up and
+//! sends the browser (a stand-in: plain HTTP GETs that follow nothing) to the authorization
+//! server, which sends it back to the page's `/oauth/callback`; the daemon dials again, its
+//! tool is proposed, enabled on the page and called through the authorized server; the card
+//! shows the authorization, and Disconnect forgets it.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::support::{by_name, eventually, stderr, Home};
+use crate::web::{get as page_get, passphrase_hash, post, PASSPHRASE};
 
 /// The test kit's authorization server, in a runtime of its own for the test's length.
 fn authserver() -> String {
@@ -51,14 +53,39 @@ fn get(url: &str) -> (u16, Option<String>) {
     })
 }
 
+/// The port and token of the page link `maven mcp login NAME` prints.
+fn login_link(home: &Home, name: &str) -> (u16, String) {
+    let out = home.run(&["mcp", "login", name]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let link = text
+        .lines()
+        .find(|l| l.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no link: {text}"));
+    let rest = link.strip_prefix("http://localhost:").unwrap();
+    let (port, token) = rest.split_once("/oauth/login#").unwrap();
+    assert_eq!(token.len(), 64, "{link}");
+    (port.parse().unwrap(), token.to_owned())
+}
+
+fn body_json(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
 #[test]
-fn a_server_that_asks_is_parked_inspected_logged_in_and_out() {
+fn a_server_that_asks_is_parked_inspected_and_authorized_through_the_page() {
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     let home = Home::new();
     let base = authserver();
     home.write_config(
-        &json!({"mcp_servers": {
-            "notes": {"url": format!("{base}/mcp"), "allow_private": true, "enabled": true}
-        }})
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {
+                "notes": {"url": format!("{base}/mcp"), "allow_private": true, "enabled": true}
+            }
+        })
         .to_string(),
     );
     let _d = home.start();
@@ -96,40 +123,99 @@ fn a_server_that_asks_is_parked_inspected_logged_in_and_out() {
     assert_eq!(v["auth"]["registration"], "dynamic");
     assert_eq!(v["auth"]["scopes"], json!(["s0"]));
 
-    // login: the printed link, the AS's redirect to the command's loopback callback.
-    let mut login = Command::new(env!("CARGO_BIN_EXE_maven"))
-        .args(["--data"])
-        .arg(home.data())
-        .arg("--config")
-        .arg(home.config())
-        .args(["mcp", "login", "notes"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(login.stdout.take().unwrap()).lines();
-    let link = loop {
-        let l = lines.next().expect("login printed no link").unwrap();
-        if l.starts_with("http://") {
-            break l;
-        }
-    };
-    assert!(link.contains("code_challenge_method=S256"), "{link}");
-    let (status, callback) = get(&link);
+    // login: a one-time page link. The page's session (a browser on this machine).
+    let (port, token) = login_link(&home, "notes");
+    let host = format!("localhost:{port}");
+    let (status, head, body) = page_get(port, "/api/session", &host, "");
+    assert_eq!(status, 200, "{body}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_owned();
+    let csrf = body_json(&body)["csrf_token"].as_str().unwrap().to_owned();
+    let api = |path: &str, body: &Value| post(port, path, &cookie, &csrf, body);
+    let (status, _, body) = page_get(port, "/oauth/login", &host, &cookie);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("id=\"oauth-login-button\""), "{body}");
+    assert!(body.contains("id=\"stepup-passphrase\""), "{body}");
+
+    // No step-up: refused, and the link is not used up by it.
+    let (status, _, body) = api("/api/oauth/login", &json!({"token": token}));
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(body_json(&body)["error"], "step_up_required");
+    let (status, _, body) = api("/api/stepup/passphrase", &json!({"passphrase": PASSPHRASE}));
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = api("/api/oauth/login", &json!({"token": token}));
+    assert_eq!(status, 200, "{body}");
+    let v = body_json(&body);
+    assert_eq!(v["issuer"], base.as_str());
+    let redirect = v["redirect"].as_str().unwrap().to_owned();
+    assert!(
+        redirect.starts_with(&format!("{base}/authorize?")),
+        "{redirect}"
+    );
+    assert!(
+        redirect.contains("code_challenge_method=S256"),
+        "{redirect}"
+    );
+    assert!(
+        redirect.contains(&format!(
+            "redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Foauth%2Fcallback"
+        )),
+        "{redirect}"
+    );
+    // The link works once.
+    let (status, _, body) = api("/api/oauth/login", &json!({"token": token}));
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body_json(&body)["error"], "oauth_link");
+
+    // The authorization server sends the browser back to the page's callback.
+    let (status, callback) = get(&redirect);
     assert_eq!(status, 302);
     let callback = callback.unwrap();
-    assert!(callback.starts_with("http://127.0.0.1:"), "{callback}");
-    assert_eq!(get(&callback).0, 200);
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
-    let done = login.wait().unwrap();
-    assert!(done.success(), "{rest:?}");
+    let prefix = format!("http://127.0.0.1:{port}/oauth/callback?");
+    assert!(callback.starts_with(&prefix), "{callback}");
+    let query = callback.strip_prefix(&prefix).unwrap().to_owned();
+    let cb = |q: &str| {
+        page_get(
+            port,
+            &format!("/oauth/callback?{q}"),
+            &format!("127.0.0.1:{port}"),
+            "",
+        )
+    };
+    // A wrong state, then an `iss` from another issuer: each its refusal.
+    let wrong: String = url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| match k.as_ref() {
+            "state" => format!("state={}x", v),
+            _ => format!(
+                "{k}={}",
+                url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    let (status, _, body) = cb(&wrong);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("data-result=\"oauth_state\""), "{body}");
+    let (status, _, body) = cb(&query);
+    assert_eq!(status, 200, "{body}");
     assert!(
-        rest.iter()
-            .any(|l| l == &format!("notes: authorized by {base}")),
-        "{rest:?}"
+        body.contains(&format!("notes: authorized by {base}")),
+        "{body}"
     );
+    assert!(
+        !body.contains("access-") && !body.contains("refresh-"),
+        "{body}"
+    );
+    // Replayed: used up.
+    let (status, _, body) = cb(&query);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("data-result=\"oauth_state\""), "{body}");
 
-    // The daemon read the new tokens and dialled again: ready, its tool proposed.
+    // The daemon dialled again: ready, its tool proposed.
     let st = eventually("authorized and ready", || {
         let st = home.json(&["mcp", "status", "--json"]);
         (by_name(&st, "notes")["state"] == "ready").then_some(st)
@@ -152,15 +238,96 @@ fn a_server_that_asks_is_parked_inspected_logged_in_and_out() {
             .any(|r| r["name"] == "notes_whoami" && r["state"] == "proposed")
             .then_some(())
     });
+    // The card shows it, with Connect and Disconnect; no token.
+    let (status, _, page) = page_get(port, "/tools", &host, &cookie);
+    assert_eq!(status, 200);
+    assert!(
+        page.contains(&format!("authorized by {base} (scopes: s0 offline_access;")),
+        "{page}"
+    );
+    assert!(
+        page.contains("data-oauth=\"connect\" data-name=\"notes\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("data-oauth=\"disconnect\" data-name=\"notes\""),
+        "{page}"
+    );
+    assert!(!page.contains("access-"), "{page}");
 
-    // logout: forgotten (and revoked).
+    // A tool call through the authorized server (enabled on the page, the step-up fresh).
+    let (status, _, body) = api("/api/tools/notes_whoami/enable", &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let out = home.run(&["say", "notes", "whoami"]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = if said.contains("(yes/no)") {
+        home.run(&["say", "yes"])
+    } else {
+        out
+    };
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{said} {}", stderr(&out));
+    assert!(
+        said.starts_with("notes_whoami ran; the MCP server \"notes\" returned:"),
+        "{said}"
+    );
+
+    // Connect again, and an `iss` from another issuer in the callback (mix-up): refused,
+    // the authorization kept.
+    let (status, _, body) = api("/api/mcp_servers/notes/connect", &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let (_, callback) = get(body_json(&body)["redirect"].as_str().unwrap());
+    let query = callback.unwrap().strip_prefix(&prefix).unwrap().to_owned();
+    let mixed: String = url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| match k.as_ref() {
+            "iss" => "iss=http%3A%2F%2F127.0.0.1%3A1".to_owned(),
+            _ => format!(
+                "{k}={}",
+                url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    let (status, _, body) = cb(&mixed);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("data-result=\"oauth_iss\""), "{body}");
+    let st = home.json(&["mcp", "status", "--json"]);
+    assert!(by_name(&st, "notes")["auth"]
+        .as_str()
+        .unwrap()
+        .starts_with("authorized by"));
+
+    // Disconnect on the card: forgotten (and revoked); the server asks again.
+    let (status, _, body) = api("/api/mcp_servers/notes/disconnect", &json!({}));
+    assert_eq!(status, 200, "{body}");
+    eventually("needs authorization again", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "notes")["auth"] == "needs authorization").then_some(())
+    });
+    // `maven mcp logout` still works (nothing left to forget).
     let out = home.run(&["mcp", "logout", "notes"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let st = home.json(&["mcp", "status", "--json"]);
-    assert_ne!(
-        by_name(&st, "notes")["auth"]
-            .as_str()
-            .map(|a| a.starts_with("authorized")),
-        Some(true)
+}
+
+#[test]
+fn login_needs_the_daemon_and_an_http_server() {
+    let home = Home::new();
+    home.write_config(
+        &json!({"mcp_servers": {"local": {"command": "true"}, "web": {"url": "https://example.invalid/mcp"}}})
+            .to_string(),
+    );
+    let out = home.run(&["mcp", "login", "local"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no HTTP server named \"local\""),
+        "{}",
+        stderr(&out)
+    );
+    let out = home.run(&["mcp", "login", "web"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the daemon is not running"),
+        "{}",
+        stderr(&out)
     );
 }

@@ -10,10 +10,10 @@ use serde_json::{json, Value};
 
 use crate::support::{maven, stderr, Home};
 
-const PASSPHRASE: &str = "correct horse battery staple";
+pub(crate) const PASSPHRASE: &str = "correct horse battery staple";
 
 /// One HTTP/1.1 exchange on a fresh loopback connection; returns (status, headers, body).
-fn http(port: u16, req: &str) -> (u16, String, String) {
+pub(crate) fn http(port: u16, req: &str) -> (u16, String, String) {
     #[expect(
         clippy::disallowed_methods,
         reason = "a test client of the daemon's own loopback page"
@@ -33,7 +33,7 @@ fn http(port: u16, req: &str) -> (u16, String, String) {
     (status, head.to_owned(), body.to_owned())
 }
 
-fn get(port: u16, path: &str, host: &str, cookie: &str) -> (u16, String, String) {
+pub(crate) fn get(port: u16, path: &str, host: &str, cookie: &str) -> (u16, String, String) {
     let cookie = if cookie.is_empty() {
         String::new()
     } else {
@@ -45,7 +45,13 @@ fn get(port: u16, path: &str, host: &str, cookie: &str) -> (u16, String, String)
     )
 }
 
-fn post(port: u16, path: &str, cookie: &str, csrf: &str, body: &Value) -> (u16, String, String) {
+pub(crate) fn post(
+    port: u16,
+    path: &str,
+    cookie: &str,
+    csrf: &str,
+    body: &Value,
+) -> (u16, String, String) {
     let body = body.to_string();
     http(
         port,
@@ -72,7 +78,7 @@ fn enroll(home: &Home) -> (String, u16) {
     (url.clone(), port.parse().unwrap())
 }
 
-fn passphrase_hash(input: &str) -> std::process::Output {
+pub(crate) fn passphrase_hash(input: &str) -> std::process::Output {
     let mut c = maven()
         .args(["web", "passphrase"])
         .stdin(Stdio::piped())

@@ -124,6 +124,19 @@ pub struct Pending {
     resource: String,
 }
 
+impl Pending {
+    /// The one-time `state` the callback must carry back: what binds a callback to this
+    /// authorization (the page keeps pending authorizations by it).
+    pub fn state(&self) -> &str {
+        &self.state
+    }
+
+    /// The authorization server it was begun with.
+    pub fn issuer(&self) -> &str {
+        &self.discovered.server.issuer
+    }
+}
+
 impl std::fmt::Debug for Pending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pending")

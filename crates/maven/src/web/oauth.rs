@@ -1,0 +1,215 @@
+//! The owner's path through OAuth on the page: a one-time login link (`maven mcp login NAME`)
+//! or the MCP servers card's Connect button, a fresh step-up, the redirect to the
+//! authorization server, and the callback the authorization server sends the browser back to.
+//!
+//! The callback (`GET /oauth/callback`) comes from the authorization server's cross-site
+//! redirect, which does not carry the SameSite=Strict session cookie. What binds it to the
+//! owner's step-up is the one-time `state`: an authorization begun behind a fresh step-up is
+//! kept here under it (ten minutes, used once, whatever the outcome), and `OAuth::complete`
+//! checks `state` and `iss` again before the code is redeemed. No token reaches the page.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::app::{App, SessionCookie};
+use super::error::AppError;
+use super::flows::{Lookup, MAX_QUERY};
+use super::pages::text;
+
+/// The session's fresh step-up, with a refusal that says what it is for.
+fn stepped_up(app: &App, cookie: &str) -> Result<(), AppError> {
+    app.web.fresh_step_up(cookie).map(|_| ()).map_err(|mut e| {
+        if e.code == "step_up_required" {
+            e.message = "authorizing an MCP server needs a step-up: verify with your passkey (or the configured passphrase)".to_owned();
+        }
+        e
+    })
+}
+
+fn no_server(name: &str) -> AppError {
+    AppError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!(
+            "no enabled HTTP server named {:?} is configured",
+            shown::capped(name, 100)
+        ),
+    )
+}
+
+/// Begins the authorization of `server` (discovery, registration) and keeps it under its
+/// `state`; answers the URL the browser is sent to.
+async fn begin(app: &App, server: &str) -> Result<Json<Value>, AppError> {
+    let oauth = app.status.oauth(server).ok_or_else(|| no_server(server))?;
+    let challenge = oauth.last_challenge().await.unwrap_or_default();
+    let pending = oauth.begin(&challenge).await.map_err(|e| {
+        AppError::new(
+            StatusCode::BAD_GATEWAY,
+            "oauth",
+            format!(
+                "{}: the authorization could not start: {e}",
+                shown::line(server)
+            ),
+        )
+    })?;
+    let url = pending.url.clone();
+    let issuer = pending.issuer().to_owned();
+    app.web.oauth.wait(server, pending, app.web.clock.now());
+    tracing::info!(server = %server, issuer = %issuer, "OAuth authorization begun on the page");
+    Ok(Json(
+        json!({"server": server, "issuer": issuer, "redirect": url}),
+    ))
+}
+
+#[derive(Deserialize)]
+pub(super) struct LoginReq {
+    token: String,
+}
+
+/// `POST /api/oauth/login {"token"}`: the login link's step. A fresh step-up first (the link is
+/// not used up without one), then the link is used up and the authorization begun.
+pub(super) async fn login(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Json(req): Json<LoginReq>,
+) -> Result<Json<Value>, AppError> {
+    stepped_up(&app, &c.0)?;
+    let server = app.web.oauth.take_link(&req.token, app.web.clock.now())?;
+    begin(&app, &server).await
+}
+
+/// `POST /api/mcp_servers/{name}/connect`: the card's Connect, the same flow as a login link.
+pub(super) async fn connect(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    stepped_up(&app, &c.0)?;
+    begin(&app, &name).await
+}
+
+/// `POST /api/mcp_servers/{name}/disconnect`: forgets the server's tokens (revoked first where
+/// the authorization server offers it) and dials it again, so it shows "needs authorization".
+pub(super) async fn disconnect(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    stepped_up(&app, &c.0)?;
+    let oauth = app.status.oauth(&name).ok_or_else(|| no_server(&name))?;
+    oauth.logout().await.map_err(|e| {
+        AppError::new(
+            StatusCode::BAD_GATEWAY,
+            "oauth",
+            format!("{}: {e}", shown::line(&name)),
+        )
+    })?;
+    app.status.redial(&name);
+    tracing::info!(server = %name, "OAuth credentials forgotten on the page");
+    Ok(Json(json!({"server": name, "forgotten": true})))
+}
+
+/// The callback's answer: a small page, never a token.
+fn answer(port: u16, status: StatusCode, code: &str, title: &str, message: &str) -> Response {
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Maven — {t}</title><link rel=\"stylesheet\" href=\"/static/page.css\"></head>\
+         <body><main><section class=\"card\" id=\"oauth-result\" data-result=\"{c}\">\
+         <h2>{t}</h2><p id=\"oauth-message\">{m}</p>\
+         <p><a href=\"http://localhost:{port}/tools\">Back to Tools</a></p></section></main></body></html>",
+        t = text(title),
+        c = text(code),
+        m = text(message),
+    );
+    (status, Html(html)).into_response()
+}
+
+fn refused(port: u16, code: &str, message: &str) -> Response {
+    tracing::warn!(%code, %message, "OAuth callback refused");
+    answer(
+        port,
+        StatusCode::BAD_REQUEST,
+        code,
+        "Not authorized",
+        message,
+    )
+}
+
+/// `GET /oauth/callback?…`: where the authorization server sends the owner back. Bounded
+/// (the query at most [`MAX_QUERY`] bytes), bound to its authorization by `state`; `state` and
+/// `iss` are checked by `OAuth::complete`, then the code is redeemed, the tokens kept and the
+/// server dialled again.
+pub(super) async fn callback(State(app): State<App>, RawQuery(query): RawQuery) -> Response {
+    let port = app.web.addr.port();
+    let query = query.unwrap_or_default();
+    if query.len() > MAX_QUERY {
+        return refused(
+            port,
+            "oauth_callback",
+            &format!("the callback's query is longer than {MAX_QUERY} bytes"),
+        );
+    }
+    let Some(state) = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned())
+    else {
+        return refused(
+            port,
+            "oauth_state",
+            "the callback carries no state: it belongs to no authorization begun here",
+        );
+    };
+    let w = match app.web.oauth.take(&state, app.web.clock.now()) {
+        Ok(w) => w,
+        Err(Lookup::Unknown) => {
+            return refused(
+                port,
+                "oauth_state",
+                "the callback's state is unknown or was used: it belongs to no authorization waiting here (start again with Connect or `maven mcp login NAME`)",
+            )
+        }
+        Err(Lookup::Expired(server)) => {
+            return refused(
+                port,
+                "oauth_expired",
+                &format!(
+                    "{server}: this authorization expired (10 minutes): start again with Connect or `maven mcp login {server}`"
+                ),
+            )
+        }
+    };
+    let Some(oauth) = app.status.oauth(&w.server) else {
+        return refused(
+            port,
+            "oauth",
+            &format!("{}: not configured any more", w.server),
+        );
+    };
+    let url = format!("{}?{query}", app.web.callback_url());
+    if let Err(e) = oauth.complete(w.pending, &url).await {
+        let code = match &e {
+            mcp::oauth::AuthError::StateMismatch => "oauth_state",
+            mcp::oauth::AuthError::IssMismatch { .. } => "oauth_iss",
+            mcp::oauth::AuthError::Declined { .. } => "oauth_declined",
+            _ => "oauth",
+        };
+        return refused(port, code, &format!("{}: {e}", w.server));
+    }
+    app.status.redial(&w.server);
+    let issuer = match oauth.status().await {
+        mcp::oauth::AuthStatus::Authorized { issuer, .. } => issuer,
+        mcp::oauth::AuthStatus::NeedsAuthorization => String::new(),
+    };
+    tracing::info!(server = %w.server, %issuer, "OAuth authorization completed on the page");
+    answer(
+        port,
+        StatusCode::OK,
+        "authorized",
+        "Authorized",
+        &format!("{}: authorized by {issuer}", w.server),
+    )
+}
