@@ -284,29 +284,7 @@ impl Client {
             return Err(Error::Closed(CloseReason::ServerGone));
         };
         let mirror = Mirror::of(method, None, Vec::new());
-        let exchange = async {
-            match &self.link {
-                Link::Stdio(s) => s.send(frame, &self.core)?,
-                Link::Http(h) => {
-                    h.exchange(
-                        frame,
-                        id,
-                        method,
-                        &self.core,
-                        &self.options,
-                        timeout,
-                        &mirror,
-                    )
-                    .await?
-                }
-            }
-            match rx.await {
-                Ok(r) => r,
-                Err(_) => Err(Error::Closed(
-                    self.core.close_reason().unwrap_or(CloseReason::ServerGone),
-                )),
-            }
-        };
+        let exchange = self.send_and_wait(frame, id, method, rx, timeout, &mirror);
         match tokio::time::timeout(timeout, exchange).await {
             Ok(r) => {
                 ticket.disarm();
@@ -539,29 +517,7 @@ impl Client {
             // register() always fills rx.
             return Err(Error::Closed(CloseReason::ServerGone));
         };
-        let exchange = async {
-            match &self.link {
-                Link::Stdio(s) => s.send(frame, &self.core)?,
-                Link::Http(h) => {
-                    h.exchange(
-                        frame,
-                        id,
-                        method,
-                        &self.core,
-                        &self.options,
-                        transport_timeout,
-                        mirror,
-                    )
-                    .await?
-                }
-            }
-            match rx.await {
-                Ok(r) => r,
-                Err(_) => Err(Error::Closed(
-                    self.core.close_reason().unwrap_or(CloseReason::ServerGone),
-                )),
-            }
-        };
+        let exchange = self.send_and_wait(frame, id, method, rx, transport_timeout, mirror);
         tokio::pin!(exchange);
         let mut until = tokio::time::Instant::now() + timeout;
         let finished = loop {
@@ -612,6 +568,40 @@ impl Client {
                     after: timeout,
                 })
             }
+        }
+    }
+
+    /// Send request `id` (its `frame`) and wait for its reply, with no deadline of its own
+    /// (the caller's future bounds it; `transport_timeout` is the HTTP exchange's backstop).
+    async fn send_and_wait(
+        &self,
+        frame: Vec<u8>,
+        id: u64,
+        method: &str,
+        rx: tokio::sync::oneshot::Receiver<rpc::Reply>,
+        transport_timeout: Duration,
+        mirror: &Mirror,
+    ) -> Result<Box<RawValue>, Error> {
+        match &self.link {
+            Link::Stdio(s) => s.send(frame, &self.core)?,
+            Link::Http(h) => {
+                h.exchange(
+                    frame,
+                    id,
+                    method,
+                    &self.core,
+                    &self.options,
+                    transport_timeout,
+                    mirror,
+                )
+                .await?
+            }
+        }
+        match rx.await {
+            Ok(r) => r,
+            Err(_) => Err(Error::Closed(
+                self.core.close_reason().unwrap_or(CloseReason::ServerGone),
+            )),
         }
     }
 
