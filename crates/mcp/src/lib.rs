@@ -32,7 +32,8 @@
 //! [`Client::connect`] dials and runs the handshake; [`Client::request`] and [`Client::notify`]
 //! send any method (for test clients); [`ClientOptions::capabilities`] and
 //! [`ClientOptions::handler`] let a test client declare capabilities and answer server requests
-//! (the daemon never sets a handler: every server request but `ping` gets -32601).
+//! (the daemon never sets a handler: every server request but `ping` gets -32601, and a legacy
+//! `elicitation/create` goes to the owner during [`Client::start_owner_call`], else is declined).
 //!
 //! # Bounds and cancel safety
 //!
