@@ -214,7 +214,7 @@ async function main() {
   await page.click(`button[data-action="enable"][data-name="todo_list_tasks"]`);
   await page.waitForSelector(`article#act-todo_list_tasks[data-state="enabled"]`, { timeout: 30_000 });
   const card = await page.textContent("#mcp-servers");
-  for (const want of ["todo", "stdio", "ready", "local process: runs as you", "maven-demo-todo", "3 offered"]) {
+  for (const want of ["todo", "stdio", "ready", "sandboxed local process", "maven-demo-todo", "3 offered"]) {
     if (!card.includes(want)) fail(`the MCP servers card lacks ${JSON.stringify(want)}: ${card}`);
   }
   if (!(await page.textContent("#act-todo_update_task")).includes("may write")) {
