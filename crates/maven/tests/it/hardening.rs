@@ -548,7 +548,13 @@ fn a_feed_that_floods_is_bounded_per_day_and_in_seen_keys() {
         n
     });
     println!("{seen} seen keys after {polls} polls");
-    assert!(seen <= 40_000, "{seen} seen keys after {polls} polls");
+    // The bound is twice what the feed serves (40,000), pruned right after each poll's commit;
+    // a daemon stopped between a commit and its prune leaves one fetch more, which the next
+    // poll prunes. Unbounded, 20,000 fresh keys a poll would be hundreds of thousands.
+    assert!(
+        seen <= 60_000,
+        "{seen} seen keys after {polls} polls (bound: 40,000, plus one fetch)"
+    );
 }
 
 #[test]
