@@ -4,9 +4,6 @@
 //! prints each acknowledged batch; the parent kills it with SIGKILL mid-stream, reopens the file
 //! and checks every acknowledged batch is there, whole, exactly once.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use store::{FeedBatch, NotesQuery, Store};
 
 use crate::note;
@@ -23,16 +20,6 @@ fn batch(i: u32) -> FeedBatch {
         seen_keys: (0..3).map(|j| format!("{i}-{j}")).collect(),
         facts: vec![("rss:latest:f".into(), format!("{i}"))],
         ..FeedBatch::default()
-    }
-}
-
-/// Kills the child if the parent fails before it does.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -53,28 +40,7 @@ async fn kill_9_loses_nothing_acknowledged() {
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.db");
-    let exe = std::env::current_exe().unwrap();
-    let child = Command::new(exe)
-        .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, &path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut child = KillOnDrop(child);
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
-    let mut acked = 0u32;
-    while acked < 40 {
-        let line = lines
-            .next()
-            .expect("the child stopped before 40 acknowledgements")
-            .unwrap();
-        if let Some(n) = line.strip_prefix("ack ") {
-            acked = n.parse::<u32>().unwrap() + 1;
-        }
-    }
-    child.0.kill().unwrap(); // SIGKILL
-    child.0.wait().unwrap();
+    let acked = u32::try_from(crate::kill_9_after_acks(TEST_NAME, CHILD_ENV, &path, 40)).unwrap();
 
     let store = Store::open(&path).await.unwrap();
     let notes = store

@@ -21,6 +21,46 @@ use store::{
 };
 use tempfile::TempDir;
 
+/// Kills the child if the parent fails before it does.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Re-runs this test binary as a child running only `test_name`, with `child_env` set to the
+/// database `path`; reads its `ack N` lines until `acks` writes are acknowledged, then kills it
+/// with SIGKILL and waits for it. Returns the number of acknowledged writes.
+pub(crate) fn kill_9_after_acks(test_name: &str, child_env: &str, path: &Path, acks: u64) -> u64 {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(child_env, path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let mut acked = 0u64;
+    while acked < acks {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("the child stopped before {acks} acknowledgements"))
+            .unwrap();
+        if let Some(n) = line.strip_prefix("ack ") {
+            acked = n.parse::<u64>().unwrap() + 1;
+        }
+    }
+    child.0.kill().unwrap(); // SIGKILL
+    child.0.wait().unwrap();
+    acked
+}
+
 /// A fresh store in its own temporary directory.
 pub(crate) struct Db {
     pub(crate) dir: TempDir,

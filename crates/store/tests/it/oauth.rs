@@ -1,9 +1,6 @@
 //! The OAuth credentials table: one row per (server, issuer), replaced whole, and a kill -9
 //! during a save (a token exchange or a refresh) loses no kept token and never leaves two.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use store::{Error, Store};
 
 use crate::Db;
@@ -78,16 +75,6 @@ async fn malformed_rows_are_refused() {
     );
 }
 
-/// Kills the child if the parent fails before it does.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn kill_9_during_a_refresh_keeps_one_whole_row() {
     if let Ok(path) = std::env::var(CHILD_ENV) {
@@ -103,28 +90,7 @@ async fn kill_9_during_a_refresh_keeps_one_whole_row() {
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("oauth-crash.db");
-    let exe = std::env::current_exe().unwrap();
-    let child = Command::new(exe)
-        .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, &path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut child = KillOnDrop(child);
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
-    let mut acked = 0u64;
-    while acked < 40 {
-        let line = lines
-            .next()
-            .expect("the child stopped before 40 acknowledgements")
-            .unwrap();
-        if let Some(n) = line.strip_prefix("ack ") {
-            acked = n.parse::<u64>().unwrap() + 1;
-        }
-    }
-    child.0.kill().unwrap(); // SIGKILL
-    child.0.wait().unwrap();
+    let acked = crate::kill_9_after_acks(TEST_NAME, CHILD_ENV, &path, 40);
 
     let store = Store::open(&path).await.unwrap();
     let rows = store.oauth_credentials("srv").await.unwrap();
