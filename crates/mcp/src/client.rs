@@ -328,10 +328,7 @@ impl Client {
     fn listen_for_changes(&self) {
         let core = self.core.clone();
         let meta = self.meta.clone();
-        let link = match &self.link {
-            Link::Stdio(s) => ListenLink::Stdio(s.sender()),
-            Link::Http(h) => ListenLink::Http(h.clone()),
-        };
+        let link = self.replier();
         let options = self.options.clone();
         let task = tokio::spawn(async move {
             let mut delay = LISTEN_BACKOFF_MIN;
@@ -1136,15 +1133,10 @@ const LISTEN_BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// Deadline of one `subscriptions/listen` stream; it is re-opened when it ends.
 const LISTEN_DEADLINE: Duration = Duration::from_secs(600);
 
-enum ListenLink {
-    Stdio(crate::stdio::StdioSender),
-    Http(Arc<crate::http::HttpLink>),
-}
-
 /// One `subscriptions/listen` stream, until it ends (the server answered it, the stream
 /// closed, or its deadline passed).
 async fn listen_once(
-    link: &ListenLink,
+    link: &held::Replier,
     core: &Core,
     meta: Option<&[u8]>,
     options: &ClientOptions,
@@ -1159,8 +1151,8 @@ async fn listen_once(
     let mirror = Mirror::of("subscriptions/listen", None, Vec::new());
     let run = async {
         match link {
-            ListenLink::Stdio(s) => s.send(frame, core)?,
-            ListenLink::Http(h) => {
+            held::Replier::Stdio(s) => s.send(frame, core)?,
+            held::Replier::Http(h) => {
                 h.exchange(
                     frame,
                     id,
@@ -1183,7 +1175,7 @@ async fn listen_once(
         Err(_) => {
             // Over stdio the subscription is ended by cancelling its request; over HTTP the
             // dropped stream did it.
-            if let ListenLink::Stdio(s) = link {
+            if let held::Replier::Stdio(s) = link {
                 let params = serde_json::json!({"requestId": id, "reason": "re-opening"});
                 let _ = s.send(
                     rpc::encode(None, "notifications/cancelled", Some(&params)),

@@ -16,7 +16,8 @@ use crate::error::Error;
 use crate::rpc::{encode_answer, Core, HeldAsk};
 use crate::tools::ToolOutcome;
 
-/// How an answer reaches the server.
+/// How frames reach the server on a connection: the answer to a held question, or the
+/// `subscriptions/listen` request (a clonable handle, for tasks of their own).
 #[derive(Clone)]
 pub(crate) enum Replier {
     Stdio(crate::stdio::StdioSender),
