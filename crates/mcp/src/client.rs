@@ -283,7 +283,7 @@ impl Client {
         let Some(rx) = ticket.rx.take() else {
             return Err(Error::Closed(CloseReason::ServerGone));
         };
-        let mirror = Mirror::of(method, None, Vec::new());
+        let mirror = Mirror::none();
         let exchange = self.send_and_wait(frame, id, method, rx, timeout, &mirror);
         match tokio::time::timeout(timeout, exchange).await {
             Ok(r) => {
@@ -469,7 +469,7 @@ impl Client {
         timeout: Duration,
     ) -> Result<Box<RawValue>, Error> {
         let meta = self.meta.as_deref();
-        let mirror = Mirror::of(method, None, Vec::new());
+        let mirror = Mirror::none();
         self.request_frame(
             method,
             |id| rpc::encode_with_meta(Some(id), method, params, meta),
@@ -1148,7 +1148,7 @@ async fn listen_once(
     let Some(rx) = ticket.rx.take() else {
         return Err(Error::Closed(CloseReason::ServerGone));
     };
-    let mirror = Mirror::of("subscriptions/listen", None, Vec::new());
+    let mirror = Mirror::none();
     let run = async {
         match link {
             held::Replier::Stdio(s) => s.send(frame, core)?,
