@@ -1,6 +1,9 @@
 //! The identity of a feed item, computed by Maven (F-6): the guid; else the normalised
 //! link; else a hash of title + enclosure + date. Never a hash of the content: a feed that
 //! fixes a typo in a summary must not look like a new item.
+//!
+//! When the parser's rule for an id changes, [`former_keys`] gives the keys the items had under
+//! the old rule, so the worker can honour seen marks written under them.
 
 use std::collections::HashSet;
 
