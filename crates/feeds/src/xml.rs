@@ -431,7 +431,7 @@ struct Media {
 
 /// The alternate link among `links`: the first alternate typed as HTML, else the first
 /// untyped one, else the first alternate of any type. So of an untyped alternate and one with
-/// `type="text/html"`, in either order, the typed one is the link, as readers give it.
+/// `type="text/html"`, in either order, the typed one is the link: it says it is the page.
 fn pick_link(links: &[Link]) -> Option<String> {
     let alt = |l: &&Link| {
         l.rel
@@ -456,9 +456,9 @@ fn pick_link(links: &[Link]) -> Option<String> {
 /// Bodies: the first `description` or `summary` is the summary. The content is the first of
 /// the content elements (`content:encoded`, Atom `content`, a `body` in the XHTML namespace or,
 /// in RSS, in none (old Userland feeds), `fullitem`) and a second `description`/`summary` met
-/// before any of them (as feedparser reads it), whatever their order. `dc:description`, `itunes:summary` and then
-/// `media:description` stand in for a missing summary; the last only when there is no
-/// content either.
+/// before any of them (as feedparser reads it), whatever their order. `dc:description`,
+/// `itunes:summary` and then `media:description` stand in for a missing summary; the last only
+/// when there is no content either.
 fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     let doc = cx.doc;
     let mut item = Item::default();
@@ -927,8 +927,9 @@ pub(crate) fn parse(
             }
             (f, root)
         }
-        // An Atom Entry Document (RFC 5023 §9.2.1 calls it so; RFC 4287 §4.1.2 allows it as a
-        // top-level element): a feed of that one entry, with nothing of its own.
+        // An Atom Entry Document (RFC 4287 §2: one entry outside of any feed, `atom:entry` its
+        // root), as an AtomPub server answers for one member: a feed of that one entry, with
+        // nothing of its own.
         "entry" if matches!(doc.ns(root), Ns::Atom10 | Ns::Atom03 | Ns::None) => {
             let f = if doc.ns(root) == Ns::Atom03 {
                 Format::Atom03
