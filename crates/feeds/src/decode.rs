@@ -6,9 +6,9 @@
 //!   when one names another encoding and the text is not ASCII);
 //! - otherwise the HTTP charset wins over the declaration (RFC 3023), and the declaration is
 //!   used when there is no HTTP charset;
-//! - `text/xml` without a charset means US-ASCII by RFC 3023, but no reader honours that: like
-//!   browsers and feedparser's fallbacks we read the declaration, since US-ASCII would only turn
-//!   every non-ASCII byte into a replacement character;
+//! - `text/xml` without a charset meant US-ASCII by RFC 3023, but RFC 7303, which replaced it,
+//!   lets the BOM and the declaration decide, as browsers do: we read the declaration, and it is
+//!   not a document read in another encoding than declared (feedparser still sets `bozo`);
 //! - ISO-8859-1 and US-ASCII are read as windows-1252 (the WHATWG mapping), so "smart quotes"
 //!   in the 0x80–0x9F range of a feed declared ISO-8859-1 come out as the quotes they are.
 //!
