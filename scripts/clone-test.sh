@@ -9,6 +9,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 parent="${1:-/tmp}"
 work="$(mktemp -d "$parent/maven clone.XXXXXX")"
+# A clone made by hand is searchable by others (mktemp makes 0700).
+chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 clone="$work/maven"
 git clone -q "$root" "$clone"

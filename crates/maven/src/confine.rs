@@ -22,6 +22,7 @@ pub(crate) fn plan(
     config: &Config,
     data_dir: &Path,
     name: &str,
+    page_port: u16,
 ) -> Option<Result<sandbox::Plan, sandbox::PlanError>> {
     let block = config.mcp_servers.get(name)?;
     let McpTarget::Stdio {
@@ -41,7 +42,7 @@ pub(crate) fn plan(
     let ctx = sandbox::Context {
         data_dir,
         path: path.as_deref(),
-        deny_ports: vec![config.web.listen.port()],
+        deny_ports: vec![page_port],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
     Some(sandbox::Plan::resolve(name, policy, command, &ctx))
@@ -54,9 +55,29 @@ pub(crate) fn launch(
     data_dir: &Path,
     name: &str,
     probe: &Result<(), sandbox::Missing>,
+    page_port: u16,
 ) -> Option<Launch> {
     let mut server = config.mcp_server(name)?;
-    let Some(plan) = plan(config, data_dir, name) else {
+    let Some(plan) = plan(config, data_dir, name, page_port) else {
+        // Unsandboxed: still in a PID namespace of its own, through the launcher, so that
+        // every process it starts ends with it.
+        if let mcp::Transport::Stdio { command, args, env } = server.transport {
+            let exe = match std::env::current_exe() {
+                Ok(p) => p,
+                Err(e) => {
+                    return Some(Launch::Blocked(format!(
+                        "cannot find the maven binary: {e}"
+                    )))
+                }
+            };
+            let mut launcher = vec![sandbox::GROUP_ARG.to_owned(), "--".to_owned(), command];
+            launcher.extend(args);
+            server.transport = mcp::Transport::Stdio {
+                command: exe.display().to_string(),
+                args: launcher,
+                env,
+            };
+        }
         return Some(Launch::Start(Box::new(server)));
     };
     if let Err(m) = probe {
@@ -72,10 +93,8 @@ pub(crate) fn launch(
         Err(e) => return Some(refused(e.to_string())),
     };
     if let Err(e) = sandbox::prepare(&plan) {
-        return Some(refused(format!(
-            "sandbox: cannot create its directory {}: {e}",
-            plan.home.display()
-        )));
+        tracing::error!(server = %name, "sandbox: its private directory: {e}");
+        return Some(refused(format!("sandbox: its private directory: {e}")));
     }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
@@ -99,6 +118,7 @@ pub(crate) fn launch(
 pub(crate) fn launches(
     config: &Config,
     data_dir: &Path,
+    page_port: u16,
 ) -> (Vec<mcp::Managed>, BTreeMap<String, String>) {
     let probe = sandbox::probe();
     if let Err(m) = &probe {
@@ -129,7 +149,7 @@ pub(crate) fn launches(
             }
             continue;
         }
-        match launch(config, data_dir, name, &probe) {
+        match launch(config, data_dir, name, &probe, page_port) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
                 config: *c,
                 enabled: block.enabled,

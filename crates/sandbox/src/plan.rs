@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 /// The hidden subcommand of the `maven` binary that runs the launcher.
 pub const LAUNCHER_ARG: &str = "__sandbox-exec";
+/// The hidden subcommand that starts an unsandboxed server in a PID namespace of its own.
+pub const GROUP_ARG: &str = "__group-exec";
+/// The hidden subcommand that is pid 1 of a server's PID namespace.
+pub const INIT_ARG: &str = "__sandbox-init";
 
 /// Default bound of the address space (`memory`): 8 GiB. JavaScript and WebAssembly engines
 /// reserve far more address space than they use, so this bounds a runaway, not a working set.
@@ -281,14 +285,56 @@ pub fn private_dir(data_dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Creates the plan's private directory and its `tmp` (mode 0700), as the daemon does before
-/// starting the server.
+/// starting the server. The server writes inside its private directory, so nothing in it is
+/// followed: each level is created and opened relative to its parent without following a
+/// symbolic link, and its mode set on the opened descriptor. A link found there (planted by an
+/// earlier run) is refused with a message naming it; the server is not started until the owner
+/// removes it.
 pub fn prepare(plan: &Plan) -> std::io::Result<()> {
-    for d in [&plan.home, &plan.tmp] {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(d)?;
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+    use rustix::fs::{Mode, OFlags};
+    let parent = plan
+        .home
+        .parent()
+        .ok_or_else(|| std::io::Error::other(format!("{} has no parent", plan.home.display())))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent)?;
+    let flags = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::RDONLY;
+    let mut dir = rustix::fs::open(parent, flags, Mode::empty())
+        .map_err(|e| std::io::Error::other(format!("{}: {e}", parent.display())))?;
+    let mut path = parent.to_path_buf();
+    let home_name = plan.home.file_name().map(PathBuf::from);
+    let tmp_rel = plan
+        .tmp
+        .strip_prefix(&plan.home)
+        .ok()
+        .map(Path::to_path_buf);
+    let (Some(home_name), Some(tmp_rel)) = (home_name, tmp_rel) else {
+        return Err(std::io::Error::other(format!(
+            "{} is not inside {}",
+            plan.tmp.display(),
+            plan.home.display()
+        )));
+    };
+    for name in std::iter::once(home_name.as_path()).chain(tmp_rel.iter().map(Path::new)) {
+        path.push(name);
+        match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(std::io::Error::other(format!("{}: {e}", path.display()))),
+        }
+        dir = rustix::fs::openat(&dir, name, flags, Mode::empty()).map_err(|e| {
+            if matches!(e, rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) {
+                std::io::Error::other(format!(
+                    "{} is not a directory but a link or a file (left by an earlier run of the server?); remove it to start the server",
+                    path.display()
+                ))
+            } else {
+                std::io::Error::other(format!("{}: {e}", path.display()))
+            }
+        })?;
+        rustix::fs::fchmod(&dir, Mode::from_raw_mode(0o700))
+            .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
     }
     Ok(())
 }
