@@ -27,9 +27,9 @@ pub(crate) fn plan(
     let block = config.mcp_servers.get(name)?;
     let McpTarget::Stdio {
         command,
+        args,
         env,
         sandbox: Some(policy),
-        ..
     } = &block.target
     else {
         return None;
@@ -45,7 +45,7 @@ pub(crate) fn plan(
         deny_ports: vec![page_port],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    Some(sandbox::Plan::resolve(name, policy, command, &ctx))
+    Some(sandbox::Plan::resolve(name, policy, command, args, &ctx))
 }
 
 /// How to start server `name`: its sandbox applied (when it has one), given what the
@@ -114,12 +114,19 @@ pub(crate) fn launch(
     Some(Launch::Start(Box::new(server)))
 }
 
+/// Every enabled block's launch.
+pub(crate) struct Launches {
+    /// The servers the manager runs (dark ones included, never started).
+    pub(crate) servers: Vec<mcp::Managed>,
+    /// The reasons of those that cannot start.
+    pub(crate) blocked: BTreeMap<String, String>,
+    /// The trust line of each sandboxed server, from its resolved plan: every path it may
+    /// read or write, and why.
+    pub(crate) trust: BTreeMap<String, String>,
+}
+
 /// Every block's launch, and the reasons of those that cannot start.
-pub(crate) fn launches(
-    config: &Config,
-    data_dir: &Path,
-    page_port: u16,
-) -> (Vec<mcp::Managed>, BTreeMap<String, String>) {
+pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Launches {
     let probe = sandbox::probe();
     if let Err(m) = &probe {
         let sandboxed = config.mcp_servers.values().any(|b| {
@@ -137,6 +144,7 @@ pub(crate) fn launches(
     }
     let mut servers = Vec::new();
     let mut blocked = BTreeMap::new();
+    let mut trust = BTreeMap::new();
     for (name, block) in &config.mcp_servers {
         // A dark block is never started: no plan, no private directory (its trust line comes
         // from the policy alone).
@@ -148,6 +156,9 @@ pub(crate) fn launches(
                 });
             }
             continue;
+        }
+        if let Some(Ok(plan)) = plan(config, data_dir, name, page_port) {
+            trust.insert(name.clone(), plan.trust());
         }
         match launch(config, data_dir, name, &probe, page_port) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
@@ -163,5 +174,9 @@ pub(crate) fn launches(
             None => {}
         }
     }
-    (servers, blocked)
+    Launches {
+        servers,
+        blocked,
+        trust,
+    }
 }

@@ -65,6 +65,8 @@ pub(crate) struct State {
     turns: crate::turns::Turns,
     /// Sandboxed servers that are not started, and why (X-2: fail closed).
     blocked: BTreeMap<String, String>,
+    /// Each sandboxed server's trust line, from its resolved plan.
+    trust: BTreeMap<String, String>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -193,7 +195,11 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let page_port = web
         .as_ref()
         .map_or(config.web.listen.port(), |(w, _)| w.addr().port());
-    let (servers, blocked) = crate::confine::launches(&config, &data_dir, page_port);
+    let crate::confine::Launches {
+        servers,
+        blocked,
+        trust,
+    } = crate::confine::launches(&config, &data_dir, page_port);
     // The authorization servers send the owner back to the page's callback, at the address
     // the page actually bound (`web.listen` may say port 0).
     let redirect_uri = match &web {
@@ -230,6 +236,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         web: web.as_ref().map(|(w, _)| w.clone()),
         turns,
         blocked,
+        trust,
     });
     if let Some((w, l)) = web {
         let app = crate::web::App::new(w, state.clone());
@@ -799,6 +806,9 @@ impl State {
                     count(store::ToolState::Proposed),
                     count(store::ToolState::Enabled),
                 );
+                if let Some(t) = self.trust.get(&block.name) {
+                    view.trust = t.clone();
+                }
                 if let Some(why) = self.blocked.get(&block.name) {
                     if block.enabled {
                         view.state = "not started: its sandbox cannot be applied".to_owned();

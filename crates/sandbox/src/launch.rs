@@ -693,8 +693,9 @@ mod tests {
             deny_ports: vec![],
             memory: crate::DEFAULT_MEMORY,
             processes: crate::DEFAULT_PROCESSES,
-            owner_read: vec![],
+            shown_read: vec![],
             owner_write: vec![],
+            owner_home: None,
         };
         let json = serde_json::to_string(&plan).unwrap();
         assert_eq!(

@@ -128,10 +128,7 @@ fn a_sandboxed_server_is_denied_every_escape() {
     let v = home.json(&["mcp", "status", "--json"]);
     let evil = by_name(&v, "evil");
     assert_eq!(evil["state"], "ready", "{evil}");
-    assert_eq!(
-        evil["trust"],
-        "sandboxed local process: reads none of your files, writes only its own directory, no network"
-    );
+    assert_eq!(evil["trust"], crate::support::testkit_trust(false));
     victim.kill().unwrap();
     victim.wait().unwrap();
 }
@@ -462,7 +459,7 @@ async fn sandboxed(
         deny_ports: vec![],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("peer", &policy, command, &ctx).unwrap();
+    let plan = sandbox::Plan::resolve("peer", &policy, command, args, &ctx).unwrap();
     sandbox::prepare(&plan).unwrap();
     let config = mcp::ServerConfig {
         protocol: mcp::Protocol::default(),
@@ -645,7 +642,7 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         deny_ports: vec![],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("peer", &policy, &server, &ctx).unwrap();
+    let plan = sandbox::Plan::resolve("peer", &policy, &server, &[], &ctx).unwrap();
     sandbox::prepare(&plan).unwrap();
     let sandboxes = data.join("sandbox");
     for p in [
@@ -689,4 +686,93 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         got["Uid"].as_str().unwrap().split_whitespace().next(),
         Some("65534")
     );
+}
+
+/// A server installed where owners install programs — `~/.cargo/bin`, `~/.local/bin`,
+/// `~/bin`, a pyenv and an nvm prefix — starts sandboxed, and none of the owner's credentials
+/// or histories beside those prefixes is readable; the trust line names what is.
+#[test]
+fn a_program_in_a_home_prefix_never_reads_the_owners_credentials() {
+    let home = Home::new();
+    let owner = home.dir.path().join("owner-home");
+    for c in sandbox::CREDENTIALS {
+        let p = owner.join(c);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "secret").unwrap();
+    }
+    let files: serde_json::Map<String, Value> = sandbox::CREDENTIALS
+        .iter()
+        .map(|c| ((*c).to_owned(), json!(owner.join(c))))
+        .collect();
+    let spec = json!({"files": files}).to_string();
+    // Where the program is, and what its trust line reads first: a prefix that holds
+    // credentials is narrowed to its `bin`.
+    let prefixes = [
+        ("cargo", ".cargo/bin", ".cargo/bin"),
+        ("local", ".local/bin", ".local/bin"),
+        ("homebin", "bin", "bin"),
+        (
+            "pyenv",
+            ".pyenv/versions/3.11.7/bin",
+            ".pyenv/versions/3.11.7",
+        ),
+        (
+            "nvm",
+            ".nvm/versions/node/v22.1.0/bin",
+            ".nvm/versions/node/v22.1.0",
+        ),
+    ];
+    let mut servers = serde_json::Map::new();
+    for (name, bin, _) in prefixes {
+        let program = owner.join(bin).join("testkit-mcp");
+        std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+        std::fs::copy(testkit_mcp(), &program).unwrap();
+        servers.insert(
+            name.into(),
+            json!({"command": program, "args": ["--attacks", spec], "enabled": true,
+                   "sandbox": {"network": false}}),
+        );
+    }
+    home.write_config(
+        &json!({"web": {"listen": "127.0.0.1:0"}, "mcp_servers": servers}).to_string(),
+    );
+    let file = std::fs::File::create(home.dir.path().join("daemon.log")).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_maven"))
+        .arg("--data")
+        .arg(home.data())
+        .arg("--config")
+        .arg(home.config())
+        .arg("daemon")
+        .env("HOME", &owner)
+        .env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    let _d = crate::support::Daemon { child: Some(child) };
+    eventually("the daemon to answer", || {
+        home.run(&["status", "--json"])
+            .status
+            .success()
+            .then_some(())
+    });
+    for (name, _, reads) in prefixes {
+        let got = reported(&home, name, "ATTACKS ");
+        for c in sandbox::CREDENTIALS {
+            let r = &got[format!("read {c}")];
+            assert!(r == "ENOENT" || r == "EACCES", "{name}: {c}: {got}");
+        }
+        let v = home.json(&["mcp", "status", "--json"]);
+        let s = by_name(&v, name);
+        assert_eq!(s["state"], "ready", "{name}: {s}");
+        let trust = s["trust"].as_str().unwrap();
+        assert!(
+            trust.starts_with(&format!(
+                "sandboxed local process: reads ~/{reads} (its program)"
+            )),
+            "{name}: {trust}"
+        );
+    }
 }

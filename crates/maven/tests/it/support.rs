@@ -242,6 +242,25 @@ pub(crate) fn visible_but_not_granted() -> Option<tempfile::TempDir> {
     None
 }
 
+/// The trust line of a sandboxed testkit-mcp with the default policy but `network`: it reads
+/// the directory that holds it (shown as `~/…` below the owner's home).
+pub(crate) fn testkit_trust(network: bool) -> String {
+    let dir = testkit_mcp().parent().unwrap().to_path_buf();
+    let shown = match std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| dir.strip_prefix(&h).ok().map(std::path::Path::to_path_buf))
+    {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => dir.display().to_string(),
+    };
+    let net = if network {
+        "network (not Maven's page or socket)"
+    } else {
+        "no network"
+    };
+    format!("sandboxed local process: reads {shown} (its program), writes only its own directory, {net}, memory bounded per process")
+}
+
 pub(crate) fn testkit_mcp() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
