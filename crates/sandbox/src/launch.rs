@@ -457,7 +457,7 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
 fn hide(plan: &Plan) -> Result<(), Missing> {
     use rustix::fs::{Mode, OFlags};
     use rustix::mount::MountPropagationFlags as P;
-    use rustix::mount::{mount, mount_bind, mount_change, mount_remount, MountFlags};
+    use rustix::mount::{mount, mount_bind_recursive, mount_change, mount_remount, MountFlags};
     mount_change("/", P::REC | P::PRIVATE).map_err(|e| missing(F_MOUNT, format!("/: {e}")))?;
     let mut hidden: Vec<&Path> = plan.hide.iter().map(PathBuf::as_path).collect();
     hidden.sort_by_key(|p| p.components().count());
@@ -509,7 +509,9 @@ fn hide(plan: &Plan) -> Result<(), Missing> {
                 std::fs::File::create(p).map_err(|e| m(&e))?;
             }
             let src = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(fd));
-            mount_bind(src.as_str(), *p).map_err(|e| m(&e))?;
+            // Recursive: a mount below a granted directory comes along (a plain bind of a tree
+            // with mounts the namespace cannot unveil fails with EINVAL).
+            mount_bind_recursive(src.as_str(), *p).map_err(|e| m(&e))?;
         }
         mount_remount(dir, flags | MountFlags::RDONLY, "").map_err(|e| m(&e))?;
     }

@@ -776,3 +776,64 @@ fn a_program_in_a_home_prefix_never_reads_the_owners_credentials() {
         );
     }
 }
+
+/// A granted directory with a mount point below it (a tmpfs here) is bound with its mounts:
+/// the server starts and reads inside the mount.
+#[test]
+fn a_mount_inside_a_granted_directory_comes_along() {
+    let unshare = Path::new("/usr/bin/unshare");
+    if !rustix::process::geteuid().is_root() || !unshare.exists() {
+        eprintln!("skipped: needs root and unshare(1) to mount a tmpfs in a namespace of its own");
+        return;
+    }
+    let home = Home::new();
+    let granted = home.dir.path().join("notes");
+    let inner = granted.join("mounted");
+    std::fs::create_dir_all(&inner).unwrap();
+    let spec = json!({"files": {"inner": inner.join("note.txt")}}).to_string();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"notes": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                "enabled": true, "sandbox": {"read": [granted], "network": false}}}
+        })
+        .to_string(),
+    );
+    // The daemon runs in a mount namespace of its own, where `notes/mounted` is a tmpfs.
+    let script = r#"mount -t tmpfs none "$1" && echo inside > "$1/note.txt" && shift && exec "$@""#;
+    let child = std::process::Command::new(unshare)
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(&inner)
+        .arg(env!("CARGO_BIN_EXE_maven"))
+        .arg("--data")
+        .arg(home.data())
+        .arg("--config")
+        .arg(home.config())
+        .arg("daemon")
+        .env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _d = crate::support::Daemon { child: Some(child) };
+    eventually("the daemon to answer", || {
+        home.run(&["status", "--json"])
+            .status
+            .success()
+            .then_some(())
+    });
+    let got = reported(&home, "notes", "ATTACKS ");
+    assert_eq!(got["read inner"], "ok", "{got}");
+    let v = home.json(&["mcp", "status", "--json"]);
+    assert_eq!(by_name(&v, "notes")["state"], "ready");
+}
