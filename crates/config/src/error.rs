@@ -209,6 +209,12 @@ pub enum ProblemKind {
         /// The kind of block that takes it, as in `an HTTP server (with "url")`.
         only: &'static str,
     },
+    /// A value the rules refuse, with the whole reason (what it covers, why, what to write
+    /// instead).
+    Refused {
+        /// The reason.
+        reason: String,
+    },
     /// A command name kept for tools discovered on MCP servers.
     Reserved {
         /// The name.
@@ -228,6 +234,7 @@ impl fmt::Display for ProblemKind {
             ProblemKind::WrongType { expected, found } => {
                 write!(f, "expected {expected}, got {found}")
             }
+            ProblemKind::Refused { reason } => f.write_str(reason),
             ProblemKind::BadValue { value, expected } => {
                 write!(f, "expected {expected}, got {value}")
             }

@@ -1306,7 +1306,11 @@ impl Validator<'_> {
                 let command = self.nonempty_string(o, "command");
                 let args = self.string_list(o, "args");
                 let env = self.secret_map(o, "env");
-                let sandbox = self.sandbox(o);
+                let path_env = env
+                    .get("PATH")
+                    .map(|v| v.expose().to_owned())
+                    .or_else(|| (self.env)("PATH"));
+                let sandbox = self.sandbox(o, command.as_deref(), &args, path_env.as_deref());
                 command.map(|command| McpTarget::Stdio {
                     command,
                     args,
@@ -1405,7 +1409,13 @@ impl Validator<'_> {
 
     /// A stdio block's `sandbox`: `true` (the default), `false`, or `{"read": [paths],
     /// "write": [paths], "network": bool, "memory": bytes, "processes": n}` (X-1).
-    fn sandbox(&mut self, o: &Obj<'_>) -> Option<sandbox::Policy> {
+    fn sandbox(
+        &mut self,
+        o: &Obj<'_>,
+        command: Option<&str>,
+        args: &[String],
+        path_env: Option<&str>,
+    ) -> Option<sandbox::Policy> {
         let mut policy = sandbox::Policy::default();
         let Some(v) = o.map.get("sandbox") else {
             return Some(policy);
@@ -1417,13 +1427,21 @@ impl Validator<'_> {
             Value::Object(_) => self.object(
                 &path,
                 v,
-                &["read", "write", "network", "memory", "processes"],
+                &[
+                    "read",
+                    "write",
+                    "network",
+                    "memory",
+                    "processes",
+                    "disk",
+                    "allow_shared_code",
+                ],
                 o.enabled,
             )?,
             _ => {
                 self.wrong_type(
                     &path,
-                    "true, false or an object {\"read\", \"write\", \"network\", \"memory\", \"processes\"}",
+                    "true, false or an object {\"read\", \"write\", \"network\", \"memory\", \"processes\", \"disk\", \"allow_shared_code\"}",
                     v,
                 );
                 return Some(policy);
@@ -1447,6 +1465,19 @@ impl Validator<'_> {
             }
         }
         policy.network = self.boolean(&so, "network", true);
+        policy.allow_shared_code = self.boolean(&so, "allow_shared_code", false);
+        self.no_shared_code(&path, &policy, command, args, path_env);
+        if let Some(d) = self.positive(&so, "disk") {
+            if d < sandbox::MIN_DISK {
+                self.bad_value(
+                    &join(&path, "disk"),
+                    format!("at least {} bytes (16 MiB)", sandbox::MIN_DISK),
+                    d.to_string(),
+                );
+            } else {
+                policy.disk = d;
+            }
+        }
         if let Some(m) = self.positive(&so, "memory") {
             if m < sandbox::MIN_MEMORY {
                 self.bad_value(
@@ -1470,6 +1501,54 @@ impl Validator<'_> {
             }
         }
         Some(policy)
+    }
+
+    /// X-4: a `write` never covers the server's own program or script, nor (without
+    /// `allow_shared_code`) a directory other programs load code from.
+    fn no_shared_code(
+        &mut self,
+        path: &str,
+        policy: &sandbox::Policy,
+        command: Option<&str>,
+        args: &[String],
+        path_env: Option<&str>,
+    ) {
+        let home = (self.env)("HOME").map(PathBuf::from);
+        let path_os = path_env.map(std::ffi::OsStr::new);
+        let own = command
+            .map(|c| sandbox::own_code(c, args, path_os))
+            .unwrap_or_default();
+        for (i, w) in policy.write.iter().enumerate() {
+            let at = format!("{path}.write[{i}]");
+            if let Some((p, what)) = own.iter().find(|(p, _)| p.starts_with(w)) {
+                self.problem(
+                    &at,
+                    ProblemKind::Refused {
+                        reason: format!(
+                            "{} covers {} ({what}): a server that can rewrite its own code keeps a compromise across restarts, and you may run that code yourself outside Maven; grant it in \"read\" instead (an existing file named in \"args\" is readable already)",
+                            w.display(),
+                            p.display()
+                        ),
+                    },
+                );
+                continue;
+            }
+            if policy.allow_shared_code {
+                continue;
+            }
+            if let Some((p, what)) = sandbox::shared_code(w, home.as_deref(), path_os) {
+                self.problem(
+                    &at,
+                    ProblemKind::Refused {
+                        reason: format!(
+                            "{} covers {} ({what}), where other programs load code from: a server could plant code that you later run outside any sandbox. Its private directory already holds its own caches; grant a directory of its own instead, or set \"allow_shared_code\": true in this sandbox if that is what you mean",
+                            w.display(),
+                            p.display()
+                        ),
+                    },
+                );
+            }
+        }
     }
 
     /// The `oauth` block of an HTTP server: `client_id`, `client_secret` (a `${ENV}`
@@ -1669,13 +1748,14 @@ mod tests {
                 network: false,
                 memory: 134_217_728,
                 processes: 8,
+                ..sandbox::Policy::default()
             })
         );
         check_err(
             r#"{"mcp_servers": {"v": {"command": "x", "sandbox": {"read": ["notes", "/a/../b"], "write": [1],
                 "network": "no", "memory": 1024, "processes": 0, "net": true}}}}"#,
             &[
-                r#"config.json: mcp_servers.v.sandbox.net: unknown key (expected one of: read, write, network, memory, processes)"#,
+                r#"config.json: mcp_servers.v.sandbox.net: unknown key (expected one of: read, write, network, memory, processes, disk, allow_shared_code)"#,
                 r#"config.json: mcp_servers.v.sandbox.read[0]: expected an absolute path without "..", got "notes""#,
                 r#"config.json: mcp_servers.v.sandbox.read[1]: expected an absolute path without "..", got "/a/../b""#,
                 r#"config.json: mcp_servers.v.sandbox.write[0]: expected a string, got 1"#,
@@ -1687,9 +1767,75 @@ mod tests {
         check_err(
             r#"{"mcp_servers": {"v": {"command": "x", "sandbox": "yes"}, "h": {"url": "http://a.example/", "sandbox": true}}}"#,
             &[
-                r#"config.json: mcp_servers.v.sandbox: expected true, false or an object {"read", "write", "network", "memory", "processes"}, got "yes""#,
+                r#"config.json: mcp_servers.v.sandbox: expected true, false or an object {"read", "write", "network", "memory", "processes", "disk", "allow_shared_code"}, got "yes""#,
                 r#"config.json: mcp_servers.h.sandbox: only a local server (with "command") takes this key"#,
             ],
+        );
+    }
+
+    #[test]
+    fn a_write_never_covers_shared_code_nor_the_servers_own_program() {
+        let env = |k: &str| match k {
+            "HOME" => Some("/home/me".to_owned()),
+            "PATH" => Some("/usr/bin:/home/me/tools/bin".to_owned()),
+            _ => None,
+        };
+        let parse = |text: &str| Config::parse("config.json", text.as_bytes(), &env);
+        let err = |text: &str| match parse(text) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted: {text}"),
+        };
+        let e = err(
+            r#"{"mcp_servers": {"f": {"command": "npx", "args": ["-y", "@x/fs", "/home/me/docs"],
+                "sandbox": {"write": ["/home/me/docs", "/home/me/.npm", "/home/me/tools/bin/x"]}}}}"#,
+        );
+        assert!(
+            e.contains("mcp_servers.f.sandbox.write[1]: /home/me/.npm covers /home/me/.npm (npm's cache (npx runs packages from it)), where other programs load code from: a server could plant code that you later run outside any sandbox.")
+                && e.contains("set \"allow_shared_code\": true in this sandbox if that is what you mean"),
+            "{e}"
+        );
+        assert!(
+            e.contains("mcp_servers.f.sandbox.write[2]: /home/me/tools/bin/x covers /home/me/tools/bin (a directory on PATH)"),
+            "{e}"
+        );
+        assert!(!e.contains("write[0]"), "{e}");
+        // The owner who knows says so.
+        parse(
+            r#"{"mcp_servers": {"f": {"command": "npx", "sandbox": {"write": ["/home/me/.npm"], "allow_shared_code": true}}}}"#,
+        )
+        .unwrap();
+        // Its own script, never, whatever the block says.
+        let e = err(
+            r#"{"mcp_servers": {"py": {"command": "python3", "args": ["/home/me/srv/server.py"],
+                "sandbox": {"write": ["/home/me/srv/server.py"], "allow_shared_code": true},
+                "enabled": true}}}"#,
+        );
+        assert!(
+            e.contains("mcp_servers.py.sandbox.write[0]: /home/me/srv/server.py covers /home/me/srv/server.py (the script python3 runs): a server that can rewrite its own code keeps a compromise across restarts"),
+            "{e}"
+        );
+        let e = err(
+            r#"{"mcp_servers": {"py": {"command": "python3", "args": ["-u", "/home/me/srv/server.py"],
+                "sandbox": {"write": ["/home/me/srv"]}}}}"#,
+        );
+        assert!(e.contains("the script python3 runs"), "{e}");
+        let e = err(
+            r#"{"mcp_servers": {"s": {"command": "/opt/srv/bin/server", "sandbox": {"write": ["/opt/srv"], "allow_shared_code": true}}}}"#,
+        );
+        assert!(e.contains("(the program this server runs)"), "{e}");
+        // A disk bound.
+        let c = parse(r#"{"mcp_servers": {"d": {"command": "x", "sandbox": {"disk": 33554432}}}}"#)
+            .unwrap();
+        match &c.mcp_servers["d"].target {
+            McpTarget::Stdio {
+                sandbox: Some(p), ..
+            } => assert_eq!(p.disk, 32 * 1024 * 1024),
+            t => panic!("{t:?}"),
+        }
+        let e = err(r#"{"mcp_servers": {"d": {"command": "x", "sandbox": {"disk": 1024}}}}"#);
+        assert!(
+            e.contains("sandbox.disk: expected at least 16777216 bytes (16 MiB), got 1024"),
+            "{e}"
         );
     }
 

@@ -130,11 +130,16 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
         }
     };
     let plan_arg = serde_json::to_string(&plan).unwrap_or_default();
+    let used = disk_used(&plan.home);
+    if used > plan.disk {
+        eprintln!("maven sandbox: {}: {}", plan.server, over_disk(&plan, used));
+        return ExitCode::from(EXIT_SANDBOX);
+    }
     // The mounts are made here, while the new user namespace's capabilities are still held
     // (an unprivileged owner's init, executed anew, has none); the init inherits them.
     let entered = outer(plan.network).and_then(|()| hide(&plan));
     match entered.and_then(|()| start_init(&plan_arg, &argv)) {
-        Ok(child) => supervise(child),
+        Ok(child) => supervise(child, Some(&plan)),
         Err(e) => {
             eprintln!("maven sandbox: {}: {e}", plan.server);
             ExitCode::from(EXIT_SANDBOX)
@@ -166,7 +171,7 @@ pub fn group(args: Vec<OsString>) -> ExitCode {
         }
     };
     match ns().and_then(|()| start_init("-", &argv)) {
-        Ok(child) => supervise(child),
+        Ok(child) => supervise(child, None),
         Err(e) => {
             eprintln!("maven launcher: {e}");
             ExitCode::from(EXIT_SANDBOX)
@@ -225,7 +230,11 @@ fn start_init(plan: &str, argv: &[OsString]) -> Result<std::process::Child, Miss
 /// (even killed), the launcher is re-parented: it notices within a second and kills the init,
 /// which takes every process of the namespace with it. The init has the launcher's death as
 /// its own death signal, so killing the launcher is enough to end the whole server.
-fn supervise(mut child: std::process::Child) -> ExitCode {
+///
+/// With a plan, the launcher also measures the private directory every [`DISK_CHECK`] and ends
+/// the server when it holds more than the plan's `disk` (each file is bounded by
+/// `RLIMIT_FSIZE` at once).
+fn supervise(mut child: std::process::Child, plan: Option<&Plan>) -> ExitCode {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let parent = rustix::process::getppid();
     let pidfd = i32::try_from(child.id())
@@ -236,6 +245,7 @@ fn supervise(mut child: std::process::Child) -> ExitCode {
         tv_sec: 1,
         tv_nsec: 0,
     };
+    let mut checked = std::time::Instant::now();
     loop {
         match &pidfd {
             Some(fd) => {
@@ -253,8 +263,70 @@ fn supervise(mut child: std::process::Child) -> ExitCode {
             let _ = child.kill();
             break;
         }
+        if let Some(plan) = plan {
+            if checked.elapsed() >= DISK_CHECK {
+                checked = std::time::Instant::now();
+                let used = disk_used(&plan.home);
+                if used > plan.disk {
+                    eprintln!("maven sandbox: {}: {}", plan.server, over_disk(plan, used));
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return ExitCode::from(EXIT_SANDBOX);
+                }
+            }
+        }
     }
     exit_status(child.wait())
+}
+
+/// The environment variables that point a sandboxed server's caches and data into its
+/// private directory.
+const PRIVATE_PLACES: &[(&str, &str)] = &[
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_STATE_HOME", ".local/state"),
+    ("npm_config_cache", ".npm"),
+    ("UV_CACHE_DIR", ".cache/uv"),
+    ("PIP_CACHE_DIR", ".cache/pip"),
+];
+
+/// How often a running server's private directory is measured.
+const DISK_CHECK: Duration = Duration::from_secs(2);
+
+fn over_disk(plan: &Plan, used: u64) -> String {
+    format!(
+        "its private directory {} holds {} MiB, more than its bound of {} MiB (sandbox.disk); the server was stopped. Free space in it, or raise \"disk\" in its sandbox",
+        plan.home.display(),
+        used / (1024 * 1024),
+        plan.disk / (1024 * 1024)
+    )
+}
+
+/// The bytes `dir` and everything below it occupy on disk; links are not followed. Bounded
+/// to one million entries (beyond them, what was counted).
+pub(crate) fn disk_used(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut total = 0u64;
+    let mut todo = vec![dir.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > 1_000_000 {
+                return total;
+            }
+            let Ok(m) = e.metadata() else { continue };
+            total = total.saturating_add(m.blocks().saturating_mul(512));
+            if m.is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    total
 }
 
 fn exit_status(r: std::io::Result<std::process::ExitStatus>) -> ExitCode {
@@ -319,6 +391,13 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
                 .env("HOME", &plan.home)
                 .env("TMPDIR", &plan.tmp)
                 .current_dir(&plan.home);
+            // Package managers and XDG programs keep their caches and data in the private
+            // directory, never in the owner's (unless the block's environment says otherwise).
+            for (var, rel) in PRIVATE_PLACES {
+                if std::env::var_os(var).is_none() {
+                    cmd.env(var, plan.home.join(rel));
+                }
+            }
             cmd
         }
         None => std::process::Command::new(&argv[0]),
@@ -395,6 +474,7 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
         (Resource::Nproc, plan.processes),
         (Resource::As, plan.memory),
         (Resource::Core, 0),
+        (Resource::Fsize, plan.disk),
     ] {
         setrlimit(
             res,
@@ -695,6 +775,7 @@ mod tests {
             deny_ports: vec![],
             memory: crate::DEFAULT_MEMORY,
             processes: crate::DEFAULT_PROCESSES,
+            disk: crate::DEFAULT_DISK,
             shown_read: vec![],
             owner_write: vec![],
             owner_home: None,

@@ -19,10 +19,12 @@
 
 mod launch;
 mod plan;
+mod shared;
 
 pub use launch::{close_inherited, group, hidden, init, launch, probe, Missing};
 pub use plan::{
-    prepare, private_dir, Context, Grant, Plan, PlanError, Policy, Why, CREDENTIALS,
+    prepare, private_dir, Context, Grant, Plan, PlanError, Policy, Why, CREDENTIALS, DEFAULT_DISK,
     DEFAULT_MEMORY, DEFAULT_PROCESSES, DEVICES, GROUP_ARG, HIDDEN, INIT_ARG, LAUNCHER_ARG,
-    MAX_PROCESSES, MIN_MEMORY, SYSTEM_READ,
+    MAX_PROCESSES, MIN_DISK, MIN_MEMORY, SYSTEM_READ,
 };
+pub use shared::{own_code, shared_code, SHARED_CODE};

@@ -22,6 +22,10 @@ pub const DEFAULT_MEMORY: u64 = 8 * 1024 * 1024 * 1024;
 pub const DEFAULT_PROCESSES: u64 = 256;
 /// Smallest `memory` a block may set: 64 MiB (below it no interpreter starts).
 pub const MIN_MEMORY: u64 = 64 * 1024 * 1024;
+/// Default bound of a server's private directory (`disk`): 1 GiB.
+pub const DEFAULT_DISK: u64 = 1024 * 1024 * 1024;
+/// Smallest `disk` a block may set: 16 MiB.
+pub const MIN_DISK: u64 = 16 * 1024 * 1024;
 /// Largest `processes` a block may set.
 pub const MAX_PROCESSES: u64 = 100_000;
 
@@ -70,6 +74,17 @@ pub struct Policy {
     pub memory: u64,
     /// Bound of its processes and threads.
     pub processes: u64,
+    /// Bound of its private directory, in bytes (`disk`, default 1 GiB).
+    #[serde(default = "default_disk")]
+    pub disk: u64,
+    /// Whether `write` may cover a directory other programs load code from (the owner's
+    /// explicit choice, `allow_shared_code`).
+    #[serde(default)]
+    pub allow_shared_code: bool,
+}
+
+fn default_disk() -> u64 {
+    DEFAULT_DISK
 }
 
 impl Policy {
@@ -217,6 +232,8 @@ impl Default for Policy {
             network: true,
             memory: DEFAULT_MEMORY,
             processes: DEFAULT_PROCESSES,
+            disk: DEFAULT_DISK,
+            allow_shared_code: false,
         }
     }
 }
@@ -264,6 +281,9 @@ pub struct Plan {
     pub memory: u64,
     /// Bound of its processes and threads.
     pub processes: u64,
+    /// Bound of its private directory, in bytes.
+    #[serde(default = "default_disk")]
+    pub disk: u64,
     /// Every readable path outside the system's directories, and why: the trust line.
     pub shown_read: Vec<Grant>,
     /// The owner's `write` list as written, for the trust line.
@@ -387,6 +407,7 @@ impl Plan {
             },
             memory: policy.memory,
             processes: policy.processes,
+            disk: policy.disk,
             shown_read,
             owner_write: policy.write.clone(),
             owner_home: home_dir.map(Path::to_path_buf),

@@ -42,11 +42,14 @@ fn string_map(v: Option<&Value>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// The sandbox of an imported local server, for a command launched by `npx` or `uvx`
-/// (or `uv`): their caches under the owner's home (`home`), named to them through their
-/// environment variables so that the private `HOME` of the sandbox does not hide them; and
-/// every absolute (or `~/`) path of the arguments that exists, writable. Returns the
-/// `sandbox` value (absent: the default), the environment to add and the notes.
+/// The sandbox of an imported local server. Nothing it is given can hold code that
+/// other programs run: a package manager (`npx`, `uvx`) keeps its cache in the server's
+/// private directory, never the owner's; `uv`'s installed Pythons are readable. Of the
+/// absolute (or `~/`) paths among the arguments that exist, the server's own script and every
+/// file are readable, a directory (the folders a filesystem-style server works in) writable —
+/// unless it covers a directory other programs load code from, which stays readable. Returns
+/// the `sandbox` value (absent: the default), the environment to add and the notes, in the
+/// trust line's words.
 fn sandbox_for(
     name: &str,
     command: &str,
@@ -61,20 +64,27 @@ fn sandbox_for(
         .file_name()
         .and_then(|f| f.to_str())
         .unwrap_or(command);
+    let owned: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let path = std::env::var_os("PATH");
+    let own: Vec<std::path::PathBuf> = sandbox::own_code(command, &owned, path.as_deref())
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     if let Some(home) = home.filter(|h| h.is_absolute()) {
         let at = |rel: &str| home.join(rel).display().to_string();
         match tool {
-            "npx" | "npm" => {
-                write.push(at(".npm"));
-                env.push(("npm_config_cache".to_owned(), at(".npm")));
-            }
+            "npx" | "npm" => notes.push(format!(
+                "{name}: npm downloads into a cache of its own, in its private directory (its first start fetches its packages)"
+            )),
             "uvx" | "uv" => {
-                write.push(at(".cache/uv"));
                 read.push(at(".local/share/uv"));
-                env.push(("UV_CACHE_DIR".to_owned(), at(".cache/uv")));
                 env.push((
                     "UV_PYTHON_INSTALL_DIR".to_owned(),
                     at(".local/share/uv/python"),
+                ));
+                notes.push(format!(
+                    "{name}: reads {} (uv's installed Pythons); uv downloads into a cache of its own, in its private directory",
+                    at(".local/share/uv")
                 ));
             }
             _ => {}
@@ -87,14 +97,50 @@ fn sandbox_for(
             let plain = !p
                 .components()
                 .any(|c| matches!(c, std::path::Component::ParentDir));
-            if p.is_absolute() && plain && p.exists() {
-                let p = p.display().to_string();
-                if !write.contains(&p) {
+            if !p.is_absolute() || !plain {
+                continue;
+            }
+            let shown = p.display().to_string();
+            if !p.exists() {
+                if a.starts_with('/') || a.starts_with("~/") {
                     notes.push(format!(
-                        "{name}: the sandbox lets it write {p}, named in its arguments"
+                        "{name}: {shown}, named in its arguments, does not exist: not granted"
                     ));
-                    write.push(p);
                 }
+                continue;
+            }
+            if read.contains(&shown) || write.contains(&shown) {
+                continue;
+            }
+            if own.contains(&p) {
+                notes.push(format!(
+                    "{name}: reads {shown} (its own script, named in its arguments; never writable)"
+                ));
+                read.push(shown);
+            } else if let Some(o) = own.iter().find(|o| o.starts_with(&p)) {
+                notes.push(format!(
+                    "{name}: reads {shown} (named in its arguments); not writable: it holds its own script {}",
+                    o.display()
+                ));
+                read.push(shown);
+            } else if p.is_file() {
+                notes.push(format!(
+                    "{name}: reads {shown} (named in its arguments); if it must write it, add it to \"sandbox\": {{\"write\": [...]}} yourself"
+                ));
+                read.push(shown);
+            } else if let Some((shared, what)) =
+                sandbox::shared_code(&p, Some(home), path.as_deref())
+            {
+                notes.push(format!(
+                    "{name}: reads {shown} (named in its arguments); not writable: it covers {} ({what}), where other programs load code from",
+                    shared.display()
+                ));
+                read.push(shown);
+            } else {
+                notes.push(format!(
+                    "{name}: writes {shown} (a directory named in its arguments)"
+                ));
+                write.push(shown);
             }
         }
     }
@@ -105,7 +151,9 @@ fn sandbox_for(
     if !read.is_empty() {
         sb.insert("read".into(), json!(read));
     }
-    sb.insert("write".into(), json!(write));
+    if !write.is_empty() {
+        sb.insert("write".into(), json!(write));
+    }
     (Some(Value::Object(sb)), env, notes)
 }
 
@@ -340,23 +388,69 @@ mod tests {
         let out = convert_with_home(&input, Some(home)).unwrap();
         let s = &out.block["mcp_servers"];
         let h = |rel: &str| home.join(rel).display().to_string();
+        // No shared cache is granted: npm and uv keep theirs in the private directory.
         assert_eq!(
             s["files"]["sandbox"],
-            json!({"write": [h(".npm"), docs.display().to_string()]})
+            json!({"write": [docs.display().to_string()]})
         );
-        assert_eq!(s["files"]["env"]["npm_config_cache"], h(".npm"));
-        assert_eq!(
-            s["git"]["sandbox"],
-            json!({"read": [h(".local/share/uv")], "write": [h(".cache/uv")]})
-        );
-        assert_eq!(s["git"]["env"]["UV_CACHE_DIR"], h(".cache/uv"));
+        assert!(s["files"].get("env").is_none(), "{}", s["files"]);
+        assert_eq!(s["git"]["sandbox"], json!({"read": [h(".local/share/uv")]}));
+        assert!(s["git"]["env"].get("UV_CACHE_DIR").is_none());
         assert!(s["plain"].get("sandbox").is_none(), "the default sandbox");
         let notes = out.notes.join("\n");
         assert!(notes.contains(&format!(
-            "files: the sandbox lets it write {}",
+            "files: writes {} (a directory named in its arguments)",
             docs.display()
         )));
+        assert!(
+            notes.contains(
+                "files: /nonexistent/dir, named in its arguments, does not exist: not granted"
+            ),
+            "{notes}"
+        );
+        assert!(
+            notes
+                .contains("files: npm downloads into a cache of its own, in its private directory"),
+            "{notes}"
+        );
         Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
+    }
+
+    #[test]
+    fn a_script_or_a_file_in_the_arguments_is_read_never_written() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path();
+        let srv = home.join("srv");
+        std::fs::create_dir_all(&srv).unwrap();
+        let script = srv.join("server.py");
+        let conf = srv.join("server.toml");
+        std::fs::write(&script, "print()").unwrap();
+        std::fs::write(&conf, "x = 1").unwrap();
+        let cargo = home.join(".cargo");
+        let data = home.join("data");
+        std::fs::create_dir_all(&cargo).unwrap();
+        std::fs::create_dir_all(&data).unwrap();
+        let d = |p: &std::path::Path| p.display().to_string();
+        let input = json!({"mcpServers": {
+            "py": {"command": "python3", "args": [d(&script), "--config", d(&conf), d(&srv), d(&cargo), d(&data), d(&srv.join("gone.db"))]}
+        }});
+        let out = convert_with_home(&input, Some(home)).unwrap();
+        let s = &out.block["mcp_servers"]["py"];
+        assert_eq!(
+            s["sandbox"],
+            json!({"read": [d(&script), d(&conf), d(&srv), d(&cargo)], "write": [d(&data)]})
+        );
+        let notes = out.notes.join("\n");
+        for want in [
+            format!("py: reads {} (its own script, named in its arguments; never writable)", d(&script)),
+            format!("py: reads {} (named in its arguments); if it must write it, add it to \"sandbox\": {{\"write\": [...]}} yourself", d(&conf)),
+            format!("py: reads {} (named in its arguments); not writable: it holds its own script {}", d(&srv), d(&script)),
+            format!("py: writes {} (a directory named in its arguments)", d(&data)),
+            format!("py: reads {} (named in its arguments); not writable: it covers {} (Cargo's home (its bin directory and registry)), where other programs load code from", d(&cargo), d(&cargo)),
+            format!("py: {}, named in its arguments, does not exist: not granted", d(&srv.join("gone.db"))),
+        ] {
+            assert!(notes.contains(&want), "{want}\nin\n{notes}");
+        }
     }
 
     #[test]

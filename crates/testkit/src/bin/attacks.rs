@@ -16,7 +16,7 @@
 //! loopback TCP port of `/proc/net/tcp` over MPTCP), `listeners` (connect over plain TCP to
 //! every listening loopback port of `/proc/net/tcp`), `escapee` (start a process that calls
 //! `setsid` and lives on; its pid, as this machine's `/proc` shows it, is written to the file
-//! the value names).
+//! the value names), `fill` (write that many MiB into the working directory, 1 MiB a file).
 
 use std::io::{Read as _, Write as _};
 use std::time::Duration;
@@ -243,6 +243,22 @@ pub(crate) fn run(spec: &str) {
             reached.insert(port.to_string(), outcome(r));
         }
         out.insert("listeners".into(), Value::Object(reached));
+    }
+    if let Some(mib) = n("fill") {
+        // Fills the working directory (a sandbox's private one) with files of 1 MiB each.
+        let chunk = vec![0x5au8; 1024 * 1024];
+        let mut written = 0u64;
+        let mut failed = None;
+        while written < mib {
+            match std::fs::write(format!("fill-{written}.bin"), &chunk) {
+                Ok(()) => written += 1,
+                Err(e) => {
+                    failed = Some(errno(&e));
+                    break;
+                }
+            }
+        }
+        out.insert("fill".into(), json!({"mib": written, "stopped_by": failed}));
     }
     if let Some(file) = s("escapee") {
         let exe = std::env::current_exe().unwrap_or_default();
