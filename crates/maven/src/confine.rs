@@ -120,9 +120,9 @@ pub(crate) struct Launches {
     pub(crate) servers: Vec<mcp::Managed>,
     /// The reasons of those that cannot start.
     pub(crate) blocked: BTreeMap<String, String>,
-    /// The trust line of each sandboxed server, from its resolved plan: every path it may
-    /// read or write, and why.
-    pub(crate) trust: BTreeMap<String, String>,
+    /// The resolved plan of each sandboxed server: its trust line (every path it may read or
+    /// write, and why), and what it denies.
+    pub(crate) plans: BTreeMap<String, sandbox::Plan>,
 }
 
 /// Every block's launch, and the reasons of those that cannot start.
@@ -144,7 +144,7 @@ pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Laun
     }
     let mut servers = Vec::new();
     let mut blocked = BTreeMap::new();
-    let mut trust = BTreeMap::new();
+    let mut plans = BTreeMap::new();
     for (name, block) in &config.mcp_servers {
         // A dark block is never started: no plan, no private directory (its trust line comes
         // from the policy alone).
@@ -158,7 +158,7 @@ pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Laun
             continue;
         }
         if let Some(Ok(plan)) = plan(config, data_dir, name, page_port) {
-            trust.insert(name.clone(), plan.trust());
+            plans.insert(name.clone(), plan);
         }
         match launch(config, data_dir, name, &probe, page_port) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
@@ -177,6 +177,6 @@ pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Laun
     Launches {
         servers,
         blocked,
-        trust,
+        plans,
     }
 }

@@ -65,8 +65,8 @@ pub(crate) struct State {
     turns: crate::turns::Turns,
     /// Sandboxed servers that are not started, and why (X-2: fail closed).
     blocked: BTreeMap<String, String>,
-    /// Each sandboxed server's trust line, from its resolved plan.
-    trust: BTreeMap<String, String>,
+    /// Each sandboxed server's resolved plan (its trust line, what it denies).
+    plans: BTreeMap<String, sandbox::Plan>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -198,7 +198,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let crate::confine::Launches {
         servers,
         blocked,
-        trust,
+        plans,
     } = crate::confine::launches(&config, &data_dir, page_port);
     // The authorization servers send the owner back to the page's callback, at the address
     // the page actually bound (`web.listen` may say port 0).
@@ -236,7 +236,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         web: web.as_ref().map(|(w, _)| w.clone()),
         turns,
         blocked,
-        trust,
+        plans,
     });
     if let Some((w, l)) = web {
         let app = crate::web::App::new(w, state.clone());
@@ -806,8 +806,22 @@ impl State {
                     count(store::ToolState::Proposed),
                     count(store::ToolState::Enabled),
                 );
-                if let Some(t) = self.trust.get(&block.name) {
-                    view.trust = t.clone();
+                if let Some(plan) = self.plans.get(&block.name) {
+                    view.trust = plan.trust();
+                    // A server that is not up, whose last words name a path its sandbox
+                    // denies: say which key to add, beside what it said.
+                    let down = view.state != mcp::ServerState::Ready.as_str();
+                    let hint = view
+                        .stderr_tail
+                        .as_deref()
+                        .filter(|_| down)
+                        .and_then(|t| plan.denial_hint(t));
+                    if let Some(hint) = hint {
+                        view.last_error = Some(match view.last_error.take() {
+                            Some(e) => format!("{hint} ({e})"),
+                            None => hint,
+                        });
+                    }
                 }
                 if let Some(why) = self.blocked.get(&block.name) {
                     if block.enabled {

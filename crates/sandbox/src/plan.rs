@@ -424,6 +424,42 @@ impl Plan {
         )
     }
 
+    /// What to tell the owner when a server's last words (`stderr`) name a path this plan
+    /// denies: a refusal (`Permission denied`, `EACCES`) of a path outside every grant, or a
+    /// missing file inside a hidden directory. "the sandbox denied /x/y: add it to
+    /// sandbox.read (or sandbox.write if it must write there)".
+    pub fn denial_hint(&self, stderr: &str) -> Option<String> {
+        const DENIED: &[&str] = &["permission denied", "eacces", "operation not permitted"];
+        const MISSING: &[&str] = &["no such file or directory", "enoent", "not found"];
+        for line in stderr.lines().rev() {
+            let lower = line.to_ascii_lowercase();
+            let denied = DENIED.iter().any(|d| lower.contains(d));
+            let missing = MISSING.iter().any(|d| lower.contains(d));
+            if !denied && !missing {
+                continue;
+            }
+            for word in line.split(|c: char| c.is_whitespace() || "'\"`,;()[]<>".contains(c)) {
+                let word = word.trim_end_matches([':', '.']);
+                let p = Path::new(word);
+                if !p.is_absolute() || word.len() < 2 || p.starts_with(&self.home) {
+                    continue;
+                }
+                let granted = self
+                    .read
+                    .iter()
+                    .chain(&self.write)
+                    .any(|g| p.starts_with(g));
+                let hidden = self.hide.iter().any(|h| p.starts_with(h));
+                if (denied && !granted) || (missing && hidden && !granted) {
+                    return Some(format!(
+                        "the sandbox denied {word}: add it to sandbox.read (or sandbox.write if it must write there)"
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     /// The launcher's arguments that run `command args…` inside this plan:
     /// `__sandbox-exec PLAN -- command args…`.
     pub fn launcher_args(&self, command: &str, args: &[String]) -> Vec<String> {
@@ -803,6 +839,39 @@ mod tests {
                 script.display()
             )
         );
+    }
+
+    #[test]
+    fn a_denied_path_in_the_last_words_names_the_key_to_add() {
+        let t = tempfile::tempdir().unwrap();
+        let data = t.path().join("data");
+        let ctx = Context {
+            data_dir: &data,
+            path: None,
+            deny_ports: vec![],
+            owner_home: Some("/home/me".into()),
+        };
+        let policy = Policy {
+            read: vec!["/srv/notes".into()],
+            ..Policy::default()
+        };
+        let plan = Plan::resolve("s", &policy, "/bin/sh", &[], &ctx).unwrap();
+        let hint = |s: &str| plan.denial_hint(s);
+        assert_eq!(
+            hint("Error: EACCES: permission denied, open '/srv/other/db.sqlite'").as_deref(),
+            Some("the sandbox denied /srv/other/db.sqlite: add it to sandbox.read (or sandbox.write if it must write there)")
+        );
+        assert_eq!(
+            hint("FileNotFoundError: [Errno 2] No such file or directory: '/home/me/notes.md'").as_deref(),
+            Some("the sandbox denied /home/me/notes.md: add it to sandbox.read (or sandbox.write if it must write there)")
+        );
+        // Granted, or simply missing outside any hidden directory: not the sandbox's doing.
+        assert_eq!(
+            hint("PermissionError: [Errno 13] Permission denied: '/srv/notes/a'"),
+            None
+        );
+        assert_eq!(hint("No such file or directory: '/srv/gone'"), None);
+        assert_eq!(hint("listening on stdio"), None);
     }
 
     #[test]

@@ -852,7 +852,8 @@ fn npx_keeps_its_cache_in_the_private_directory_and_plants_nothing() {
     };
     let home = Home::new();
     let owner = home.dir.path().join("owner-home");
-    let cached = owner.join(".npm/_npx/0123456789abcdef/node_modules/maven-test-planter/bin/planter.js");
+    let cached =
+        owner.join(".npm/_npx/0123456789abcdef/node_modules/maven-test-planter/bin/planter.js");
     std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
     std::fs::write(&cached, "// the owner's copy\n").unwrap();
     // The package: a bin that tries to rewrite the owner's copy and says where it runs from.
@@ -911,7 +912,10 @@ fn npx_keeps_its_cache_in_the_private_directory_and_plants_nothing() {
         .unwrap();
     let _d = crate::support::Daemon { child: Some(child) };
     eventually("the daemon to answer", || {
-        home.run(&["status", "--json"]).status.success().then_some(())
+        home.run(&["status", "--json"])
+            .status
+            .success()
+            .then_some(())
     });
     let got = reported(&home, "planter", "PLANTER ");
     assert_ne!(got["plant"], "ok", "{got}");
@@ -1013,4 +1017,43 @@ fn a_server_that_fills_its_private_directory_is_stopped() {
     );
     // The daemon's own database still takes writes.
     assert_eq!(home.json(&["say", "--json", "help"])["ok"], true);
+}
+
+/// A server that exits at start because its sandbox denied a path: the status names the
+/// path and the key to add, beside the server's own words.
+#[test]
+fn a_denied_path_at_start_names_the_key_to_add() {
+    let python = Path::new("/usr/bin/python3");
+    if !python.exists() {
+        eprintln!("skipped: no /usr/bin/python3");
+        return;
+    }
+    let home = Home::new();
+    let notes = home.dir.path().join("notes.md");
+    std::fs::write(&notes, "# notes").unwrap();
+    // The server reads a file of the owner's that its sandbox does not grant.
+    let script = home.dir.path().join("server.py");
+    std::fs::write(
+        &script,
+        format!("open({:?}).read()\n", notes.display().to_string()),
+    )
+    .unwrap();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"py": {"command": python, "args": [script],
+                "enabled": true, "sandbox": {"network": false}}}
+        })
+        .to_string(),
+    );
+    let _d = home.start();
+    let want = format!(
+        "the sandbox denied {}: add it to sandbox.read (or sandbox.write if it must write there)",
+        notes.display()
+    );
+    eventually("the hint in the status", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        let e = by_name(&v, "py")["last_error"].as_str()?.to_owned();
+        e.starts_with(&want).then_some(())
+    });
 }
