@@ -386,11 +386,13 @@ def sandbox_step(ctx: Ctx) -> None:
 
 def sandbox_tables(ctx: Ctx) -> list[str]:
     recs = [r for r in ctx.records if r.get("step") == "sandbox"]
-    out = ["Server: `testkit-mcp --fast`; the sandboxed variant is started by `maven __sandbox-exec` with the",
-           "default sandbox (`\"sandbox\": true`: network shared, the page's port denied) or `\"network\": false`.",
+    out = ["Server: `testkit-mcp --fast`; unsandboxed is how the daemon starts it with `\"sandbox\": false`",
+           "(`maven __group-exec`: a PID namespace of its own); the sandboxed variants are started by",
+           "`maven __sandbox-exec` with the default sandbox (`\"sandbox\": true`: network shared, the page's port",
+           "denied) or `\"network\": false`; direct is the program spawned with no launcher at all.",
            "",
-           "| start-to-ready (spawn → `initialize` answered) | p50 ms | p99 ms | p50 ÷ unsandboxed |",
-           "|---|---:|---:|---:|"]
+           "| start-to-ready (spawn → `initialize` answered) | p50 ms | p99 ms | p50 ÷ unsandboxed | p50 − unsandboxed ms |",
+           "|---|---:|---:|---:|---:|"]
     starts = [r for r in recs if r["kind"] == "start"]
     variants = []
     for r in starts:
@@ -400,7 +402,7 @@ def sandbox_tables(ctx: Ctx) -> list[str]:
     for v in variants:
         p50 = med([r["p50_ms"] for r in starts if r["variant"] == v])
         p99 = med([r["p99_ms"] for r in starts if r["variant"] == v])
-        out.append(f"| {v} | {p50:.1f} | {p99:.1f} | {p50 / base:.2f}× |")
+        out.append(f"| {v} | {p50:.1f} | {p99:.1f} | {p50 / base:.2f}× | {p50 - base:+.1f} |")
     out += ["", "| P-1 stdio, Maven client | p50 µs | p99 µs | calls/s 1 in flight | calls/s 8 | calls/s 64 |",
             "|---|---:|---:|---:|---:|---:|"]
     rows = {}

@@ -328,7 +328,7 @@ fn sandboxed(
         deny_ports: vec![8765],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("bench", policy, prog, &ctx)?;
+    let plan = sandbox::Plan::resolve("bench", policy, prog, args, &ctx)?;
     sandbox::prepare(&plan)?;
     Ok(mcp::ServerConfig {
         protocol: mcp::Protocol::Legacy,
@@ -359,10 +359,24 @@ async fn start(o: &Opts) -> Res<()> {
         network: false,
         ..sandbox::Policy::default()
     };
+    // As the daemon starts an unsandboxed server: through the launcher, in a PID namespace
+    // of its own.
+    let mut grouped = vec![sandbox::GROUP_ARG.to_owned(), "--".to_owned()];
+    grouped.extend(o.cmd.iter().cloned());
     let variants = [
         (
-            "unsandboxed",
+            "direct (no launcher)",
             stdio_config("bench", &o.cmd, mcp::Protocol::Legacy)?,
+        ),
+        (
+            "unsandboxed",
+            stdio_config(
+                "bench",
+                &std::iter::once(l.clone())
+                    .chain(grouped)
+                    .collect::<Vec<_>>(),
+                mcp::Protocol::Legacy,
+            )?,
         ),
         (
             "sandboxed",
