@@ -102,6 +102,59 @@ pub fn probe() -> Result<(), Missing> {
     Ok(())
 }
 
+/// The bounds this machine lets every server have, for `maven doctor`: one line each.
+pub fn bounds() -> Vec<(&'static str, bool, String)> {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned());
+    let pidns = read("/proc/sys/user/max_pid_namespaces").as_deref() != Some("0");
+    let seccomp = read("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Seccomp:"));
+    // A cgroup v2 hierarchy this user could create a child in (delegated).
+    let cgroup = read("/proc/self/cgroup")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_owned))
+        .map(|rel| format!("/sys/fs/cgroup{rel}"))
+        .filter(|dir| {
+            Path::new(&format!("{dir}/cgroup.controllers")).exists()
+                && rustix::fs::access(dir.as_str(), rustix::fs::Access::WRITE_OK).is_ok()
+        });
+    vec![
+        (
+            "processes",
+            pidns,
+            if pidns {
+                "every process a server starts (setsid and double forks included) ends with it: a PID namespace of its own".to_owned()
+            } else {
+                "PID namespaces are off (user.max_pid_namespaces is 0): no stdio server can start".to_owned()
+            },
+        ),
+        (
+            "sockets",
+            seccomp,
+            if seccomp {
+                "MPTCP, SCTP, raw and packet sockets and io_uring are refused in every sandbox (seccomp)".to_owned()
+            } else {
+                "this kernel has no seccomp: sandboxed servers do not start".to_owned()
+            },
+        ),
+        (
+            "memory",
+            true,
+            match cgroup {
+                Some(dir) => format!("memory and processes are bounded per process (RLIMIT_AS, RLIMIT_NPROC), not per server, and the trust line says \"memory bounded per process\"; a delegated cgroup v2 ({dir}) exists here, which Maven does not use yet"),
+                None => "memory and processes are bounded per process (RLIMIT_AS, RLIMIT_NPROC), not per server, and the trust line says \"memory bounded per process\": this machine has no delegated cgroup v2 that could bound a server's processes together".to_owned(),
+            },
+        ),
+        (
+            "disk",
+            true,
+            "each private directory is bounded by sandbox.disk (default 1 GiB): measured every 2 s, each file at once (RLIMIT_FSIZE)".to_owned(),
+        ),
+    ]
+}
+
 /// The hidden subcommands of the `maven` binary, handled before anything else: the launcher of
 /// a sandboxed server ([`LAUNCHER_ARG`]), of an unsandboxed one ([`GROUP_ARG`]), and the init
 /// of a server's PID namespace ([`INIT_ARG`]). `None` when `args` (the whole command line) is

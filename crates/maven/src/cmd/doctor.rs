@@ -417,6 +417,18 @@ fn sandbox_check(cfg: &Config, out: &mut Vec<Check>) {
             "run Linux 6.12 or later with Landlock enabled and unprivileged user namespaces allowed, or set \"sandbox\": false in the block (it then runs as you)",
         ),
     });
+    for (what, held, message) in sandbox::bounds() {
+        out.push(check(
+            format!("sandbox bounds: {what}"),
+            if held { Status::Ok } else { Status::Fail },
+            message,
+            if held {
+                "nothing to do"
+            } else {
+                "run a kernel with PID namespaces and seccomp, or set \"sandbox\": false in the block"
+            },
+        ));
+    }
 }
 
 /// Where a command runs from: a path (with a `/`) as it is, a bare name through `PATH`.

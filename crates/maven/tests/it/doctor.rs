@@ -250,3 +250,62 @@ fn a_healthy_setup_passes_before_and_after_the_first_start() {
         .starts_with(&format!("{}/maven.db", home.data().display())));
     drop(daemon);
 }
+
+#[test]
+fn the_sandbox_bounds_this_machine_enforces_are_reported() {
+    let home = Home::new();
+    private_data(&home);
+    home.write_config(&format!(
+        r#"{{"web": {{"listen": "127.0.0.1:{}"}}, "mcp_servers": {{"s": {{"command": "/bin/cat", "enabled": true}}}}}}"#,
+        free_port()
+    ));
+    let (_, checks) = doctor(&home);
+    let processes = find(&checks, "sandbox bounds: processes");
+    assert_eq!(processes["status"], "ok", "{processes}");
+    assert!(processes["message"]
+        .as_str()
+        .unwrap()
+        .contains("ends with it: a PID namespace of its own"));
+    assert_eq!(find(&checks, "sandbox bounds: sockets")["status"], "ok");
+    let memory = find(&checks, "sandbox bounds: memory");
+    assert!(
+        memory["message"]
+            .as_str()
+            .unwrap()
+            .contains("the trust line says \"memory bounded per process\""),
+        "{memory}"
+    );
+    assert!(find(&checks, "sandbox bounds: disk")["message"]
+        .as_str()
+        .unwrap()
+        .contains("sandbox.disk"));
+}
+
+#[test]
+fn a_write_grant_over_shared_code_is_named_by_doctor() {
+    let home = Home::new();
+    private_data(&home);
+    let fake_home = home.dir.path().join("me");
+    home.write_config(
+        &serde_json::json!({"mcp_servers": {"f": {"command": "/bin/cat",
+            "sandbox": {"write": [fake_home.join(".npm")]}}}})
+        .to_string(),
+    );
+    let out = home
+        .command_with_env("HOME", &fake_home)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let config = find(v.as_array().unwrap(), "config");
+    assert_eq!(config["status"], "fail", "{config}");
+    assert!(
+        config["message"].as_str().unwrap().contains(&format!(
+            "mcp_servers.f.sandbox.write[0]: {} covers {} (npm's cache",
+            fake_home.join(".npm").display(),
+            fake_home.join(".npm").display()
+        )),
+        "{config}"
+    );
+}

@@ -43,6 +43,12 @@ impl Home {
             .output()
             .unwrap()
     }
+    /// `maven` with this home's data directory and config, and `key` set to `value`.
+    pub(crate) fn command_with_env(&self, key: &str, value: &std::path::Path) -> Command {
+        let mut c = self.command();
+        c.env(key, value).stdin(Stdio::null());
+        c
+    }
     /// `maven` with this home's data directory and config.
     fn command(&self) -> Command {
         let mut c = maven();
