@@ -65,62 +65,77 @@ enum Pending {
     Input(Box<Waiting>),
 }
 
+/// The separator after the server's name on every line of its quoted words.
+const QUOTE_MARK: &str = " › ";
+
+/// The server's words as a quoted block: every line (of `shown::block`, so no control
+/// character or bidirectional override survives) begins with `server › `, so nothing the
+/// server writes can end the quote early or pass for Maven's own line.
+fn quoted(server: &str, text: &str) -> String {
+    let mut out = String::new();
+    for l in shown::block(text).split('\n') {
+        let _ = writeln!(out, "{server}{QUOTE_MARK}{l}");
+    }
+    out
+}
+
+/// The line that says which of a server's questions Maven declined without showing them.
+fn declined_line(server: &str, fields: &[String]) -> String {
+    if fields.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{server} asked for a secret ({}); Maven declined it without showing it.\n",
+        fields
+            .iter()
+            .map(|f| format!("{:?}", shown::line(f)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 /// The answer of a turn whose act waits for the owner's answer to the server's question.
 fn ask_owner(w: &Waiting) -> TurnOutcome {
     let server = shown::line(w.server());
-    let mut answer = String::new();
-    if !w.declined_secrets().is_empty() {
-        let _ = writeln!(
-            answer,
-            "{server} asked for a secret ({}); Maven declined it without showing it.",
-            w.declined_secrets()
-                .iter()
-                .map(|f| format!("{:?}", shown::line(f)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    let mut answer = declined_line(&server, w.declined_secrets());
     let Some(ask) = w.ask() else {
-        return TurnOutcome::ok(answer);
+        return TurnOutcome::ok(answer.trim_end().to_owned());
     };
-    let message = shown::line(&ask.message);
-    let _ = write!(answer, "{server} asks (the server's words): \"{message}\"");
+    let _ = writeln!(
+        answer,
+        "{server} asks; its words, each line marked \"{server}{}\":",
+        QUOTE_MARK.trim_end()
+    );
+    answer.push_str(&quoted(&server, &ask.message));
     let how = match &ask.kind {
-        mcp::AskKind::Url { url } => format!(
-            "\nIt asks you to visit {} (Maven opens nothing). Say yes when done, or no.",
-            shown::line(url)
-        ),
-        mcp::AskKind::Form { fields } if fields.is_empty() => {
-            "\nSay yes to go on, or no to decline.".to_owned()
+        mcp::AskKind::Url { url } => {
+            answer.push_str(&quoted(&server, &format!("(visit) {url}")));
+            "It asks you to visit that address (Maven opens nothing). Say yes when done, or no."
+                .to_owned()
         }
-        mcp::AskKind::Form { fields } if fields.len() == 1 => {
-            let f = &fields[0];
-            format!(
-                "\nAnswer with the {} ({}{}), or no to decline.",
-                shown::line(&f.title),
-                f.kind,
-                choices(f)
-            )
+        mcp::AskKind::Form { fields } if fields.is_empty() => {
+            "Say yes to go on, or no to decline.".to_owned()
         }
         mcp::AskKind::Form { fields } => {
-            let list: Vec<String> = fields
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{}{}: {}{}",
-                        shown::line(&f.name),
-                        if f.required { " (required)" } else { "" },
-                        f.kind,
-                        choices(f)
-                    )
-                })
-                .collect();
-            format!(
-                "\nAnswer as `name: value; name: value` — {} — or no to decline.",
-                list.join(", ")
-            )
+            for f in fields {
+                let line = format!(
+                    "({}{}: {}{}) {}",
+                    f.name,
+                    if f.required { ", required" } else { "" },
+                    f.kind,
+                    choices(f),
+                    f.title
+                );
+                answer.push_str(&quoted(&server, &line));
+            }
+            if fields.len() == 1 {
+                "Answer with the value of that field, or no to decline.".to_owned()
+            } else {
+                "Answer as `name: value; name: value` with the field names above, or no to decline."
+                    .to_owned()
+            }
         }
-        _ => "\nSay no to decline.".to_owned(),
+        _ => "Say no to decline.".to_owned(),
     };
     answer.push_str(&how);
     let info =
@@ -136,23 +151,8 @@ fn choices(f: &mcp::Field) -> String {
     if f.choices.is_empty() {
         return String::new();
     }
-    let c: Vec<String> = f
-        .choices
-        .iter()
-        .map(|c| shown::line(c).into_owned())
-        .collect();
+    let c: Vec<String> = f.choices.iter().map(|c| c.to_owned()).collect();
     format!(", one of {}", c.join(" / "))
-}
-
-/// The answer of a turn that ran (or tried to run) `row`, and the question it waits on.
-fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> (TurnOutcome, Option<Pending>) {
-    if let Ok(Ran {
-        waiting: Some(w), ..
-    }) = result
-    {
-        return (ask_owner(&w), Some(Pending::Input(w)));
-    }
-    (report_done(row, result), None)
 }
 
 /// The answer of a turn whose act finished (or failed).
@@ -349,7 +349,7 @@ impl Turns {
         let request = match self.executor.prepare(&row, tail, utterance) {
             Ok(allowlist::run::Next::Run) => {
                 let ran = self.executor.run(&row.name, tail, utterance).await;
-                return report(&row, ran);
+                return self.report(&row, ran).await;
             }
             Ok(allowlist::run::Next::Confirm(request)) => request,
             Err(ExecError::Refused(reason)) => {
@@ -420,7 +420,54 @@ impl Turns {
                 )
             }
         };
-        report(&row, self.executor.run_confirmed(confirmation).await)
+        let ran = self.executor.run_confirmed(confirmation).await;
+        self.report(&row, ran).await
+    }
+
+    /// The answer of a turn that ran (or tried to run) `row`, and the question it waits on.
+    /// A round whose every question Maven declined itself (secrets) is sent on at once: only a
+    /// question the owner was shown waits for the owner's next turn.
+    async fn report(
+        &self,
+        row: &ToolRow,
+        mut result: Result<Ran, ExecError>,
+    ) -> (TurnOutcome, Option<Pending>) {
+        let mut declined = String::new();
+        loop {
+            let w = match result {
+                Ok(Ran {
+                    waiting: Some(w), ..
+                }) => w,
+                done => {
+                    let mut out = report_done(row, done);
+                    out.answer.insert_str(0, &declined);
+                    return (out, None);
+                }
+            };
+            if w.ask().is_some() {
+                let mut out = ask_owner(&w);
+                out.answer.insert_str(0, &declined);
+                return (out, Some(Pending::Input(w)));
+            }
+            declined.push_str(&declined_line(
+                &shown::line(w.server()),
+                w.declined_secrets(),
+            ));
+            result = match self.executor.answer_input(w, "").await {
+                InputStep::Ran(r) => r,
+                // With no question left none of these can be, but each is answered.
+                InputStep::More(w) | InputStep::Again(w, _) => Ok(Ran {
+                    text: String::new(),
+                    ok: true,
+                    waiting: Some(w),
+                    cut: None,
+                }),
+                InputStep::Expired(w) => Err(ExecError::Refused(format!(
+                    "{} asked more than two minutes ago",
+                    shown::line(w.server())
+                ))),
+            };
+        }
     }
 
     /// The owner's answer to the server's question of the last turn.
@@ -439,9 +486,12 @@ impl Turns {
                 out.answer = format!("That does not answer it: {reason}.\n{}", out.answer);
                 (out, Some(Pending::Input(w)))
             }
-            InputStep::More(w) => (ask_owner(&w), Some(Pending::Input(w))),
+            InputStep::More(w) => {
+                let out = ask_owner(&w);
+                (out, Some(Pending::Input(w)))
+            }
             InputStep::Ran(result) => match self.store.tool(&act).await {
-                Ok(Some(row)) => report(&row, result),
+                Ok(Some(row)) => self.report(&row, result).await,
                 Ok(None) => (TurnOutcome::failed(format!("{act} no longer exists.")), None),
                 Err(e) => (TurnOutcome::failed(format!("Something went wrong: {e}")), None),
             },
