@@ -1,68 +1,118 @@
 //! Whose process is at the other end of a loopback connection: the page serves only the
 //! owner's own (the uid the daemon runs as).
 //!
-//! The kernel lists every TCP socket of this network namespace in `/proc/net/tcp` (IPv4) and
-//! `/proc/net/tcp6` (IPv6), each with the uid that made it and its inode. The peer of an
-//! accepted loopback connection is the socket whose local address is the connection's peer
-//! address and whose remote address is the connection's local one; its uid is the peer's. A
-//! socket with inode 0 has no owner any more (a time-wait entry, listed with uid 0), so it
-//! answers nothing: the caller refuses what it cannot tell.
+//! The kernel's socket diagnostics (`NETLINK_SOCK_DIAG`, the interface of `ss`) look up one
+//! TCP socket by its four addresses and answer its uid and inode. The peer of an accepted
+//! loopback connection is the socket whose local address is the connection's peer address and
+//! whose remote address is the connection's local one; its uid is the peer's process's. The
+//! lookup is exact (no listing of every socket, so its cost does not grow with a flood), made
+//! before anything is read from the connection. A socket with inode 0 belongs to no process
+//! any more (a time-wait entry, listed with uid 0) and answers nothing: the caller refuses
+//! what it cannot tell. (`/proc/net/tcp` holds the same facts, but reading it walks the whole
+//! table: milliseconds per connection.)
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use rustix::net::netlink::{SocketAddrNetlink, SOCK_DIAG};
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
 /// The uid the daemon runs as (its effective uid): the owner.
 pub(crate) fn owner_uid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
-/// An address as `/proc/net/tcp{,6}` prints it: the address's 32-bit words in host order,
-/// `%08X` each, then `:` and the port as `%04X`.
-fn proc_form(a: SocketAddr) -> String {
-    let words: Vec<[u8; 4]> = match a.ip() {
-        IpAddr::V4(v4) => vec![v4.octets()],
-        IpAddr::V6(v6) => v6
-            .octets()
-            .chunks_exact(4)
-            .map(|c| [c[0], c[1], c[2], c[3]])
-            .collect(),
-    };
-    let mut s: String = words
-        .iter()
-        .map(|w| format!("{:08X}", u32::from_ne_bytes(*w)))
-        .collect();
-    s.push_str(&format!(":{:04X}", a.port()));
-    s
+/// `SOCK_DIAG_BY_FAMILY`.
+const SOCK_DIAG_BY_FAMILY: u16 = 20;
+/// `NLM_F_REQUEST`.
+const NLM_F_REQUEST: u16 = 1;
+/// `NLMSG_ERROR`.
+const NLMSG_ERROR: u16 = 2;
+/// `AF_INET`.
+const AF_INET: u8 = 2;
+/// `AF_INET6`.
+const AF_INET6: u8 = 10;
+/// `IPPROTO_TCP`.
+const IPPROTO_TCP: u8 = 6;
+/// Length of `struct nlmsghdr`.
+const NLMSG_HDR: usize = 16;
+/// Length of `struct inet_diag_req_v2`.
+const REQ_V2: usize = 56;
+/// Offset of `idiag_uid` in `struct inet_diag_msg`.
+const MSG_UID: usize = 64;
+/// Offset of `idiag_inode` in `struct inet_diag_msg`.
+const MSG_INODE: usize = 68;
+
+/// One address of `struct inet_diag_sockid`: four 32-bit words in network order.
+fn diag_addr(ip: IpAddr) -> [u8; 16] {
+    match ip {
+        IpAddr::V4(v4) => {
+            let mut a = [0u8; 16];
+            a[..4].copy_from_slice(&v4.octets());
+            a
+        }
+        IpAddr::V6(v6) => v6.octets(),
+    }
 }
 
-/// The uid of the socket in `table` (the text of `/proc/net/tcp{,6}`) whose local address is
-/// `peer` and remote address `local`; `None` when there is none, or it has no owner (inode 0).
-pub(super) fn uid_in(table: &str, local: SocketAddr, peer: SocketAddr) -> Option<u32> {
-    let (me, them) = (proc_form(local), proc_form(peer));
-    table.lines().skip(1).find_map(|line| {
-        let mut f = line.split_ascii_whitespace();
-        let (_sl, l, r) = (f.next()?, f.next()?, f.next()?);
-        if l != them || r != me {
-            return None;
-        }
-        // st tx:rx tr:when retrnsmt uid timeout inode
-        let mut rest = f.skip(4);
-        let uid = rest.next()?.parse::<u32>().ok()?;
-        let inode = rest.nth(1)?.parse::<u64>().ok()?;
-        (inode != 0).then_some(uid)
-    })
+/// The `SOCK_DIAG_BY_FAMILY` request for the one TCP socket whose local address is `src`
+/// and remote address `dst`.
+fn request(src: SocketAddr, dst: SocketAddr) -> Vec<u8> {
+    let mut m = Vec::with_capacity(NLMSG_HDR + REQ_V2);
+    m.extend_from_slice(&((NLMSG_HDR + REQ_V2) as u32).to_ne_bytes());
+    m.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    m.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+    m.extend_from_slice(&1u32.to_ne_bytes()); // seq
+    m.extend_from_slice(&0u32.to_ne_bytes()); // pid: the kernel's
+    m.push(if src.is_ipv4() { AF_INET } else { AF_INET6 });
+    m.push(IPPROTO_TCP);
+    m.push(0); // idiag_ext
+    m.push(0); // pad
+    m.extend_from_slice(&u32::MAX.to_ne_bytes()); // idiag_states: any
+    m.extend_from_slice(&src.port().to_be_bytes());
+    m.extend_from_slice(&dst.port().to_be_bytes());
+    m.extend_from_slice(&diag_addr(src.ip()));
+    m.extend_from_slice(&diag_addr(dst.ip()));
+    m.extend_from_slice(&0u32.to_ne_bytes()); // idiag_if
+    m.extend_from_slice(&[0xff; 8]); // idiag_cookie: INET_DIAG_NOCOOKIE
+    m
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    let w: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
+    Some(u32::from_ne_bytes(w))
+}
+
+/// The uid of the kernel's answer `reply`; `None` for an error (no such socket), a socket of
+/// no process (inode 0), or an answer too short to hold one.
+fn uid_of_reply(reply: &[u8]) -> Option<u32> {
+    let kind = u16::from_ne_bytes(reply.get(4..6)?.try_into().ok()?);
+    if kind == NLMSG_ERROR || kind != SOCK_DIAG_BY_FAMILY {
+        return None;
+    }
+    let msg = reply.get(NLMSG_HDR..)?;
+    let uid = u32_at(msg, MSG_UID)?;
+    let inode = u32_at(msg, MSG_INODE)?;
+    (inode != 0).then_some(uid)
 }
 
 /// The uid of the process at the other end of the loopback connection `local` ← `peer`;
-/// `None` when the kernel no longer lists its socket (it went away) or it cannot be read.
+/// `None` when the kernel knows no such socket (it went away) or cannot be asked.
 pub(super) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
-    let table = match peer.ip() {
-        IpAddr::V4(_) => "/proc/net/tcp",
-        IpAddr::V6(_) => "/proc/net/tcp6",
-    };
-    let text = std::fs::read_to_string(table).ok()?;
-    uid_in(&text, local, peer)
+    let fd = rustix::net::socket_with(
+        AddressFamily::NETLINK,
+        SocketType::DGRAM,
+        SocketFlags::CLOEXEC,
+        Some(SOCK_DIAG),
+    )
+    .ok()?;
+    let req = request(peer, local);
+    rustix::net::sendto(&fd, &req, SendFlags::empty(), &SocketAddrNetlink::new(0, 0)).ok()?;
+    // The kernel answers within the send: the reply is queued when it returns.
+    let mut buf = [0u8; 512];
+    let (got, _) = rustix::net::recv(&fd, &mut buf, RecvFlags::DONTWAIT).ok()?;
+    uid_of_reply(buf.get(..got)?)
 }
 
 /// How often at most the log says that connections of other users were refused.
@@ -110,40 +160,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_peer_is_found_by_its_addresses_and_a_socket_without_inode_answers_nothing() {
-        // Two ends of 127.0.0.1:8765 ← 127.0.0.1:40000 as the kernel lists them on a
-        // little-endian machine, a third socket of another connection, a time-wait entry.
-        let local: SocketAddr = "127.0.0.1:8765".parse().unwrap();
-        let peer: SocketAddr = "127.0.0.1:40000".parse().unwrap();
-        assert_eq!(proc_form(local).len(), 13);
-        let (l, p) = (proc_form(local), proc_form(peer));
-        let other = proc_form("127.0.0.1:40001".parse().unwrap());
-        let table = format!(
-            "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
-             \x20  0: {l} {p} 01 00000000:00000000 00:00000000 00000000     0        0 111 1 0 20 4 30 10 -1\n\
-             \x20  1: {other} {l} 01 00000000:00000000 00:00000000 00000000  1000        0 222 1 0 20 4 30 10 -1\n\
-             \x20  2: {p} {l} 01 00000000:00000000 00:00000000 00000000 65534        0 333 1 0 20 4 30 10 -1\n"
-        );
-        assert_eq!(uid_in(&table, local, peer), Some(65534));
+    fn the_request_names_the_socket_and_the_reply_gives_its_uid() {
+        let src: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let dst: SocketAddr = "127.0.0.1:8765".parse().unwrap();
+        let r = request(src, dst);
+        assert_eq!(r.len(), 72);
+        assert_eq!(&r[16..18], &[AF_INET, IPPROTO_TCP]);
+        assert_eq!(&r[24..26], &40000u16.to_be_bytes());
+        assert_eq!(&r[26..28], &8765u16.to_be_bytes());
+        assert_eq!(&r[28..32], &[127, 0, 0, 1]);
+        assert_eq!(&r[44..48], &[127, 0, 0, 1]);
+        let v6 = request("[::1]:1".parse().unwrap(), "[::1]:2".parse().unwrap());
+        assert_eq!(v6[16], AF_INET6);
+        assert_eq!(v6[43], 1);
+
+        let reply = |kind: u16, uid: u32, inode: u32| {
+            let mut b = vec![0u8; NLMSG_HDR + 72];
+            b[4..6].copy_from_slice(&kind.to_ne_bytes());
+            b[NLMSG_HDR + MSG_UID..NLMSG_HDR + MSG_UID + 4].copy_from_slice(&uid.to_ne_bytes());
+            b[NLMSG_HDR + MSG_INODE..NLMSG_HDR + MSG_INODE + 4]
+                .copy_from_slice(&inode.to_ne_bytes());
+            b
+        };
         assert_eq!(
-            uid_in(&table, local, "127.0.0.1:40002".parse().unwrap()),
-            None
-        );
-        let gone = format!(
-            "header\n   0: {p} {l} 06 00000000:00000000 03:00000123 00000000     0        0 0 3 0\n"
+            uid_of_reply(&reply(SOCK_DIAG_BY_FAMILY, 65534, 77)),
+            Some(65534)
         );
         assert_eq!(
-            uid_in(&gone, local, peer),
+            uid_of_reply(&reply(SOCK_DIAG_BY_FAMILY, 0, 0)),
             None,
-            "a time-wait entry has no owner"
+            "a time-wait entry belongs to no process"
         );
-        if cfg!(target_endian = "little") {
-            assert_eq!(l, "0100007F:223D");
-            assert_eq!(
-                proc_form("[::1]:80".parse().unwrap()),
-                "00000000000000000000000001000000:0050"
-            );
-        }
+        assert_eq!(uid_of_reply(&reply(NLMSG_ERROR, 0, 1)), None);
+        assert_eq!(uid_of_reply(&reply(SOCK_DIAG_BY_FAMILY, 1, 1)[..40]), None);
+        assert_eq!(uid_of_reply(&[]), None);
     }
 
     #[test]
@@ -161,5 +211,15 @@ mod tests {
             Some(owner_uid()),
             "the peer is this process"
         );
+        assert_eq!(
+            peer_uid(s.local_addr().unwrap(), "127.0.0.1:9".parse().unwrap()),
+            None,
+            "no such socket"
+        );
+        if let Ok(l6) = std::net::TcpListener::bind("[::1]:0") {
+            let _c6 = std::net::TcpStream::connect(l6.local_addr().unwrap()).unwrap();
+            let (s6, p6) = l6.accept().unwrap();
+            assert_eq!(peer_uid(s6.local_addr().unwrap(), p6), Some(owner_uid()));
+        }
     }
 }

@@ -901,6 +901,68 @@ async fn no_owner_data_before_a_sign_in_and_a_sign_in_lasts_session_hours() {
 }
 
 #[tokio::test]
+async fn a_reserved_slot_serves_only_a_signed_in_session() {
+    let t = setup().await;
+    let reserved = |mut r: Request<Body>| {
+        r.extensions_mut().insert(app::Conn {
+            uid: Some(0),
+            reserved: true,
+        });
+        r
+    };
+    let s = session(&t).await;
+    for req in [
+        get("/tools"),
+        get_with("/api/session", &s),
+        get_with("/tools", &s),
+    ] {
+        let r = send(&t, reserved(req)).await;
+        assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+        assert_eq!(r.error(), "busy");
+        assert_eq!(r.headers[header::CONNECTION], "close");
+    }
+    step_up(&t, &s).await;
+    let r = send(&t, reserved(get_with("/tools", &s))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = send(&t, reserved(post("/api/tools/nope/enable", &s, json!({})))).await;
+    assert_eq!(
+        r.error(),
+        "not_found",
+        "a signed-in POST goes through: {}",
+        r.body
+    );
+}
+
+#[tokio::test]
+async fn status_says_whether_the_peer_uid_check_applies() {
+    let t = setup().await;
+    let st = t.app.web.status();
+    assert_eq!(
+        st.peer_uid_check,
+        format!(
+            "applies: only processes of uid {} are served",
+            peer::owner_uid()
+        )
+    );
+    assert_eq!(st.session_hours, 12);
+    assert_eq!(st.reserved_connections, 8);
+    let cfg = Config::parse("c", b"{}", &|_| None).unwrap();
+    let beyond = Web::new(
+        &cfg.web,
+        "192.0.2.1:8765".parse().unwrap(),
+        t.store.clone(),
+        t.clock.clone(),
+        super::Limits::new(super::MAX_CONNECTIONS),
+    )
+    .unwrap();
+    assert!(beyond.uid_check.is_none());
+    assert_eq!(
+        beyond.status().peer_uid_check,
+        "does not apply: web.listen 192.0.2.1:8765 is not a loopback address, so any peer that reaches it may open a session"
+    );
+}
+
+#[tokio::test]
 async fn bodies_are_bounded() {
     let t = setup().await;
     let s = session(&t).await;
