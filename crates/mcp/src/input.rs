@@ -161,7 +161,7 @@ impl Ask {
                 let secret = [Some(name.as_str()), text("title"), text("description")]
                     .into_iter()
                     .flatten()
-                    .any(|t| asks_secret(&cap_chars(t, TEXT_CAP * 4)))
+                    .any(|t| asks_secret(cap_chars(t, TEXT_CAP * 4)))
                     || format == "password";
                 if secret {
                     return Ok(Ask {
