@@ -216,6 +216,17 @@ pub(crate) struct TurnView {
     pub(crate) ok: bool,
 }
 
+/// A server's question that the owner's next turn answers, as the page shows it: the
+/// server's words exact (its message, then the address or one line per field), and what Maven
+/// says after them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct QuestionView {
+    pub(crate) server: String,
+    pub(crate) act: String,
+    pub(crate) words: String,
+    pub(crate) how: String,
+}
+
 /// A one-time passkey enrollment link (the `web_enroll` method).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct EnrollLink {

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
 
+use crate::views::QuestionView;
 use allowlist::{Answer, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
 use rules::{ActName, Decision, Lang};
 /// The fact that remembers where the owner stopped reading the feeds digest.
@@ -94,6 +95,51 @@ fn declined_line(server: &str, fields: &[String]) -> String {
     )
 }
 
+/// The server's words of a question, exact (the message, then the address to visit or one
+/// line per field), and what Maven says after them.
+fn words(ask: &mcp::Ask) -> (String, &'static str) {
+    let mut text = ask.message.clone();
+    let how = match &ask.kind {
+        mcp::AskKind::Url { url } => {
+            let _ = write!(text, "\n(visit) {url}");
+            "It asks you to visit that address (Maven opens nothing). Say yes when done, or no."
+        }
+        mcp::AskKind::Form { fields } if fields.is_empty() => "Say yes to go on, or no to decline.",
+        mcp::AskKind::Form { fields } => {
+            for f in fields {
+                let _ = write!(
+                    text,
+                    "\n({}{}: {}{}) {}",
+                    f.name,
+                    if f.required { ", required" } else { "" },
+                    f.kind,
+                    choices(f),
+                    f.title
+                );
+            }
+            if fields.len() == 1 {
+                "Answer with the value of that field, or no to decline."
+            } else {
+                "Answer as `name: value; name: value` with the field names above, or no to decline."
+            }
+        }
+        _ => "Say no to decline.",
+    };
+    (text, how)
+}
+
+/// The question a waiting call asks the owner, for the page.
+fn question(w: &Waiting) -> Option<QuestionView> {
+    let ask = w.ask()?;
+    let (text, how) = words(ask);
+    Some(QuestionView {
+        server: w.server().to_owned(),
+        act: w.act().to_owned(),
+        words: text,
+        how: how.to_owned(),
+    })
+}
+
 /// The answer of a turn whose act waits for the owner's answer to the server's question.
 fn ask_owner(w: &Waiting) -> TurnOutcome {
     let server = shown::line(w.server());
@@ -106,38 +152,9 @@ fn ask_owner(w: &Waiting) -> TurnOutcome {
         "{server} asks; its words, each line marked \"{server}{}\":",
         QUOTE_MARK.trim_end()
     );
-    answer.push_str(&quoted(&server, &ask.message));
-    let how = match &ask.kind {
-        mcp::AskKind::Url { url } => {
-            answer.push_str(&quoted(&server, &format!("(visit) {url}")));
-            "It asks you to visit that address (Maven opens nothing). Say yes when done, or no."
-                .to_owned()
-        }
-        mcp::AskKind::Form { fields } if fields.is_empty() => {
-            "Say yes to go on, or no to decline.".to_owned()
-        }
-        mcp::AskKind::Form { fields } => {
-            for f in fields {
-                let line = format!(
-                    "({}{}: {}{}) {}",
-                    f.name,
-                    if f.required { ", required" } else { "" },
-                    f.kind,
-                    choices(f),
-                    f.title
-                );
-                answer.push_str(&quoted(&server, &line));
-            }
-            if fields.len() == 1 {
-                "Answer with the value of that field, or no to decline.".to_owned()
-            } else {
-                "Answer as `name: value; name: value` with the field names above, or no to decline."
-                    .to_owned()
-            }
-        }
-        _ => "Say no to decline.".to_owned(),
-    };
-    answer.push_str(&how);
+    let (text, how) = words(ask);
+    answer.push_str(&quoted(&server, &text));
+    answer.push_str(how);
     let info =
         json!({"act": w.act(), "asks": w.server(), "expires_in_s": CONFIRM_WINDOW.as_secs()});
     TurnOutcome {
@@ -200,6 +217,9 @@ pub(crate) struct Turns {
     executor: Executor,
     llm: Option<llm::LlmRouter>,
     pending: Mutex<Option<Pending>>,
+    /// The server's question the next turn answers, and when it was asked: what the page
+    /// shows (read without waiting for a turn).
+    asking: std::sync::Mutex<Option<(QuestionView, tokio::time::Instant)>>,
 }
 
 impl Turns {
@@ -209,7 +229,16 @@ impl Turns {
             executor,
             llm,
             pending: Mutex::new(None),
+            asking: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The server's question the owner's next turn answers, while it stands (two minutes).
+    pub(crate) fn question(&self) -> Option<QuestionView> {
+        let g = self.asking.lock().unwrap_or_else(|p| p.into_inner());
+        g.as_ref()
+            .filter(|(_, at)| at.elapsed() <= CONFIRM_WINDOW)
+            .map(|(q, _)| q.clone())
     }
 
     /// Runs one turn.
@@ -217,7 +246,15 @@ impl Turns {
         // Holding the lock for the whole turn keeps turns in order and the pending act single.
         let mut pending = self.pending.lock().await;
         let previous = pending.take();
-        match self.turn_inner(text, previous).await {
+        let result = self.turn_inner(text, previous).await;
+        let asked = match &result {
+            Ok((_, Some(Pending::Input(w)))) => {
+                question(w).map(|q| (q, tokio::time::Instant::now()))
+            }
+            _ => None,
+        };
+        *self.asking.lock().unwrap_or_else(|p| p.into_inner()) = asked;
+        match result {
             Ok((outcome, next)) => {
                 *pending = next;
                 outcome

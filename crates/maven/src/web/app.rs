@@ -43,6 +43,10 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
     }
     /// Dial this server again (it was just authorized or forgotten).
     fn redial(&self, _server: &str) {}
+    /// The server's question the owner's next turn answers, while one stands.
+    fn question(&self) -> Option<crate::views::QuestionView> {
+        None
+    }
 }
 
 /// The configuration alone: what the cards show before anything connected.

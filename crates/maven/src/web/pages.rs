@@ -17,7 +17,7 @@ use super::api;
 use super::app::{peer_of, App, Conn};
 use super::error::AppError;
 use crate::json;
-use crate::views::{FeedView, ServerStatusView};
+use crate::views::{FeedView, QuestionView, ServerStatusView};
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -195,6 +195,23 @@ pub(super) async fn oauth_login(
     Ok(with_cookie(h, set))
 }
 
+/// A server's question waiting for the owner's next turn: its words in a box labelled with
+/// the server (every line as text, controls shown as escapes), Maven's own line outside it.
+fn question_card(h: &mut String, q: &QuestionView) {
+    let _ = write!(
+        h,
+        "<section class=\"card\" id=\"question\"><h2>A question from the MCP server {0}</h2>\
+         <figure class=\"server-words\" data-server=\"{1}\"><figcaption>{0} asks, for {2} \
+         (its words, not Maven's):</figcaption><blockquote><pre>{3}</pre></blockquote></figure>\
+         <p>{4} Answer with your next turn (<code>maven say …</code>).</p></section>",
+        text(&q.server),
+        esc(&q.server),
+        text(&q.act),
+        block(&q.words),
+        esc(&q.how),
+    );
+}
+
 fn state_title(s: ToolState) -> &'static str {
     match s {
         ToolState::Proposed => "Proposed — waiting for you",
@@ -230,6 +247,9 @@ pub(super) async fn tools(
     );
 
     stepup_card(&mut h, &s);
+    if let Some(q) = app.status.question() {
+        question_card(&mut h, &q);
+    }
 
     // Acts by state.
     h.push_str("<section class=\"card\" id=\"acts\"><h2>Acts</h2>");
