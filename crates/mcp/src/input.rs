@@ -57,8 +57,9 @@ pub enum AskKind {
         /// The URL (capped).
         url: String,
     },
-    /// A form asking for a secret (a field named like a password, token or key): declined
-    /// without being shown.
+    /// A form asking for a secret (a field's name, title or description, or the message,
+    /// matches the word table of `secret_words`: password, PIN, token, API key, пароль, код из
+    /// СМС…): declined without being shown.
     Secret {
         /// The field's name.
         field: String,

@@ -8,9 +8,11 @@
 //! their server: a result is data, not an instruction to Maven.
 //!
 //! A modern MCP server may answer a call with a question (an elicitation): the turn answers
-//! with the server's question, quoted as the server's words, and the owner's next turn is the
-//! answer ("no" declines), within the same two minutes. A question asking for a secret is
-//! declined without being shown; a URL is shown as text and nothing is opened.
+//! with the server's question as a block whose every line begins with the server's name
+//! (`todo › …`), and the owner's next turn is the answer ("no" declines), within the same two
+//! minutes. A question asking for a secret is declined without being shown, and a round whose
+//! every question was declined so is sent on at once: it never takes the owner's next turn. A
+//! URL is shown as text and nothing is opened.
 
 pub(crate) mod llm;
 pub(crate) mod rules;

@@ -155,7 +155,7 @@ impl Web {
             passphrase_hash: cfg.passphrase_hash.clone(),
             creds: creds::Creds::new(store.clone()),
             store,
-            sessions: Sessions::default(),
+            sessions: Sessions::new(cfg.session.max(session::SESSION_IDLE)),
             webauthn,
             clock,
             gate: super::gate::Gate::default(),

@@ -16,8 +16,8 @@ use webauthn_rs::prelude::{PasskeyAuthentication, PasskeyRegistration};
 pub(crate) const STEP_UP_FRESH: Duration = Duration::from_secs(5 * 60);
 /// How long an enrollment link is valid.
 pub(crate) const ENROLL_VALID: Duration = Duration::from_secs(10 * 60);
-/// A session unused for this long is forgotten.
-const SESSION_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
+/// A session unused for this long is forgotten (or for `web.session_hours`, when longer).
+pub(crate) const SESSION_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
 /// A started WebAuthn ceremony must finish within this.
 pub(crate) const CEREMONY_VALID: Duration = Duration::from_secs(5 * 60);
 /// Sessions kept at once. Beyond this the least recently used session that holds no step-up is
@@ -95,9 +95,16 @@ pub(crate) enum SessionRefused {
 }
 
 /// Every session and enrollment token, behind one lock held only for map operations.
-#[derive(Default)]
 pub(crate) struct Sessions {
     inner: Mutex<Inner>,
+    /// A session unused for this long is forgotten.
+    idle: Duration,
+}
+
+impl Default for Sessions {
+    fn default() -> Sessions {
+        Sessions::new(SESSION_IDLE)
+    }
 }
 
 #[derive(Default)]
@@ -112,6 +119,14 @@ struct Inner {
 }
 
 impl Sessions {
+    /// Sessions forgotten when unused for `idle`.
+    pub(crate) fn new(idle: Duration) -> Sessions {
+        Sessions {
+            inner: Mutex::default(),
+            idle,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding this lock leaves maps that are still consistent (every
         // operation is a single insert/remove), so a poisoned lock is recovered.
@@ -151,8 +166,9 @@ impl Sessions {
                 wait_s: wait.as_secs().max(1),
             });
         }
+        let idle = self.idle;
         g.sessions
-            .retain(|_, s| now.saturating_duration_since(s.last_used) < SESSION_IDLE);
+            .retain(|_, s| now.saturating_duration_since(s.last_used) < idle);
         if g.sessions.len() >= MAX_SESSIONS {
             // Anonymous sessions go first; one that holds a step-up is never evicted.
             let oldest = g
@@ -196,7 +212,7 @@ impl Sessions {
         let key = hash(cookie);
         let mut g = self.lock();
         let live = match g.sessions.get(&key) {
-            Some(s) => now.saturating_duration_since(s.last_used) < SESSION_IDLE,
+            Some(s) => now.saturating_duration_since(s.last_used) < self.idle,
             None => return None,
         };
         if !live {
