@@ -149,7 +149,7 @@ impl Refusals {
             None => tracing::warn!(
                 owner,
                 refused = n,
-                "the page closed a connection whose process it could not tell: it serves only its owner's (logged once a minute at most)"
+                "the page closed a connection whose process it could not tell (its socket was gone, or the kernel's socket diagnostics, NETLINK_SOCK_DIAG with tcp_diag, did not answer): it serves only its owner's (logged once a minute at most)"
             ),
         }
     }

@@ -310,6 +310,21 @@ mod tests {
     }
 
     #[test]
+    fn a_longer_sign_in_keeps_its_session() {
+        let s = Sessions::new(Duration::from_secs(48 * 3600));
+        let t0 = Instant::now();
+        let c = s.create(t0, None).unwrap();
+        assert!(s.with(&c, t0 + SESSION_IDLE * 3, |_| ()).is_some());
+        assert!(s
+            .with(
+                &c,
+                t0 + SESSION_IDLE * 3 + Duration::from_secs(48 * 3600),
+                |_| ()
+            )
+            .is_none());
+    }
+
+    #[test]
     fn enrollment_tokens_are_one_time_and_expire() {
         let s = Sessions::default();
         let t0 = Instant::now();
