@@ -2,6 +2,10 @@
 //! recent acts, and the JSON API under `/api` that the page itself uses.
 //!
 //! Hardening (U-3), applied by layers around every route:
+//! - on loopback, a connection from another user's process is closed at accept (see `peer`);
+//! - every route that shows the owner's data (`/tools` beyond the step-up card, `/api/tools`,
+//!   `/api/mcp_servers`, `/api/feeds`, `/api/acts_log`) needs a signed-in session: a step-up
+//!   within `web.session_hours` (401 `sign_in_required`);
 //! - the Host header must name the configured `web.hosts` or the listen address, with the
 //!   listen port (DNS-rebinding defence), else 421;
 //! - every request other than GET/HEAD needs an allowed `Origin` (403 `origin`), a live
