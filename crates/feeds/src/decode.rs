@@ -2,18 +2,26 @@
 //! wrong declaration; windows-1252 as the last resort. Illegal control characters are removed.
 //!
 //! The HTTP charset and the XML declaration, in every combination:
-//! - bytes that are valid UTF-8 are read as UTF-8 whatever either says (a warning when one
-//!   names another encoding and the text is not ASCII);
+//! - bytes that are valid UTF-8 are read as UTF-8 whatever either says (a warning, and `bozo`,
+//!   when one names another encoding and the text is not ASCII);
 //! - otherwise the HTTP charset wins over the declaration (RFC 3023), and the declaration is
 //!   used when there is no HTTP charset;
-//! - `text/xml` without a charset means US-ASCII by RFC 3023, but no reader honours that: like
-//!   browsers and feedparser's fallbacks we read the declaration, since US-ASCII would only turn
-//!   every non-ASCII byte into a replacement character;
+//! - `text/xml` without a charset meant US-ASCII by RFC 3023, but RFC 7303, which replaced it,
+//!   lets the BOM and the declaration decide, as browsers do: we read the declaration, and it is
+//!   not a document read in another encoding than declared (feedparser still sets `bozo`);
 //! - ISO-8859-1 and US-ASCII are read as windows-1252 (the WHATWG mapping), so "smart quotes"
 //!   in the 0x80–0x9F range of a feed declared ISO-8859-1 come out as the quotes they are.
 //!
+//! - bytes that are not valid UTF-8 in a document that declares no encoding (so implies UTF-8)
+//!   are read as windows-1252, as browsers and feed readers read them: `don’t`, not `dont`;
+//! - when the HTTP charset says UTF-8 and the bytes are not, the declaration is used if it names
+//!   another encoding, else windows-1252.
+//!
 //! The declaration is looked for after whitespace and comments, which some producers put
-//! before it. An encoding name nobody knows and invalid bytes set [`Decoded::suspect`].
+//! before it. Whenever the document is read in another encoding than the one declared (or, with
+//! none declared, implied: UTF-8), and when an encoding name is unknown, [`Decoded::suspect`] is
+//! set, which sets `bozo`. ISO-8859-1 and US-ASCII read as windows-1252 are not "another
+//! encoding": that is what those labels mean on the web.
 
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252};
 use std::borrow::Cow;
@@ -24,7 +32,8 @@ pub(crate) struct Decoded<'a> {
     pub(crate) warnings: Vec<String>,
     /// Characters XML forbids were removed, or bytes were invalid in the chosen encoding.
     pub(crate) repaired: bool,
-    /// An encoding name was not recognised: the document is not well-formed as declared.
+    /// An encoding name was not recognised, or the document was read in another encoding than
+    /// the one declared or implied: it is not well-formed as declared.
     pub(crate) suspect: bool,
 }
 
@@ -139,9 +148,12 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded
             for (source, name) in [("HTTP charset", http), ("XML declaration", declared)] {
                 if let Some(name) = name {
                     match pick(name) {
-                        Some(e) if e != UTF_8 && non_ascii => warnings.push(format!(
-                            "{source} says {name} but the bytes are valid UTF-8; read as UTF-8"
-                        )),
+                        Some(e) if e != UTF_8 && non_ascii => {
+                            suspect = true;
+                            warnings.push(format!(
+                                "{source} says {name} but the bytes are valid UTF-8; read as UTF-8"
+                            ));
+                        }
                         None if !is_utf16_label(name) => {
                             suspect = true;
                             warnings.push(format!("unknown encoding {name:?} in {source}"))
@@ -180,12 +192,24 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Decoded
         match chosen {
             Some(e) if e != UTF_8 => (e, bytes),
             Some(_) => {
-                warnings.push(
-                    "declared UTF-8 but the bytes are not valid UTF-8; read as windows-1252".into(),
-                );
-                (WINDOWS_1252, bytes)
+                // The HTTP charset said UTF-8 and is wrong: the declaration, when it names
+                // another encoding, is the next best word on what the bytes are.
+                suspect = true;
+                let fallback = http
+                    .and(declared)
+                    .and_then(pick)
+                    .filter(|e| *e != UTF_8)
+                    .unwrap_or(WINDOWS_1252);
+                warnings.push(format!(
+                    "declared UTF-8 but the bytes are not valid UTF-8; read as {}",
+                    fallback.name()
+                ));
+                (fallback, bytes)
             }
             None => {
+                // Undeclared means UTF-8; bytes that are not are read the way browsers and
+                // feed readers read them, as windows-1252.
+                suspect = true;
                 warnings
                     .push("no usable encoding declared and not UTF-8; read as windows-1252".into());
                 (WINDOWS_1252, bytes)

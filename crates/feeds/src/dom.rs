@@ -52,8 +52,10 @@ impl Ns {
             "http://www.w3.org/1999/xhtml" => Ns::Xhtml,
             "http://www.itunes.com/dtds/podcast-1.0.dtd" => Ns::Itunes,
             "http://search.yahoo.com/mrss" => Ns::Media,
+            // Userland's and Harvard's names for RSS 2.0 itself: read as no namespace.
             ""
             | "http://backend.userland.com/rss2"
+            | "http://backend.userland.com/rss2.1"
             | "http://blogs.law.harvard.edu/tech/rss"
             | "http://backend.userland.com/rss" => Ns::None,
             _ => Ns::Other,

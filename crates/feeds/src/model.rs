@@ -94,7 +94,7 @@ pub struct Enclosure {
 /// One entry of a feed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Item {
-    /// `guid` / `id` / JSON `id` as written (RSS 1.0: `rdf:about`).
+    /// `guid` / `id` / JSON `id` as written (RSS 1.0: `rdf:about`, else `dc:identifier`).
     pub id: Option<String>,
     /// Plain text.
     pub title: Option<String>,
@@ -125,6 +125,12 @@ pub struct Item {
     pub content_text: Option<String>,
     /// Media attachments.
     pub enclosures: Vec<Enclosure>,
+    /// The id earlier versions of this parser gave the item, where that differs from `id`
+    /// because the rule changed: an RSS 1.0 item with both `rdf:about` (now the id) and a
+    /// different `dc:identifier` (the id before 2026-12). A reader that keys items by id uses
+    /// it to recognise items it keyed the old way. Not part of the JSON form.
+    #[serde(skip)]
+    pub former_id: Option<String>,
 }
 
 /// A parsed feed.

@@ -429,16 +429,24 @@ struct Media {
     categories: Vec<String>,
 }
 
+/// The alternate link among `links`: the first alternate typed as HTML, else the first
+/// untyped one, else the first alternate of any type. So of an untyped alternate and one with
+/// `type="text/html"`, in either order, the typed one is the link: it says it is the page.
 fn pick_link(links: &[Link]) -> Option<String> {
     let alt = |l: &&Link| {
         l.rel
             .as_deref()
             .is_none_or(|r| r.eq_ignore_ascii_case("alternate"))
     };
-    links
-        .iter()
-        .filter(alt)
-        .find(|l| l.mime.as_deref().is_none_or(|m| m.contains("html")))
+    let mut untyped = None;
+    for l in links.iter().filter(alt) {
+        match l.mime.as_deref() {
+            Some(m) if m.contains("html") => return Some(l.href.clone()),
+            None if untyped.is_none() => untyped = Some(l),
+            _ => {}
+        }
+    }
+    untyped
         .or_else(|| links.iter().find(alt))
         .map(|l| l.href.clone())
 }
@@ -446,11 +454,11 @@ fn pick_link(links: &[Link]) -> Option<String> {
 /// Reads one item or entry.
 ///
 /// Bodies: the first `description` or `summary` is the summary. The content is the first of
-/// the content elements (`content:encoded`, Atom `content`, an XHTML `body` or `xhtml:body`,
-/// `fullitem`) and a second `description`/`summary` met before any of them (as feedparser
-/// reads it), whatever their order. `dc:description`, `itunes:summary` and then
-/// `media:description` stand in for a missing summary; the last only when there is no
-/// content either.
+/// the content elements (`content:encoded`, Atom `content`, a `body` in the XHTML namespace or,
+/// in RSS, in none (old Userland feeds), `fullitem`) and a second `description`/`summary` met
+/// before any of them (as feedparser reads it), whatever their order. `dc:description`,
+/// `itunes:summary` and then `media:description` stand in for a missing summary; the last only
+/// when there is no content either.
 fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
     let doc = cx.doc;
     let mut item = Item::default();
@@ -556,6 +564,13 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
                 item.content_text = non_empty(t.text);
                 item.content = Some(t.html);
             }
+            // Userland's un-namespaced `body`: read like `xhtml:body`.
+            (_, "body") if !cx.atom && item.content.is_none() => {
+                if let Some(t) = cx.text_construct(c, cx.plain_text) {
+                    item.content_text = non_empty(t.text);
+                    item.content = Some(t.html);
+                }
+            }
             (_, "content" | "encoded" | "fullitem") if item.content.is_none() => {
                 if doc.attr(c, "src").is_some() {
                     continue;
@@ -631,12 +646,17 @@ fn read_item(cx: &mut Cx<'_, '_>, id: u32) -> Item {
         item.authors = fallback_authors;
     }
     if item.id.is_none() {
-        item.id = dc_id.or_else(|| {
-            doc.attr(id, "rdf:about")
-                .or_else(|| doc.attr(id, "about"))
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-        });
+        // RSS 1.0: the item's URI (`rdf:about`, mandatory there) is its id, before any
+        // `dc:identifier`; earlier readings took the `dc:identifier`, which stays known.
+        let about = doc
+            .attr(id, "rdf:about")
+            .or_else(|| doc.attr(id, "about"))
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        if about.is_some() && dc_id.is_some() && about != dc_id {
+            item.former_id = dc_id.clone();
+        }
+        item.id = about.or(dc_id);
     }
     item.link = rss_link
         .or_else(|| pick_link(&item.links))
@@ -729,9 +749,11 @@ fn read_feed_fields(cx: &mut Cx<'_, '_>, container: u32, feed: &mut Feed) {
 }
 
 /// Whether a root `channel` is Microsoft CDF rather than a bare RSS 0.9x channel: CDF puts the
-/// link in an `HREF` attribute (on the channel or its items) and the description in `ABSTRACT`.
+/// link in an `HREF` attribute (on the channel or its items), the date in `LASTMOD`, and the
+/// description in `ABSTRACT`.
 fn is_cdf(doc: &Doc<'_>, root: u32) -> bool {
     doc.attr(root, "href").is_some()
+        || doc.attr(root, "lastmod").is_some()
         || doc.children(root).any(|c| {
             let l = doc.local(c);
             l.eq_ignore_ascii_case("abstract")
@@ -758,8 +780,14 @@ fn cdf_link_and_date(cx: &mut Cx<'_, '_>, id: u32) -> (Option<Link>, Option<Offs
     (link, date)
 }
 
-/// Reads a CDF channel: `TITLE`, `ABSTRACT`, the `HREF` and `LASTMOD` attributes, and its
-/// `ITEM`s, including those of nested sub-channels (a few levels deep), in document order.
+/// A CDF `TITLE` attribute, as plain text.
+fn cdf_title_attr(doc: &Doc<'_>, id: u32) -> Option<String> {
+    doc.attr(id, "title").map(|t| html::collapse(&t))
+}
+
+/// Reads a CDF channel: `TITLE` (an element, else an attribute), `ABSTRACT` (the summary), the
+/// `HREF` (the link) and `LASTMOD` (the updated date) attributes, and its `ITEM`s, including
+/// those of nested sub-channels (a few levels deep), in document order.
 fn read_cdf(cx: &mut Cx<'_, '_>, root: u32, feed: &mut Feed) {
     let doc = cx.doc;
     let (link, updated) = cdf_link_and_date(cx, root);
@@ -783,6 +811,9 @@ fn read_cdf(cx: &mut Cx<'_, '_>, root: u32, feed: &mut Feed) {
             }
         }
     }
+    if feed.title.is_none() {
+        feed.title = cdf_title_attr(doc, root);
+    }
     items.sort_unstable();
     for id in items.into_iter().take(MAX_ITEMS) {
         let mut item = Item::default();
@@ -801,6 +832,9 @@ fn read_cdf(cx: &mut Cx<'_, '_>, root: u32, feed: &mut Feed) {
                 }
                 _ => {}
             }
+        }
+        if item.title.is_none() {
+            item.title = cdf_title_attr(doc, id);
         }
         feed.items.push(item);
     }
@@ -893,6 +927,18 @@ pub(crate) fn parse(
             }
             (f, root)
         }
+        // An Atom Entry Document (RFC 4287 §2: one entry outside of any feed, `atom:entry` its
+        // root), as an AtomPub server answers for one member: a feed of that one entry, with
+        // nothing of its own.
+        "entry" if matches!(doc.ns(root), Ns::Atom10 | Ns::Atom03 | Ns::None) => {
+            let f = if doc.ns(root) == Ns::Atom03 {
+                Format::Atom03
+            } else {
+                Format::Atom1
+            };
+            warnings.push("the root is an Atom entry, not a feed; read as a feed of one entry");
+            (f, root)
+        }
         "channel" if is_cdf(&doc, root) => (Format::Cdf, root),
         "channel" => (Format::Rss09x, root),
         "html" => return Err(NotAFeed::Html),
@@ -914,9 +960,10 @@ pub(crate) fn parse(
         atom,
         plain_text,
     };
+    let entry_document = atom && root_local == "entry";
     if format == Format::Cdf {
         read_cdf(&mut cx, root, &mut feed);
-    } else {
+    } else if !entry_document {
         read_feed_fields(&mut cx, container, &mut feed);
     }
     if feed.language.is_none() {
@@ -931,7 +978,9 @@ pub(crate) fn parse(
     }
     let item_name = if atom { "entry" } else { "item" };
     let mut ids: Vec<u32> = Vec::new();
-    if format != Format::Cdf {
+    if entry_document {
+        ids.push(root);
+    } else if format != Format::Cdf {
         ids = doc
             .children(container)
             .filter(|&c| doc.local(c).eq_ignore_ascii_case(item_name))

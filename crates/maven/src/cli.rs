@@ -337,7 +337,7 @@ pub(crate) fn main() -> ExitCode {
             };
             let probe = sandbox::probe();
             let (Some(launch), Some(block)) = (
-                crate::confine::launch(&cfg, &data_dir, &name, &probe),
+                crate::confine::launch(&cfg, &data_dir, &name, &probe, cfg.web.listen.port()),
                 cfg.mcp_servers.get(&name),
             ) else {
                 let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
@@ -359,7 +359,8 @@ pub(crate) fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let plan = crate::confine::plan(&cfg, &data_dir, &name).and_then(Result::ok);
+            let plan = crate::confine::plan(&cfg, &data_dir, &name, cfg.web.listen.port())
+                .and_then(Result::ok);
             let policy = block.policy();
             runtime(async move {
                 let db = data_dir.join(crate::daemon::DB_NAME);

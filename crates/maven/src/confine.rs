@@ -22,13 +22,14 @@ pub(crate) fn plan(
     config: &Config,
     data_dir: &Path,
     name: &str,
+    page_port: u16,
 ) -> Option<Result<sandbox::Plan, sandbox::PlanError>> {
     let block = config.mcp_servers.get(name)?;
     let McpTarget::Stdio {
         command,
+        args,
         env,
         sandbox: Some(policy),
-        ..
     } = &block.target
     else {
         return None;
@@ -41,10 +42,10 @@ pub(crate) fn plan(
     let ctx = sandbox::Context {
         data_dir,
         path: path.as_deref(),
-        deny_ports: vec![config.web.listen.port()],
+        deny_ports: vec![page_port],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    Some(sandbox::Plan::resolve(name, policy, command, &ctx))
+    Some(sandbox::Plan::resolve(name, policy, command, args, &ctx))
 }
 
 /// How to start server `name`: its sandbox applied (when it has one), given what the
@@ -54,9 +55,29 @@ pub(crate) fn launch(
     data_dir: &Path,
     name: &str,
     probe: &Result<(), sandbox::Missing>,
+    page_port: u16,
 ) -> Option<Launch> {
     let mut server = config.mcp_server(name)?;
-    let Some(plan) = plan(config, data_dir, name) else {
+    let Some(plan) = plan(config, data_dir, name, page_port) else {
+        // Unsandboxed: still in a PID namespace of its own, through the launcher, so that
+        // every process it starts ends with it.
+        if let mcp::Transport::Stdio { command, args, env } = server.transport {
+            let exe = match std::env::current_exe() {
+                Ok(p) => p,
+                Err(e) => {
+                    return Some(Launch::Blocked(format!(
+                        "cannot find the maven binary: {e}"
+                    )))
+                }
+            };
+            let mut launcher = vec![sandbox::GROUP_ARG.to_owned(), "--".to_owned(), command];
+            launcher.extend(args);
+            server.transport = mcp::Transport::Stdio {
+                command: exe.display().to_string(),
+                args: launcher,
+                env,
+            };
+        }
         return Some(Launch::Start(Box::new(server)));
     };
     if let Err(m) = probe {
@@ -72,10 +93,8 @@ pub(crate) fn launch(
         Err(e) => return Some(refused(e.to_string())),
     };
     if let Err(e) = sandbox::prepare(&plan) {
-        return Some(refused(format!(
-            "sandbox: cannot create its directory {}: {e}",
-            plan.home.display()
-        )));
+        tracing::error!(server = %name, "sandbox: its private directory: {e}");
+        return Some(refused(format!("sandbox: its private directory: {e}")));
     }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
@@ -95,11 +114,19 @@ pub(crate) fn launch(
     Some(Launch::Start(Box::new(server)))
 }
 
+/// Every enabled block's launch.
+pub(crate) struct Launches {
+    /// The servers the manager runs (dark ones included, never started).
+    pub(crate) servers: Vec<mcp::Managed>,
+    /// The reasons of those that cannot start.
+    pub(crate) blocked: BTreeMap<String, String>,
+    /// The trust line of each sandboxed server, from its resolved plan: every path it may
+    /// read or write, and why.
+    pub(crate) trust: BTreeMap<String, String>,
+}
+
 /// Every block's launch, and the reasons of those that cannot start.
-pub(crate) fn launches(
-    config: &Config,
-    data_dir: &Path,
-) -> (Vec<mcp::Managed>, BTreeMap<String, String>) {
+pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Launches {
     let probe = sandbox::probe();
     if let Err(m) = &probe {
         let sandboxed = config.mcp_servers.values().any(|b| {
@@ -117,6 +144,7 @@ pub(crate) fn launches(
     }
     let mut servers = Vec::new();
     let mut blocked = BTreeMap::new();
+    let mut trust = BTreeMap::new();
     for (name, block) in &config.mcp_servers {
         // A dark block is never started: no plan, no private directory (its trust line comes
         // from the policy alone).
@@ -129,7 +157,10 @@ pub(crate) fn launches(
             }
             continue;
         }
-        match launch(config, data_dir, name, &probe) {
+        if let Some(Ok(plan)) = plan(config, data_dir, name, page_port) {
+            trust.insert(name.clone(), plan.trust());
+        }
+        match launch(config, data_dir, name, &probe, page_port) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
                 config: *c,
                 enabled: block.enabled,
@@ -143,5 +174,9 @@ pub(crate) fn launches(
             None => {}
         }
     }
-    (servers, blocked)
+    Launches {
+        servers,
+        blocked,
+        trust,
+    }
 }

@@ -65,9 +65,14 @@ pub(crate) struct State {
     turns: crate::turns::Turns,
     /// Sandboxed servers that are not started, and why (X-2: fail closed).
     blocked: BTreeMap<String, String>,
+    /// Each sandboxed server's trust line, from its resolved plan.
+    trust: BTreeMap<String, String>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
+    // Whatever descriptor the daemon was started with beyond 0–2 (a key file, a terminal) is
+    // closed before anything else is opened: nothing of it reaches a server or an act.
+    sandbox::close_inherited();
     init_logging(opts.log_format, opts.log_filter.as_deref());
     let code = start(opts);
     // Every exit waits, bounded, for the log writer: errors and the shutdown sequence reach
@@ -182,10 +187,19 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let poller = crate::poll::start(&config, &store, &cancel, &tracker).await?;
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
-    let (servers, blocked) = crate::confine::launches(&config, &data_dir);
     let descriptors = raise_descriptor_limit();
     let page_connections = page_connections(descriptors);
     let web = crate::web::start(&config, &store, page_connections).await;
+    // The page is bound before any server's plan is made: the port every sandbox denies is
+    // the one bound (`web.listen` may say port 0), else the one configured.
+    let page_port = web
+        .as_ref()
+        .map_or(config.web.listen.port(), |(w, _)| w.addr().port());
+    let crate::confine::Launches {
+        servers,
+        blocked,
+        trust,
+    } = crate::confine::launches(&config, &data_dir, page_port);
     // The authorization servers send the owner back to the page's callback, at the address
     // the page actually bound (`web.listen` may say port 0).
     let redirect_uri = match &web {
@@ -222,6 +236,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         web: web.as_ref().map(|(w, _)| w.clone()),
         turns,
         blocked,
+        trust,
     });
     if let Some((w, l)) = web {
         let app = crate::web::App::new(w, state.clone());
@@ -555,6 +570,13 @@ impl State {
             .filter(|a| !a.is_empty())
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
+        // A server runs under this binary's launcher: `maven __group-exec -- COMMAND ARGS…`
+        // or `maven __sandbox-exec PLAN -- COMMAND ARGS…`.
+        let argv = match argv.get(1).map(String::as_str) {
+            Some(sandbox::GROUP_ARG) => argv.get(3..).unwrap_or_default(),
+            Some(sandbox::LAUNCHER_ARG) => argv.get(4..).unwrap_or_default(),
+            _ => &argv[..],
+        };
         let names: Vec<&str> = self
             .config
             .mcp_servers
@@ -784,6 +806,9 @@ impl State {
                     count(store::ToolState::Proposed),
                     count(store::ToolState::Enabled),
                 );
+                if let Some(t) = self.trust.get(&block.name) {
+                    view.trust = t.clone();
+                }
                 if let Some(why) = self.blocked.get(&block.name) {
                     if block.enabled {
                         view.state = "not started: its sandbox cannot be applied".to_owned();

@@ -24,9 +24,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // The sandbox launcher runs before anything else: single-threaded, no runtime, no
     // logging. It returns only when the sandbox could not be entered.
-    let mut args = std::env::args_os();
-    if args.nth(1).as_deref() == Some(std::ffi::OsStr::new(sandbox::LAUNCHER_ARG)) {
-        return sandbox::launch(args.collect());
+    if let Some(code) = sandbox::hidden(std::env::args_os()) {
+        return code;
     }
     cli::main()
 }

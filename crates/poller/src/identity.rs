@@ -1,6 +1,9 @@
 //! The identity of a feed item, computed by Maven (F-6): the guid; else the normalised
 //! link; else a hash of title + enclosure + date. Never a hash of the content: a feed that
 //! fixes a typo in a summary must not look like a new item.
+//!
+//! When the parser's rule for an id changes, [`former_keys`] gives the keys the items had under
+//! the old rule, so the worker can honour seen marks written under them.
 
 use std::collections::HashSet;
 
@@ -70,7 +73,12 @@ pub fn normalise_link(link: &str, base: Option<&Url>) -> Option<String> {
 /// The identity of one item before repeats are disambiguated; `None` when it has no guid, no
 /// usable link, and no title, enclosure or date to hash.
 pub fn item_key(item: &feeds::Item, base: Option<&Url>) -> Option<String> {
-    if let Some(id) = item.id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+    key_with_id(item, item.id.as_deref(), base)
+}
+
+/// [`item_key`] with `id` standing for the item's id.
+fn key_with_id(item: &feeds::Item, id: Option<&str>, base: Option<&Url>) -> Option<String> {
+    if let Some(id) = id.map(str::trim).filter(|s| !s.is_empty()) {
         return Some(bounded(format!("id:{id}")));
     }
     if let Some(l) = item.link.as_deref().and_then(|l| normalise_link(l, base)) {
@@ -99,11 +107,42 @@ fn fallback_hash(item: &feeds::Item) -> Option<String> {
 /// title + enclosure + date (and a counter if that repeats too), so the same document gives
 /// the same keys every time.
 pub fn item_keys(items: &[feeds::Item], base: Option<&Url>) -> Vec<Option<String>> {
+    keys_with(items, base, |item| item.id.as_deref())
+}
+
+/// The keys earlier releases gave the items of one fetch, where they differ from `keys` (the
+/// [`item_keys`] of the same items): an RSS 1.0 item was keyed by its `dc:identifier` before its
+/// `rdf:about` became its id (`feeds::Item::former_id`). Computed by the same rules over the
+/// former ids, so repeats are told apart as they were; `None` where the key did not change.
+/// Empty when no item has a former id (the usual case: nothing is computed).
+pub fn former_keys(
+    items: &[feeds::Item],
+    base: Option<&Url>,
+    keys: &[Option<String>],
+) -> Vec<Option<String>> {
+    if items.iter().all(|i| i.former_id.is_none()) {
+        return Vec::new();
+    }
+    keys_with(items, base, |item| {
+        item.former_id.as_deref().or(item.id.as_deref())
+    })
+    .into_iter()
+    .zip(keys)
+    .map(|(former, key)| former.filter(|f| Some(f) != key.as_ref()))
+    .collect()
+}
+
+/// [`item_keys`] with `id_of` giving each item's id.
+fn keys_with<'i>(
+    items: &'i [feeds::Item],
+    base: Option<&Url>,
+    id_of: impl Fn(&'i feeds::Item) -> Option<&'i str>,
+) -> Vec<Option<String>> {
     let mut taken: HashSet<String> = HashSet::with_capacity(items.len());
     items
         .iter()
         .map(|item| {
-            let key = item_key(item, base)?;
+            let key = key_with_id(item, id_of(item), base)?;
             if taken.insert(key.clone()) {
                 return Some(key);
             }
@@ -255,5 +294,40 @@ mod tests {
         assert_eq!(item_keys(&items, None), keys, "same document, same keys");
         let unique: HashSet<_> = keys.iter().flatten().collect();
         assert_eq!(unique.len(), 4);
+    }
+
+    #[test]
+    fn former_keys_are_the_keys_of_the_former_ids_where_they_differ() {
+        let with_former = |id: &str, former: &str, title: &str| feeds::Item {
+            former_id: Some(former.to_owned()),
+            ..item(Some(id), None, Some(title))
+        };
+        let plain = vec![item(Some("a"), None, None), item(None, None, Some("t"))];
+        let keys = item_keys(&plain, None);
+        assert!(former_keys(&plain, None, &keys).is_empty(), "nothing to do");
+
+        let items = vec![
+            with_former("http://x/1", "urn:1", "one"),
+            item(Some("plain"), None, Some("p")),
+            // Two items that shared an identifier: told apart as the earlier release did.
+            with_former("http://x/2", "urn:dup", "two"),
+            with_former("http://x/3", "urn:dup", "three"),
+        ];
+        let keys = item_keys(&items, None);
+        let former = former_keys(&items, None, &keys);
+        assert_eq!(keys[0].as_deref(), Some("id:http://x/1"));
+        assert_eq!(former[0].as_deref(), Some("id:urn:1"));
+        assert_eq!(former[1], None, "unchanged key");
+        assert_eq!(former[2].as_deref(), Some("id:urn:dup"));
+        let was: Vec<feeds::Item> = items
+            .iter()
+            .map(|i| feeds::Item {
+                id: i.former_id.clone().or(i.id.clone()),
+                former_id: None,
+                ..i.clone()
+            })
+            .collect();
+        assert_eq!(former[3], item_keys(&was, None)[3]);
+        assert!(former[3].as_deref().unwrap().starts_with("id:urn:dup#"));
     }
 }

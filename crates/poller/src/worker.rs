@@ -391,20 +391,42 @@ impl Worker {
     ) -> Result<(u32, usize, Kind, Option<String>), Error> {
         let name = &self.spec.name;
         let base = Url::parse(final_url).ok();
-        let entries: Vec<Entry> = identity::item_keys(&feed.items, base.as_ref())
+        let item_keys = identity::item_keys(&feed.items, base.as_ref());
+        let former = identity::former_keys(&feed.items, base.as_ref(), &item_keys);
+        let mut renamed: Vec<(String, String)> = Vec::new();
+        let entries: Vec<Entry> = item_keys
             .into_iter()
             .enumerate()
             .filter_map(|(index, key)| {
                 let item = &feed.items[index];
+                let key = key?;
+                if let Some(Some(old)) = former.get(index) {
+                    renamed.push((old.clone(), key.clone()));
+                }
                 Some(Entry {
                     index,
-                    key: key?,
+                    key,
                     date: item.published.or(item.updated),
                 })
             })
             .collect();
         let keys: Vec<String> = entries.iter().map(|e| e.key.clone()).collect();
-        let seen: HashSet<String> = self.store.seen_keys(name, &keys).await?;
+        let mut seen: HashSet<String> = if renamed.is_empty() {
+            self.store.seen_keys(name, &keys).await?
+        } else {
+            let mut ask = keys.clone();
+            ask.extend(renamed.iter().map(|(old, _)| old.clone()));
+            self.store.seen_keys(name, &ask).await?
+        };
+        // The seen-key migration: an item an earlier release marked seen under its former key
+        // is seen. Its new key is marked seen in this fetch's transaction like every key of the
+        // fetch; the former key, no longer refreshed, is pruned like any key the feed stopped
+        // serving.
+        for (old, new) in renamed {
+            if seen.contains(&old) {
+                seen.insert(new);
+            }
+        }
         let new_feed = self.store.is_new_feed(name).await?;
         let latest =
             facts::decode::<facts::Latest>(self.store.fact(&facts::key("latest", name)).await?);

@@ -32,7 +32,8 @@ use landlock::{
     Ruleset, RulesetAttr as _, RulesetCreated, RulesetCreatedAttr as _, RulesetStatus, Scope, ABI,
 };
 
-use crate::plan::Plan;
+use crate::plan::{Plan, GROUP_ARG, INIT_ARG, LAUNCHER_ARG};
+use std::time::Duration;
 
 /// The Landlock ABI the sandbox requires: 4 for TCP rules, 6 for signal and abstract-socket
 /// scoping.
@@ -76,6 +77,8 @@ const F_LIMITS: &str = "resource limits";
 const F_SECCOMP: &str = "seccomp filters (for a daemon running as root)";
 const F_CAPS: &str = "dropping capabilities";
 const F_IDS: &str = "switching a root daemon's real uid to nobody";
+const F_PIDNS: &str = "a PID namespace of its own (so that its processes end with it)";
+const F_SESSION: &str = "a session of its own (no controlling terminal)";
 
 /// What the daemon can check in its own process, without restricting itself: Landlock's ABI
 /// (a ruleset is created, never applied), whether user namespaces are allowed, and seccomp for
@@ -99,8 +102,25 @@ pub fn probe() -> Result<(), Missing> {
     Ok(())
 }
 
-/// The launcher's entry: `args` are what follows `__sandbox-exec`. Returns only on failure
-/// (the server is never run then).
+/// The hidden subcommands of the `maven` binary, handled before anything else: the launcher of
+/// a sandboxed server ([`LAUNCHER_ARG`]), of an unsandboxed one ([`GROUP_ARG`]), and the init
+/// of a server's PID namespace ([`INIT_ARG`]). `None` when `args` (the whole command line) is
+/// none of them.
+pub fn hidden(args: impl Iterator<Item = OsString>) -> Option<ExitCode> {
+    let mut args = args.skip(1);
+    let first = args.next()?;
+    let rest: Vec<OsString> = args.collect();
+    match first.to_str()? {
+        LAUNCHER_ARG => Some(launch(rest)),
+        GROUP_ARG => Some(group(rest)),
+        INIT_ARG => Some(init(rest)),
+        _ => None,
+    }
+}
+
+/// `__sandbox-exec PLAN -- COMMAND ARGS…`: the sandbox's outer half. Returns the server's exit
+/// status, or [`EXIT_SANDBOX`] when the sandbox could not be entered (the server never runs
+/// then).
 pub fn launch(args: Vec<OsString>) -> ExitCode {
     let (plan, argv) = match parse(args) {
         Ok(p) => p,
@@ -109,24 +129,246 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(EXIT_SANDBOX);
         }
     };
-    let e = match enter(&plan) {
-        Ok(()) => {
+    let plan_arg = serde_json::to_string(&plan).unwrap_or_default();
+    // The mounts are made here, while the new user namespace's capabilities are still held
+    // (an unprivileged owner's init, executed anew, has none); the init inherits them.
+    let entered = outer(plan.network).and_then(|()| hide(&plan));
+    match entered.and_then(|()| start_init(&plan_arg, &argv)) {
+        Ok(child) => supervise(child),
+        Err(e) => {
+            eprintln!("maven sandbox: {}: {e}", plan.server);
+            ExitCode::from(EXIT_SANDBOX)
+        }
+    }
+}
+
+/// `__group-exec -- COMMAND ARGS…`: an unsandboxed server, still in a PID namespace of its own
+/// (in a user namespace that maps the owner to itself when the daemon is not root), so that
+/// every process it starts ends with it.
+pub fn group(args: Vec<OsString>) -> ExitCode {
+    let mut it = args.into_iter();
+    if it.next().as_deref() != Some(std::ffi::OsStr::new("--")) {
+        eprintln!("maven launcher: expected --");
+        return ExitCode::from(EXIT_SANDBOX);
+    }
+    let argv: Vec<OsString> = it.collect();
+    if argv.is_empty() {
+        eprintln!("maven launcher: missing the command after --");
+        return ExitCode::from(EXIT_SANDBOX);
+    }
+    let ns = || -> Result<(), Missing> {
+        use nix::sched::CloneFlags;
+        if rustix::process::geteuid().is_root() {
+            nix::sched::unshare(CloneFlags::CLONE_NEWPID)
+                .map_err(|e| missing(F_PIDNS, format!("unshare: {e}")))
+        } else {
+            user_namespace(CloneFlags::CLONE_NEWPID)
+        }
+    };
+    match ns().and_then(|()| start_init("-", &argv)) {
+        Ok(child) => supervise(child),
+        Err(e) => {
+            eprintln!("maven launcher: {e}");
+            ExitCode::from(EXIT_SANDBOX)
+        }
+    }
+}
+
+/// Step 1 and 2 (see the module doc), in the launcher: the ids of a root daemon's server, the
+/// namespaces.
+fn outer(network: bool) -> Result<(), Missing> {
+    if rustix::process::geteuid().is_root() {
+        nix::unistd::setgroups(&[]).map_err(|e| missing(F_IDS, e))?;
+        let nobody = nix::unistd::Uid::from_raw(NOBODY);
+        let zero = nix::unistd::Uid::from_raw(0);
+        nix::unistd::setresuid(nobody, zero, zero).map_err(|e| missing(F_IDS, e))?;
+    }
+    use nix::sched::CloneFlags;
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWPID;
+    if !network {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    user_namespace(flags)
+}
+
+/// A new user namespace (with `flags`' other namespaces) in which the effective uid and gid
+/// map to themselves.
+fn user_namespace(flags: nix::sched::CloneFlags) -> Result<(), Missing> {
+    let (uid, gid) = (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    );
+    nix::sched::unshare(flags | nix::sched::CloneFlags::CLONE_NEWUSER)
+        .map_err(|e| missing(F_USERNS, format!("unshare: {e}")))?;
+    let write = |file: &str, text: String| {
+        std::fs::write(file, text).map_err(|e| missing(F_USERNS, format!("{file}: {e}")))
+    };
+    write("/proc/self/setgroups", "deny".to_owned())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    Ok(())
+}
+
+/// The first process of the new PID namespace: this binary again, as [`INIT_ARG`].
+fn start_init(plan: &str, argv: &[OsString]) -> Result<std::process::Child, Missing> {
+    std::process::Command::new("/proc/self/exe")
+        .arg0("maven")
+        .arg(INIT_ARG)
+        .arg(plan)
+        .arg("--")
+        .args(argv)
+        .spawn()
+        .map_err(|e| missing(F_PIDNS, format!("starting its first process: {e}")))
+}
+
+/// The launcher waits for the namespace's init and exits as it did. Should the daemon go away
+/// (even killed), the launcher is re-parented: it notices within a second and kills the init,
+/// which takes every process of the namespace with it. The init has the launcher's death as
+/// its own death signal, so killing the launcher is enough to end the whole server.
+fn supervise(mut child: std::process::Child) -> ExitCode {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let parent = rustix::process::getppid();
+    let pidfd = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let second = Timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    loop {
+        match &pidfd {
+            Some(fd) => {
+                let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                if let Ok(1..) = poll(&mut fds, Some(&second)) {
+                    break;
+                }
+            }
+            None => std::thread::sleep(Duration::from_millis(200)),
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        if rustix::process::getppid() != parent {
+            let _ = child.kill();
+            break;
+        }
+    }
+    exit_status(child.wait())
+}
+
+fn exit_status(r: std::io::Result<std::process::ExitStatus>) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt as _;
+    match r {
+        Ok(st) => match (st.code(), st.signal()) {
+            (Some(c), _) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+            (None, Some(sig)) => ExitCode::from(u8::try_from(128 + sig).unwrap_or(1)),
+            _ => ExitCode::from(1),
+        },
+        Err(_) => ExitCode::from(EXIT_SANDBOX),
+    }
+}
+
+/// `__sandbox-init PLAN|- -- COMMAND ARGS…`: pid 1 of the server's PID namespace. It dies with
+/// the launcher, leaves the daemon's session (no controlling terminal), confines itself (with a
+/// plan), closes every descriptor but 0–2, starts the server and reaps whatever is re-parented
+/// to it; when the server exits it exits the same way, and the kernel ends every other
+/// process of the namespace.
+pub fn init(args: Vec<OsString>) -> ExitCode {
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let mut it = args.into_iter();
+    let plan = it.next().unwrap_or_default();
+    let rest: Vec<OsString> = it.collect();
+    let (plan, argv) = if plan == "-" {
+        match rest.split_first() {
+            Some((dash, argv)) if dash == "--" && !argv.is_empty() => (None, argv.to_vec()),
+            _ => {
+                eprintln!("maven launcher: expected -- COMMAND");
+                return ExitCode::from(EXIT_SANDBOX);
+            }
+        }
+    } else {
+        let mut all = vec![plan];
+        all.extend(rest);
+        match parse(all) {
+            Ok((p, a)) => (Some(p), a),
+            Err(e) => {
+                eprintln!("maven sandbox: {e}");
+                return ExitCode::from(EXIT_SANDBOX);
+            }
+        }
+    };
+    let name = plan.as_ref().map_or("", |p| p.server.as_str()).to_owned();
+    let fail = |e: Missing| {
+        eprintln!("maven sandbox: {name}: {e}");
+        ExitCode::from(EXIT_SANDBOX)
+    };
+    if let Err(e) = rustix::process::setsid() {
+        return fail(missing(F_SESSION, e));
+    }
+    if let Some(plan) = &plan {
+        if let Err(e) = enter(plan) {
+            return fail(e);
+        }
+    }
+    close_inherited();
+    let mut cmd = match &plan {
+        Some(plan) => {
             let mut cmd = std::process::Command::new(&plan.program);
             cmd.arg0(&argv[0])
-                .args(&argv[1..])
                 .env("HOME", &plan.home)
                 .env("TMPDIR", &plan.tmp)
                 .current_dir(&plan.home);
-            let err = cmd.exec();
-            missing(
-                "the server's program to start",
-                format!("{}: {err}", plan.program.display()),
-            )
+            cmd
         }
-        Err(e) => e,
+        None => std::process::Command::new(&argv[0]),
     };
-    eprintln!("maven sandbox: {}: {e}", plan.server);
-    ExitCode::from(EXIT_SANDBOX)
+    let server = match cmd.args(&argv[1..]).spawn() {
+        Ok(c) => c,
+        Err(err) => {
+            let program = plan
+                .as_ref()
+                .map_or_else(|| PathBuf::from(&argv[0]), |p| p.program.clone());
+            return fail(missing(
+                "the server's program to start",
+                format!("{}: {err}", program.display()),
+            ));
+        }
+    };
+    reap(server)
+}
+
+/// Every descriptor above stderr is closed: only stdin, stdout and stderr reach the server.
+pub fn close_inherited() {
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    for fd in fds.into_iter().filter(|&fd| fd > 2) {
+        // The directory's own descriptor is already closed: EBADF, as expected.
+        let _ = nix::unistd::close(fd);
+    }
+}
+
+/// As pid 1: waits for every child (orphans are re-parented here) until the server exits.
+fn reap(server: std::process::Child) -> ExitCode {
+    use nix::sys::wait::{waitpid, WaitStatus};
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(server.id()).unwrap_or(-1));
+    loop {
+        match waitpid(None::<nix::unistd::Pid>, None) {
+            Ok(WaitStatus::Exited(p, code)) if p == pid => {
+                return ExitCode::from(u8::try_from(code).unwrap_or(1))
+            }
+            Ok(WaitStatus::Signaled(p, sig, _)) if p == pid => {
+                return ExitCode::from(u8::try_from(128 + sig as i32).unwrap_or(1))
+            }
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return ExitCode::from(1),
+        }
+    }
 }
 
 fn parse(args: Vec<OsString>) -> Result<(Plan, Vec<OsString>), String> {
@@ -144,34 +386,9 @@ fn parse(args: Vec<OsString>) -> Result<(Plan, Vec<OsString>), String> {
     Ok((plan, argv))
 }
 
-/// Steps 1–7 (see the module doc).
+/// Steps 3–7 (see the module doc), in the init.
 fn enter(plan: &Plan) -> Result<(), Missing> {
     let root = rustix::process::geteuid().is_root();
-    let (uid, gid) = (
-        rustix::process::geteuid().as_raw(),
-        rustix::process::getegid().as_raw(),
-    );
-    if root {
-        nix::unistd::setgroups(&[]).map_err(|e| missing(F_IDS, e))?;
-        let nobody = nix::unistd::Uid::from_raw(NOBODY);
-        let zero = nix::unistd::Uid::from_raw(0);
-        nix::unistd::setresuid(nobody, zero, zero).map_err(|e| missing(F_IDS, e))?;
-    }
-    // 2. namespaces.
-    use nix::sched::CloneFlags;
-    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
-    if !plan.network {
-        flags |= CloneFlags::CLONE_NEWNET;
-    }
-    nix::sched::unshare(flags).map_err(|e| missing(F_USERNS, format!("unshare: {e}")))?;
-    let write = |file: &str, text: String| {
-        std::fs::write(file, text).map_err(|e| missing(F_USERNS, format!("{file}: {e}")))
-    };
-    write("/proc/self/setgroups", "deny".to_owned())?;
-    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
-    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
-    // 3. mounts.
-    hide(plan)?;
     // 4. limits, inside the new user namespace so the process count is the sandbox's own.
     use rustix::process::{setrlimit, Resource, Rlimit};
     for (res, n) in [
@@ -188,10 +405,9 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
         )
         .map_err(|e| missing(F_LIMITS, format!("{res:?}: {e}")))?;
     }
-    // 5. seccomp for a root daemon.
-    if root {
-        deny_setuid()?;
-    }
+    // 5. seccomp: the sockets Landlock's TCP rules do not see, for every sandbox; the setuid
+    // calls for a root daemon's.
+    seccomp(root)?;
     // 6. Landlock.
     // TCP is handled without network (nothing allowed) and with denied ports.
     let tcp = !plan.network || !plan.deny_ports.is_empty();
@@ -205,8 +421,14 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
             format!("the ruleset is {:?}", status.ruleset),
         ));
     }
-    // 7. no capability now, none at exec.
+    // 7. no capability now, none at exec. An unprivileged owner's init holds none already
+    // (it was executed anew as a uid other than 0 of its namespace) and cannot set
+    // securebits; with `no_new_privs` no exec can grant one.
     use rustix::thread::{CapabilitiesSecureBits as B, CapabilitySet, CapabilitySets};
+    let held = rustix::thread::capabilities(None).map_err(|e| missing(F_CAPS, e))?;
+    if !root && held.permitted.is_empty() && held.effective.is_empty() {
+        return Ok(());
+    }
     rustix::thread::set_capabilities_secure_bits(
         B::NO_ROOT
             | B::NO_ROOT_LOCKED
@@ -235,7 +457,7 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
 fn hide(plan: &Plan) -> Result<(), Missing> {
     use rustix::fs::{Mode, OFlags};
     use rustix::mount::MountPropagationFlags as P;
-    use rustix::mount::{mount, mount_bind, mount_change, mount_remount, MountFlags};
+    use rustix::mount::{mount, mount_bind_recursive, mount_change, mount_remount, MountFlags};
     mount_change("/", P::REC | P::PRIVATE).map_err(|e| missing(F_MOUNT, format!("/: {e}")))?;
     let mut hidden: Vec<&Path> = plan.hide.iter().map(PathBuf::as_path).collect();
     hidden.sort_by_key(|p| p.components().count());
@@ -287,7 +509,9 @@ fn hide(plan: &Plan) -> Result<(), Missing> {
                 std::fs::File::create(p).map_err(|e| m(&e))?;
             }
             let src = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(fd));
-            mount_bind(src.as_str(), *p).map_err(|e| m(&e))?;
+            // Recursive: a mount below a granted directory comes along (a plain bind of a tree
+            // with mounts the namespace cannot unveil fails with EINVAL).
+            mount_bind_recursive(src.as_str(), *p).map_err(|e| m(&e))?;
         }
         mount_remount(dir, flags | MountFlags::RDONLY, "").map_err(|e| m(&e))?;
     }
@@ -357,31 +581,94 @@ fn rules(mut rs: RulesetCreated, plan: &Plan) -> Result<RulesetCreated, Missing>
     Ok(rs)
 }
 
-/// Step 5: `setuid`, `setreuid`, `setresuid` fail with EPERM; a call from another ABI
-/// kills the process (seccompiler's architecture check).
-fn deny_setuid() -> Result<(), Missing> {
-    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+/// Step 5. In every sandbox, `socket()` fails with EACCES for what Landlock's TCP rules do not
+/// mediate and could still reach a local port: MPTCP (it falls back to plain TCP) and SCTP over
+/// IPv4 and IPv6, raw and packet sockets; and io_uring, whose socket and connect operations
+/// bypass seccomp, fails with EACCES. For a root daemon, `setuid`, `setreuid` and `setresuid`
+/// fail with EPERM. A call from another ABI kills the process (seccompiler's architecture
+/// check).
+fn seccomp(root: bool) -> Result<(), Missing> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
+        SeccompFilter, SeccompRule, TargetArch,
+    };
     use std::collections::BTreeMap;
     let s = |e: &dyn std::fmt::Display| missing(F_SECCOMP, e);
-    let mut nrs = vec![libc::SYS_setuid, libc::SYS_setreuid, libc::SYS_setresuid];
-    if cfg!(target_arch = "x86_64") {
-        // The x32 ABI shares the architecture value: its numbers carry bit 30.
-        const X32: i64 = 0x4000_0000;
-        nrs.extend([105 | X32, 113 | X32, 117 | X32]);
-    }
-    let rules: BTreeMap<i64, Vec<SeccompRule>> = nrs.into_iter().map(|n| (n, vec![])).collect();
+    // The x32 ABI shares the architecture value: its numbers carry bit 30.
+    const X32: i64 = 0x4000_0000;
+    let x32 = |nrs: &mut Vec<i64>, x: &[i64]| {
+        if cfg!(target_arch = "x86_64") {
+            nrs.extend(x.iter().map(|n| n | X32));
+        }
+    };
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| s(&e))?;
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(|e| s(&e))?;
-    let prog: BpfProgram = filter
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| s(&e))?;
-    seccompiler::apply_filter(&prog).map_err(|e| s(&e))
+    let install = |rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32| -> Result<(), Missing> {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            arch,
+        )
+        .map_err(|e| s(&e))?;
+        let prog: BpfProgram = filter
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| s(&e))?;
+        seccompiler::apply_filter(&prog).map_err(|e| s(&e))
+    };
+    rustix::thread::set_no_new_privs(true).map_err(|e| s(&e))?;
+
+    let cond = |arg: u8, op: Op, v: u64| SeccompCondition::new(arg, Len::Dword, op, v);
+    let mut socket_rules = Vec::new();
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        let family = family as u64;
+        for protocol in [libc::IPPROTO_MPTCP, libc::IPPROTO_SCTP] {
+            socket_rules.push(vec![
+                cond(0, Op::Eq, family),
+                cond(2, Op::Eq, protocol as u64),
+            ]);
+        }
+        // 10: SOCK_PACKET, the obsolete packet interface.
+        for kind in [libc::SOCK_RAW, 10] {
+            // The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC are flags above them.
+            socket_rules.push(vec![
+                cond(0, Op::Eq, family),
+                cond(1, Op::MaskedEq(0xf), kind as u64),
+            ]);
+        }
+    }
+    socket_rules.push(vec![cond(0, Op::Eq, libc::AF_PACKET as u64)]);
+    let socket_rules = socket_rules
+        .into_iter()
+        .map(|c| c.into_iter().collect::<Result<Vec<_>, _>>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| s(&e))?
+        .into_iter()
+        .map(SeccompRule::new)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| s(&e))?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let mut sockets = vec![libc::SYS_socket];
+    x32(&mut sockets, &[41]);
+    for nr in sockets {
+        rules.insert(nr, socket_rules.clone());
+    }
+    let mut uring = vec![
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ];
+    x32(&mut uring, &[425, 426, 427]);
+    for nr in uring {
+        rules.insert(nr, vec![]);
+    }
+    install(rules, libc::EACCES)?;
+
+    if root {
+        let mut nrs = vec![libc::SYS_setuid, libc::SYS_setreuid, libc::SYS_setresuid];
+        x32(&mut nrs, &[105, 113, 117]);
+        install(nrs.into_iter().map(|n| (n, vec![])).collect(), libc::EPERM)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -408,8 +695,9 @@ mod tests {
             deny_ports: vec![],
             memory: crate::DEFAULT_MEMORY,
             processes: crate::DEFAULT_PROCESSES,
-            owner_read: vec![],
+            shown_read: vec![],
             owner_write: vec![],
+            owner_home: None,
         };
         let json = serde_json::to_string(&plan).unwrap();
         assert_eq!(

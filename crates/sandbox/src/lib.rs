@@ -20,8 +20,9 @@
 mod launch;
 mod plan;
 
-pub use launch::{launch, probe, Missing};
+pub use launch::{close_inherited, group, hidden, init, launch, probe, Missing};
 pub use plan::{
-    prepare, private_dir, Context, Plan, PlanError, Policy, DEFAULT_MEMORY, DEFAULT_PROCESSES,
-    DEVICES, HIDDEN, LAUNCHER_ARG, MAX_PROCESSES, MIN_MEMORY, SYSTEM_READ,
+    prepare, private_dir, Context, Grant, Plan, PlanError, Policy, Why, CREDENTIALS,
+    DEFAULT_MEMORY, DEFAULT_PROCESSES, DEVICES, GROUP_ARG, HIDDEN, INIT_ARG, LAUNCHER_ARG,
+    MAX_PROCESSES, MIN_MEMORY, SYSTEM_READ,
 };

@@ -167,6 +167,11 @@ impl Web {
         })
     }
 
+    /// The address the page is bound to.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     /// The page's address as the owner opens it (`localhost`, where passkeys work).
     pub(crate) fn base_url(&self) -> String {
         format!("http://{RP_ID}:{}", self.addr.port())

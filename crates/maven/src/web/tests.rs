@@ -778,7 +778,7 @@ async fn no_secret_is_ever_rendered() {
     }
     let page = send(&t, get_with("/tools", &o)).await.body;
     assert!(page.contains(
-        "sandboxed local process: reads none of your files, writes only its own directory"
+        "sandboxed local process: reads only its program's directories, writes only its own directory"
     ));
     assert!(page.contains("remote endpoint"));
     assert!(page.contains("todo-server --db x"));

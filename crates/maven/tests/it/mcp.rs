@@ -38,7 +38,7 @@ fn boot_never_waits_on_servers_and_discovery_only_proposes() {
     );
     assert_eq!(
         by_name(&st, "good")["trust"],
-        "sandboxed local process: reads none of your files, writes only its own directory, network (not Maven's page or socket)"
+        crate::support::testkit_trust(true)
     );
 
     // The good server's tools arrive as proposed rows.

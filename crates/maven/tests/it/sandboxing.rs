@@ -4,12 +4,13 @@
 //! real servers (the reference filesystem server, the Python SDK, the demo) work sandboxed.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::{by_name, eventually, testkit_mcp, Home};
+use crate::support::{by_name, eventually, testkit_mcp, visible_but_not_granted, Home};
 
 /// The JSON a line `PREFIX {json}` of a server's stderr tail carries, once it is there.
 fn reported(home: &Home, server: &str, prefix: &str) -> Value {
@@ -40,14 +41,19 @@ fn a_sandboxed_server_is_denied_every_escape() {
         .unwrap();
     let data = home.data();
     // Outside every hidden directory and not granted: Landlock's refusal.
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let visible = visible_but_not_granted();
+    let source = visible.as_ref().map(|d| d.path().join("visible.txt"));
+    if let Some(s) = &source {
+        std::fs::write(s, "visible").unwrap();
+    }
     let beside_command = testkit_mcp().with_file_name("written-by-a-sandboxed-server");
     let _ = std::fs::remove_file(&beside_command);
     let spec = json!({
-        "canary": canary, "files": {"source": source}, "db": data.join("maven.db"), "list": data,
+        "canary": canary, "files": {"source": source.clone().unwrap_or_else(|| canary.clone())}, "db": data.join("maven.db"), "list": data,
         "socket": data.join("maven.sock"), "write": beside_command, "write_hidden": written,
         "tcp": tcp.local_addr().unwrap().port(), "udp": udp.local_addr().unwrap().port(),
-        "pid": victim.id(), "setuid": true, "fork": 500,
+        "pid": victim.id(), "setuid": true, "fork": 500, "sockets": true, "fds": true,
+        "tty": true,
     });
     home.write_config(
         &json!({
@@ -66,14 +72,35 @@ fn a_sandboxed_server_is_denied_every_escape() {
         "canary": "ENOENT", "read source": "EACCES", "db": "ENOENT", "list": "EACCES",
         "ipc": "ENOENT", "write": "EACCES", "write_hidden": "ENOENT",
         "tcp": "EACCES", "udp": "ENETUNREACH",
-        "signal": "EPERM", "ptrace": "EPERM", "setuid": "EPERM",
+        // The victim is not in the server's PID namespace: there is no such process.
+        "signal": "ESRCH", "ptrace": "ESRCH", "setuid": "EPERM",
+        // Only stdin, stdout and stderr, none a terminal, and no controlling terminal.
+        "fds": [0, 1, 2], "terminals": [], "tty_nr": "0", "tty": "EACCES",
         "NoNewPrivs": "1", "CapEff": "0000000000000000", "CapPrm": "0000000000000000",
     });
     for (k, v) in want.as_object().unwrap() {
+        if k == "read source" && source.is_none() {
+            // Without a visible directory the file is the hidden canary: not there at all.
+            assert_eq!(got[k], "ENOENT", "{k}: {got}");
+            continue;
+        }
         assert_eq!(&got[k], v, "{k}: {got}");
     }
     assert_eq!(got["fork"]["stopped_by"], "EAGAIN", "{got}");
     assert!(got["fork"]["started"].as_u64().unwrap() < 16, "{got}");
+    // No socket that Landlock's TCP rules do not see can even be made.
+    for kind in [
+        "mptcp",
+        "mptcp6",
+        "sctp",
+        "sctp6",
+        "raw",
+        "raw6",
+        "packet",
+        "packet_dgram",
+    ] {
+        assert_eq!(got["sockets"][kind], "EACCES", "{kind}: {got}");
+    }
     // The real uid is never 0 (the kernel's process bound does not apply to it).
     let real_uid = got["Uid"]
         .as_str()
@@ -101,10 +128,7 @@ fn a_sandboxed_server_is_denied_every_escape() {
     let v = home.json(&["mcp", "status", "--json"]);
     let evil = by_name(&v, "evil");
     assert_eq!(evil["state"], "ready", "{evil}");
-    assert_eq!(
-        evil["trust"],
-        "sandboxed local process: reads none of your files, writes only its own directory, no network"
-    );
+    assert_eq!(evil["trust"], crate::support::testkit_trust(false));
     victim.kill().unwrap();
     victim.wait().unwrap();
 }
@@ -130,7 +154,8 @@ fn no_child_of_the_daemon_may_use_its_socket() {
     // The orphan, re-parented to the daemon (its subreaper), is refused as well.
     let orphan = reported(&home, "plain", "ORPHAN ");
     assert_eq!(orphan["ipc"], "closed", "{orphan}");
-    assert_eq!(orphan["ppid"], d.pid(), "{orphan}");
+    // Its parent is the init of the server's own PID namespace, which the daemon started.
+    assert_eq!(orphan["ppid"], 1, "{orphan}");
     let text = std::fs::read_to_string(&log).unwrap();
     let refusals: Vec<&str> = text
         .lines()
@@ -150,13 +175,10 @@ fn no_child_of_the_daemon_may_use_its_socket() {
     );
     // The owner's own CLI is still answered.
     assert_eq!(home.json(&["say", "--json", "help"])["ok"], true);
-    // The orphan, once exited, is reaped.
+    // The orphan, once exited, is reaped: no zombie anywhere below the daemon.
     eventually("the orphan to be reaped", || {
-        let zombies =
-            std::fs::read_to_string(format!("/proc/{}/task/{}/children", d.pid(), d.pid()))
-                .unwrap_or_default();
-        zombies
-            .split_whitespace()
+        descendants(d.pid())
+            .iter()
             .all(|p| {
                 std::fs::read_to_string(format!("/proc/{p}/stat"))
                     .map(|s| !s.contains(") Z "))
@@ -164,6 +186,228 @@ fn no_child_of_the_daemon_may_use_its_socket() {
             })
             .then_some(())
     });
+}
+
+/// Every descendant of `pid`, as /proc shows them.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        let kids: Vec<u32> = std::fs::read_dir(format!("/proc/{p}/task"))
+            .map(|tasks| {
+                tasks
+                    .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+                    .flat_map(|c| {
+                        c.split_whitespace()
+                            .filter_map(|n| n.parse().ok())
+                            .collect::<Vec<u32>>()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.extend(&kids);
+        todo.extend(kids);
+    }
+    out
+}
+
+/// Whether process `pid` is alive (a zombie is not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+/// The pid a server's `escapee` wrote to `file`, once it is there.
+fn escapee_pid(file: &Path) -> u32 {
+    eventually(&format!("{} to be written", file.display()), || {
+        std::fs::read_to_string(file).ok()?.trim().parse().ok()
+    })
+}
+
+#[test]
+fn every_process_of_a_server_ends_with_it_even_after_setsid() {
+    let home = Home::new();
+    let plain_pid = home.dir.path().join("plain.pid");
+    let data = home.data();
+    let spec = |file: &Path| json!({"escapee": file}).to_string();
+    // The sandboxed server writes into its private directory, the only place it can.
+    let boxed_pid = sandbox::private_dir(&data, "boxed").join("escapee.pid");
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {
+                "plain": {"command": testkit_mcp(), "args": ["--attacks", spec(&plain_pid)],
+                          "enabled": true, "sandbox": false},
+                "boxed": {"command": testkit_mcp(), "args": ["--attacks", spec(&boxed_pid)],
+                          "enabled": true, "sandbox": {"network": false}}
+            }
+        })
+        .to_string(),
+    );
+    let d = home.start();
+    let plain = escapee_pid(&plain_pid);
+    let boxed = escapee_pid(&boxed_pid);
+    assert!(alive(plain) && alive(boxed));
+    // Each left its session and process group: a group kill would not reach it.
+    for pid in [plain, boxed] {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        assert_eq!(fields[3], fields[2], "its own session: {stat}");
+    }
+    // The daemon is killed outright: no shutdown of its own runs.
+    let _ = d.signal("-KILL");
+    eventually("every process of both servers to end", || {
+        (!alive(plain) && !alive(boxed)).then_some(())
+    });
+    // A new daemon: nothing of the earlier servers is left to speak to it, and its own
+    // servers, stopped in order, leave nothing behind either.
+    std::fs::remove_file(&plain_pid).unwrap();
+    std::fs::remove_file(&boxed_pid).unwrap();
+    let d = home.start();
+    let plain = escapee_pid(&plain_pid);
+    let boxed = escapee_pid(&boxed_pid);
+    let out = d.signal("-TERM");
+    assert!(out.status.success(), "{out:?}");
+    eventually("every process of both servers to end after a stop", || {
+        (!alive(plain) && !alive(boxed)).then_some(())
+    });
+}
+
+#[test]
+fn a_link_planted_in_the_private_directory_is_refused_not_followed() {
+    let home = Home::new();
+    let data = home.data();
+    let target = home.dir.path().join("somewhere-else");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let private = sandbox::private_dir(&data, "evil");
+    std::fs::create_dir_all(&private).unwrap();
+    std::os::unix::fs::symlink(&target, private.join("tmp")).unwrap();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"evil": {"command": testkit_mcp(), "enabled": true}}
+        })
+        .to_string(),
+    );
+    let _d = home.start();
+    let v = home.json(&["mcp", "status", "--json"]);
+    let evil = by_name(&v, "evil");
+    assert_eq!(
+        evil["state"], "not started: its sandbox cannot be applied",
+        "{evil}"
+    );
+    let why = evil["last_error"].as_str().unwrap();
+    assert!(
+        why.contains(&format!(
+            "{} is not a directory but a link or a file",
+            private.join("tmp").display()
+        )) && why.contains("remove it to start the server"),
+        "{why}"
+    );
+    // The link's target was not touched.
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755);
+}
+
+#[test]
+fn only_stdin_stdout_and_stderr_reach_a_server() {
+    let home = Home::new();
+    let key = home.dir.path().join("hidden.key");
+    std::fs::write(&key, "private key").unwrap();
+    let spec = json!({"fds": true, "tty": true}).to_string();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {
+                "plain": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                          "enabled": true, "sandbox": false},
+                "boxed": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                          "enabled": true, "sandbox": {"network": false}}
+            }
+        })
+        .to_string(),
+    );
+    // The daemon starts with a key file open on fd 7 and a terminal (a pty) on fd 5.
+    const WRAP: &str = "import os, sys\n\
+m, s = os.openpty()\n\
+os.dup2(s, 5); os.set_inheritable(5, True)\n\
+k = os.open(sys.argv[1], os.O_RDONLY); os.dup2(k, 7); os.set_inheritable(7, True)\n\
+os.execv(sys.argv[2], sys.argv[2:])\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", WRAP])
+        .arg(&key)
+        .arg(env!("CARGO_BIN_EXE_maven"))
+        .arg("--data")
+        .arg(home.data())
+        .arg("--config")
+        .arg(home.config())
+        .arg("daemon")
+        .env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually("the daemon to answer", || {
+        home.run(&["status", "--json"])
+            .status
+            .success()
+            .then_some(())
+    });
+    for server in ["plain", "boxed"] {
+        let got = reported(&home, server, "ATTACKS ");
+        assert_eq!(got["fds"], json!([0, 1, 2]), "{server}: {got}");
+        assert_eq!(got["terminals"], json!([]), "{server}: {got}");
+        assert_eq!(
+            got["tty_nr"], "0",
+            "{server}: no controlling terminal: {got}"
+        );
+        assert_ne!(got["tty"], "ok", "{server}: {got}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn no_socket_of_a_sandboxed_server_reaches_the_page() {
+    let home = Home::new();
+    let canary = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let spec = json!({"sockets": true, "listeners": true}).to_string();
+    home.write_config(
+        &json!({
+            // Port 0: the port denied is the one bound, not the one written.
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"evil": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                                     "enabled": true}}
+        })
+        .to_string(),
+    );
+    let _d = home.start();
+    let url = home.json(&["status", "--json"])["web"]["url"].clone();
+    let page: u16 = url
+        .as_str()
+        .and_then(|u| u.strip_prefix("http://"))
+        .and_then(|u| u.split('/').next())
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the page's port in {url}"));
+    let got = reported(&home, "evil", "ATTACKS ");
+    // With network (the default) plain TCP reaches other listeners, never the page.
+    let canary = canary.local_addr().unwrap().port().to_string();
+    assert_eq!(got["listeners"][&canary], "ok", "{got}");
+    assert_eq!(got["listeners"][page.to_string()], "EACCES", "{got}");
+    for kind in ["mptcp", "mptcp6", "sctp", "raw", "packet"] {
+        assert_eq!(got["sockets"][kind], "EACCES", "{kind}: {got}");
+    }
+    let mptcp = got["sockets"]["mptcp_listeners"].as_object().unwrap();
+    assert!(mptcp.contains_key(&page.to_string()), "{got}");
+    assert!(mptcp.values().all(|v| v == "EACCES"), "{got}");
 }
 
 #[test]
@@ -215,7 +459,7 @@ async fn sandboxed(
         deny_ports: vec![],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("peer", &policy, command, &ctx).unwrap();
+    let plan = sandbox::Plan::resolve("peer", &policy, command, args, &ctx).unwrap();
     sandbox::prepare(&plan).unwrap();
     let config = mcp::ServerConfig {
         protocol: mcp::Protocol::default(),
@@ -249,7 +493,9 @@ async fn the_reference_filesystem_server_runs_sandboxed() {
     let data = t.path().join("data");
     let shared = t.path().join("shared");
     // Visible to the server (not under a hidden directory such as /tmp) but not granted.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let Some(outside) = visible_but_not_granted() else {
+        return;
+    };
     let other = outside.path().join("other");
     for d in [&shared, &other] {
         std::fs::create_dir_all(d).unwrap();
@@ -362,6 +608,19 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         eprintln!("skipped: needs root (to become nobody) and setpriv");
         return;
     }
+    let reachable = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_maven"))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !reachable {
+        eprintln!(
+            "skipped: nobody cannot run {} (a directory on its way is not searchable by others)",
+            env!("CARGO_BIN_EXE_maven")
+        );
+        return;
+    }
     let t = tempfile::tempdir().unwrap();
     let data = t.path().join("data");
     let owner = t.path().join("owner");
@@ -383,7 +642,7 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         deny_ports: vec![],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("peer", &policy, &server, &ctx).unwrap();
+    let plan = sandbox::Plan::resolve("peer", &policy, &server, &[], &ctx).unwrap();
     sandbox::prepare(&plan).unwrap();
     let sandboxes = data.join("sandbox");
     for p in [
@@ -427,4 +686,154 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         got["Uid"].as_str().unwrap().split_whitespace().next(),
         Some("65534")
     );
+}
+
+/// A server installed where owners install programs — `~/.cargo/bin`, `~/.local/bin`,
+/// `~/bin`, a pyenv and an nvm prefix — starts sandboxed, and none of the owner's credentials
+/// or histories beside those prefixes is readable; the trust line names what is.
+#[test]
+fn a_program_in_a_home_prefix_never_reads_the_owners_credentials() {
+    let home = Home::new();
+    let owner = home.dir.path().join("owner-home");
+    for c in sandbox::CREDENTIALS {
+        let p = owner.join(c);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "secret").unwrap();
+    }
+    let files: serde_json::Map<String, Value> = sandbox::CREDENTIALS
+        .iter()
+        .map(|c| ((*c).to_owned(), json!(owner.join(c))))
+        .collect();
+    let spec = json!({"files": files}).to_string();
+    // Where the program is, and what its trust line reads first: a prefix that holds
+    // credentials is narrowed to its `bin`.
+    let prefixes = [
+        ("cargo", ".cargo/bin", ".cargo/bin"),
+        ("local", ".local/bin", ".local/bin"),
+        ("homebin", "bin", "bin"),
+        (
+            "pyenv",
+            ".pyenv/versions/3.11.7/bin",
+            ".pyenv/versions/3.11.7",
+        ),
+        (
+            "nvm",
+            ".nvm/versions/node/v22.1.0/bin",
+            ".nvm/versions/node/v22.1.0",
+        ),
+    ];
+    let mut servers = serde_json::Map::new();
+    for (name, bin, _) in prefixes {
+        let program = owner.join(bin).join("testkit-mcp");
+        std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+        std::fs::copy(testkit_mcp(), &program).unwrap();
+        servers.insert(
+            name.into(),
+            json!({"command": program, "args": ["--attacks", spec], "enabled": true,
+                   "sandbox": {"network": false}}),
+        );
+    }
+    home.write_config(
+        &json!({"web": {"listen": "127.0.0.1:0"}, "mcp_servers": servers}).to_string(),
+    );
+    let file = std::fs::File::create(home.dir.path().join("daemon.log")).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_maven"))
+        .arg("--data")
+        .arg(home.data())
+        .arg("--config")
+        .arg(home.config())
+        .arg("daemon")
+        .env("HOME", &owner)
+        .env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(file)
+        .spawn()
+        .unwrap();
+    let _d = crate::support::Daemon { child: Some(child) };
+    eventually("the daemon to answer", || {
+        home.run(&["status", "--json"])
+            .status
+            .success()
+            .then_some(())
+    });
+    for (name, _, reads) in prefixes {
+        let got = reported(&home, name, "ATTACKS ");
+        for c in sandbox::CREDENTIALS {
+            let r = &got[format!("read {c}")];
+            assert!(r == "ENOENT" || r == "EACCES", "{name}: {c}: {got}");
+        }
+        let v = home.json(&["mcp", "status", "--json"]);
+        let s = by_name(&v, name);
+        assert_eq!(s["state"], "ready", "{name}: {s}");
+        let trust = s["trust"].as_str().unwrap();
+        assert!(
+            trust.starts_with(&format!(
+                "sandboxed local process: reads ~/{reads} (its program)"
+            )),
+            "{name}: {trust}"
+        );
+    }
+}
+
+/// A granted directory with a mount point below it (a tmpfs here) is bound with its mounts:
+/// the server starts and reads inside the mount.
+#[test]
+fn a_mount_inside_a_granted_directory_comes_along() {
+    let unshare = Path::new("/usr/bin/unshare");
+    if !rustix::process::geteuid().is_root() || !unshare.exists() {
+        eprintln!("skipped: needs root and unshare(1) to mount a tmpfs in a namespace of its own");
+        return;
+    }
+    let home = Home::new();
+    let granted = home.dir.path().join("notes");
+    let inner = granted.join("mounted");
+    std::fs::create_dir_all(&inner).unwrap();
+    let spec = json!({"files": {"inner": inner.join("note.txt")}}).to_string();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"notes": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                "enabled": true, "sandbox": {"read": [granted], "network": false}}}
+        })
+        .to_string(),
+    );
+    // The daemon runs in a mount namespace of its own, where `notes/mounted` is a tmpfs.
+    let script = r#"mount -t tmpfs none "$1" && echo inside > "$1/note.txt" && shift && exec "$@""#;
+    let child = std::process::Command::new(unshare)
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(&inner)
+        .arg(env!("CARGO_BIN_EXE_maven"))
+        .arg("--data")
+        .arg(home.data())
+        .arg("--config")
+        .arg(home.config())
+        .arg("daemon")
+        .env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _d = crate::support::Daemon { child: Some(child) };
+    eventually("the daemon to answer", || {
+        home.run(&["status", "--json"])
+            .status
+            .success()
+            .then_some(())
+    });
+    let got = reported(&home, "notes", "ATTACKS ");
+    assert_eq!(got["read inner"], "ok", "{got}");
+    let v = home.json(&["mcp", "status", "--json"]);
+    assert_eq!(by_name(&v, "notes")["state"], "ready");
 }

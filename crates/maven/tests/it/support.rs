@@ -202,6 +202,65 @@ pub(crate) fn stderr(o: &Output) -> String {
 }
 
 /// The `testkit-mcp` test server, built on demand when this package's tests run alone.
+/// A fresh directory that a sandboxed server can see but is not granted: outside every
+/// directory the sandbox hides (`/tmp`, `/var/tmp`, `/run`, `/dev/shm`, the owner's home), so
+/// a read of it is Landlock's refusal (EACCES), not a missing file. Where the checkout and its
+/// target directory live decides nothing: the candidates are tried in turn, and `None` (with
+/// the reason printed) when none is usable.
+pub(crate) fn visible_but_not_granted() -> Option<tempfile::TempDir> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let hidden = |p: &std::path::Path| {
+        sandbox::HIDDEN
+            .iter()
+            .map(std::path::Path::new)
+            .chain(home.as_deref().filter(|h| h.parent().is_some()))
+            .any(|h| p.starts_with(h))
+    };
+    let candidates = [
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+        PathBuf::from("/var/lib"),
+        PathBuf::from("/opt"),
+        PathBuf::from("/srv"),
+    ];
+    for base in candidates {
+        let Ok(base) = std::fs::canonicalize(&base) else {
+            continue;
+        };
+        if hidden(&base) || sandbox::SYSTEM_READ.iter().any(|s| base.starts_with(s)) {
+            continue;
+        }
+        if let Ok(d) = tempfile::Builder::new()
+            .prefix("maven-visible-")
+            .tempdir_in(&base)
+        {
+            return Some(d);
+        }
+    }
+    eprintln!(
+        "no directory outside the sandbox's hidden ones is writable here (the target directory, /var/lib, /opt, /srv): the visible-but-not-granted check is skipped"
+    );
+    None
+}
+
+/// The trust line of a sandboxed testkit-mcp with the default policy but `network`: it reads
+/// the directory that holds it (shown as `~/…` below the owner's home).
+pub(crate) fn testkit_trust(network: bool) -> String {
+    let dir = testkit_mcp().parent().unwrap().to_path_buf();
+    let shown = match std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| dir.strip_prefix(&h).ok().map(std::path::Path::to_path_buf))
+    {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => dir.display().to_string(),
+    };
+    let net = if network {
+        "network (not Maven's page or socket)"
+    } else {
+        "no network"
+    };
+    format!("sandboxed local process: reads {shown} (its program), writes only its own directory, {net}, memory bounded per process")
+}
+
 pub(crate) fn testkit_mcp() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();

@@ -490,3 +490,81 @@ async fn a_redirect_is_followed_and_reported_never_written_back() {
         "refused: redirect on a door that allows private addresses"
     );
 }
+
+/// An RSS 1.0 document whose items carry both `rdf:about` and a different `dc:identifier`.
+fn rdf(items: &[(&str, i64)]) -> String {
+    let base = time::OffsetDateTime::now_utc() - time::Duration::hours(1);
+    let mut s = String::from(
+        r#"<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="https://example.org/rss"><title>RDF</title><link>https://example.org/</link></channel>"#,
+    );
+    for (n, days) in items {
+        let date = (base - time::Duration::days(*days))
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap();
+        s.push_str(&format!(
+            r#"<item rdf:about="https://example.org/{n}"><title>Item {n}</title><link>https://example.org/{n}</link><dc:identifier>urn:example:{n}</dc:identifier><dc:date>{date}</dc:date></item>"#
+        ));
+    }
+    s.push_str("</rdf:RDF>");
+    s
+}
+
+/// An RSS 1.0 item's id became its `rdf:about` instead of its `dc:identifier`; a store an
+/// earlier release wrote holds the identifier keys. Those items are not noted again: their
+/// seen marks migrate to the new keys in the first fetch, without a re-baseline.
+#[tokio::test]
+async fn items_rekeyed_from_dc_identifier_to_rdf_about_are_not_noted_again() {
+    let old: Vec<(String, i64)> = (1..=10).map(|i| (format!("n{i}"), i)).collect();
+    let mut served: Vec<(String, i64)> = vec![("fresh".into(), 0)];
+    served.extend(old.iter().cloned());
+    let body = rdf(&served
+        .iter()
+        .map(|(n, d)| (n.as_str(), *d))
+        .collect::<Vec<_>>());
+    let server = Server::start(move |_| Reply::ok(body.clone())).await;
+    let env = Env::new().await;
+    // What the earlier release committed for this feed: every item seen under its identifier.
+    env.store
+        .commit_feed_batch(store::FeedBatch {
+            feed: "rdf".into(),
+            notes: Vec::new(),
+            seen_keys: old
+                .iter()
+                .map(|(n, _)| format!("id:urn:example:{n}"))
+                .collect(),
+            facts: Vec::new(),
+            remove_facts: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let p = env.poller(vec![spec("rdf", &server.url("/rdf"))]).await;
+
+    let r = p.poll_now("rdf").await.unwrap();
+    let Outcome::Fetched {
+        noted: n,
+        kind,
+        warning,
+        ..
+    } = &r.outcome
+    else {
+        panic!("{r:?}")
+    };
+    assert_eq!((*n, *kind, warning.as_deref()), (1, Kind::Normal, None));
+    let notes = env.notes("rdf").await;
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].0, "id:https://example.org/fresh");
+    // Migrated: the new keys are marked seen.
+    let new_keys: Vec<String> = served
+        .iter()
+        .map(|(n, _)| format!("id:https://example.org/{n}"))
+        .collect();
+    assert_eq!(
+        env.store.seen_keys("rdf", &new_keys).await.unwrap().len(),
+        11
+    );
+    assert_eq!(
+        noted(&p.poll_now("rdf").await.unwrap().outcome),
+        (0, Kind::Normal)
+    );
+    assert_eq!(env.notes("rdf").await.len(), 1);
+}

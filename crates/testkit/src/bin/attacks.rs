@@ -9,7 +9,14 @@
 //! file to create), `tcp` and `udp` (loopback ports to reach), `pid` (a process to signal and
 //! to ptrace), `setuid` (try to become uid 0 for real), `fork` (how many processes to try to
 //! start), `orphan` (double-fork a process that sends the turn to `socket` once its parent
-//! has exited, and prints `ORPHAN {json}`).
+//! has exited, and prints `ORPHAN {json}`), `fds` (the open descriptors, those of them that
+//! are terminals — what `TIOCSTI` would type into — and the controlling terminal's number
+//! from `/proc/self/stat`), `tty` (open `/dev/tty`, the controlling
+//! terminal), `sockets` (create MPTCP, SCTP, raw and packet sockets; reach every listening
+//! loopback TCP port of `/proc/net/tcp` over MPTCP), `listeners` (connect over plain TCP to
+//! every listening loopback port of `/proc/net/tcp`), `escapee` (start a process that calls
+//! `setsid` and lives on; its pid, as this machine's `/proc` shows it, is written to the file
+//! the value names).
 
 use std::io::{Read as _, Write as _};
 use std::time::Duration;
@@ -161,7 +168,158 @@ pub(crate) fn run(spec: &str) {
             Value::String(format!("{:?}", r.map(|s| s.code()))),
         );
     }
+    if spec.get("fds").is_some() {
+        let fds: Vec<u64> = open_fds();
+        let terminals: Vec<u64> = fds
+            .iter()
+            .copied()
+            .filter(|&fd| i32::try_from(fd).is_ok_and(is_terminal))
+            .collect();
+        out.insert("fds".into(), json!(fds));
+        out.insert("terminals".into(), json!(terminals));
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        // Field 7 (after the command's closing parenthesis, the 5th): the controlling tty.
+        let tty_nr = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(4))
+            .unwrap_or("")
+            .to_owned();
+        out.insert("tty_nr".into(), Value::String(tty_nr));
+    }
+    if spec.get("tty").is_some() {
+        let r = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .map(drop);
+        out.insert("tty".into(), outcome(r));
+    }
+    if spec.get("sockets").is_some() {
+        use rustix::net::{socket, AddressFamily as F, Protocol, SocketType as T};
+        let proto = |n: u32| std::num::NonZeroU32::new(n).map(Protocol::from_raw);
+        let tries = [
+            ("mptcp", F::INET, T::STREAM, proto(262)),
+            ("mptcp6", F::INET6, T::STREAM, proto(262)),
+            ("sctp", F::INET, T::STREAM, proto(132)),
+            ("sctp6", F::INET6, T::SEQPACKET, proto(132)),
+            ("raw", F::INET, T::RAW, proto(1)),
+            ("raw6", F::INET6, T::RAW, proto(58)),
+            ("packet", F::PACKET, T::RAW, None),
+            ("packet_dgram", F::PACKET, T::DGRAM, None),
+        ];
+        let mut got = Map::new();
+        for (name, family, kind, protocol) in tries {
+            let r = socket(family, kind, protocol)
+                .map(drop)
+                .map_err(std::io::Error::from);
+            got.insert(name.into(), outcome(r));
+        }
+        // What an MPTCP socket (were it allowed) would reach: every local listener.
+        let mut reached = Map::new();
+        for port in loopback_listeners() {
+            let r = socket(F::INET, T::STREAM, proto(262))
+                .and_then(|fd| {
+                    let addr = std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, port);
+                    rustix::net::connect(&fd, &addr)
+                })
+                .map_err(std::io::Error::from);
+            reached.insert(port.to_string(), outcome(r));
+        }
+        got.insert("mptcp_listeners".into(), Value::Object(reached));
+        out.insert("sockets".into(), Value::Object(got));
+    }
+    if spec.get("listeners").is_some() {
+        let mut reached = Map::new();
+        for port in loopback_listeners() {
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "the attack itself: a test server"
+            )]
+            let r = std::net::TcpStream::connect_timeout(
+                &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+                Duration::from_secs(2),
+            )
+            .map(drop);
+            reached.insert(port.to_string(), outcome(r));
+        }
+        out.insert("listeners".into(), Value::Object(reached));
+    }
+    if let Some(file) = s("escapee") {
+        let exe = std::env::current_exe().unwrap_or_default();
+        let r = std::process::Command::new(&exe)
+            .args(["--escapee", &file])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map(drop);
+        out.insert("escapee".into(), outcome(r));
+    }
     eprintln!("ATTACKS {}", Value::Object(out));
+}
+
+/// The descriptors open in this process (the listing's own left out).
+fn open_fds() -> Vec<u64> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    let mut fds: Vec<u64> = dir
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let target = std::fs::read_link(e.path()).ok()?;
+            // The directory being read shows as /proc/PID/fd.
+            if target.starts_with("/proc") && target.ends_with("fd") {
+                return None;
+            }
+            e.file_name().to_str()?.parse().ok()
+        })
+        .collect();
+    fds.sort_unstable();
+    fds
+}
+
+/// Whether descriptor `fd` is a terminal (one `TIOCSTI` could type into).
+fn is_terminal(fd: i32) -> bool {
+    // Reopened through /proc: the same file, without borrowing a raw descriptor.
+    std::fs::File::open(format!("/proc/self/fd/{fd}"))
+        .is_ok_and(|f| std::io::IsTerminal::is_terminal(&f))
+}
+
+/// The loopback TCP ports listening on this machine, as `/proc/net/tcp` lists them.
+fn loopback_listeners() -> Vec<u16> {
+    let text = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let mut ports: Vec<u16> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let local = f.nth(1)?;
+            let state = f.nth(1)?;
+            let (ip, port) = local.split_once(':')?;
+            // 0A: LISTEN; 0100007F: 127.0.0.1, 00000000: every address.
+            (state == "0A" && (ip == "0100007F" || ip == "00000000"))
+                .then(|| u16::from_str_radix(port, 16).ok())
+                .flatten()
+        })
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
+
+/// `--escapee FILE`: leave the session and process group, write this process's pid as the
+/// machine sees it (the last `NSpid` is the innermost; the first is the machine's) to FILE
+/// when it is reachable, and live on.
+pub(crate) fn escapee(file: &str) {
+    let _ = nix::unistd::setsid();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let pid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .and_then(|v| v.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_default();
+    let _ = std::fs::write(file, pid);
+    std::thread::sleep(Duration::from_secs(600));
 }
 
 /// `--orphan-parent SOCKET`: start `--orphan SOCKET` and exit, so it is re-parented.

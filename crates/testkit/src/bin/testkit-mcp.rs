@@ -1189,6 +1189,10 @@ fn main() -> std::process::ExitCode {
             attacks::orphan_parent(sock);
             return std::process::ExitCode::SUCCESS;
         }
+        (Some("--escapee"), Some(file)) => {
+            attacks::escapee(file);
+            return std::process::ExitCode::SUCCESS;
+        }
         (Some("--orphan"), Some(sock)) => {
             attacks::orphan(sock);
             return std::process::ExitCode::SUCCESS;

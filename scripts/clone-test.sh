@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the sandbox tests from a fresh clone of this checkout's HEAD in a place a newcomer would
+# use — by default under /tmp, in a directory whose name has a space — so that no test depends
+# on where the checkout, its target directory or $TMPDIR live. The clone gets its own test
+# peers (scripts/install-test-peers.sh) and its own target directory, seeded from this
+# checkout's so that only the workspace's own crates are compiled again.
+#   bash scripts/clone-test.sh [PARENT_DIR]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+parent="${1:-/tmp}"
+work="$(mktemp -d "$parent/maven clone.XXXXXX")"
+# A clone made by hand is searchable by others (mktemp makes 0700).
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+clone="$work/maven"
+git clone -q "$root" "$clone"
+git -C "$clone" checkout -q "$(git -C "$root" rev-parse HEAD)"
+if [ -d "$root/target/debug" ]; then
+  # Dependencies are keyed by their registry path, not the checkout's: they stay fresh.
+  mkdir -p "$clone/target"
+  cp -a "$root/target/debug" "$clone/target/debug"
+  rm -rf "$clone/target/debug/incremental"
+fi
+cd "$clone"
+echo "== sandbox tests from a clone at $clone"
+bash scripts/install-test-peers.sh
+cargo test --locked -p maven --test it sandboxing
