@@ -777,9 +777,12 @@ async fn no_secret_is_ever_rendered() {
         }
     }
     let page = send(&t, get_with("/tools", &o)).await.body;
-    assert!(page.contains(
-        "sandboxed local process: reads only its program's directories, writes only its own directory"
-    ));
+    assert!(
+        page.contains(&pages::text(
+            "sandboxed local process: reads only its program's directories, writes only its own directory"
+        )),
+        "{page}"
+    );
     assert!(page.contains("remote endpoint"));
     assert!(page.contains("todo-server --db x"));
     // Targets as the file writes them: references unexpanded, secret literals hidden.
