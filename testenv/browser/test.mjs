@@ -2,8 +2,9 @@
 //
 // Starts a real daemon on a temporary data directory with a config that proposes a local act,
 // asks `maven web enroll` for the one-time link, enrolls a passkey with Chromium's virtual
-// authenticator (DevTools protocol: WebAuthn.enable + WebAuthn.addVirtualAuthenticator),
-// enables the proposed act on /tools (the page asks the passkey for a step-up), sees it
+// authenticator (DevTools protocol: WebAuthn.enable + WebAuthn.addVirtualAuthenticator), sees
+// that /tools before a sign-in is the step-up card alone and the API answers
+// `sign_in_required`, signs in with the passkey, enables the proposed act on /tools, sees it
 // enabled on the page and through `maven tools --json`, and keeps a screenshot.
 //
 // The config also runs the demo MCP server, so the MCP servers card shows a live server and
@@ -201,8 +202,31 @@ async function main() {
   const again = await page.textContent("#enroll-status");
   if (!/unknown, used or expired/.test(again)) fail(`a used link was accepted again: ${again}`);
 
-  // The proposed act, then enable it: the page asks the passkey for a step-up first.
+  // Before a sign-in the page shows the step-up card and nothing else, and the API no owner
+  // data; signing in is a passkey step-up.
   await page.goto(`${base}/tools`);
+  if ((await page.locator("#stepup").count()) !== 1) fail("the landing page has no step-up card");
+  for (const sel of ["#acts", "#mcp-servers", "#feeds", "#acts-log", `article#act-${ACT}`]) {
+    if ((await page.locator(sel).count()) !== 0) fail(`the page shows ${sel} before a sign-in`);
+  }
+  const landing = await page.textContent("main");
+  if (/say_hello|maven-demo-todo|hostile/.test(landing)) fail(`owner data before a sign-in: ${landing}`);
+  if (!/^Not verified: sign in/.test(await page.textContent("#stepup-state"))) {
+    fail(`the landing page says: ${await page.textContent("#stepup-state")}`);
+  }
+  for (const path of ["/api/tools", "/api/mcp_servers", "/api/feeds", "/api/acts_log"]) {
+    const r = await page.evaluate(async (p) => {
+      const res = await fetch(p);
+      return { status: res.status, body: await res.json() };
+    }, path);
+    if (r.status !== 401 || r.body.error !== "sign_in_required") {
+      fail(`${path} before a sign-in: ${JSON.stringify(r)}`);
+    }
+  }
+  await page.click("#stepup-passkey");
+  await page.waitForSelector(`article#act-${ACT}`, { timeout: 30_000 });
+
+  // Signed in: the proposed act, then enable it (the sign-in's step-up is still fresh).
   const proposed = page.locator(`article#act-${ACT}[data-state="proposed"]`);
   if ((await proposed.count()) !== 1) fail("the proposed act is not on /tools");
   if ((await page.locator("button[data-action=run], button:text-is('Run')").count()) !== 0) {

@@ -130,7 +130,16 @@ pub struct WebConfig {
     pub hosts: Vec<String>,
     /// An argon2id hash of the fallback step-up passphrase.
     pub passphrase_hash: Option<Secret>,
+    /// How long a step-up keeps a browser session signed in, so that it may see the owner's
+    /// data (`session_hours`, default 12, at most 720). Enabling and disabling still need a
+    /// step-up of the last five minutes.
+    pub session: Duration,
 }
+
+/// Default of `web.session_hours`.
+pub const DEFAULT_SESSION_HOURS: u64 = 12;
+/// Largest `web.session_hours`: thirty days.
+pub const MAX_SESSION_HOURS: u64 = 720;
 
 /// Which router chooses what a turn does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,6 +245,9 @@ pub struct McpServerConfig {
     pub name: String,
     /// How the server is reached.
     pub target: McpTarget,
+    /// The target as the file writes it: the command and its arguments joined by spaces, or
+    /// the URL, with every `${NAME}` reference left unexpanded. What status shows (masked).
+    pub written: String,
     /// Whether the server is dialled at all (default false).
     pub enabled: bool,
     /// Tool names the owner allows; empty: every tool, up to `max_tools`.
@@ -944,11 +956,28 @@ impl Validator<'_> {
             listen: default_listen,
             hosts: vec!["localhost".into(), "127.0.0.1".into()],
             passphrase_hash: None,
+            session: Duration::from_secs(DEFAULT_SESSION_HOURS * 3600),
         };
         let Some(v) = v else { return web };
-        let Some(o) = self.object("web", v, &["listen", "hosts", "passphrase_hash"], true) else {
+        let Some(o) = self.object(
+            "web",
+            v,
+            &["listen", "hosts", "passphrase_hash", "session_hours"],
+            true,
+        ) else {
             return web;
         };
+        if let Some(h) = self.positive(&o, "session_hours") {
+            if h > MAX_SESSION_HOURS {
+                self.bad_value(
+                    "web.session_hours",
+                    "at most 720 (thirty days)",
+                    h.to_string(),
+                );
+            } else {
+                web.session = Duration::from_secs(h * 3600);
+            }
+        }
         if let Some(s) = self.string(&o, "listen") {
             match s.parse::<SocketAddr>() {
                 Ok(a) => web.listen = a,
@@ -1272,6 +1301,16 @@ impl Validator<'_> {
     fn mcp_server(&mut self, name: &str, o: &Obj<'_>) -> Option<McpServerConfig> {
         let path = o.path.clone();
         let has = |k: &str| o.map.contains_key(k);
+        let raw = |k: &str| o.map.get(k).and_then(Value::as_str).unwrap_or("");
+        let written = if has("command") {
+            let args = o.map.get("args").and_then(Value::as_array);
+            std::iter::once(raw("command"))
+                .chain(args.into_iter().flatten().filter_map(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            raw("url").to_owned()
+        };
         let target = match (has("command"), has("url")) {
             (true, true) => {
                 self.problem(
@@ -1398,6 +1437,7 @@ impl Validator<'_> {
         Some(McpServerConfig {
             name: name.to_string(),
             target: target?,
+            written,
             enabled,
             allow_tools,
             max_tools,
@@ -2073,6 +2113,36 @@ mod tests {
             !format!("{c:?}").contains("s3cret"),
             "secret leaked into Debug"
         );
+    }
+
+    #[test]
+    fn the_target_as_written_keeps_its_references() {
+        let c = check(
+            r#"{"mcp_servers": {"gh": {"command": "gh-mcp", "args": ["--token", "${TOKEN}"], "enabled": true},
+                "r": {"url": "https://a.example/mcp?k=${TOKEN}", "enabled": true}}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.mcp_servers["gh"].written, "gh-mcp --token ${TOKEN}");
+        assert_eq!(
+            c.mcp_servers["r"].written,
+            "https://a.example/mcp?k=${TOKEN}"
+        );
+        let McpTarget::Stdio { args, .. } = &c.mcp_servers["gh"].target else {
+            panic!("expected stdio")
+        };
+        assert_eq!(args[1], "s3cret", "the child still gets the value");
+    }
+
+    #[test]
+    fn session_hours_default_and_bounds() {
+        let c = check("{}").unwrap();
+        assert_eq!(c.web.session, Duration::from_secs(12 * 3600));
+        let c = check(r#"{"web": {"session_hours": 1}}"#).unwrap();
+        assert_eq!(c.web.session, Duration::from_secs(3600));
+        for bad in ["0", "721", "\"12\""] {
+            let e = check(&format!(r#"{{"web": {{"session_hours": {bad}}}}}"#)).unwrap_err();
+            assert!(e[0].contains("web.session_hours"), "{e:?}");
+        }
     }
 
     #[test]

@@ -565,6 +565,11 @@ fn print_status(v: &StatusView) {
             w.passphrase_locked_for_s
                 .map_or_else(String::new, |s| format!(", locked for {s} s"))
         );
+        outln!(
+            "page peers: uid check {}; {} connections of other users closed",
+            line(&w.peer_uid_check),
+            w.connections_refused_other_uid
+        );
     }
     if let Some(l) = &v.limits {
         outln!(

@@ -864,6 +864,9 @@ impl StatusSource for State {
             m.redial(server);
         }
     }
+    fn question(&self) -> Option<crate::views::QuestionView> {
+        self.turns.question()
+    }
     fn unstable(&self, server: &str) -> Option<String> {
         self.discovery
             .lock()

@@ -70,20 +70,153 @@ pub(crate) fn trust(t: &McpTarget) -> String {
     }
 }
 
-/// Where a server is, with anything secret masked: the URL's user info and query are never
-/// shown, nor the values of a child's environment.
-pub(crate) fn target(t: &McpTarget) -> String {
-    match t {
-        McpTarget::Stdio { command, args, .. } => {
-            let mut s = command.clone();
-            for a in args {
-                s.push(' ');
-                s.push_str(a);
-            }
-            s
+/// What a secret-looking literal is shown as.
+pub(crate) const HIDDEN: &str = "…(hidden)";
+
+/// Flags whose value is a secret: `--token X`, `--api-key=X`.
+pub(crate) fn secret_flag(word: &str) -> bool {
+    let Some(name) = word.strip_prefix('-') else {
+        return false;
+    };
+    let name = name
+        .trim_start_matches('-')
+        .to_ascii_lowercase()
+        .replace('_', "-");
+    [
+        "token",
+        "password",
+        "passwd",
+        "passphrase",
+        "api-key",
+        "apikey",
+        "secret",
+        "client-secret",
+        "access-token",
+        "auth-token",
+        "pat",
+    ]
+    .iter()
+    .any(|f| name == *f || name.ends_with(&format!("-{f}")))
+}
+
+/// Known shapes of tokens: a prefix and at least [`TOKEN_TAIL`] characters of
+/// `[A-Za-z0-9_-]` after it.
+const TOKEN_SHAPES: &[&str] = &[
+    "github_pat_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "glpat-",
+    "sk-",
+    "sk_live_",
+    "rk_live_",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxr-",
+    "xoxs-",
+    "xapp-",
+    "AKIA",
+];
+const TOKEN_TAIL: usize = 10;
+
+/// Where in `word` a known token shape begins (at the start or after a character that is not
+/// a letter or digit), if anywhere.
+fn token_at(word: &str) -> Option<usize> {
+    let tokenish = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    word.char_indices()
+        .filter(|(i, _)| {
+            *i == 0
+                || word[..*i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| !c.is_ascii_alphanumeric())
+        })
+        .find_map(|(i, _)| {
+            let rest = &word[i..];
+            TOKEN_SHAPES.iter().find_map(|p| {
+                let tail = rest.strip_prefix(p)?;
+                let n = tail.chars().take_while(|c| tokenish(*c)).count();
+                (n >= TOKEN_TAIL).then_some(i)
+            })
+        })
+}
+
+/// A URL's password (`scheme://user:password@host`) masked.
+fn mask_userinfo(word: &str) -> String {
+    let Some(scheme_end) = word.find("://") else {
+        return word.to_owned();
+    };
+    let auth_start = scheme_end + 3;
+    let rest = &word[auth_start..];
+    let auth_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..auth_len].rfind('@') else {
+        return word.to_owned();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, pass)) if !pass.is_empty() && !pass.contains("${") => {
+            format!("{}{user}:{HIDDEN}{}", &word[..auth_start], &rest[at..])
         }
-        McpTarget::Http { url, .. } => mask_url(url),
+        _ => word.to_owned(),
     }
+}
+
+/// A query parameter whose name says it carries a secret.
+fn secret_param(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "token", "key", "secret", "password", "passwd", "sig", "auth", "code",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// One word of a target with its secret-looking literal masked; `after_flag` when the word
+/// before it was a secret flag. A `${NAME}` reference is shown as it is.
+pub(crate) fn mask_word(word: &str, after_flag: bool) -> String {
+    if after_flag && !word.starts_with("${") {
+        return HIDDEN.to_owned();
+    }
+    if let Some((flag, value)) = word.split_once('=') {
+        if secret_flag(flag) && !value.starts_with("${") {
+            return format!("{flag}={HIDDEN}");
+        }
+    }
+    let mut w = mask_userinfo(word);
+    if let Some(q) = w.find('?').filter(|_| w.contains("://")) {
+        let (base, query) = w.split_at(q + 1);
+        let masked: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v)) if secret_param(k) && !v.is_empty() && !v.starts_with("${") => {
+                    format!("{k}={HIDDEN}")
+                }
+                _ => kv.to_owned(),
+            })
+            .collect();
+        w = format!("{base}{}", masked.join("&"));
+    }
+    if let Some(i) = token_at(&w) {
+        w.truncate(i);
+        w.push_str(HIDDEN);
+    }
+    w
+}
+
+/// Where a server is, as the configuration writes it (`${NAME}` references unexpanded), with
+/// every literal that looks secret shown as [`HIDDEN`]: a URL's password, the value after
+/// `--token`, `--password`, `--api-key`, `--secret` (and their `=` forms), a secret-named
+/// query parameter, and the known token shapes (`ghp_…`, `github_pat_…`, `sk-…`, `xox…`).
+pub(crate) fn target(written: &str) -> String {
+    let mut out = Vec::new();
+    let mut after_flag = false;
+    for word in written.split(' ') {
+        out.push(mask_word(word, after_flag));
+        after_flag = secret_flag(word) && !word.contains('=');
+    }
+    out.join(" ")
 }
 
 pub(crate) fn mask_url(u: &str) -> String {
@@ -136,7 +269,7 @@ pub(crate) fn server_status(
             McpTarget::Http { .. } => "http",
         }
         .to_owned(),
-        target: target(&s.target),
+        target: target(&s.written),
         enabled: s.enabled,
         state,
         trust: trust(&s.target),
@@ -223,6 +356,60 @@ mod tests {
         );
         assert_eq!(mask_url("https://a.example/mcp"), "https://a.example/mcp");
         assert_eq!(mask_url("::"), "••••");
+    }
+
+    #[test]
+    fn targets_are_shown_as_written_with_secret_literals_hidden() {
+        for (written, shown) in [
+            (
+                "gh-mcp --token ${GITHUB_TOKEN}",
+                "gh-mcp --token ${GITHUB_TOKEN}",
+            ),
+            (
+                "gh-mcp --token ghp_abcdefghijklmnop",
+                "gh-mcp --token …(hidden)",
+            ),
+            (
+                "srv --password hunter2 --db x",
+                "srv --password …(hidden) --db x",
+            ),
+            (
+                "srv --api-key=abc123 --secret s",
+                "srv --api-key=…(hidden) --secret …(hidden)",
+            ),
+            ("srv --API_KEY abc", "srv --API_KEY …(hidden)"),
+            (
+                "pg-mcp postgresql://app:Sup3rS3cret@localhost/db",
+                "pg-mcp postgresql://app:…(hidden)@localhost/db",
+            ),
+            (
+                "pg-mcp postgresql://app:${PG_PASSWORD}@localhost/db",
+                "pg-mcp postgresql://app:${PG_PASSWORD}@localhost/db",
+            ),
+            ("x github_pat_11ABCDEFG0123456789", "x …(hidden)"),
+            (
+                "x Authorization=Bearer:sk-proj0123456789",
+                "x Authorization=Bearer:…(hidden)",
+            ),
+            ("slack xoxb-1234567890-abcdef", "slack …(hidden)"),
+            (
+                "https://a.example/mcp?token=abc&x=1",
+                "https://a.example/mcp?token=…(hidden)&x=1",
+            ),
+            (
+                "https://a.example/mcp?key=${K}",
+                "https://a.example/mcp?key=${K}",
+            ),
+            // Near misses stay as they are.
+            (
+                "npx -y @scope/disk-usage-server --pin 3",
+                "npx -y @scope/disk-usage-server --pin 3",
+            ),
+            ("uvx sk-learn-mcp", "uvx sk-learn-mcp"),
+            ("srv --token-limit 5", "srv --token-limit 5"),
+        ] {
+            assert_eq!(target(written), shown, "{written}");
+        }
     }
 
     #[test]

@@ -55,6 +55,19 @@ pub(crate) struct WebStatusView {
     pub(crate) passphrase_attempts_refused: u64,
     /// Seconds until the passphrase lock lifts; null when not locked.
     pub(crate) passphrase_locked_for_s: Option<u64>,
+    /// Whether the page serves only its owner's processes: "applies: …" on loopback,
+    /// "does not apply: …" when `web.listen` is another address.
+    #[serde(default)]
+    pub(crate) peer_uid_check: String,
+    /// Connections from another user's process closed at accept.
+    #[serde(default)]
+    pub(crate) connections_refused_other_uid: u64,
+    /// Connection slots kept for signed-in sessions.
+    #[serde(default)]
+    pub(crate) reserved_connections: usize,
+    /// How long a step-up keeps a session signed in (`web.session_hours`).
+    #[serde(default)]
+    pub(crate) session_hours: u64,
 }
 
 /// The daemon's own limits in `maven status`.
@@ -201,6 +214,17 @@ pub(crate) struct TurnView {
     pub(crate) pending: Option<Value>,
     /// False when an act was refused or failed.
     pub(crate) ok: bool,
+}
+
+/// A server's question that the owner's next turn answers, as the page shows it: the
+/// server's words exact (its message, then the address or one line per field), and what Maven
+/// says after them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct QuestionView {
+    pub(crate) server: String,
+    pub(crate) act: String,
+    pub(crate) words: String,
+    pub(crate) how: String,
 }
 
 /// A one-time passkey enrollment link (the `web_enroll` method).

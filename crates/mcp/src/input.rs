@@ -9,6 +9,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::secret_words::asks_secret;
 use crate::text::cap_chars;
 
 /// Most input requests one round may carry.
@@ -56,8 +57,9 @@ pub enum AskKind {
         /// The URL (capped).
         url: String,
     },
-    /// A form asking for a secret (a field named like a password, token or key): declined
-    /// without being shown.
+    /// A form asking for a secret (a field's name, title or description, or the message,
+    /// matches the word table of `secret_words`: password, PIN, token, API key, пароль, код из
+    /// СМС…): declined without being shown.
     Secret {
         /// The field's name.
         field: String,
@@ -105,34 +107,6 @@ pub enum CallStep {
     Input(InputNeeded),
 }
 
-/// Whether a field's name or title asks for a secret.
-fn asks_secret(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "password",
-        "passphrase",
-        "passwd",
-        "token",
-        "secret",
-        "apikey",
-        "api_key",
-        "api-key",
-        "credential",
-        "private_key",
-        "privatekey",
-        "pin",
-        "otp",
-    ]
-    .iter()
-    .any(|w| {
-        if *w == "pin" || *w == "otp" {
-            n == *w
-        } else {
-            n.contains(w)
-        }
-    })
-}
-
 impl Ask {
     fn from_params(key: String, params: &Value) -> Result<Ask, String> {
         let message = cap_chars(
@@ -160,18 +134,37 @@ impl Ask {
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         let mut fields = Vec::new();
-        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        let props = schema.get("properties").and_then(Value::as_object);
+        if asks_secret(&message) {
+            // The question itself asks for a secret ("Ваш пароль", "the code from SMS"):
+            // declined, whatever its fields are called.
+            let field = props
+                .and_then(|p| p.keys().next())
+                .map_or("(its message)", String::as_str);
+            return Ok(Ask {
+                key,
+                message,
+                kind: AskKind::Secret {
+                    field: cap_chars(field, KEY_CAP).to_owned(),
+                },
+            });
+        }
+        if let Some(props) = props {
             for (name, p) in props.iter().take(FIELDS_CAP + 1) {
                 if fields.len() == FIELDS_CAP {
                     return Err(format!("a form with more than {FIELDS_CAP} fields"));
                 }
-                let title = p
-                    .get("title")
-                    .or_else(|| p.get("description"))
-                    .and_then(Value::as_str)
+                let text = |k: &str| p.get(k).and_then(Value::as_str);
+                let title = text("title")
+                    .or_else(|| text("description"))
                     .unwrap_or(name);
-                let format = p.get("format").and_then(Value::as_str).unwrap_or("");
-                if asks_secret(name) || asks_secret(title) || format == "password" {
+                let format = text("format").unwrap_or("");
+                let secret = [Some(name.as_str()), text("title"), text("description")]
+                    .into_iter()
+                    .flatten()
+                    .any(|t| asks_secret(cap_chars(t, TEXT_CAP * 4)))
+                    || format == "password";
+                if secret {
                     return Ok(Ask {
                         key,
                         message,
@@ -443,6 +436,10 @@ mod tests {
             ("password", "x"),
             ("api_key", "x"),
             ("value", "Your GitHub token"),
+            // The two a server got through before: a Russian title, a PIN.
+            ("parol", "Ваш пароль"),
+            ("code", "PIN code"),
+            ("value", "Код из СМС"),
         ] {
             let p = json!({"message": "m", "requestedSchema": {"type": "object",
                 "properties": {name: {"type": "string", "title": title}}}});
@@ -450,6 +447,30 @@ mod tests {
             assert!(matches!(a.kind, AskKind::Secret { .. }), "{name} {title}");
             assert_eq!(a.answer("hunter2").unwrap(), Ask::decline());
         }
+    }
+
+    #[test]
+    fn the_rule_reads_descriptions_and_the_message_too() {
+        let ask = |message: &str, prop: Value| {
+            let p = json!({"message": message, "requestedSchema": {"type": "object",
+                "properties": {"value": prop}}});
+            Ask::from_params("k".into(), &p).unwrap().kind
+        };
+        let secret = |k: &AskKind| matches!(k, AskKind::Secret { .. });
+        assert!(secret(&ask(
+            "m",
+            json!({"type": "string", "title": "Value", "description": "the one-time code"})
+        )));
+        assert!(secret(&ask("Ваш пароль", json!({"type": "string"}))));
+        assert!(secret(&ask(
+            "Enter the code from your authenticator",
+            json!({"type": "string"})
+        )));
+        assert!(!secret(&ask("Pin the version?", json!({"type": "string"}))));
+        assert!(!secret(&ask(
+            "Start a code review?",
+            json!({"type": "string", "title": "Reviewer"})
+        )));
     }
 
     #[test]

@@ -65,6 +65,7 @@ mod input;
 pub mod manager;
 pub mod oauth;
 mod rpc;
+mod secret_words;
 mod stdio;
 mod text;
 pub mod tools;

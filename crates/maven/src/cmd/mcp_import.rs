@@ -157,6 +157,44 @@ fn sandbox_for(
     (Some(Value::Object(sb)), env, notes)
 }
 
+/// The arguments with every literal that looks secret (the value after `--token` or another
+/// secret flag, a `--flag=value` of one, a URL with a password, a known token shape) replaced
+/// by a `${NAME}` reference, each with a note: an argument is visible to every process of the
+/// machine (`/proc/PID/cmdline`), so the value belongs in the daemon's environment.
+fn secret_args(name: &str, args: &[&str], notes: &mut Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut flag: Option<&str> = None;
+    for (i, a) in args.iter().enumerate() {
+        let var = |what: &str| env_name(name, what);
+        let mut moved = |var: String, was: &str| {
+            notes.push(format!(
+                "{name}: args[{i}] ({was}) is now ${{{var}}}: set {var} in the daemon's environment; an argument is visible to every process on this machine, so if the server can read it from its environment, put it in \"env\" instead"
+            ));
+            var
+        };
+        let word = if a.contains("${") {
+            (*a).to_owned()
+        } else if let Some(f) = flag {
+            let v = moved(var(f.trim_start_matches('-')), f);
+            format!("${{{v}}}")
+        } else if let Some((f, _)) = a
+            .split_once('=')
+            .filter(|(f, _)| crate::json::secret_flag(f))
+        {
+            let v = moved(var(f.trim_start_matches('-')), f);
+            format!("{f}=${{{v}}}")
+        } else if crate::json::mask_word(a, false) != *a {
+            let v = moved(var(&format!("arg{i}")), "a secret-looking value");
+            format!("${{{v}}}")
+        } else {
+            (*a).to_owned()
+        };
+        flag = (crate::json::secret_flag(a) && !a.contains('=')).then_some(*a);
+        out.push(word);
+    }
+    out
+}
+
 /// Converts another host's configuration into a Maven `mcp_servers` block.
 pub(crate) fn convert(input: &Value) -> Result<Imported, String> {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
@@ -215,7 +253,7 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             if !args.is_empty() {
-                block.insert("args".into(), json!(args));
+                block.insert("args".into(), json!(secret_args(&name, &args, &mut notes)));
             }
             let mut env = Map::new();
             for (k, _) in string_map(obj.get("env")) {
@@ -451,6 +489,43 @@ mod tests {
         ] {
             assert!(notes.contains(&want), "{want}\nin\n{notes}");
         }
+    }
+
+    #[test]
+    fn secret_literals_in_args_become_env_references() {
+        let input = json!({"mcpServers": {
+            "gh": {"command": "gh-mcp", "args": ["--token", "ghp_abcdefghijklmnop", "--repo", "x"]},
+            "pg": {"command": "pg-mcp", "args": ["postgresql://app:Sup3rS3cret@localhost/db", "--api-key=k123"]},
+            "ok": {"command": "srv", "args": ["--token", "${ALREADY}", "--pin", "3"]}
+        }});
+        let out = convert_with_home(&input, None).unwrap();
+        let text = out.block.to_string();
+        for secret in ["ghp_abcdefghijklmnop", "Sup3rS3cret", "k123"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        let s = &out.block["mcp_servers"];
+        assert_eq!(
+            s["gh"]["args"],
+            json!(["--token", "${MCP_GH_TOKEN}", "--repo", "x"])
+        );
+        assert_eq!(
+            s["pg"]["args"],
+            json!(["${MCP_PG_ARG0}", "--api-key=${MCP_PG_API_KEY}"])
+        );
+        assert_eq!(
+            s["ok"]["args"],
+            json!(["--token", "${ALREADY}", "--pin", "3"])
+        );
+        let notes = out.notes.join("\n");
+        assert!(
+            notes.contains("gh: args[1] (--token) is now ${MCP_GH_TOKEN}: set MCP_GH_TOKEN in the daemon's environment; an argument is visible to every process on this machine"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("pg: args[0] (a secret-looking value) is now ${MCP_PG_ARG0}"),
+            "{notes}"
+        );
+        Config::parse("x", text.as_bytes(), &|_| None).unwrap();
     }
 
     #[test]

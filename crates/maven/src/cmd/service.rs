@@ -60,8 +60,8 @@ fn is_ours(text: &str) -> bool {
     text.lines().next() == Some(MARK)
 }
 
-/// One word of `ExecStart=`, quoted the way systemd reads it when it needs to be.
-fn exec_word(p: &Path) -> Result<String, String> {
+/// The path as UTF-8 without control characters, or why a unit cannot name it.
+fn plain(p: &Path) -> Result<&str, String> {
     let s = p
         .to_str()
         .ok_or_else(|| format!("{} is not UTF-8: a unit cannot name it", p.display()))?;
@@ -70,10 +70,47 @@ fn exec_word(p: &Path) -> Result<String, String> {
             "{s:?} holds a control character: a unit cannot name it"
         ));
     }
-    // systemd expands % specifiers and $ variables in ExecStart; doubling them keeps them.
-    let s = s.replace('%', "%%").replace('$', "$$");
-    if s.chars()
-        .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ';'))
+    Ok(s)
+}
+
+/// The executable word of `ExecStart=` (systemd.syntax, systemd.service): `%` specifiers
+/// doubled, `$` kept (systemd expands no variable in the executable), double-quoted when it
+/// holds a space. systemd refuses an executable name with a quote or a backslash in it, and
+/// one that is not normalized: such a path cannot be named, and is refused here.
+fn exec_path(p: &Path) -> Result<String, String> {
+    let s = plain(p)?;
+    if let Some(c) = s.chars().find(|c| matches!(c, '"' | '\'' | '\\')) {
+        return Err(format!(
+            "this binary's path {s:?} holds {c:?}, which systemd refuses in the name of an executable; move or link the binary to a path without quotes or backslashes and run install from there"
+        ));
+    }
+    if !s.starts_with('/')
+        || s.contains("//")
+        || s.contains("/./")
+        || s.contains("/../")
+        || s.ends_with("/.")
+        || s.ends_with("/..")
+    {
+        return Err(format!(
+            "this binary's path {s:?} is not absolute and normalized, as systemd needs it"
+        ));
+    }
+    let s = s.replace('%', "%%");
+    if s.chars().any(char::is_whitespace) {
+        Ok(format!("\"{s}\""))
+    } else {
+        Ok(s)
+    }
+}
+
+/// An argument word of `ExecStart=`: `%` and `$` doubled (systemd expands specifiers and
+/// variables in arguments), double-quoted with `\\` and `\"` escaped when it holds a space,
+/// a quote, a backslash or a `;`.
+fn exec_arg(p: &Path) -> Result<String, String> {
+    let s = plain(p)?.replace('%', "%%").replace('$', "$$");
+    if s.is_empty()
+        || s.chars()
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ';'))
     {
         Ok(format!(
             "\"{}\"",
@@ -90,14 +127,14 @@ pub(crate) fn unit_text(
     config: Option<&Path>,
     data: Option<&Path>,
 ) -> Result<String, String> {
-    let mut exec = vec![exec_word(exe)?];
+    let mut exec = vec![exec_path(exe)?];
     if let Some(c) = config {
         exec.push("--config".into());
-        exec.push(exec_word(c)?);
+        exec.push(exec_arg(c)?);
     }
     if let Some(d) = data {
         exec.push("--data".into());
-        exec.push(exec_word(d)?);
+        exec.push(exec_arg(d)?);
     }
     exec.push("daemon".into());
     Ok(format!(
@@ -186,6 +223,10 @@ fn install(path: &Path, config: Option<&Path>, data: Option<&Path>) -> ExitCode 
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    if let Err(e) = verify(&text) {
+        eprintln!("maven service install: {e}; nothing was written");
+        return ExitCode::from(EXIT_FAILED);
+    }
     if let Some(dir) = path.parent() {
         if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!(
@@ -217,6 +258,56 @@ fn install(path: &Path, config: Option<&Path>, data: Option<&Path>) -> ExitCode 
     outln!("its log: journalctl --user -u {UNIT}");
     outln!("to keep it running while you are logged out: loginctl enable-linger");
     ExitCode::SUCCESS
+}
+
+/// Checks the unit's text with `systemd-analyze verify` where that tool is installed (in a
+/// private temporary directory, before anything is written). A tool that is missing, or that
+/// cannot start its manager here (a container without systemd), is said on stderr and passes;
+/// a unit it finds fault with is refused, with what it said.
+fn verify(text: &str) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!(
+        "maven-service-verify-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let unit = dir.join(UNIT);
+    let out = std::fs::write(&unit, text)
+        .map_err(|e| format!("cannot write {}: {e}", unit.display()))
+        .and_then(|()| {
+            std::process::Command::new("systemd-analyze")
+                .arg("verify")
+                .arg(&unit)
+                .env("SYSTEMD_LOG_LEVEL", "warning")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("systemd-analyze: {e}"))
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = match out {
+        Ok(o) => o,
+        Err(e) if e.starts_with("systemd-analyze") => {
+            eprintln!("note: the unit was not checked ({e})");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let said = String::from_utf8_lossy(&out.stderr);
+    let said = said.trim();
+    if said.contains("Failed to initialize manager") {
+        eprintln!("note: the unit was not checked: systemd-analyze cannot run here ({said})");
+        return Ok(());
+    }
+    if !out.status.success() || !said.is_empty() {
+        return Err(format!(
+            "systemd-analyze verify refuses the unit: {}",
+            shown::block(said)
+        ));
+    }
+    Ok(())
 }
 
 fn uninstall(path: &Path) -> ExitCode {
@@ -269,20 +360,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn words_with_spaces_and_specifiers_are_quoted() {
-        assert_eq!(
-            exec_word(Path::new("/usr/bin/maven")).unwrap(),
-            "/usr/bin/maven"
-        );
-        assert_eq!(
-            exec_word(Path::new("/a b/%h$x")).unwrap(),
-            "\"/a b/%%h$$x\""
-        );
-        assert_eq!(
-            exec_word(Path::new("/a/\"q\"")).unwrap(),
-            "\"/a/\\\"q\\\"\""
-        );
-        assert!(exec_word(Path::new("/a\nb")).is_err());
+    fn the_executable_and_the_arguments_are_quoted_as_systemd_reads_them() {
+        let p = |s: &str| exec_path(Path::new(s));
+        let a = |s: &str| exec_arg(Path::new(s)).unwrap();
+        assert_eq!(p("/usr/bin/maven").unwrap(), "/usr/bin/maven");
+        // No variable is expanded in the executable: `$` stays single.
+        assert_eq!(p("/opt/a$b/maven").unwrap(), "/opt/a$b/maven");
+        assert_eq!(p("/a b/%h").unwrap(), "\"/a b/%%h\"");
+        for bad in [
+            "/a/\"q\"",
+            "/a/it's",
+            "/a/b\\c",
+            "/a\nb",
+            "rel/maven",
+            "/a//b",
+            "/a/./b",
+        ] {
+            assert!(p(bad).is_err(), "{bad}");
+        }
+        assert_eq!(a("/d/plain"), "/d/plain");
+        assert_eq!(a("/a b/%h$x"), "\"/a b/%%h$$x\"");
+        assert_eq!(a("/a/$HOME"), "/a/$$HOME");
+        assert_eq!(a("/a/\"q\""), "\"/a/\\\"q\\\"\"");
+        assert_eq!(a("/a/b\\c"), "\"/a/b\\\\c\"");
+        assert_eq!(a("/a/it's;x"), "\"/a/it's;x\"");
+        assert!(exec_arg(Path::new("/a\nb")).is_err());
     }
 
     #[test]

@@ -8,9 +8,11 @@
 //! their server: a result is data, not an instruction to Maven.
 //!
 //! A modern MCP server may answer a call with a question (an elicitation): the turn answers
-//! with the server's question, quoted as the server's words, and the owner's next turn is the
-//! answer ("no" declines), within the same two minutes. A question asking for a secret is
-//! declined without being shown; a URL is shown as text and nothing is opened.
+//! with the server's question as a block whose every line begins with the server's name
+//! (`todo › …`), and the owner's next turn is the answer ("no" declines), within the same two
+//! minutes. A question asking for a secret is declined without being shown, and a round whose
+//! every question was declined so is sent on at once: it never takes the owner's next turn. A
+//! URL is shown as text and nothing is opened.
 
 pub(crate) mod llm;
 pub(crate) mod rules;
@@ -21,6 +23,7 @@ use serde_json::{json, Value};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
 
+use crate::views::QuestionView;
 use allowlist::{Answer, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
 use rules::{ActName, Decision, Lang};
 /// The fact that remembers where the owner stopped reading the feeds digest.
@@ -65,64 +68,95 @@ enum Pending {
     Input(Box<Waiting>),
 }
 
+/// The separator after the server's name on every line of its quoted words.
+const QUOTE_MARK: &str = " › ";
+
+/// The server's words as a quoted block: every line (of `shown::block`, so no control
+/// character or bidirectional override survives) begins with `server › `, so nothing the
+/// server writes can end the quote early or pass for Maven's own line.
+fn quoted(server: &str, text: &str) -> String {
+    let mut out = String::new();
+    for l in shown::block(text).split('\n') {
+        let _ = writeln!(out, "{server}{QUOTE_MARK}{l}");
+    }
+    out
+}
+
+/// The line that says which of a server's questions Maven declined without showing them.
+fn declined_line(server: &str, fields: &[String]) -> String {
+    if fields.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{server} asked for a secret ({}); Maven declined it without showing it.\n",
+        fields
+            .iter()
+            .map(|f| format!("{:?}", shown::line(f)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// The server's words of a question, exact (the message, then the address to visit or one
+/// line per field), and what Maven says after them.
+fn words(ask: &mcp::Ask) -> (String, &'static str) {
+    let mut text = ask.message.clone();
+    let how = match &ask.kind {
+        mcp::AskKind::Url { url } => {
+            let _ = write!(text, "\n(visit) {url}");
+            "It asks you to visit that address (Maven opens nothing). Say yes when done, or no."
+        }
+        mcp::AskKind::Form { fields } if fields.is_empty() => "Say yes to go on, or no to decline.",
+        mcp::AskKind::Form { fields } => {
+            for f in fields {
+                let _ = write!(
+                    text,
+                    "\n({}{}: {}{}) {}",
+                    f.name,
+                    if f.required { ", required" } else { "" },
+                    f.kind,
+                    choices(f),
+                    f.title
+                );
+            }
+            if fields.len() == 1 {
+                "Answer with the value of that field, or no to decline."
+            } else {
+                "Answer as `name: value; name: value` with the field names above, or no to decline."
+            }
+        }
+        _ => "Say no to decline.",
+    };
+    (text, how)
+}
+
+/// The question a waiting call asks the owner, for the page.
+fn question(w: &Waiting) -> Option<QuestionView> {
+    let ask = w.ask()?;
+    let (text, how) = words(ask);
+    Some(QuestionView {
+        server: w.server().to_owned(),
+        act: w.act().to_owned(),
+        words: text,
+        how: how.to_owned(),
+    })
+}
+
 /// The answer of a turn whose act waits for the owner's answer to the server's question.
 fn ask_owner(w: &Waiting) -> TurnOutcome {
     let server = shown::line(w.server());
-    let mut answer = String::new();
-    if !w.declined_secrets().is_empty() {
-        let _ = writeln!(
-            answer,
-            "{server} asked for a secret ({}); Maven declined it without showing it.",
-            w.declined_secrets()
-                .iter()
-                .map(|f| format!("{:?}", shown::line(f)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    let mut answer = declined_line(&server, w.declined_secrets());
     let Some(ask) = w.ask() else {
-        return TurnOutcome::ok(answer);
+        return TurnOutcome::ok(answer.trim_end().to_owned());
     };
-    let message = shown::line(&ask.message);
-    let _ = write!(answer, "{server} asks (the server's words): \"{message}\"");
-    let how = match &ask.kind {
-        mcp::AskKind::Url { url } => format!(
-            "\nIt asks you to visit {} (Maven opens nothing). Say yes when done, or no.",
-            shown::line(url)
-        ),
-        mcp::AskKind::Form { fields } if fields.is_empty() => {
-            "\nSay yes to go on, or no to decline.".to_owned()
-        }
-        mcp::AskKind::Form { fields } if fields.len() == 1 => {
-            let f = &fields[0];
-            format!(
-                "\nAnswer with the {} ({}{}), or no to decline.",
-                shown::line(&f.title),
-                f.kind,
-                choices(f)
-            )
-        }
-        mcp::AskKind::Form { fields } => {
-            let list: Vec<String> = fields
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{}{}: {}{}",
-                        shown::line(&f.name),
-                        if f.required { " (required)" } else { "" },
-                        f.kind,
-                        choices(f)
-                    )
-                })
-                .collect();
-            format!(
-                "\nAnswer as `name: value; name: value` — {} — or no to decline.",
-                list.join(", ")
-            )
-        }
-        _ => "\nSay no to decline.".to_owned(),
-    };
-    answer.push_str(&how);
+    let _ = writeln!(
+        answer,
+        "{server} asks; its words, each line marked \"{server}{}\":",
+        QUOTE_MARK.trim_end()
+    );
+    let (text, how) = words(ask);
+    answer.push_str(&quoted(&server, &text));
+    answer.push_str(how);
     let info =
         json!({"act": w.act(), "asks": w.server(), "expires_in_s": CONFIRM_WINDOW.as_secs()});
     TurnOutcome {
@@ -136,23 +170,8 @@ fn choices(f: &mcp::Field) -> String {
     if f.choices.is_empty() {
         return String::new();
     }
-    let c: Vec<String> = f
-        .choices
-        .iter()
-        .map(|c| shown::line(c).into_owned())
-        .collect();
+    let c: Vec<String> = f.choices.iter().map(|c| c.to_owned()).collect();
     format!(", one of {}", c.join(" / "))
-}
-
-/// The answer of a turn that ran (or tried to run) `row`, and the question it waits on.
-fn report(row: &ToolRow, result: Result<Ran, ExecError>) -> (TurnOutcome, Option<Pending>) {
-    if let Ok(Ran {
-        waiting: Some(w), ..
-    }) = result
-    {
-        return (ask_owner(&w), Some(Pending::Input(w)));
-    }
-    (report_done(row, result), None)
 }
 
 /// The answer of a turn whose act finished (or failed).
@@ -200,6 +219,9 @@ pub(crate) struct Turns {
     executor: Executor,
     llm: Option<llm::LlmRouter>,
     pending: Mutex<Option<Pending>>,
+    /// The server's question the next turn answers, and when it was asked: what the page
+    /// shows (read without waiting for a turn).
+    asking: std::sync::Mutex<Option<(QuestionView, tokio::time::Instant)>>,
 }
 
 impl Turns {
@@ -209,7 +231,16 @@ impl Turns {
             executor,
             llm,
             pending: Mutex::new(None),
+            asking: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The server's question the owner's next turn answers, while it stands (two minutes).
+    pub(crate) fn question(&self) -> Option<QuestionView> {
+        let g = self.asking.lock().unwrap_or_else(|p| p.into_inner());
+        g.as_ref()
+            .filter(|(_, at)| at.elapsed() <= CONFIRM_WINDOW)
+            .map(|(q, _)| q.clone())
     }
 
     /// Runs one turn.
@@ -217,7 +248,15 @@ impl Turns {
         // Holding the lock for the whole turn keeps turns in order and the pending act single.
         let mut pending = self.pending.lock().await;
         let previous = pending.take();
-        match self.turn_inner(text, previous).await {
+        let result = self.turn_inner(text, previous).await;
+        let asked = match &result {
+            Ok((_, Some(Pending::Input(w)))) => {
+                question(w).map(|q| (q, tokio::time::Instant::now()))
+            }
+            _ => None,
+        };
+        *self.asking.lock().unwrap_or_else(|p| p.into_inner()) = asked;
+        match result {
             Ok((outcome, next)) => {
                 *pending = next;
                 outcome
@@ -349,7 +388,7 @@ impl Turns {
         let request = match self.executor.prepare(&row, tail, utterance) {
             Ok(allowlist::run::Next::Run) => {
                 let ran = self.executor.run(&row.name, tail, utterance).await;
-                return report(&row, ran);
+                return self.report(&row, ran).await;
             }
             Ok(allowlist::run::Next::Confirm(request)) => request,
             Err(ExecError::Refused(reason)) => {
@@ -420,7 +459,54 @@ impl Turns {
                 )
             }
         };
-        report(&row, self.executor.run_confirmed(confirmation).await)
+        let ran = self.executor.run_confirmed(confirmation).await;
+        self.report(&row, ran).await
+    }
+
+    /// The answer of a turn that ran (or tried to run) `row`, and the question it waits on.
+    /// A round whose every question Maven declined itself (secrets) is sent on at once: only a
+    /// question the owner was shown waits for the owner's next turn.
+    async fn report(
+        &self,
+        row: &ToolRow,
+        mut result: Result<Ran, ExecError>,
+    ) -> (TurnOutcome, Option<Pending>) {
+        let mut declined = String::new();
+        loop {
+            let w = match result {
+                Ok(Ran {
+                    waiting: Some(w), ..
+                }) => w,
+                done => {
+                    let mut out = report_done(row, done);
+                    out.answer.insert_str(0, &declined);
+                    return (out, None);
+                }
+            };
+            if w.ask().is_some() {
+                let mut out = ask_owner(&w);
+                out.answer.insert_str(0, &declined);
+                return (out, Some(Pending::Input(w)));
+            }
+            declined.push_str(&declined_line(
+                &shown::line(w.server()),
+                w.declined_secrets(),
+            ));
+            result = match self.executor.answer_input(w, "").await {
+                InputStep::Ran(r) => r,
+                // With no question left none of these can be, but each is answered.
+                InputStep::More(w) | InputStep::Again(w, _) => Ok(Ran {
+                    text: String::new(),
+                    ok: true,
+                    waiting: Some(w),
+                    cut: None,
+                }),
+                InputStep::Expired(w) => Err(ExecError::Refused(format!(
+                    "{} asked more than two minutes ago",
+                    shown::line(w.server())
+                ))),
+            };
+        }
     }
 
     /// The owner's answer to the server's question of the last turn.
@@ -439,9 +525,12 @@ impl Turns {
                 out.answer = format!("That does not answer it: {reason}.\n{}", out.answer);
                 (out, Some(Pending::Input(w)))
             }
-            InputStep::More(w) => (ask_owner(&w), Some(Pending::Input(w))),
+            InputStep::More(w) => {
+                let out = ask_owner(&w);
+                (out, Some(Pending::Input(w)))
+            }
             InputStep::Ran(result) => match self.store.tool(&act).await {
-                Ok(Some(row)) => report(&row, result),
+                Ok(Some(row)) => self.report(&row, result).await,
                 Ok(None) => (TurnOutcome::failed(format!("{act} no longer exists.")), None),
                 Err(e) => (TurnOutcome::failed(format!("Something went wrong: {e}")), None),
             },

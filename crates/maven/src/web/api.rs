@@ -7,7 +7,7 @@ use axum::{Extension, Json};
 use serde_json::{json, Value};
 use store::{ToolRow, ToolState};
 
-use super::app::{no_session, App, SessionCookie};
+use super::app::{no_session, peer_of, App, Conn, SessionCookie};
 use super::error::AppError;
 pub(super) use super::text::cap;
 use super::{creds, diff, session};
@@ -36,18 +36,25 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
             .filter(|left| !left.is_zero())
             .map(|left| json!({"method": s.method(), "fresh_for_s": left.as_secs()}))
     });
+    let signed_in_for = web.signed_in_for(cookie).map(|d| d.as_secs());
     Ok(json!({
         "csrf_token": csrf,
+        "signed_in_for_s": signed_in_for,
         "step_up": step,
         "passkeys": web.creds.count().await?,
         "passphrase": web.passphrase_hash.is_some(),
     }))
 }
 
-/// `GET /api/session`: the CSRF token to send back, the step-up state, what step-ups exist.
-/// Creates the session (and sets its cookie) when the request has none.
-pub(super) async fn session(State(app): State<App>, headers: HeaderMap) -> Response {
-    let (cookie, set) = match app.web.ensure_session(&headers) {
+/// `GET /api/session`: the CSRF token to send back, how long the session stays signed in, the
+/// step-up state, what step-ups exist. Creates the session (and sets its cookie) when the
+/// request has none.
+pub(super) async fn session(
+    State(app): State<App>,
+    conn: Option<Extension<Conn>>,
+    headers: HeaderMap,
+) -> Response {
+    let (cookie, set) = match app.web.ensure_session(&headers, peer_of(conn)) {
         Ok(s) => s,
         Err(e) => return e.into_response(),
     };
@@ -124,22 +131,34 @@ pub(super) async fn tool_views(
     Ok(out)
 }
 
-/// `GET /api/tools`.
-pub(super) async fn tools(State(app): State<App>) -> Result<Json<Value>, AppError> {
+/// `GET /api/tools` (signed in).
+pub(super) async fn tools(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, AppError> {
+    app.web.signed_in(&headers)?;
     let rows = tool_views(&app).await?;
     Ok(Json(Value::Array(
         rows.iter().map(|(r, h)| tool_view(r, h)).collect(),
     )))
 }
 
-/// `GET /api/mcp_servers`: the shape of `maven mcp status --json`.
-pub(super) async fn mcp_servers(State(app): State<App>) -> Json<Vec<ServerStatusView>> {
-    Json(app.status.mcp_servers().await)
+/// `GET /api/mcp_servers` (signed in): the shape of `maven mcp status --json`.
+pub(super) async fn mcp_servers(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Json<Vec<ServerStatusView>>, AppError> {
+    app.web.signed_in(&headers)?;
+    Ok(Json(app.status.mcp_servers().await))
 }
 
-/// `GET /api/feeds`: the shape of `maven feeds status --json`.
-pub(super) async fn feeds(State(app): State<App>) -> Json<Vec<FeedView>> {
-    Json(app.status.feeds().await)
+/// `GET /api/feeds` (signed in): the shape of `maven feeds status --json`.
+pub(super) async fn feeds(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Json<Vec<FeedView>>, AppError> {
+    app.web.signed_in(&headers)?;
+    Ok(Json(app.status.feeds().await))
 }
 
 /// One executed act as the page shows it (the arguments and output stay in the store).
@@ -156,8 +175,12 @@ pub(super) fn act_view(a: &store::ActLogRow) -> Value {
     })
 }
 
-/// `GET /api/acts_log`: the most recent executed acts.
-pub(super) async fn acts_log(State(app): State<App>) -> Result<Json<Value>, AppError> {
+/// `GET /api/acts_log` (signed in): the most recent executed acts.
+pub(super) async fn acts_log(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, AppError> {
+    app.web.signed_in(&headers)?;
     let rows = app.web.store.acts_log(ACTS_LOG).await?;
     Ok(Json(Value::Array(rows.iter().map(act_view).collect())))
 }

@@ -43,6 +43,10 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
     }
     /// Dial this server again (it was just authorized or forgotten).
     fn redial(&self, _server: &str) {}
+    /// The server's question the owner's next turn answers, while one stands.
+    fn question(&self) -> Option<crate::views::QuestionView> {
+        None
+    }
 }
 
 /// The configuration alone: what the cards show before anything connected.
@@ -83,6 +87,27 @@ pub(crate) struct Web {
     pub(super) gate: super::gate::Gate,
     /// OAuth login links and the authorizations waiting for their callback.
     pub(super) oauth: super::flows::Flows,
+    /// How long a step-up keeps its session signed in (`web.session_hours`).
+    pub(super) session_for: std::time::Duration,
+    /// The owner's uid, when the page checks the uid of every peer (a loopback address);
+    /// `None` beyond loopback, where a peer's uid cannot be known.
+    pub(crate) uid_check: Option<u32>,
+    /// Connections of other users refused, for the log.
+    pub(super) refusals: super::peer::Refusals,
+}
+
+/// What the accept loop knows of a connection, on each of its requests.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Conn {
+    /// The peer's uid (checked to be the owner's) on loopback; `None` beyond it.
+    pub(crate) uid: Option<u32>,
+    /// It holds one of the slots kept for signed-in sessions.
+    pub(crate) reserved: bool,
+}
+
+/// The peer uid of a request's connection, when known.
+pub(super) fn peer_of(conn: Option<axum::Extension<Conn>>) -> Option<u32> {
+    conn.and_then(|c| c.0.uid)
 }
 
 impl std::fmt::Debug for Web {
@@ -130,12 +155,15 @@ impl Web {
             passphrase_hash: cfg.passphrase_hash.clone(),
             creds: creds::Creds::new(store.clone()),
             store,
-            sessions: Sessions::default(),
+            sessions: Sessions::new(cfg.session.max(session::SESSION_IDLE)),
             webauthn,
             clock,
             gate: super::gate::Gate::default(),
             oauth: super::flows::Flows::default(),
             limits: Arc::new(limits),
+            session_for: cfg.session,
+            uid_check: addr.ip().is_loopback().then(super::peer::owner_uid),
+            refusals: super::peer::Refusals::default(),
         })
     }
 
@@ -182,6 +210,16 @@ impl Web {
             passphrase_verifications: gate.verifications,
             passphrase_attempts_refused: gate.refused,
             passphrase_locked_for_s: gate.locked_for_s,
+            peer_uid_check: match self.uid_check {
+                Some(uid) => format!("applies: only processes of uid {uid} are served"),
+                None => format!(
+                    "does not apply: web.listen {} is not a loopback address, so any peer that reaches it may open a session",
+                    self.addr
+                ),
+            },
+            connections_refused_other_uid: self.limits.other_uid_refused.load(Ordering::Relaxed),
+            reserved_connections: self.limits.reserved,
+            session_hours: self.session_for.as_secs() / 3600,
         }
     }
 
@@ -242,11 +280,12 @@ impl Web {
         .unwrap_or_else(|_| HeaderValue::from_static(""))
     }
 
-    /// The live session of these headers, or a new one (with the `Set-Cookie` to send);
-    /// 429 `too_many_sessions` when no new one may be made now.
+    /// The live session of these headers, or a new one for a peer of uid `peer` (with the
+    /// `Set-Cookie` to send); 429 `too_many_sessions` when no new one may be made now.
     pub(super) fn ensure_session(
         &self,
         headers: &HeaderMap,
+        peer: Option<u32>,
     ) -> Result<(String, Option<HeaderValue>), AppError> {
         let now = self.clock.now();
         if let Some(c) = self.cookie_of(headers) {
@@ -254,7 +293,7 @@ impl Web {
                 return Ok((c, None));
             }
         }
-        let c = self.sessions.create(now).map_err(|e| {
+        let c = self.sessions.create(now, peer).map_err(|e| {
             tracing::debug!("web: a new session was refused: {e}");
             AppError::new(
                 StatusCode::TOO_MANY_REQUESTS,
@@ -264,6 +303,35 @@ impl Web {
         })?;
         let set = self.set_cookie(&c);
         Ok((c, Some(set)))
+    }
+
+    /// How much longer the session of `cookie` stays signed in: its last step-up is younger
+    /// than `web.session_hours`. `None`: not signed in (or no such session).
+    pub(super) fn signed_in_for(&self, cookie: &str) -> Option<std::time::Duration> {
+        let now = self.clock.now();
+        let at = self
+            .sessions
+            .with(cookie, now, |s| s.step_up.as_ref().map(stepup::StepUp::at))??;
+        self.session_for
+            .checked_sub(now.saturating_duration_since(at))
+            .filter(|left| !left.is_zero())
+    }
+
+    /// The cookie of a signed-in session in these headers, or 401 `sign_in_required`: every
+    /// route that shows the owner's data asks for it.
+    pub(super) fn signed_in(&self, headers: &HeaderMap) -> Result<String, AppError> {
+        self.cookie_of(headers)
+            .filter(|c| self.signed_in_for(c).is_some())
+            .ok_or_else(|| {
+                AppError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "sign_in_required",
+                    format!(
+                        "sign in first: verify with your passkey (or the configured passphrase); a sign-in lasts {} hours",
+                        self.session_for.as_secs() / 3600
+                    ),
+                )
+            })
     }
 
     /// The fresh step-up of a session, or the refusal to send.

@@ -1,5 +1,14 @@
 //! The page's connection limits and the counters `maven status` shows under `web` (H-1).
 
+/// The busy answer: written without waiting to a connection beyond the bound, and the answer
+/// of a reserved slot to a request that is not a signed-in session's.
+pub(super) const BUSY: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
+Connection: close\r\nContent-Length: 84\r\nRetry-After: 10\r\n\r\n\
+{\"error\":\"busy\",\"message\":\"the page serves too many connections; try again shortly\"}";
+/// The body of [`BUSY`].
+pub(super) const BUSY_MESSAGE: &str = "the page serves too many connections; try again shortly";
+
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -8,6 +17,10 @@ use std::time::Duration;
 pub(crate) struct Limits {
     /// Connections served at once; more are answered 503 and closed at once.
     pub(crate) max_connections: usize,
+    /// Of [`Limits::max_connections`], the slots kept for signed-in sessions: a connection
+    /// that takes one when the others are full is served only for a signed-in session's
+    /// requests (else 503 and closed).
+    pub(crate) reserved: usize,
     /// A request's head must arrive within this, from the connection's start or from the
     /// previous answer: a half-sent request and an idle keep-alive connection both end here.
     pub(crate) header_deadline: Duration,
@@ -19,6 +32,19 @@ pub(crate) struct Limits {
     pub(crate) open: AtomicUsize,
     /// Connections refused since start-up.
     pub(crate) refused: AtomicU64,
+    /// Connections from another user's process (or one that could not be told) closed at
+    /// accept since start-up.
+    pub(crate) other_uid_refused: AtomicU64,
+}
+
+/// The slots of [`Limits::reserved`] for a bound of `max` connections: an eighth, at least
+/// one (when there are two slots or more) and at most eight.
+pub(crate) fn reserved_for(max: usize) -> usize {
+    if max < 2 {
+        0
+    } else {
+        (max / 8).clamp(1, 8)
+    }
 }
 
 /// Default of [`Limits::max_connections`].
@@ -35,20 +61,18 @@ impl Limits {
     pub(crate) fn new(max_connections: usize) -> Limits {
         Limits {
             max_connections,
+            reserved: reserved_for(max_connections),
             header_deadline: HEADER_DEADLINE,
             request_deadline: REQUEST_DEADLINE,
             connection_lifetime: CONNECTION_LIFETIME,
             open: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
+            other_uid_refused: AtomicU64::new(0),
         }
     }
 
     /// Answers a connection beyond the bound with 503 (without waiting) and closes it.
     pub(super) fn refuse(&self, stream: &tokio::net::TcpStream) {
-        const BUSY: &[u8] =
-            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
-Connection: close\r\nContent-Length: 84\r\nRetry-After: 10\r\n\r\n\
-{\"error\":\"busy\",\"message\":\"the page serves too many connections; try again shortly\"}";
         // Whatever the client already sent is read first, so the close is a FIN after the
         // answer rather than a reset that may discard it.
         let mut sink = [0u8; 4096];

@@ -2,6 +2,10 @@
 //! recent acts, and the JSON API under `/api` that the page itself uses.
 //!
 //! Hardening (U-3), applied by layers around every route:
+//! - on loopback, a connection from another user's process is closed at accept (see `peer`);
+//! - every route that shows the owner's data (`/tools` beyond the step-up card, `/api/tools`,
+//!   `/api/mcp_servers`, `/api/feeds`, `/api/acts_log`) needs a signed-in session: a step-up
+//!   within `web.session_hours` (401 `sign_in_required`);
 //! - the Host header must name the configured `web.hosts` or the listen address, with the
 //!   listen port (DNS-rebinding defence), else 421;
 //! - every request other than GET/HEAD needs an allowed `Origin` (403 `origin`), a live
@@ -31,6 +35,7 @@ mod gate;
 mod limits;
 mod oauth;
 mod pages;
+mod peer;
 mod session;
 mod text;
 
@@ -50,7 +55,7 @@ use config::WebConfig;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use app::{no_session, SessionCookie, CSRF_HEADER};
+use app::{no_session, Conn, SessionCookie, CSRF_HEADER};
 pub(crate) use app::{App, StatusSource, Web};
 use error::AppError;
 pub(crate) use limits::{Limits, MAX_CONNECTIONS};
@@ -105,6 +110,10 @@ pub(crate) fn router(app: App) -> Router {
             app.clone(),
             body_and_deadline,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            reserved_guard,
+        ))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(app)
 }
@@ -135,6 +144,26 @@ async fn security_headers(req: Request, next: Next) -> Response {
         "same-origin",
     );
     r
+}
+
+/// A connection in one of the slots kept for signed-in sessions is served only for a
+/// signed-in session's requests; any other is answered busy and the connection closed.
+async fn reserved_guard(State(app): State<App>, req: Request, next: Next) -> Response {
+    let reserved = req.extensions().get::<Conn>().is_some_and(|c| c.reserved);
+    if reserved && app.web.signed_in(req.headers()).is_err() {
+        let mut r = AppError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            limits::BUSY_MESSAGE,
+        )
+        .into_response();
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("10"));
+        return r;
+    }
+    next.run(req).await
 }
 
 async fn host_guard(State(app): State<App>, req: Request, next: Next) -> Response {
@@ -256,21 +285,28 @@ pub(crate) async fn bind(cfg: &WebConfig) -> anyhow::Result<(TcpListener, Socket
 
 /// Serves the page until `cancel` fires, then lets open requests finish (briefly).
 ///
-/// Each connection is served by hyper with the deadlines of [`Limits`]; beyond
-/// [`Limits::max_connections`] a connection is answered 503 at once and closed, never queued.
+/// On loopback a connection whose peer is not a process of the owner's uid is closed at
+/// accept, before a byte is read and before it takes a slot (see `peer`). Each connection is
+/// served by hyper with the deadlines of [`Limits`]; beyond [`Limits::max_connections`] a
+/// connection is answered 503 at once and closed, never queued; the last
+/// [`Limits::reserved`] slots serve only signed-in sessions.
 pub(crate) async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let limits = app.web.limits.clone();
+    let web = app.web.clone();
     let router = router(app);
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let slots = Arc::new(tokio::sync::Semaphore::new(
+        limits.max_connections - limits.reserved,
+    ));
+    let kept = Arc::new(tokio::sync::Semaphore::new(limits.reserved));
     let tracker = tokio_util::task::TaskTracker::new();
     loop {
         let accepted = tokio::select! {
             _ = cancel.cancelled() => break,
             a = listener.accept() => a,
         };
-        let stream = match accepted {
-            Ok((s, _)) => s,
+        let (stream, peer) = match accepted {
+            Ok(s) => s,
             Err(e) => {
                 // Out of descriptors (EMFILE) or a connection reset before accept: wait a
                 // little rather than spin.
@@ -281,12 +317,40 @@ pub(crate) async fn serve(listener: TcpListener, app: App, cancel: CancellationT
                 }
             }
         };
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            limits.refuse(&stream);
-            continue;
+        let uid = match web.uid_check {
+            None => None,
+            Some(owner) => {
+                let seen = stream
+                    .local_addr()
+                    .ok()
+                    .and_then(|local| peer::peer_uid(local, peer));
+                if seen != Some(owner) {
+                    limits.other_uid_refused.fetch_add(1, Ordering::Relaxed);
+                    web.refusals.refused(seen, owner, web.clock.now());
+                    drop(stream);
+                    continue;
+                }
+                seen
+            }
+        };
+        let (permit, reserved) = match slots.clone().try_acquire_owned() {
+            Ok(p) => (p, false),
+            Err(_) => match kept.clone().try_acquire_owned() {
+                Ok(p) => (p, true),
+                Err(_) => {
+                    limits.refuse(&stream);
+                    continue;
+                }
+            },
         };
         limits.open.fetch_add(1, Ordering::Relaxed);
-        let svc = hyper_util::service::TowerToHyperService::new(router.clone());
+        let conn_info = Conn { uid, reserved };
+        let inner = hyper_util::service::TowerToHyperService::new(router.clone());
+        let svc =
+            hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(conn_info);
+                hyper::service::Service::call(&inner, req)
+            });
         let (cancel, limits) = (cancel.clone(), limits.clone());
         tracker.spawn(async move {
             let _permit = permit;

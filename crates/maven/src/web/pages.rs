@@ -9,14 +9,15 @@ use std::fmt::Write as _;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Extension;
 use serde_json::Value;
 use store::ToolState;
 
 use super::api;
-use super::app::App;
+use super::app::{peer_of, App, Conn};
 use super::error::AppError;
 use crate::json;
-use crate::views::{FeedView, ServerStatusView};
+use crate::views::{FeedView, QuestionView, ServerStatusView};
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -101,9 +102,10 @@ pub(super) async fn style() -> Response {
 /// which the browser never sends to the server; the script posts it.
 pub(super) async fn enroll(
     State(app): State<App>,
+    conn: Option<Extension<Conn>>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers)?;
+    let (cookie, set) = app.web.ensure_session(&headers, peer_of(conn))?;
     let s = api::session_view(&app, &cookie).await?;
     let csrf = s["csrf_token"].as_str().unwrap_or("");
     let mut h = head("Maven — enroll a passkey", csrf);
@@ -128,8 +130,8 @@ fn stepup_card(h: &mut String, s: &Value) {
         s["passkeys"].as_u64().unwrap_or(0),
         s["passphrase"].as_bool().unwrap_or(false)
     );
-    match s["step_up"].as_object() {
-        Some(st) => {
+    match (s["signed_in_for_s"].as_u64(), s["step_up"].as_object()) {
+        (Some(_), Some(st)) => {
             let _ = write!(
                 h,
                 "Verified with {} — fresh for {} more seconds.",
@@ -137,9 +139,16 @@ fn stepup_card(h: &mut String, s: &Value) {
                 val(st.get("fresh_for_s"))
             );
         }
-        None => {
-            h.push_str("Not verified: enabling or disabling an act asks for your passkey first.")
+        (Some(left), None) => {
+            let _ = write!(
+                h,
+                "Signed in for {} more hours; enabling or disabling an act asks for your passkey again.",
+                left.div_ceil(3600)
+            );
         }
+        (None, _) => h.push_str(
+            "Not verified: sign in with your passkey (or passphrase) to see your acts, MCP servers and feeds.",
+        ),
     }
     h.push_str("</p>");
     if s["passkeys"].as_u64().unwrap_or(0) > 0 {
@@ -164,9 +173,10 @@ fn stepup_card(h: &mut String, s: &Value) {
 /// fragment (never sent to the server in a URL); the script posts it after the step-up.
 pub(super) async fn oauth_login(
     State(app): State<App>,
+    conn: Option<Extension<Conn>>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers)?;
+    let (cookie, set) = app.web.ensure_session(&headers, peer_of(conn))?;
     let s = api::session_view(&app, &cookie).await?;
     let csrf = s["csrf_token"].as_str().unwrap_or("");
     let mut h = head("Maven — authorize an MCP server", csrf);
@@ -185,6 +195,23 @@ pub(super) async fn oauth_login(
     Ok(with_cookie(h, set))
 }
 
+/// A server's question waiting for the owner's next turn: its words in a box labelled with
+/// the server (every line as text, controls shown as escapes), Maven's own line outside it.
+fn question_card(h: &mut String, q: &QuestionView) {
+    let _ = write!(
+        h,
+        "<section class=\"card\" id=\"question\"><h2>A question from the MCP server {0}</h2>\
+         <figure class=\"server-words\" data-server=\"{1}\"><figcaption>{0} asks, for {2} \
+         (its words, not Maven's):</figcaption><blockquote><pre>{3}</pre></blockquote></figure>\
+         <p>{4} Answer with your next turn (<code>maven say …</code>).</p></section>",
+        text(&q.server),
+        esc(&q.server),
+        text(&q.act),
+        block(&q.words),
+        esc(&q.how),
+    );
+}
+
 fn state_title(s: ToolState) -> &'static str {
     match s {
         ToolState::Proposed => "Proposed — waiting for you",
@@ -194,13 +221,22 @@ fn state_title(s: ToolState) -> &'static str {
     }
 }
 
-/// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts.
+/// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts — for a
+/// signed-in session. Without a sign-in, the step-up card and nothing else.
 pub(super) async fn tools(
     State(app): State<App>,
+    conn: Option<Extension<Conn>>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (cookie, set) = app.web.ensure_session(&headers)?;
+    let (cookie, set) = app.web.ensure_session(&headers, peer_of(conn))?;
     let s = api::session_view(&app, &cookie).await?;
+    if s["signed_in_for_s"].is_null() {
+        let mut h = head("Maven — sign in", s["csrf_token"].as_str().unwrap_or(""));
+        h.push_str("<header><h1>Maven</h1></header><main>");
+        stepup_card(&mut h, &s);
+        h.push_str("</main></body></html>");
+        return Ok(with_cookie(h, set));
+    }
     let rows = api::tool_views(&app).await?;
     let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
     let csrf = s["csrf_token"].as_str().unwrap_or("");
@@ -211,6 +247,9 @@ pub(super) async fn tools(
     );
 
     stepup_card(&mut h, &s);
+    if let Some(q) = app.status.question() {
+        question_card(&mut h, &q);
+    }
 
     // Acts by state.
     h.push_str("<section class=\"card\" id=\"acts\"><h2>Acts</h2>");

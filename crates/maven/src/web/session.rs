@@ -16,15 +16,19 @@ use webauthn_rs::prelude::{PasskeyAuthentication, PasskeyRegistration};
 pub(crate) const STEP_UP_FRESH: Duration = Duration::from_secs(5 * 60);
 /// How long an enrollment link is valid.
 pub(crate) const ENROLL_VALID: Duration = Duration::from_secs(10 * 60);
-/// A session unused for this long is forgotten.
-const SESSION_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
+/// A session unused for this long is forgotten (or for `web.session_hours`, when longer).
+pub(crate) const SESSION_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
 /// A started WebAuthn ceremony must finish within this.
 pub(crate) const CEREMONY_VALID: Duration = Duration::from_secs(5 * 60);
 /// Sessions kept at once. Beyond this the least recently used session that holds no step-up is
 /// dropped; a session that holds a step-up is never pushed out by a new one.
 pub(crate) const MAX_SESSIONS: usize = 256;
-/// New sessions made within [`CREATE_WINDOW`]: at most this many (any client may ask for one).
+/// New sessions made within [`CREATE_WINDOW`] for one peer uid: at most this many. On
+/// loopback the page serves only its owner's processes, so the owner's budget is the owner's
+/// alone; beyond loopback every peer shares the one budget of the unknown uid.
 pub(crate) const CREATE_MAX: usize = 30;
+/// Peer uids whose budgets are kept at once (beyond it the emptiest is forgotten).
+const BUDGETS: usize = 64;
 /// The window of [`CREATE_MAX`].
 pub(crate) const CREATE_WINDOW: Duration = Duration::from_secs(60);
 /// Enrollment links outstanding at once; the oldest is voided beyond this.
@@ -91,49 +95,80 @@ pub(crate) enum SessionRefused {
 }
 
 /// Every session and enrollment token, behind one lock held only for map operations.
-#[derive(Default)]
 pub(crate) struct Sessions {
     inner: Mutex<Inner>,
+    /// A session unused for this long is forgotten.
+    idle: Duration,
+}
+
+impl Default for Sessions {
+    fn default() -> Sessions {
+        Sessions::new(SESSION_IDLE)
+    }
 }
 
 #[derive(Default)]
 struct Inner {
     /// Keyed by the hash of the cookie value.
     sessions: HashMap<String, Session>,
-    /// When the sessions of the last [`CREATE_WINDOW`] were made, oldest first.
-    created: std::collections::VecDeque<Instant>,
+    /// Per peer uid (`None`: not known), when its sessions of the last [`CREATE_WINDOW`]
+    /// were made, oldest first.
+    created: HashMap<Option<u32>, std::collections::VecDeque<Instant>>,
     /// Hash of an enrollment token → when it expires.
     enrollments: HashMap<String, Instant>,
 }
 
 impl Sessions {
+    /// Sessions forgotten when unused for `idle`.
+    pub(crate) fn new(idle: Duration) -> Sessions {
+        Sessions {
+            inner: Mutex::default(),
+            idle,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding this lock leaves maps that are still consistent (every
         // operation is a single insert/remove), so a poisoned lock is recovered.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Creates a session; returns the cookie value (the only copy of the token). Refused
-    /// beyond [`CREATE_MAX`] new sessions a minute, and when every slot holds a step-up.
-    pub(crate) fn create(&self, now: Instant) -> Result<String, SessionRefused> {
+    /// Creates a session for a peer of uid `peer` (`None`: not known); returns the cookie
+    /// value (the only copy of the token). Refused beyond [`CREATE_MAX`] new sessions a minute
+    /// for that uid, and when every slot holds a step-up.
+    pub(crate) fn create(&self, now: Instant, peer: Option<u32>) -> Result<String, SessionRefused> {
         let mut g = self.lock();
-        while g
-            .created
-            .front()
-            .is_some_and(|t| now.saturating_duration_since(*t) >= CREATE_WINDOW)
-        {
-            g.created.pop_front();
+        for q in g.created.values_mut() {
+            while q
+                .front()
+                .is_some_and(|t| now.saturating_duration_since(*t) >= CREATE_WINDOW)
+            {
+                q.pop_front();
+            }
         }
-        if g.created.len() >= CREATE_MAX {
-            let wait = g.created.front().map_or(CREATE_WINDOW, |t| {
+        g.created.retain(|_, q| !q.is_empty());
+        if g.created.len() >= BUDGETS && !g.created.contains_key(&peer) {
+            let emptiest = g
+                .created
+                .iter()
+                .min_by_key(|(_, q)| q.len())
+                .map(|(k, _)| *k);
+            if let Some(k) = emptiest {
+                g.created.remove(&k);
+            }
+        }
+        let budget = g.created.entry(peer).or_default();
+        if budget.len() >= CREATE_MAX {
+            let wait = budget.front().map_or(CREATE_WINDOW, |t| {
                 CREATE_WINDOW.saturating_sub(now.saturating_duration_since(*t))
             });
             return Err(SessionRefused::TooMany {
                 wait_s: wait.as_secs().max(1),
             });
         }
+        let idle = self.idle;
         g.sessions
-            .retain(|_, s| now.saturating_duration_since(s.last_used) < SESSION_IDLE);
+            .retain(|_, s| now.saturating_duration_since(s.last_used) < idle);
         if g.sessions.len() >= MAX_SESSIONS {
             // Anonymous sessions go first; one that holds a step-up is never evicted.
             let oldest = g
@@ -147,7 +182,7 @@ impl Sessions {
                 None => return Err(SessionRefused::Full),
             };
         }
-        g.created.push_back(now);
+        g.created.entry(peer).or_default().push_back(now);
         let cookie = token();
         g.sessions.insert(
             hash(&cookie),
@@ -177,7 +212,7 @@ impl Sessions {
         let key = hash(cookie);
         let mut g = self.lock();
         let live = match g.sessions.get(&key) {
-            Some(s) => now.saturating_duration_since(s.last_used) < SESSION_IDLE,
+            Some(s) => now.saturating_duration_since(s.last_used) < self.idle,
             None => return None,
         };
         if !live {
@@ -234,20 +269,20 @@ mod tests {
     fn sessions_expire_when_idle_and_are_capped() {
         let s = Sessions::default();
         let t0 = Instant::now();
-        let c = s.create(t0).unwrap();
+        let c = s.create(t0, None).unwrap();
         assert!(s.with(&c, t0 + Duration::from_secs(60), |_| ()).is_some());
         assert!(s
             .with(&c, t0 + Duration::from_secs(60) + SESSION_IDLE, |_| ())
             .is_none());
         assert!(s.with("not-a-session", t0, |_| ()).is_none());
-        let first = s.create(t0).unwrap();
-        let owner = s.create(t0).unwrap();
+        let first = s.create(t0, None).unwrap();
+        let owner = s.create(t0, None).unwrap();
         s.with(&owner, t0, |x| x.step_up = Some(stepup::testing::step_up()))
             .unwrap();
         let step = CREATE_WINDOW / CREATE_MAX as u32 + Duration::from_millis(10);
         let t1 = t0 + CREATE_WINDOW;
         for i in 0..MAX_SESSIONS as u32 {
-            s.create(t1 + step * i).unwrap();
+            s.create(t1 + step * i, None).unwrap();
         }
         let later = t1 + step * MAX_SESSIONS as u32;
         assert!(s.with(&first, later, |_| ()).is_none(), "oldest evicted");
@@ -258,17 +293,35 @@ mod tests {
     }
 
     #[test]
-    fn session_creation_is_rate_limited() {
+    fn session_creation_is_rate_limited_per_peer_uid() {
         let s = Sessions::default();
         let t0 = Instant::now();
         for _ in 0..CREATE_MAX {
-            s.create(t0).unwrap();
+            s.create(t0, Some(65534)).unwrap();
         }
         assert_eq!(
-            s.create(t0 + Duration::from_secs(20)),
+            s.create(t0 + Duration::from_secs(20), Some(65534)),
             Err(SessionRefused::TooMany { wait_s: 40 })
         );
-        assert!(s.create(t0 + CREATE_WINDOW).is_ok());
+        // Another uid's budget is its own.
+        assert!(s.create(t0 + Duration::from_secs(20), Some(1000)).is_ok());
+        assert!(s.create(t0 + Duration::from_secs(20), None).is_ok());
+        assert!(s.create(t0 + CREATE_WINDOW, Some(65534)).is_ok());
+    }
+
+    #[test]
+    fn a_longer_sign_in_keeps_its_session() {
+        let s = Sessions::new(Duration::from_secs(48 * 3600));
+        let t0 = Instant::now();
+        let c = s.create(t0, None).unwrap();
+        assert!(s.with(&c, t0 + SESSION_IDLE * 3, |_| ()).is_some());
+        assert!(s
+            .with(
+                &c,
+                t0 + SESSION_IDLE * 3 + Duration::from_secs(48 * 3600),
+                |_| ()
+            )
+            .is_none());
     }
 
     #[test]

@@ -167,3 +167,100 @@ fn a_unit_maven_did_not_write_is_never_overwritten_nor_removed() {
     assert!(st.status.success());
     assert!(text(&st.stdout).starts_with("installed by someone else"));
 }
+
+/// The maven binary at `dir/maven` (a hard link, so `current_exe` is that path).
+fn maven_at(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let exe = dir.join("maven");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_maven"), &exe).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_maven"), &exe).unwrap();
+    }
+    exe
+}
+
+fn install_with(exe: &Path, xdg: &Path, data: &Path, path: Option<&str>) -> Output {
+    let mut c = Command::new(exe);
+    c.env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .env("XDG_CONFIG_HOME", xdg)
+        .arg("--data")
+        .arg(data)
+        .args(["service", "install"])
+        .stdin(Stdio::null());
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn the_unit_runs_exactly_this_binary_or_install_refuses() {
+    // Next to the binary, so the hard link works (one file system).
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = tmp.path().join("d \"q\" it's \\ $x %y");
+
+    // A `$` in the binary's path stays one `$`: systemd expands no variable there.
+    let exe = maven_at(&tmp.path().join("a$b"));
+    let xdg = tmp.path().join("xdg1");
+    let out = install_with(&exe, &xdg, &data, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let unit = xdg.join("systemd/user/maven.service");
+    let body = std::fs::read_to_string(&unit).unwrap();
+    let exec = body
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap();
+    let want = format!(
+        "{} --data \"{}/d \\\"q\\\" it's \\\\ $$x %%y\" daemon",
+        exe.display(),
+        tmp.path().display()
+    );
+    assert_eq!(exec, want);
+    verify(&unit);
+
+    // A quote or a backslash in the binary's path cannot be named: refused, nothing written.
+    for dir in ["q'x", "d\"x", "b\\x"] {
+        let exe = maven_at(&tmp.path().join(dir));
+        let xdg = tmp
+            .path()
+            .join(format!("xdg-{}", dir.chars().nth(1).unwrap() as u32));
+        let out = install_with(&exe, &xdg, &data, None);
+        assert_eq!(out.status.code(), Some(2), "{dir}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("which systemd refuses in the name of an executable"),
+            "{dir}: {err}"
+        );
+        assert!(!xdg.join("systemd/user/maven.service").exists(), "{dir}");
+    }
+
+    // A unit systemd-analyze finds fault with is not installed.
+    let fake = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let tool = fake.join("systemd-analyze");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\necho 'maven.service:7: bad setting' >&2\nexit 1\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let xdg = tmp.path().join("xdg-verify");
+    let path = format!(
+        "{}:{}",
+        fake.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = install_with(&exe, &xdg, &data, Some(&path));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "systemd-analyze verify refuses the unit: maven.service:7: bad setting; nothing was written"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!xdg.join("systemd/user/maven.service").exists());
+}

@@ -218,3 +218,121 @@ fn web_passphrase_refuses_a_short_passphrase_and_enroll_needs_a_daemon() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("no maven daemon is running"));
 }
+
+/// A bash script run as `nobody` (uid 65534): another local user. `None` (with the reason
+/// printed) when this test does not run as root and so cannot be another user.
+fn as_nobody(script: &str, port: u16) -> Option<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    if rustix::process::geteuid().as_raw() != 0 {
+        println!("skipped: only root can run a process as another user (uid 65534) here");
+        return None;
+    }
+    let child = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env("PORT", port.to_string())
+        .current_dir("/")
+        .uid(65534)
+        .gid(65534)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Some(child)
+}
+
+#[test]
+fn another_users_process_is_closed_at_accept_and_the_owner_is_served_through_its_flood() {
+    let home = Home::new();
+    home.write_config(&json!({"web": {"listen": "127.0.0.1:0"}}).to_string());
+    let log = home.dir.path().join("daemon.log");
+    let d = home.start_logging_to(&log);
+    let (_, port) = enroll(&home);
+    let st = home.json(&["status", "--json"]);
+    assert_eq!(
+        st["web"]["peer_uid_check"],
+        format!(
+            "applies: only processes of uid {} are served",
+            rustix::process::geteuid().as_raw()
+        )
+    );
+
+    // One request from another user: closed at once, before any answer.
+    let one = r#"trap '' PIPE
+exec 3<>/dev/tcp/127.0.0.1/$PORT || exit 3
+printf 'GET /api/session HTTP/1.1\r\nHost: localhost:%s\r\nConnection: close\r\n\r\n' "$PORT" >&3 2>/dev/null
+start=$(date +%s%N)
+timeout 10 cat <&3
+echo "closed after $(( ($(date +%s%N) - start) / 1000000 )) ms"
+"#;
+    let Some(child) = as_nobody(one, port) else {
+        return;
+    };
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !said.contains("HTTP/1.1"),
+        "another user got an answer: {said}"
+    );
+    let ms: u64 = said
+        .trim()
+        .rsplit_once("closed after ")
+        .and_then(|(_, t)| t.strip_suffix(" ms"))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{said} {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(ms < 2000, "closed only after {ms} ms");
+
+    // A flood from that user (connections opened as fast as bash can, each holding its
+    // socket) takes no slot and no session from the owner, who is served throughout.
+    let flood = r#"trap '' PIPE
+end=$((SECONDS + 2))
+while [ $SECONDS -lt $end ]; do
+  fds=()
+  for i in $(seq 100); do
+    exec {fd}<>/dev/tcp/127.0.0.1/$PORT 2>/dev/null && fds+=($fd)
+    printf 'GET /api/session HTTP/1.1\r\nHost: localhost:%s\r\n\r\n' "$PORT" >&$fd 2>/dev/null
+  done
+  for fd in "${fds[@]}"; do exec {fd}>&-; done
+done
+echo done"#;
+    let attacker = as_nobody(flood, port).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let host = format!("localhost:{port}");
+    let mut served = 0;
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(3) {
+        // A new session every time: the owner's budget is the owner's own.
+        let (status, head, body) = get(port, "/api/session", &host, "");
+        assert_eq!(
+            status, 200,
+            "the owner was refused during the flood: {head}{body}"
+        );
+        served += 1;
+        if served == 15 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = attacker.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("done"));
+    let st = home.json(&["status", "--json"]);
+    let refused = st["web"]["connections_refused_other_uid"].as_u64().unwrap();
+    println!(
+        "owner served {served} times during the flood; {refused} connections of uid 65534 closed"
+    );
+    assert!(refused > 100, "{}", st["web"]);
+    assert_eq!(
+        st["web"]["connections_refused"], 0,
+        "no slot ran out: {}",
+        st["web"]
+    );
+    drop(d);
+    let log = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("the page closed a connection from another user's process"))
+        .collect();
+    assert_eq!(lines.len(), 1, "once a minute at most: {lines:?}");
+    assert!(lines[0].contains("uid=65534"), "{}", lines[0]);
+}

@@ -54,7 +54,8 @@
 //!   `requestState` is N bytes), `--elicit-password` (an elicitation for a password; the retry's
 //!   text is the `inputResponses` received), `--elicit-project` (an elicitation for a project
 //!   name, string; the retry is answered "tasks of project P: none", or "the owner answered
-//!   decline"), `--listen-flood N` (N list-changed notifications on
+//!   decline"), `--elicit-file PATH` (an elicitation whose params are read from PATH at each
+//!   call; the retry's text is the `inputResponses` received), `--listen-flood N` (N list-changed notifications on
 //!   `subscriptions/listen`), `--listen-giant N` (N bytes without a newline on
 //!   `subscriptions/listen`), `--ttl-ms T` (`ttlMs: T` on `tools/list`).
 //! - `--attacks SPEC`: before serving, try the sandbox escapes SPEC names and report what each
@@ -147,6 +148,7 @@ struct Opts {
     giant_request_state: Option<usize>,
     elicit_password: bool,
     elicit_project: bool,
+    elicit_file: Option<String>,
     listen_flood: Option<u32>,
     listen_giant: Option<u64>,
     ttl_ms: Option<f64>,
@@ -218,6 +220,7 @@ fn parse_args() -> Result<Opts, String> {
             "--giant-request-state" => o.giant_request_state = Some(num(value()?, &flag)?),
             "--elicit-password" => o.elicit_password = true,
             "--elicit-project" => o.elicit_project = true,
+            "--elicit-file" => o.elicit_file = Some(value()?),
             "--listen-flood" => o.listen_flood = Some(num(value()?, &flag)?),
             "--listen-giant" => o.listen_giant = Some(num(value()?, &flag)?),
             "--ttl-ms" => o.ttl_ms = Some(num(value()?, &flag)?),
@@ -740,6 +743,21 @@ impl Server {
                         "properties": {"project": {"type": "string", "title": "project name"}},
                         "required": ["project"]}}}},
                 "requestState": "ask-1",
+            })));
+        }
+        if let Some(path) = &o.elicit_file {
+            if let Some(r) = params.get("inputResponses") {
+                self.record(&format!("answered {r}"));
+                return Some(Err(serde_json::to_string(r).unwrap()));
+            }
+            let ask: Value = std::fs::read(path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or(Value::Null);
+            return Some(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": {"q": {"method": "elicitation/create", "params": ask}},
+                "requestState": "file",
             })));
         }
         if o.elicit_password {
