@@ -656,7 +656,8 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
     ] {
         std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
     }
-    let spec = json!({"canary": canary, "list": data, "write": owner.join("w"), "setuid": true, "fork": 100});
+    let spec = json!({"canary": canary, "list": data, "write": owner.join("w"), "setuid": true,
+                      "fork": 100, "sockets": true, "fds": true});
     let out = std::process::Command::new(setpriv)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(env!("CARGO_BIN_EXE_maven"))
@@ -686,6 +687,12 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         got["Uid"].as_str().unwrap().split_whitespace().next(),
         Some("65534")
     );
+    // The same socket and descriptor rules as for a root daemon.
+    for kind in ["mptcp", "sctp", "raw", "packet"] {
+        assert_eq!(got["sockets"][kind], "EACCES", "{kind}: {got}");
+    }
+    assert_eq!(got["fds"], json!([0, 1, 2]), "{got}");
+    assert_eq!(got["tty_nr"], "0", "{got}");
 }
 
 /// A server installed where owners install programs — `~/.cargo/bin`, `~/.local/bin`,
