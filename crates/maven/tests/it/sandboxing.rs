@@ -223,6 +223,49 @@ fn escapee_pid(file: &Path) -> u32 {
     })
 }
 
+/// Starts the daemon of `home` with `env` set, through `wrapper` (a program and its arguments
+/// that end by executing the rest of the command line: the daemon's), or directly when
+/// `wrapper` is empty; waits until it answers.
+fn daemon_through(
+    home: &Home,
+    wrapper: &[&std::ffi::OsStr],
+    env: &[(&str, &Path)],
+) -> crate::support::Daemon {
+    let maven = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_maven"));
+    let (program, first) = match wrapper.split_first() {
+        Some((p, rest)) => (*p, rest.to_vec()),
+        None => (maven, Vec::new()),
+    };
+    let mut c = std::process::Command::new(program);
+    c.args(first);
+    if !wrapper.is_empty() {
+        c.arg(maven);
+    }
+    c.arg("--data")
+        .arg(home.data())
+        .arg("--config")
+        .arg(home.config())
+        .arg("daemon")
+        .env_remove("MAVEN_CONFIG")
+        .env_remove("MAVEN_DATA")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let d = crate::support::Daemon {
+        child: Some(c.spawn().unwrap()),
+    };
+    eventually("the daemon to answer", || {
+        home.run(&["status", "--json"])
+            .status
+            .success()
+            .then_some(())
+    });
+    d
+}
+
 #[test]
 fn every_process_of_a_server_ends_with_it_even_after_setsid() {
     let home = Home::new();
@@ -338,28 +381,17 @@ m, s = os.openpty()\n\
 os.dup2(s, 5); os.set_inheritable(5, True)\n\
 k = os.open(sys.argv[1], os.O_RDONLY); os.dup2(k, 7); os.set_inheritable(7, True)\n\
 os.execv(sys.argv[2], sys.argv[2:])\n";
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", WRAP])
-        .arg(&key)
-        .arg(env!("CARGO_BIN_EXE_maven"))
-        .arg("--data")
-        .arg(home.data())
-        .arg("--config")
-        .arg(home.config())
-        .arg("daemon")
-        .env_remove("MAVEN_CONFIG")
-        .env_remove("MAVEN_DATA")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    eventually("the daemon to answer", || {
-        home.run(&["status", "--json"])
-            .status
-            .success()
-            .then_some(())
-    });
+    let key_os = key.clone().into_os_string();
+    let _d = daemon_through(
+        &home,
+        &[
+            "python3".as_ref(),
+            "-c".as_ref(),
+            WRAP.as_ref(),
+            key_os.as_os_str(),
+        ],
+        &[],
+    );
     for server in ["plain", "boxed"] {
         let got = reported(&home, server, "ATTACKS ");
         assert_eq!(got["fds"], json!([0, 1, 2]), "{server}: {got}");
@@ -370,8 +402,6 @@ os.execv(sys.argv[2], sys.argv[2:])\n";
         );
         assert_ne!(got["tty"], "ok", "{server}: {got}");
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
@@ -743,28 +773,7 @@ fn a_program_in_a_home_prefix_never_reads_the_owners_credentials() {
     home.write_config(
         &json!({"web": {"listen": "127.0.0.1:0"}, "mcp_servers": servers}).to_string(),
     );
-    let file = std::fs::File::create(home.dir.path().join("daemon.log")).unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_maven"))
-        .arg("--data")
-        .arg(home.data())
-        .arg("--config")
-        .arg(home.config())
-        .arg("daemon")
-        .env("HOME", &owner)
-        .env_remove("MAVEN_CONFIG")
-        .env_remove("MAVEN_DATA")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(file)
-        .spawn()
-        .unwrap();
-    let _d = crate::support::Daemon { child: Some(child) };
-    eventually("the daemon to answer", || {
-        home.run(&["status", "--json"])
-            .status
-            .success()
-            .then_some(())
-    });
+    let _d = daemon_through(&home, &[], &[("HOME", &owner)]);
     for (name, _, reads) in prefixes {
         let got = reported(&home, name, "ATTACKS ");
         for c in sandbox::CREDENTIALS {
@@ -808,37 +817,19 @@ fn a_mount_inside_a_granted_directory_comes_along() {
     );
     // The daemon runs in a mount namespace of its own, where `notes/mounted` is a tmpfs.
     let script = r#"mount -t tmpfs none "$1" && echo inside > "$1/note.txt" && shift && exec "$@""#;
-    let child = std::process::Command::new(unshare)
-        .args([
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            script,
-            "sh",
-        ])
-        .arg(&inner)
-        .arg(env!("CARGO_BIN_EXE_maven"))
-        .arg("--data")
-        .arg(home.data())
-        .arg("--config")
-        .arg(home.config())
-        .arg("daemon")
-        .env_remove("MAVEN_CONFIG")
-        .env_remove("MAVEN_DATA")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _d = crate::support::Daemon { child: Some(child) };
-    eventually("the daemon to answer", || {
-        home.run(&["status", "--json"])
-            .status
-            .success()
-            .then_some(())
-    });
+    let wrapper: Vec<&std::ffi::OsStr> = [
+        unshare.as_os_str(),
+        "--mount".as_ref(),
+        "--propagation".as_ref(),
+        "private".as_ref(),
+        "sh".as_ref(),
+        "-c".as_ref(),
+        script.as_ref(),
+        "sh".as_ref(),
+        inner.as_os_str(),
+    ]
+    .to_vec();
+    let _d = daemon_through(&home, &wrapper, &[]);
     let got = reported(&home, "notes", "ATTACKS ");
     assert_eq!(got["read inner"], "ok", "{got}");
     let v = home.json(&["mcp", "status", "--json"]);
@@ -903,27 +894,7 @@ fn npx_keeps_its_cache_in_the_private_directory_and_plants_nothing() {
         })
         .to_string(),
     );
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_maven"))
-        .arg("--data")
-        .arg(home.data())
-        .arg("--config")
-        .arg(home.config())
-        .arg("daemon")
-        .env("HOME", &owner)
-        .env_remove("MAVEN_CONFIG")
-        .env_remove("MAVEN_DATA")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _d = crate::support::Daemon { child: Some(child) };
-    eventually("the daemon to answer", || {
-        home.run(&["status", "--json"])
-            .status
-            .success()
-            .then_some(())
-    });
+    let _d = daemon_through(&home, &[], &[("HOME", &owner)]);
     let got = reported(&home, "planter", "PLANTER ");
     assert_ne!(got["plant"], "ok", "{got}");
     let private = sandbox::private_dir(&home.data(), "planter");
