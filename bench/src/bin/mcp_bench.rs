@@ -355,10 +355,6 @@ async fn start(o: &Opts) -> Res<()> {
     let (Some(l), Some(d)) = (&o.launcher, &o.sandbox) else {
         return Err("start needs --launcher and --sandbox".into());
     };
-    // As the daemon does: every server starts from the thread that already refuses the
-    // page's port, so a sandboxed start inherits it.
-    let guard = sandbox::Guard::start(vec![8765]).ok_or("cannot start the spawning thread")?;
-    mcp::set_spawner(Box::new(move |job| guard.run(job)));
     let no_net = sandbox::Policy {
         network: false,
         ..sandbox::Policy::default()
