@@ -195,11 +195,6 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let page_port = web
         .as_ref()
         .map_or(config.web.listen.port(), |(w, _)| w.addr().port());
-    // Every stdio server starts from one thread that refuses TCP connects to the page's port
-    // the servers inherit it, so a sandboxed start adds no port rules of its own.
-    if let Some(guard) = sandbox::Guard::start(vec![page_port]) {
-        mcp::set_spawner(Box::new(move |job| guard.run(job)));
-    }
     let crate::confine::Launches {
         servers,
         blocked,

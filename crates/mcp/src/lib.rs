@@ -81,7 +81,6 @@ pub use held::OWNER_WINDOW;
 pub use input::{Ask, AskKind, CallStep, Field, InputNeeded};
 pub use manager::{Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus};
 pub use rpc::Stats;
-pub use stdio::{set_spawner, Spawner};
 pub use tools::{Tool, ToolOutcome};
 
 /// Entry points for the fuzz targets. Not part of the stable API.

@@ -62,19 +62,6 @@ impl StderrRing {
     }
 }
 
-/// Runs a job on the thread that starts every stdio server of this process.
-pub type Spawner = Box<dyn Fn(Box<dyn FnOnce() + Send>) + Send + Sync>;
-
-static SPAWNER: std::sync::OnceLock<Spawner> = std::sync::OnceLock::new();
-
-/// Makes `spawner` the way every stdio server of this process is started from now on: each
-/// fork and exec runs as a job it is given (on a thread of its own, whose restrictions the
-/// children inherit). Without one, they run on the blocking pool. Set once; a second call
-/// returns `false` and changes nothing.
-pub fn set_spawner(spawner: Spawner) -> bool {
-    SPAWNER.set(spawner).is_ok()
-}
-
 /// The client's side of a running stdio server.
 pub(crate) struct StdioLink {
     stdin: Arc<Stdin>,
@@ -112,23 +99,9 @@ impl StdioLink {
             }
         }
         cmd.envs(env);
-        let spawned = match SPAWNER.get() {
-            // The process's own spawning thread (see [`set_spawner`]): the child inherits what
-            // that thread holds.
-            Some(spawner) => {
-                let (tx, rx) = tokio::sync::oneshot::channel();
-                let handle = tokio::runtime::Handle::current();
-                spawner(Box::new(move || {
-                    let _runtime = handle.enter();
-                    let _ = tx.send(cmd.spawn());
-                }));
-                rx.await
-                    .unwrap_or_else(|_| Err(std::io::Error::other("the spawning thread is gone")))
-            }
-            None => tokio::task::spawn_blocking(move || cmd.spawn())
-                .await
-                .unwrap_or_else(|e| Err(std::io::Error::other(format!("spawn task failed: {e}")))),
-        };
+        let spawned = tokio::task::spawn_blocking(move || cmd.spawn())
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(format!("spawn task failed: {e}"))));
         let mut child = spawned.map_err(|source| Error::Spawn {
             command: command.to_owned(),
             source,

@@ -542,15 +542,10 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
     // calls for a root daemon's.
     seccomp(root)?;
     // 6. Landlock.
-    // TCP is handled without network (nothing allowed) and with denied ports — unless every
-    // denied port is already refused by a domain this process inherited (the daemon's
-    // spawning thread, see [`Guard`]): then this ruleset need not repeat its 65,536 rules.
-    let inherited = plan.network
-        && !plan.deny_ports.is_empty()
-        && plan.deny_ports.iter().all(|&p| connect_refused(p));
-    let tcp = !plan.network || (!plan.deny_ports.is_empty() && !inherited);
+    // TCP is handled without network (nothing allowed) and with denied ports.
+    let tcp = !plan.network || !plan.deny_ports.is_empty();
     let status = ruleset(tcp)
-        .and_then(|rs| rules(rs, plan, !inherited))?
+        .and_then(|rs| rules(rs, plan))?
         .restrict_self()
         .map_err(|e| missing(F_LANDLOCK, e))?;
     if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
@@ -676,8 +671,7 @@ fn ruleset(tcp: bool) -> Result<RulesetCreated, Missing> {
         .map_err(l)
 }
 
-/// The plan's file rules and, with `ports`, its port rules.
-fn rules(mut rs: RulesetCreated, plan: &Plan, ports: bool) -> Result<RulesetCreated, Missing> {
+fn rules(mut rs: RulesetCreated, plan: &Plan) -> Result<RulesetCreated, Missing> {
     let abi = LANDLOCK_ABI;
     let read_dir = AccessFs::from_read(abi);
     let read_file = AccessFs::Execute | AccessFs::ReadFile;
@@ -703,90 +697,10 @@ fn rules(mut rs: RulesetCreated, plan: &Plan, ports: bool) -> Result<RulesetCrea
                 .map_err(|e| missing(F_LANDLOCK, format!("{}: {e}", p.display())))?;
         }
     }
-    if ports && plan.network && !plan.deny_ports.is_empty() {
-        allow_ports(&rs, &plan.deny_ports, AccessNet::from_all(abi))?;
+    if plan.network && !plan.deny_ports.is_empty() {
+        allow_ports(&rs, &plan.deny_ports, abi)?;
     }
     Ok(rs)
-}
-
-/// Whether a TCP connect to `port` on loopback is refused by Landlock (`EACCES`) before any
-/// packet: a domain this process inherited denies it. Any other outcome (refused by no
-/// listener, connected, in progress) means it is not denied here.
-fn connect_refused(port: u16) -> bool {
-    use rustix::net::{socket_with, AddressFamily, SocketFlags, SocketType};
-    let Ok(fd) = socket_with(
-        AddressFamily::INET,
-        SocketType::STREAM,
-        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-        None,
-    ) else {
-        return false;
-    };
-    let addr = std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, port);
-    matches!(
-        rustix::net::connect(&fd, &addr),
-        Err(rustix::io::Errno::ACCESS)
-    )
-}
-
-/// A thread of the daemon's that starts every stdio server (`mcp::set_spawner`), restricted
-/// once, before its first job, by a Landlock domain that refuses a TCP connect to the denied
-/// ports (the page's) and allows every other: each server it starts inherits that domain, so a
-/// sandboxed server's own ruleset needs no port rules (its launcher checks that the port is
-/// refused, and adds them itself when it is not). Building the 65,536 rules once costs what
-/// one sandboxed start used to; it happens on this thread, off the daemon's start path. The
-/// thread's `no_new_privs` (a daemon not running as root) is inherited as well.
-pub struct Guard {
-    jobs: std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>,
-}
-
-impl Guard {
-    /// Starts the thread; the restriction is made on it before any job runs. `None` when no
-    /// thread can be started.
-    pub fn start(deny_ports: Vec<u16>) -> Option<Guard> {
-        let (tx, rx) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
-        std::thread::Builder::new()
-            .name("maven-spawner".to_owned())
-            .spawn(move || {
-                // Should it fail, every launcher finds the port not refused and adds the
-                // rules itself: slower, never weaker.
-                let _ = restrict_connects(&deny_ports);
-                for job in rx {
-                    job();
-                }
-            })
-            .ok()?;
-        Some(Guard { jobs: tx })
-    }
-
-    /// Runs `job` on the thread (after its restriction).
-    pub fn run(&self, job: Box<dyn FnOnce() + Send>) {
-        let _ = self.jobs.send(job);
-    }
-}
-
-/// The calling thread refuses TCP connects to `deny` (and nothing else).
-fn restrict_connects(deny: &[u16]) -> Result<(), Missing> {
-    let l = |e: landlock::RulesetError| missing(F_LANDLOCK, e);
-    let rs = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessNet::ConnectTcp)
-        .map_err(l)?
-        .create()
-        .map_err(l)?;
-    allow_ports(&rs, deny, AccessNet::ConnectTcp.into())?;
-    // Root needs no `no_new_privs` to restrict itself (it has CAP_SYS_ADMIN), and its
-    // unsandboxed servers keep setuid programs.
-    let root = rustix::process::geteuid().is_root();
-    let status = rs.no_new_privs(!root).restrict_self().map_err(l)?;
-    if status.ruleset == RulesetStatus::FullyEnforced {
-        Ok(())
-    } else {
-        Err(missing(
-            F_LANDLOCK,
-            format!("the ruleset is {:?}", status.ruleset),
-        ))
-    }
 }
 
 /// With network every TCP port is allowed but the denied ones (the page's, which may only be
@@ -794,11 +708,7 @@ fn restrict_connects(deny: &[u16]) -> Result<(), Missing> {
 /// 65,536 `landlock_add_rule` calls are the bulk of a sandboxed start; they are split over the
 /// machine's CPUs (at most 4), each thread adding its share through its own descriptor of the
 /// same ruleset. The caller restricts itself only after every thread has finished.
-fn allow_ports(
-    rs: &RulesetCreated,
-    deny: &[u16],
-    allowed: landlock::BitFlags<AccessNet>,
-) -> Result<(), Missing> {
+fn allow_ports(rs: &RulesetCreated, deny: &[u16], abi: ABI) -> Result<(), Missing> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     let ports: Vec<u16> = (0..=u16::MAX).collect();
     let share = ports.len().div_ceil(threads);
@@ -813,16 +723,11 @@ fn allow_ports(
             .map(|(mut r, chunk)| {
                 scope.spawn(move || -> Result<(), Missing> {
                     for &port in chunk {
-                        // A denied port may still be bound (it already is, by the page)
-                        // where binding is handled at all.
                         let access = if deny.contains(&port) {
-                            allowed & AccessNet::BindTcp
+                            AccessNet::BindTcp.into()
                         } else {
-                            allowed
+                            AccessNet::from_all(abi)
                         };
-                        if access.is_empty() {
-                            continue;
-                        }
                         r = r
                             .add_rule(NetPort::new(port, access))
                             .map_err(|e| missing(F_LANDLOCK, format!("port {port}: {e}")))?;

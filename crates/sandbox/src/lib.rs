@@ -21,7 +21,7 @@ mod launch;
 mod plan;
 mod shared;
 
-pub use launch::{bounds, close_inherited, group, hidden, init, launch, probe, Guard, Missing};
+pub use launch::{bounds, close_inherited, group, hidden, init, launch, probe, Missing};
 pub use plan::{
     prepare, private_dir, Context, Grant, Plan, PlanError, Policy, Why, CREDENTIALS, DEFAULT_DISK,
     DEFAULT_MEMORY, DEFAULT_PROCESSES, DEVICES, GROUP_ARG, HIDDEN, INIT_ARG, LAUNCHER_ARG,
