@@ -1035,3 +1035,42 @@ fn a_denied_path_at_start_names_the_key_to_add() {
         e.starts_with(&want).then_some(())
     });
 }
+
+/// A launcher started on its own (as `maven mcp inspect` starts one) refuses the page's port
+/// and no other.
+#[test]
+fn a_launcher_on_its_own_still_denies_the_page_port() {
+    let t = tempfile::tempdir().unwrap();
+    let page = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (page, other) = (
+        page.local_addr().unwrap().port(),
+        other.local_addr().unwrap().port(),
+    );
+    let path = std::env::var_os("PATH");
+    let data = t.path().join("data");
+    let ctx = sandbox::Context {
+        data_dir: &data,
+        path: path.as_deref(),
+        deny_ports: vec![page],
+        owner_home: std::env::var_os("HOME").map(Into::into),
+    };
+    let server = testkit_mcp().display().to_string();
+    let plan =
+        sandbox::Plan::resolve("peer", &sandbox::Policy::default(), &server, &[], &ctx).unwrap();
+    sandbox::prepare(&plan).unwrap();
+    let spec = json!({"listeners": true}).to_string();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_maven"))
+        .args(plan.launcher_args(&server, &["--attacks".into(), spec]))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("ATTACKS "))
+        .unwrap_or_else(|| panic!("no report: {err}"));
+    let got: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(got["listeners"][page.to_string()], "EACCES", "{got}");
+    assert_eq!(got["listeners"][other.to_string()], "ok", "{got}");
+}
