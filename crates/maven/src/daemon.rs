@@ -378,12 +378,13 @@ fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
 
 /// An exclusive lock on the data directory, held for the daemon's life. The kernel releases it
 /// when the process dies, however it dies, so a crash never leaves a lock behind.
-struct DataLock {
+pub(crate) struct DataLock {
     _file: File,
 }
 
 impl DataLock {
-    fn acquire(dir: &Path) -> anyhow::Result<DataLock> {
+    /// Take the lock (the daemon, and the offline commands that open the store).
+    pub(crate) fn acquire(dir: &Path) -> anyhow::Result<DataLock> {
         let path = dir.join(LOCK_NAME);
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -435,13 +436,24 @@ fn start_manager(
         store: store.clone(),
     });
     let mut options = config.mcp_timing.manager_options();
+    let mut kept = Vec::new();
     for name in config.mcp_servers.keys() {
         if let Some(o) =
             crate::oauth::for_server_with(config, name, creds.clone(), redirect_uri.to_owned())
         {
-            options = options.with_oauth(Arc::new(o));
+            let o = Arc::new(o);
+            kept.push(o.clone());
+            options = options.with_oauth(o);
         }
     }
+    // The kept credentials are read once, now: the status reads them without waiting.
+    tracker.spawn(async move {
+        for o in kept {
+            if let Err(e) = o.load().await {
+                tracing::warn!(server = %o.server(), error = %e, "cannot read the kept OAuth credentials");
+            }
+        }
+    });
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
     // A result's text is kept up to the frame cap, so the executor can cut it to
     // `allowlist::RESULT_CAP` and say by how much.
@@ -629,6 +641,7 @@ impl State {
             "mcp_servers" => view(self.mcp_servers().await),
             "feeds" => view(self.feeds()),
             "mcp_logout" => self.mcp_logout(&params).await,
+            "mcp_auth" => self.mcp_auth(&params),
             "mcp_login" => {
                 // `maven mcp login`: a one-time link to the page, which authorizes.
                 let name = params.get("name").and_then(Value::as_str).unwrap_or("");
@@ -701,45 +714,98 @@ impl State {
             .logout()
             .await
             .map_err(|e| RpcError::internal(e.to_string()))?;
+        // As the page's Disconnect: the connection made with the forgotten token is dropped,
+        // and the dial that follows finds the server asking again.
+        if let Some(m) = &self.manager {
+            m.redial(name);
+        }
+        tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
         Ok(serde_json::json!({"server": name, "forgotten": true}))
     }
 
-    /// Each HTTP server's OAuth state for status: "needs authorization" once it asked,
-    /// "authorized by ISSUER (…)"; no secret.
-    async fn auth_states(&self) -> HashMap<String, String> {
+    /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the
+    /// daemon holds it (no token, no secret), so the command never opens the store.
+    fn mcp_auth(&self, params: &Value) -> Result<Value, RpcError> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err(RpcError::invalid_params("name: expected a string"));
+        };
+        let Some(oauth) = self.manager.as_ref().and_then(|m| m.oauth(name)) else {
+            return Err(RpcError::invalid_params(format!(
+                "no enabled HTTP server named {name:?} is configured"
+            )));
+        };
+        Ok(match oauth.status_now() {
+            mcp::oauth::AuthStatus::Authorized {
+                issuer,
+                scopes,
+                expires_at,
+                refresh,
+            } => serde_json::json!({
+                "server": name,
+                "state": "authorized",
+                "issuer": issuer,
+                "scopes": scopes,
+                "expires_at": expires_at,
+                "refresh": refresh,
+            }),
+            mcp::oauth::AuthStatus::NeedsAuthorization => match oauth.needs_authorization() {
+                Some(why) => serde_json::json!({
+                    "server": name,
+                    "state": "needs authorization",
+                    "reason": why,
+                }),
+                None => serde_json::json!({"server": name, "state": "not asked"}),
+            },
+        })
+    }
+
+    /// Each HTTP server's OAuth state for status: "needs authorization" once it asked (or
+    /// its authorization was forgotten, refused or expired without a refresh token),
+    /// "authorized by ISSUER (…)"; no secret. Reads what the authorizations hold now: never
+    /// waits on an authorization server.
+    fn auth_states(&self) -> HashMap<String, String> {
         let mut out = HashMap::new();
         let Some(m) = self.manager.as_ref() else {
             return out;
         };
         for name in self.config.mcp_servers.keys() {
             let Some(o) = m.oauth(name) else { continue };
-            match o.status().await {
+            match o.status_now() {
                 mcp::oauth::AuthStatus::Authorized {
                     issuer,
                     scopes,
                     expires_at,
                     refresh,
                 } => {
-                    let expiry = expires_at
+                    let at = expires_at
                         .and_then(|e| i64::try_from(e).ok())
-                        .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok())
+                        .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok());
+                    let expiry = at
                         .and_then(json::time_str)
                         .unwrap_or_else(|| "no expiry given".to_owned());
+                    let refresh = match (refresh, at) {
+                        (true, _) => "refresh yes".to_owned(),
+                        (false, Some(t)) => format!(
+                            "no refresh token: you will be asked again at {:02}:{:02} UTC",
+                            t.hour(),
+                            t.minute()
+                        ),
+                        (false, None) => "no refresh token".to_owned(),
+                    };
                     out.insert(
                         name.clone(),
                         format!(
-                            "authorized by {issuer} (scopes: {}; expires {expiry}; refresh {})",
+                            "authorized by {issuer} (scopes: {}; expires {expiry}; {refresh})",
                             if scopes.is_empty() {
                                 "none".to_owned()
                             } else {
                                 scopes.join(" ")
                             },
-                            if refresh { "yes" } else { "no" }
                         ),
                     );
                 }
                 mcp::oauth::AuthStatus::NeedsAuthorization => {
-                    if o.last_challenge().await.is_some() {
+                    if o.needs_authorization().is_some() {
                         out.insert(name.clone(), "needs authorization".to_owned());
                     }
                 }
@@ -757,7 +823,7 @@ impl State {
             .map(|m| m.status())
             .unwrap_or_default();
         let rows = self.store.tools().await.unwrap_or_default();
-        let auth = self.auth_states().await;
+        let auth = self.auth_states();
         let notes = self
             .discovery
             .lock()
