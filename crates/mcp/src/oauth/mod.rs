@@ -1355,6 +1355,30 @@ mod tests {
     }
 
     #[test]
+    fn the_refresh_margin_is_a_tenth_of_the_lifetime_within_bounds() {
+        for (lifetime, margin) in [
+            (Some(3600), 300),
+            (Some(86_400), 300),
+            (Some(600), 60),
+            (Some(30), 5),
+            (Some(8), 4),
+            (Some(1), 0),
+            (None, 30),
+        ] {
+            assert_eq!(refresh_margin(lifetime), margin, "{lifetime:?}");
+        }
+        let t = parse_tokens(
+            &serde_json::json!({"access_token": "a", "token_type": "Bearer", "expires_in": 30, "refresh_token": "r"}),
+            &[],
+            None,
+            false,
+        )
+        .expect("ok");
+        assert_eq!(t.lifetime, Some(30));
+        assert!(!due(&t), "not due right after the exchange");
+    }
+
+    #[test]
     fn basic_credentials_are_form_encoded() {
         let reg = Registration {
             client_id: "a:b".to_owned(),
