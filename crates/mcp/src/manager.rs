@@ -560,6 +560,8 @@ enum Ended {
     Lost {
         healthy: bool,
     },
+    /// Dropped on purpose ([`Manager::redial`]): dialled again at once.
+    Renew,
 }
 
 impl ServerTask {
@@ -635,6 +637,7 @@ impl ServerTask {
                     client.close().await;
                     match ended {
                         Ended::Cancelled => break,
+                        Ended::Renew => continue,
                         Ended::Lost { .. } => Ended::Lost {
                             healthy: started.elapsed() >= self.options.min_uptime,
                         },
@@ -752,7 +755,7 @@ impl ServerTask {
                     }
                     if self.slot.renew.swap(false, std::sync::atomic::Ordering::SeqCst) {
                         tracing::info!(server = %name, "dropping the connection to dial again");
-                        return Ended::Lost { healthy: true };
+                        return Ended::Renew;
                     }
                 }
                 changed = list_changed.changed() => {

@@ -43,6 +43,12 @@ impl Home {
             .output()
             .unwrap()
     }
+    /// The command of [`Home::run`], not started yet.
+    pub(crate) fn command_for(&self, args: &[&str]) -> Command {
+        let mut c = self.command();
+        c.args(args).stdin(Stdio::null());
+        c
+    }
     /// `maven` with this home's data directory and config.
     fn command(&self) -> Command {
         let mut c = maven();
