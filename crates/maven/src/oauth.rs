@@ -85,24 +85,26 @@ pub(crate) fn for_server_with(
     };
     let fetcher = webfetch::Fetcher::new(door.clone());
     let dpop = block.oauth.dpop;
-    Some(OAuth::new(
-        OAuthConfig {
-            server: name.to_owned(),
-            resource_url: url.clone(),
-            client_id: block.oauth.client_id.clone(),
-            client_secret: block
-                .oauth
-                .client_secret
-                .as_ref()
-                .map(|s| s.expose().to_owned()),
-            client_metadata_url: block.oauth.client_metadata_url.clone(),
-            redirect_uri,
-            client_name: "Maven".to_owned(),
-        },
-        fetcher,
-        creds,
+    Some(
+        OAuth::new(
+            OAuthConfig {
+                server: name.to_owned(),
+                resource_url: url.clone(),
+                client_id: block.oauth.client_id.clone(),
+                client_secret: block
+                    .oauth
+                    .client_secret
+                    .as_ref()
+                    .map(|s| s.expose().to_owned()),
+                client_metadata_url: block.oauth.client_metadata_url.clone(),
+                redirect_uri,
+                client_name: "Maven".to_owned(),
+            },
+            fetcher,
+            creds,
+        )
+        .with_dpop(dpop),
     )
-    .with_dpop(dpop))
 }
 
 /// Credentials read from the store and never written: what `maven mcp inspect` sees offline.
@@ -175,13 +177,12 @@ pub(crate) async fn for_inspect(
             .map(|o| (Arc::new(o.read_only()), Holder::Daemon(v)))),
         Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
             let db = data_dir.join(crate::daemon::DB_NAME);
-            let (creds, lock): (Arc<dyn CredentialStore>, _) =
-                match offline_store(data_dir, &db).await? {
-                    Some((lock, store)) => {
-                        (Arc::new(ReadOnly(StoreCredentials { store })), Some(lock))
-                    }
-                    None => (memory(), None),
-                };
+            let (creds, lock): (Arc<dyn CredentialStore>, _) = match offline_store(data_dir, &db)
+                .await?
+            {
+                Some((lock, store)) => (Arc::new(ReadOnly(StoreCredentials { store })), Some(lock)),
+                None => (memory(), None),
+            };
             let Some(o) = for_server(config, name, creds) else {
                 return Ok(None);
             };

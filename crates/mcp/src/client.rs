@@ -233,7 +233,8 @@ impl Client {
                 // A 401 or 403 is the authorization's answer, not the era's: falling back to
                 // `initialize` would only be refused again (and run discovery twice).
                 Err(
-                    e @ (Error::Closed(_) | Error::Spawn { .. } | Error::Config(_) | Error::Auth(_)),
+                    e
+                    @ (Error::Closed(_) | Error::Spawn { .. } | Error::Config(_) | Error::Auth(_)),
                 ) => return Err(e),
                 Err(e) if e.is_refused() => return Err(e),
                 Err(e) => break format!("server/discover: {e}"),

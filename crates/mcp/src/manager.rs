@@ -374,8 +374,7 @@ impl Manager {
     /// authorized, or its credentials were forgotten), a parked one is dialled.
     pub fn redial(&self, server: &str) {
         if let Some(slot) = self.slots.get(server) {
-            slot.renew
-                .store(true, std::sync::atomic::Ordering::SeqCst);
+            slot.renew.store(true, std::sync::atomic::Ordering::SeqCst);
             slot.kick.notify_one();
         }
     }

@@ -262,12 +262,15 @@ async fn auth_report(
         v["reason"] = r.into();
     }
     // A kept token that expired: the daemon refreshes it; inspect never does.
-    if let (None, mcp::oauth::AuthStatus::Authorized {
-        expires_at: Some(e),
-        refresh: true,
-        issuer,
-        ..
-    }) = (daemon, oauth.status_now())
+    if let (
+        None,
+        mcp::oauth::AuthStatus::Authorized {
+            expires_at: Some(e),
+            refresh: true,
+            issuer,
+            ..
+        },
+    ) = (daemon, oauth.status_now())
     {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

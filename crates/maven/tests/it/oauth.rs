@@ -426,21 +426,33 @@ fn logout_drops_the_connection_and_the_server_asks_again() {
     assert!(out.status.success(), "{}", stderr(&out));
     // Never `ready` once the credentials are gone: at once, and after the redial.
     let st = home.json(&["mcp", "status", "--json"]);
-    assert_eq!(by_name(&st, "notes")["state"], "needs authorization", "{st}");
+    assert_eq!(
+        by_name(&st, "notes")["state"],
+        "needs authorization",
+        "{st}"
+    );
     assert_eq!(by_name(&st, "notes")["auth"], "needs authorization", "{st}");
     let st = eventually("dialled again, and parked", || {
         let st = home.json(&["mcp", "status", "--json"]);
         let n = by_name(&st, "notes");
-        (n["dials"].as_u64().unwrap() > dials && n["state"] == "needs authorization")
-            .then_some(st)
+        (n["dials"].as_u64().unwrap() > dials && n["state"] == "needs authorization").then_some(st)
     });
     assert_eq!(
         by_name(&st, "notes")["last_error"],
         "needs authorization: run `maven mcp login notes`"
     );
-    assert_eq!(server.count("POST /revoke"), 2, "refresh and access token revoked");
+    assert_eq!(
+        server.count("POST /revoke"),
+        2,
+        "refresh and access token revoked"
+    );
     // The page's card says the same.
-    let (_, _, page) = page_get(p.port, "/tools", &format!("localhost:{}", p.port), &p.cookie);
+    let (_, _, page) = page_get(
+        p.port,
+        "/tools",
+        &format!("localhost:{}", p.port),
+        &p.cookie,
+    );
     assert!(!page.contains("authorized by"), "{page}");
 }
 
@@ -479,7 +491,11 @@ fn inspect_next_to_the_daemon_never_touches_its_tokens_and_calls_still_work() {
     assert_eq!(v["auth"]["issuer"], server.base.as_str(), "{v}");
     assert_eq!(v["listed"], false, "{v}");
     assert!(!v.to_string().contains("access-"), "no token: {v}");
-    assert_eq!(server.count("POST /token"), tokens, "inspect refreshed nothing");
+    assert_eq!(
+        server.count("POST /token"),
+        tokens,
+        "inspect refreshed nothing"
+    );
     // The daemon's own refresh and a call through it still work.
     let out = home.run(&["say", "notes", "whoami"]);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -508,7 +524,13 @@ fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
     // Connect on the card: its discovery meets the dripping metadata (10 s per request).
     let (port, cookie, csrf) = (p.port, p.cookie.clone(), p.csrf.clone());
     let connect = std::thread::spawn(move || {
-        post(port, "/api/mcp_servers/notes/connect", &cookie, &csrf, &json!({}))
+        post(
+            port,
+            "/api/mcp_servers/notes/connect",
+            &cookie,
+            &csrf,
+            &json!({}),
+        )
     });
     // inspect meets it too, in a process of its own.
     let inspect = std::thread::spawn({
@@ -535,13 +557,13 @@ fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["auth"]["state"], "refused", "{v}");
-    assert!(
-        v["auth"]["error"].as_str().unwrap().contains(&want),
-        "{v}"
-    );
+    assert!(v["auth"]["error"].as_str().unwrap().contains(&want), "{v}");
     // stderr says what the JSON says.
     assert!(
-        stderr(&out).contains(&format!("authorization refused: {}", v["auth"]["error"].as_str().unwrap())),
+        stderr(&out).contains(&format!(
+            "authorization refused: {}",
+            v["auth"]["error"].as_str().unwrap()
+        )),
         "{}",
         stderr(&out)
     );

@@ -90,7 +90,11 @@ impl Discovered {
     /// Whether the resource server takes DPoP-bound tokens: its metadata says so, or its
     /// challenge offers the `DPoP` scheme.
     pub fn resource_speaks_dpop(&self) -> bool {
-        self.challenge_dpop || self.resource.as_ref().is_some_and(ResourceMetadata::speaks_dpop)
+        self.challenge_dpop
+            || self
+                .resource
+                .as_ref()
+                .is_some_and(ResourceMetadata::speaks_dpop)
     }
 
     /// The `resource` parameter: the metadata's resource, else the server URL.

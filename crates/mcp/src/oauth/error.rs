@@ -29,7 +29,10 @@ pub enum AuthError {
         reason: String,
     },
     /// A request of the flow was answered with a redirect (never followed).
-    #[error("{what}{}: the answer was a redirect (HTTP {status}), which is never followed", at(url))]
+    #[error(
+        "{what}{}: the answer was a redirect (HTTP {status}), which is never followed",
+        at(url)
+    )]
     Redirect {
         /// Which request.
         what: &'static str,

@@ -282,8 +282,7 @@ fn origin(url: &str) -> Option<String> {
 /// Whether a token with a refresh token is due for one.
 fn due(t: &Tokens) -> bool {
     t.refresh_token.is_some()
-        && t
-            .expires_at
+        && t.expires_at
             .is_some_and(|e| e <= now().saturating_add(refresh_margin(t.lifetime)))
 }
 
@@ -1035,7 +1034,8 @@ impl OAuth {
             }
             Err(e) if refused_by_server(&e) => {
                 tracing::warn!(server = %self.config.server, issuer = %cut(&creds.issuer), error = %e, "token refresh refused; the server needs authorization");
-                self.drop_tokens(format!("token refresh refused: {e}")).await;
+                self.drop_tokens(format!("token refresh refused: {e}"))
+                    .await;
                 Err(e)
             }
             Err(e) => {

@@ -527,7 +527,9 @@ async fn dpop_required_refuses_an_end_that_cannot_before_anything_is_shown() {
                 matches!(&e, AuthError::DpopUnavailable(m) if m.starts_with(&want)),
                 "{hostile:?}: {e}"
             );
-            assert!(e.to_string().starts_with("oauth.dpop is \"required\", but "));
+            assert!(e
+                .to_string()
+                .starts_with("oauth.dpop is \"required\", but "));
             assert_eq!(server.count("GET /authorize"), 0, "{hostile:?}");
         }
     })
@@ -588,13 +590,19 @@ async fn an_openid_provider_is_asked_for_consent_so_offline_access_brings_a_refr
 async fn a_short_lived_token_is_refreshed_when_due_not_right_after_the_exchange() {
     bounded(async {
         // 4 s of lifetime: refreshed in its last 2 s (half of it), never at once.
-        let server = AuthServer::start(Hostile::ExpiresIn(json!(4))).await.unwrap();
+        let server = AuthServer::start(Hostile::ExpiresIn(json!(4)))
+            .await
+            .unwrap();
         let s = setup(&server, true, true);
         let c = connect(&server, &s).await.unwrap();
         c.list_tools().await.unwrap();
         let out = c.call_tool("whoami", Default::default()).await.unwrap();
         assert_eq!(out.text, "access-0");
-        assert_eq!(server.count("POST /token"), 1, "no refresh after the exchange");
+        assert_eq!(
+            server.count("POST /token"),
+            1,
+            "no refresh after the exchange"
+        );
         tokio::time::sleep(Duration::from_millis(2300)).await;
         let out = c.call_tool("whoami", Default::default()).await.unwrap();
         assert_eq!(out.text, "access-1", "refreshed once due");
