@@ -568,3 +568,51 @@ fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
         stderr(&out)
     );
 }
+
+/// The command line never opens the database while a daemon runs: in the binary's sources,
+/// `store::Store::open` is called by the daemon and by `oauth::offline_store` (under the
+/// daemon's lock) only — elsewhere only in test code.
+#[test]
+fn only_the_daemon_and_the_locked_offline_commands_open_the_store() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut callers = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        // Test code: a tests file, or after the file's `#[cfg(test)]`.
+        let live = match text.find("#[cfg(test)]") {
+            Some(i) => &text[..i],
+            None => &text,
+        };
+        if rel.ends_with("tests.rs") {
+            continue;
+        }
+        if live.contains("Store::open(") {
+            callers.push(rel);
+        }
+    }
+    callers.sort();
+    assert_eq!(callers, ["daemon.rs", "oauth.rs"]);
+    let oauth = std::fs::read_to_string(src.join("oauth.rs")).unwrap();
+    assert_eq!(oauth.matches("Store::open(").count(), 1);
+    let at = oauth.find("Store::open(").unwrap();
+    let before = &oauth[..at];
+    let f = before.rfind("async fn ").unwrap();
+    assert!(
+        before[f..].starts_with("async fn offline_store(")
+            && before[f..].contains("DataLock::acquire(data_dir)"),
+        "the store is opened only after the daemon's lock is taken"
+    );
+}
