@@ -642,13 +642,23 @@ impl ServerTask {
                         },
                     }
                 }
-                Err((e, _)) if e.needs_authorization() => {
-                    // Not a failure to retry: nothing changes until the owner authorizes.
-                    tracing::info!(server = %name, "needs authorization");
+                Err((Error::Auth(e), _)) => {
+                    // Not a failure to retry: nothing changes until the owner authorizes (a
+                    // token refused for its DPoP binding, a step-up that needs the owner:
+                    // the same, with the reason).
+                    let why = match e {
+                        crate::oauth::AuthError::NeedsAuthorization => {
+                            tracing::info!(server = %name, "needs authorization");
+                            format!("needs authorization: run `maven mcp login {name}`")
+                        }
+                        e => {
+                            tracing::warn!(server = %name, error = %e, "authorization refused");
+                            format!("needs authorization ({e}): run `maven mcp login {name}`")
+                        }
+                    };
                     self.set(|i| {
                         i.state = Some(ServerState::NeedsAuthorization);
-                        i.last_error =
-                            Some(format!("needs authorization: run `maven mcp login {name}`"));
+                        i.last_error = Some(why);
                     });
                     tokio::select! {
                         _ = self.cancel.cancelled() => break,

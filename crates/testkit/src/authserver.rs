@@ -86,6 +86,8 @@ struct State {
     refresh: Mutex<std::collections::HashSet<String>>,
     /// The grant was revoked (a refresh token replayed, or revoked): every token is refused.
     revoked: std::sync::atomic::AtomicBool,
+    /// When each access token issued expires (an expired one is refused).
+    expiry: Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
 
 /// The running server (it stops with the runtime).
@@ -109,6 +111,7 @@ impl AuthServer {
             consent: Default::default(),
             refresh: Default::default(),
             revoked: Default::default(),
+            expiry: Default::default(),
         });
         let s = state.clone();
         tokio::spawn(async move {
@@ -373,6 +376,12 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 Hostile::NoRefreshToken => json!(2),
                 _ => json!(3600),
             };
+            if let Some(secs) = expires_in.as_u64() {
+                s.expiry.lock().unwrap_or_else(|p| p.into_inner()).insert(
+                    format!("access-{n}"),
+                    std::time::Instant::now() + std::time::Duration::from_secs(secs),
+                );
+            }
             let mut answer = json!({
                 "access_token": format!("access-{n}"),
                 "token_type": token_type,
@@ -431,7 +440,13 @@ fn mcp(s: &State, auth: Option<&str>, proof: bool, body: &[u8]) -> Response<Full
             &challenge,
         );
     };
-    if !token.starts_with("access-") || s.revoked.load(Ordering::SeqCst) {
+    let expired = s
+        .expiry
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(token)
+        .is_some_and(|e| *e <= std::time::Instant::now());
+    if !token.starts_with("access-") || s.revoked.load(Ordering::SeqCst) || expired {
         return with_header(
             reply(StatusCode::UNAUTHORIZED, "{\"error\":\"invalid_token\"}"),
             "www-authenticate",

@@ -462,7 +462,7 @@ fn inspect_next_to_the_daemon_never_touches_its_tokens_and_calls_still_work() {
     // 6 s tokens: the daemon refreshes each in its last 3 s. Inspect used to refresh the
     // shared token itself; the test server revokes the grant when a refresh token is replayed.
     let server = authserver_with(testkit::authserver::Hostile::ExpiresIn(json!(6)));
-    let _d = daemon_with(&home, &server.base);
+    let d = daemon_with(&home, &server.base);
     let p = page(&home);
     authorize(&home, &p);
     eventually("the tool proposed", || {
@@ -513,6 +513,64 @@ fn inspect_next_to_the_daemon_never_touches_its_tokens_and_calls_still_work() {
     assert!(!server.revoked(), "no refresh token was replayed");
     let st = home.json(&["mcp", "status", "--json"]);
     assert_eq!(by_name(&st, "notes")["state"], "ready", "{st}");
+
+    // Offline, once the kept token expired: read as it is, never refreshed.
+    drop(d);
+    std::thread::sleep(Duration::from_millis(6500));
+    let tokens = server.count("POST /token");
+    let out = home.run(&["mcp", "inspect", "notes", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["auth"]["state"], "expired: the daemon refreshes it",
+        "{v}"
+    );
+    assert!(
+        stderr(&out).contains("the access token expired: the daemon refreshes it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        server.count("POST /token"),
+        tokens,
+        "inspect refreshed nothing"
+    );
+    assert!(!server.revoked());
+}
+
+#[test]
+fn login_needs_nothing_the_daemon_already_has() {
+    // A pre-registered confidential client whose secret only the daemon's environment has.
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    let server = authserver_with(testkit::authserver::Hostile::None);
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {"notes": {
+                "url": format!("{}/mcp", server.base), "allow_private": true, "enabled": true,
+                "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_CLIENT_SECRET}"}
+            }}
+        })
+        .to_string(),
+    );
+    let _d = home.start_with_env("MAVEN_TEST_CLIENT_SECRET", "s3cret");
+    // This shell cannot load the configuration (the variable is unset here) …
+    let out = home.run(&["config", "check"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("MAVEN_TEST_CLIENT_SECRET is not set"),
+        "{}",
+        stderr(&out)
+    );
+    // … and `maven mcp login` needs none of it: the daemon has it.
+    let p = page(&home);
+    let (status, _, body) = p.post("/api/mcp_servers/notes/connect", &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let redirect = body_json(&body)["redirect"].as_str().unwrap().to_owned();
+    assert!(redirect.contains("client_id=maven-pre"), "{redirect}");
+    assert_eq!(server.count("POST /register"), 0, "pre-registered");
 }
 
 #[test]

@@ -110,6 +110,20 @@ impl Home {
             .unwrap();
         self.spawn_with(Stdio::from(file)).wait_ready(self)
     }
+    /// Starts a daemon with one more environment variable (which the commands run next to it
+    /// do not have) and waits until it answers `status`.
+    pub(crate) fn start_with_env(&self, key: &str, value: &str) -> Daemon {
+        let child = self
+            .command()
+            .env(key, value)
+            .arg("daemon")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Daemon { child: Some(child) }.wait_ready(self)
+    }
     /// Starts a daemon without waiting.
     pub(crate) fn spawn(&self) -> Daemon {
         self.spawn_with(Stdio::piped())
