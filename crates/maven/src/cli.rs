@@ -324,9 +324,8 @@ pub(crate) fn main() -> ExitCode {
             runtime(crate::oauth::login(cfg, name, data_dir))
         }
         Command::Mcp(McpCmd::Logout { name }) => {
-            let Some(cfg) = load_config(cli.config.as_deref()) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
+            let cfg = Config::load(cli.config.as_deref())
+                .map_err(|e| shown::block(&e.to_string()).into_owned());
             let db = data_dir.join(crate::daemon::DB_NAME);
             runtime(crate::oauth::logout(cfg, name, data_dir, db))
         }

@@ -202,19 +202,24 @@ pub(crate) async fn for_inspect(
 }
 
 /// `maven mcp logout NAME`: through the daemon (which holds the tokens in use), else offline.
+///
+/// Like login, it needs nothing the daemon has: a configuration this shell cannot load is only
+/// an obstacle offline, where this command does the forgetting itself.
 pub(crate) async fn logout(
-    config: Config,
+    config: Result<Config, String>,
     name: String,
     data_dir: std::path::PathBuf,
     db: std::path::PathBuf,
 ) -> std::process::ExitCode {
     use std::process::ExitCode;
-    if !matches!(
-        config.mcp_servers.get(&name).map(|b| &b.target),
-        Some(McpTarget::Http { .. })
-    ) {
-        eprintln!("maven mcp logout: no HTTP server named {name:?} is configured");
-        return ExitCode::from(crate::exit::EXIT_USAGE);
+    if let Ok(config) = &config {
+        if !matches!(
+            config.mcp_servers.get(&name).map(|b| &b.target),
+            Some(McpTarget::Http { .. })
+        ) {
+            eprintln!("maven mcp logout: no HTTP server named {name:?} is configured");
+            return ExitCode::from(crate::exit::EXIT_USAGE);
+        }
     }
     let params = serde_json::json!({ "name": name });
     match crate::ipc::client::call(&data_dir, "mcp_logout", params).await {
@@ -228,6 +233,13 @@ pub(crate) async fn logout(
         }
         Err(_) => {}
     }
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(crate::exit::EXIT_USAGE);
+        }
+    };
     // Offline: under the daemon's lock, so no daemon starts on the credentials meanwhile.
     let (_lock, store) = match offline_store(&data_dir, &db).await {
         Ok(Some(held)) => held,

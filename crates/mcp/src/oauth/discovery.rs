@@ -60,9 +60,10 @@ pub struct ServerMetadata {
     pub iss_parameter_supported: bool,
     /// `dpop_signing_alg_values_supported` (RFC 9449).
     pub dpop_algs: Vec<String>,
-    /// An OpenID provider: its metadata came from an OpenID configuration location, or it
-    /// lists `consent` in `prompt_values_supported` (then `offline_access` needs
-    /// `prompt=consent`, OpenID Connect Core §11).
+    /// An OpenID provider: its metadata came from an OpenID configuration location, lists
+    /// `consent` in `prompt_values_supported`, has `id_token_signing_alg_values_supported` or
+    /// the `openid` scope (then `offline_access` needs `prompt=consent`, OpenID Connect Core
+    /// §11).
     pub openid: bool,
 }
 
@@ -295,9 +296,14 @@ fn parse_server(
             .and_then(|b| b.as_bool())
             .unwrap_or(false),
         dpop_algs: strings(v, "dpop_signing_alg_values_supported").unwrap_or_default(),
+        // An OpenID provider often serves its metadata at the RFC 8414 location too: what
+        // OpenID Connect Discovery requires of it (ID token algorithms, the `openid` scope)
+        // says it is one as well.
         openid: url.contains("/.well-known/openid-configuration")
             || strings(v, "prompt_values_supported")
-                .is_some_and(|p| p.iter().any(|x| x == "consent")),
+                .is_some_and(|p| p.iter().any(|x| x == "consent"))
+            || v.get("id_token_signing_alg_values_supported").is_some()
+            || strings(v, "scopes_supported").is_some_and(|p| p.iter().any(|x| x == "openid")),
     })
 }
 

@@ -1190,6 +1190,14 @@ impl OAuth {
                         None => {
                             tracing::info!(server = %self.config.server, %hint, "token revoked")
                         }
+                        // RFC 7009 §2.2.1: the server does not revoke tokens of this kind (a
+                        // self-contained JWT access token, which the refresh token's revocation
+                        // ends with its grant).
+                        Some(AuthError::Refused { error, .. })
+                            if error == "unsupported_token_type" =>
+                        {
+                            tracing::info!(server = %self.config.server, %hint, "the authorization server does not revoke this kind of token (unsupported_token_type)")
+                        }
                         Some(e) => {
                             tracing::warn!(server = %self.config.server, %hint, error = %e, "token revocation failed; the token is forgotten anyway")
                         }
