@@ -1,11 +1,12 @@
 //! OAuth through the real daemon and the page against authorization and resource servers
-//! written by others, installed by `scripts/install-test-peers.sh` into `testenv/`:
-//! panva's `oidc-provider` (OpenID Certified; its defaults: DPoP on, refresh tokens only for
-//! `offline_access` with `prompt=consent`, rotation with reuse detection; `testenv/oidc_provider.mjs`)
-//! as the authorization server, and MCP servers on the official Python SDK whose auth is the
-//! SDK's resource-server auth as it ships (`testenv/python_auth_server.py`: Bearer only, no
-//! DPoP). Dynamic registration and a pre-registered confidential client, refresh with rotation,
-//! logout with revocation.
+//! written by others, installed by `scripts/install-test-peers.sh` into `testenv/`: panva's
+//! `oidc-provider` (OpenID Certified; its defaults: DPoP on, refresh tokens only for
+//! `offline_access` with `prompt=consent`, rotation with reuse detection;
+//! `testenv/oidc_provider.mjs`) as the authorization server, and MCP servers whose auth is their
+//! SDK's resource-server auth as it ships, Bearer only: the official Python SDK's
+//! (`testenv/python_auth_server.py`, 2025-11-25) and the TypeScript SDK 2.x's
+//! (`testenv/ts_auth_server.mjs`, 2026-07-28). Dynamic registration and a pre-registered
+//! confidential client, refresh with rotation, logout with revocation.
 //!
 //! A missing peer is a failure naming the install script, never a silent pass.
 
@@ -120,6 +121,21 @@ fn python_resource_server(issuer: &str) -> Peer {
     Peer::start(
         &python,
         &[script.to_str().unwrap(), issuer, "0"],
+        "MCP_PEER_LISTENING ",
+    )
+}
+
+/// An MCP server on the TypeScript SDK 2.x, protected by its resource-server auth, trusting
+/// `issuer`.
+fn ts_resource_server(issuer: &str) -> Peer {
+    let env = testenv();
+    let node = installed(env.join("node_modules/.bin/node"));
+    installed(env.join("node_modules/@modelcontextprotocol/server/dist/index.mjs"));
+    installed(env.join("node_modules/jose/package.json"));
+    let script = env.join("ts_auth_server.mjs");
+    Peer::start(
+        &node,
+        &[script.to_str().unwrap(), issuer],
         "MCP_PEER_LISTENING ",
     )
 }
@@ -258,6 +274,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     let issuer = op.url.clone();
     let dynamic = python_resource_server(&issuer);
     let pre = python_resource_server(&issuer);
+    let ts = ts_resource_server(&issuer);
     let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
@@ -267,6 +284,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
             "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
             "mcp_servers": {
                 "py": {"url": dynamic.url, "allow_private": true, "enabled": true},
+                "ts": {"url": ts.url, "allow_private": true, "enabled": true},
                 "pre": {
                     "url": pre.url, "allow_private": true, "enabled": true,
                     "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_PRE_SECRET}"}
@@ -278,8 +296,9 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     let _d = home.start_with_env("MAVEN_TEST_PRE_SECRET", "maven-pre-secret");
     eventually("both need authorization", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "py")["state"] == "needs authorization"
-            && by_name(&st, "pre")["state"] == "needs authorization")
+        ["py", "pre", "ts"]
+            .iter()
+            .all(|n| by_name(&st, n)["state"] == "needs authorization")
             .then_some(())
     });
     let p = page(&home, "py");
@@ -364,6 +383,42 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
         let st = home.json(&["mcp", "status", "--json"]);
         (by_name(&st, "pre")["state"] == "ready").then_some(())
     });
+
+    // The TypeScript SDK 2.x's resource server (2026-07-28), dynamically registered too.
+    let body = connect(&p, "ts");
+    assert!(
+        body.contains(&format!("ts: authorized by {issuer}")),
+        "{body}"
+    );
+    assert_eq!(
+        op.count("EVENT registration_create.success"),
+        2,
+        "{}",
+        op.said()
+    );
+    let st = eventually("ts ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "ts")["state"] == "ready").then_some(st)
+    });
+    assert_eq!(by_name(&st, "ts")["protocol_version"], "2026-07-28", "{st}");
+    eventually("ts_whoami proposed", || {
+        let t = home.json(&["tools", "--json"]);
+        t.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "ts_whoami")
+            .then_some(())
+    });
+    let (status, _, body) = post(
+        p.port,
+        "/api/tools/ts_whoami/enable",
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let said = say(&home, "ts whoami");
+    assert!(said.contains("the owner"), "{said} {}", ts.said());
 
     // Logout revokes at the provider and the server asks again.
     let out = home.run(&["mcp", "logout", "py"]);
