@@ -5,8 +5,10 @@
 //! `testenv/oidc_provider.mjs`) as the authorization server, and MCP servers whose auth is their
 //! SDK's resource-server auth as it ships, Bearer only: the official Python SDK's
 //! (`testenv/python_auth_server.py`, 2025-11-25) and the TypeScript SDK 2.x's
-//! (`testenv/ts_auth_server.mjs`, 2026-07-28). Dynamic registration and a pre-registered
-//! confidential client, refresh with rotation, logout with revocation.
+//! (`testenv/ts_auth_server.mjs`, 2026-07-28); and a plain OAuth 2.1 server, the Python SDK's
+//! own authorization server handlers (`testenv/python_as_server.py`). Dynamic registration
+//! (public and confidential) and a pre-registered confidential client, refresh with rotation,
+//! logout with revocation.
 //!
 //! A missing peer is a failure naming the install script, never a silent pass.
 
@@ -430,5 +432,99 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     eventually("py needs authorization again", || {
         let st = home.json(&["mcp", "status", "--json"]);
         (by_name(&st, "py")["state"] == "needs authorization").then_some(())
+    });
+}
+
+/// A plain OAuth 2.1 authorization server (no OpenID): the Python SDK's own authorization
+/// server handlers, with an in-memory provider, on the MCP server they protect.
+fn python_authorization_server(ttl: u64) -> Peer {
+    let env = testenv();
+    let python = installed(env.join(".venv/bin/python"));
+    let script = env.join("python_as_server.py");
+    Peer::start(
+        &python,
+        &[script.to_str().unwrap(), "0", &ttl.to_string()],
+        "MCP_PEER_LISTENING ",
+    )
+}
+
+#[test]
+fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
+    let server = python_authorization_server(8);
+    let issuer = server.url.trim_end_matches("/mcp").to_owned();
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {"plain": {"url": server.url, "allow_private": true, "enabled": true}}
+        })
+        .to_string(),
+    );
+    let _d = home.start();
+    eventually("needs authorization", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "plain")["state"] == "needs authorization").then_some(())
+    });
+    let p = page(&home, "plain");
+    // Dynamic registration (a confidential client: the server takes no public one); no
+    // OpenID, so no prompt=consent and no offline_access.
+    let body = connect(&p, "plain");
+    assert!(
+        body.contains(&format!("plain: authorized by {issuer}")),
+        "{body}"
+    );
+    assert_eq!(server.count("EVENT register"), 1, "{}", server.said());
+    assert_eq!(
+        server.count("EVENT authorize scope=mcp"),
+        1,
+        "{}",
+        server.said()
+    );
+    let st = eventually("ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "plain")["state"] == "ready").then_some(st)
+    });
+    let auth = by_name(&st, "plain")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        auth.starts_with(&format!("authorized by {issuer} (scopes: mcp;"))
+            && auth.ends_with("refresh yes)"),
+        "{auth}"
+    );
+    eventually("plain_whoami proposed", || {
+        let t = home.json(&["tools", "--json"]);
+        t.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "plain_whoami")
+            .then_some(())
+    });
+    let (status, _, body) = post(
+        p.port,
+        "/api/tools/plain_whoami/enable",
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let said = say(&home, "plain whoami");
+    assert!(said.contains("the owner"), "{said}");
+    // Due after 4 s: refreshed (rotated) by the daemon, and the call still works.
+    std::thread::sleep(Duration::from_millis(4500));
+    let said = say(&home, "plain whoami");
+    assert!(said.contains("the owner"), "{said}");
+    assert!(
+        server.count("EVENT grant refresh_token") >= 1,
+        "{}",
+        server.said()
+    );
+    let out = home.run(&["mcp", "logout", "plain"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(server.count("EVENT revoke") >= 1, "{}", server.said());
+    eventually("needs authorization again", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "plain")["state"] == "needs authorization").then_some(())
     });
 }

@@ -1090,10 +1090,18 @@ impl OAuth {
             });
         };
         let supported = &server.token_endpoint_auth_methods;
-        let wanted = ["none", "client_secret_basic", "client_secret_post"]
-            .into_iter()
-            .find(|m| supported.iter().any(|s| s == m))
-            .unwrap_or("none");
+        // A public client (PKCE) where the server takes one; else a secret, the way the server
+        // prefers.
+        let wanted = if supported.iter().any(|m| m == "none") {
+            "none".to_owned()
+        } else if supported
+            .iter()
+            .any(|m| m == "client_secret_basic" || m == "client_secret_post")
+        {
+            secret_method(supported)
+        } else {
+            "none".to_owned()
+        };
         let request = serde_json::json!({
             "client_name": self.config.client_name,
             "redirect_uris": [redirect_uri],
@@ -1212,16 +1220,16 @@ impl OAuth {
     }
 }
 
-/// `client_secret_basic` if the AS takes it (the default of RFC 8414), else
-/// `client_secret_post` if it takes that.
+/// How a client with a secret authenticates: the first of `client_secret_basic` and
+/// `client_secret_post` in the authorization server's own list (its preference: a server may
+/// take one of them fully and the other only at some endpoints), `client_secret_basic` (the
+/// default of RFC 8414) when it lists neither.
 fn secret_method(supported: &[String]) -> String {
-    if supported.iter().any(|m| m == "client_secret_basic")
-        || !supported.iter().any(|m| m == "client_secret_post")
-    {
-        "client_secret_basic".to_owned()
-    } else {
-        "client_secret_post".to_owned()
-    }
+    supported
+        .iter()
+        .find(|m| *m == "client_secret_basic" || *m == "client_secret_post")
+        .cloned()
+        .unwrap_or_else(|| "client_secret_basic".to_owned())
 }
 
 /// The client authentication of a token request: headers and body parameters.
@@ -1240,6 +1248,9 @@ fn client_auth(reg: &Registration) -> Result<ClientAuth, AuthError> {
                 header::AUTHORIZATION,
                 sensitive(&format!("Basic {}", STANDARD.encode(pair)))?,
             );
+            // RFC 6749 §3.2.1 lets a client name itself in the body too, and some servers
+            // (the Python SDK's) look for it only there.
+            body.push(("client_id", reg.client_id.clone()));
         }
         ("client_secret_post", Some(secret)) => {
             body.push(("client_id", reg.client_id.clone()));
@@ -1387,6 +1398,25 @@ mod tests {
     }
 
     #[test]
+    fn the_secret_method_is_the_servers_first() {
+        let m = |v: &[&str]| secret_method(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        assert_eq!(
+            m(&["client_secret_post", "client_secret_basic"]),
+            "client_secret_post"
+        );
+        assert_eq!(
+            m(&["client_secret_basic", "client_secret_post"]),
+            "client_secret_basic"
+        );
+        assert_eq!(
+            m(&["private_key_jwt", "client_secret_post"]),
+            "client_secret_post"
+        );
+        assert_eq!(m(&["none"]), "client_secret_basic");
+        assert_eq!(m(&[]), "client_secret_basic");
+    }
+
+    #[test]
     fn basic_credentials_are_form_encoded() {
         let reg = Registration {
             client_id: "a:b".to_owned(),
@@ -1396,7 +1426,11 @@ mod tests {
             method: String::new(),
         };
         let (h, body) = client_auth(&reg).expect("auth");
-        assert!(body.is_empty());
+        assert_eq!(
+            body,
+            [("client_id", "a:b".to_owned())],
+            "named in the body too"
+        );
         let v = h
             .get(header::AUTHORIZATION)
             .expect("basic")
