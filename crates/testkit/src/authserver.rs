@@ -58,7 +58,7 @@ pub enum Hostile {
     /// OpenID configuration location, and a refresh token only when `offline_access` was
     /// asked with `prompt=consent`.
     OpenId,
-    /// The token answers carry no refresh token, and their tokens live 2 s.
+    /// The token answers carry no refresh token, and their tokens live 4 s.
     NoRefreshToken,
     /// The protected resource metadata drips one byte a second.
     DripMetadata,
@@ -373,7 +373,7 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
             };
             let expires_in = match &s.hostile {
                 Hostile::ExpiresIn(v) => v.clone(),
-                Hostile::NoRefreshToken => json!(2),
+                Hostile::NoRefreshToken => json!(4),
                 _ => json!(3600),
             };
             if let Some(secs) = expires_in.as_u64() {

@@ -352,6 +352,15 @@ impl Page {
 
 /// A daemon with one HTTP server `notes` at `base` (and the page), started.
 fn daemon_with(home: &Home, base: &str) -> crate::support::Daemon {
+    daemon_logging(home, base, None)
+}
+
+/// The same, its log into `log` when given.
+fn daemon_logging(
+    home: &Home,
+    base: &str,
+    log: Option<&std::path::Path>,
+) -> crate::support::Daemon {
     let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
@@ -364,7 +373,10 @@ fn daemon_with(home: &Home, base: &str) -> crate::support::Daemon {
         })
         .to_string(),
     );
-    let d = home.start();
+    let d = match log {
+        Some(l) => home.start_logging_to(l),
+        None => home.start(),
+    };
     eventually("needs authorization", || {
         let st = home.json(&["mcp", "status", "--json"]);
         (by_name(&st, "notes")["state"] == "needs authorization").then_some(())
@@ -415,7 +427,8 @@ fn authorize(home: &Home, p: &Page) {
 fn logout_drops_the_connection_and_the_server_asks_again() {
     let home = Home::new();
     let server = authserver_with(testkit::authserver::Hostile::None);
-    let _d = daemon_with(&home, &server.base);
+    let log = home.data().with_extension("log");
+    let _d = daemon_logging(&home, &server.base, Some(&log));
     let p = page(&home);
     authorize(&home, &p);
     let dials = by_name(&home.json(&["mcp", "status", "--json"]), "notes")["dials"]
@@ -454,6 +467,54 @@ fn logout_drops_the_connection_and_the_server_asks_again() {
         &p.cookie,
     );
     assert!(!page.contains("authorized by"), "{page}");
+    // The log says what happened, and never holds a token.
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains("token revoked"), "{log}");
+    assert!(
+        log.contains("dropping the connection to dial again"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("access-") && !log.contains("refresh-"),
+        "{log}"
+    );
+}
+
+#[test]
+fn an_authorization_without_a_refresh_token_says_when_it_ends_and_then_needs_authorization() {
+    let home = Home::new();
+    // 4 s tokens, never a refresh token.
+    let server = authserver_with(testkit::authserver::Hostile::NoRefreshToken);
+    let _d = daemon_with(&home, &server.base);
+    let p = page(&home);
+    authorize(&home, &p);
+    let st = home.json(&["mcp", "status", "--json"]);
+    let auth = by_name(&st, "notes")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        auth.contains("; no refresh token: you will be asked again at ") && auth.ends_with(" UTC)"),
+        "{auth}"
+    );
+    let (_, _, page) = page_get(
+        p.port,
+        "/tools",
+        &format!("localhost:{}", p.port),
+        &p.cookie,
+    );
+    assert!(
+        page.contains("no refresh token: you will be asked again at "),
+        "{page}"
+    );
+    // Once it expired: needs authorization, never ready, and why.
+    let st = eventually("needs authorization once expired", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "notes")["state"] == "needs authorization").then_some(st)
+    });
+    assert_eq!(by_name(&st, "notes")["auth"], "needs authorization", "{st}");
+    let why = by_name(&st, "notes")["last_error"].as_str().unwrap();
+    assert!(
+        why.contains("expired") || why == "needs authorization: run `maven mcp login notes`",
+        "{why}"
+    );
 }
 
 #[test]

@@ -287,6 +287,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
             "mcp_servers": {
                 "py": {"url": dynamic.url, "allow_private": true, "enabled": true},
                 "ts": {"url": ts.url, "allow_private": true, "enabled": true},
+                "strict": {"url": pre.url, "allow_private": true, "enabled": true, "oauth": {"dpop": "required"}},
                 "pre": {
                     "url": pre.url, "allow_private": true, "enabled": true,
                     "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_PRE_SECRET}"}
@@ -298,7 +299,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     let _d = home.start_with_env("MAVEN_TEST_PRE_SECRET", "maven-pre-secret");
     eventually("both need authorization", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        ["py", "pre", "ts"]
+        ["py", "pre", "ts", "strict"]
             .iter()
             .all(|n| by_name(&st, n)["state"] == "needs authorization")
             .then_some(())
@@ -421,6 +422,24 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     assert_eq!(status, 200, "{body}");
     let said = say(&home, "ts whoami");
     assert!(said.contains("the owner"), "{said} {}", ts.said());
+
+    // oauth.dpop "required" for a server that reads only Bearer: refused before anything is
+    // shown, naming the end that cannot.
+    let (status, _, body) = post(
+        p.port,
+        "/api/mcp_servers/strict/connect",
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        body.contains(&format!(
+            "oauth.dpop is \\\"required\\\", but the MCP server {} does not say it takes DPoP-bound tokens",
+            pre.url
+        )),
+        "{body}"
+    );
 
     // Logout revokes at the provider and the server asks again.
     let out = home.run(&["mcp", "logout", "py"]);

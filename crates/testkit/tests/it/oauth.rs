@@ -624,7 +624,7 @@ async fn a_token_that_expires_without_a_refresh_token_is_no_authorization() {
             AuthStatus::Authorized { refresh: false, .. }
         ));
         assert_eq!(s.oauth.needs_authorization(), None);
-        tokio::time::sleep(Duration::from_millis(2100)).await;
+        tokio::time::sleep(Duration::from_millis(4100)).await;
         assert_eq!(s.oauth.status_now(), AuthStatus::NeedsAuthorization);
         let why = s.oauth.needs_authorization().unwrap();
         assert!(why.contains("expired"), "{why}");
