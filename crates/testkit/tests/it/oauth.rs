@@ -76,8 +76,12 @@ fn setup_dpop(server: &AuthServer, allow_private: bool, agent: bool, mode: DpopM
 }
 
 fn config(server: &AuthServer) -> ServerConfig {
+    config_era(server, mcp::Protocol::Legacy)
+}
+
+fn config_era(server: &AuthServer, protocol: mcp::Protocol) -> ServerConfig {
     ServerConfig {
-        protocol: mcp::Protocol::Legacy,
+        protocol,
         name: "hostile".to_owned(),
         transport: Transport::Http {
             url: server.resource_url(),
@@ -177,8 +181,7 @@ async fn without_a_user_agent_the_server_needs_authorization_and_discovery_is_ke
         let s = setup(&server, true, false);
         let e = auth_error(connect(&server, &s).await.unwrap_err());
         assert_eq!(e, AuthError::NeedsAuthorization);
-        // The dial ends at the 401: `server/discover` refused is an authorization challenge,
-        // not an era answer (no `initialize` after it), and nothing else is fetched.
+        // The dial ends at the 401, and nothing else is fetched.
         assert_eq!(server.hits(), ["POST /mcp"], "one request, one 401");
         assert!(s.oauth.last_discovery().await.is_none());
         assert_eq!(
@@ -654,6 +657,24 @@ async fn a_replayed_refresh_token_revokes_the_grant_at_the_test_server() {
         );
         assert!(server.revoked());
         c.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_401_to_server_discover_is_an_authorization_challenge_not_an_era_answer() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::None).await.unwrap();
+        let s = setup(&server, true, false);
+        let mut opts = options();
+        opts.oauth = Some(s.oauth.clone());
+        opts.http_fetcher = Some(s.fetcher.clone());
+        let e = Client::connect(&config_era(&server, mcp::Protocol::Auto), opts)
+            .await
+            .unwrap_err();
+        assert_eq!(auth_error(e), AuthError::NeedsAuthorization);
+        // No `initialize` after the refused `server/discover`: one request, one 401.
+        assert_eq!(server.hits(), ["POST /mcp"]);
     })
     .await;
 }
