@@ -592,7 +592,7 @@ impl OAuth {
                 return Ok(false);
             }
             let wanted = challenge.scopes();
-            let (had, requested) = {
+            let had = {
                 let st = self.st();
                 let granted = st
                     .current
@@ -600,7 +600,7 @@ impl OAuth {
                     .and_then(|c| c.tokens.as_ref())
                     .map(|t| t.scopes.clone())
                     .unwrap_or_default();
-                (union(&st.requested, &granted), st.requested.clone())
+                union(&st.requested, &granted)
             };
             tracing::info!(server = %server, scope = %cut(challenge.scope.as_deref().unwrap_or("")), reason = %challenge.reason(), "the server asks for a wider scope");
             if !wanted.is_empty() && wanted.iter().all(|s| had.contains(s)) {
@@ -614,7 +614,17 @@ impl OAuth {
                 });
             }
             round.step_ups += 1;
-            let scopes = union(&requested, &wanted);
+            // What was asked or granted before, and what is asked now (a daemon that restarted
+            // has asked nothing yet: the kept token's scopes count).
+            let scopes = union(&had, &wanted);
+            if self.agent.is_none() {
+                // The owner authorizes the wider scope (Connect, `maven mcp login`): the kept
+                // challenge asks for all of it.
+                let mut wider = challenge.clone();
+                wider.scope = Some(scopes.join(" "));
+                self.st().challenge = Some(wider);
+                return Err(AuthError::NeedsAuthorization);
+            }
             self.authorize_with(&challenge, Some(scopes)).await?;
             return Ok(true);
         }

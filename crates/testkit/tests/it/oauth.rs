@@ -678,3 +678,48 @@ async fn a_401_to_server_discover_is_an_authorization_challenge_not_an_era_answe
     })
     .await;
 }
+
+#[tokio::test]
+async fn without_a_user_agent_a_wider_scope_waits_for_the_owner_with_the_union_kept() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::EndlessScope).await.unwrap();
+        // Tokens kept by an earlier authorization (the step-ups after it gave up).
+        let s = setup(&server, true, true);
+        let _ = connect(&server, &s).await.unwrap_err();
+        let authorizations = server.count("GET /authorize");
+        // The daemon's kind of authorization: no user agent, the same store.
+        let daemon = Setup {
+            oauth: Arc::new(OAuth::new(
+                OAuthConfig {
+                    server: "hostile".to_owned(),
+                    resource_url: server.resource_url(),
+                    client_id: None,
+                    client_secret: None,
+                    client_metadata_url: None,
+                    redirect_uri: "http://127.0.0.1:9/oauth/callback".to_owned(),
+                    client_name: "maven-test".to_owned(),
+                },
+                s.fetcher.clone(),
+                s.store.clone(),
+            )),
+            store: s.store.clone(),
+            fetcher: s.fetcher.clone(),
+            dialled: s.dialled.clone(),
+        };
+        let e = auth_error(connect(&server, &daemon).await.unwrap_err());
+        assert_eq!(e, AuthError::NeedsAuthorization);
+        assert_eq!(
+            server.count("GET /authorize"),
+            authorizations,
+            "no authorization"
+        );
+        let kept = daemon.oauth.last_challenge().await.unwrap();
+        let scopes = kept.scopes();
+        assert!(
+            scopes.len() >= 2,
+            "the union of what was granted and what is asked: {scopes:?}"
+        );
+        assert!(scopes.contains(&"s0".to_owned()), "{scopes:?}");
+    })
+    .await;
+}
