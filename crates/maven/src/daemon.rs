@@ -5,8 +5,6 @@
 //! deadline) for every task to finish before it removes its socket and releases its lock.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,10 +30,7 @@ use crate::web::StatusSource;
 
 /// How long shutdown waits for tasks before giving up on them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
-/// The database file's name inside the data directory.
-pub(crate) const DB_NAME: &str = "maven.db";
-/// The lock file's name inside the data directory.
-const LOCK_NAME: &str = "maven.lock";
+pub(crate) use crate::datadir::DB_NAME;
 
 /// What `maven daemon` was asked to do.
 pub(crate) struct Options {
@@ -152,7 +147,7 @@ fn human_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 's
 
 async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     prepare_data_dir(&data_dir)?;
-    let _lock = DataLock::acquire(&data_dir)?;
+    let _lock = crate::datadir::DataLock::acquire(&data_dir)?;
     let db = data_dir.join(DB_NAME);
     let store = store::Store::open(&db)
         .await
@@ -374,46 +369,6 @@ fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// An exclusive lock on the data directory, held for the daemon's life. The kernel releases it
-/// when the process dies, however it dies, so a crash never leaves a lock behind.
-pub(crate) struct DataLock {
-    _file: File,
-}
-
-impl DataLock {
-    /// Take the lock (the daemon, and the offline commands that open the store).
-    pub(crate) fn acquire(dir: &Path) -> anyhow::Result<DataLock> {
-        let path = dir.join(LOCK_NAME);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let mut pid = String::new();
-                let _ = file.read_to_string(&mut pid);
-                let pid = pid.trim();
-                anyhow::bail!(
-                    "another maven daemon is already running on the data directory {}{}; stop it first, or give this one another --data",
-                    dir.display(),
-                    if pid.is_empty() { String::new() } else { format!(" (pid {pid})") }
-                );
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e).with_context(|| format!("cannot lock {}", path.display()))
-            }
-        }
-        file.set_len(0)?;
-        file.rewind()?;
-        writeln!(file, "{}", std::process::id())?;
-        Ok(DataLock { _file: file })
-    }
 }
 
 /// Builds the MCP connection manager and the task that applies its listings to the

@@ -133,7 +133,7 @@ pub(crate) enum Holder {
     /// reads the store itself.
     Offline(
         #[allow(dead_code)] // held, not read: the lock lives as long as the command
-        Option<crate::daemon::DataLock>,
+        Option<crate::datadir::DataLock>,
     ),
 }
 
@@ -143,11 +143,11 @@ pub(crate) enum Holder {
 pub(crate) async fn offline_store(
     data_dir: &std::path::Path,
     db: &std::path::Path,
-) -> Result<Option<(crate::daemon::DataLock, store::Store)>, String> {
+) -> Result<Option<(crate::datadir::DataLock, store::Store)>, String> {
     if !db.exists() {
         return Ok(None);
     }
-    let lock = crate::daemon::DataLock::acquire(data_dir).map_err(|e| format!("{e:#}"))?;
+    let lock = crate::datadir::DataLock::acquire(data_dir).map_err(|e| format!("{e:#}"))?;
     // The one place besides the daemon that opens the store, and only under its lock.
     let store = store::Store::open(db)
         .await
@@ -176,7 +176,7 @@ pub(crate) async fn for_inspect(
         Ok(v) => Ok(for_server(config, name, memory())
             .map(|o| (Arc::new(o.read_only()), Holder::Daemon(v)))),
         Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            let db = data_dir.join(crate::daemon::DB_NAME);
+            let db = data_dir.join(crate::datadir::DB_NAME);
             let (creds, lock): (Arc<dyn CredentialStore>, _) = match offline_store(data_dir, &db)
                 .await?
             {

@@ -2,8 +2,10 @@
 //! the same client the daemon uses, list its tools, and print the handshake facts and what
 //! Maven would do with each tool. Changes nothing in the store and never calls a tool.
 //!
-//! Exit codes: 0 when the listing completed; 1 when dialling, the handshake or the listing
-//! failed (the reason on stderr). Usage and config errors (2) are caught before this runs.
+//! Exit codes: 0 when the listing completed, or when the server is authorized by the running
+//! daemon (whose token never leaves it: `"listed": false`, its tools are in `maven tools`); 1
+//! when dialling, the handshake, the authorization or the listing failed (the reason on
+//! stderr, the same as `--json` says). Usage and config errors (2) are caught before this runs.
 
 use crate::exit::{out, outln};
 use std::process::ExitCode;

@@ -14,6 +14,12 @@
 //! `maven mcp login NAME`; the conformance client has a headless one. Credentials are kept
 //! per (server, issuer) by a [`CredentialStore`]: never reused with another authorization
 //! server.
+//!
+//! No lock is held across a request to the network: what the status reads
+//! ([`OAuth::status_now`], [`OAuth::needs_authorization`]) answers at once, whatever an
+//! authorization server is doing. DPoP binds tokens only where both ends speak it
+//! ([`DpopMode`]); a token is refreshed in the last tenth of its lifetime
+//! ([`refresh_margin`]).
 
 mod challenge;
 mod discovery;
