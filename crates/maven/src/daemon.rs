@@ -689,29 +689,36 @@ impl State {
                 "no enabled HTTP server named {name:?} is configured"
             )));
         };
-        Ok(match oauth.status_now() {
+        let mut v = crate::views::AuthView {
+            server: name.to_owned(),
+            state: crate::views::AuthState::NotAsked,
+            issuer: None,
+            scopes: Vec::new(),
+            expires_at: None,
+            refresh: None,
+            reason: None,
+        };
+        match oauth.status_now() {
             mcp::oauth::AuthStatus::Authorized {
                 issuer,
                 scopes,
                 expires_at,
                 refresh,
-            } => serde_json::json!({
-                "server": name,
-                "state": "authorized",
-                "issuer": issuer,
-                "scopes": scopes,
-                "expires_at": expires_at,
-                "refresh": refresh,
-            }),
-            mcp::oauth::AuthStatus::NeedsAuthorization => match oauth.needs_authorization() {
-                Some(why) => serde_json::json!({
-                    "server": name,
-                    "state": "needs authorization",
-                    "reason": why,
-                }),
-                None => serde_json::json!({"server": name, "state": "not asked"}),
-            },
-        })
+            } => {
+                v.state = crate::views::AuthState::Authorized;
+                v.issuer = Some(issuer);
+                v.scopes = scopes;
+                v.expires_at = expires_at;
+                v.refresh = Some(refresh);
+            }
+            mcp::oauth::AuthStatus::NeedsAuthorization => {
+                if let Some(why) = oauth.needs_authorization() {
+                    v.state = crate::views::AuthState::NeedsAuthorization;
+                    v.reason = Some(why);
+                }
+            }
+        }
+        view(v)
     }
 
     /// Each HTTP server's OAuth state for status: "needs authorization" once it asked (or

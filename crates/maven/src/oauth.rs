@@ -126,9 +126,9 @@ impl CredentialStore for ReadOnly {
 
 /// Who holds a server's credentials for a command of the command line.
 pub(crate) enum Holder {
-    /// The running daemon, which said this of the server's authorization (`mcp_auth`); the
-    /// command never sees its tokens and never opens the store.
-    Daemon(serde_json::Value),
+    /// The running daemon, which said this of the server's authorization (`mcp_auth`), or
+    /// why it could not; the command never sees its tokens and never opens the store.
+    Daemon(Result<crate::views::AuthView, String>),
     /// No daemon runs: the command holds the data directory's lock (so none starts) and
     /// reads the store itself.
     Offline(
@@ -173,8 +173,12 @@ pub(crate) async fn for_inspect(
     let params = serde_json::json!({ "name": name });
     let memory = || -> Arc<dyn CredentialStore> { Arc::new(mcp::oauth::MemoryStore::default()) };
     match crate::ipc::client::call(data_dir, "mcp_auth", params).await {
-        Ok(v) => Ok(for_server(config, name, memory())
-            .map(|o| (Arc::new(o.read_only()), Holder::Daemon(v)))),
+        Ok(v) => {
+            let said = serde_json::from_value::<crate::views::AuthView>(v)
+                .map_err(|e| format!("the daemon's answer is not an authorization: {e}"));
+            Ok(for_server(config, name, memory())
+                .map(|o| (Arc::new(o.read_only()), Holder::Daemon(said))))
+        }
         Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
             let db = data_dir.join(crate::datadir::DB_NAME);
             let (creds, lock): (Arc<dyn CredentialStore>, _) = match offline_store(data_dir, &db)
@@ -192,12 +196,8 @@ pub(crate) async fn for_inspect(
         }
         // A daemon runs but cannot say (a disabled server, an older daemon): its store is
         // still not ours to open.
-        Err(e) => Ok(for_server(config, name, memory()).map(|o| {
-            (
-                Arc::new(o.read_only()),
-                Holder::Daemon(serde_json::json!({"state": "unknown", "reason": e.to_string()})),
-            )
-        })),
+        Err(e) => Ok(for_server(config, name, memory())
+            .map(|o| (Arc::new(o.read_only()), Holder::Daemon(Err(e.to_string()))))),
     }
 }
 

@@ -15,6 +15,8 @@ use mcp::Tool;
 use serde_json::{json, Value};
 use shown::line;
 
+use crate::views::{AuthState, AuthView};
+
 /// Dial `server`, list its tools and print the report (one JSON object with `json`). An HTTP
 /// server comes with its OAuth authorization and who holds it (`auth`). It never refreshes,
 /// registers or writes credentials: with a daemon running it has none (the daemon's never leave
@@ -45,7 +47,7 @@ pub(crate) async fn run(
         (Ok(c), _) => c,
         (Err((mcp::Error::Auth(e), _)), Some(o)) => {
             let name = line(&server.name);
-            if let Some(d) = daemon.as_ref().filter(|d| d["state"] == "authorized") {
+            if let Some(Ok(d)) = daemon.as_ref().filter(|d| authorized(d)) {
                 // The server takes only the daemon's token, which stays in the daemon.
                 let auth = daemon_report(d);
                 eprintln!(
@@ -135,7 +137,7 @@ pub(crate) async fn run(
         max_tools,
     );
     let auth = match (&daemon, &oauth) {
-        (Some(d), _) if d["state"] == "authorized" => Some(daemon_report(d)),
+        (Some(Ok(d)), _) if d.state == AuthState::Authorized => Some(daemon_report(d)),
         (Some(_), _) | (None, None) => None,
         (None, Some(o)) => match o.status_now() {
             mcp::oauth::AuthStatus::Authorized {
@@ -176,13 +178,35 @@ pub(crate) async fn run(
 /// The state of a kept token that expired (inspect never refreshes it).
 const EXPIRED: &str = "expired: the daemon refreshes it";
 
+/// Whether the running daemon holds a usable authorization of the server.
+fn authorized(d: &Result<AuthView, String>) -> bool {
+    matches!(
+        d,
+        Ok(AuthView {
+            state: AuthState::Authorized,
+            ..
+        })
+    )
+}
+
 /// What the running daemon said of the server's authorization, as `"auth"` shows it.
-fn daemon_report(d: &Value) -> Value {
-    let mut v = json!({"state": d["state"], "held_by": "the running daemon"});
-    for k in ["issuer", "scopes", "expires_at", "refresh", "reason"] {
-        if let Some(x) = d.get(k).filter(|x| !x.is_null()) {
-            v[k] = x.clone();
-        }
+fn daemon_report(d: &AuthView) -> Value {
+    let mut v = json!({
+        "state": serde_json::to_value(d.state).unwrap_or(Value::Null),
+        "held_by": "the running daemon",
+        "scopes": d.scopes,
+    });
+    if let Some(i) = &d.issuer {
+        v["issuer"] = i.clone().into();
+    }
+    if let Some(e) = d.expires_at {
+        v["expires_at"] = e.into();
+    }
+    if let Some(r) = d.refresh {
+        v["refresh"] = r.into();
+    }
+    if let Some(r) = &d.reason {
+        v["reason"] = r.clone().into();
     }
     v
 }
@@ -245,7 +269,7 @@ fn sandbox_text(p: &sandbox::Plan) -> String {
 async fn auth_report(
     oauth: &mcp::oauth::OAuth,
     error: &mcp::oauth::AuthError,
-    daemon: Option<&Value>,
+    daemon: Option<&Result<AuthView, String>>,
 ) -> Value {
     let state = if *error == mcp::oauth::AuthError::NeedsAuthorization {
         "needs authorization"
@@ -257,7 +281,8 @@ async fn auth_report(
         v["error"] = error.to_string().into();
     }
     let reason = match daemon {
-        Some(d) => d.get("reason").and_then(Value::as_str).map(str::to_owned),
+        Some(Ok(d)) => d.reason.clone(),
+        Some(Err(e)) => Some(format!("the running daemon could not say: {e}")),
         None => oauth.needs_authorization(),
     };
     if let Some(r) = reason {
