@@ -1188,7 +1188,7 @@ impl OAuth {
             let mut st = self.st();
             st.dpop = None;
             st.requested.clear();
-            st.lost = Some("the credentials were forgotten (logout)".to_owned());
+            st.lost = Some("the credentials were forgotten by a logout".to_owned());
             st.current.take()
         };
         if let Some(c) = taken {
