@@ -369,6 +369,19 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     );
     assert_eq!(op.count("EVENT grant.error"), 0, "{}", op.said());
     assert!(started.elapsed() < Duration::from_secs(30));
+    // inspect next to the daemon asks it, and never touches the provider's grant.
+    let grants = op.count("EVENT grant.");
+    // (inspect loads the whole configuration, so this shell needs the variable.)
+    let out = home
+        .command_for(&["mcp", "inspect", "py", "--json"])
+        .env("MAVEN_TEST_PRE_SECRET", "unused")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["auth"]["state"], "authorized", "{v}");
+    assert_eq!(v["auth"]["issuer"], issuer.as_str(), "{v}");
+    assert_eq!(op.count("EVENT grant."), grants, "{}", op.said());
 
     // The pre-registered confidential client: no registration, its secret only in the
     // daemon's environment.
