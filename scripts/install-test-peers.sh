@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real MCP peers that the tests and the conformance run use, into testenv/:
 #   testenv/node_modules  npm packages pinned by testenv/package-lock.json (server-everything,
-#                         the conformance suite, and node 22 from the npm registry's `node`)
+#                         the conformance suite, oidc-provider (an OpenID Certified
+#                         authorization server for the OAuth tests), and node 22 from the npm
+#                         registry's `node`)
 #   testenv/.venv         a Python venv with testenv/requirements.txt (the `mcp` SDK, and
 #                         `feedparser` for the P-4 benchmark)
 # Idempotent: each part carries a stamp of the files it was installed from and is skipped while
@@ -47,6 +49,7 @@ npm_entry_points=(
   @modelcontextprotocol/server-everything/dist/index.js
   @modelcontextprotocol/conformance/dist/index.js
   @modelcontextprotocol/server/dist/index.mjs
+  oidc-provider/lib/index.js
 )
 npm_complete() {
   local f
@@ -89,7 +92,7 @@ else
   "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
     -r "$env_dir/requirements.txt" ||
     fail "pip install -r testenv/requirements.txt failed (is PyPI reachable?)"
-  "$venv/bin/python" -c 'import mcp.server.mcpserver, mcp_types, uvicorn' ||
+  "$venv/bin/python" -c 'import mcp.server.mcpserver, mcp.server.auth.settings, mcp_types, uvicorn, jwt' ||
     fail "the mcp SDK does not import in testenv/.venv"
   "$venv/bin/python" -c 'import feedparser' ||
     fail "feedparser does not import in testenv/.venv"

@@ -274,6 +274,9 @@ pub struct McpOAuthConfig {
     /// `oauth.client_metadata_url`: an https URL of Maven's Client ID Metadata Document,
     /// used as the client id where the authorization server supports them.
     pub client_metadata_url: Option<String>,
+    /// `oauth.dpop`: `"auto"` (default: DPoP when both the authorization server and the
+    /// server speak it), `"never"`, `"required"`.
+    pub dpop: mcp::oauth::DpopMode,
 }
 
 /// One entry of `acts`: a local command proposed from config.
@@ -1599,12 +1602,27 @@ impl Validator<'_> {
         let Some(o) = self.object(
             path,
             v,
-            &["client_id", "client_secret", "client_metadata_url"],
+            &["client_id", "client_secret", "client_metadata_url", "dpop"],
             enabled,
         ) else {
             return out;
         };
         out.client_id = self.nonempty_string(&o, "client_id");
+        if let Some(v) = o.map.get("dpop") {
+            out.dpop = match v.as_str() {
+                Some("auto") => mcp::oauth::DpopMode::Auto,
+                Some("never") => mcp::oauth::DpopMode::Never,
+                Some("required") => mcp::oauth::DpopMode::Required,
+                _ => {
+                    self.bad_value(
+                        &join(path, "dpop"),
+                        "\"auto\", \"never\" or \"required\"",
+                        describe(v),
+                    );
+                    mcp::oauth::DpopMode::Auto
+                }
+            };
+        }
         if let Some(raw) = o.map.get("client_secret") {
             let p = join(path, "client_secret");
             match raw {
@@ -1991,7 +2009,11 @@ mod tests {
             ),
             (
                 r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"client": "c"}}}}"#,
-                &["config.json: mcp_servers.v.oauth.client: unknown key (expected one of: client_id, client_secret, client_metadata_url)"],
+                &["config.json: mcp_servers.v.oauth.client: unknown key (expected one of: client_id, client_secret, client_metadata_url, dpop)"],
+            ),
+            (
+                r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"dpop": "always"}}}}"#,
+                &[r#"config.json: mcp_servers.v.oauth.dpop: expected "auto", "never" or "required", got "always""#],
             ),
             (
                 r#"{"mcp_servers": {"v": {"command": "x", "oauth": {}}}}"#,
@@ -2162,6 +2184,18 @@ mod tests {
             !format!("{c:?}").contains("s3cret"),
             "secret leaked into Debug"
         );
+        assert_eq!(o.dpop, mcp::oauth::DpopMode::Auto, "the default");
+        for (word, mode) in [
+            ("never", mcp::oauth::DpopMode::Never),
+            ("required", mcp::oauth::DpopMode::Required),
+            ("auto", mcp::oauth::DpopMode::Auto),
+        ] {
+            let c = check(&format!(
+                r#"{{"mcp_servers": {{"v": {{"url": "https://a.example/mcp", "oauth": {{"dpop": "{word}"}}}}}}}}"#
+            ))
+            .unwrap();
+            assert_eq!(c.mcp_servers["v"].oauth.dpop, mode);
+        }
     }
 
     #[test]

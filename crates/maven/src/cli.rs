@@ -319,15 +319,13 @@ pub(crate) fn main() -> ExitCode {
             crate::cmd::service::run(c, cli.config.as_deref(), cli.data.as_deref())
         }
         Command::Mcp(McpCmd::Login { name }) => {
-            let Some(cfg) = load_config(cli.config.as_deref()) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
+            // The daemon has the configuration; this shell may not resolve all of it.
+            let cfg = Config::load(cli.config.as_deref()).ok();
             runtime(crate::oauth::login(cfg, name, data_dir))
         }
         Command::Mcp(McpCmd::Logout { name }) => {
-            let Some(cfg) = load_config(cli.config.as_deref()) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
+            let cfg = Config::load(cli.config.as_deref())
+                .map_err(|e| shown::block(&e.to_string()).into_owned());
             let db = data_dir.join(crate::daemon::DB_NAME);
             runtime(crate::oauth::logout(cfg, name, data_dir, db))
         }
@@ -363,12 +361,21 @@ pub(crate) fn main() -> ExitCode {
                 .and_then(Result::ok);
             let policy = block.policy();
             runtime(async move {
-                let db = data_dir.join(crate::daemon::DB_NAME);
-                let oauth = crate::oauth::offline(&cfg, &name, &db).await;
+                let auth = match crate::oauth::for_inspect(&cfg, &name, &data_dir).await {
+                    Ok(a) => a,
+                    Err(e) => {
+                        eprintln!(
+                            "maven mcp inspect: {}: cannot read the kept credentials: {}",
+                            line(&name),
+                            line(&e)
+                        );
+                        return ExitCode::from(EXIT_FAILED);
+                    }
+                };
                 crate::cmd::mcp_inspect::run(
                     server,
                     plan.as_ref(),
-                    oauth,
+                    auth,
                     &policy.allow_tools,
                     policy.max_tools,
                     json,

@@ -5,8 +5,6 @@
 //! deadline) for every task to finish before it removes its socket and releases its lock.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{Read, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,10 +30,7 @@ use crate::web::StatusSource;
 
 /// How long shutdown waits for tasks before giving up on them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
-/// The database file's name inside the data directory.
-pub(crate) const DB_NAME: &str = "maven.db";
-/// The lock file's name inside the data directory.
-const LOCK_NAME: &str = "maven.lock";
+pub(crate) use crate::datadir::DB_NAME;
 
 /// What `maven daemon` was asked to do.
 pub(crate) struct Options {
@@ -157,7 +152,7 @@ fn human_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 's
 
 async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     prepare_data_dir(&data_dir)?;
-    let _lock = DataLock::acquire(&data_dir)?;
+    let _lock = crate::datadir::DataLock::acquire(&data_dir)?;
     let db = data_dir.join(DB_NAME);
     let store = store::Store::open(&db)
         .await
@@ -391,45 +386,6 @@ fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// An exclusive lock on the data directory, held for the daemon's life. The kernel releases it
-/// when the process dies, however it dies, so a crash never leaves a lock behind.
-struct DataLock {
-    _file: File,
-}
-
-impl DataLock {
-    fn acquire(dir: &Path) -> anyhow::Result<DataLock> {
-        let path = dir.join(LOCK_NAME);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let mut pid = String::new();
-                let _ = file.read_to_string(&mut pid);
-                let pid = pid.trim();
-                anyhow::bail!(
-                    "another maven daemon is already running on the data directory {}{}; stop it first, or give this one another --data",
-                    dir.display(),
-                    if pid.is_empty() { String::new() } else { format!(" (pid {pid})") }
-                );
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e).with_context(|| format!("cannot lock {}", path.display()))
-            }
-        }
-        file.set_len(0)?;
-        file.rewind()?;
-        writeln!(file, "{}", std::process::id())?;
-        Ok(DataLock { _file: file })
-    }
-}
-
 /// Builds the MCP connection manager and the task that applies its listings to the
 /// allowlist. Returns at once: nothing is dialled here.
 fn start_manager(
@@ -450,13 +406,24 @@ fn start_manager(
         store: store.clone(),
     });
     let mut options = config.mcp_timing.manager_options();
+    let mut kept = Vec::new();
     for name in config.mcp_servers.keys() {
         if let Some(o) =
             crate::oauth::for_server_with(config, name, creds.clone(), redirect_uri.to_owned())
         {
-            options = options.with_oauth(Arc::new(o));
+            let o = Arc::new(o);
+            kept.push(o.clone());
+            options = options.with_oauth(o);
         }
     }
+    // The kept credentials are read once, now: the status reads them without waiting.
+    tracker.spawn(async move {
+        for o in kept {
+            if let Err(e) = o.load().await {
+                tracing::warn!(server = %o.server(), error = %e, "cannot read the kept OAuth credentials");
+            }
+        }
+    });
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
     // A result's text is kept up to the frame cap, so the executor can cut it to
     // `allowlist::RESULT_CAP` and say by how much.
@@ -651,6 +618,7 @@ impl State {
             "mcp_servers" => view(self.mcp_servers().await),
             "feeds" => view(self.feeds()),
             "mcp_logout" => self.mcp_logout(&params).await,
+            "mcp_auth" => self.mcp_auth(&params),
             "mcp_login" => {
                 // `maven mcp login`: a one-time link to the page, which authorizes.
                 let name = params.get("name").and_then(Value::as_str).unwrap_or("");
@@ -723,45 +691,105 @@ impl State {
             .logout()
             .await
             .map_err(|e| RpcError::internal(e.to_string()))?;
+        // As the page's Disconnect: the connection made with the forgotten token is dropped,
+        // and the dial that follows finds the server asking again.
+        if let Some(m) = &self.manager {
+            m.redial(name);
+        }
+        tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
         Ok(serde_json::json!({"server": name, "forgotten": true}))
     }
 
-    /// Each HTTP server's OAuth state for status: "needs authorization" once it asked,
-    /// "authorized by ISSUER (…)"; no secret.
-    async fn auth_states(&self) -> HashMap<String, String> {
+    /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the
+    /// daemon holds it (no token, no secret), so the command never opens the store.
+    fn mcp_auth(&self, params: &Value) -> Result<Value, RpcError> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err(RpcError::invalid_params("name: expected a string"));
+        };
+        let Some(oauth) = self.manager.as_ref().and_then(|m| m.oauth(name)) else {
+            return Err(RpcError::invalid_params(format!(
+                "no enabled HTTP server named {name:?} is configured"
+            )));
+        };
+        let mut v = crate::views::AuthView {
+            server: name.to_owned(),
+            state: crate::views::AuthState::NotAsked,
+            issuer: None,
+            scopes: Vec::new(),
+            expires_at: None,
+            refresh: None,
+            reason: None,
+        };
+        match oauth.status_now() {
+            mcp::oauth::AuthStatus::Authorized {
+                issuer,
+                scopes,
+                expires_at,
+                refresh,
+            } => {
+                v.state = crate::views::AuthState::Authorized;
+                v.issuer = Some(issuer);
+                v.scopes = scopes;
+                v.expires_at = expires_at;
+                v.refresh = Some(refresh);
+            }
+            mcp::oauth::AuthStatus::NeedsAuthorization => {
+                if let Some(why) = oauth.needs_authorization() {
+                    v.state = crate::views::AuthState::NeedsAuthorization;
+                    v.reason = Some(why);
+                }
+            }
+        }
+        view(v)
+    }
+
+    /// Each HTTP server's OAuth state for status: "needs authorization" once it asked (or
+    /// its authorization was forgotten, refused or expired without a refresh token),
+    /// "authorized by ISSUER (…)"; no secret. Reads what the authorizations hold now: never
+    /// waits on an authorization server.
+    fn auth_states(&self) -> HashMap<String, String> {
         let mut out = HashMap::new();
         let Some(m) = self.manager.as_ref() else {
             return out;
         };
         for name in self.config.mcp_servers.keys() {
             let Some(o) = m.oauth(name) else { continue };
-            match o.status().await {
+            match o.status_now() {
                 mcp::oauth::AuthStatus::Authorized {
                     issuer,
                     scopes,
                     expires_at,
                     refresh,
                 } => {
-                    let expiry = expires_at
+                    let at = expires_at
                         .and_then(|e| i64::try_from(e).ok())
-                        .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok())
+                        .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok());
+                    let expiry = at
                         .and_then(json::time_str)
                         .unwrap_or_else(|| "no expiry given".to_owned());
+                    let refresh = match (refresh, at) {
+                        (true, _) => "refresh yes".to_owned(),
+                        (false, Some(t)) => format!(
+                            "no refresh token: you will be asked again at {:02}:{:02} UTC",
+                            t.hour(),
+                            t.minute()
+                        ),
+                        (false, None) => "no refresh token".to_owned(),
+                    };
                     out.insert(
                         name.clone(),
                         format!(
-                            "authorized by {issuer} (scopes: {}; expires {expiry}; refresh {})",
+                            "authorized by {issuer} (scopes: {}; expires {expiry}; {refresh})",
                             if scopes.is_empty() {
                                 "none".to_owned()
                             } else {
                                 scopes.join(" ")
                             },
-                            if refresh { "yes" } else { "no" }
                         ),
                     );
                 }
                 mcp::oauth::AuthStatus::NeedsAuthorization => {
-                    if o.last_challenge().await.is_some() {
+                    if o.needs_authorization().is_some() {
                         out.insert(name.clone(), "needs authorization".to_owned());
                     }
                 }
@@ -779,7 +807,7 @@ impl State {
             .map(|m| m.status())
             .unwrap_or_default();
         let rows = self.store.tools().await.unwrap_or_default();
-        let auth = self.auth_states().await;
+        let auth = self.auth_states();
         let notes = self
             .discovery
             .lock()

@@ -8,6 +8,7 @@ mod cli;
 mod cmd;
 mod confine;
 mod daemon;
+mod datadir;
 mod exit;
 mod ipc;
 mod json;

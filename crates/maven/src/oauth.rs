@@ -84,57 +84,142 @@ pub(crate) fn for_server_with(
         return None;
     };
     let fetcher = webfetch::Fetcher::new(door.clone());
-    Some(OAuth::new(
-        OAuthConfig {
-            server: name.to_owned(),
-            resource_url: url.clone(),
-            client_id: block.oauth.client_id.clone(),
-            client_secret: block
-                .oauth
-                .client_secret
-                .as_ref()
-                .map(|s| s.expose().to_owned()),
-            client_metadata_url: block.oauth.client_metadata_url.clone(),
-            redirect_uri,
-            client_name: "Maven".to_owned(),
-        },
-        fetcher,
-        creds,
-    ))
+    let dpop = block.oauth.dpop;
+    Some(
+        OAuth::new(
+            OAuthConfig {
+                server: name.to_owned(),
+                resource_url: url.clone(),
+                client_id: block.oauth.client_id.clone(),
+                client_secret: block
+                    .oauth
+                    .client_secret
+                    .as_ref()
+                    .map(|s| s.expose().to_owned()),
+                client_metadata_url: block.oauth.client_metadata_url.clone(),
+                redirect_uri,
+                client_name: "Maven".to_owned(),
+            },
+            fetcher,
+            creds,
+        )
+        .with_dpop(dpop),
+    )
 }
 
-/// For a command that runs without the daemon (`maven mcp inspect`, `maven mcp logout`): the
-/// server's authorization with the credentials of the data directory's store when there is
-/// one (the daemon may hold it open too), else in memory.
-pub(crate) async fn offline(
+/// Credentials read from the store and never written: what `maven mcp inspect` sees offline.
+struct ReadOnly(StoreCredentials);
+
+impl CredentialStore for ReadOnly {
+    fn load<'a>(&'a self, server: &'a str) -> StoreFuture<'a, Vec<Credentials>> {
+        self.0.load(server)
+    }
+
+    fn save<'a>(&'a self, _server: &'a str, _creds: &'a Credentials) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn forget<'a>(&'a self, _server: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// Who holds a server's credentials for a command of the command line.
+pub(crate) enum Holder {
+    /// The running daemon, which said this of the server's authorization (`mcp_auth`), or
+    /// why it could not; the command never sees its tokens and never opens the store.
+    Daemon(Result<crate::views::AuthView, String>),
+    /// No daemon runs: the command holds the data directory's lock (so none starts) and
+    /// reads the store itself.
+    Offline(
+        #[allow(dead_code)] // held, not read: the lock lives as long as the command
+        Option<crate::datadir::DataLock>,
+    ),
+}
+
+/// The store of the data directory for an offline command: its lock taken first (the
+/// daemon's; it fails when a daemon holds the directory), then the database opened.
+/// `Ok(None)` when there is no database yet.
+pub(crate) async fn offline_store(
+    data_dir: &std::path::Path,
+    db: &std::path::Path,
+) -> Result<Option<(crate::datadir::DataLock, store::Store)>, String> {
+    if !db.exists() {
+        return Ok(None);
+    }
+    let lock = crate::datadir::DataLock::acquire(data_dir).map_err(|e| format!("{e:#}"))?;
+    // The one place besides the daemon that opens the store, and only under its lock.
+    let store = store::Store::open(db)
+        .await
+        .map_err(|e| format!("cannot open the store {}: {e}", db.display()))?;
+    Ok(Some((lock, store)))
+}
+
+/// `maven mcp inspect`'s authorization of a server: with a daemon running, one that has no
+/// credentials at all (the daemon's never leave it; it says what it holds over IPC);
+/// without one, the kept credentials read-only, under the daemon's lock. Never refreshes,
+/// registers or writes. `Err`: why it cannot be read.
+pub(crate) async fn for_inspect(
     config: &Config,
     name: &str,
-    db: &std::path::Path,
-) -> Option<Arc<OAuth>> {
-    let creds: Arc<dyn CredentialStore> = match db.exists() {
-        true => match store::Store::open(db).await {
-            Ok(store) => Arc::new(StoreCredentials { store }),
-            Err(_) => Arc::new(mcp::oauth::MemoryStore::default()),
-        },
-        false => Arc::new(mcp::oauth::MemoryStore::default()),
-    };
-    for_server(config, name, creds).map(Arc::new)
+    data_dir: &std::path::Path,
+) -> Result<Option<(Arc<OAuth>, Holder)>, String> {
+    if !matches!(
+        config.mcp_servers.get(name).map(|b| &b.target),
+        Some(McpTarget::Http { .. })
+    ) {
+        return Ok(None);
+    }
+    let params = serde_json::json!({ "name": name });
+    let memory = || -> Arc<dyn CredentialStore> { Arc::new(mcp::oauth::MemoryStore::default()) };
+    match crate::ipc::client::call(data_dir, "mcp_auth", params).await {
+        Ok(v) => {
+            let said = serde_json::from_value::<crate::views::AuthView>(v)
+                .map_err(|e| format!("the daemon's answer is not an authorization: {e}"));
+            Ok(for_server(config, name, memory())
+                .map(|o| (Arc::new(o.read_only()), Holder::Daemon(said))))
+        }
+        Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
+            let db = data_dir.join(crate::datadir::DB_NAME);
+            let (creds, lock): (Arc<dyn CredentialStore>, _) = match offline_store(data_dir, &db)
+                .await?
+            {
+                Some((lock, store)) => (Arc::new(ReadOnly(StoreCredentials { store })), Some(lock)),
+                None => (memory(), None),
+            };
+            let Some(o) = for_server(config, name, creds) else {
+                return Ok(None);
+            };
+            let o = Arc::new(o.read_only());
+            o.load().await.map_err(|e| e.to_string())?;
+            Ok(Some((o, Holder::Offline(lock))))
+        }
+        // A daemon runs but cannot say (a disabled server, an older daemon): its store is
+        // still not ours to open.
+        Err(e) => Ok(for_server(config, name, memory())
+            .map(|o| (Arc::new(o.read_only()), Holder::Daemon(Err(e.to_string()))))),
+    }
 }
 
 /// `maven mcp logout NAME`: through the daemon (which holds the tokens in use), else offline.
+///
+/// Like login, it needs nothing the daemon has: a configuration this shell cannot load is only
+/// an obstacle offline, where this command does the forgetting itself.
 pub(crate) async fn logout(
-    config: Config,
+    config: Result<Config, String>,
     name: String,
     data_dir: std::path::PathBuf,
     db: std::path::PathBuf,
 ) -> std::process::ExitCode {
     use std::process::ExitCode;
-    if !matches!(
-        config.mcp_servers.get(&name).map(|b| &b.target),
-        Some(McpTarget::Http { .. })
-    ) {
-        eprintln!("maven mcp logout: no HTTP server named {name:?} is configured");
-        return ExitCode::from(crate::exit::EXIT_USAGE);
+    if let Ok(config) = &config {
+        if !matches!(
+            config.mcp_servers.get(&name).map(|b| &b.target),
+            Some(McpTarget::Http { .. })
+        ) {
+            eprintln!("maven mcp logout: no HTTP server named {name:?} is configured");
+            return ExitCode::from(crate::exit::EXIT_USAGE);
+        }
     }
     let params = serde_json::json!({ "name": name });
     match crate::ipc::client::call(&data_dir, "mcp_logout", params).await {
@@ -148,11 +233,35 @@ pub(crate) async fn logout(
         }
         Err(_) => {}
     }
-    let Some(oauth) = offline(&config, &name, &db).await else {
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(crate::exit::EXIT_USAGE);
+        }
+    };
+    // Offline: under the daemon's lock, so no daemon starts on the credentials meanwhile.
+    let (_lock, store) = match offline_store(&data_dir, &db).await {
+        Ok(Some(held)) => held,
+        Ok(None) => {
+            println!("{name}: no OAuth credentials kept");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("maven mcp logout: {e}");
+            return ExitCode::from(crate::exit::EXIT_FAILED);
+        }
+    };
+    let creds: Arc<dyn CredentialStore> = Arc::new(StoreCredentials {
+        store: store.clone(),
+    });
+    let Some(oauth) = for_server(&config, &name, creds) else {
         eprintln!("maven mcp logout: {name:?} is not an HTTP server");
         return ExitCode::from(crate::exit::EXIT_USAGE);
     };
-    match oauth.logout().await {
+    let done = oauth.logout().await;
+    let _ = store.close().await;
+    match done {
         Ok(()) => {
             println!("{name}: OAuth credentials forgotten");
             ExitCode::SUCCESS
@@ -169,18 +278,24 @@ pub(crate) async fn logout(
 /// the browser to the authorization server, which sends it back to the page's
 /// `/oauth/callback`; the daemon redeems the code, keeps the tokens and dials again. The
 /// command itself never sees a code or a token.
+///
+/// It needs nothing the daemon already has: the configuration is only read to refuse a name
+/// that is not an HTTP server early, and one this shell cannot load (a `${ENV}` of
+/// `client_secret` the daemon resolved) is no obstacle — the daemon judges the name.
 pub(crate) async fn login(
-    config: Config,
+    config: Option<Config>,
     name: String,
     data_dir: std::path::PathBuf,
 ) -> std::process::ExitCode {
     use std::process::ExitCode;
-    if !matches!(
-        config.mcp_servers.get(&name).map(|b| &b.target),
-        Some(McpTarget::Http { .. })
-    ) {
-        eprintln!("maven mcp login: no HTTP server named {name:?} is configured");
-        return ExitCode::from(crate::exit::EXIT_USAGE);
+    if let Some(config) = &config {
+        if !matches!(
+            config.mcp_servers.get(&name).map(|b| &b.target),
+            Some(McpTarget::Http { .. })
+        ) {
+            eprintln!("maven mcp login: no HTTP server named {name:?} is configured");
+            return ExitCode::from(crate::exit::EXIT_USAGE);
+        }
     }
     let params = serde_json::json!({ "name": name });
     match crate::ipc::client::call(&data_dir, "mcp_login", params).await {

@@ -1,5 +1,6 @@
 //! The typed shapes of what the daemon answers (I-3): `maven status`, `maven tools`,
-//! `maven notes`, `maven mcp status`, `maven feeds status`, a turn and an enrollment link.
+//! `maven notes`, `maven mcp status`, `maven feeds status`, a turn, an enrollment link and what
+//! the daemon holds of a server's OAuth authorization.
 //!
 //! The daemon builds them, IPC carries them as JSON, the command line and the page read them
 //! back typed. The field order is the key order of the JSON (a stable interface); absent values
@@ -232,4 +233,35 @@ pub(crate) struct QuestionView {
 pub(crate) struct EnrollLink {
     pub(crate) url: String,
     pub(crate) valid_s: u64,
+}
+
+/// Where a server's OAuth authorization stands, as the daemon holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum AuthState {
+    /// A usable token (or one the daemon refreshes).
+    #[serde(rename = "authorized")]
+    Authorized,
+    /// The server asked, and there is no usable authorization: `reason` says why.
+    #[serde(rename = "needs authorization")]
+    NeedsAuthorization,
+    /// The server never asked for one.
+    #[serde(rename = "not asked")]
+    NotAsked,
+}
+
+/// What the daemon holds of one server's OAuth authorization (the `mcp_auth` method, which
+/// `maven mcp inspect` asks instead of opening the store). Never a token or a secret.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct AuthView {
+    pub(crate) server: String,
+    pub(crate) state: AuthState,
+    pub(crate) issuer: Option<String>,
+    #[serde(default)]
+    pub(crate) scopes: Vec<String>,
+    /// Unix seconds.
+    pub(crate) expires_at: Option<u64>,
+    /// Whether a refresh token is kept.
+    pub(crate) refresh: Option<bool>,
+    /// Why it needs authorization.
+    pub(crate) reason: Option<String>,
 }

@@ -230,9 +230,12 @@ impl Client {
                 }
                 // A modern server that refuses this request for another reason.
                 Err(e) if e.rpc_code().is_some_and(era::is_modern_error) => return Err(e),
-                Err(e @ (Error::Closed(_) | Error::Spawn { .. } | Error::Config(_))) => {
-                    return Err(e)
-                }
+                // A 401 or 403 is the authorization's answer, not the era's: falling back to
+                // `initialize` would only be refused again (and run discovery twice).
+                Err(
+                    e
+                    @ (Error::Closed(_) | Error::Spawn { .. } | Error::Config(_) | Error::Auth(_)),
+                ) => return Err(e),
                 Err(e) if e.is_refused() => return Err(e),
                 Err(e) => break format!("server/discover: {e}"),
             }

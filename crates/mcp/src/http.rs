@@ -223,7 +223,7 @@ impl HttpLink {
         loop {
             let mut r = req.clone();
             let auth = oauth
-                .headers_for(r.method().as_str(), r.url())
+                .headers_for(r.method().as_str(), r.url(), &mut round)
                 .await
                 .map_err(Error::Auth)?;
             for (k, v) in &auth {

@@ -259,6 +259,8 @@ struct Slot {
     inner: Mutex<SlotInner>,
     /// Wakes the server's task when a call saw the connection die.
     kick: Notify,
+    /// Set by [`Manager::redial`]: the live connection is dropped and dialled again.
+    renew: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -325,6 +327,7 @@ impl Manager {
                         ..SlotInner::default()
                     }),
                     kick: Notify::new(),
+                    renew: std::sync::atomic::AtomicBool::new(false),
                 };
                 (slot.managed.config.name.clone(), Arc::new(slot))
             })
@@ -367,9 +370,11 @@ impl Manager {
         self.options.oauth.get(server).cloned()
     }
 
-    /// Dial a server again now (it was authorized, or its connection should be renewed).
+    /// Dial a server again now: a live connection is dropped and dialled afresh (it was
+    /// authorized, or its credentials were forgotten), a parked one is dialled.
     pub fn redial(&self, server: &str) {
         if let Some(slot) = self.slots.get(server) {
+            slot.renew.store(true, std::sync::atomic::Ordering::SeqCst);
             slot.kick.notify_one();
         }
     }
@@ -384,6 +389,22 @@ impl Manager {
                     i.violations = c.stats().violations;
                     i.stderr_tail = c.stderr_tail();
                 }
+                // Honest state: a connection whose authorization is gone (forgotten, refused,
+                // expired without a refresh token) is not ready, whatever the socket says.
+                let auth_gone = self
+                    .options
+                    .oauth
+                    .get(&slot.managed.config.name)
+                    .and_then(|o| o.needs_authorization());
+                let mut state = i.state.clone().unwrap_or(ServerState::Stopped);
+                let mut last_error = i.last_error.clone();
+                if let (ServerState::Ready, Some(why)) = (&state, auth_gone) {
+                    state = ServerState::NeedsAuthorization;
+                    last_error = Some(format!(
+                        "needs authorization ({why}): run `maven mcp login {}`",
+                        slot.managed.config.name
+                    ));
+                }
                 ServerStatus {
                     name: slot.managed.config.name.clone(),
                     transport: match slot.managed.config.transport {
@@ -391,14 +412,14 @@ impl Manager {
                         Transport::Http { .. } => "http",
                     },
                     enabled: slot.managed.enabled,
-                    state: i.state.clone().unwrap_or(ServerState::Stopped),
+                    state,
                     protocol_version: i.protocol_version.clone(),
                     era: i.era.clone(),
                     server_info: i.server_info.clone(),
                     rejected: i.rejected.clone(),
                     relist_after: i.relist_after,
                     tools_offered: i.tools_offered,
-                    last_error: i.last_error.clone(),
+                    last_error,
                     last_listing: i.last_listing,
                     violations: i.violations,
                     stderr_tail: i.stderr_tail.clone(),
@@ -538,6 +559,8 @@ enum Ended {
     Lost {
         healthy: bool,
     },
+    /// Dropped on purpose ([`Manager::redial`]): dialled again at once.
+    Renew,
 }
 
 impl ServerTask {
@@ -575,6 +598,10 @@ impl ServerTask {
                 i.state = Some(ServerState::Connecting);
                 i.dials += 1;
             });
+            // This dial is the renewal asked for until now.
+            self.slot
+                .renew
+                .store(false, std::sync::atomic::Ordering::SeqCst);
             tracing::debug!(server = %name, "dialling");
             let dialled = tokio::select! {
                 _ = self.cancel.cancelled() => break,
@@ -609,18 +636,29 @@ impl ServerTask {
                     client.close().await;
                     match ended {
                         Ended::Cancelled => break,
+                        Ended::Renew => continue,
                         Ended::Lost { .. } => Ended::Lost {
                             healthy: started.elapsed() >= self.options.min_uptime,
                         },
                     }
                 }
-                Err((e, _)) if e.needs_authorization() => {
-                    // Not a failure to retry: nothing changes until the owner authorizes.
-                    tracing::info!(server = %name, "needs authorization");
+                Err((Error::Auth(e), _)) => {
+                    // Not a failure to retry: nothing changes until the owner authorizes (a
+                    // token refused for its DPoP binding, a step-up that needs the owner:
+                    // the same, with the reason).
+                    let why = match e {
+                        crate::oauth::AuthError::NeedsAuthorization => {
+                            tracing::info!(server = %name, "needs authorization");
+                            format!("needs authorization: run `maven mcp login {name}`")
+                        }
+                        e => {
+                            tracing::warn!(server = %name, error = %e, "authorization refused");
+                            format!("needs authorization ({e}): run `maven mcp login {name}`")
+                        }
+                    };
                     self.set(|i| {
                         i.state = Some(ServerState::NeedsAuthorization);
-                        i.last_error =
-                            Some(format!("needs authorization: run `maven mcp login {name}`"));
+                        i.last_error = Some(why);
                     });
                     tokio::select! {
                         _ = self.cancel.cancelled() => break,
@@ -723,6 +761,10 @@ impl ServerTask {
                 _ = self.slot.kick.notified() => {
                     if client.closed().is_some() {
                         return self.lost(client);
+                    }
+                    if self.slot.renew.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                        tracing::info!(server = %name, "dropping the connection to dial again");
+                        return Ended::Renew;
                     }
                 }
                 changed = list_changed.changed() => {

@@ -44,6 +44,33 @@ pub enum Hostile {
     EndlessScope,
     /// No PKCE S256 in the metadata.
     NoS256,
+    /// The AS offers DPoP (ES256) and binds tokens when a proof comes; the MCP server reads
+    /// only `Bearer` and says nothing of DPoP (the Python SDK's resource server as it ships).
+    DpopAsOnly,
+    /// Both ends speak DPoP: the protected resource metadata lists
+    /// `dpop_signing_alg_values_supported`, and the MCP server takes a `DPoP` token with a
+    /// proof (and a `Bearer` one).
+    DpopBoth,
+    /// The protected resource metadata claims DPoP, but the MCP server reads only `Bearer`
+    /// and refuses anything else with a `Bearer`-only challenge.
+    DpopClaimed,
+    /// An OpenID provider's offline rule (OpenID Connect Core §11): metadata only at the
+    /// OpenID configuration location, and a refresh token only when `offline_access` was
+    /// asked with `prompt=consent`.
+    OpenId,
+    /// The token answers carry no refresh token, and their tokens live 4 s.
+    NoRefreshToken,
+    /// The protected resource metadata drips one byte a second.
+    DripMetadata,
+}
+
+impl Hostile {
+    fn as_dpop(&self) -> bool {
+        matches!(
+            self,
+            Hostile::DpopAsOnly | Hostile::DpopBoth | Hostile::DpopClaimed
+        )
+    }
 }
 
 struct State {
@@ -52,6 +79,15 @@ struct State {
     hits: Mutex<Vec<String>>,
     tokens: AtomicU32,
     step: AtomicU32,
+    /// The last authorization request asked `prompt=consent` with `offline_access`.
+    consent: std::sync::atomic::AtomicBool,
+    /// Refresh tokens not used yet (rotation: each works once; a replay revokes the grant,
+    /// as a provider that detects reuse does).
+    refresh: Mutex<std::collections::HashSet<String>>,
+    /// The grant was revoked (a refresh token replayed, or revoked): every token is refused.
+    revoked: std::sync::atomic::AtomicBool,
+    /// When each access token issued expires (an expired one is refused).
+    expiry: Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
 
 /// The running server (it stops with the runtime).
@@ -72,6 +108,10 @@ impl AuthServer {
             hits: Mutex::new(Vec::new()),
             tokens: AtomicU32::new(0),
             step: AtomicU32::new(0),
+            consent: Default::default(),
+            refresh: Default::default(),
+            revoked: Default::default(),
+            expiry: Default::default(),
         });
         let s = state.clone();
         tokio::spawn(async move {
@@ -81,9 +121,20 @@ impl AuthServer {
                 };
                 let s = s.clone();
                 tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req| {
+                    let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
                         let s = s.clone();
-                        async move { Ok::<_, Infallible>(handle(s, req).await) }
+                        async move {
+                            let dripping = s.hostile == Hostile::DripMetadata
+                                && req.uri().path() == "/.well-known/oauth-protected-resource/mcp";
+                            if dripping {
+                                s.hits
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .push(format!("{} {}", req.method(), req.uri().path()));
+                                return Ok::<_, Infallible>(drip(&s.base));
+                            }
+                            Ok::<_, Infallible>(handle(s, req).await.map(BodyExt::boxed_unsync))
+                        }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
@@ -111,6 +162,11 @@ impl AuthServer {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Whether the grant was revoked (a refresh token replayed, or a token revoked).
+    pub fn revoked(&self) -> bool {
+        self.state.revoked.load(Ordering::SeqCst)
     }
 
     /// How many requests matched `METHOD path`.
@@ -163,6 +219,7 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let proof = req.headers().contains_key("dpop");
     s.hits
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -183,12 +240,20 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 Hostile::AuthorizationServer(u) => u.clone(),
                 _ => base.clone(),
             };
-            json_reply(json!({
+            let mut doc = json!({
                 "resource": format!("{base}/mcp"),
                 "authorization_servers": [issuer],
-            }))
+            });
+            if matches!(s.hostile, Hostile::DpopBoth | Hostile::DpopClaimed) {
+                doc["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+            }
+            json_reply(doc)
         }
-        ("GET", "/.well-known/oauth-authorization-server") => {
+        ("GET", "/.well-known/oauth-authorization-server") if s.hostile == Hostile::OpenId => {
+            reply(StatusCode::NOT_FOUND, "{}")
+        }
+        ("GET", "/.well-known/oauth-authorization-server")
+        | ("GET", "/.well-known/openid-configuration") => {
             if let Hostile::HugeMetadata(n) = &s.hostile {
                 let mut doc = format!("{{\"issuer\":\"{base}\",\"pad\":\"");
                 doc.push_str(&"x".repeat(*n));
@@ -212,7 +277,7 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
             } else {
                 json!(["S256"])
             };
-            json_reply(json!({
+            let mut doc = json!({
                 "issuer": issuer,
                 "authorization_endpoint": authorization_endpoint,
                 "token_endpoint": token_endpoint,
@@ -223,7 +288,14 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 "token_endpoint_auth_methods_supported": ["none"],
                 "authorization_response_iss_parameter_supported": true,
                 "scopes_supported": ["s0", "offline_access"],
-            }))
+            });
+            if s.hostile.as_dpop() {
+                doc["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+            }
+            if s.hostile == Hostile::OpenId {
+                doc["prompt_values_supported"] = json!(["none", "login", "consent"]);
+            }
+            json_reply(doc)
         }
         ("POST", "/register") => reply(
             StatusCode::CREATED,
@@ -236,6 +308,11 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
             let Some(redirect) = get("redirect_uri") else {
                 return reply(StatusCode::BAD_REQUEST, "{}");
             };
+            let offline = get("scope").is_some_and(|x| x.split(' ').any(|w| w == "offline_access"));
+            s.consent.store(
+                offline && get("prompt").as_deref() == Some("consent"),
+                Ordering::SeqCst,
+            );
             let iss = if s.hostile == Hostile::MixUp {
                 "https://other-as.example".to_owned()
             } else {
@@ -261,47 +338,115 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 .find(|(k, _)| k == "grant_type")
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default();
-            if grant == "refresh_token" && s.hostile == Hostile::RefreshReplayed {
-                return reply(
+            let replayed = || {
+                reply(
                     StatusCode::BAD_REQUEST,
                     json!({"error": "invalid_grant", "error_description": "refresh token replayed"})
                         .to_string(),
-                );
+                )
+            };
+            if grant == "refresh_token" && s.hostile == Hostile::RefreshReplayed {
+                return replayed();
+            }
+            if grant == "refresh_token" {
+                let used = form
+                    .iter()
+                    .find(|(k, _)| k == "refresh_token")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                let fresh = s
+                    .refresh
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&used);
+                if !fresh {
+                    // Reuse detected: the whole grant is revoked.
+                    s.revoked.store(true, Ordering::SeqCst);
+                    return replayed();
+                }
             }
             let n = s.tokens.fetch_add(1, Ordering::Relaxed);
             let token_type = match &s.hostile {
                 Hostile::TokenType(t) => t.clone(),
+                h if h.as_dpop() && proof => "DPoP".to_owned(),
                 _ => "Bearer".to_owned(),
             };
             let expires_in = match &s.hostile {
                 Hostile::ExpiresIn(v) => v.clone(),
+                Hostile::NoRefreshToken => json!(4),
                 _ => json!(3600),
             };
-            json_reply(json!({
+            if let Some(secs) = expires_in.as_u64() {
+                s.expiry.lock().unwrap_or_else(|p| p.into_inner()).insert(
+                    format!("access-{n}"),
+                    std::time::Instant::now() + std::time::Duration::from_secs(secs),
+                );
+            }
+            let mut answer = json!({
                 "access_token": format!("access-{n}"),
                 "token_type": token_type,
                 "expires_in": expires_in,
-                "refresh_token": format!("refresh-{n}"),
-            }))
+            });
+            let refresh = match s.hostile {
+                Hostile::NoRefreshToken => false,
+                Hostile::OpenId => s.consent.load(Ordering::SeqCst),
+                _ => true,
+            };
+            if refresh {
+                let r = format!("refresh-{n}");
+                s.refresh
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(r.clone());
+                answer["refresh_token"] = r.into();
+            }
+            json_reply(answer)
         }
         ("POST", "/revoke") => reply(StatusCode::OK, ""),
-        ("POST", "/mcp") => mcp(&s, auth.as_deref(), &body),
+        ("POST", "/mcp") => mcp(&s, auth.as_deref(), proof, &body),
         _ => reply(StatusCode::NOT_FOUND, "{}"),
     }
 }
 
 /// The protected MCP endpoint: 401 without a token; with one, a minimal server (initialize,
 /// tools/list with one tool, tools/call echoing), or an endless scope challenge.
-fn mcp(s: &State, auth: Option<&str>, body: &[u8]) -> Response<Full<Bytes>> {
+fn mcp(s: &State, auth: Option<&str>, proof: bool, body: &[u8]) -> Response<Full<Bytes>> {
     let prm = format!("{}/.well-known/oauth-protected-resource/mcp", s.base);
-    let Some(token) = auth.and_then(|a| a.strip_prefix("Bearer ")) else {
+    let dpop_rs = s.hostile == Hostile::DpopBoth;
+    let token = match auth {
+        Some(a) if a.starts_with("Bearer ") => a.strip_prefix("Bearer "),
+        Some(a) if dpop_rs && proof => a.strip_prefix("DPoP "),
+        _ => None,
+    };
+    let Some(token) = token else {
+        let (status, challenge) = match auth {
+            // A token in a scheme this server does not read.
+            Some(_) => (
+                StatusCode::UNAUTHORIZED,
+                format!("Bearer error=\"invalid_token\", error_description=\"Authentication required\", resource_metadata=\"{prm}\""),
+            ),
+            None if dpop_rs => (
+                StatusCode::UNAUTHORIZED,
+                format!("Bearer resource_metadata=\"{prm}\", scope=\"s0\", DPoP algs=\"ES256\""),
+            ),
+            None => (
+                StatusCode::UNAUTHORIZED,
+                format!("Bearer resource_metadata=\"{prm}\", scope=\"s0\""),
+            ),
+        };
         return with_header(
-            reply(StatusCode::UNAUTHORIZED, "{\"error\":\"invalid_token\"}"),
+            reply(status, "{\"error\":\"invalid_token\"}"),
             "www-authenticate",
-            &format!("Bearer resource_metadata=\"{prm}\", scope=\"s0\""),
+            &challenge,
         );
     };
-    if !token.starts_with("access-") {
+    let expired = s
+        .expiry
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(token)
+        .is_some_and(|e| *e <= std::time::Instant::now());
+    if !token.starts_with("access-") || s.revoked.load(Ordering::SeqCst) || expired {
         return with_header(
             reply(StatusCode::UNAUTHORIZED, "{\"error\":\"invalid_token\"}"),
             "www-authenticate",
@@ -340,6 +485,49 @@ fn mcp(s: &State, auth: Option<&str>, body: &[u8]) -> Response<Full<Bytes>> {
     json_reply(json!({"jsonrpc": "2.0", "id": id, "result": result}))
 }
 
+type BoxBody = http_body_util::combinators::UnsyncBoxBody<Bytes, Infallible>;
+
+/// A body fed by a channel.
+struct ChannelBody(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|o| o.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+}
+
+/// The protected resource metadata, a 200 whose body comes one byte a second (a hostile,
+/// slow metadata endpoint: it never finishes within any deadline of the flow).
+fn drip(base: &str) -> Response<BoxBody> {
+    let doc = json!({
+        "resource": format!("{base}/mcp"),
+        "authorization_servers": [base],
+    })
+    .to_string();
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        for b in doc.into_bytes() {
+            if tx.send(Bytes::from(vec![b])).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+    });
+    let mut r = Response::new(BodyExt::boxed_unsync(ChannelBody(rx)));
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
 /// A headless user agent: GETs the authorization URL through a door (its own policy holds)
 /// without following the redirect, and hands back the redirect's `Location` (the callback
 /// with `code`, `state`, `iss`), as the page's `/oauth/callback` would receive it. Loopback
@@ -363,6 +551,7 @@ impl mcp::oauth::UserAgent for Headless {
         Box::pin(async move {
             let refuse = |reason: String| mcp::oauth::AuthError::Fetch {
                 what: "authorization request",
+                url: String::new(),
                 reason,
             };
             let dialled = (self.dial)(&url);

@@ -2,8 +2,10 @@
 //! the same client the daemon uses, list its tools, and print the handshake facts and what
 //! Maven would do with each tool. Changes nothing in the store and never calls a tool.
 //!
-//! Exit codes: 0 when the listing completed; 1 when dialling, the handshake or the listing
-//! failed (the reason on stderr). Usage and config errors (2) are caught before this runs.
+//! Exit codes: 0 when the listing completed, or when the server is authorized by the running
+//! daemon (whose token never leaves it: `"listed": false`, its tools are in `maven tools`); 1
+//! when dialling, the handshake, the authorization or the listing failed (the reason on
+//! stderr, the same as `--json` says). Usage and config errors (2) are caught before this runs.
 
 use crate::exit::{out, outln};
 use std::process::ExitCode;
@@ -13,40 +15,77 @@ use mcp::Tool;
 use serde_json::{json, Value};
 use shown::line;
 
+use crate::views::{AuthState, AuthView};
+
 /// Dial `server`, list its tools and print the report (one JSON object with `json`). An HTTP
-/// server comes with its OAuth authorization (`oauth`): its kept tokens are used, and a 401
-/// runs the discovery — never the authorization — whose findings are printed (`"auth"`).
+/// server comes with its OAuth authorization and who holds it (`auth`). It never refreshes,
+/// registers or writes credentials: with a daemon running it has none (the daemon's never leave
+/// it, and it says over IPC what it holds); offline it sends the kept token as it is. A 401 runs
+/// the discovery — never the authorization — whose findings are printed (`"auth"`), and
+/// stderr says what the JSON says.
 pub(crate) async fn run(
     server: mcp::ServerConfig,
     plan: Option<&sandbox::Plan>,
-    oauth: Option<std::sync::Arc<mcp::oauth::OAuth>>,
+    auth: Option<(std::sync::Arc<mcp::oauth::OAuth>, crate::oauth::Holder)>,
     allow_tools: &[String],
     max_tools: usize,
     json: bool,
 ) -> ExitCode {
+    let (oauth, holder) = match auth {
+        Some((o, h)) => (Some(o), Some(h)),
+        None => (None, None),
+    };
+    let daemon = match &holder {
+        Some(crate::oauth::Holder::Daemon(v)) => Some(v.clone()),
+        _ => None,
+    };
     let options = mcp::ClientOptions {
         oauth: oauth.clone(),
         ..mcp::ClientOptions::default()
     };
-    let client = match mcp::Client::dial(&server, options).await {
-        Ok(c) => c,
-        Err((mcp::Error::Auth(e), _)) if oauth.is_some() => {
-            let auth = match &oauth {
-                Some(o) => auth_report(o, &e).await,
-                None => json!({}),
-            };
+    let client = match (mcp::Client::dial(&server, options).await, &oauth) {
+        (Ok(c), _) => c,
+        (Err((mcp::Error::Auth(e), _)), Some(o)) => {
+            let name = line(&server.name);
+            if let Some(Ok(d)) = daemon.as_ref().filter(|d| authorized(d)) {
+                // The server takes only the daemon's token, which stays in the daemon.
+                let auth = daemon_report(d);
+                eprintln!(
+                    "maven mcp inspect: {name}: authorized by the running daemon, whose token never leaves it: its tools are in `maven tools`"
+                );
+                if json {
+                    outln!(
+                        "{}",
+                        json!({"server": server.name, "auth": auth, "listed": false})
+                    );
+                } else {
+                    out!("{}", auth_text(&server.name, &auth));
+                }
+                return ExitCode::SUCCESS;
+            }
+            // Discovery runs here, once, with its own deadlines (not inside a request's).
             if e == mcp::oauth::AuthError::NeedsAuthorization {
-                eprintln!(
-                    "maven mcp inspect: {}: needs authorization: run `maven mcp login {}`",
-                    line(&server.name),
-                    line(&server.name)
-                );
-            } else {
-                eprintln!(
-                    "maven mcp inspect: {}: authorization refused: {}",
-                    line(&server.name),
-                    shown::block(&e.to_string())
-                );
+                if let Some(ch) = o.last_challenge().await {
+                    let _ = o.discover(&ch).await;
+                }
+            }
+            let auth = auth_report(o, &e, daemon.as_ref()).await;
+            let said = |k: &str| auth.get(k).and_then(Value::as_str).unwrap_or("");
+            match said("state") {
+                "refused" => eprintln!(
+                    "maven mcp inspect: {name}: authorization refused: {}",
+                    shown::block(said("error"))
+                ),
+                EXPIRED => eprintln!(
+                    "maven mcp inspect: {name}: the access token expired: the daemon refreshes it (start it with `maven daemon`); inspect never does"
+                ),
+                _ => eprintln!(
+                    "maven mcp inspect: {name}: needs authorization: run `maven mcp login {name}`{}",
+                    match said("reason") {
+                        "" => String::new(),
+                        r => format!(" ({})", line(r)),
+                    }
+                ),
             }
             if json {
                 outln!("{}", json!({"server": server.name, "auth": auth}));
@@ -55,7 +94,7 @@ pub(crate) async fn run(
             }
             return ExitCode::from(1);
         }
-        Err((e, stderr_tail)) => {
+        (Err((e, stderr_tail)), _) => {
             eprintln!(
                 "maven mcp inspect: {}: cannot dial: {}",
                 line(&server.name),
@@ -97,8 +136,10 @@ pub(crate) async fn run(
         allow_tools,
         max_tools,
     );
-    let auth = match &oauth {
-        Some(o) => match o.status().await {
+    let auth = match (&daemon, &oauth) {
+        (Some(Ok(d)), _) if d.state == AuthState::Authorized => Some(daemon_report(d)),
+        (Some(_), _) | (None, None) => None,
+        (None, Some(o)) => match o.status_now() {
             mcp::oauth::AuthStatus::Authorized {
                 issuer,
                 scopes,
@@ -110,10 +151,10 @@ pub(crate) async fn run(
                 "scopes": scopes,
                 "expires_at": expires_at,
                 "refresh": refresh,
+                "held_by": "the store (read-only: no daemon runs)",
             })),
             mcp::oauth::AuthStatus::NeedsAuthorization => None,
         },
-        None => None,
     };
     if json {
         let mut v = report.to_json();
@@ -132,6 +173,42 @@ pub(crate) async fn run(
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The state of a kept token that expired (inspect never refreshes it).
+const EXPIRED: &str = "expired: the daemon refreshes it";
+
+/// Whether the running daemon holds a usable authorization of the server.
+fn authorized(d: &Result<AuthView, String>) -> bool {
+    matches!(
+        d,
+        Ok(AuthView {
+            state: AuthState::Authorized,
+            ..
+        })
+    )
+}
+
+/// What the running daemon said of the server's authorization, as `"auth"` shows it.
+fn daemon_report(d: &AuthView) -> Value {
+    let mut v = json!({
+        "state": serde_json::to_value(d.state).unwrap_or(Value::Null),
+        "held_by": "the running daemon",
+        "scopes": d.scopes,
+    });
+    if let Some(i) = &d.issuer {
+        v["issuer"] = i.clone().into();
+    }
+    if let Some(e) = d.expires_at {
+        v["expires_at"] = e.into();
+    }
+    if let Some(r) = d.refresh {
+        v["refresh"] = r.into();
+    }
+    if let Some(r) = &d.reason {
+        v["reason"] = r.clone().into();
+    }
+    v
 }
 
 /// The sandbox a stdio server runs in, as `--json` shows it.
@@ -189,7 +266,11 @@ fn sandbox_text(p: &sandbox::Plan) -> String {
 }
 
 /// What the discovery found (or why it refused), for `"auth"`. No secret is in it.
-async fn auth_report(oauth: &mcp::oauth::OAuth, error: &mcp::oauth::AuthError) -> Value {
+async fn auth_report(
+    oauth: &mcp::oauth::OAuth,
+    error: &mcp::oauth::AuthError,
+    daemon: Option<&Result<AuthView, String>>,
+) -> Value {
     let state = if *error == mcp::oauth::AuthError::NeedsAuthorization {
         "needs authorization"
     } else {
@@ -198,6 +279,36 @@ async fn auth_report(oauth: &mcp::oauth::OAuth, error: &mcp::oauth::AuthError) -
     let mut v = json!({"state": state});
     if state == "refused" {
         v["error"] = error.to_string().into();
+    }
+    let reason = match daemon {
+        Some(Ok(d)) => d.reason.clone(),
+        Some(Err(e)) => Some(format!("the running daemon could not say: {e}")),
+        None => oauth.needs_authorization(),
+    };
+    if let Some(r) = reason {
+        v["reason"] = r.into();
+    }
+    // A kept token that expired: the daemon refreshes it; inspect never does.
+    if let (
+        None,
+        mcp::oauth::AuthStatus::Authorized {
+            expires_at: Some(e),
+            refresh: true,
+            issuer,
+            ..
+        },
+    ) = (daemon, oauth.status_now())
+    {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        if e <= now && state != "refused" {
+            v["state"] = EXPIRED.into();
+            v["issuer"] = issuer.into();
+            v["expires_at"] = e.into();
+            return v;
+        }
     }
     match oauth.last_discovery().await {
         Some(Ok(d)) => {
@@ -244,6 +355,8 @@ fn auth_text(name: &str, auth: &Value) -> String {
         None => {}
     }
     for (k, label) in [
+        ("held_by", "held by"),
+        ("reason", "reason"),
         ("error", "error"),
         ("resource_metadata_url", "resource metadata"),
         ("resource", "resource"),

@@ -292,8 +292,8 @@ fn a_write_grant_over_shared_code_is_named_by_doctor() {
         .to_string(),
     );
     let out = home
-        .command_with_env("HOME", &fake_home)
-        .args(["doctor", "--json"])
+        .command_for(&["doctor", "--json"])
+        .env("HOME", &fake_home)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

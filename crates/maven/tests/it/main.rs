@@ -17,6 +17,7 @@ mod logs;
 mod mcp;
 mod notify;
 mod oauth;
+mod oauth_peers;
 mod sandboxing;
 mod service;
 mod soak;

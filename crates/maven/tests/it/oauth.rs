@@ -15,6 +15,11 @@ use crate::web::{get as page_get, passphrase_hash, post, PASSPHRASE};
 
 /// The test kit's authorization server, in a runtime of its own for the test's length.
 fn authserver() -> String {
+    authserver_with(testkit::authserver::Hostile::None).base
+}
+
+/// The same, hostile in one way; the handle reads what it received.
+fn authserver_with(hostile: testkit::authserver::Hostile) -> testkit::authserver::AuthServer {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -22,10 +27,10 @@ fn authserver() -> String {
             .build()
             .unwrap();
         rt.block_on(async move {
-            let s = testkit::authserver::AuthServer::start(testkit::authserver::Hostile::None)
+            let s = testkit::authserver::AuthServer::start(hostile)
                 .await
                 .unwrap();
-            tx.send(s.base.clone()).unwrap();
+            tx.send(s).unwrap();
             std::future::pending::<()>().await;
         });
     });
@@ -329,5 +334,405 @@ fn login_needs_the_daemon_and_an_http_server() {
         stderr(&out).contains("the daemon is not running"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// The page, with a session that has a fresh step-up.
+struct Page {
+    port: u16,
+    cookie: String,
+    csrf: String,
+}
+
+impl Page {
+    fn post(&self, path: &str, body: &Value) -> (u16, String, String) {
+        post(self.port, path, &self.cookie, &self.csrf, body)
+    }
+}
+
+/// A daemon with one HTTP server `notes` at `base` (and the page), started.
+fn daemon_with(home: &Home, base: &str) -> crate::support::Daemon {
+    daemon_logging(home, base, None)
+}
+
+/// The same, its log into `log` when given.
+fn daemon_logging(
+    home: &Home,
+    base: &str,
+    log: Option<&std::path::Path>,
+) -> crate::support::Daemon {
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {
+                "notes": {"url": format!("{base}/mcp"), "allow_private": true, "enabled": true}
+            }
+        })
+        .to_string(),
+    );
+    let d = match log {
+        Some(l) => home.start_logging_to(l),
+        None => home.start(),
+    };
+    eventually("needs authorization", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "notes")["state"] == "needs authorization").then_some(())
+    });
+    d
+}
+
+/// A page session stepped up with the passphrase (its port from a login link).
+fn page(home: &Home) -> Page {
+    let (port, _) = login_link(home, "notes");
+    let host = format!("localhost:{port}");
+    let (status, head, body) = page_get(port, "/api/session", &host, "");
+    assert_eq!(status, 200, "{body}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_owned();
+    let csrf = body_json(&body)["csrf_token"].as_str().unwrap().to_owned();
+    let p = Page { port, cookie, csrf };
+    let (status, _, body) = p.post("/api/stepup/passphrase", &json!({"passphrase": PASSPHRASE}));
+    assert_eq!(status, 200, "{body}");
+    p
+}
+
+/// Connect on the card, through the authorization server and back to the callback; then the
+/// server is ready.
+fn authorize(home: &Home, p: &Page) {
+    let (status, _, body) = p.post("/api/mcp_servers/notes/connect", &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let (status, callback) = get(body_json(&body)["redirect"].as_str().unwrap());
+    assert_eq!(status, 302);
+    let callback = callback.unwrap();
+    let path = callback
+        .strip_prefix(&format!("http://127.0.0.1:{}", p.port))
+        .unwrap()
+        .to_owned();
+    let (status, _, body) = page_get(p.port, &path, &format!("127.0.0.1:{}", p.port), "");
+    assert_eq!(status, 200, "{body}");
+    eventually("authorized and ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "notes")["state"] == "ready").then_some(())
+    });
+}
+
+#[test]
+fn logout_drops_the_connection_and_the_server_asks_again() {
+    let home = Home::new();
+    let server = authserver_with(testkit::authserver::Hostile::None);
+    let log = home.data().with_extension("log");
+    let _d = daemon_logging(&home, &server.base, Some(&log));
+    let p = page(&home);
+    authorize(&home, &p);
+    let dials = by_name(&home.json(&["mcp", "status", "--json"]), "notes")["dials"]
+        .as_u64()
+        .unwrap();
+
+    let out = home.run(&["mcp", "logout", "notes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Never `ready` once the credentials are gone: at once (redialling, or already asking
+    // again), and after the redial.
+    let st = home.json(&["mcp", "status", "--json"]);
+    let state = by_name(&st, "notes")["state"].as_str().unwrap().to_owned();
+    assert!(
+        state == "needs authorization" || state == "connecting",
+        "{st}"
+    );
+    assert_eq!(by_name(&st, "notes")["auth"], "needs authorization", "{st}");
+    let st = eventually("dialled again, and parked", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        let n = by_name(&st, "notes");
+        (n["dials"].as_u64().unwrap() > dials && n["state"] == "needs authorization").then_some(st)
+    });
+    assert_eq!(
+        by_name(&st, "notes")["last_error"],
+        "needs authorization: run `maven mcp login notes`"
+    );
+    assert_eq!(
+        server.count("POST /revoke"),
+        2,
+        "refresh and access token revoked"
+    );
+    // The page's card says the same.
+    let (_, _, page) = page_get(
+        p.port,
+        "/tools",
+        &format!("localhost:{}", p.port),
+        &p.cookie,
+    );
+    assert!(!page.contains("authorized by"), "{page}");
+    // The log says what happened, and never holds a token.
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains("token revoked"), "{log}");
+    assert!(
+        log.contains("dropping the connection to dial again"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("access-") && !log.contains("refresh-"),
+        "{log}"
+    );
+}
+
+#[test]
+fn an_authorization_without_a_refresh_token_says_when_it_ends_and_then_needs_authorization() {
+    let home = Home::new();
+    // 4 s tokens, never a refresh token.
+    let server = authserver_with(testkit::authserver::Hostile::NoRefreshToken);
+    let _d = daemon_with(&home, &server.base);
+    let p = page(&home);
+    authorize(&home, &p);
+    let st = home.json(&["mcp", "status", "--json"]);
+    let auth = by_name(&st, "notes")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        auth.contains("; no refresh token: you will be asked again at ") && auth.ends_with(" UTC)"),
+        "{auth}"
+    );
+    let (_, _, page) = page_get(
+        p.port,
+        "/tools",
+        &format!("localhost:{}", p.port),
+        &p.cookie,
+    );
+    assert!(
+        page.contains("no refresh token: you will be asked again at "),
+        "{page}"
+    );
+    // Once it expired: needs authorization, never ready, and why.
+    let st = eventually("needs authorization once expired", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "notes")["state"] == "needs authorization").then_some(st)
+    });
+    assert_eq!(by_name(&st, "notes")["auth"], "needs authorization", "{st}");
+    let why = by_name(&st, "notes")["last_error"].as_str().unwrap();
+    assert!(
+        why.contains("expired") || why == "needs authorization: run `maven mcp login notes`",
+        "{why}"
+    );
+}
+
+#[test]
+fn inspect_next_to_the_daemon_never_touches_its_tokens_and_calls_still_work() {
+    let home = Home::new();
+    // 6 s tokens: the daemon refreshes each in its last 3 s. Inspect used to refresh the
+    // shared token itself; the test server revokes the grant when a refresh token is replayed.
+    let server = authserver_with(testkit::authserver::Hostile::ExpiresIn(json!(6)));
+    let d = daemon_with(&home, &server.base);
+    let p = page(&home);
+    authorize(&home, &p);
+    eventually("the tool proposed", || {
+        let t = home.json(&["tools", "--json"]);
+        t.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "notes_whoami")
+            .then_some(())
+    });
+    let (status, _, body) = p.post("/api/tools/notes_whoami/enable", &json!({}));
+    assert_eq!(status, 200, "{body}");
+    // Near expiry now.
+    std::thread::sleep(Duration::from_millis(3500));
+    let tokens = server.count("POST /token");
+    let out = home.run(&["mcp", "inspect", "notes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("authorized by the running daemon, whose token never leaves it"),
+        "{}",
+        stderr(&out)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["auth"]["state"], "authorized", "{v}");
+    assert_eq!(v["auth"]["held_by"], "the running daemon", "{v}");
+    assert_eq!(v["auth"]["issuer"], server.base.as_str(), "{v}");
+    assert_eq!(v["listed"], false, "{v}");
+    assert!(!v.to_string().contains("access-"), "no token: {v}");
+    assert_eq!(
+        server.count("POST /token"),
+        tokens,
+        "inspect refreshed nothing"
+    );
+    // The daemon's own refresh and a call through it still work.
+    let out = home.run(&["say", "notes", "whoami"]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = if said.contains("(yes/no)") {
+        home.run(&["say", "yes"])
+    } else {
+        out
+    };
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{said} {}", stderr(&out));
+    assert!(
+        said.starts_with("notes_whoami ran; the MCP server \"notes\" returned:"),
+        "{said}"
+    );
+    assert!(!server.revoked(), "no refresh token was replayed");
+    let st = home.json(&["mcp", "status", "--json"]);
+    assert_eq!(by_name(&st, "notes")["state"], "ready", "{st}");
+
+    // Offline, once the kept token expired: read as it is, never refreshed.
+    drop(d);
+    std::thread::sleep(Duration::from_millis(6500));
+    let tokens = server.count("POST /token");
+    let out = home.run(&["mcp", "inspect", "notes", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["auth"]["state"], "expired: the daemon refreshes it",
+        "{v}"
+    );
+    assert!(
+        stderr(&out).contains("the access token expired: the daemon refreshes it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        server.count("POST /token"),
+        tokens,
+        "inspect refreshed nothing"
+    );
+    assert!(!server.revoked());
+}
+
+#[test]
+fn login_needs_nothing_the_daemon_already_has() {
+    // A pre-registered confidential client whose secret only the daemon's environment has.
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    let server = authserver_with(testkit::authserver::Hostile::None);
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {"notes": {
+                "url": format!("{}/mcp", server.base), "allow_private": true, "enabled": true,
+                "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_CLIENT_SECRET}"}
+            }}
+        })
+        .to_string(),
+    );
+    let _d = home.start_with_env("MAVEN_TEST_CLIENT_SECRET", "s3cret");
+    // This shell cannot load the configuration (the variable is unset here) …
+    let out = home.run(&["config", "check"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("MAVEN_TEST_CLIENT_SECRET is not set"),
+        "{}",
+        stderr(&out)
+    );
+    // … and `maven mcp login` needs none of it: the daemon has it.
+    let p = page(&home);
+    let (status, _, body) = p.post("/api/mcp_servers/notes/connect", &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let redirect = body_json(&body)["redirect"].as_str().unwrap().to_owned();
+    assert!(redirect.contains("client_id=maven-pre"), "{redirect}");
+    assert_eq!(server.count("POST /register"), 0, "pre-registered");
+}
+
+#[test]
+fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
+    let home = Home::new();
+    let server = authserver_with(testkit::authserver::Hostile::DripMetadata);
+    let _d = daemon_with(&home, &server.base);
+    let p = page(&home);
+    // Connect on the card: its discovery meets the dripping metadata (10 s per request).
+    let (port, cookie, csrf) = (p.port, p.cookie.clone(), p.csrf.clone());
+    let connect = std::thread::spawn(move || {
+        post(
+            port,
+            "/api/mcp_servers/notes/connect",
+            &cookie,
+            &csrf,
+            &json!({}),
+        )
+    });
+    // inspect meets it too, in a process of its own.
+    let inspect = std::thread::spawn({
+        let mut cmd = home.command_for(&["mcp", "inspect", "notes", "--json"]);
+        move || cmd.output().unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..20 {
+        let t = std::time::Instant::now();
+        let out = home.run(&["status", "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "status {i} took {:?}",
+            t.elapsed()
+        );
+    }
+    let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", server.base);
+    let want = format!("protected resource metadata at {metadata}: no answer within 10 s");
+    let (status, _, body) = connect.join().unwrap();
+    assert_eq!(status, 502, "{body}");
+    assert!(body.contains(&want), "{body}");
+    let out = inspect.join().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["auth"]["state"], "refused", "{v}");
+    assert!(v["auth"]["error"].as_str().unwrap().contains(&want), "{v}");
+    // stderr says what the JSON says.
+    assert!(
+        stderr(&out).contains(&format!(
+            "authorization refused: {}",
+            v["auth"]["error"].as_str().unwrap()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The command line never opens the database while a daemon runs: in the binary's sources,
+/// `store::Store::open` is called by the daemon and by `oauth::offline_store` (under the
+/// daemon's lock) only — elsewhere only in test code.
+#[test]
+fn only_the_daemon_and_the_locked_offline_commands_open_the_store() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut callers = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        // Test code: a tests file, or after the file's `#[cfg(test)]`.
+        let live = match text.find("#[cfg(test)]") {
+            Some(i) => &text[..i],
+            None => &text,
+        };
+        if rel.ends_with("tests.rs") {
+            continue;
+        }
+        if live.contains("Store::open(") {
+            callers.push(rel);
+        }
+    }
+    callers.sort();
+    assert_eq!(callers, ["daemon.rs", "oauth.rs"]);
+    let oauth = std::fs::read_to_string(src.join("oauth.rs")).unwrap();
+    assert_eq!(oauth.matches("Store::open(").count(), 1);
+    let at = oauth.find("Store::open(").unwrap();
+    let before = &oauth[..at];
+    let f = before.rfind("async fn ").unwrap();
+    assert!(
+        before[f..].starts_with("async fn offline_store(")
+            && before[f..].contains("DataLock::acquire(data_dir)"),
+        "the store is opened only after the daemon's lock is taken"
     );
 }

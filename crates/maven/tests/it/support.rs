@@ -43,10 +43,10 @@ impl Home {
             .output()
             .unwrap()
     }
-    /// `maven` with this home's data directory and config, and `key` set to `value`.
-    pub(crate) fn command_with_env(&self, key: &str, value: &std::path::Path) -> Command {
+    /// The command of [`Home::run`], not started yet.
+    pub(crate) fn command_for(&self, args: &[&str]) -> Command {
         let mut c = self.command();
-        c.env(key, value).stdin(Stdio::null());
+        c.args(args).stdin(Stdio::null());
         c
     }
     /// `maven` with this home's data directory and config.
@@ -109,6 +109,20 @@ impl Home {
             .open(log)
             .unwrap();
         self.spawn_with(Stdio::from(file)).wait_ready(self)
+    }
+    /// Starts a daemon with one more environment variable (which the commands run next to it
+    /// do not have) and waits until it answers `status`.
+    pub(crate) fn start_with_env(&self, key: &str, value: &str) -> Daemon {
+        let child = self
+            .command()
+            .env(key, value)
+            .arg("daemon")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Daemon { child: Some(child) }.wait_ready(self)
     }
     /// Starts a daemon without waiting.
     pub(crate) fn spawn(&self) -> Daemon {

@@ -15,6 +15,8 @@ pub struct Challenge {
     pub scope: Option<String>,
     /// `error` (`invalid_token`, `insufficient_scope`, `use_dpop_nonce`).
     pub error: Option<String>,
+    /// `error_description`, as the server wrote it (for the log and the owner).
+    pub error_description: Option<String>,
 }
 
 impl Challenge {
@@ -35,6 +37,23 @@ impl Challenge {
             parse_one(v, &mut c);
         }
         c
+    }
+
+    /// Whether the challenge offers the `DPoP` scheme (RFC 9449 §7.1).
+    pub fn offers_dpop(&self) -> bool {
+        self.schemes.iter().any(|s| s == "dpop")
+    }
+
+    /// `error` and `error_description` as one short text, for a log line or an error (capped;
+    /// never a token: a challenge carries none).
+    pub fn reason(&self) -> String {
+        let cut = |s: &str| super::error::cut(s);
+        match (&self.error, &self.error_description) {
+            (Some(e), Some(d)) => format!("{} ({})", cut(e), cut(d)),
+            (Some(e), None) => cut(e),
+            (None, Some(d)) => cut(d),
+            (None, None) => "no error given".to_owned(),
+        }
     }
 
     /// The scopes of `scope`, split on spaces.
@@ -98,6 +117,7 @@ fn parse_one(s: &str, c: &mut Challenge) {
                 "resource_metadata" => Some(&mut c.resource_metadata),
                 "scope" => Some(&mut c.scope),
                 "error" => Some(&mut c.error),
+                "error_description" => Some(&mut c.error_description),
                 _ => None,
             };
             if let Some(slot) = slot {

@@ -22,6 +22,17 @@ pub struct ResourceMetadata {
     pub authorization_servers: Vec<String>,
     /// Its `scopes_supported`, when given.
     pub scopes_supported: Option<Vec<String>>,
+    /// Its `dpop_signing_alg_values_supported` (RFC 9449 §5.2 of RFC 9728).
+    pub dpop_algs: Vec<String>,
+    /// Its `dpop_bound_access_tokens_required`.
+    pub dpop_required: bool,
+}
+
+impl ResourceMetadata {
+    /// Whether the resource server says it takes DPoP-bound tokens.
+    pub fn speaks_dpop(&self) -> bool {
+        self.dpop_required || !self.dpop_algs.is_empty()
+    }
 }
 
 /// The authorization server metadata Maven uses.
@@ -49,6 +60,11 @@ pub struct ServerMetadata {
     pub iss_parameter_supported: bool,
     /// `dpop_signing_alg_values_supported` (RFC 9449).
     pub dpop_algs: Vec<String>,
+    /// An OpenID provider: its metadata came from an OpenID configuration location, lists
+    /// `consent` in `prompt_values_supported`, has `id_token_signing_alg_values_supported` or
+    /// the `openid` scope (then `offline_access` needs `prompt=consent`, OpenID Connect Core
+    /// §11).
+    pub openid: bool,
 }
 
 impl ServerMetadata {
@@ -67,9 +83,21 @@ pub struct Discovered {
     pub server: ServerMetadata,
     /// The challenge's `scope`, if any.
     pub challenge_scope: Option<Vec<String>>,
+    /// The challenge offered the `DPoP` scheme.
+    pub challenge_dpop: bool,
 }
 
 impl Discovered {
+    /// Whether the resource server takes DPoP-bound tokens: its metadata says so, or its
+    /// challenge offers the `DPoP` scheme.
+    pub fn resource_speaks_dpop(&self) -> bool {
+        self.challenge_dpop
+            || self
+                .resource
+                .as_ref()
+                .is_some_and(ResourceMetadata::speaks_dpop)
+    }
+
     /// The `resource` parameter: the metadata's resource, else the server URL.
     pub fn resource_indicator(&self, server_url: &str) -> String {
         self.resource
@@ -178,6 +206,11 @@ fn parse_resource(
         resource,
         authorization_servers,
         scopes_supported: strings(v, "scopes_supported"),
+        dpop_algs: strings(v, "dpop_signing_alg_values_supported").unwrap_or_default(),
+        dpop_required: v
+            .get("dpop_bound_access_tokens_required")
+            .and_then(|b| b.as_bool())
+            .unwrap_or(false),
     })
 }
 
@@ -263,6 +296,14 @@ fn parse_server(
             .and_then(|b| b.as_bool())
             .unwrap_or(false),
         dpop_algs: strings(v, "dpop_signing_alg_values_supported").unwrap_or_default(),
+        // An OpenID provider often serves its metadata at the RFC 8414 location too: what
+        // OpenID Connect Discovery requires of it (ID token algorithms, the `openid` scope)
+        // says it is one as well.
+        openid: url.contains("/.well-known/openid-configuration")
+            || strings(v, "prompt_values_supported")
+                .is_some_and(|p| p.iter().any(|x| x == "consent"))
+            || v.get("id_token_signing_alg_values_supported").is_some()
+            || strings(v, "scopes_supported").is_some_and(|p| p.iter().any(|x| x == "openid")),
     })
 }
 
@@ -333,6 +374,7 @@ async fn legacy_server(net: &Net, server_url: &str) -> Result<ServerMetadata, Au
         cimd_supported: false,
         iss_parameter_supported: false,
         dpop_algs: Vec::new(),
+        openid: false,
     })
 }
 
@@ -366,12 +408,14 @@ pub(crate) async fn discover(
             resource,
             server,
             challenge_scope: challenge.scope.as_ref().map(|_| challenge.scopes()),
+            challenge_dpop: challenge.offers_dpop(),
         })
     };
     tokio::time::timeout(DISCOVERY_DEADLINE, run)
         .await
         .map_err(|_| AuthError::Timeout {
             what: "discovery",
+            url: String::new(),
             secs: DISCOVERY_DEADLINE.as_secs(),
         })?
 }

@@ -9,10 +9,12 @@ pub enum AuthError {
     #[error("needs authorization")]
     NeedsAuthorization,
     /// webfetch refused or failed a request of the flow.
-    #[error("{what}: {reason}")]
+    #[error("{what}{}: {reason}", at(url))]
     Fetch {
         /// Which request (`protected resource metadata`, `token request`, …).
         what: &'static str,
+        /// Where (capped; empty when the step has no one URL).
+        url: String,
         /// The webfetch error, as text.
         reason: String,
     },
@@ -27,29 +29,53 @@ pub enum AuthError {
         reason: String,
     },
     /// A request of the flow was answered with a redirect (never followed).
-    #[error("{what}: the answer was a redirect (HTTP {status}), which is never followed")]
+    #[error(
+        "{what}{}: the answer was a redirect (HTTP {status}), which is never followed",
+        at(url)
+    )]
     Redirect {
         /// Which request.
         what: &'static str,
+        /// Where (capped).
+        url: String,
         /// The status.
         status: u16,
     },
     /// A body was larger than the flow accepts.
-    #[error("{what}: the body is larger than {cap} bytes")]
+    #[error("{what}{}: larger than {} KiB", at(url), cap / 1024)]
     TooLarge {
         /// Which request.
         what: &'static str,
+        /// Where (capped).
+        url: String,
         /// The cap.
         cap: usize,
     },
     /// A deadline passed.
-    #[error("{what}: no answer within {secs} s")]
+    #[error("{what}{}: no answer within {secs} s", at(url))]
     Timeout {
         /// Which step.
         what: &'static str,
+        /// Where (capped; empty for a step of several requests, the whole discovery).
+        url: String,
         /// The deadline, in seconds.
         secs: u64,
     },
+    /// The token is bound to a DPoP key but the server takes only Bearer tokens.
+    #[error("the authorization server {issuer} bound the token to a DPoP key, but the MCP server {server} refused it and offers only {schemes} ({reason}): set oauth.dpop to \"never\" for this server and connect again")]
+    DpopRefused {
+        /// The authorization server.
+        issuer: String,
+        /// The MCP server's URL.
+        server: String,
+        /// The schemes its challenge offered.
+        schemes: String,
+        /// Its `error` and `error_description`.
+        reason: String,
+    },
+    /// `oauth.dpop` is `required` and one end cannot do DPoP.
+    #[error("oauth.dpop is \"required\", but {0}")]
+    DpopUnavailable(String),
     /// A document or answer is not what the specification requires.
     #[error("{what}: {reason}")]
     Malformed {
@@ -158,6 +184,15 @@ pub enum AuthError {
     /// No one to show the authorization page to (the daemon's dial path).
     #[error("no user agent to authorize with")]
     NoUserAgent,
+}
+
+/// ` at URL`, or nothing when there is no URL.
+fn at(url: &str) -> String {
+    if url.is_empty() {
+        String::new()
+    } else {
+        format!(" at {url}")
+    }
 }
 
 /// At most this many characters of a server-supplied string in an error.

@@ -14,6 +14,12 @@
 //! `maven mcp login NAME`; the conformance client has a headless one. Credentials are kept
 //! per (server, issuer) by a [`CredentialStore`]: never reused with another authorization
 //! server.
+//!
+//! No lock is held across a request to the network: what the status reads
+//! ([`OAuth::status_now`], [`OAuth::needs_authorization`]) answers at once, whatever an
+//! authorization server is doing. DPoP binds tokens only where both ends speak it
+//! ([`DpopMode`]); a token is refreshed in the last tenth of its lifetime
+//! ([`refresh_margin`]).
 
 mod challenge;
 mod discovery;
@@ -50,8 +56,6 @@ pub const MAX_STEP_UPS: u32 = 2;
 const MAX_TOKEN: usize = 16 * 1024;
 /// Longest `expires_in` accepted: a year.
 const MAX_EXPIRES_IN: u64 = 365 * 24 * 3600;
-/// A token this close to its expiry is refreshed before it is sent.
-const EXPIRY_MARGIN: u64 = 30;
 
 /// Opens an authorization URL for the owner and returns the callback URL the authorization
 /// server redirected to (with `code`, `state`, `iss`).
@@ -145,6 +149,41 @@ impl std::fmt::Debug for Pending {
     }
 }
 
+/// When tokens are bound to a DPoP key (the block's `oauth.dpop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DpopMode {
+    /// When the authorization server offers DPoP with ES256 and the resource server takes
+    /// DPoP-bound tokens (its protected resource metadata or its challenge says so); else
+    /// Bearer.
+    #[default]
+    Auto,
+    /// Never: Bearer tokens.
+    Never,
+    /// Always: a server one of whose ends cannot is refused before anything is shown.
+    Required,
+}
+
+impl DpopMode {
+    /// The mode's word in the configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DpopMode::Auto => "auto",
+            DpopMode::Never => "never",
+            DpopMode::Required => "required",
+        }
+    }
+}
+
+/// How long before its expiry a token is refreshed: a tenth of its lifetime, between 5 s and
+/// 5 minutes, and never more than half of it (so never right after the code is redeemed);
+/// 30 s when the lifetime was not said.
+pub fn refresh_margin(lifetime: Option<u64>) -> u64 {
+    match lifetime {
+        Some(l) => (l / 10).clamp(5, 300).min(l / 2),
+        None => 30,
+    }
+}
+
 #[derive(Default)]
 struct State {
     /// Whether the kept credentials were read.
@@ -158,9 +197,12 @@ struct State {
     rs_nonce: Option<String>,
     /// The last discovery and its outcome (for `maven mcp inspect`).
     discovered: Option<Result<Discovered, AuthError>>,
-    /// The last challenge seen.
+    /// The last 401 challenge seen.
     challenge: Option<Challenge>,
     dpop: Option<Arc<DpopKey>>,
+    /// Why the kept authorization stopped being usable (a refused refresh, a refused token,
+    /// a logout): the status says it until the owner authorizes again.
+    lost: Option<String>,
 }
 
 /// Per request: what the authorization has already done for it.
@@ -170,15 +212,25 @@ pub(crate) struct Round {
     authorized: u32,
     step_ups: u32,
     nonce_retries: u32,
+    /// The access token the last attempt carried.
+    sent: Option<String>,
 }
 
 /// The authorization of one server.
+///
+/// Nothing here holds a lock across a request to the network: the state is behind a mutex
+/// taken only for moments (the status reads it and never waits), and the steps that change the
+/// credentials of this server (a refresh, the code redeemed, a logout) take `flow` one at a
+/// time, which only those steps and this server's own requests wait for.
 pub struct OAuth {
     config: OAuthConfig,
     net: Net,
     store: Arc<dyn CredentialStore>,
     agent: Option<Arc<dyn UserAgent>>,
-    state: tokio::sync::Mutex<State>,
+    dpop_mode: DpopMode,
+    read_only: bool,
+    state: std::sync::Mutex<State>,
+    flow: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for OAuth {
@@ -233,6 +285,27 @@ fn origin(url: &str) -> Option<String> {
         .map(|u| u.origin().ascii_serialization())
 }
 
+/// Whether a token with a refresh token is due for one.
+fn due(t: &Tokens) -> bool {
+    t.refresh_token.is_some()
+        && t.expires_at
+            .is_some_and(|e| e <= now().saturating_add(refresh_margin(t.lifetime)))
+}
+
+/// Whether a token expired and cannot be refreshed.
+fn dead(t: &Tokens) -> bool {
+    t.refresh_token.is_none() && t.expires_at.is_some_and(|e| e <= now())
+}
+
+/// Whether a failure of a token request means the grant is gone (the authorization server
+/// answered, and refused), rather than that it could not be reached.
+fn refused_by_server(e: &AuthError) -> bool {
+    matches!(
+        e,
+        AuthError::Refused { .. } | AuthError::BadToken(_) | AuthError::Malformed { .. }
+    )
+}
+
 const TOKEN: &str = "token request";
 const REGISTER: &str = "client registration";
 const REFRESH: &str = "token refresh";
@@ -246,7 +319,6 @@ impl OAuth {
         fetcher: webfetch::Fetcher,
         store: Arc<dyn CredentialStore>,
     ) -> OAuth {
-        let state = State::default();
         OAuth {
             config,
             net: Net {
@@ -255,7 +327,10 @@ impl OAuth {
             },
             store,
             agent: None,
-            state: tokio::sync::Mutex::new(state),
+            dpop_mode: DpopMode::Auto,
+            read_only: false,
+            state: std::sync::Mutex::new(State::default()),
+            flow: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -272,12 +347,31 @@ impl OAuth {
         self
     }
 
-    /// The state, with the kept credentials read on first use: those with tokens, if any,
-    /// are the ones in use.
-    async fn lock(&self) -> Result<tokio::sync::MutexGuard<'_, State>, AuthError> {
-        let mut st = self.state.lock().await;
+    /// When tokens are bound to a DPoP key (default [`DpopMode::Auto`]).
+    pub fn with_dpop(mut self, mode: DpopMode) -> OAuth {
+        self.dpop_mode = mode;
+        self
+    }
+
+    /// Only read and send the kept credentials: never refresh, forget or write them (`maven
+    /// mcp inspect`, which must not rotate the tokens the daemon owns).
+    pub fn read_only(mut self) -> OAuth {
+        self.read_only = true;
+        self
+    }
+
+    fn st(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Read the kept credentials, once: those with tokens, if any, are the ones in use.
+    pub async fn load(&self) -> Result<(), AuthError> {
+        if self.st().loaded {
+            return Ok(());
+        }
+        let rows = self.store.load(&self.config.server).await?;
+        let mut st = self.st();
         if !st.loaded {
-            let rows = self.store.load(&self.config.server).await?;
             st.current = rows.into_iter().find(|c| c.tokens.is_some());
             st.dpop = st
                 .current
@@ -287,13 +381,13 @@ impl OAuth {
                 .map(Arc::new);
             st.loaded = true;
         }
-        Ok(st)
+        Ok(())
     }
 
     /// Read the kept credentials again at next use (another process authorized or forgot
     /// them).
     pub async fn reload(&self) {
-        let mut st = self.state.lock().await;
+        let mut st = self.st();
         st.loaded = false;
         st.current = None;
         st.dpop = None;
@@ -304,36 +398,64 @@ impl OAuth {
         &self.config.server
     }
 
-    /// What the owner sees.
-    pub async fn status(&self) -> AuthStatus {
-        let Ok(st) = self.lock().await else {
-            return AuthStatus::NeedsAuthorization;
-        };
+    /// What the owner sees, as it is now: no request, no store, no wait (the credentials
+    /// must have been read with [`OAuth::load`]). A token that expired without a refresh
+    /// token is no authorization.
+    pub fn status_now(&self) -> AuthStatus {
+        let st = self.st();
         match st
             .current
             .as_ref()
             .and_then(|c| c.tokens.as_ref().map(|t| (c, t)))
         {
-            Some((c, t)) => AuthStatus::Authorized {
+            Some((c, t)) if !dead(t) => AuthStatus::Authorized {
                 issuer: c.issuer.clone(),
                 scopes: t.scopes.clone(),
                 expires_at: t.expires_at,
                 refresh: t.refresh_token.is_some(),
             },
-            None => AuthStatus::NeedsAuthorization,
+            _ => AuthStatus::NeedsAuthorization,
         }
     }
 
-    /// The last discovery and its outcome, if one ran (a 401 runs one even where nothing may
-    /// authorize: `maven mcp inspect` prints it).
+    /// What the owner sees (the kept credentials read first if they were not).
+    pub async fn status(&self) -> AuthStatus {
+        let _ = self.load().await;
+        self.status_now()
+    }
+
+    /// Why this server needs the owner's authorization now, or `None` when it has a usable
+    /// authorization or never asked for one: the token expired without a refresh token, a
+    /// refresh or the token was refused, the credentials were forgotten, or the server
+    /// challenged and nothing was authorized. Never waits.
+    pub fn needs_authorization(&self) -> Option<String> {
+        let st = self.st();
+        if let Some(t) = st.current.as_ref().and_then(|c| c.tokens.as_ref()) {
+            if dead(t) {
+                return Some(
+                    "the access token expired and the authorization server gave no refresh token"
+                        .to_owned(),
+                );
+            }
+            return None;
+        }
+        if let Some(l) = &st.lost {
+            return Some(l.clone());
+        }
+        st.challenge
+            .as_ref()
+            .map(|_| "the server asks for authorization".to_owned())
+    }
+
+    /// The last discovery and its outcome, if one ran (`maven mcp inspect` prints it).
     pub async fn last_discovery(&self) -> Option<Result<Discovered, AuthError>> {
-        self.state.lock().await.discovered.clone()
+        self.st().discovered.clone()
     }
 
     /// Run discovery from a challenge (never the authorization).
     pub async fn discover(&self, challenge: &Challenge) -> Result<Discovered, AuthError> {
         let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
-        let mut st = self.state.lock().await;
+        let mut st = self.st();
         st.discovered = Some(d.clone());
         st.challenge = Some(challenge.clone());
         d
@@ -341,20 +463,22 @@ impl OAuth {
 
     /// The last challenge the server sent, if any.
     pub async fn last_challenge(&self) -> Option<Challenge> {
-        self.state.lock().await.challenge.clone()
+        self.st().challenge.clone()
     }
 
     /// Authorize now through the user agent (discovery, registration, the owner's consent,
     /// the code redeemed).
     pub async fn authorize(&self, challenge: &Challenge) -> Result<(), AuthError> {
-        let mut st = self.lock().await?;
-        self.authorize_locked(&mut st, challenge, None).await
+        self.load().await?;
+        self.authorize_with(challenge, None).await
     }
 
-    /// Refresh the tokens now. A failure forgets them (needs authorization).
+    /// Refresh the tokens now. A refusal by the authorization server forgets them (needs
+    /// authorization).
     pub async fn refresh_now(&self) -> Result<(), AuthError> {
-        let mut st = self.lock().await?;
-        self.refresh(&mut st).await
+        self.load().await?;
+        let _flow = self.flow.lock().await;
+        self.refresh().await
     }
 
     fn canonical(&self, url: &str) -> String {
@@ -374,36 +498,44 @@ impl OAuth {
         origin(&canonical).is_some() && origin(&canonical) == origin(&self.config.resource_url)
     }
 
+    fn tokens(&self) -> Option<Tokens> {
+        self.st().current.as_ref().and_then(|c| c.tokens.clone())
+    }
+
     /// The `Authorization` (and `DPoP`) headers of a request to `url`: none for another
-    /// origin or without a token. A token near its expiry is refreshed first.
+    /// origin or without a token. A token due for a refresh is refreshed first (one refresh
+    /// for all the requests that find it due).
     pub(crate) async fn headers_for(
         &self,
         method: &str,
         url: &str,
+        round: &mut Round,
     ) -> Result<HeaderMap, AuthError> {
         let mut out = HeaderMap::new();
+        round.sent = None;
         if !self.for_server_origin(url) {
             return Ok(out);
         }
-        let mut st = self.lock().await?;
-        let expiring = st
-            .current
-            .as_ref()
-            .and_then(|c| c.tokens.as_ref())
-            .is_some_and(|t| {
-                t.refresh_token.is_some()
-                    && t.expires_at.is_some_and(|e| e <= now() + EXPIRY_MARGIN)
-            });
-        if expiring {
-            // A failed refresh leaves no token: the request goes without, and its 401 says
-            // what happens next.
-            let _ = self.refresh(&mut st).await;
+        self.load().await?;
+        if !self.read_only && self.tokens().is_some_and(|t| due(&t)) {
+            let _flow = self.flow.lock().await;
+            // Another request may have refreshed it while this one waited.
+            if self.tokens().is_some_and(|t| due(&t)) {
+                // A refused refresh leaves no token: the request goes without, and its 401
+                // says what happens next.
+                let _ = self.refresh().await;
+            }
         }
-        let Some(t) = st.current.as_ref().and_then(|c| c.tokens.clone()) else {
-            return Ok(out);
+        let (t, key, nonce) = {
+            let st = self.st();
+            let Some(t) = st.current.as_ref().and_then(|c| c.tokens.clone()) else {
+                return Ok(out);
+            };
+            (t, st.dpop.clone(), st.rs_nonce.clone())
         };
+        round.sent = Some(t.access_token.clone());
         if t.token_type.eq_ignore_ascii_case("dpop") {
-            let key = st.dpop.clone().ok_or(AuthError::NeedsAuthorization)?;
+            let key = key.ok_or(AuthError::NeedsAuthorization)?;
             out.insert(
                 header::AUTHORIZATION,
                 sensitive(&format!("DPoP {}", t.access_token))?,
@@ -412,7 +544,7 @@ impl OAuth {
                 method,
                 &self.canonical(url),
                 Some(&t.access_token),
-                st.rs_nonce.as_deref(),
+                nonce.as_deref(),
             )?;
             out.insert(HeaderName::from_static("dpop"), sensitive(&proof)?);
         } else {
@@ -441,9 +573,8 @@ impl OAuth {
             .get("dpop-nonce")
             .and_then(|v| v.to_str().ok())
             .map(cut);
-        let mut st = self.lock().await?;
         if let Some(n) = &nonce {
-            st.rs_nonce = Some(n.clone());
+            self.st().rs_nonce = Some(n.clone());
         }
         if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
             return Ok(false);
@@ -461,19 +592,23 @@ impl OAuth {
             }
             return Ok(false);
         }
+        let server = &self.config.server;
         if status == StatusCode::FORBIDDEN {
             if challenge.error.as_deref() != Some("insufficient_scope") {
                 return Ok(false);
             }
             let wanted = challenge.scopes();
-            let had = union(
-                &st.requested,
-                st.current
+            let had = {
+                let st = self.st();
+                let granted = st
+                    .current
                     .as_ref()
                     .and_then(|c| c.tokens.as_ref())
-                    .map(|t| t.scopes.as_slice())
-                    .unwrap_or(&[]),
-            );
+                    .map(|t| t.scopes.clone())
+                    .unwrap_or_default();
+                union(&st.requested, &granted)
+            };
+            tracing::info!(server = %server, scope = %cut(challenge.scope.as_deref().unwrap_or("")), reason = %challenge.reason(), "the server asks for a wider scope");
             if !wanted.is_empty() && wanted.iter().all(|s| had.contains(s)) {
                 return Err(AuthError::ScopeLoop {
                     scope: cut(challenge.scope.as_deref().unwrap_or("")),
@@ -485,17 +620,59 @@ impl OAuth {
                 });
             }
             round.step_ups += 1;
-            let scopes = union(&st.requested, &wanted);
-            self.authorize_locked(&mut st, &challenge, Some(scopes))
-                .await?;
+            // What was asked or granted before, and what is asked now (a daemon that restarted
+            // has asked nothing yet: the kept token's scopes count).
+            let scopes = union(&had, &wanted);
+            if self.agent.is_none() {
+                // The owner authorizes the wider scope (Connect, `maven mcp login`): the kept
+                // challenge asks for all of it.
+                let mut wider = challenge.clone();
+                wider.scope = Some(scopes.join(" "));
+                self.st().challenge = Some(wider);
+                return Err(AuthError::NeedsAuthorization);
+            }
+            self.authorize_with(&challenge, Some(scopes)).await?;
             return Ok(true);
         }
         // 401.
-        st.challenge = Some(challenge.clone());
-        let had_token = st.current.as_ref().is_some_and(|c| c.tokens.is_some());
-        if had_token && !round.refreshed && round.authorized == 0 {
+        let current = {
+            let mut st = self.st();
+            st.challenge = Some(challenge.clone());
+            st.current
+                .as_ref()
+                .and_then(|c| c.tokens.as_ref().map(|t| (c.issuer.clone(), t.clone())))
+        };
+        if let Some((issuer, t)) = &current {
+            if t.token_type.eq_ignore_ascii_case("dpop")
+                && !challenge.schemes.is_empty()
+                && !challenge.offers_dpop()
+            {
+                // Refreshing would only bind the next token to the same key: an error that
+                // names both ends, never a loop.
+                let e = AuthError::DpopRefused {
+                    issuer: cut(issuer),
+                    server: cut(&self.config.resource_url),
+                    schemes: challenge.schemes.join(", "),
+                    reason: challenge.reason(),
+                };
+                tracing::warn!(server = %server, error = %e, "the server refused the DPoP-bound token");
+                if !self.read_only {
+                    let _flow = self.flow.lock().await;
+                    self.drop_tokens(e.to_string()).await;
+                }
+                return Err(e);
+            }
+        }
+        if current.is_some() && !round.refreshed && round.authorized == 0 && !self.read_only {
             round.refreshed = true;
-            if self.refresh(&mut st).await.is_ok() {
+            tracing::info!(server = %server, reason = %challenge.reason(), "the server refused the access token; refreshing it");
+            let _flow = self.flow.lock().await;
+            let now_token = self.tokens().map(|t| t.access_token);
+            // Refreshed by another request meanwhile: send again with the new token.
+            if now_token.is_some() && now_token != round.sent {
+                return Ok(true);
+            }
+            if now_token.is_some() && self.refresh().await.is_ok() {
                 return Ok(true);
             }
         }
@@ -504,62 +681,89 @@ impl OAuth {
         }
         // The token (if any) is not accepted: it is dropped, so the server is "needs
         // authorization" until it is authorized again.
-        self.drop_tokens(&mut st).await;
+        if !self.read_only && self.tokens().is_some() {
+            tracing::warn!(server = %server, reason = %challenge.reason(), "the server refused the access token; it needs authorization");
+            let _flow = self.flow.lock().await;
+            self.drop_tokens(format!(
+                "the server refused the access token: {}",
+                challenge.reason()
+            ))
+            .await;
+        }
         if self.agent.is_none() {
-            // Discovery only, for `inspect` and the status; never an authorization.
-            st.discovered =
-                Some(discovery::discover(&self.net, &self.config.resource_url, &challenge).await);
+            // No discovery here: the daemon's dial ends at once, and discovery runs where the
+            // owner asks for it (Connect, `maven mcp login`, `maven mcp inspect`).
             return Err(AuthError::NeedsAuthorization);
         }
         round.authorized += 1;
-        self.authorize_locked(&mut st, &challenge, None).await?;
+        self.authorize_with(&challenge, None).await?;
         Ok(true)
     }
 
-    async fn drop_tokens(&self, st: &mut State) {
-        if let Some(c) = st.current.as_mut() {
-            if c.tokens.take().is_some() {
-                let _ = self.store.save(&self.config.server, c).await;
+    /// Forget the tokens in use (the registration is kept), saying why. The caller holds
+    /// `flow`.
+    async fn drop_tokens(&self, why: String) {
+        let kept = {
+            let mut st = self.st();
+            st.lost = Some(why);
+            match st.current.as_mut() {
+                Some(c) => c.tokens.take().map(|_| c.clone()),
+                None => None,
             }
+        };
+        if let (Some(c), false) = (kept, self.read_only) {
+            let _ = self.store.save(&self.config.server, &c).await;
         }
     }
 
-    async fn authorize_locked(
+    async fn authorize_with(
         &self,
-        st: &mut State,
         challenge: &Challenge,
         scopes: Option<Vec<String>>,
     ) -> Result<(), AuthError> {
         let agent = self.agent.clone().ok_or(AuthError::NoUserAgent)?;
-        let pending = self.begin_locked(st, challenge, scopes).await?;
+        let pending = self.begin_with(challenge, scopes).await?;
         let callback = agent.authorize(pending.url.clone()).await?;
-        self.complete_locked(st, pending, &callback).await
+        self.complete(pending, &callback).await
     }
 
     /// Begin an authorization: discovery, registration (reused for the same issuer), the
     /// authorization URL with PKCE S256, `state`, `resource` and the scopes.
     pub async fn begin(&self, challenge: &Challenge) -> Result<Pending, AuthError> {
-        let mut st = self.lock().await?;
-        self.begin_locked(&mut st, challenge, None).await
+        self.begin_with(challenge, None).await
     }
 
-    /// Complete an authorization with the callback URL the authorization server redirected
-    /// to: `state` checked, `iss` checked against the recorded issuer, then the code
-    /// redeemed and the tokens kept.
-    pub async fn complete(&self, pending: Pending, callback: &str) -> Result<(), AuthError> {
-        let mut st = self.lock().await?;
-        self.complete_locked(&mut st, pending, callback).await
+    /// Whether the tokens of this authorization are bound to a DPoP key.
+    fn uses_dpop(&self, d: &Discovered) -> bool {
+        match self.dpop_mode {
+            DpopMode::Never => false,
+            DpopMode::Auto => d.server.dpop_es256() && d.resource_speaks_dpop(),
+            DpopMode::Required => d.server.dpop_es256(),
+        }
     }
 
-    async fn begin_locked(
+    async fn begin_with(
         &self,
-        st: &mut State,
         challenge: &Challenge,
         scopes: Option<Vec<String>>,
     ) -> Result<Pending, AuthError> {
         let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
-        st.discovered = Some(d.clone());
+        self.st().discovered = Some(d.clone());
         let d = d?;
+        if self.dpop_mode == DpopMode::Required {
+            if !d.server.dpop_es256() {
+                return Err(AuthError::DpopUnavailable(format!(
+                    "the authorization server {} does not offer DPoP with ES256",
+                    cut(&d.server.issuer)
+                )));
+            }
+            if !d.resource_speaks_dpop() {
+                return Err(AuthError::DpopUnavailable(format!(
+                    "the MCP server {} does not say it takes DPoP-bound tokens (neither its protected resource metadata nor its challenge)",
+                    cut(&self.config.resource_url)
+                )));
+            }
+        }
         let resource = d.resource_indicator(&self.config.resource_url);
         let issuer = d.server.issuer.clone();
         // Credentials are bound to their issuer: another issuer means another registration.
@@ -570,7 +774,18 @@ impl OAuth {
             .into_iter()
             .find(|c| c.issuer == issuer);
         let registration = match known {
-            Some(c) if c.registration.redirect_uri == self.config.redirect_uri => c.registration,
+            // Reused while it is the one configured (the same redirect URI, and the same
+            // pre-registered client, if one is).
+            Some(c)
+                if c.registration.redirect_uri == self.config.redirect_uri
+                    && self
+                        .config
+                        .client_id
+                        .as_ref()
+                        .is_none_or(|id| *id == c.registration.client_id) =>
+            {
+                c.registration
+            }
             _ => self.register(&d.server).await?,
         };
         let mut scopes = match scopes {
@@ -591,6 +806,9 @@ impl OAuth {
         {
             scopes.push("offline_access".to_owned());
         }
+        // OpenID Connect Core §11: an OpenID provider grants offline_access only with
+        // prompt=consent (else it must drop it, and no refresh token comes).
+        let consent = d.server.openid && scopes.iter().any(|s| s == "offline_access");
         let verifier = random_b64(32);
         let code_challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         let state = random_b64(16);
@@ -612,8 +830,11 @@ impl OAuth {
             if !scopes.is_empty() {
                 q.append_pair("scope", &scopes.join(" "));
             }
+            if consent {
+                q.append_pair("prompt", "consent");
+            }
         }
-        st.requested = scopes.clone();
+        self.st().requested = scopes.clone();
         Ok(Pending {
             url: url.to_string(),
             state,
@@ -625,12 +846,11 @@ impl OAuth {
         })
     }
 
-    async fn complete_locked(
-        &self,
-        st: &mut State,
-        pending: Pending,
-        callback: &str,
-    ) -> Result<(), AuthError> {
+    /// Complete an authorization with the callback URL the authorization server redirected
+    /// to: `state` checked, `iss` checked against the recorded issuer, then the code
+    /// redeemed and the tokens kept.
+    pub async fn complete(&self, pending: Pending, callback: &str) -> Result<(), AuthError> {
+        self.load().await?;
         let cb = url::Url::parse(callback).map_err(|e| AuthError::Malformed {
             what: "callback",
             reason: e.to_string(),
@@ -662,12 +882,15 @@ impl OAuth {
             _ => {}
         }
         if let Some(e) = param("error") {
-            return Err(AuthError::Declined { error: cut(&e) });
+            let e = AuthError::Declined { error: cut(&e) };
+            tracing::warn!(server = %self.config.server, issuer = %cut(&server.issuer), error = %e, "the authorization was declined");
+            return Err(e);
         }
         let code = param("code").ok_or_else(|| AuthError::Malformed {
             what: "callback",
             reason: "no code".to_owned(),
         })?;
+        let _flow = self.flow.lock().await;
         let reg = &pending.registration;
         let mut body = vec![
             ("grant_type", "authorization_code"),
@@ -676,9 +899,10 @@ impl OAuth {
             ("code_verifier", pending.verifier.as_str()),
             ("resource", pending.resource.as_str()),
         ];
-        let dpop = if server.dpop_es256() {
-            Some(match &st.dpop {
-                Some(k) => k.clone(),
+        let dpop = if self.uses_dpop(&pending.discovered) {
+            let kept = self.st().dpop.clone();
+            Some(match kept {
+                Some(k) => k,
                 None => Arc::new(DpopKey::generate()?),
             })
         } else {
@@ -688,15 +912,25 @@ impl OAuth {
         body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
         let answer = self
             .token_request(
-                st,
                 TOKEN,
                 &server.token_endpoint,
                 &body,
                 extra,
                 dpop.as_deref(),
             )
-            .await?;
+            .await
+            .inspect_err(|e| {
+                tracing::warn!(server = %self.config.server, issuer = %cut(&server.issuer), error = %e, "the code was not redeemed");
+            })?;
         let tokens = parse_tokens(&answer, &pending.scopes, None, dpop.is_some())?;
+        if tokens.refresh_token.is_none() {
+            tracing::warn!(
+                server = %self.config.server,
+                issuer = %cut(&server.issuer),
+                expires_at = ?tokens.expires_at,
+                "the authorization server gave no refresh token: the owner is asked to authorize again when the access token expires"
+            );
+        }
         let creds = Credentials {
             issuer: server.issuer.clone(),
             token_endpoint: server.token_endpoint.clone(),
@@ -706,9 +940,13 @@ impl OAuth {
             tokens: Some(tokens),
             dpop_key: dpop.as_ref().map(|k| k.pkcs8().to_vec()),
         };
-        self.store.save(&self.config.server, &creds).await?;
+        if !self.read_only {
+            self.store.save(&self.config.server, &creds).await?;
+        }
+        let mut st = self.st();
         st.dpop = dpop;
         st.current = Some(creds);
+        st.lost = None;
         Ok(())
     }
 
@@ -716,7 +954,6 @@ impl OAuth {
     /// AS's nonce on `use_dpop_nonce`). A non-2xx answer is its OAuth error.
     async fn token_request(
         &self,
-        st: &mut State,
         what: &'static str,
         endpoint: &str,
         body: &[(&str, &str)],
@@ -729,7 +966,8 @@ impl OAuth {
             tries += 1;
             let mut h = extra.clone();
             if let Some(key) = dpop {
-                let proof = key.proof("POST", endpoint, None, st.as_nonce.as_deref())?;
+                let nonce = self.st().as_nonce.clone();
+                let proof = key.proof("POST", endpoint, None, nonce.as_deref())?;
                 h.insert(HeaderName::from_static("dpop"), sensitive(&proof)?);
             }
             let a = self
@@ -737,7 +975,7 @@ impl OAuth {
                 .post(what, endpoint, encoded.clone(), false, h)
                 .await?;
             if let Some(n) = a.headers.get("dpop-nonce").and_then(|v| v.to_str().ok()) {
-                st.as_nonce = Some(cut(n));
+                self.st().as_nonce = Some(cut(n));
             }
             if a.status.is_success() {
                 return a.json(what);
@@ -752,11 +990,23 @@ impl OAuth {
         }
     }
 
-    /// Refresh the tokens in use; the new refresh token (rotation) replaces the old. A failure
-    /// forgets the tokens: the server needs authorization, and nothing retries by itself.
-    async fn refresh(&self, st: &mut State) -> Result<(), AuthError> {
-        let Some(creds) = st.current.clone() else {
-            return Err(AuthError::NeedsAuthorization);
+    /// Refresh the tokens in use; the new refresh token (rotation) replaces the old. A refusal
+    /// by the authorization server forgets the tokens: the server needs authorization, and
+    /// nothing retries by itself; a server that could not be reached leaves them for the next
+    /// request. The caller holds `flow`.
+    async fn refresh(&self) -> Result<(), AuthError> {
+        let (creds, dpop) = {
+            let st = self.st();
+            let Some(creds) = st.current.clone() else {
+                return Err(AuthError::NeedsAuthorization);
+            };
+            let dpop = st.dpop.clone().filter(|_| {
+                creds
+                    .tokens
+                    .as_ref()
+                    .is_some_and(|t| t.token_type.eq_ignore_ascii_case("dpop"))
+            });
+            (creds, dpop)
         };
         let Some(old) = creds.tokens.clone() else {
             return Err(AuthError::NeedsAuthorization);
@@ -771,15 +1021,10 @@ impl OAuth {
         ];
         let (extra, auth_body) = client_auth(&creds.registration)?;
         body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
-        let dpop = st
-            .dpop
-            .clone()
-            .filter(|_| old.token_type.eq_ignore_ascii_case("dpop"));
         let result = async {
             self.net.check(REFRESH, &creds.token_endpoint)?;
             let v = self
                 .token_request(
-                    st,
                     REFRESH,
                     &creds.token_endpoint,
                     &body,
@@ -794,12 +1039,23 @@ impl OAuth {
             Ok(tokens) => {
                 let mut next = creds;
                 next.tokens = Some(tokens);
-                self.store.save(&self.config.server, &next).await?;
+                if !self.read_only {
+                    self.store.save(&self.config.server, &next).await?;
+                }
+                tracing::debug!(server = %self.config.server, "tokens refreshed");
+                let mut st = self.st();
                 st.current = Some(next);
+                st.lost = None;
                 Ok(())
             }
+            Err(e) if refused_by_server(&e) => {
+                tracing::warn!(server = %self.config.server, issuer = %cut(&creds.issuer), error = %e, "token refresh refused; the server needs authorization");
+                self.drop_tokens(format!("token refresh refused: {e}"))
+                    .await;
+                Err(e)
+            }
             Err(e) => {
-                self.drop_tokens(st).await;
+                tracing::warn!(server = %self.config.server, issuer = %cut(&creds.issuer), error = %e, "token refresh failed; the tokens are kept for the next try");
                 Err(e)
             }
         }
@@ -850,10 +1106,18 @@ impl OAuth {
             });
         };
         let supported = &server.token_endpoint_auth_methods;
-        let wanted = ["none", "client_secret_basic", "client_secret_post"]
-            .into_iter()
-            .find(|m| supported.iter().any(|s| s == m))
-            .unwrap_or("none");
+        // A public client (PKCE) where the server takes one; else a secret, the way the server
+        // prefers.
+        let wanted = if supported.iter().any(|m| m == "none") {
+            "none".to_owned()
+        } else if supported
+            .iter()
+            .any(|m| m == "client_secret_basic" || m == "client_secret_post")
+        {
+            secret_method(supported)
+        } else {
+            "none".to_owned()
+        };
         let request = serde_json::json!({
             "client_name": self.config.client_name,
             "redirect_uris": [redirect_uri],
@@ -873,7 +1137,9 @@ impl OAuth {
             )
             .await?;
         if !a.status.is_success() {
-            return Err(a.oauth_error(REGISTER));
+            let e = a.oauth_error(REGISTER);
+            tracing::warn!(server = %self.config.server, issuer = %cut(&server.issuer), error = %e, "client registration refused");
+            return Err(e);
         }
         let v = a.json(REGISTER)?;
         let client_id = v
@@ -914,10 +1180,18 @@ impl OAuth {
     }
 
     /// Forget this server's credentials, revoking the tokens first where the authorization
-    /// server offers revocation (best effort: a failure there still forgets).
+    /// server offers revocation (best effort: a failure there still forgets, and is logged).
     pub async fn logout(&self) -> Result<(), AuthError> {
-        let mut st = self.lock().await?;
-        if let Some(c) = st.current.take() {
+        let _ = self.load().await;
+        let _flow = self.flow.lock().await;
+        let taken = {
+            let mut st = self.st();
+            st.dpop = None;
+            st.requested.clear();
+            st.lost = Some("the credentials were forgotten by a logout".to_owned());
+            st.current.take()
+        };
+        if let Some(c) = taken {
             if let (Some(endpoint), Some(t)) = (&c.revocation_endpoint, &c.tokens) {
                 let (extra, auth_body) = client_auth(&c.registration)?;
                 for (token, hint) in [
@@ -927,29 +1201,51 @@ impl OAuth {
                     let Some(token) = token else { continue };
                     let mut body = vec![("token", token), ("token_type_hint", hint)];
                     body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
-                    let _ = self
+                    let answer = self
                         .net
                         .post(REVOKE, endpoint, form(&body), false, extra.clone())
                         .await;
+                    let failed = match answer {
+                        Ok(a) if a.status.is_success() => None,
+                        Ok(a) => Some(a.oauth_error(REVOKE)),
+                        Err(e) => Some(e),
+                    };
+                    match failed {
+                        None => {
+                            tracing::info!(server = %self.config.server, %hint, "token revoked")
+                        }
+                        // RFC 7009 §2.2.1: the server does not revoke tokens of this kind (a
+                        // self-contained JWT access token, which the refresh token's revocation
+                        // ends with its grant).
+                        Some(AuthError::Refused { error, .. })
+                            if error == "unsupported_token_type" =>
+                        {
+                            tracing::info!(server = %self.config.server, %hint, "the authorization server does not revoke this kind of token (unsupported_token_type)")
+                        }
+                        Some(e) => {
+                            tracing::warn!(server = %self.config.server, %hint, error = %e, "token revocation failed; the token is forgotten anyway")
+                        }
+                    }
                 }
             }
         }
-        st.dpop = None;
-        st.requested.clear();
+        if self.read_only {
+            return Ok(());
+        }
         self.store.forget(&self.config.server).await
     }
 }
 
-/// `client_secret_basic` if the AS takes it (the default of RFC 8414), else
-/// `client_secret_post` if it takes that.
+/// How a client with a secret authenticates: the first of `client_secret_basic` and
+/// `client_secret_post` in the authorization server's own list (its preference: a server may
+/// take one of them fully and the other only at some endpoints), `client_secret_basic` (the
+/// default of RFC 8414) when it lists neither.
 fn secret_method(supported: &[String]) -> String {
-    if supported.iter().any(|m| m == "client_secret_basic")
-        || !supported.iter().any(|m| m == "client_secret_post")
-    {
-        "client_secret_basic".to_owned()
-    } else {
-        "client_secret_post".to_owned()
-    }
+    supported
+        .iter()
+        .find(|m| *m == "client_secret_basic" || *m == "client_secret_post")
+        .cloned()
+        .unwrap_or_else(|| "client_secret_basic".to_owned())
 }
 
 /// The client authentication of a token request: headers and body parameters.
@@ -968,6 +1264,9 @@ fn client_auth(reg: &Registration) -> Result<ClientAuth, AuthError> {
                 header::AUTHORIZATION,
                 sensitive(&format!("Basic {}", STANDARD.encode(pair)))?,
             );
+            // RFC 6749 §3.2.1 lets a client name itself in the body too, and some servers
+            // (the Python SDK's) look for it only there.
+            body.push(("client_id", reg.client_id.clone()));
         }
         ("client_secret_post", Some(secret)) => {
             body.push(("client_id", reg.client_id.clone()));
@@ -1010,16 +1309,15 @@ fn parse_tokens(
     } else {
         return Err(bad(format!("unknown token_type {:?}", cut(token_type))));
     };
-    let expires_at = match v.get("expires_in") {
+    let lifetime = match v.get("expires_in") {
         None | Some(serde_json::Value::Null) => None,
-        Some(e) => {
-            let secs = e
-                .as_u64()
+        Some(e) => Some(
+            e.as_u64()
                 .filter(|s| *s <= MAX_EXPIRES_IN)
-                .ok_or_else(|| bad(format!("absurd expires_in {}", cut(&e.to_string()))))?;
-            Some(now().saturating_add(secs))
-        }
+                .ok_or_else(|| bad(format!("absurd expires_in {}", cut(&e.to_string()))))?,
+        ),
     };
+    let expires_at = lifetime.map(|secs| now().saturating_add(secs));
     let refresh_token = match v.get("refresh_token").and_then(|s| s.as_str()) {
         Some(r) if !r.is_empty() && r.len() <= MAX_TOKEN => Some(r.to_owned()),
         Some(_) => return Err(bad("the refresh_token is empty or too long".to_owned())),
@@ -1035,6 +1333,7 @@ fn parse_tokens(
         token_type: token_type.to_owned(),
         refresh_token,
         expires_at,
+        lifetime,
         scopes,
     })
 }
@@ -1091,6 +1390,49 @@ mod tests {
     }
 
     #[test]
+    fn the_refresh_margin_is_a_tenth_of_the_lifetime_within_bounds() {
+        for (lifetime, margin) in [
+            (Some(3600), 300),
+            (Some(86_400), 300),
+            (Some(600), 60),
+            (Some(30), 5),
+            (Some(8), 4),
+            (Some(1), 0),
+            (None, 30),
+        ] {
+            assert_eq!(refresh_margin(lifetime), margin, "{lifetime:?}");
+        }
+        let t = parse_tokens(
+            &serde_json::json!({"access_token": "a", "token_type": "Bearer", "expires_in": 30, "refresh_token": "r"}),
+            &[],
+            None,
+            false,
+        )
+        .expect("ok");
+        assert_eq!(t.lifetime, Some(30));
+        assert!(!due(&t), "not due right after the exchange");
+    }
+
+    #[test]
+    fn the_secret_method_is_the_servers_first() {
+        let m = |v: &[&str]| secret_method(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        assert_eq!(
+            m(&["client_secret_post", "client_secret_basic"]),
+            "client_secret_post"
+        );
+        assert_eq!(
+            m(&["client_secret_basic", "client_secret_post"]),
+            "client_secret_basic"
+        );
+        assert_eq!(
+            m(&["private_key_jwt", "client_secret_post"]),
+            "client_secret_post"
+        );
+        assert_eq!(m(&["none"]), "client_secret_basic");
+        assert_eq!(m(&[]), "client_secret_basic");
+    }
+
+    #[test]
     fn basic_credentials_are_form_encoded() {
         let reg = Registration {
             client_id: "a:b".to_owned(),
@@ -1100,7 +1442,11 @@ mod tests {
             method: String::new(),
         };
         let (h, body) = client_auth(&reg).expect("auth");
-        assert!(body.is_empty());
+        assert_eq!(
+            body,
+            [("client_id", "a:b".to_owned())],
+            "named in the body too"
+        );
         let v = h
             .get(header::AUTHORIZATION)
             .expect("basic")

@@ -33,6 +33,8 @@ pub(crate) struct Net {
 
 /// One answer, read whole (capped).
 pub(crate) struct Answer {
+    /// Where it came from (capped), for errors.
+    pub(crate) url: String,
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
@@ -43,12 +45,12 @@ impl Answer {
         let v: serde_json::Value =
             serde_json::from_slice(&self.body).map_err(|e| AuthError::Malformed {
                 what,
-                reason: format!("not JSON: {e}"),
+                reason: format!("the answer at {} is not JSON: {e}", self.url),
             })?;
         if !v.is_object() {
             return Err(AuthError::Malformed {
                 what,
-                reason: "not a JSON object".to_owned(),
+                reason: format!("the answer at {} is not a JSON object", self.url),
             });
         }
         Ok(v)
@@ -141,24 +143,31 @@ impl Net {
             .follow_redirects(false)
             .timeout(FETCH_DEADLINE);
         *r.headers_mut() = headers;
+        let shown = cut(url);
         let fut = async {
             let resp = self
                 .fetcher
                 .send(r)
                 .await
-                .map_err(|e| fetch_error(what, cap, e))?;
+                .map_err(|e| fetch_error(what, &shown, cap, e))?;
             let status = resp.status();
             if status.is_redirection() {
                 return Err(AuthError::Redirect {
                     what,
+                    url: shown.clone(),
                     status: status.as_u16(),
                 });
             }
             let declared = resp
                 .header_str(header::CONTENT_LENGTH)
                 .and_then(|l| l.parse::<u64>().ok());
+            let too_large = || AuthError::TooLarge {
+                what,
+                url: shown.clone(),
+                cap,
+            };
             if declared.is_some_and(|l| l > cap as u64) {
-                return Err(AuthError::TooLarge { what, cap });
+                return Err(too_large());
             }
             let headers = resp.headers().clone();
             let mut body = resp.into_body();
@@ -167,18 +176,17 @@ impl Net {
                 match body.chunk().await {
                     Ok(Some(c)) => {
                         if out.len() + c.len() > cap {
-                            return Err(AuthError::TooLarge { what, cap });
+                            return Err(too_large());
                         }
                         out.extend_from_slice(&c);
                     }
                     Ok(None) => break,
-                    Err(webfetch::Error::TooLarge { .. }) => {
-                        return Err(AuthError::TooLarge { what, cap })
-                    }
-                    Err(e) => return Err(fetch_error(what, cap, e)),
+                    Err(webfetch::Error::TooLarge { .. }) => return Err(too_large()),
+                    Err(e) => return Err(fetch_error(what, &shown, cap, e)),
                 }
             }
             Ok(Answer {
+                url: shown.clone(),
                 status,
                 headers,
                 body: Bytes::from(out),
@@ -189,6 +197,7 @@ impl Net {
             .await
             .map_err(|_| AuthError::Timeout {
                 what,
+                url: cut(url),
                 secs: FETCH_DEADLINE.as_secs(),
             })?
     }
@@ -223,15 +232,21 @@ impl Net {
     }
 }
 
-fn fetch_error(what: &'static str, cap: usize, e: webfetch::Error) -> AuthError {
+fn fetch_error(what: &'static str, url: &str, cap: usize, e: webfetch::Error) -> AuthError {
     match e {
-        webfetch::Error::TooLarge { .. } => AuthError::TooLarge { what, cap },
+        webfetch::Error::TooLarge { .. } => AuthError::TooLarge {
+            what,
+            url: url.to_owned(),
+            cap,
+        },
         webfetch::Error::Timeout { .. } => AuthError::Timeout {
             what,
+            url: url.to_owned(),
             secs: FETCH_DEADLINE.as_secs(),
         },
         e => AuthError::Fetch {
             what,
+            url: url.to_owned(),
             reason: e.to_string(),
         },
     }

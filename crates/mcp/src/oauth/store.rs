@@ -37,6 +37,9 @@ pub struct Tokens {
     pub refresh_token: Option<String>,
     /// When the access token expires (Unix seconds), if said.
     pub expires_at: Option<u64>,
+    /// Its lifetime as given (`expires_in`), which sets how early it is refreshed.
+    #[serde(default)]
+    pub lifetime: Option<u64>,
     /// The scopes granted (or requested, when the answer did not say).
     pub scopes: Vec<String>,
 }
@@ -80,6 +83,7 @@ impl std::fmt::Debug for Tokens {
             .field("token_type", &self.token_type)
             .field("refresh_token", &self.refresh_token.as_ref().map(|_| "***"))
             .field("expires_at", &self.expires_at)
+            .field("lifetime", &self.lifetime)
             .field("scopes", &self.scopes)
             .finish()
     }

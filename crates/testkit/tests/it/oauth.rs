@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp::oauth::{
-    AuthError, AuthStatus, Challenge, CredentialStore, MemoryStore, OAuth, OAuthConfig,
+    AuthError, AuthStatus, Challenge, CredentialStore, DpopMode, MemoryStore, OAuth, OAuthConfig,
 };
 use mcp::{Client, Error, McpTimeouts, ServerConfig, Transport};
 use serde_json::json;
@@ -39,6 +39,10 @@ struct Setup {
 }
 
 fn setup(server: &AuthServer, allow_private: bool, agent: bool) -> Setup {
+    setup_dpop(server, allow_private, agent, DpopMode::Auto)
+}
+
+fn setup_dpop(server: &AuthServer, allow_private: bool, agent: bool, mode: DpopMode) -> Setup {
     let dialled: Dialled = Arc::default();
     let fetcher = fetcher(allow_private, &dialled);
     let store = Arc::new(MemoryStore::default());
@@ -54,7 +58,8 @@ fn setup(server: &AuthServer, allow_private: bool, agent: bool) -> Setup {
         },
         fetcher.clone(),
         store.clone(),
-    );
+    )
+    .with_dpop(mode);
     if agent {
         oauth = oauth.with_user_agent(Arc::new(Headless {
             fetcher: fetcher.clone(),
@@ -71,8 +76,12 @@ fn setup(server: &AuthServer, allow_private: bool, agent: bool) -> Setup {
 }
 
 fn config(server: &AuthServer) -> ServerConfig {
+    config_era(server, mcp::Protocol::Legacy)
+}
+
+fn config_era(server: &AuthServer, protocol: mcp::Protocol) -> ServerConfig {
     ServerConfig {
-        protocol: mcp::Protocol::Legacy,
+        protocol,
         name: "hostile".to_owned(),
         transport: Transport::Http {
             url: server.resource_url(),
@@ -172,6 +181,16 @@ async fn without_a_user_agent_the_server_needs_authorization_and_discovery_is_ke
         let s = setup(&server, true, false);
         let e = auth_error(connect(&server, &s).await.unwrap_err());
         assert_eq!(e, AuthError::NeedsAuthorization);
+        // The dial ends at the 401, and nothing else is fetched.
+        assert_eq!(server.hits(), ["POST /mcp"], "one request, one 401");
+        assert!(s.oauth.last_discovery().await.is_none());
+        assert_eq!(
+            s.oauth.needs_authorization().as_deref(),
+            Some("the server asks for authorization")
+        );
+        // Discovery where the owner asks for it (inspect, Connect): from the kept challenge.
+        let challenge = s.oauth.last_challenge().await.unwrap();
+        s.oauth.discover(&challenge).await.unwrap();
         let d = s.oauth.last_discovery().await.unwrap().unwrap();
         assert_eq!(d.server.issuer, server.base);
         assert_eq!(
@@ -302,6 +321,7 @@ async fn a_redirect_on_a_metadata_fetch_is_not_followed() {
             e,
             AuthError::Redirect {
                 what: "protected resource metadata",
+                url: server.resource_metadata_url(),
                 status: 302
             }
         );
@@ -322,8 +342,16 @@ async fn a_16_mib_metadata_body_is_cut_at_64_kib() {
             e,
             AuthError::TooLarge {
                 what: "authorization server metadata",
+                url: format!("{}/.well-known/oauth-authorization-server", server.base),
                 cap: 64 * 1024
             }
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "authorization server metadata at {}/.well-known/oauth-authorization-server: larger than 64 KiB",
+                server.base
+            )
         );
     })
     .await;
@@ -445,6 +473,253 @@ async fn a_challenge_pointing_discovery_at_forbidden_addresses_is_an_error_not_a
             "no well-known location tried instead: {:?}",
             server.hits()
         );
+    })
+    .await;
+}
+
+/// The token type of the kept tokens.
+async fn kept_type(s: &Setup) -> String {
+    let kept = s.store.load("hostile").await.unwrap();
+    kept[0].tokens.as_ref().unwrap().token_type.clone()
+}
+
+#[tokio::test]
+async fn dpop_is_used_only_when_both_ends_speak_it() {
+    bounded(async {
+        for (hostile, mode, want) in [
+            // The authorization server offers DPoP, the MCP server reads only Bearer (the
+            // Python SDK's resource server as it ships): Bearer.
+            (Hostile::DpopAsOnly, DpopMode::Auto, "Bearer"),
+            (Hostile::DpopBoth, DpopMode::Auto, "DPoP"),
+            (Hostile::DpopBoth, DpopMode::Never, "Bearer"),
+            (Hostile::DpopBoth, DpopMode::Required, "DPoP"),
+        ] {
+            let server = AuthServer::start(hostile.clone()).await.unwrap();
+            let s = setup_dpop(&server, true, true, mode);
+            let c = connect(&server, &s).await.unwrap();
+            let out = c.call_tool("whoami", Default::default()).await.unwrap();
+            assert_eq!(out.text, "access-0", "{hostile:?} {mode:?}");
+            assert_eq!(kept_type(&s).await, want, "{hostile:?} {mode:?}");
+            assert_eq!(server.count("POST /token"), 1, "{hostile:?} {mode:?}");
+            c.close().await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dpop_required_refuses_an_end_that_cannot_before_anything_is_shown() {
+    bounded(async {
+        for (hostile, want) in [
+            (
+                Hostile::DpopAsOnly,
+                "the MCP server {rs} does not say it takes DPoP-bound tokens",
+            ),
+            (
+                Hostile::None,
+                "the authorization server {as} does not offer DPoP with ES256",
+            ),
+        ] {
+            let server = AuthServer::start(hostile.clone()).await.unwrap();
+            let s = setup_dpop(&server, true, true, DpopMode::Required);
+            let e = auth_error(connect(&server, &s).await.unwrap_err());
+            let want = want
+                .replace("{rs}", &server.resource_url())
+                .replace("{as}", &server.base);
+            assert!(
+                matches!(&e, AuthError::DpopUnavailable(m) if m.starts_with(&want)),
+                "{hostile:?}: {e}"
+            );
+            assert!(e
+                .to_string()
+                .starts_with("oauth.dpop is \"required\", but "));
+            assert_eq!(server.count("GET /authorize"), 0, "{hostile:?}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_dpop_token_refused_with_a_bearer_only_challenge_names_both_ends_and_never_loops() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::DpopClaimed).await.unwrap();
+        let s = setup(&server, true, true);
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        let AuthError::DpopRefused {
+            issuer,
+            server: rs,
+            schemes,
+            reason,
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(issuer, &server.base);
+        assert_eq!(rs, &server.resource_url());
+        assert_eq!(schemes, "bearer");
+        assert_eq!(reason, "invalid_token (Authentication required)");
+        assert!(e.to_string().contains("set oauth.dpop to \"never\""), "{e}");
+        // One code redeemed, no refresh, no second authorization.
+        assert_eq!(server.count("POST /token"), 1);
+        assert_eq!(server.count("GET /authorize"), 1);
+        assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
+        let why = s.oauth.needs_authorization().unwrap();
+        assert!(why.contains("DPoP"), "{why}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_openid_provider_is_asked_for_consent_so_offline_access_brings_a_refresh_token() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::OpenId).await.unwrap();
+        let s = setup(&server, true, true);
+        let c = connect(&server, &s).await.unwrap();
+        let AuthStatus::Authorized {
+            scopes, refresh, ..
+        } = s.oauth.status().await
+        else {
+            panic!("not authorized")
+        };
+        assert_eq!(scopes, ["s0", "offline_access"]);
+        assert!(refresh, "no refresh token: prompt=consent was not asked");
+        assert_eq!(server.count("GET /.well-known/openid-configuration"), 1);
+        c.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_short_lived_token_is_refreshed_when_due_not_right_after_the_exchange() {
+    bounded(async {
+        // 4 s of lifetime: refreshed in its last 2 s (half of it), never at once.
+        let server = AuthServer::start(Hostile::ExpiresIn(json!(4)))
+            .await
+            .unwrap();
+        let s = setup(&server, true, true);
+        let c = connect(&server, &s).await.unwrap();
+        c.list_tools().await.unwrap();
+        let out = c.call_tool("whoami", Default::default()).await.unwrap();
+        assert_eq!(out.text, "access-0");
+        assert_eq!(
+            server.count("POST /token"),
+            1,
+            "no refresh after the exchange"
+        );
+        tokio::time::sleep(Duration::from_millis(2300)).await;
+        let out = c.call_tool("whoami", Default::default()).await.unwrap();
+        assert_eq!(out.text, "access-1", "refreshed once due");
+        assert_eq!(server.count("POST /token"), 2);
+        assert!(!server.revoked());
+        c.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_token_that_expires_without_a_refresh_token_is_no_authorization() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::NoRefreshToken).await.unwrap();
+        let s = setup(&server, true, true);
+        let c = connect(&server, &s).await.unwrap();
+        assert!(matches!(
+            s.oauth.status().await,
+            AuthStatus::Authorized { refresh: false, .. }
+        ));
+        assert_eq!(s.oauth.needs_authorization(), None);
+        tokio::time::sleep(Duration::from_millis(4100)).await;
+        assert_eq!(s.oauth.status_now(), AuthStatus::NeedsAuthorization);
+        let why = s.oauth.needs_authorization().unwrap();
+        assert!(why.contains("expired"), "{why}");
+        c.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_replayed_refresh_token_revokes_the_grant_at_the_test_server() {
+    bounded(async {
+        // The test server's rotation is real: a refresh token works once. (The daemon tests
+        // rely on it to show that no other process rotated the daemon's tokens.)
+        let server = AuthServer::start(Hostile::None).await.unwrap();
+        let s = setup(&server, true, true);
+        let c = connect(&server, &s).await.unwrap();
+        let before = s.store.load("hostile").await.unwrap();
+        s.oauth.refresh_now().await.unwrap();
+        assert!(!server.revoked());
+        // The old refresh token again (what a second process holding a stale copy would send).
+        s.store.save("hostile", &before[0]).await.unwrap();
+        s.oauth.reload().await;
+        let e = s.oauth.refresh_now().await.unwrap_err();
+        assert!(
+            matches!(&e, AuthError::Refused { error, .. } if error == "invalid_grant"),
+            "{e:?}"
+        );
+        assert!(server.revoked());
+        c.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_401_to_server_discover_is_an_authorization_challenge_not_an_era_answer() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::None).await.unwrap();
+        let s = setup(&server, true, false);
+        let mut opts = options();
+        opts.oauth = Some(s.oauth.clone());
+        opts.http_fetcher = Some(s.fetcher.clone());
+        let e = Client::connect(&config_era(&server, mcp::Protocol::Auto), opts)
+            .await
+            .unwrap_err();
+        assert_eq!(auth_error(e), AuthError::NeedsAuthorization);
+        // No `initialize` after the refused `server/discover`: one request, one 401.
+        assert_eq!(server.hits(), ["POST /mcp"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn without_a_user_agent_a_wider_scope_waits_for_the_owner_with_the_union_kept() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::EndlessScope).await.unwrap();
+        // Tokens kept by an earlier authorization (the step-ups after it gave up).
+        let s = setup(&server, true, true);
+        let _ = connect(&server, &s).await.unwrap_err();
+        let authorizations = server.count("GET /authorize");
+        // The daemon's kind of authorization: no user agent, the same store.
+        let daemon = Setup {
+            oauth: Arc::new(OAuth::new(
+                OAuthConfig {
+                    server: "hostile".to_owned(),
+                    resource_url: server.resource_url(),
+                    client_id: None,
+                    client_secret: None,
+                    client_metadata_url: None,
+                    redirect_uri: "http://127.0.0.1:9/oauth/callback".to_owned(),
+                    client_name: "maven-test".to_owned(),
+                },
+                s.fetcher.clone(),
+                s.store.clone(),
+            )),
+            store: s.store.clone(),
+            fetcher: s.fetcher.clone(),
+            dialled: s.dialled.clone(),
+        };
+        let e = auth_error(connect(&server, &daemon).await.unwrap_err());
+        assert_eq!(e, AuthError::NeedsAuthorization);
+        assert_eq!(
+            server.count("GET /authorize"),
+            authorizations,
+            "no authorization"
+        );
+        let kept = daemon.oauth.last_challenge().await.unwrap();
+        let scopes = kept.scopes();
+        assert!(
+            scopes.len() >= 2,
+            "the union of what was granted and what is asked: {scopes:?}"
+        );
+        assert!(scopes.contains(&"s0".to_owned()), "{scopes:?}");
     })
     .await;
 }

@@ -1,0 +1,562 @@
+//! OAuth through the real daemon and the page against authorization and resource servers
+//! written by others, installed by `scripts/install-test-peers.sh` into `testenv/`: panva's
+//! `oidc-provider` (OpenID Certified; its defaults: DPoP on, refresh tokens only for
+//! `offline_access` with `prompt=consent`, rotation with reuse detection;
+//! `testenv/oidc_provider.mjs`) as the authorization server, and MCP servers whose auth is their
+//! SDK's resource-server auth as it ships, Bearer only: the official Python SDK's
+//! (`testenv/python_auth_server.py`, 2025-11-25) and the TypeScript SDK 2.x's
+//! (`testenv/ts_auth_server.mjs`, 2026-07-28); and a plain OAuth 2.1 server, the Python SDK's
+//! own authorization server handlers (`testenv/python_as_server.py`). Dynamic registration
+//! (public and confidential) and a pre-registered confidential client, refresh with rotation,
+//! logout with revocation.
+//!
+//! A missing peer is a failure naming the install script, never a silent pass.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::{by_name, eventually, stderr, Home};
+use crate::web::{get as page_get, http, passphrase_hash, post, PASSPHRASE};
+
+fn testenv() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testenv")
+}
+
+fn installed(p: PathBuf) -> PathBuf {
+    assert!(
+        p.exists(),
+        "test peer missing: {} does not exist; run scripts/install-test-peers.sh",
+        p.display()
+    );
+    p
+}
+
+/// A peer process, killed when dropped; its stderr lines are kept.
+struct Peer {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    url: String,
+}
+
+impl Peer {
+    /// Starts `program args…` and waits (60 s at most) for the stderr line starting with
+    /// `marker`; the rest of that line is the peer's URL.
+    fn start(program: &Path, args: &[&str], marker: &str) -> Peer {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {}: {e}", program.display()));
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        let kept = lines.clone();
+        let marker = marker.to_owned();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix(&marker) {
+                    let _ = tx.send(url.trim().to_owned());
+                }
+                kept.lock().unwrap().push(line);
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{} {args:?} did not start; stderr:\n{}",
+                    program.display(),
+                    lines.lock().unwrap().join("\n")
+                )
+            });
+        Peer { child, lines, url }
+    }
+
+    fn count(&self, prefix: &str) -> usize {
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.starts_with(prefix))
+            .count()
+    }
+
+    fn said(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The OpenID provider, its access tokens living `ttl` seconds.
+fn openid_provider(ttl: u64) -> Peer {
+    let env = testenv();
+    let node = installed(env.join("node_modules/.bin/node"));
+    installed(env.join("node_modules/oidc-provider/lib/index.js"));
+    let script = env.join("oidc_provider.mjs");
+    Peer::start(
+        &node,
+        &[script.to_str().unwrap(), "0", &ttl.to_string()],
+        "OIDC_PROVIDER_LISTENING ",
+    )
+}
+
+/// An MCP server on the Python SDK, protected by its resource-server auth, trusting `issuer`.
+fn python_resource_server(issuer: &str) -> Peer {
+    let env = testenv();
+    let python = installed(env.join(".venv/bin/python"));
+    let script = env.join("python_auth_server.py");
+    Peer::start(
+        &python,
+        &[script.to_str().unwrap(), issuer, "0"],
+        "MCP_PEER_LISTENING ",
+    )
+}
+
+/// An MCP server on the TypeScript SDK 2.x, protected by its resource-server auth, trusting
+/// `issuer`.
+fn ts_resource_server(issuer: &str) -> Peer {
+    let env = testenv();
+    let node = installed(env.join("node_modules/.bin/node"));
+    installed(env.join("node_modules/@modelcontextprotocol/server/dist/index.mjs"));
+    installed(env.join("node_modules/jose/package.json"));
+    let script = env.join("ts_auth_server.mjs");
+    Peer::start(
+        &node,
+        &[script.to_str().unwrap(), issuer],
+        "MCP_PEER_LISTENING ",
+    )
+}
+
+/// A browser on this machine: follows redirects (keeping cookies, whatever their path) until
+/// one leads to `stop` (the page's callback), and returns that URL. Nothing but loopback.
+fn browse(start: &str, stop: &str) -> String {
+    let mut jar: BTreeMap<String, String> = BTreeMap::new();
+    let mut url = url::Url::parse(start).unwrap();
+    for _ in 0..20 {
+        if url.as_str().starts_with(stop) {
+            return url.to_string();
+        }
+        assert_eq!(url.host_str(), Some("127.0.0.1"), "{url}");
+        let port = url.port().unwrap();
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let cookies: Vec<String> = jar.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let (status, head, body) = http(
+            port,
+            &format!(
+                "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {}\r\nConnection: close\r\n\r\n",
+                cookies.join("; ")
+            ),
+        );
+        let mut location = None;
+        for l in head.lines() {
+            let Some((name, value)) = l.split_once(':') else {
+                continue;
+            };
+            match name.to_ascii_lowercase().as_str() {
+                "set-cookie" => {
+                    let pair = value.trim().split(';').next().unwrap_or("");
+                    if let Some((k, v)) = pair.split_once('=') {
+                        jar.insert(k.to_owned(), v.to_owned());
+                    }
+                }
+                "location" => location = Some(value.trim().to_owned()),
+                _ => {}
+            }
+        }
+        assert!(
+            (300..400).contains(&status),
+            "HTTP {status} at {url}: {body}"
+        );
+        url = url.join(&location.unwrap()).unwrap();
+    }
+    panic!("too many redirects, last {url}")
+}
+
+struct Page {
+    port: u16,
+    cookie: String,
+    csrf: String,
+}
+
+/// A page session with a fresh passphrase step-up (its port from a login link).
+fn page(home: &Home, name: &str) -> Page {
+    let out = home.run(&["mcp", "login", name]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let link = text.lines().find(|l| l.starts_with("http://")).unwrap();
+    let port: u16 = link
+        .strip_prefix("http://localhost:")
+        .and_then(|r| r.split_once('/'))
+        .and_then(|(p, _)| p.parse().ok())
+        .unwrap();
+    let host = format!("localhost:{port}");
+    let (status, head, body) = page_get(port, "/api/session", &host, "");
+    assert_eq!(status, 200, "{body}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_owned();
+    let csrf = serde_json::from_str::<Value>(&body).unwrap()["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, _, body) = post(
+        port,
+        "/api/stepup/passphrase",
+        &cookie,
+        &csrf,
+        &json!({"passphrase": PASSPHRASE}),
+    );
+    assert_eq!(status, 200, "{body}");
+    Page { port, cookie, csrf }
+}
+
+/// Connect on the card, through the provider (login and consent answered by it), back to the
+/// page's callback; returns the callback page.
+fn connect(p: &Page, name: &str) -> String {
+    let (status, _, body) = post(
+        p.port,
+        &format!("/api/mcp_servers/{name}/connect"),
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let redirect = serde_json::from_str::<Value>(&body).unwrap()["redirect"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let stop = format!("http://127.0.0.1:{}/oauth/callback", p.port);
+    let callback = browse(&redirect, &stop);
+    let path = callback
+        .strip_prefix(&format!("http://127.0.0.1:{}", p.port))
+        .unwrap()
+        .to_owned();
+    let (status, _, body) = page_get(p.port, &path, &format!("127.0.0.1:{}", p.port), "");
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+fn say(home: &Home, text: &str) -> String {
+    let out = home.run(&["say", text]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = if said.contains("(yes/no)") {
+        home.run(&["say", "yes"])
+    } else {
+        out
+    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_daemon() {
+    // 8 s access tokens: each is refreshed in its last 4 s.
+    let op = openid_provider(8);
+    let issuer = op.url.clone();
+    let dynamic = python_resource_server(&issuer);
+    let pre = python_resource_server(&issuer);
+    let ts = ts_resource_server(&issuer);
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {
+                "py": {"url": dynamic.url, "allow_private": true, "enabled": true},
+                "ts": {"url": ts.url, "allow_private": true, "enabled": true},
+                "strict": {"url": pre.url, "allow_private": true, "enabled": true, "oauth": {"dpop": "required"}},
+                "pre": {
+                    "url": pre.url, "allow_private": true, "enabled": true,
+                    "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_PRE_SECRET}"}
+                }
+            }
+        })
+        .to_string(),
+    );
+    let _d = home.start_with_env("MAVEN_TEST_PRE_SECRET", "maven-pre-secret");
+    eventually("both need authorization", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        ["py", "pre", "ts", "strict"]
+            .iter()
+            .all(|n| by_name(&st, n)["state"] == "needs authorization")
+            .then_some(())
+    });
+    let p = page(&home, "py");
+
+    // Dynamic registration; the provider is an OpenID provider, so offline_access is asked
+    // with prompt=consent, and a refresh token comes. Its DPoP is not used: the Python SDK's
+    // resource server reads only Bearer.
+    let body = connect(&p, "py");
+    assert!(
+        body.contains(&format!("py: authorized by {issuer}")),
+        "{body}"
+    );
+    assert_eq!(
+        op.count("EVENT registration_create.success"),
+        1,
+        "{}",
+        op.said()
+    );
+    assert!(
+        op.said()
+            .contains("EVENT authorization.success prompt=consent scope=mcp offline_access"),
+        "{}",
+        op.said()
+    );
+    let st = eventually("py ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "py")["state"] == "ready").then_some(st)
+    });
+    let auth = by_name(&st, "py")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        // The token's scope is the resource's (`offline_access` is the grant's).
+        auth.starts_with(&format!("authorized by {issuer} (scopes: mcp;")),
+        "{auth}"
+    );
+    assert!(auth.ends_with("refresh yes)"), "{auth}");
+
+    // A call through it; then, after the token was due, the daemon's refresh (rotated by the
+    // provider) and another call.
+    eventually("py_whoami proposed", || {
+        let t = home.json(&["tools", "--json"]);
+        t.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "py_whoami")
+            .then_some(())
+    });
+    let (status, _, body) = post(
+        p.port,
+        "/api/tools/py_whoami/enable",
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let said = say(&home, "py whoami");
+    assert!(said.contains("the owner"), "{said}");
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_millis(4500));
+    let said = say(&home, "py whoami");
+    assert!(said.contains("the owner"), "{said}");
+    assert!(
+        op.count("EVENT grant.success refresh_token") >= 1,
+        "refreshed: {}",
+        op.said()
+    );
+    assert_eq!(op.count("EVENT grant.error"), 0, "{}", op.said());
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // inspect next to the daemon asks it, and never touches the provider's grant.
+    let grants = op.count("EVENT grant.");
+    // (inspect loads the whole configuration, so this shell needs the variable.)
+    let out = home
+        .command_for(&["mcp", "inspect", "py", "--json"])
+        .env("MAVEN_TEST_PRE_SECRET", "unused")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["auth"]["state"], "authorized", "{v}");
+    assert_eq!(v["auth"]["issuer"], issuer.as_str(), "{v}");
+    assert_eq!(op.count("EVENT grant."), grants, "{}", op.said());
+
+    // The pre-registered confidential client: no registration, its secret only in the
+    // daemon's environment.
+    let body = connect(&p, "pre");
+    assert!(
+        body.contains(&format!("pre: authorized by {issuer}")),
+        "{body}"
+    );
+    assert_eq!(
+        op.count("EVENT registration_create.success"),
+        1,
+        "no second registration"
+    );
+    eventually("pre ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "pre")["state"] == "ready").then_some(())
+    });
+
+    // The TypeScript SDK 2.x's resource server (2026-07-28), dynamically registered too.
+    let body = connect(&p, "ts");
+    assert!(
+        body.contains(&format!("ts: authorized by {issuer}")),
+        "{body}"
+    );
+    assert_eq!(
+        op.count("EVENT registration_create.success"),
+        2,
+        "{}",
+        op.said()
+    );
+    let st = eventually("ts ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "ts")["state"] == "ready").then_some(st)
+    });
+    assert_eq!(by_name(&st, "ts")["protocol_version"], "2026-07-28", "{st}");
+    eventually("ts_whoami proposed", || {
+        let t = home.json(&["tools", "--json"]);
+        t.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "ts_whoami")
+            .then_some(())
+    });
+    let (status, _, body) = post(
+        p.port,
+        "/api/tools/ts_whoami/enable",
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let said = say(&home, "ts whoami");
+    assert!(said.contains("the owner"), "{said} {}", ts.said());
+
+    // oauth.dpop "required" for a server that reads only Bearer: refused before anything is
+    // shown, naming the end that cannot.
+    let (status, _, body) = post(
+        p.port,
+        "/api/mcp_servers/strict/connect",
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        body.contains(&format!(
+            "oauth.dpop is \\\"required\\\", but the MCP server {} does not say it takes DPoP-bound tokens",
+            pre.url
+        )),
+        "{body}"
+    );
+
+    // Logout revokes at the provider and the server asks again.
+    let out = home.run(&["mcp", "logout", "py"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Revoking the refresh token revokes the grant at the provider.
+    assert_eq!(op.count("EVENT grant.revoked"), 1, "{}", op.said());
+    // Its JWT access token is not revocable (RFC 7009 `unsupported_token_type`), and need not
+    // be: the grant is gone.
+    eventually("py needs authorization again", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "py")["state"] == "needs authorization").then_some(())
+    });
+}
+
+/// A plain OAuth 2.1 authorization server (no OpenID): the Python SDK's own authorization
+/// server handlers, with an in-memory provider, on the MCP server they protect.
+fn python_authorization_server(ttl: u64) -> Peer {
+    let env = testenv();
+    let python = installed(env.join(".venv/bin/python"));
+    let script = env.join("python_as_server.py");
+    Peer::start(
+        &python,
+        &[script.to_str().unwrap(), "0", &ttl.to_string()],
+        "MCP_PEER_LISTENING ",
+    )
+}
+
+#[test]
+fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
+    let server = python_authorization_server(8);
+    let issuer = server.url.trim_end_matches("/mcp").to_owned();
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {"plain": {"url": server.url, "allow_private": true, "enabled": true}}
+        })
+        .to_string(),
+    );
+    let _d = home.start();
+    eventually("needs authorization", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "plain")["state"] == "needs authorization").then_some(())
+    });
+    let p = page(&home, "plain");
+    // Dynamic registration (a confidential client: the server takes no public one); no
+    // OpenID, so no prompt=consent and no offline_access.
+    let body = connect(&p, "plain");
+    assert!(
+        body.contains(&format!("plain: authorized by {issuer}")),
+        "{body}"
+    );
+    assert_eq!(server.count("EVENT register"), 1, "{}", server.said());
+    assert_eq!(
+        server.count("EVENT authorize scope=mcp"),
+        1,
+        "{}",
+        server.said()
+    );
+    let st = eventually("ready", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "plain")["state"] == "ready").then_some(st)
+    });
+    let auth = by_name(&st, "plain")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        auth.starts_with(&format!("authorized by {issuer} (scopes: mcp;"))
+            && auth.ends_with("refresh yes)"),
+        "{auth}"
+    );
+    eventually("plain_whoami proposed", || {
+        let t = home.json(&["tools", "--json"]);
+        t.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "plain_whoami")
+            .then_some(())
+    });
+    let (status, _, body) = post(
+        p.port,
+        "/api/tools/plain_whoami/enable",
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let said = say(&home, "plain whoami");
+    assert!(said.contains("the owner"), "{said}");
+    // Due after 4 s: refreshed (rotated) by the daemon, and the call still works.
+    std::thread::sleep(Duration::from_millis(4500));
+    let said = say(&home, "plain whoami");
+    assert!(said.contains("the owner"), "{said}");
+    assert!(
+        server.count("EVENT grant refresh_token") >= 1,
+        "{}",
+        server.said()
+    );
+    let out = home.run(&["mcp", "logout", "plain"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(server.count("EVENT revoke") >= 1, "{}", server.said());
+    eventually("needs authorization again", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "plain")["state"] == "needs authorization").then_some(())
+    });
+}
