@@ -710,7 +710,10 @@ fn rules(mut rs: RulesetCreated, plan: &Plan) -> Result<RulesetCreated, Missing>
 /// same ruleset. The caller restricts itself only after every thread has finished.
 fn allow_ports(rs: &RulesetCreated, deny: &[u16], abi: ABI) -> Result<(), Missing> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let ports: Vec<u16> = (0..=u16::MAX).collect();
+    // Highest first: the kernel keeps a ruleset's rules in a red-black tree, and inserting in
+    // descending order costs about two thirds of ascending (22 ms against 30–40 ms for the
+    // 65,536 rules on one core, measured here; the bare system calls are 10 ms of it).
+    let ports: Vec<u16> = (0..=u16::MAX).rev().collect();
     let share = ports.len().div_ceil(threads);
     let clones = (0..threads)
         .map(|_| rs.try_clone())
