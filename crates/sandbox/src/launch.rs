@@ -431,12 +431,14 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
     if let Err(e) = rustix::process::setsid() {
         return fail(missing(F_SESSION, e));
     }
-    if let Some(plan) = &plan {
-        if let Err(e) = enter(plan) {
-            return fail(e);
-        }
-    }
-    close_inherited();
+    let kept = match &plan {
+        Some(plan) => match enter(plan) {
+            Ok(k) => k,
+            Err(e) => return fail(e),
+        },
+        None => None,
+    };
+    close_inherited_but(kept.as_ref().map(std::os::fd::AsRawFd::as_raw_fd));
     let mut cmd = match &plan {
         Some(plan) => {
             let mut cmd = std::process::Command::new(&plan.program);
@@ -472,13 +474,18 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
 
 /// Every descriptor above stderr is closed: only stdin, stdout and stderr reach the server.
 pub fn close_inherited() {
+    close_inherited_but(None);
+}
+
+/// [`close_inherited`], but for `keep` (close-on-exec: it never reaches the server).
+fn close_inherited_but(keep: Option<i32>) {
     let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
         .map(|d| {
             d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
                 .collect()
         })
         .unwrap_or_default();
-    for fd in fds.into_iter().filter(|&fd| fd > 2) {
+    for fd in fds.into_iter().filter(|&fd| fd > 2 && Some(fd) != keep) {
         // The directory's own descriptor is already closed: EBADF, as expected.
         let _ = nix::unistd::close(fd);
     }
@@ -518,8 +525,9 @@ fn parse(args: Vec<OsString>) -> Result<(Plan, Vec<OsString>), String> {
     Ok((plan, argv))
 }
 
-/// Steps 3–7 (see the module doc), in the init.
-fn enter(plan: &Plan) -> Result<(), Missing> {
+/// Steps 3–7 (see the module doc), in the init. Returns a descriptor of the Landlock ruleset to
+/// keep open until the server exits.
+fn enter(plan: &Plan) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
     let root = rustix::process::geteuid().is_root();
     // 4. limits, inside the new user namespace so the process count is the sandbox's own.
     use rustix::process::{setrlimit, Resource, Rlimit};
@@ -544,10 +552,12 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
     // 6. Landlock.
     // TCP is handled without network (nothing allowed) and with denied ports.
     let tcp = !plan.network || !plan.deny_ports.is_empty();
-    let status = ruleset(tcp)
-        .and_then(|rs| rules(rs, plan))?
-        .restrict_self()
-        .map_err(|e| missing(F_LANDLOCK, e))?;
+    let rs = ruleset(tcp).and_then(|rs| rules(rs, plan))?;
+    // The last close of a ruleset frees every rule in it (65,536 port rules take the kernel
+    // milliseconds to free): a second descriptor of it stays open in the init until the server
+    // exits, so that cost is never paid before the server starts.
+    let kept: Option<std::os::fd::OwnedFd> = rs.try_clone().ok().and_then(Into::into);
+    let status = rs.restrict_self().map_err(|e| missing(F_LANDLOCK, e))?;
     if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
         return Err(missing(
             F_LANDLOCK,
@@ -560,7 +570,7 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
     use rustix::thread::{CapabilitiesSecureBits as B, CapabilitySet, CapabilitySets};
     let held = rustix::thread::capabilities(None).map_err(|e| missing(F_CAPS, e))?;
     if !root && held.permitted.is_empty() && held.effective.is_empty() {
-        return Ok(());
+        return Ok(kept);
     }
     rustix::thread::set_capabilities_secure_bits(
         B::NO_ROOT
@@ -580,7 +590,7 @@ fn enter(plan: &Plan) -> Result<(), Missing> {
         },
     )
     .map_err(|e| missing(F_CAPS, e))?;
-    Ok(())
+    Ok(kept)
 }
 
 /// Step 3: `/` and below private; each hidden directory, outermost first, covered by an
