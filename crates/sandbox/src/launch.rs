@@ -708,52 +708,38 @@ fn rules(mut rs: RulesetCreated, plan: &Plan) -> Result<RulesetCreated, Missing>
         }
     }
     if plan.network && !plan.deny_ports.is_empty() {
-        allow_ports(&rs, &plan.deny_ports, abi)?;
+        rs = allow_ports(rs, &plan.deny_ports, AccessNet::from_all(abi))?;
     }
     Ok(rs)
 }
 
 /// With network every TCP port is allowed but the denied ones (the page's, which may only be
-/// bound — it is already): Landlock rules only ever allow, so this is one rule per port. The
-/// 65,536 `landlock_add_rule` calls are the bulk of a sandboxed start; they are split over the
-/// machine's CPUs (at most 4), each thread adding its share through its own descriptor of the
-/// same ruleset. The caller restricts itself only after every thread has finished.
-fn allow_ports(rs: &RulesetCreated, deny: &[u16], abi: ABI) -> Result<(), Missing> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    // Highest first: the kernel keeps a ruleset's rules in a red-black tree, and inserting in
-    // descending order costs about two thirds of ascending (22 ms against 30–40 ms for the
-    // 65,536 rules on one core, measured here; the bare system calls are 10 ms of it).
-    let ports: Vec<u16> = (0..=u16::MAX).rev().collect();
-    let share = ports.len().div_ceil(threads);
-    let clones = (0..threads)
-        .map(|_| rs.try_clone())
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| missing(F_LANDLOCK, format!("the ruleset's descriptor: {e}")))?;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = clones
-            .into_iter()
-            .zip(ports.chunks(share))
-            .map(|(mut r, chunk)| {
-                scope.spawn(move || -> Result<(), Missing> {
-                    for &port in chunk {
-                        let access = if deny.contains(&port) {
-                            AccessNet::BindTcp.into()
-                        } else {
-                            AccessNet::from_all(abi)
-                        };
-                        r = r
-                            .add_rule(NetPort::new(port, access))
-                            .map_err(|e| missing(F_LANDLOCK, format!("port {port}: {e}")))?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        handles.into_iter().try_for_each(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(missing(F_LANDLOCK, "a thread adding port rules failed")))
-        })
-    })
+/// bound — it is already): Landlock rules only ever allow, so this is one rule per port, the
+/// bulk of a sandboxed start (adding them, then the kernel copying them into the new domain).
+/// Highest port first: the kernel keeps the rules in a red-black tree, and inserting in
+/// descending order costs about two thirds of ascending (22 ms against 30–40 ms for 65,536
+/// rules on one core here, of which the bare system calls are 10 ms). Adding them from several
+/// threads gained nothing measurable (the ruleset's lock serialises the insertions).
+fn allow_ports(
+    mut rs: RulesetCreated,
+    deny: &[u16],
+    allowed: landlock::BitFlags<AccessNet>,
+) -> Result<RulesetCreated, Missing> {
+    for port in (0..=u16::MAX).rev() {
+        // A denied port may still be bound where binding is handled.
+        let access = if deny.contains(&port) {
+            allowed & AccessNet::BindTcp
+        } else {
+            allowed
+        };
+        if access.is_empty() {
+            continue;
+        }
+        rs = rs
+            .add_rule(NetPort::new(port, access))
+            .map_err(|e| missing(F_LANDLOCK, format!("port {port}: {e}")))?;
+    }
+    Ok(rs)
 }
 
 /// Step 5. In every sandbox, `socket()` fails with EACCES for what Landlock's TCP rules do not
