@@ -13,8 +13,15 @@ work="$(mktemp -d "$parent/maven clone.XXXXXX")"
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 clone="$work/maven"
-git clone -q "$root" "$clone"
-git -C "$clone" checkout -q "$(git -C "$root" rev-parse HEAD)"
+if git -C "$root" rev-parse --verify -q HEAD >/dev/null; then
+  git clone -q "$root" "$clone"
+  git -C "$clone" checkout -q "$(git -C "$root" rev-parse HEAD)"
+else
+  # Not a git checkout (an unpacked archive): the tree as it is, without what is built.
+  mkdir -p "$clone"
+  tar -C "$root" --exclude=./target --exclude=./testenv/node_modules --exclude=./testenv/.venv \
+    --exclude=./testenv/browser/node_modules --exclude=./fuzz/target -cf - . | tar -C "$clone" -xf -
+fi
 if [ -d "$root/target/debug" ]; then
   # Dependencies are keyed by their registry path, not the checkout's: they stay fresh.
   mkdir -p "$clone/target"

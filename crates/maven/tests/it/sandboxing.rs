@@ -723,6 +723,36 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
     }
     assert_eq!(got["fds"], json!([0, 1, 2]), "{got}");
     assert_eq!(got["tty_nr"], "0", "{got}");
+    // An unsandboxed server of an unprivileged owner: its own PID namespace (in a user
+    // namespace mapping the owner to itself), only fds 0-2, no controlling terminal.
+    let mut victim = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let out = std::process::Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_maven"))
+        .args([sandbox::GROUP_ARG, "--", &server, "--attacks"])
+        .arg(json!({"fds": true, "pid": victim.id()}).to_string())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("ATTACKS "))
+        .unwrap_or_else(|| panic!("no report: {err}"));
+    let got: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(got["fds"], json!([0, 1, 2]), "{got}");
+    assert_eq!(got["tty_nr"], "0", "{got}");
+    // A process outside does not exist in its PID namespace.
+    assert_eq!(got["signal"], "ESRCH", "{got}");
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "the victim was signalled"
+    );
+    victim.kill().unwrap();
+    victim.wait().unwrap();
 }
 
 /// A server installed where owners install programs — `~/.cargo/bin`, `~/.local/bin`,
