@@ -85,7 +85,6 @@ const F_SESSION: &str = "a session of its own (no controlling terminal)";
 /// a root daemon. The launcher checks everything again and fails closed.
 pub fn probe() -> Result<(), Missing> {
     ruleset(true)?;
-    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned());
     if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
         return Err(missing(F_USERNS, "user.max_user_namespaces is 0"));
     }
@@ -93,23 +92,29 @@ pub fn probe() -> Result<(), Missing> {
     if !root && read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
         return Err(missing(F_USERNS, "kernel.unprivileged_userns_clone is 0"));
     }
-    if root {
-        let status = read("/proc/self/status").unwrap_or_default();
-        if !status.lines().any(|l| l.starts_with("Seccomp:")) {
-            return Err(missing(F_SECCOMP, "the kernel has no seccomp"));
-        }
+    if root && !has_seccomp() {
+        return Err(missing(F_SECCOMP, "the kernel has no seccomp"));
     }
     Ok(())
 }
 
-/// The bounds this machine lets every server have, for `maven doctor`: one line each.
-pub fn bounds() -> Vec<(&'static str, bool, String)> {
-    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned());
-    let pidns = read("/proc/sys/user/max_pid_namespaces").as_deref() != Some("0");
-    let seccomp = read("/proc/self/status")
+/// A file of /proc or /sys, trimmed; `None` when it cannot be read.
+fn read(p: &str) -> Option<String> {
+    std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned())
+}
+
+/// Whether this kernel has seccomp (its status line exists).
+fn has_seccomp() -> bool {
+    read("/proc/self/status")
         .unwrap_or_default()
         .lines()
-        .any(|l| l.starts_with("Seccomp:"));
+        .any(|l| l.starts_with("Seccomp:"))
+}
+
+/// The bounds this machine lets every server have, for `maven doctor`: one line each.
+pub fn bounds() -> Vec<(&'static str, bool, String)> {
+    let pidns = read("/proc/sys/user/max_pid_namespaces").as_deref() != Some("0");
+    let seccomp = has_seccomp();
     // A cgroup v2 hierarchy this user could create a child in (delegated).
     let cgroup = read("/proc/self/cgroup")
         .unwrap_or_default()
@@ -204,16 +209,13 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
 /// (in a user namespace that maps the owner to itself when the daemon is not root), so that
 /// every process it starts ends with it.
 pub fn group(args: Vec<OsString>) -> ExitCode {
-    let mut it = args.into_iter();
-    if it.next().as_deref() != Some(std::ffi::OsStr::new("--")) {
-        eprintln!("maven launcher: expected --");
-        return ExitCode::from(EXIT_SANDBOX);
-    }
-    let argv: Vec<OsString> = it.collect();
-    if argv.is_empty() {
-        eprintln!("maven launcher: missing the command after --");
-        return ExitCode::from(EXIT_SANDBOX);
-    }
+    let argv = match command_after_dash(args.into_iter(), "--") {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("maven launcher: {e}");
+            return ExitCode::from(EXIT_SANDBOX);
+        }
+    };
     let ns = || -> Result<(), Missing> {
         use nix::sched::CloneFlags;
         if rustix::process::geteuid().is_root() {
@@ -405,10 +407,10 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
     let plan = it.next().unwrap_or_default();
     let rest: Vec<OsString> = it.collect();
     let (plan, argv) = if plan == "-" {
-        match rest.split_first() {
-            Some((dash, argv)) if dash == "--" && !argv.is_empty() => (None, argv.to_vec()),
-            _ => {
-                eprintln!("maven launcher: expected -- COMMAND");
+        match command_after_dash(rest.into_iter(), "--") {
+            Ok(argv) => (None, argv),
+            Err(e) => {
+                eprintln!("maven launcher: {e}");
                 return ExitCode::from(EXIT_SANDBOX);
             }
         }
@@ -515,14 +517,22 @@ fn parse(args: Vec<OsString>) -> Result<(Plan, Vec<OsString>), String> {
     let plan = it.next().ok_or("missing the plan")?;
     let plan = plan.to_str().ok_or("the plan is not UTF-8")?;
     let plan: Plan = serde_json::from_str(plan).map_err(|e| format!("unreadable plan: {e}"))?;
+    Ok((plan, command_after_dash(it, "-- after the plan")?))
+}
+
+/// `-- COMMAND ARGS…`: the command line after the `--` (`what` names it in the error).
+fn command_after_dash(
+    mut it: impl Iterator<Item = OsString>,
+    what: &str,
+) -> Result<Vec<OsString>, String> {
     if it.next().as_deref() != Some(std::ffi::OsStr::new("--")) {
-        return Err("expected -- after the plan".to_owned());
+        return Err(format!("expected {what}"));
     }
     let argv: Vec<OsString> = it.collect();
     if argv.is_empty() {
         return Err("missing the command after --".to_owned());
     }
-    Ok((plan, argv))
+    Ok(argv)
 }
 
 /// Steps 3–7 (see the module doc), in the init. Returns a descriptor of the Landlock ruleset to

@@ -257,6 +257,35 @@ fn connect(p: &Page, name: &str) -> String {
     body
 }
 
+/// Waits for `server`'s `whoami` tool to be proposed, then enables it through the page.
+fn enable_whoami(home: &Home, p: &Page, server: &str) {
+    let tool = format!("{server}_whoami");
+    eventually(&format!("{tool} proposed"), || {
+        let t = home.json(&["tools", "--json"]);
+        t.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == tool.as_str())
+            .then_some(())
+    });
+    let (status, _, body) = post(
+        p.port,
+        &format!("/api/tools/{tool}/enable"),
+        &p.cookie,
+        &p.csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+}
+
+/// Waits until `server` is ready; returns that status.
+fn ready(home: &Home, server: &str) -> Value {
+    eventually(&format!("{server} ready"), || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, server)["state"] == "ready").then_some(st)
+    })
+}
+
 fn say(home: &Home, text: &str) -> String {
     let out = home.run(&["say", text]);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -326,10 +355,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
         "{}",
         op.said()
     );
-    let st = eventually("py ready", || {
-        let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "py")["state"] == "ready").then_some(st)
-    });
+    let st = ready(&home, "py");
     let auth = by_name(&st, "py")["auth"].as_str().unwrap().to_owned();
     assert!(
         // The token's scope is the resource's (`offline_access` is the grant's).
@@ -340,22 +366,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
 
     // A call through it; then, after the token was due, the daemon's refresh (rotated by the
     // provider) and another call.
-    eventually("py_whoami proposed", || {
-        let t = home.json(&["tools", "--json"]);
-        t.as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["name"] == "py_whoami")
-            .then_some(())
-    });
-    let (status, _, body) = post(
-        p.port,
-        "/api/tools/py_whoami/enable",
-        &p.cookie,
-        &p.csrf,
-        &json!({}),
-    );
-    assert_eq!(status, 200, "{body}");
+    enable_whoami(&home, &p, "py");
     let said = say(&home, "py whoami");
     assert!(said.contains("the owner"), "{said}");
     let started = Instant::now();
@@ -395,10 +406,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
         1,
         "no second registration"
     );
-    eventually("pre ready", || {
-        let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "pre")["state"] == "ready").then_some(())
-    });
+    ready(&home, "pre");
 
     // The TypeScript SDK 2.x's resource server (2026-07-28), dynamically registered too.
     let body = connect(&p, "ts");
@@ -412,27 +420,9 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
         "{}",
         op.said()
     );
-    let st = eventually("ts ready", || {
-        let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "ts")["state"] == "ready").then_some(st)
-    });
+    let st = ready(&home, "ts");
     assert_eq!(by_name(&st, "ts")["protocol_version"], "2026-07-28", "{st}");
-    eventually("ts_whoami proposed", || {
-        let t = home.json(&["tools", "--json"]);
-        t.as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["name"] == "ts_whoami")
-            .then_some(())
-    });
-    let (status, _, body) = post(
-        p.port,
-        "/api/tools/ts_whoami/enable",
-        &p.cookie,
-        &p.csrf,
-        &json!({}),
-    );
-    assert_eq!(status, 200, "{body}");
+    enable_whoami(&home, &p, "ts");
     let said = say(&home, "ts whoami");
     assert!(said.contains("the owner"), "{said} {}", ts.said());
 
@@ -515,32 +505,14 @@ fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
         "{}",
         server.said()
     );
-    let st = eventually("ready", || {
-        let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "plain")["state"] == "ready").then_some(st)
-    });
+    let st = ready(&home, "plain");
     let auth = by_name(&st, "plain")["auth"].as_str().unwrap().to_owned();
     assert!(
         auth.starts_with(&format!("authorized by {issuer} (scopes: mcp;"))
             && auth.ends_with("refresh yes)"),
         "{auth}"
     );
-    eventually("plain_whoami proposed", || {
-        let t = home.json(&["tools", "--json"]);
-        t.as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["name"] == "plain_whoami")
-            .then_some(())
-    });
-    let (status, _, body) = post(
-        p.port,
-        "/api/tools/plain_whoami/enable",
-        &p.cookie,
-        &p.csrf,
-        &json!({}),
-    );
-    assert_eq!(status, 200, "{body}");
+    enable_whoami(&home, &p, "plain");
     let said = say(&home, "plain whoami");
     assert!(said.contains("the owner"), "{said}");
     // Due after 4 s: refreshed (rotated) by the daemon, and the call still works.

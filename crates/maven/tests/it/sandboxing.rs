@@ -628,6 +628,23 @@ async fn the_demo_server_runs_sandboxed() {
     c.close().await;
 }
 
+/// The `ATTACKS {json}` line a server run to its end wrote on stderr.
+fn attack_report(out: &std::process::Output) -> Value {
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("ATTACKS "))
+        .unwrap_or_else(|| panic!("no report: {err}"));
+    serde_json::from_str(line).unwrap()
+}
+
+/// A command run by `setpriv` as nobody (uid and gid 65534, no supplementary group).
+fn as_nobody(setpriv: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(setpriv);
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+    c
+}
+
 /// The daemon usually runs as its owner, not as root: the same launcher, run by an
 /// unprivileged uid (here nobody, through `setpriv`, when the tests run as root), confines the
 /// server the same way, and its process bound counts only the sandbox's own processes.
@@ -641,8 +658,7 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
     // Whether nobody, without any capability, reaches both programs (access(2) with the real
     // uid): a checkout under a home of mode 0700 is out of its reach.
     let reachable = |p: &Path| {
-        std::process::Command::new(setpriv)
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        as_nobody(setpriv)
             .args(["/usr/bin/test", "-r"])
             .arg(p)
             .status()
@@ -694,19 +710,13 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
     }
     let spec = json!({"canary": canary, "list": data, "write": owner.join("w"), "setuid": true,
                       "fork": 100, "sockets": true, "fds": true});
-    let out = std::process::Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+    let out = as_nobody(setpriv)
         .arg(env!("CARGO_BIN_EXE_maven"))
         .args(plan.launcher_args(&server, &["--attacks".into(), spec.to_string()]))
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let line = err
-        .lines()
-        .find_map(|l| l.strip_prefix("ATTACKS "))
-        .unwrap_or_else(|| panic!("no report: {err}"));
-    let got: Value = serde_json::from_str(line).unwrap();
+    let got = attack_report(&out);
     for (k, v) in [
         ("canary", "ENOENT"),
         ("list", "EACCES"),
@@ -735,20 +745,14 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         .arg("60")
         .spawn()
         .unwrap();
-    let out = std::process::Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+    let out = as_nobody(setpriv)
         .arg(env!("CARGO_BIN_EXE_maven"))
         .args([sandbox::GROUP_ARG, "--", &server, "--attacks"])
         .arg(json!({"fds": true, "pid": victim.id()}).to_string())
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let line = err
-        .lines()
-        .find_map(|l| l.strip_prefix("ATTACKS "))
-        .unwrap_or_else(|| panic!("no report: {err}"));
-    let got: Value = serde_json::from_str(line).unwrap();
+    let got = attack_report(&out);
     assert_eq!(got["fds"], json!([0, 1, 2]), "{got}");
     assert_eq!(got["tty_nr"], "0", "{got}");
     // A process outside does not exist in its PID namespace.
@@ -1101,12 +1105,7 @@ fn a_launcher_on_its_own_still_denies_the_page_port() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let line = err
-        .lines()
-        .find_map(|l| l.strip_prefix("ATTACKS "))
-        .unwrap_or_else(|| panic!("no report: {err}"));
-    let got: Value = serde_json::from_str(line).unwrap();
+    let got = attack_report(&out);
     assert_eq!(got["listeners"][page.to_string()], "EACCES", "{got}");
     assert_eq!(got["listeners"][other.to_string()], "ok", "{got}");
 }
