@@ -57,28 +57,29 @@ pub(crate) fn launch(
     probe: &Result<(), sandbox::Missing>,
     page_port: u16,
 ) -> Option<Launch> {
-    let mut server = config.mcp_server(name)?;
-    let Some(plan) = plan(config, data_dir, name, page_port) else {
+    launch_planned(config, name, probe, plan(config, data_dir, name, page_port))
+}
+
+/// [`launch`], with the block's plan (`None`: an HTTP or unsandboxed block) already made.
+fn launch_planned(
+    config: &Config,
+    name: &str,
+    probe: &Result<(), sandbox::Missing>,
+    planned: Option<Result<sandbox::Plan, sandbox::PlanError>>,
+) -> Option<Launch> {
+    let server = config.mcp_server(name)?;
+    let Some(plan) = planned else {
         // Unsandboxed: still in a PID namespace of its own, through the launcher, so that
         // every process it starts ends with it.
-        if let mcp::Transport::Stdio { command, args, env } = server.transport {
-            let exe = match std::env::current_exe() {
-                Ok(p) => p,
-                Err(e) => {
-                    return Some(Launch::Blocked(format!(
-                        "cannot find the maven binary: {e}"
-                    )))
-                }
-            };
-            let mut launcher = vec![sandbox::GROUP_ARG.to_owned(), "--".to_owned(), command];
-            launcher.extend(args);
-            server.transport = mcp::Transport::Stdio {
-                command: exe.display().to_string(),
-                args: launcher,
-                env,
-            };
-        }
-        return Some(Launch::Start(Box::new(server)));
+        let wrap = |command, args: Vec<String>| {
+            let mut v = vec![sandbox::GROUP_ARG.to_owned(), "--".to_owned(), command];
+            v.extend(args);
+            v
+        };
+        return Some(match through_launcher(server, wrap) {
+            Ok(s) => Launch::Start(Box::new(s)),
+            Err(e) => Launch::Blocked(e),
+        });
     };
     if let Err(m) = probe {
         return Some(Launch::Blocked(m.to_string()));
@@ -93,25 +94,32 @@ pub(crate) fn launch(
         Err(e) => return Some(refused(e.to_string())),
     };
     if let Err(e) = sandbox::prepare(&plan) {
-        tracing::error!(server = %name, "sandbox: its private directory: {e}");
         return Some(refused(format!("sandbox: its private directory: {e}")));
     }
-    let exe = match std::env::current_exe() {
-        Ok(p) => p,
-        Err(e) => {
-            return Some(refused(format!(
-                "sandbox: cannot find the maven binary: {e}"
-            )))
-        }
-    };
+    Some(
+        match through_launcher(server, |command, args| plan.launcher_args(&command, &args)) {
+            Ok(s) => Launch::Start(Box::new(s)),
+            Err(e) => refused(format!("sandbox: {e}")),
+        },
+    )
+}
+
+/// A stdio `server` started by this binary instead, with `wrap(command, args)` as its
+/// arguments (the launcher's command line); any other server as it is.
+fn through_launcher(
+    mut server: mcp::ServerConfig,
+    wrap: impl FnOnce(String, Vec<String>) -> Vec<String>,
+) -> Result<mcp::ServerConfig, String> {
     if let mcp::Transport::Stdio { command, args, env } = server.transport {
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot find the maven binary: {e}"))?;
         server.transport = mcp::Transport::Stdio {
             command: exe.display().to_string(),
-            args: plan.launcher_args(&command, &args),
+            args: wrap(command, args),
             env,
         };
     }
-    Some(Launch::Start(Box::new(server)))
+    Ok(server)
 }
 
 /// Every enabled block's launch.
@@ -157,10 +165,12 @@ pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Laun
             }
             continue;
         }
-        if let Some(Ok(plan)) = plan(config, data_dir, name, page_port) {
-            plans.insert(name.clone(), plan);
+        // One plan per block: what the daemon shows of it is what it applies.
+        let planned = plan(config, data_dir, name, page_port);
+        if let Some(Ok(p)) = &planned {
+            plans.insert(name.clone(), p.clone());
         }
-        match launch(config, data_dir, name, &probe, page_port) {
+        match launch_planned(config, name, &probe, planned) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
                 config: *c,
                 enabled: block.enabled,
