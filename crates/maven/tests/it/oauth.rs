@@ -263,15 +263,7 @@ fn a_server_that_asks_is_parked_inspected_and_authorized_through_the_page() {
     // A tool call through the authorized server (enabled on the page, the step-up fresh).
     let (status, _, body) = api("/api/tools/notes_whoami/enable", &json!({}));
     assert_eq!(status, 200, "{body}");
-    let out = home.run(&["say", "notes", "whoami"]);
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    let out = if said.contains("(yes/no)") {
-        home.run(&["say", "yes"])
-    } else {
-        out
-    };
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{said} {}", stderr(&out));
+    let said = home.say_confirming("notes whoami");
     assert!(
         said.starts_with("notes_whoami ran; the MCP server \"notes\" returned:"),
         "{said}"
@@ -559,15 +551,7 @@ fn inspect_next_to_the_daemon_never_touches_its_tokens_and_calls_still_work() {
         "inspect refreshed nothing"
     );
     // The daemon's own refresh and a call through it still work.
-    let out = home.run(&["say", "notes", "whoami"]);
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    let out = if said.contains("(yes/no)") {
-        home.run(&["say", "yes"])
-    } else {
-        out
-    };
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{said} {}", stderr(&out));
+    let said = home.say_confirming("notes whoami");
     assert!(
         said.starts_with("notes_whoami ran; the MCP server \"notes\" returned:"),
         "{said}"

@@ -286,18 +286,6 @@ fn ready(home: &Home, server: &str) -> Value {
     })
 }
 
-fn say(home: &Home, text: &str) -> String {
-    let out = home.run(&["say", text]);
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    let out = if said.contains("(yes/no)") {
-        home.run(&["say", "yes"])
-    } else {
-        out
-    };
-    assert!(out.status.success(), "{}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_daemon() {
     // 8 s access tokens: each is refreshed in its last 4 s.
@@ -367,11 +355,11 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     // A call through it; then, after the token was due, the daemon's refresh (rotated by the
     // provider) and another call.
     enable_whoami(&home, &p, "py");
-    let said = say(&home, "py whoami");
+    let said = home.say_confirming("py whoami");
     assert!(said.contains("the owner"), "{said}");
     let started = Instant::now();
     std::thread::sleep(Duration::from_millis(4500));
-    let said = say(&home, "py whoami");
+    let said = home.say_confirming("py whoami");
     assert!(said.contains("the owner"), "{said}");
     assert!(
         op.count("EVENT grant.success refresh_token") >= 1,
@@ -423,7 +411,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     let st = ready(&home, "ts");
     assert_eq!(by_name(&st, "ts")["protocol_version"], "2026-07-28", "{st}");
     enable_whoami(&home, &p, "ts");
-    let said = say(&home, "ts whoami");
+    let said = home.say_confirming("ts whoami");
     assert!(said.contains("the owner"), "{said} {}", ts.said());
 
     // oauth.dpop "required" for a server that reads only Bearer: refused before anything is
@@ -513,11 +501,11 @@ fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
         "{auth}"
     );
     enable_whoami(&home, &p, "plain");
-    let said = say(&home, "plain whoami");
+    let said = home.say_confirming("plain whoami");
     assert!(said.contains("the owner"), "{said}");
     // Due after 4 s: refreshed (rotated) by the daemon, and the call still works.
     std::thread::sleep(Duration::from_millis(4500));
-    let said = say(&home, "plain whoami");
+    let said = home.say_confirming("plain whoami");
     assert!(said.contains("the owner"), "{said}");
     assert!(
         server.count("EVENT grant refresh_token") >= 1,

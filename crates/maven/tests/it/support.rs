@@ -43,6 +43,20 @@ impl Home {
             .output()
             .unwrap()
     }
+    /// One turn, confirmed with "yes" when it asks; asserts it succeeded and returns what it
+    /// printed.
+    pub(crate) fn say_confirming(&self, text: &str) -> String {
+        let out = self.run(&["say", text]);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        let out = if said.contains("(yes/no)") {
+            self.run(&["say", "yes"])
+        } else {
+            out
+        };
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{said} {}", stderr(&out));
+        said
+    }
     /// The command of [`Home::run`], not started yet.
     pub(crate) fn command_for(&self, args: &[&str]) -> Command {
         let mut c = self.command();
