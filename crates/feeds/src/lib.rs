@@ -9,6 +9,38 @@
 //! first, windows-1252 last), then either a JSON Feed is read with `serde_json`, or a tolerant
 //! element tree is built on quick-xml's tokenizer and the feed vocabulary is read off it. Text
 //! fields are delivered both as HTML (relative URIs resolved) and as plain text.
+//!
+//! The modules, in the order the bytes meet them: `decode.rs` normalises
+//! to UTF-8 (BOM, then HTTP charset, then XML declaration — also when comments or whitespace come
+//! first; valid UTF-8 wins over a wrong declaration; windows-1252 for ISO-8859-1 and for bytes that
+//! are not the UTF-8 an undeclared document implies; characters XML forbids stripped); its module
+//! doc says how the HTTP charset and the declaration combine.
+//! `dtd.rs` expands general entities declared in an internal DTD subset before the tree is built:
+//! nesting at most 16 deep, at most 1 MiB inserted per document, external and parameter entities
+//! never read, nothing copied when no declared entity is used. `dom.rs` builds a compact, tolerant
+//! element tree on quick-xml's tokenizer: nodes are offsets into the decoded text, a mismatched
+//! end tag closes the nearest open element of that name, a core `item` or `entry` start closes
+//! whatever was left open inside its channel or feed (as an HTML parser recovers), stray end tags
+//! are dropped, and elements still open at the end mark the document truncated so only complete
+//! items are kept; depth and node count are bounded; namespace URIs are recorded, so an
+//! Atom-shaped root in an unknown namespace is read as Atom (with a warning), and Userland's and
+//! Harvard's RSS namespaces as none. `xml.rs` reads RSS 0.9x/1.0/2.0, Atom 0.3/1.0 (also an Atom
+//! Entry Document, as a feed of its one entry, with a warning) and Microsoft CDF by local name,
+//! Dublin Core and dcterms dates with one ranked rule for competing date elements (`DatePick`),
+//! iTunes and Media RSS items, and decides which body is the summary and which the content in one
+//! documented order (`read_item`; Userland's un-namespaced `body` is content like `xhtml:body`);
+//! an element that is present but empty is `""`, not null; XHTML content keeps the namespace
+//! declarations it inherits; of two alternate links an HTML-typed one beats an untyped one; an
+//! RSS 1.0 item's id is its `rdf:about` before its `dc:identifier`, which stays known as
+//! `Item::former_id` (outside the JSON form) because it was the id before. `json.rs` reads JSON
+//! Feed 1.x (well-formed character references in titles decoded, as readers do). `html.rs` renders plain text (only ASCII whitespace collapses)
+//! and resolves relative URIs against `xml:base`, else the HTTP Content-Location, else the feed
+//! URL (an IRI base stays an IRI); `date.rs` parses dates with its own zone table;
+//! `entities.rs` holds HTML named references; `outcome.rs` the limits, `NotAFeed` and the warnings
+//! collector; `model.rs` is the F-9 shape, whose serde names are an interface. `bozo` is set for
+//! XML that had to be repaired, an unknown encoding name, bytes read in another encoding than the
+//! one declared or implied, a non-XML content type, bytes invalid in their encoding and undeclared
+//! namespace prefixes.
 
 // This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
 // use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows

@@ -24,6 +24,21 @@
 //!
 //! The daemon builds one [`Poller`] only when at least one feed is enabled, and runs
 //! [`Poller::run`] under its cancellation token.
+//!
+//! When the parser's id rule for an item changes, the key changes with it; `feeds::Item::former_id`
+//! says what the id was, `identity::former_keys` gives the key it had, and an item seen under that
+//! key is seen: its new key is marked seen in the fetch's transaction and the old one ages out with
+//! the pruning, so no item is noted twice and no re-baseline is set off (today: RSS 1.0 items keyed
+//! by `dc:identifier` before `rdf:about` became their id).
+//!
+//! A `HostGate` shared by all feed workers spaces feeds on one host (webfetch's limiter belongs to
+//! one door). Its state lives in facts: `rss:latest:`, `rss:http:` (validators), `rss:poll:` (the
+//! schedule) and `rss:disabled:<feed>`.
+//!
+//! Growth is bounded per feed: at most `Options::max_notes_per_day` (500) notes in any 24 hours
+//! (counted in the store, `notes_since`; the rest marked seen, and the feed's warning says so), and
+//! seen keys pruned beyond twice the latest fetch, at least `Options::seen_floor` (1,000), after
+//! each commit (`prune_seen_beyond`).
 
 // This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
 // use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows

@@ -1,18 +1,90 @@
-//! The sandbox of a local (stdio) MCP server (X-1..X-4).
+//! The sandbox of a local server (X-1..X-4): `Policy` (a block's `sandbox` key), `Plan` (the
+//! policy resolved for one server on this machine) and the launcher.
 //!
-//! Three parts:
-//! - [`Policy`]: what the owner wrote in a block's `sandbox` key (or the default).
-//! - [`Plan`]: the policy resolved against one server and this machine — the program that is
-//!   executed, every directory it may read, execute and write, its private directory, what is
-//!   hidden, its limits. The daemon resolves it ([`Plan::resolve`]); `maven mcp inspect` and
-//!   status show it ([`Plan::trust`]).
-//! - the launcher ([`launch`]): the `maven` binary re-executed as
-//!   `maven __sandbox-exec PLAN -- COMMAND ARGS…`, single-threaded, before any runtime. It
-//!   enters new user, mount, IPC (and, without network, network) namespaces, hides the data
-//!   directory under an empty tmpfs, sets the limits, applies a Landlock ruleset (files, TCP,
-//!   signal and abstract-socket scoping) and, for a daemon running as root, a seccomp filter,
-//!   drops every capability and executes the server. Any step that fails stops the launch: the
-//!   server never runs unsandboxed ([`probe`] tells the daemon beforehand what is missing).
+//! **Why this mechanism.** The workspace forbids `unsafe`, and a sandbox must be entered by the
+//! process it confines, before the server's program runs; forking without `exec` is `unsafe`. So
+//! nothing forks without executing this binary again: the mcp crate spawns `maven __sandbox-exec
+//! PLAN -- command args…` like any command. That launcher — single-threaded, before any runtime —
+//! takes nobody's real uid (a root daemon), enters new user, mount, IPC and PID (and, without
+//! network, network) namespaces, makes the mounts while it still holds its namespace's
+//! capabilities, and starts `maven __sandbox-init PLAN -- command args…`, which is pid 1 of the
+//! new PID namespace. The init has the launcher's death as its death signal, leaves the daemon's
+//! session (`setsid`: no controlling terminal), applies the limits, seccomp, Landlock and the
+//! capability drop to itself, closes every descriptor but 0–2, starts the server and reaps
+//! whatever is re-parented to it; when the server exits, the init exits the same way and the
+//! kernel kills every other process of the namespace. The launcher waits for the init; it notices
+//! within a second when the daemon is gone (its parent changes) and kills the init; the daemon
+//! stopping a server kills the launcher's process group, which takes the init with it. An
+//! unsandboxed block goes through `maven __group-exec -- command args…`: the same launcher and
+//! init with only a PID namespace (in a user namespace mapping the owner to itself when the daemon
+//! is not root), so that no process of any server outlives it. Each kernel mechanism does what it
+//! does best, all through safe wrappers:
+//!
+//! - **Landlock** (the `landlock` crate, ABI 6 required as a hard requirement, no best effort) is
+//!   the file boundary: read and execute of the system directories; the command's directory, or
+//!   its installation prefix when it is in a `bin/` — narrowed to `bin/` and the prefix's `lib`,
+//!   `lib64`, `libexec` when the prefix is the owner's home, above it, or holds one of
+//!   `sandbox::CREDENTIALS` (`~/.cargo/credentials.toml`, `~/.ssh`, shell histories, …) — both as
+//!   named and with links resolved, and the same for a script's `#!` interpreter, through `env`;
+//!   every existing file named by an absolute path in the arguments; the `read` list. Every file
+//!   right on the private directory and the `write` list; read and write of `/dev/null` and the
+//!   random devices. It also scopes signals and abstract UNIX sockets to the sandbox, restricts
+//!   ptrace to it (always), and handles TCP bind and connect (ABI 4): with no network nothing is
+//!   allowed, with network every port but the page's bound port is (Landlock rules only allow, so
+//!   this is 65,536 port rules, the bulk of a sandboxed start; see BENCHMARKS.md).
+//! - **seccomp** (`seccompiler`), in every sandbox: `socket()` fails with `EACCES` for what
+//!   Landlock's TCP rules do not see and could still reach a local port — MPTCP (which falls back
+//!   to TCP) and SCTP over IPv4 and IPv6, raw and packet sockets — and io_uring (whose socket
+//!   operations bypass seccomp) is refused. For a root daemon it also denies the setuid calls.
+//! - **User namespace** (`nix::sched::unshare`; rustix's is `unsafe`), with the owner's uid and
+//!   gid mapped to themselves: the server keeps its uid, gains nothing, and gets a mount, IPC, PID
+//!   and (without network) network namespace of its own without privilege. The network namespace
+//!   has only a loopback that is down: TCP is refused by Landlock (`EACCES`), anything else finds
+//!   no route (`ENETUNREACH`), abstract sockets are per namespace, and the host's loopback
+//!   services (the page included) are unreachable.
+//! - **PID namespace**: no process outside the sandbox exists for the server (`ESRCH`), and all of
+//!   its processes end with it, `setsid` and double forks included.
+//! - **Mount namespace**: Landlock does not mediate `connect()` to a pathname UNIX socket on the
+//!   kernels this runs on (path lookup needs no Landlock right), so the places where such sockets
+//!   live are covered by empty read-only tmpfs mounts — the data directory, the owner's home,
+//!   `/tmp`, `/var/tmp`, `/run` and `/dev/shm` — outermost first, and every path the plan grants
+//!   inside one (the private directory, a `read` or `write` path, the command's directory) is
+//!   opened before anything is covered and bind-mounted back, recursively (with the mounts below
+//!   it), at its own path. `DATA/maven.sock`, the database, the lock, the other servers'
+//!   directories, an ssh or gpg agent's socket, X11's and the D-Bus session bus do not exist for
+//!   the server (`ENOENT`). The IPC server's peer check (below) refuses it regardless.
+//! - **Limits**: `RLIMIT_NPROC` is counted per (user namespace, uid) since Linux 5.14, so set after
+//!   the `unshare` it bounds the server's own processes and threads, not all of the owner's.
+//!   The kernel never applies it to a real uid of 0: a root daemon's launcher sets its real uid to
+//!   nobody (65534) and keeps effective uid 0 (file access unchanged), and seccomp makes
+//!   `setuid`/`setreuid`/`setresuid` fail with `EPERM` so the server cannot take real uid 0 back;
+//!   calls from another ABI kill it. `RLIMIT_AS` bounds memory per process (address space: a
+//!   bound on a runaway, not on the working set; "memory bounded per process" in the trust line),
+//!   `RLIMIT_CORE` is 0, `RLIMIT_FSIZE` is the `disk` bound, and the launcher measures the private
+//!   directory every 2 s and stops a server over `disk`.
+//! - **No privilege gain**: `no_new_privs` (setuid bits and file capabilities do nothing), the
+//!   securebits `NOROOT`/`NO_SETUID_FIXUP`/`NO_CAP_AMBIENT_RAISE` locked, and every capability
+//!   dropped before `exec`, so even uid 0 inside the namespace has none.
+//! - **No link followed**: `sandbox::prepare` makes the private directory and its `tmp` level by
+//!   level with `mkdirat`/`openat(O_NOFOLLOW)` and `fchmod` on the opened descriptor; a planted
+//!   link is refused with the path named.
+//!
+//! What may never be written is decided before any of this, when the configuration is read
+//! (`sandbox::shared_code`, `sandbox::own_code`, called by `config`): a `write` over the server's
+//! own program or script, or (without `allow_shared_code`) over a directory other programs load
+//! code from.
+//!
+//! Not chosen: bubblewrap (a setuid or userns helper that must be installed, and one more parser of
+//! our arguments), seccomp as the file boundary (cannot see paths), cgroups (not delegated to an
+//! unprivileged owner, nor here: memory is bounded per process and the trust line says so).
+//!
+//! **Fail closed.** Every step of the launcher either succeeds or ends the launch with a message
+//! naming what is missing; the server's program is executed only after all of them. The daemon
+//! calls `sandbox::probe` once at start (a Landlock ruleset is created and never applied, the
+//! user-namespace sysctls read) and `confine` does not start a sandboxed block when it fails, or
+//! when the plan cannot be made (the command is not found, a path is inside the data directory):
+//! `maven mcp status` shows the state `not started: its sandbox cannot be applied` and the reason,
+//! ending with `"sandbox": false` being the owner's explicit choice.
 
 // Policy code: a failure is an error value, never a panic. Tests may.
 #![warn(clippy::expect_used, clippy::panic)]

@@ -41,7 +41,10 @@
 //! `tools` (the act allowlist; identity (kind, server, tool) unique), `tool_events` (its audit
 //! trail), `notes` (unique (source, key), with an FTS5 index `notes_fts`), `facts`, `feed_seen`
 //! (which item keys each feed has shown, for baselines and pruning), `acts_log` (every executed
-//! act) and `passkeys` (the page's enrolled credentials).
+//! act), `passkeys` (the page's enrolled credentials) and `mcp_oauth` (the OAuth credentials of
+//! MCP servers as opaque JSON documents, one row per (server, issuer), each save replacing its
+//! row in one transaction, so a kill -9 leaves the old row or the new one). A row's kind is a
+//! [`ToolKind`], never a string.
 //!
 //! # Example
 //!

@@ -19,6 +19,13 @@
 //! 4. on a redirect: refuse on a door that allows private addresses, refuse a fourth hop, else
 //!    apply the method rules, drop all but harmless headers across origins, and go to 1.
 //!
+//! The table is `webfetch::addr` (`V4_TABLE`, `V6_TABLE`, `METADATA`): IPv4-mapped addresses are
+//! canonicalised to IPv4; other IPv6 is public only inside 2000::/3 outside the listed blocks;
+//! IPv4-carrying forms (compatible, SIIT, NAT64, 6to4, Teredo) are refused, naming the carried
+//! address. `allow_private` lifts loopback, RFC 1918 and ULA (and 100.64/10 with `allow_cgnat`),
+//! never metadata, link-local, multicast or broadcast. Bodies are capped while streaming and after
+//! gzip decoding; every phase has a deadline and the total covers the body.
+//!
 //! Errors are one enum, [`Error`], whose [`Error::kind`] is what `maven fetch --json` prints.
 //! Bodies are capped after decompression ([`Body`]); every phase has a deadline.
 //!
