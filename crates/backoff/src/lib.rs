@@ -23,7 +23,7 @@ pub enum Jitter {
     /// The thread's random numbers (the default).
     Random,
     /// A seeded generator: the same seed gives the same delays.
-    Seeded(rand::rngs::StdRng),
+    Seeded(Box<rand::rngs::StdRng>),
     /// Always this unit: `0.5` is the middle of [`Spread::Around`], `0.0` is no spread at all
     /// for [`Spread::Up`].
     Fixed(f64),
@@ -32,7 +32,7 @@ pub enum Jitter {
 impl Jitter {
     /// A generator seeded with `seed`.
     pub fn seeded(seed: u64) -> Jitter {
-        Jitter::Seeded(rand::rngs::StdRng::seed_from_u64(seed))
+        Jitter::Seeded(Box::new(rand::rngs::StdRng::seed_from_u64(seed)))
     }
 
     /// The next unit value, in `[0, 1]`.
