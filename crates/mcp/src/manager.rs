@@ -8,11 +8,11 @@
 //! them (propose, redefine, withdraw) is the receiver's business — this crate knows nothing of
 //! the allowlist.
 //!
-//! A server that cannot be dialled is retried after [`backoff`]: from `backoff_min` (1 minute)
-//! doubling to `backoff_max` (30 minutes), jittered, reset by a successful listing (a
-//! [`backoff::Backoff`] per server task). A live
-//! connection is pinged every `health_interval`; a failed ping, or a call that gave up (which
-//! drops the connection, M-6), makes the task re-dial a fresh connection.
+//! A server that cannot be dialled is retried after [`backoff()`]: from `backoff_min` (1 minute)
+//! doubling to `backoff_max` (30 minutes), jittered, reset by a successful listing (each
+//! server task holds a [`backoff::Backoff`]). A live connection is pinged every
+//! `health_interval`; a failed ping, or a call that gave up (which drops the connection, M-6),
+//! makes the task re-dial a fresh connection.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
