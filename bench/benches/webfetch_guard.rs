@@ -111,6 +111,7 @@ fn criterion_pass(c: &mut Criterion, rt: &Runtime, addr: SocketAddr) {
 }
 
 /// Interleaved rounds of both clients; the median per-request time of each and their ratio.
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 fn ratio_pass(rt: &Runtime, addr: SocketAddr) {
     const ROUNDS: usize = 15;
     const PER_ROUND: u32 = 2000;

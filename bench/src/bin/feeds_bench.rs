@@ -90,6 +90,7 @@ fn pass(docs: &[Vec<u8>], parse: &impl Fn(&[u8]) -> usize) -> usize {
     docs.iter().map(|d| parse(d)).sum()
 }
 
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 fn time(dir: &Path, peer: &str, input: &str, min: Duration) -> Res<()> {
     let parse = peer_fn(peer)?;
     let docs = load(dir, input)?;

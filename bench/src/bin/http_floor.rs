@@ -221,6 +221,7 @@ impl Conn {
     }
 }
 
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 fn client(args: &[String]) -> Res<()> {
     let (mut port, mut seq, mut warmup, mut calls) = (0u16, 5000usize, 500usize, 10_000usize);
     let mut inflight = vec![1usize, 8, 64];

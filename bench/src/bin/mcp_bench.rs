@@ -196,6 +196,7 @@ fn echo_server() -> Res<()> {
     }
 }
 
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 fn raw_floor(o: &Opts) -> Res<()> {
     let (prog, args) = o.cmd.split_first().ok_or("raw needs -- CMD")?;
     let mut child = std::process::Command::new(prog)
@@ -351,6 +352,7 @@ fn bench_stdio_config(o: &Opts) -> Res<mcp::ServerConfig> {
 }
 
 /// Start-to-ready, three variants interleaved: unsandboxed, the default sandbox, no network.
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 async fn start(o: &Opts) -> Res<()> {
     let (Some(l), Some(d)) = (&o.launcher, &o.sandbox) else {
         return Err("start needs --launcher and --sandbox".into());
@@ -404,6 +406,7 @@ async fn start(o: &Opts) -> Res<()> {
     Ok(())
 }
 
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
     use rmcp::ClientServiceExt as _;
     let mut rmcp_service = None;
@@ -496,6 +499,7 @@ async fn rpc_bench(transport: &str, o: &Opts) -> Res<()> {
 }
 
 /// k tasks each calling until `calls` calls were made; returns the elapsed seconds.
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 async fn closed_loop(peer: &Peer, k: usize, calls: usize) -> Res<f64> {
     let left = Arc::new(AtomicUsize::new(calls));
     let t = Instant::now();
@@ -534,6 +538,7 @@ fn vm_hwm_kib() -> Res<u64> {
         .parse()?)
 }
 
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 async fn flood(o: &Opts) -> Res<()> {
     let limits = mcp::Limits::default();
     let cap = limits.frame_cap;
@@ -565,6 +570,7 @@ async fn flood(o: &Opts) -> Res<()> {
 
 // ---- P-5: isolation through the manager ------------------------------------------------------
 
+#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 async fn isolate(o: &Opts) -> Res<()> {
     use tokio_util::sync::CancellationToken;
     use tokio_util::task::TaskTracker;

@@ -10,10 +10,11 @@
 
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
 
 use store::{Store, ToolKind, ToolRow, ToolState};
 

@@ -5,11 +5,19 @@
 //! proposed, and the page refuses to enable a row of an unstable server) and `tool_events`
 //! gets one redefinition per tool per interval instead of one per change. It settles once an
 //! hour holds no more than [`MAX_CHANGES_PER_HOUR`] changes; its latest listing is then
-//! applied at once. A leaf: it names nothing of the crate.
+//! applied at once. [`run`] is the loop that feeds every listing through it. A leaf: it names
+//! nothing of the crate.
+//!
+//! Everything here is on tokio's clock, so the loop's tests run on a paused clock.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::hash::{Hash, Hasher};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Changes of a server's tools within [`WINDOW`] beyond which it is unstable.
 pub(crate) const MAX_CHANGES_PER_HOUR: usize = 6;
@@ -141,6 +149,54 @@ impl Churn {
     }
 }
 
+/// Feeds every listing of `listings` through a [`Churn`] until `cancel` fires or the channel
+/// closes. After each listing comes in, `note(server, why_unstable)` says how its server
+/// stands; `apply(listing, why_unstable)` gets each listing that is due — at once for a stable
+/// server, the latest held back once per [`COALESCE`] for an unstable one, and the held-back
+/// one at once when its server settles. One listing is applied at a time, in the order they
+/// fall due.
+pub(crate) async fn run<N, A, F>(
+    mut listings: mpsc::Receiver<mcp::Discovery>,
+    cancel: CancellationToken,
+    mut note: N,
+    mut apply: A,
+) where
+    N: FnMut(&str, Option<String>),
+    A: FnMut(mcp::Discovery, Option<String>) -> F,
+    F: Future<Output = ()>,
+{
+    let mut churn = Churn::default();
+    loop {
+        // A held-back listing of an unstable server falls due, or a new listing comes.
+        let due_at = churn.next_due();
+        let ready = tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = async {
+                match due_at {
+                    Some(t) => tokio::time::sleep_until(t).await,
+                    None => std::future::pending().await,
+                }
+            } => churn.due(Instant::now()),
+            d = listings.recv() => match d {
+                Some(d) => {
+                    let server = d.server.clone();
+                    let ready = churn.offer(d, Instant::now());
+                    if ready.is_none() {
+                        tracing::debug!(server = %server, "listing held back: the server is unstable");
+                    }
+                    note(&server, churn.unstable(&server));
+                    ready.into_iter().collect()
+                }
+                None => break,
+            },
+        };
+        for d in ready {
+            let unstable = churn.unstable(&d.server);
+            apply(d, unstable).await;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +233,167 @@ mod tests {
         let later = t0 + WINDOW + sec * 12;
         assert!(c.offer(listing("y"), later).is_some());
         assert_eq!(c.unstable("s"), None);
+    }
+}
+
+#[cfg(test)]
+mod loop_tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    fn listing(server: &str, desc: &str) -> mcp::Discovery {
+        let tool = serde_json::json!({"name": "t", "description": desc});
+        mcp::Discovery {
+            server: server.into(),
+            tools: vec![mcp::Tool::from_value(tool).unwrap()],
+            at: std::time::SystemTime::now(),
+        }
+    }
+
+    /// What the loop did, on the virtual clock: each listing applied (server, description,
+    /// seconds since the start, whether it was unstable) and each note (server, seconds,
+    /// unstable or not).
+    #[derive(Default)]
+    struct Log {
+        applied: Vec<(String, String, u64, bool)>,
+        notes: Vec<(String, u64, bool)>,
+    }
+
+    /// Runs the loop while `script` sends listings, then closes the channel; returns the log.
+    async fn drive<S, Fut>(script: S) -> Log
+    where
+        S: FnOnce(mpsc::Sender<mcp::Discovery>) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        let t0 = Instant::now();
+        let secs = move || (Instant::now() - t0).as_secs();
+        let log = RefCell::new(Log::default());
+        let (tx, rx) = mpsc::channel(16);
+        let looping = run(
+            rx,
+            CancellationToken::new(),
+            |server, unstable| {
+                log.borrow_mut()
+                    .notes
+                    .push((server.to_owned(), secs(), unstable.is_some()))
+            },
+            |d, unstable| {
+                let desc = d.tools[0].description().unwrap_or_default().to_owned();
+                log.borrow_mut()
+                    .applied
+                    .push((d.server, desc, secs(), unstable.is_some()));
+                async {}
+            },
+        );
+        tokio::join!(looping, script(tx));
+        log.into_inner()
+    }
+
+    async fn send(tx: &mpsc::Sender<mcp::Discovery>, server: &str, desc: &str) {
+        tx.send(listing(server, desc)).await.unwrap();
+    }
+
+    fn applied(log: &Log) -> Vec<(&str, &str, u64)> {
+        log.applied
+            .iter()
+            .map(|(s, d, t, _)| (s.as_str(), d.as_str(), *t))
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unstable_server_gets_its_latest_listing_once_per_interval_a_stable_one_at_once() {
+        let sec = Duration::from_secs(1);
+        let log = drive(|tx| async move {
+            send(&tx, "calm", "c0").await;
+            send(&tx, "s", "0").await;
+            for i in 1..=MAX_CHANGES_PER_HOUR {
+                tokio::time::sleep(sec).await;
+                send(&tx, "s", &i.to_string()).await;
+            }
+            // t = 6 s. One change too many at 10 s: held back, and the next replaces it.
+            tokio::time::sleep(sec * 4).await;
+            send(&tx, "s", "x").await;
+            tokio::time::sleep(sec).await;
+            send(&tx, "s", "y").await;
+            // A stable server's listing is applied at once meanwhile.
+            tokio::time::sleep(sec).await;
+            send(&tx, "calm", "c1").await;
+            // 10 min 7 s: after "y" was applied (at 10 min 6 s), "z" waits for the next interval.
+            tokio::time::sleep(COALESCE - sec * 5).await;
+            send(&tx, "s", "z").await;
+            tokio::time::sleep(COALESCE + sec).await;
+        })
+        .await;
+        let c = COALESCE.as_secs();
+        assert_eq!(
+            applied(&log),
+            [
+                ("calm", "c0", 0),
+                ("s", "0", 0),
+                ("s", "1", 1),
+                ("s", "2", 2),
+                ("s", "3", 3),
+                ("s", "4", 4),
+                ("s", "5", 5),
+                ("s", "6", 6),
+                ("calm", "c1", 12),
+                ("s", "y", 6 + c),
+                ("s", "z", 6 + 2 * c),
+            ],
+            "\"x\" was replaced by \"y\" before its interval came"
+        );
+        assert!(log
+            .applied
+            .iter()
+            .all(|(s, d, _, unstable)| { *unstable == (s == "s" && (d == "y" || d == "z")) }));
+        let unstable_notes: Vec<u64> = log
+            .notes
+            .iter()
+            .filter(|(_, _, u)| *u)
+            .map(|(_, t, _)| *t)
+            .collect();
+        assert_eq!(unstable_notes, [10, 11, 7 + c]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_back_listing_is_applied_at_once_when_its_server_settles() {
+        let sec = Duration::from_secs(1);
+        let log = drive(|tx| async move {
+            send(&tx, "s", "0").await;
+            for i in 1..MAX_CHANGES_PER_HOUR {
+                tokio::time::sleep(sec).await;
+                send(&tx, "s", &i.to_string()).await;
+            }
+            // t = 5 s; the sixth change at 59 min is still applied at once, the seventh held.
+            tokio::time::sleep(Duration::from_secs(59 * 60 - 5)).await;
+            send(&tx, "s", "6").await;
+            tokio::time::sleep(sec * 30).await;
+            send(&tx, "s", "7").await;
+            // The change at 1 s leaves the hour at 60 min 1 s, long before the interval.
+            tokio::time::sleep(Duration::from_secs(120)).await;
+            // Settled: a change is applied as it comes again.
+            send(&tx, "s", "8").await;
+        })
+        .await;
+        let m59 = 59 * 60;
+        assert_eq!(
+            applied(&log),
+            [
+                ("s", "0", 0),
+                ("s", "1", 1),
+                ("s", "2", 2),
+                ("s", "3", 3),
+                ("s", "4", 4),
+                ("s", "5", 5),
+                ("s", "6", m59),
+                ("s", "7", WINDOW.as_secs() + 1),
+                ("s", "8", m59 + 30 + 120),
+            ]
+        );
+        assert!(log.applied.iter().all(|(_, _, _, unstable)| !unstable));
+        let notes: Vec<(u64, bool)> = log.notes.iter().map(|(_, t, u)| (*t, *u)).collect();
+        assert_eq!(notes.last(), Some(&(m59 + 150, false)));
+        assert!(notes.contains(&(m59 + 30, true)));
     }
 }

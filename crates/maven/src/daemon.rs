@@ -9,10 +9,11 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::Value;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -428,7 +429,7 @@ fn start_manager(
     // A result's text is kept up to the frame cap, so the executor can cut it to
     // `allowlist::RESULT_CAP` and say by how much.
     options.client.limits.result_text_cap = options.client.limits.frame_cap;
-    let (manager, mut listings) = mcp::Manager::new(servers, options);
+    let (manager, listings) = mcp::Manager::new(servers, options);
     let (config, store, notes, cancel) = (
         config.clone(),
         store.clone(),
@@ -436,43 +437,22 @@ fn start_manager(
         cancel.clone(),
     );
     tracker.spawn(async move {
-        let mut churn = crate::churn::Churn::default();
-        loop {
-            // A held-back listing of an unstable server falls due, or a new listing comes.
-            let due_at = churn.next_due().map(tokio::time::Instant::from_std);
-            let ready = tokio::select! {
-                _ = cancel.cancelled() => break,
-                _ = async {
-                    match due_at {
-                        Some(t) => tokio::time::sleep_until(t).await,
-                        None => std::future::pending().await,
-                    }
-                } => churn.due(Instant::now()),
-                d = listings.recv() => match d {
-                    Some(d) => {
-                        let server = d.server.clone();
-                        let ready = churn.offer(d, Instant::now());
-                        let unstable = churn.unstable(&server);
-                        if ready.is_none() {
-                            tracing::debug!(server = %server, "listing held back: the server is unstable");
-                        }
-                        let mut notes = notes.lock().unwrap_or_else(|p| p.into_inner());
-                        let note = notes.entry(server.clone()).or_default();
-                        if unstable.is_some() && note.unstable.is_none() {
-                            tracing::warn!(server = %server, "{}", unstable.as_deref().unwrap_or(""));
-                        } else if unstable.is_none() && note.unstable.is_some() {
-                            tracing::info!(server = %server, "the server's tools settled: its listings are applied as they come again");
-                        }
-                        note.unstable = unstable;
-                        ready.into_iter().collect()
-                    }
-                    None => break,
-                },
-            };
-            for d in ready {
-                apply_listing(&config, &store, &notes, &churn, d).await;
-            }
-        }
+        crate::churn::run(
+            listings,
+            cancel,
+            |server, unstable| {
+                let mut notes = notes.lock().unwrap_or_else(|p| p.into_inner());
+                let note = notes.entry(server.to_owned()).or_default();
+                if unstable.is_some() && note.unstable.is_none() {
+                    tracing::warn!(server = %server, "{}", unstable.as_deref().unwrap_or(""));
+                } else if unstable.is_none() && note.unstable.is_some() {
+                    tracing::info!(server = %server, "the server's tools settled: its listings are applied as they come again");
+                }
+                note.unstable = unstable;
+            },
+            |d, unstable| apply_listing(&config, &store, &notes, unstable, d),
+        )
+        .await;
     });
     Some(manager)
 }
@@ -482,7 +462,7 @@ async fn apply_listing(
     config: &Config,
     store: &store::Store,
     notes: &std::sync::Mutex<HashMap<String, DiscoveryNote>>,
-    churn: &crate::churn::Churn,
+    unstable: Option<String>,
     d: mcp::Discovery,
 ) {
     let Some(block) = config.mcp_servers.get(&d.server) else {
@@ -493,13 +473,13 @@ async fn apply_listing(
             over_cap: r.over_cap(d.tools.len()),
             refused: r.refused,
             error: None,
-            unstable: churn.unstable(&d.server),
+            unstable,
         },
         Err(e) => {
             tracing::error!(server = %d.server, error = %e, "cannot apply a listing to the allowlist");
             DiscoveryNote {
                 error: Some(format!("store: {e}")),
-                unstable: churn.unstable(&d.server),
+                unstable,
                 ..DiscoveryNote::default()
             }
         }

@@ -53,6 +53,10 @@ pub(crate) fn closing() {
 }
 
 /// Waits, at most `within`, until every accepted line is written. Returns whether it was.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a blocking wait on the main thread, after the runtime has stopped"
+)]
 pub(crate) fn flush(within: Duration) -> bool {
     let deadline = Instant::now() + within;
     while PENDING.load(Ordering::Acquire) > 0 {

@@ -24,6 +24,10 @@ fn percentiles(mut v: Vec<Duration>) -> (f64, f64) {
     (at(0.50), at(0.99))
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a latency example measures wall time"
+)]
 async fn pipe_floor() -> (f64, f64) {
     let mut child = tokio::process::Command::new("cat")
         .stdin(std::process::Stdio::piped())
@@ -50,6 +54,10 @@ async fn pipe_floor() -> (f64, f64) {
 }
 
 #[tokio::main(flavor = "current_thread")]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a latency example measures wall time"
+)]
 async fn main() -> Result<(), mcp::Error> {
     let mut args = std::env::args().skip(1);
     let command = args.next().expect("usage: roundtrip SERVER [ARGS…]");

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use backoff::Backoff;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
@@ -325,7 +326,8 @@ impl Client {
     }
 
     /// Modern era, for a server that declares `tools.listChanged`: one `subscriptions/listen`
-    /// stream opted into `toolsListChanged` only, re-opened with backoff when it ends. Its
+    /// stream opted into `toolsListChanged` only, re-opened with a jittered backoff when it
+    /// ends (1 s doubling to 60 s, reset by a stream that lived longer than that). Its
     /// notifications reach [`Client::list_changed`] through the connection's inbound rate
     /// limit, and each of its frames is bounded by the frame cap.
     fn listen_for_changes(&self) {
@@ -334,7 +336,7 @@ impl Client {
         let link = self.replier();
         let options = self.options.clone();
         let task = tokio::spawn(async move {
-            let mut delay = LISTEN_BACKOFF_MIN;
+            let mut backoff = Backoff::new(LISTEN_BACKOFF_MIN, LISTEN_BACKOFF_MAX);
             loop {
                 let started = tokio::time::Instant::now();
                 if listen_once(&link, &core, meta.as_deref(), &options)
@@ -345,10 +347,9 @@ impl Client {
                     return;
                 }
                 if started.elapsed() > LISTEN_BACKOFF_MAX {
-                    delay = LISTEN_BACKOFF_MIN;
+                    backoff.reset();
                 }
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(LISTEN_BACKOFF_MAX);
+                tokio::time::sleep(backoff.fail()).await;
             }
         });
         if let Ok(mut slot) = self.listener.lock() {

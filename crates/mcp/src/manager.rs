@@ -8,15 +8,17 @@
 //! them (propose, redefine, withdraw) is the receiver's business — this crate knows nothing of
 //! the allowlist.
 //!
-//! A server that cannot be dialled is retried after [`backoff`]: from `backoff_min` (1 minute)
-//! doubling to `backoff_max` (30 minutes), jittered, reset by a successful listing. A live
-//! connection is pinged every `health_interval`; a failed ping, or a call that gave up (which
-//! drops the connection, M-6), makes the task re-dial a fresh connection.
+//! A server that cannot be dialled is retried after [`backoff()`]: from `backoff_min` (1 minute)
+//! doubling to `backoff_max` (30 minutes), jittered, reset by a successful listing (each
+//! server task holds a [`backoff::Backoff`]). A live connection is pinged every
+//! `health_interval`; a failed ping, or a call that gave up (which drops the connection, M-6),
+//! makes the task re-dial a fresh connection.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
+use backoff::Backoff;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
@@ -535,13 +537,16 @@ fn describe_state(i: &SlotInner) -> String {
 
 /// the delay before dial attempt number `failures` (1 = after the first failure):
 /// `min · 2^(failures-1)`, capped at `max`, then moved by up to ±10 % (`jitter` in [-1, 1]),
-/// and never below `min · 0.9` nor above `max`.
+/// and never below `min · 0.9` nor above `max`: what the server task's [`Backoff`] waits
+/// after that many failures.
 pub fn backoff(failures: u32, min: Duration, max: Duration, jitter: f64) -> Duration {
-    let exp = failures.saturating_sub(1).min(30);
-    let base = min.saturating_mul(1u32 << exp).min(max);
-    let j = jitter.clamp(-1.0, 1.0) * 0.1;
-    let d = base.mul_f64(1.0 + j);
-    d.clamp(min.mul_f64(0.9), max.max(min))
+    let b = Backoff::new(min, max).with_failures(failures);
+    let unit = if jitter.is_nan() {
+        0.5
+    } else {
+        (jitter.clamp(-1.0, 1.0) + 1.0) / 2.0
+    };
+    b.spread(b.base(), None, unit)
 }
 
 struct ServerTask {
@@ -580,7 +585,7 @@ impl ServerTask {
 
     async fn run(self) {
         let name = self.slot.managed.config.name.clone();
-        let mut failures: u32 = 0;
+        let mut failures = Backoff::new(self.options.backoff_min, self.options.backoff_max);
         if !self.first_dial.is_zero() {
             tokio::select! {
                 _ = self.cancel.cancelled() => {
@@ -685,13 +690,7 @@ impl ServerTask {
                 // A connection that served a while and then died is re-dialled at once.
                 continue;
             }
-            failures = failures.saturating_add(1);
-            let delay = backoff(
-                failures,
-                self.options.backoff_min,
-                self.options.backoff_max,
-                rand::random::<f64>() * 2.0 - 1.0,
-            );
+            let delay = failures.fail();
             let until = SystemTime::now() + delay;
             self.set(|i| i.state = Some(ServerState::BackingOff { until }));
             tracing::info!(server = %name, delay_s = delay.as_secs_f64(), "backing off before the next dial");
@@ -704,7 +703,7 @@ impl ServerTask {
     }
 
     /// Lists, then watches one live connection until it dies or the manager stops.
-    async fn serve(&self, client: &Arc<Client>, failures: &mut u32) -> Ended {
+    async fn serve(&self, client: &Arc<Client>, failures: &mut Backoff) -> Ended {
         let name = &self.slot.managed.config.name;
         let mut list_changed = client.list_changed();
         let mut need_listing = true;
@@ -724,7 +723,7 @@ impl ServerTask {
                 };
                 match listed {
                     Ok(list) => {
-                        *failures = 0;
+                        failures.reset();
                         let now = SystemTime::now();
                         let after = list.next_listing(self.options.refresh_interval);
                         refresh.as_mut().reset(tokio::time::Instant::now() + after);

@@ -1,12 +1,15 @@
 //! When a feed is fetched next: its interval, what the server asked for, exponential backoff
 //! on failure, jitter, and the per-host gate shared by all feeds.
 //!
+//! The failures, their backoff and the jitter of every delay are a [`backoff::Backoff`]
+//! (from the interval doubling to [`MAX_DELAY`], spread upward, never below the floor).
 //! Everything here is on tokio's clock, so tests drive it with a paused clock.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use backoff::Backoff;
 use tokio::time::Instant;
 
 use crate::http::Freshness;
@@ -39,27 +42,31 @@ pub(crate) enum Verdict {
 }
 
 /// The schedule of one feed: its interval, the floor, and the consecutive failures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Schedule {
     interval: Duration,
     min: Duration,
-    failures: u32,
+    /// The consecutive failures: interval, 2×, 4×, … up to [`MAX_DELAY`].
+    backoff: Backoff,
 }
 
 impl Schedule {
     /// `interval` is raised to `min` and clamped at [`MAX_DELAY`].
     pub(crate) fn new(interval: Duration, min: Duration, failures: u32) -> Schedule {
         let min = min.min(MAX_DELAY);
+        let interval = interval.max(min).min(MAX_DELAY);
         Schedule {
-            interval: interval.max(min).min(MAX_DELAY),
+            interval,
             min,
-            failures,
+            backoff: Backoff::new(interval, MAX_DELAY)
+                .upward(min)
+                .with_failures(failures),
         }
     }
 
     /// Consecutive failures so far.
     pub(crate) fn failures(&self) -> u32 {
-        self.failures
+        self.backoff.failures()
     }
 
     /// The delay before the next poll, before jitter; `None` after [`Verdict::Stop`].
@@ -67,32 +74,29 @@ impl Schedule {
         let d = match v {
             Verdict::Stop => return None,
             Verdict::Success { ttl, fresh } => {
-                self.failures = 0;
+                self.backoff.reset();
                 [ttl, fresh.max_age, fresh.retry_after]
                     .into_iter()
                     .flatten()
                     .fold(self.interval, Duration::max)
             }
-            Verdict::Failure { retry_after } => {
-                self.failures = self.failures.saturating_add(1);
-                // interval, 2×, 4×, … : the first retry comes at the usual time.
-                let exp = (self.failures - 1).min(20);
-                let backoff = self.interval.saturating_mul(1u32 << exp);
-                retry_after.map_or(backoff, |r| backoff.max(r))
-            }
+            // interval, 2×, 4×, … : the first retry comes at the usual time; Retry-After
+            // wins over a shorter one.
+            Verdict::Failure { retry_after } => self.backoff.grow(retry_after),
         };
         Some(d.max(self.min).min(MAX_DELAY))
     }
 
-    /// The delay before the next poll, jittered by `unit` (uniform in `[0, 1)`).
+    /// The delay before the next poll, jittered by `unit` (uniform in `[0, 1)`): upward,
+    /// never below the floor nor what the server asked for.
     pub(crate) fn next_delay(&mut self, v: Verdict, unit: f64) -> Option<Duration> {
         let asked = match v {
             Verdict::Success { fresh, .. } => fresh.retry_after,
             Verdict::Failure { retry_after } => retry_after,
             Verdict::Stop => None,
         };
-        let floor = asked.map_or(self.min, |r| r.min(MAX_DELAY).max(self.min));
-        self.base_delay(v).map(|d| jitter(d, floor, unit))
+        self.base_delay(v)
+            .map(|d| self.backoff.spread(d, asked, unit))
     }
 
     /// The delay before the first poll after start, jittered by `unit`.
@@ -104,22 +108,11 @@ impl Schedule {
 }
 
 /// Spreads a delay by up to a tenth, upward, so it never drops below what the server or the
-/// floor asked for; a delay clamped at the 24 h cap spreads downward (never below `floor`).
+/// floor asked for; a delay clamped at the 24 h cap spreads downward (never below `floor`):
+/// the spread [`Schedule::next_delay`] gives every delay.
+#[cfg(test)]
 pub(crate) fn jitter(d: Duration, floor: Duration, unit: f64) -> Duration {
-    let unit = if unit.is_finite() {
-        unit.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let spread = (d / 10).mul_f64(unit);
-    if d + spread <= MAX_DELAY {
-        d + spread
-    } else if d < MAX_DELAY {
-        d + (MAX_DELAY - d).mul_f64(unit)
-    } else {
-        // Only a delay clamped at the cap spreads downward.
-        MAX_DELAY.saturating_sub(spread).max(floor)
-    }
+    backoff::spread_up(d, floor, MAX_DELAY, unit)
 }
 
 /// One request per host per interval **across feeds**: webfetch's limiter belongs to one door,

@@ -289,6 +289,10 @@ fn start_init(plan: &str, argv: &[OsString]) -> Result<std::process::Child, Miss
 /// With a plan, the launcher also measures the private directory every [`DISK_CHECK`] and ends
 /// the server when it holds more than the plan's `disk` (each file is bounded by
 /// `RLIMIT_FSIZE` at once).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the launcher is a blocking process of its own, with no async runtime"
+)]
 fn supervise(mut child: std::process::Child, plan: Option<&Plan>) -> ExitCode {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let parent = rustix::process::getppid();

@@ -118,6 +118,10 @@ pub mod testing {
     }
 
     /// A step-up verified now, from [`PASSPHRASE`]; its method is `passphrase`.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a step-up is stamped on the page's clock, std's `Instant`"
+    )]
     pub fn step_up() -> super::StepUp {
         match super::verify_passphrase(passphrase_hash(), PASSPHRASE, Instant::now()) {
             Some(s) => s,
@@ -127,6 +131,10 @@ pub mod testing {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a step-up is stamped on the page's clock, std's `Instant`"
+)]
 mod tests {
     use super::*;
 

@@ -36,6 +36,10 @@ fn report(what: &str, mut samples: Vec<Duration>) {
     );
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a load example measures wall time"
+)]
 async fn timed<F: std::future::Future>(f: F) -> Duration {
     let t = Instant::now();
     f.await;
@@ -43,6 +47,10 @@ async fn timed<F: std::future::Future>(f: F) -> Duration {
 }
 
 #[tokio::main]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a load example measures wall time"
+)]
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("load.db")).await.unwrap();

@@ -210,6 +210,10 @@ fn query(uri: &hyper::Uri) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test authorization server's token lifetimes are wall-clock time"
+)]
 async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let method = req.method().clone();
     let uri = req.uri().clone();
@@ -410,6 +414,10 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
 
 /// The protected MCP endpoint: 401 without a token; with one, a minimal server (initialize,
 /// tools/list with one tool, tools/call echoing), or an endless scope challenge.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test authorization server's token lifetimes are wall-clock time"
+)]
 fn mcp(s: &State, auth: Option<&str>, proof: bool, body: &[u8]) -> Response<Full<Bytes>> {
     let prm = format!("{}/.well-known/oauth-protected-resource/mcp", s.base);
     let dpop_rs = s.hostile == Hostile::DpopBoth;

@@ -264,6 +264,10 @@ fn plain_text_keeps_non_ascii_spaces() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times the parser by the wall clock"
+)]
 fn internal_dtd_entities_are_expanded_within_bounds() {
     let f = parse("dtd_entities.xml");
     assert_eq!(f.title.as_deref(), Some("Example & Co"));

@@ -44,6 +44,10 @@ pub(crate) trait Clock: Send + Sync + 'static {
 pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the page's one clock: step-ups carry std's `Instant`; tests inject theirs"
+    )]
     fn now(&self) -> Instant {
         Instant::now()
     }
@@ -262,6 +266,10 @@ impl Sessions {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the page's clock is std's `Instant`; these tests start it at now"
+)]
 mod tests {
     use super::*;
 

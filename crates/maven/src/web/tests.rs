@@ -1,5 +1,9 @@
 //! Handler tests without a socket: every route, through the real router and its hardening
 //! layers, on a real store in a temporary directory, with an injectable clock.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the page's clock is std's `Instant`; the injected clock starts at now"
+)]
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

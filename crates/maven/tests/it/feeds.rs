@@ -110,6 +110,10 @@ fn start_with_env(home: &Home, env: &[(&str, &Path)]) -> Daemon {
 }
 
 /// Polls `cond` (with the feeds status) until it holds, for at most 60 s.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn wait_until(home: &Home, what: &str, mut cond: impl FnMut(&Home) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !cond(home) {

@@ -149,6 +149,10 @@ fn open_fds(pid: u32) -> usize {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn a_flood_of_half_requests_under_a_low_descriptor_limit_leaves_the_daemon_working() {
     let polls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counter = polls.clone();
@@ -481,6 +485,10 @@ fn idle_ipc_connections_do_not_lock_out_the_cli() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn a_feed_that_floods_is_bounded_per_day_and_in_seen_keys() {
     let poll = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counter = poll.clone();

@@ -16,6 +16,10 @@ use crate::invariants::env_or;
 use crate::support::{maven, Daemon, Home};
 
 /// Runs a CLI command against `home` and fails the test when it does not finish in `within`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn run_within(home: &Home, args: &[&str], within: Duration) -> Output {
     let mut child = maven()
         .arg("--data")
@@ -68,6 +72,10 @@ fn flood(home: &Home, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn a_stderr_nobody_reads_never_stalls_the_daemon() {
     let secs: u64 = env_or("MAVEN_SOAK_SECS", 20);
     let home = Home::new();

@@ -37,6 +37,10 @@ fn spawn(home: &Home, notify: &std::path::Path, watchdog_usec: Option<&str>) -> 
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn ready_when_ipc_answers_watchdog_pings_and_stopping_on_sigterm() {
     let home = Home::new();
     let path = home.dir.path().join("notify.sock");

@@ -620,6 +620,10 @@ fn login_needs_nothing_the_daemon_already_has() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
     let home = Home::new();
     let server = authserver_with(testkit::authserver::Hostile::DripMetadata);

@@ -287,6 +287,10 @@ fn ready(home: &Home, server: &str) -> Value {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_daemon() {
     // 8 s access tokens: each is refreshed in its last 4 s.
     let op = openid_provider(8);

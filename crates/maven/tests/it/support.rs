@@ -176,6 +176,10 @@ impl Daemon {
         self.child.as_ref().unwrap().id()
     }
 
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test times real daemon processes by the wall clock"
+    )]
     fn wait_ready(mut self, home: &Home) -> Daemon {
         let deadline = Instant::now() + Duration::from_secs(60);
         let sock = home.data().join("maven.sock");
@@ -217,6 +221,10 @@ impl Drop for Daemon {
 }
 
 /// Waits for a child to exit within a deadline and returns its output.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 pub(crate) fn wait_exit(d: Daemon, within: Duration) -> Output {
     let mut d = d;
     let mut child = d.child.take().unwrap();
@@ -312,6 +320,10 @@ pub(crate) fn testkit_mcp() -> PathBuf {
 }
 
 /// Polls `f` every 50 ms for up to 60 s.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 pub(crate) fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -243,6 +243,10 @@ fn as_nobody(script: &str, port: u16) -> Option<std::process::Child> {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
 fn another_users_process_is_closed_at_accept_and_the_owner_is_served_through_its_flood() {
     let home = Home::new();
     home.write_config(&json!({"web": {"listen": "127.0.0.1:0"}}).to_string());

@@ -114,6 +114,10 @@ impl Server {
     }
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test's own server and deadline, outside the poller's clock"
+)]
 async fn serve(
     mut sock: TcpStream,
     log: Arc<Mutex<Vec<Seen>>>,

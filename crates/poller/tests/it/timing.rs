@@ -9,6 +9,10 @@ use crate::server::{rss, Reply, Server};
 use crate::{door, spec_with, Env};
 
 #[tokio::test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test's own server and deadline, outside the poller's clock"
+)]
 async fn two_feeds_on_one_host_respect_the_per_host_interval() {
     let server = Server::start(|req| Reply::ok(rss(&[(req.path.as_str(), "X", 0)]))).await;
     let env = Env::new().await;
