@@ -63,13 +63,13 @@ mod held;
 mod http;
 mod input;
 pub mod manager;
-pub mod oauth;
 mod rpc;
 mod secret_words;
 mod stdio;
 mod text;
 pub mod tools;
 
+pub use ::oauth;
 pub use client::{Client, ToolList, MIN_TTL};
 pub use config::{
     ClientOptions, Limits, McpTimeouts, ServerConfig, ServerRequestHandler, Transport,

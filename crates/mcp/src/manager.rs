@@ -48,7 +48,7 @@ pub struct ManagerOptions {
     pub stagger: Duration,
     /// The OAuth authorization of each server that has one, by name (their tokens go in
     /// that server's requests).
-    pub oauth: BTreeMap<String, Arc<crate::oauth::OAuth>>,
+    pub oauth: BTreeMap<String, Arc<oauth::OAuth>>,
 }
 
 impl Default for ManagerOptions {
@@ -96,7 +96,7 @@ impl ManagerOptions {
     }
 
     /// Authorize server `oauth.server()` with this.
-    pub fn with_oauth(mut self, oauth: Arc<crate::oauth::OAuth>) -> Self {
+    pub fn with_oauth(mut self, oauth: Arc<oauth::OAuth>) -> Self {
         self.oauth.insert(oauth.server().to_owned(), oauth);
         self
     }
@@ -366,7 +366,7 @@ impl Manager {
     }
 
     /// A server's OAuth authorization, if it has one.
-    pub fn oauth(&self, server: &str) -> Option<Arc<crate::oauth::OAuth>> {
+    pub fn oauth(&self, server: &str) -> Option<Arc<oauth::OAuth>> {
         self.options.oauth.get(server).cloned()
     }
 
@@ -647,7 +647,7 @@ impl ServerTask {
                     // token refused for its DPoP binding, a step-up that needs the owner:
                     // the same, with the reason).
                     let why = match e {
-                        crate::oauth::AuthError::NeedsAuthorization => {
+                        oauth::AuthError::NeedsAuthorization => {
                             tracing::info!(server = %name, "needs authorization");
                             format!("needs authorization: run `maven mcp login {name}`")
                         }

@@ -21,6 +21,9 @@
 //! ([`DpopMode`]); a token is refreshed in the last tenth of its lifetime
 //! ([`refresh_margin`]).
 
+// This crate reads untrusted bytes: a failure is an error value, never a panic.
+#![warn(clippy::expect_used, clippy::panic)]
+
 mod challenge;
 mod discovery;
 mod dpop;
@@ -207,7 +210,7 @@ struct State {
 
 /// Per request: what the authorization has already done for it.
 #[derive(Debug, Default)]
-pub(crate) struct Round {
+pub struct Round {
     refreshed: bool,
     authorized: u32,
     step_ups: u32,
@@ -505,7 +508,7 @@ impl OAuth {
     /// The `Authorization` (and `DPoP`) headers of a request to `url`: none for another
     /// origin or without a token. A token due for a refresh is refreshed first (one refresh
     /// for all the requests that find it due).
-    pub(crate) async fn headers_for(
+    pub async fn headers_for(
         &self,
         method: &str,
         url: &str,
@@ -559,7 +562,7 @@ impl OAuth {
     /// A response to a request of the server: `Ok(true)` to send it again (a nonce learnt, a
     /// token refreshed, an authorization or a step-up made), `Ok(false)` to take it as it is,
     /// or why the server cannot be used.
-    pub(crate) async fn on_answer(
+    pub async fn on_answer(
         &self,
         url: &str,
         status: StatusCode,
