@@ -726,7 +726,7 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
             );
         }
         if let Some(a) = &r.auth {
-            println!("  auth:     {}", line(a));
+            println!("  auth:     {}", line(&a.to_string()));
         }
         if let Some(e) = &r.last_error {
             outln!("  error:    {}", line(e));

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use ::oauth::{AuthError, CredentialStore, Credentials, OAuth, OAuthConfig, Registry, StoreFuture};
 use config::{Config, McpTarget};
-use mcp::oauth::{AuthError, CredentialStore, Credentials, OAuth, OAuthConfig, StoreFuture};
 
 /// Credentials in the store, as the mcp crate's JSON document.
 pub(crate) struct StoreCredentials {
@@ -59,6 +59,33 @@ pub(crate) fn redirect_uri(config: &Config) -> String {
     format!("http://{}/oauth/callback", config.web.listen)
 }
 
+/// The daemon's one registry of authorizations: every HTTP server has its OAuth authorization,
+/// its credentials in the store; it acts only on a 401 or 403 of its server, or once the owner
+/// has authorized it. The connection manager and the page borrow it. The kept credentials are
+/// read once, now, on a task of `tracker`: the status reads them without waiting.
+pub(crate) fn registry(
+    config: &Config,
+    store: &store::Store,
+    redirect_uri: String,
+    tracker: &tokio_util::task::TaskTracker,
+) -> Arc<Registry> {
+    let creds: Arc<dyn CredentialStore> = Arc::new(StoreCredentials {
+        store: store.clone(),
+    });
+    let registry = Arc::new(Registry::new(config.mcp_servers.keys().filter_map(
+        |name| for_server_with(config, name, creds.clone(), redirect_uri.clone()),
+    )));
+    let kept = registry.clone();
+    tracker.spawn(async move {
+        for o in kept.iter() {
+            if let Err(e) = o.load().await {
+                tracing::warn!(server = %o.server(), error = %e, "cannot read the kept OAuth credentials");
+            }
+        }
+    });
+    registry
+}
+
 /// The authorization of one configured HTTP server (`None` for a local one), through the
 /// server's own door.
 pub(crate) fn for_server(
@@ -69,7 +96,7 @@ pub(crate) fn for_server(
     for_server_with(config, name, creds, redirect_uri(config))
 }
 
-pub(crate) fn for_server_with(
+fn for_server_with(
     config: &Config,
     name: &str,
     creds: Arc<dyn CredentialStore>,
@@ -171,7 +198,7 @@ pub(crate) async fn for_inspect(
         return Ok(None);
     }
     let params = serde_json::json!({ "name": name });
-    let memory = || -> Arc<dyn CredentialStore> { Arc::new(mcp::oauth::MemoryStore::default()) };
+    let memory = || -> Arc<dyn CredentialStore> { Arc::new(::oauth::MemoryStore::default()) };
     match crate::ipc::client::call(data_dir, "mcp_auth", params).await {
         Ok(v) => {
             let said = serde_json::from_value::<crate::views::AuthView>(v)

@@ -267,10 +267,7 @@ pub enum Error {
 impl Error {
     /// The server needs the owner's authorization (`maven mcp login NAME`).
     pub fn needs_authorization(&self) -> bool {
-        matches!(
-            self,
-            Error::Auth(oauth::AuthError::NeedsAuthorization)
-        )
+        matches!(self, Error::Auth(oauth::AuthError::NeedsAuthorization))
     }
 
     /// A deadline passed.

@@ -234,7 +234,7 @@ impl HttpLink {
                 .on_answer(req.url(), resp.status(), resp.headers(), &mut round)
                 .await
                 .map_err(Error::Auth)?;
-            if !again {
+            if again == oauth::Verdict::Take {
                 return Ok(resp);
             }
         }

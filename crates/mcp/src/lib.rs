@@ -69,7 +69,6 @@ mod stdio;
 mod text;
 pub mod tools;
 
-pub use ::oauth;
 pub use client::{Client, ToolList, MIN_TTL};
 pub use config::{
     ClientOptions, Limits, McpTimeouts, ServerConfig, ServerRequestHandler, Transport,

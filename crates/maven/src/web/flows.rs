@@ -21,7 +21,7 @@ pub(crate) const MAX_QUERY: usize = 8 * 1024;
 
 pub(super) struct Waiting {
     pub(super) server: String,
-    pub(super) pending: mcp::oauth::Pending,
+    pub(super) pending: ::oauth::Pending,
     until: Instant,
 }
 
@@ -91,7 +91,7 @@ impl Flows {
         }
     }
 
-    pub(super) fn wait(&self, server: &str, pending: mcp::oauth::Pending, now: Instant) {
+    pub(super) fn wait(&self, server: &str, pending: ::oauth::Pending, now: Instant) {
         let mut g = self.lock();
         g.waiting.retain(|_, w| w.until > now);
         while g.waiting.len() >= MAX_PENDING {

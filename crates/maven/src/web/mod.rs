@@ -56,7 +56,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use app::{no_session, Conn, SessionCookie, CSRF_HEADER};
-pub(crate) use app::{App, StatusSource, Web};
+pub(crate) use app::{App, Authorizations, StatusSource, Web};
 use error::AppError;
 pub(crate) use limits::{Limits, MAX_CONNECTIONS};
 #[cfg(test)]

@@ -6,10 +6,10 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp::oauth::{
+use mcp::{Client, Error, McpTimeouts, ServerConfig, Transport};
+use oauth::{
     AuthError, AuthStatus, Challenge, CredentialStore, DpopMode, MemoryStore, OAuth, OAuthConfig,
 };
-use mcp::{Client, Error, McpTimeouts, ServerConfig, Transport};
 use serde_json::json;
 use testkit::authserver::{AuthServer, Headless, Hostile};
 
@@ -433,12 +433,12 @@ async fn a_scope_challenge_that_never_ends_stops_after_the_step_up_limit() {
         assert_eq!(
             e,
             AuthError::TooManyStepUps {
-                count: mcp::oauth::MAX_STEP_UPS
+                count: oauth::MAX_STEP_UPS
             }
         );
         assert_eq!(
             server.count("GET /authorize"),
-            1 + mcp::oauth::MAX_STEP_UPS as usize
+            1 + oauth::MAX_STEP_UPS as usize
         );
     })
     .await;
