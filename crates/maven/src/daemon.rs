@@ -546,7 +546,10 @@ impl State {
         (!names.is_empty()).then(|| names.join(" or "))
     }
 
-    /// Answers one IPC method. Every method here only reads.
+    /// Answers one IPC method. Every method here reads, but for `turn` (the one path to an act)
+    /// and three that change the daemon's state and never call or enable a tool: `mcp_logout`
+    /// (forgets a server's OAuth credentials and redials it), `mcp_login` and `web_enroll`
+    /// (each keeps the hash of a one-time link in memory).
     async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
             "status" => self.status().await,
@@ -615,7 +618,7 @@ impl State {
                     )));
                 }
                 match self.web.as_deref() {
-                    Some(w) => Ok(w.oauth_link(name)),
+                    Some(w) => view(w.oauth_link(name)),
                     None => Err(RpcError::internal(
                         "the page is not running (web.listen could not be bound; see the daemon's log), and authorization goes through it",
                     )),
@@ -662,8 +665,8 @@ impl State {
     }
 
     /// `maven mcp logout NAME`: forget the server's OAuth credentials (revoked first where
-    /// the authorization server offers it). The only change this method makes is a
-    /// forgetting.
+    /// the authorization server offers it) and dial it again. It changes state (the server's
+    /// credentials and its connection), and calls no tool and enables none.
     async fn mcp_logout(&self, params: &Value) -> Result<Value, RpcError> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::invalid_params("name: expected a string"));
@@ -683,7 +686,10 @@ impl State {
             m.redial(name);
         }
         tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
-        Ok(serde_json::json!({"server": name, "forgotten": true}))
+        view(crate::views::ForgottenView {
+            server: name.to_owned(),
+            forgotten: true,
+        })
     }
 
     /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the

@@ -293,6 +293,24 @@ pub(crate) struct EnrollLink {
     pub(crate) valid_s: u64,
 }
 
+/// A one-time link that starts a server's OAuth authorization on the page (the `mcp_login`
+/// method).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct OAuthLink {
+    /// The page's `/oauth/login#TOKEN`.
+    pub(crate) url: String,
+    /// How long it is valid, in seconds.
+    pub(crate) valid_s: u64,
+}
+
+/// A server's OAuth credentials forgotten (the `mcp_logout` method and the page's Disconnect).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ForgottenView {
+    pub(crate) server: String,
+    /// Always true: an error is the other answer.
+    pub(crate) forgotten: bool,
+}
+
 /// Where a server's OAuth authorization stands, as the daemon holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum AuthState {

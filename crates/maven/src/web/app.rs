@@ -179,13 +179,12 @@ impl Web {
 
     /// Makes a one-time link that starts the authorization of `server`, valid ten minutes
     /// (the `mcp_login` IPC method).
-    pub(crate) fn oauth_link(&self, server: &str) -> Value {
+    pub(crate) fn oauth_link(&self, server: &str) -> crate::views::OAuthLink {
         let token = self.oauth.new_link(server, self.clock.now());
-        let link = EnrollLink {
+        crate::views::OAuthLink {
             url: format!("{}/oauth/login#{token}", self.base_url()),
             valid_s: super::flows::VALID.as_secs(),
-        };
-        serde_json::to_value(link).unwrap_or(Value::Null)
+        }
     }
 
     /// The page's limits and counters, for `maven status`.

@@ -115,10 +115,13 @@ pub(super) async fn disconnect(
     State(app): State<App>,
     step: FreshStepUp,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<crate::views::ForgottenView>, AppError> {
     forget(&app, &name, step).await?;
     tracing::info!(server = %name, "OAuth credentials forgotten on the page");
-    Ok(Json(json!({"server": name, "forgotten": true})))
+    Ok(Json(crate::views::ForgottenView {
+        server: name,
+        forgotten: true,
+    }))
 }
 
 /// Forgets the tokens of `server` behind the session's fresh step-up, and dials it again.

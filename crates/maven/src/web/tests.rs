@@ -1306,7 +1306,7 @@ async fn setup_oauth() -> (T, Arc<OAuthSource>, testkit::authserver::AuthServer)
 
 /// The token of a one-time login link (in its fragment).
 fn link_token(t: &T) -> String {
-    let v = t.app.web.oauth_link("notes");
+    let v = serde_json::to_value(t.app.web.oauth_link("notes")).unwrap();
     let url = v["url"].as_str().unwrap();
     assert_eq!(v["valid_s"], 600);
     let (page, token) = url.split_once('#').unwrap();
