@@ -34,6 +34,7 @@ mod flows;
 mod gate;
 mod limits;
 mod oauth;
+mod once;
 mod pages;
 mod peer;
 mod session;
