@@ -1,13 +1,16 @@
-//! The daemon's side of MCP OAuth: credentials kept by the store (table `mcp_oauth`, one row
-//! per (server, issuer); never logged, never over IPC or to the page), and the authorization
-//! object of each configured HTTP server, built from its block.
+//! The binary's side of MCP OAuth: the credential adapter (the store's table `mcp_oauth`, one
+//! row per (server, issuer), behind `oauth::CredentialStore`; never logged, never over IPC or
+//! to the page), the authorization of each configured HTTP server built from its block, the
+//! daemon's one `oauth::Registry` of them, and what `maven mcp inspect` and `maven mcp logout`
+//! read offline (under the daemon's lock). The `maven mcp login` and `logout` commands are
+//! `cmd::mcp_login`.
 
 use std::sync::Arc;
 
 use ::oauth::{AuthError, CredentialStore, Credentials, OAuth, OAuthConfig, Registry, StoreFuture};
 use config::{Config, McpTarget};
 
-/// Credentials in the store, as the mcp crate's JSON document.
+/// Credentials in the store, as the oauth crate's JSON document.
 pub(crate) struct StoreCredentials {
     pub(crate) store: store::Store,
 }
