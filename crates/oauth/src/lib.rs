@@ -2,9 +2,11 @@
 //! 2026-07-28): discovery, registration, authorization code with PKCE S256, tokens bound to
 //! their issuer, refresh with rotation, step-up, DPoP.
 //!
-//! [`OAuth`] is the authorization of one server. The HTTP transport asks it for the
-//! `Authorization` (and `DPoP`) headers of every request to the server's origin and hands it
-//! every 401 and 403; it answers "retry" or an error. Every request of the flow goes through
+//! [`OAuth`] is the authorization of one server; a [`Registry`] holds one per server. The
+//! HTTP transport (the `mcp` crate's; this crate knows nothing of it) asks it for the
+//! `Authorization` (and `DPoP`) headers of every request to the server's origin
+//! ([`OAuth::headers_for`]) and hands it every 401 and 403 ([`OAuth::on_answer`]); it answers
+//! [`Verdict::SendAgain`], [`Verdict::Take`] or an error. Every request of the flow goes through
 //! the server's webfetch door ([`net`]): the address guard holds, no redirect is followed,
 //! bodies are capped, each request has a deadline of 10 s and the whole discovery 30 s.
 //!
