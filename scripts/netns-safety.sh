@@ -36,10 +36,10 @@ else
     unshare_cmd=(unshare -n)
 fi
 
-# Build outside in one cargo invocation (the feature set of these four packages together; the
+# Build outside in one cargo invocation (the feature set of these packages together; the
 # maven package is included so that the set matches a build of the daemon's tests), and pick
 # the test executables: (package, target, filter).
-pkgs=(-p webfetch -p mcp -p testkit -p maven)
+pkgs=(-p webfetch -p mcp -p oauth -p testkit -p maven)
 plan="$(mktemp)"
 trap 'rm -f "$plan"' EXIT
 if ! artifacts="$(cargo test --locked "${pkgs[@]}" --no-run --message-format=json 2>/dev/null)"; then
@@ -63,6 +63,7 @@ pick() {
 pick webfetch webfetch ""
 pick webfetch it ""
 pick mcp mcp ""
+pick oauth oauth ""
 pick testkit it "http"
 
 inside() {

@@ -276,7 +276,7 @@ pub struct McpOAuthConfig {
     pub client_metadata_url: Option<String>,
     /// `oauth.dpop`: `"auto"` (default: DPoP when both the authorization server and the
     /// server speak it), `"never"`, `"required"`.
-    pub dpop: mcp::oauth::DpopMode,
+    pub dpop: oauth::DpopMode,
 }
 
 /// One entry of `acts`: a local command proposed from config.
@@ -1610,16 +1610,16 @@ impl Validator<'_> {
         out.client_id = self.nonempty_string(&o, "client_id");
         if let Some(v) = o.map.get("dpop") {
             out.dpop = match v.as_str() {
-                Some("auto") => mcp::oauth::DpopMode::Auto,
-                Some("never") => mcp::oauth::DpopMode::Never,
-                Some("required") => mcp::oauth::DpopMode::Required,
+                Some("auto") => oauth::DpopMode::Auto,
+                Some("never") => oauth::DpopMode::Never,
+                Some("required") => oauth::DpopMode::Required,
                 _ => {
                     self.bad_value(
                         &join(path, "dpop"),
                         "\"auto\", \"never\" or \"required\"",
                         describe(v),
                     );
-                    mcp::oauth::DpopMode::Auto
+                    oauth::DpopMode::Auto
                 }
             };
         }
@@ -2184,11 +2184,11 @@ mod tests {
             !format!("{c:?}").contains("s3cret"),
             "secret leaked into Debug"
         );
-        assert_eq!(o.dpop, mcp::oauth::DpopMode::Auto, "the default");
+        assert_eq!(o.dpop, oauth::DpopMode::Auto, "the default");
         for (word, mode) in [
-            ("never", mcp::oauth::DpopMode::Never),
-            ("required", mcp::oauth::DpopMode::Required),
-            ("auto", mcp::oauth::DpopMode::Auto),
+            ("never", oauth::DpopMode::Never),
+            ("required", oauth::DpopMode::Required),
+            ("auto", oauth::DpopMode::Auto),
         ] {
             let c = check(&format!(
                 r#"{{"mcp_servers": {{"v": {{"url": "https://a.example/mcp", "oauth": {{"dpop": "{word}"}}}}}}}}"#

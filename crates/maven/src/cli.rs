@@ -321,13 +321,13 @@ pub(crate) fn main() -> ExitCode {
         Command::Mcp(McpCmd::Login { name }) => {
             // The daemon has the configuration; this shell may not resolve all of it.
             let cfg = Config::load(cli.config.as_deref()).ok();
-            runtime(crate::oauth::login(cfg, name, data_dir))
+            runtime(crate::cmd::mcp_login::login(cfg, name, data_dir))
         }
         Command::Mcp(McpCmd::Logout { name }) => {
             let cfg = Config::load(cli.config.as_deref())
                 .map_err(|e| shown::block(&e.to_string()).into_owned());
             let db = data_dir.join(crate::daemon::DB_NAME);
-            runtime(crate::oauth::logout(cfg, name, data_dir, db))
+            runtime(crate::cmd::mcp_login::logout(cfg, name, data_dir, db))
         }
         Command::Mcp(McpCmd::Inspect { name, json }) => {
             let Some(cfg) = load_config(cli.config.as_deref()) else {
@@ -726,7 +726,7 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
             );
         }
         if let Some(a) = &r.auth {
-            println!("  auth:     {}", line(a));
+            println!("  auth:     {}", line(&a.to_string()));
         }
         if let Some(e) = &r.last_error {
             outln!("  error:    {}", line(e));

@@ -25,7 +25,8 @@ use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
 use crate::views::{
-    ActCounts, DiscoveryNote, FeedView, LimitsView, ServerStatusView, StatusView, TurnView,
+    ActCounts, DiscoveryNote, FeedView, LimitsView, ServerAuth, ServerStatusView, StatusView,
+    TurnView,
 };
 use crate::web::StatusSource;
 
@@ -53,6 +54,9 @@ pub(crate) struct State {
     poller: Option<poller::Poller>,
     /// The MCP connection manager; `None` when no server is configured.
     manager: Option<mcp::Manager>,
+    /// The OAuth authorization of each HTTP server: the one registry the manager and the page
+    /// borrow.
+    oauth: Arc<::oauth::Registry>,
     /// What the last listing of each server did to the allowlist (for status).
     discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     /// The local page, when it could bind its address.
@@ -202,14 +206,9 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         Some((w, _)) => w.callback_url(),
         None => crate::oauth::redirect_uri(&config),
     };
+    let oauth = crate::oauth::registry(&config, &store, redirect_uri, &tracker);
     let manager = start_manager(
-        servers,
-        &config,
-        &store,
-        &discovery,
-        &cancel,
-        &tracker,
-        &redirect_uri,
+        servers, &config, &store, &discovery, &cancel, &tracker, &oauth,
     );
     let executor = allowlist::Executor::new(store.clone(), approvals, manager.clone());
     let llm = match config.router.kind {
@@ -228,6 +227,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         store,
         poller,
         manager,
+        oauth,
         discovery,
         web: web.as_ref().map(|(w, _)| w.clone()),
         turns,
@@ -235,7 +235,14 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         plans,
     });
     if let Some((w, l)) = web {
-        let app = crate::web::App::new(w, state.clone());
+        let manager = state.manager.clone();
+        let redial = move |server: &str| {
+            if let Some(m) = &manager {
+                m.redial(server);
+            }
+        };
+        let oauth = crate::web::Authorizations::new(state.oauth.clone(), Arc::new(redial));
+        let app = crate::web::App::new(w, state.clone(), oauth);
         tracker.spawn(crate::web::serve(l, app, cancel.clone()));
     }
     tracker.spawn(ipc::serve(
@@ -396,35 +403,15 @@ fn start_manager(
     discovery: &Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     cancel: &CancellationToken,
     tracker: &TaskTracker,
-    redirect_uri: &str,
+    oauth: &Arc<::oauth::Registry>,
 ) -> Option<mcp::Manager> {
     if config.mcp_servers.is_empty() {
         return None;
     }
-    // Every HTTP server has its OAuth authorization, its credentials in the store; it acts
-    // only on a 401 or 403 of its server, or once the owner has authorized it.
-    let creds: Arc<dyn mcp::oauth::CredentialStore> = Arc::new(crate::oauth::StoreCredentials {
-        store: store.clone(),
-    });
-    let mut options = config.mcp_timing.manager_options();
-    let mut kept = Vec::new();
-    for name in config.mcp_servers.keys() {
-        if let Some(o) =
-            crate::oauth::for_server_with(config, name, creds.clone(), redirect_uri.to_owned())
-        {
-            let o = Arc::new(o);
-            kept.push(o.clone());
-            options = options.with_oauth(o);
-        }
-    }
-    // The kept credentials are read once, now: the status reads them without waiting.
-    tracker.spawn(async move {
-        for o in kept {
-            if let Err(e) = o.load().await {
-                tracing::warn!(server = %o.server(), error = %e, "cannot read the kept OAuth credentials");
-            }
-        }
-    });
+    let mut options = config
+        .mcp_timing
+        .manager_options()
+        .with_oauth(oauth.clone());
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
     // A result's text is kept up to the frame cap, so the executor can cut it to
     // `allowlist::RESULT_CAP` and say by how much.
@@ -539,7 +526,10 @@ impl State {
         (!names.is_empty()).then(|| names.join(" or "))
     }
 
-    /// Answers one IPC method. Every method here only reads.
+    /// Answers one IPC method. Every method here reads, but for `turn` (the one path to an act)
+    /// and three that change the daemon's state and never call or enable a tool: `mcp_logout`
+    /// (forgets a server's OAuth credentials and redials it), `mcp_login` and `web_enroll`
+    /// (each keeps the hash of a one-time link in memory).
     async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
             "status" => self.status().await,
@@ -602,13 +592,13 @@ impl State {
             "mcp_login" => {
                 // `maven mcp login`: a one-time link to the page, which authorizes.
                 let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-                if self.manager.as_ref().and_then(|m| m.oauth(name)).is_none() {
+                if self.oauth.get(name).is_none() {
                     return Err(RpcError::invalid_params(format!(
                         "no enabled HTTP server named {name:?} is configured"
                     )));
                 }
                 match self.web.as_deref() {
-                    Some(w) => Ok(w.oauth_link(name)),
+                    Some(w) => view(w.oauth_link(name)),
                     None => Err(RpcError::internal(
                         "the page is not running (web.listen could not be bound; see the daemon's log), and authorization goes through it",
                     )),
@@ -655,14 +645,13 @@ impl State {
     }
 
     /// `maven mcp logout NAME`: forget the server's OAuth credentials (revoked first where
-    /// the authorization server offers it). The only change this method makes is a
-    /// forgetting.
+    /// the authorization server offers it) and dial it again. It changes state (the server's
+    /// credentials and its connection), and calls no tool and enables none.
     async fn mcp_logout(&self, params: &Value) -> Result<Value, RpcError> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::invalid_params("name: expected a string"));
         };
-        let oauth = self.manager.as_ref().and_then(|m| m.oauth(name));
-        let Some(oauth) = oauth else {
+        let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no HTTP server named {name:?} is configured"
             )));
@@ -677,7 +666,10 @@ impl State {
             m.redial(name);
         }
         tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
-        Ok(serde_json::json!({"server": name, "forgotten": true}))
+        view(crate::views::ForgottenView {
+            server: name.to_owned(),
+            forgotten: true,
+        })
     }
 
     /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the
@@ -686,7 +678,7 @@ impl State {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::invalid_params("name: expected a string"));
         };
-        let Some(oauth) = self.manager.as_ref().and_then(|m| m.oauth(name)) else {
+        let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no enabled HTTP server named {name:?} is configured"
             )));
@@ -701,7 +693,7 @@ impl State {
             reason: None,
         };
         match oauth.status_now() {
-            mcp::oauth::AuthStatus::Authorized {
+            ::oauth::AuthStatus::Authorized {
                 issuer,
                 scopes,
                 expires_at,
@@ -713,7 +705,7 @@ impl State {
                 v.expires_at = expires_at;
                 v.refresh = Some(refresh);
             }
-            mcp::oauth::AuthStatus::NeedsAuthorization => {
+            ::oauth::AuthStatus::NeedsAuthorization => {
                 if let Some(why) = oauth.needs_authorization() {
                     v.state = crate::views::AuthState::NeedsAuthorization;
                     v.reason = Some(why);
@@ -723,19 +715,16 @@ impl State {
         view(v)
     }
 
-    /// Each HTTP server's OAuth state for status: "needs authorization" once it asked (or
-    /// its authorization was forgotten, refused or expired without a refresh token),
-    /// "authorized by ISSUER (…)"; no secret. Reads what the authorizations hold now: never
+    /// Each HTTP server's OAuth state for status: needs authorization once it asked (or its
+    /// authorization was forgotten, refused or expired without a refresh token), or
+    /// authorized by ISSUER (…); no secret. Reads what the authorizations hold now: never
     /// waits on an authorization server.
-    fn auth_states(&self) -> HashMap<String, String> {
+    fn auth_states(&self) -> HashMap<String, ServerAuth> {
         let mut out = HashMap::new();
-        let Some(m) = self.manager.as_ref() else {
-            return out;
-        };
-        for name in self.config.mcp_servers.keys() {
-            let Some(o) = m.oauth(name) else { continue };
+        for o in self.oauth.iter() {
+            let name = o.server().to_owned();
             match o.status_now() {
-                mcp::oauth::AuthStatus::Authorized {
+                ::oauth::AuthStatus::Authorized {
                     issuer,
                     scopes,
                     expires_at,
@@ -756,21 +745,19 @@ impl State {
                         ),
                         (false, None) => "no refresh token".to_owned(),
                     };
-                    out.insert(
-                        name.clone(),
-                        format!(
-                            "authorized by {issuer} (scopes: {}; expires {expiry}; {refresh})",
-                            if scopes.is_empty() {
-                                "none".to_owned()
-                            } else {
-                                scopes.join(" ")
-                            },
-                        ),
+                    let terms = format!(
+                        "scopes: {}; expires {expiry}; {refresh}",
+                        if scopes.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            scopes.join(" ")
+                        },
                     );
+                    out.insert(name, ServerAuth::Authorized { issuer, terms });
                 }
-                mcp::oauth::AuthStatus::NeedsAuthorization => {
+                ::oauth::AuthStatus::NeedsAuthorization => {
                     if o.needs_authorization().is_some() {
-                        out.insert(name.clone(), "needs authorization".to_owned());
+                        out.insert(name, ServerAuth::NeedsAuthorization);
                     }
                 }
             }
@@ -863,14 +850,6 @@ impl StatusSource for State {
     }
     fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
         Box::pin(std::future::ready(State::feeds(self)))
-    }
-    fn oauth(&self, server: &str) -> Option<Arc<mcp::oauth::OAuth>> {
-        self.manager.as_ref()?.oauth(server)
-    }
-    fn redial(&self, server: &str) {
-        if let Some(m) = &self.manager {
-            m.redial(server);
-        }
     }
     fn question(&self) -> Option<crate::views::QuestionView> {
         self.turns.question()

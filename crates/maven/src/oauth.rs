@@ -1,13 +1,16 @@
-//! The daemon's side of MCP OAuth: credentials kept by the store (table `mcp_oauth`, one row
-//! per (server, issuer); never logged, never over IPC or to the page), and the authorization
-//! object of each configured HTTP server, built from its block.
+//! The binary's side of MCP OAuth: the credential adapter (the store's table `mcp_oauth`, one
+//! row per (server, issuer), behind `oauth::CredentialStore`; never logged, never over IPC or
+//! to the page), the authorization of each configured HTTP server built from its block, the
+//! daemon's one `oauth::Registry` of them, and what `maven mcp inspect` and `maven mcp logout`
+//! read offline (under the daemon's lock). The `maven mcp login` and `logout` commands are
+//! `cmd::mcp_login`.
 
 use std::sync::Arc;
 
+use ::oauth::{AuthError, CredentialStore, Credentials, OAuth, OAuthConfig, Registry, StoreFuture};
 use config::{Config, McpTarget};
-use mcp::oauth::{AuthError, CredentialStore, Credentials, OAuth, OAuthConfig, StoreFuture};
 
-/// Credentials in the store, as the mcp crate's JSON document.
+/// Credentials in the store, as the oauth crate's JSON document.
 pub(crate) struct StoreCredentials {
     pub(crate) store: store::Store,
 }
@@ -59,6 +62,33 @@ pub(crate) fn redirect_uri(config: &Config) -> String {
     format!("http://{}/oauth/callback", config.web.listen)
 }
 
+/// The daemon's one registry of authorizations: every HTTP server has its OAuth authorization,
+/// its credentials in the store; it acts only on a 401 or 403 of its server, or once the owner
+/// has authorized it. The connection manager and the page borrow it. The kept credentials are
+/// read once, now, on a task of `tracker`: the status reads them without waiting.
+pub(crate) fn registry(
+    config: &Config,
+    store: &store::Store,
+    redirect_uri: String,
+    tracker: &tokio_util::task::TaskTracker,
+) -> Arc<Registry> {
+    let creds: Arc<dyn CredentialStore> = Arc::new(StoreCredentials {
+        store: store.clone(),
+    });
+    let registry = Arc::new(Registry::new(config.mcp_servers.keys().filter_map(
+        |name| for_server_with(config, name, creds.clone(), redirect_uri.clone()),
+    )));
+    let kept = registry.clone();
+    tracker.spawn(async move {
+        for o in kept.iter() {
+            if let Err(e) = o.load().await {
+                tracing::warn!(server = %o.server(), error = %e, "cannot read the kept OAuth credentials");
+            }
+        }
+    });
+    registry
+}
+
 /// The authorization of one configured HTTP server (`None` for a local one), through the
 /// server's own door.
 pub(crate) fn for_server(
@@ -69,7 +99,7 @@ pub(crate) fn for_server(
     for_server_with(config, name, creds, redirect_uri(config))
 }
 
-pub(crate) fn for_server_with(
+fn for_server_with(
     config: &Config,
     name: &str,
     creds: Arc<dyn CredentialStore>,
@@ -171,7 +201,7 @@ pub(crate) async fn for_inspect(
         return Ok(None);
     }
     let params = serde_json::json!({ "name": name });
-    let memory = || -> Arc<dyn CredentialStore> { Arc::new(mcp::oauth::MemoryStore::default()) };
+    let memory = || -> Arc<dyn CredentialStore> { Arc::new(::oauth::MemoryStore::default()) };
     match crate::ipc::client::call(data_dir, "mcp_auth", params).await {
         Ok(v) => {
             let said = serde_json::from_value::<crate::views::AuthView>(v)
@@ -198,127 +228,5 @@ pub(crate) async fn for_inspect(
         // still not ours to open.
         Err(e) => Ok(for_server(config, name, memory())
             .map(|o| (Arc::new(o.read_only()), Holder::Daemon(Err(e.to_string()))))),
-    }
-}
-
-/// `maven mcp logout NAME`: through the daemon (which holds the tokens in use), else offline.
-///
-/// Like login, it needs nothing the daemon has: a configuration this shell cannot load is only
-/// an obstacle offline, where this command does the forgetting itself.
-pub(crate) async fn logout(
-    config: Result<Config, String>,
-    name: String,
-    data_dir: std::path::PathBuf,
-    db: std::path::PathBuf,
-) -> std::process::ExitCode {
-    use std::process::ExitCode;
-    if let Ok(config) = &config {
-        if !matches!(
-            config.mcp_servers.get(&name).map(|b| &b.target),
-            Some(McpTarget::Http { .. })
-        ) {
-            eprintln!("maven mcp logout: no HTTP server named {name:?} is configured");
-            return ExitCode::from(crate::exit::EXIT_USAGE);
-        }
-    }
-    let params = serde_json::json!({ "name": name });
-    match crate::ipc::client::call(&data_dir, "mcp_logout", params).await {
-        Ok(_) => {
-            println!("{name}: OAuth credentials forgotten");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) if !matches!(e, crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            eprintln!("maven mcp logout: {e}");
-            return ExitCode::from(crate::exit::EXIT_FAILED);
-        }
-        Err(_) => {}
-    }
-    let config = match config {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(crate::exit::EXIT_USAGE);
-        }
-    };
-    // Offline: under the daemon's lock, so no daemon starts on the credentials meanwhile.
-    let (_lock, store) = match offline_store(&data_dir, &db).await {
-        Ok(Some(held)) => held,
-        Ok(None) => {
-            println!("{name}: no OAuth credentials kept");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("maven mcp logout: {e}");
-            return ExitCode::from(crate::exit::EXIT_FAILED);
-        }
-    };
-    let creds: Arc<dyn CredentialStore> = Arc::new(StoreCredentials {
-        store: store.clone(),
-    });
-    let Some(oauth) = for_server(&config, &name, creds) else {
-        eprintln!("maven mcp logout: {name:?} is not an HTTP server");
-        return ExitCode::from(crate::exit::EXIT_USAGE);
-    };
-    let done = oauth.logout().await;
-    let _ = store.close().await;
-    match done {
-        Ok(()) => {
-            println!("{name}: OAuth credentials forgotten");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("maven mcp logout: {e}");
-            ExitCode::from(crate::exit::EXIT_FAILED)
-        }
-    }
-}
-
-/// `maven mcp login NAME`: asks the running daemon for a one-time link to the page (valid
-/// 10 minutes). Opening it needs a fresh step-up (passkey or passphrase); the page then sends
-/// the browser to the authorization server, which sends it back to the page's
-/// `/oauth/callback`; the daemon redeems the code, keeps the tokens and dials again. The
-/// command itself never sees a code or a token.
-///
-/// It needs nothing the daemon already has: the configuration is only read to refuse a name
-/// that is not an HTTP server early, and one this shell cannot load (a `${ENV}` of
-/// `client_secret` the daemon resolved) is no obstacle — the daemon judges the name.
-pub(crate) async fn login(
-    config: Option<Config>,
-    name: String,
-    data_dir: std::path::PathBuf,
-) -> std::process::ExitCode {
-    use std::process::ExitCode;
-    if let Some(config) = &config {
-        if !matches!(
-            config.mcp_servers.get(&name).map(|b| &b.target),
-            Some(McpTarget::Http { .. })
-        ) {
-            eprintln!("maven mcp login: no HTTP server named {name:?} is configured");
-            return ExitCode::from(crate::exit::EXIT_USAGE);
-        }
-    }
-    let params = serde_json::json!({ "name": name });
-    match crate::ipc::client::call(&data_dir, "mcp_login", params).await {
-        Ok(v) => {
-            let url = v["url"].as_str().unwrap_or("");
-            let minutes = v["valid_s"].as_u64().unwrap_or(600) / 60;
-            println!(
-                "Open this link in a browser on this machine within {minutes} minutes; it works once. \
-                 Verify with your passkey (or passphrase) there, and the page sends you to the \
-                 authorization server:"
-            );
-            println!("{}", shown::line(url));
-            ExitCode::SUCCESS
-        }
-        Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            eprintln!(
-                "maven mcp login: the daemon is not running: authorization goes through its page; start it first"
-            );
-            ExitCode::from(crate::exit::EXIT_FAILED)
-        }
-        Err(e) => {
-            eprintln!("maven mcp login: {e}");
-            ExitCode::from(crate::exit::EXIT_FAILED)
-        }
     }
 }

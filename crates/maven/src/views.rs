@@ -135,10 +135,68 @@ pub(crate) struct ServerStatusView {
     /// Why the server is marked unstable (its tools change too often); null when it is not.
     #[serde(default)]
     pub(crate) unstable: Option<String>,
-    /// An HTTP server's OAuth state: "needs authorization" or "authorized by ISSUER (…)";
-    /// never a token or a secret. Absent for a server that never asked.
+    /// An HTTP server's OAuth state ("needs authorization" or "authorized by ISSUER (…)" in
+    /// JSON); never a token or a secret. Absent for a server that never asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) auth: Option<String>,
+    pub(crate) auth: Option<ServerAuth>,
+}
+
+/// Where an HTTP server's OAuth authorization stands, for status. JSON carries it as the text
+/// the owner reads ([`std::fmt::Display`]): `"needs authorization"` or `"authorized by ISSUER
+/// (TERMS)"`; code decides from the variant, never from that text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ServerAuth {
+    /// The server asked (or its authorization was forgotten, refused or expired without a
+    /// refresh token), and there is no usable authorization.
+    NeedsAuthorization,
+    /// Authorized by `issuer`; `terms` says with which scopes, until when, and whether it is
+    /// refreshed ("scopes: a b; expires …; refresh yes").
+    Authorized { issuer: String, terms: String },
+}
+
+const NEEDS_AUTHORIZATION: &str = "needs authorization";
+const AUTHORIZED_BY: &str = "authorized by ";
+
+impl std::fmt::Display for ServerAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerAuth::NeedsAuthorization => f.write_str(NEEDS_AUTHORIZATION),
+            ServerAuth::Authorized { issuer, terms } => {
+                write!(f, "{AUTHORIZED_BY}{issuer} ({terms})")
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for ServerAuth {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ServerAuth, String> {
+        if s == NEEDS_AUTHORIZATION {
+            return Ok(ServerAuth::NeedsAuthorization);
+        }
+        // An issuer is a URL: it has no space, so the first " (" ends it.
+        s.strip_prefix(AUTHORIZED_BY)
+            .and_then(|rest| rest.split_once(" ("))
+            .and_then(|(issuer, terms)| Some((issuer, terms.strip_suffix(')')?)))
+            .map(|(issuer, terms)| ServerAuth::Authorized {
+                issuer: issuer.to_owned(),
+                terms: terms.to_owned(),
+            })
+            .ok_or_else(|| format!("not an authorization state: {s:?}"))
+    }
+}
+
+impl Serialize for ServerAuth {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerAuth {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ServerAuth, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// A server's `serverInfo`.
@@ -235,6 +293,24 @@ pub(crate) struct EnrollLink {
     pub(crate) valid_s: u64,
 }
 
+/// A one-time link that starts a server's OAuth authorization on the page (the `mcp_login`
+/// method).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct OAuthLink {
+    /// The page's `/oauth/login#TOKEN`.
+    pub(crate) url: String,
+    /// How long it is valid, in seconds.
+    pub(crate) valid_s: u64,
+}
+
+/// A server's OAuth credentials forgotten (the `mcp_logout` method and the page's Disconnect).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ForgottenView {
+    pub(crate) server: String,
+    /// Always true: an error is the other answer.
+    pub(crate) forgotten: bool,
+}
+
 /// Where a server's OAuth authorization stands, as the daemon holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum AuthState {
@@ -264,4 +340,34 @@ pub(crate) struct AuthView {
     pub(crate) refresh: Option<bool>,
     /// Why it needs authorization.
     pub(crate) reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerAuth;
+
+    #[test]
+    fn a_servers_auth_state_is_the_text_status_has_always_shown() {
+        let needs = ServerAuth::NeedsAuthorization;
+        let by = ServerAuth::Authorized {
+            issuer: "https://as.example".to_owned(),
+            terms: "scopes: a b; expires 2026-01-01 00:00 UTC; refresh yes".to_owned(),
+        };
+        assert_eq!(
+            serde_json::to_value(&needs).unwrap(),
+            serde_json::json!("needs authorization")
+        );
+        assert_eq!(
+            serde_json::to_value(&by).unwrap(),
+            serde_json::json!(
+                "authorized by https://as.example (scopes: a b; expires 2026-01-01 00:00 UTC; refresh yes)"
+            )
+        );
+        for s in [needs, by] {
+            let back: ServerAuth =
+                serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
+            assert_eq!(back, s, "read back as it was written");
+        }
+        assert!(serde_json::from_value::<ServerAuth>(serde_json::json!("authorized")).is_err());
+    }
 }

@@ -142,7 +142,7 @@ pub struct ClientOptions {
     /// HTTP only: the server's OAuth authorization (its tokens go in `Authorization` to the
     /// server's origin; its 401 and 403 are handed to it). `None` (the default): static
     /// headers only.
-    pub oauth: Option<std::sync::Arc<crate::oauth::OAuth>>,
+    pub oauth: Option<std::sync::Arc<oauth::OAuth>>,
 }
 
 impl std::fmt::Debug for ClientOptions {

@@ -258,7 +258,7 @@ pub enum Error {
     SessionLost,
     /// The server needs an authorization Maven does not have, or authorizing failed.
     #[error("authorization: {0}")]
-    Auth(crate::oauth::AuthError),
+    Auth(oauth::AuthError),
     /// The configuration cannot be used (an invalid URL, an empty command).
     #[error("invalid server configuration: {0}")]
     Config(String),
@@ -267,10 +267,7 @@ pub enum Error {
 impl Error {
     /// The server needs the owner's authorization (`maven mcp login NAME`).
     pub fn needs_authorization(&self) -> bool {
-        matches!(
-            self,
-            Error::Auth(crate::oauth::AuthError::NeedsAuthorization)
-        )
+        matches!(self, Error::Auth(oauth::AuthError::NeedsAuthorization))
     }
 
     /// A deadline passed.

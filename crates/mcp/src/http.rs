@@ -109,7 +109,7 @@ pub(crate) struct HttpLink {
     /// mirrored into headers, and a JSON-RPC error in a 4xx body read as the answer.
     modern: AtomicBool,
     /// The server's OAuth authorization, if it has one.
-    oauth: Option<std::sync::Arc<crate::oauth::OAuth>>,
+    oauth: Option<std::sync::Arc<oauth::OAuth>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -219,7 +219,7 @@ impl HttpLink {
         let Some(oauth) = &self.oauth else {
             return self.fetcher.send(req).await.map_err(Error::Http);
         };
-        let mut round = crate::oauth::Round::default();
+        let mut round = oauth::Round::default();
         loop {
             let mut r = req.clone();
             let auth = oauth
@@ -234,7 +234,7 @@ impl HttpLink {
                 .on_answer(req.url(), resp.status(), resp.headers(), &mut round)
                 .await
                 .map_err(Error::Auth)?;
-            if !again {
+            if again == oauth::Verdict::Take {
                 return Ok(resp);
             }
         }

@@ -63,7 +63,6 @@ mod held;
 mod http;
 mod input;
 pub mod manager;
-pub mod oauth;
 mod rpc;
 mod secret_words;
 mod stdio;

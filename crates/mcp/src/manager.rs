@@ -48,9 +48,9 @@ pub struct ManagerOptions {
     /// The first dials are spread out by this much per server, so starting a hundred servers
     /// does not start a hundred processes in the same instant.
     pub stagger: Duration,
-    /// The OAuth authorization of each server that has one, by name (their tokens go in
-    /// that server's requests).
-    pub oauth: BTreeMap<String, Arc<crate::oauth::OAuth>>,
+    /// The OAuth authorization of each server that has one (their tokens go in that server's
+    /// requests). Borrowed: its owner (the daemon) shares the same one with the page.
+    pub oauth: Arc<oauth::Registry>,
 }
 
 impl Default for ManagerOptions {
@@ -64,7 +64,7 @@ impl Default for ManagerOptions {
             debounce: Duration::from_secs(2),
             min_uptime: Duration::from_secs(10),
             stagger: Duration::from_millis(20),
-            oauth: BTreeMap::new(),
+            oauth: Arc::default(),
         }
     }
 }
@@ -97,9 +97,9 @@ impl ManagerOptions {
         self
     }
 
-    /// Authorize server `oauth.server()` with this.
-    pub fn with_oauth(mut self, oauth: Arc<crate::oauth::OAuth>) -> Self {
-        self.oauth.insert(oauth.server().to_owned(), oauth);
+    /// Authorize each server of the registry with its authorization.
+    pub fn with_oauth(mut self, oauth: Arc<oauth::Registry>) -> Self {
+        self.oauth = oauth;
         self
     }
 
@@ -365,11 +365,6 @@ impl Manager {
             };
             tracker.spawn(task.run());
         }
-    }
-
-    /// A server's OAuth authorization, if it has one.
-    pub fn oauth(&self, server: &str) -> Option<Arc<crate::oauth::OAuth>> {
-        self.options.oauth.get(server).cloned()
     }
 
     /// Dial a server again now: a live connection is dropped and dialled afresh (it was
@@ -652,7 +647,7 @@ impl ServerTask {
                     // token refused for its DPoP binding, a step-up that needs the owner:
                     // the same, with the reason).
                     let why = match e {
-                        crate::oauth::AuthError::NeedsAuthorization => {
+                        oauth::AuthError::NeedsAuthorization => {
                             tracing::info!(server = %name, "needs authorization");
                             format!("needs authorization: run `maven mcp login {name}`")
                         }

@@ -549,15 +549,15 @@ pub struct Headless {
     pub deadline: std::time::Duration,
 }
 
-impl mcp::oauth::UserAgent for Headless {
+impl oauth::UserAgent for Headless {
     fn authorize(
         &self,
         url: String,
     ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<String, mcp::oauth::AuthError>> + Send + '_>,
+        Box<dyn std::future::Future<Output = Result<String, oauth::AuthError>> + Send + '_>,
     > {
         Box::pin(async move {
-            let refuse = |reason: String| mcp::oauth::AuthError::Fetch {
+            let refuse = |reason: String| oauth::AuthError::Fetch {
                 what: "authorization request",
                 url: String::new(),
                 reason,

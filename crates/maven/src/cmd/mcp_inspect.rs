@@ -26,7 +26,7 @@ use crate::views::{AuthState, AuthView};
 pub(crate) async fn run(
     server: mcp::ServerConfig,
     plan: Option<&sandbox::Plan>,
-    auth: Option<(std::sync::Arc<mcp::oauth::OAuth>, crate::oauth::Holder)>,
+    auth: Option<(std::sync::Arc<::oauth::OAuth>, crate::oauth::Holder)>,
     allow_tools: &[String],
     max_tools: usize,
     json: bool,
@@ -64,7 +64,7 @@ pub(crate) async fn run(
                 return ExitCode::SUCCESS;
             }
             // Discovery runs here, once, with its own deadlines (not inside a request's).
-            if e == mcp::oauth::AuthError::NeedsAuthorization {
+            if e == ::oauth::AuthError::NeedsAuthorization {
                 if let Some(ch) = o.last_challenge().await {
                     let _ = o.discover(&ch).await;
                 }
@@ -140,7 +140,7 @@ pub(crate) async fn run(
         (Some(Ok(d)), _) if d.state == AuthState::Authorized => Some(daemon_report(d)),
         (Some(_), _) | (None, None) => None,
         (None, Some(o)) => match o.status_now() {
-            mcp::oauth::AuthStatus::Authorized {
+            ::oauth::AuthStatus::Authorized {
                 issuer,
                 scopes,
                 expires_at,
@@ -153,7 +153,7 @@ pub(crate) async fn run(
                 "refresh": refresh,
                 "held_by": "the store (read-only: no daemon runs)",
             })),
-            mcp::oauth::AuthStatus::NeedsAuthorization => None,
+            ::oauth::AuthStatus::NeedsAuthorization => None,
         },
     };
     if json {
@@ -267,11 +267,11 @@ fn sandbox_text(p: &sandbox::Plan) -> String {
 
 /// What the discovery found (or why it refused), for `"auth"`. No secret is in it.
 async fn auth_report(
-    oauth: &mcp::oauth::OAuth,
-    error: &mcp::oauth::AuthError,
+    oauth: &::oauth::OAuth,
+    error: &::oauth::AuthError,
     daemon: Option<&Result<AuthView, String>>,
 ) -> Value {
-    let state = if *error == mcp::oauth::AuthError::NeedsAuthorization {
+    let state = if *error == ::oauth::AuthError::NeedsAuthorization {
         "needs authorization"
     } else {
         "refused"
@@ -291,7 +291,7 @@ async fn auth_report(
     // A kept token that expired: the daemon refreshes it; inspect never does.
     if let (
         None,
-        mcp::oauth::AuthStatus::Authorized {
+        ::oauth::AuthStatus::Authorized {
             expires_at: Some(e),
             refresh: true,
             issuer,

@@ -7,4 +7,5 @@ pub(crate) mod fetch;
 pub(crate) mod man;
 pub(crate) mod mcp_import;
 pub(crate) mod mcp_inspect;
+pub(crate) mod mcp_login;
 pub(crate) mod service;

@@ -37,12 +37,6 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
     fn unstable(&self, _server: &str) -> Option<String> {
         None
     }
-    /// The OAuth authorization of this HTTP server, when the daemon runs it.
-    fn oauth(&self, _server: &str) -> Option<Arc<mcp::oauth::OAuth>> {
-        None
-    }
-    /// Dial this server again (it was just authorized or forgotten).
-    fn redial(&self, _server: &str) {}
     /// The server's question the owner's next turn answers, while one stands.
     fn question(&self) -> Option<crate::views::QuestionView> {
         None
@@ -185,13 +179,12 @@ impl Web {
 
     /// Makes a one-time link that starts the authorization of `server`, valid ten minutes
     /// (the `mcp_login` IPC method).
-    pub(crate) fn oauth_link(&self, server: &str) -> Value {
+    pub(crate) fn oauth_link(&self, server: &str) -> crate::views::OAuthLink {
         let token = self.oauth.new_link(server, self.clock.now());
-        let link = EnrollLink {
+        crate::views::OAuthLink {
             url: format!("{}/oauth/login#{token}", self.base_url()),
             valid_s: super::flows::VALID.as_secs(),
-        };
-        serde_json::to_value(link).unwrap_or(Value::Null)
+        }
     }
 
     /// The page's limits and counters, for `maven status`.
@@ -371,15 +364,51 @@ pub(super) fn no_session() -> AppError {
 #[derive(Clone)]
 pub(super) struct SessionCookie(pub(super) String);
 
+/// The page's hold on the servers' OAuth: the daemon's one registry of authorizations (the
+/// same the connection manager borrows) and its own handle to dial a server again once its
+/// authorization changed. Separate from [`StatusSource`], which only reads.
+#[derive(Clone)]
+pub(crate) struct Authorizations {
+    registry: Arc<::oauth::Registry>,
+    redial: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl Authorizations {
+    /// The page's hold on `registry`; `redial` dials a server again.
+    pub(crate) fn new(
+        registry: Arc<::oauth::Registry>,
+        redial: Arc<dyn Fn(&str) + Send + Sync>,
+    ) -> Authorizations {
+        Authorizations { registry, redial }
+    }
+
+    /// No server has an authorization.
+    #[cfg(test)]
+    pub(crate) fn none() -> Authorizations {
+        Authorizations::new(Arc::default(), Arc::new(|_: &str| {}))
+    }
+
+    /// The authorization of this HTTP server, if it has one.
+    pub(super) fn get(&self, server: &str) -> Option<&Arc<::oauth::OAuth>> {
+        self.registry.get(server)
+    }
+
+    /// Dial this server again (it was just authorized or forgotten).
+    pub(super) fn redial(&self, server: &str) {
+        (self.redial)(server);
+    }
+}
+
 /// The router's shared state.
 #[derive(Clone)]
 pub(crate) struct App {
     pub(super) web: Arc<Web>,
     pub(super) status: Arc<dyn StatusSource>,
+    pub(super) oauth: Authorizations,
 }
 
 impl App {
-    pub(crate) fn new(web: Arc<Web>, status: Arc<dyn StatusSource>) -> App {
-        App { web, status }
+    pub(crate) fn new(web: Arc<Web>, status: Arc<dyn StatusSource>, oauth: Authorizations) -> App {
+        App { web, status, oauth }
     }
 }

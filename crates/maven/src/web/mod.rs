@@ -34,6 +34,7 @@ mod flows;
 mod gate;
 mod limits;
 mod oauth;
+mod once;
 mod pages;
 mod peer;
 mod session;
@@ -56,7 +57,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use app::{no_session, Conn, SessionCookie, CSRF_HEADER};
-pub(crate) use app::{App, StatusSource, Web};
+pub(crate) use app::{App, Authorizations, StatusSource, Web};
 use error::AppError;
 pub(crate) use limits::{Limits, MAX_CONNECTIONS};
 #[cfg(test)]

@@ -8,26 +8,44 @@
 //! kept here under it (ten minutes, used once, whatever the outcome), and `OAuth::complete`
 //! checks `state` and `iss` again before the code is redeemed. No token reaches the page.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
-use axum::{Extension, Json};
+use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::app::{App, SessionCookie};
+use super::app::{no_session, App, SessionCookie};
 use super::error::AppError;
 use super::flows::{Lookup, MAX_QUERY};
 use super::pages::text;
 
-/// The session's fresh step-up, with a refusal that says what it is for.
-fn stepped_up(app: &App, cookie: &str) -> Result<(), AppError> {
-    app.web.fresh_step_up(cookie).map(|_| ()).map_err(|mut e| {
-        if e.code == "step_up_required" {
-            e.message = "authorizing an MCP server needs a step-up: verify with your passkey (or the configured passphrase)".to_owned();
-        }
-        e
-    })
+/// The session's step-up of the last five minutes (`session::STEP_UP_FRESH`), as an extractor:
+/// a handler that takes one runs only behind a fresh step-up, and the step that changes an
+/// authorization ([`begin`], [`forget`]) takes it by value, so the gate is held by a type, as
+/// `store::Store::owner_sets_tool_state` holds it with its `stepup::StepUp`.
+#[must_use = "the step-up gates a change: hand it to the step that makes it"]
+pub(super) struct FreshStepUp(stepup::StepUp);
+
+impl FromRequestParts<App> for FreshStepUp {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, AppError> {
+        let cookie = parts
+            .extensions
+            .get::<SessionCookie>()
+            .ok_or_else(no_session)?;
+        app.web
+            .fresh_step_up(&cookie.0)
+            .map(FreshStepUp)
+            .map_err(|mut e| {
+                if e.code == "step_up_required" {
+                    e.message = "authorizing an MCP server needs a step-up: verify with your passkey (or the configured passphrase)".to_owned();
+                }
+                e
+            })
+    }
 }
 
 fn no_server(name: &str) -> AppError {
@@ -41,10 +59,11 @@ fn no_server(name: &str) -> AppError {
     )
 }
 
-/// Begins the authorization of `server` (discovery, registration) and keeps it under its
-/// `state`; answers the URL the browser is sent to.
-async fn begin(app: &App, server: &str) -> Result<Json<Value>, AppError> {
-    let oauth = app.status.oauth(server).ok_or_else(|| no_server(server))?;
+/// Begins the authorization of `server` (discovery, registration) behind the session's fresh
+/// step-up, and keeps it under its `state`; answers the URL the browser is sent to.
+async fn begin(app: &App, server: &str, step: FreshStepUp) -> Result<Json<Value>, AppError> {
+    let FreshStepUp(_gate) = step;
+    let oauth = app.oauth.get(server).ok_or_else(|| no_server(server))?;
     let challenge = oauth.last_challenge().await.unwrap_or_default();
     let pending = oauth.begin(&challenge).await.map_err(|e| {
         AppError::new(
@@ -74,43 +93,50 @@ pub(super) struct LoginReq {
 /// not used up without one), then the link is used up and the authorization begun.
 pub(super) async fn login(
     State(app): State<App>,
-    Extension(c): Extension<SessionCookie>,
+    step: FreshStepUp,
     Json(req): Json<LoginReq>,
 ) -> Result<Json<Value>, AppError> {
-    stepped_up(&app, &c.0)?;
     let server = app.web.oauth.take_link(&req.token, app.web.clock.now())?;
-    begin(&app, &server).await
+    begin(&app, &server, step).await
 }
 
 /// `POST /api/mcp_servers/{name}/connect`: the card's Connect, the same flow as a login link.
 pub(super) async fn connect(
     State(app): State<App>,
-    Extension(c): Extension<SessionCookie>,
+    step: FreshStepUp,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, AppError> {
-    stepped_up(&app, &c.0)?;
-    begin(&app, &name).await
+    begin(&app, &name, step).await
 }
 
 /// `POST /api/mcp_servers/{name}/disconnect`: forgets the server's tokens (revoked first where
 /// the authorization server offers it) and dials it again, so it shows "needs authorization".
 pub(super) async fn disconnect(
     State(app): State<App>,
-    Extension(c): Extension<SessionCookie>,
+    step: FreshStepUp,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
-    stepped_up(&app, &c.0)?;
-    let oauth = app.status.oauth(&name).ok_or_else(|| no_server(&name))?;
+) -> Result<Json<crate::views::ForgottenView>, AppError> {
+    forget(&app, &name, step).await?;
+    tracing::info!(server = %name, "OAuth credentials forgotten on the page");
+    Ok(Json(crate::views::ForgottenView {
+        server: name,
+        forgotten: true,
+    }))
+}
+
+/// Forgets the tokens of `server` behind the session's fresh step-up, and dials it again.
+async fn forget(app: &App, name: &str, step: FreshStepUp) -> Result<(), AppError> {
+    let FreshStepUp(_gate) = step;
+    let oauth = app.oauth.get(name).ok_or_else(|| no_server(name))?;
     oauth.logout().await.map_err(|e| {
         AppError::new(
             StatusCode::BAD_GATEWAY,
             "oauth",
-            format!("{}: {e}", shown::line(&name)),
+            format!("{}: {e}", shown::line(name)),
         )
     })?;
-    app.status.redial(&name);
-    tracing::info!(server = %name, "OAuth credentials forgotten on the page");
-    Ok(Json(json!({"server": name, "forgotten": true})))
+    app.oauth.redial(name);
+    Ok(())
 }
 
 /// The callback's answer: a small page, never a token.
@@ -182,7 +208,7 @@ pub(super) async fn callback(State(app): State<App>, RawQuery(query): RawQuery) 
             )
         }
     };
-    let Some(oauth) = app.status.oauth(&w.server) else {
+    let Some(oauth) = app.oauth.get(&w.server) else {
         return refused(
             port,
             "oauth",
@@ -192,17 +218,17 @@ pub(super) async fn callback(State(app): State<App>, RawQuery(query): RawQuery) 
     let url = format!("{}?{query}", app.web.callback_url());
     if let Err(e) = oauth.complete(w.pending, &url).await {
         let code = match &e {
-            mcp::oauth::AuthError::StateMismatch => "oauth_state",
-            mcp::oauth::AuthError::IssMismatch { .. } => "oauth_iss",
-            mcp::oauth::AuthError::Declined { .. } => "oauth_declined",
+            ::oauth::AuthError::StateMismatch => "oauth_state",
+            ::oauth::AuthError::IssMismatch { .. } => "oauth_iss",
+            ::oauth::AuthError::Declined { .. } => "oauth_declined",
             _ => "oauth",
         };
         return refused(port, code, &format!("{}: {e}", w.server));
     }
-    app.status.redial(&w.server);
+    app.oauth.redial(&w.server);
     let issuer = match oauth.status().await {
-        mcp::oauth::AuthStatus::Authorized { issuer, .. } => issuer,
-        mcp::oauth::AuthStatus::NeedsAuthorization => String::new(),
+        ::oauth::AuthStatus::Authorized { issuer, .. } => issuer,
+        ::oauth::AuthStatus::NeedsAuthorization => String::new(),
     };
     tracing::info!(server = %w.server, %issuer, "OAuth authorization completed on the page");
     answer(

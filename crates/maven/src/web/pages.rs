@@ -457,15 +457,15 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             h.push_str("</ul></details>");
         }
         if s.transport == "http" {
-            let auth = s.auth.as_deref();
+            let auth = s.auth.as_ref().map(ToString::to_string);
             let _ = write!(
                 h,
                 "<p class=\"auth\">authorization: <span class=\"auth-state\">{}</span> \
                  <button type=\"button\" data-oauth=\"connect\" data-name=\"{1}\">Connect</button>",
-                opt(auth),
+                opt(auth.as_deref()),
                 esc(&s.name),
             );
-            if auth.is_some_and(|a| a.starts_with("authorized")) {
+            if matches!(s.auth, Some(crate::views::ServerAuth::Authorized { .. })) {
                 let _ = write!(
                     h,
                     " <button type=\"button\" data-oauth=\"disconnect\" data-name=\"{}\">Disconnect</button>",

@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use rand::RngCore;
-use sha2::{Digest, Sha256};
 use webauthn_rs::prelude::{PasskeyAuthentication, PasskeyRegistration};
+
+use super::once::OneTime;
+pub(crate) use super::once::{hash, token};
 
 /// How long a step-up stays fresh (U-2).
 pub(crate) const STEP_UP_FRESH: Duration = Duration::from_secs(5 * 60);
@@ -66,18 +67,6 @@ pub(crate) struct Session {
     pub(crate) authentication: Option<(PasskeyAuthentication, Instant)>,
 }
 
-/// A fresh random token: 32 bytes, hex.
-pub(crate) fn token() -> String {
-    let mut b = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut b);
-    hex::encode(b)
-}
-
-/// Tokens are kept only as hashes, so a memory dump or a debug print holds nothing usable.
-pub(crate) fn hash(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
-}
-
 /// Compares two secrets without an early exit on the first differing byte.
 pub(crate) fn same_secret(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -98,11 +87,13 @@ pub(crate) enum SessionRefused {
     Full,
 }
 
-/// Every session and enrollment token, behind one lock held only for map operations.
+/// Every session, behind one lock held only for map operations, and the enrollment tokens.
 pub(crate) struct Sessions {
     inner: Mutex<Inner>,
     /// A session unused for this long is forgotten.
     idle: Duration,
+    /// One-time enrollment tokens.
+    enrollments: OneTime<()>,
 }
 
 impl Default for Sessions {
@@ -118,8 +109,6 @@ struct Inner {
     /// Per peer uid (`None`: not known), when its sessions of the last [`CREATE_WINDOW`]
     /// were made, oldest first.
     created: HashMap<Option<u32>, std::collections::VecDeque<Instant>>,
-    /// Hash of an enrollment token → when it expires.
-    enrollments: HashMap<String, Instant>,
 }
 
 impl Sessions {
@@ -128,6 +117,7 @@ impl Sessions {
         Sessions {
             inner: Mutex::default(),
             idle,
+            enrollments: OneTime::new(ENROLL_VALID, MAX_ENROLLMENTS),
         }
     }
 
@@ -230,38 +220,17 @@ impl Sessions {
 
     /// Makes a one-time enrollment token valid for [`ENROLL_VALID`]; returns it.
     pub(crate) fn new_enrollment(&self, now: Instant) -> String {
-        let t = token();
-        let mut g = self.lock();
-        g.enrollments.retain(|_, exp| *exp > now);
-        while g.enrollments.len() >= MAX_ENROLLMENTS {
-            let oldest = g
-                .enrollments
-                .iter()
-                .min_by_key(|(_, exp)| **exp)
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(k) => g.enrollments.remove(&k),
-                None => break,
-            };
-        }
-        g.enrollments.insert(hash(&t), now + ENROLL_VALID);
-        t
+        self.enrollments.issue((), now)
     }
 
     /// Whether the enrollment token with this hash is valid now.
     pub(crate) fn enrollment_valid(&self, token_hash: &str, now: Instant) -> bool {
-        self.lock()
-            .enrollments
-            .get(token_hash)
-            .is_some_and(|exp| *exp > now)
+        self.enrollments.is_live_hashed(token_hash, now)
     }
 
     /// Uses up an enrollment token; `true` when it was valid.
     pub(crate) fn consume_enrollment(&self, token_hash: &str, now: Instant) -> bool {
-        self.lock()
-            .enrollments
-            .remove(token_hash)
-            .is_some_and(|exp| exp > now)
+        self.enrollments.take_hashed(token_hash, now).is_ok()
     }
 }
 
@@ -344,7 +313,7 @@ mod tests {
         for _ in 0..MAX_ENROLLMENTS + 3 {
             s.new_enrollment(t0);
         }
-        assert!(s.lock().enrollments.len() <= MAX_ENROLLMENTS);
+        assert!(s.enrollments.len() <= MAX_ENROLLMENTS);
     }
 
     #[test]

@@ -62,6 +62,15 @@ async fn setup_with(config: Value) -> T {
 
 /// Like [`setup_with`], the cards fed by `status` instead of the configuration alone.
 async fn setup_with_status(config: Value, status: Option<Arc<dyn StatusSource>>) -> T {
+    setup_with_oauth(config, status, super::Authorizations::none()).await
+}
+
+/// Like [`setup_with_status`], the page's OAuth acting on `oauth`.
+async fn setup_with_oauth(
+    config: Value,
+    status: Option<Arc<dyn StatusSource>>,
+    oauth: super::Authorizations,
+) -> T {
     let dir = tempfile::tempdir().unwrap();
     let store = store::Store::open(&dir.path().join("maven.db"))
         .await
@@ -85,6 +94,7 @@ async fn setup_with_status(config: Value, status: Option<Arc<dyn StatusSource>>)
     let app = App::new(
         Arc::new(web),
         status.unwrap_or_else(|| Arc::new(cfg) as Arc<dyn StatusSource>),
+        oauth,
     );
     T {
         app,
@@ -1238,10 +1248,10 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
     assert_eq!(feeds[0]["name"], HOSTILE);
 }
 
-/// The cards' source for the OAuth tests: one HTTP server, "notes", authorized by the test
-/// kit's loopback authorization server; counts its redials.
+/// The cards' source for the OAuth tests, and what the page's OAuth acts on: one HTTP server,
+/// "notes", authorized by the test kit's loopback authorization server; counts its redials.
 struct OAuthSource {
-    oauth: Arc<mcp::oauth::OAuth>,
+    oauth: Arc<::oauth::OAuth>,
     redials: std::sync::atomic::AtomicUsize,
 }
 
@@ -1251,13 +1261,6 @@ impl StatusSource for OAuthSource {
     }
     fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
         Box::pin(std::future::ready(Vec::new()))
-    }
-    fn oauth(&self, server: &str) -> Option<Arc<mcp::oauth::OAuth>> {
-        (server == "notes").then(|| self.oauth.clone())
-    }
-    fn redial(&self, _server: &str) {
-        self.redials
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -1272,8 +1275,8 @@ async fn setup_oauth() -> (T, Arc<OAuthSource>, testkit::authserver::AuthServer)
     let server = testkit::authserver::AuthServer::start(testkit::authserver::Hostile::None)
         .await
         .unwrap();
-    let oauth = mcp::oauth::OAuth::new(
-        mcp::oauth::OAuthConfig {
+    let oauth = ::oauth::OAuth::new(
+        ::oauth::OAuthConfig {
             server: "notes".into(),
             resource_url: format!("{}/mcp", server.base),
             client_id: None,
@@ -1283,15 +1286,23 @@ async fn setup_oauth() -> (T, Arc<OAuthSource>, testkit::authserver::AuthServer)
             client_name: "Maven".into(),
         },
         loopback_fetcher(),
-        Arc::new(mcp::oauth::MemoryStore::default()),
+        Arc::new(::oauth::MemoryStore::default()),
     );
+    let registry = Arc::new(::oauth::Registry::new([oauth]));
     let source = Arc::new(OAuthSource {
-        oauth: Arc::new(oauth),
+        oauth: registry.get("notes").unwrap().clone(),
         redials: Default::default(),
     });
-    let t = setup_with_status(
+    let counted = source.clone();
+    let redial = move |_: &str| {
+        counted
+            .redials
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    };
+    let t = setup_with_oauth(
         json!({"web": {"passphrase_hash": cheap_hash(PASSPHRASE)}}),
         Some(source.clone() as Arc<dyn StatusSource>),
+        super::Authorizations::new(registry, Arc::new(redial)),
     )
     .await;
     (t, source, server)
@@ -1299,7 +1310,7 @@ async fn setup_oauth() -> (T, Arc<OAuthSource>, testkit::authserver::AuthServer)
 
 /// The token of a one-time login link (in its fragment).
 fn link_token(t: &T) -> String {
-    let v = t.app.web.oauth_link("notes");
+    let v = serde_json::to_value(t.app.web.oauth_link("notes")).unwrap();
     let url = v["url"].as_str().unwrap();
     assert_eq!(v["valid_s"], 600);
     let (page, token) = url.split_once('#').unwrap();
@@ -1442,7 +1453,7 @@ async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() 
     assert_eq!(result_of(&r), "oauth_state");
     assert_eq!(
         source.oauth.status().await,
-        mcp::oauth::AuthStatus::NeedsAuthorization
+        ::oauth::AuthStatus::NeedsAuthorization
     );
 
     // The owner declined at the authorization server: said so.
@@ -1484,7 +1495,7 @@ async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() 
     assert_eq!(source.redials.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert!(matches!(
         source.oauth.status().await,
-        mcp::oauth::AuthStatus::Authorized { .. }
+        ::oauth::AuthStatus::Authorized { .. }
     ));
     let r = send(&t, get(&cb)).await;
     assert_eq!(result_of(&r), "oauth_state");
@@ -1499,7 +1510,7 @@ async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() 
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(
         source.oauth.status().await,
-        mcp::oauth::AuthStatus::NeedsAuthorization
+        ::oauth::AuthStatus::NeedsAuthorization
     );
     assert_eq!(source.redials.load(std::sync::atomic::Ordering::SeqCst), 2);
 }

@@ -189,8 +189,8 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         let fetcher = webfetch::Fetcher::new(door());
         let ctx = context();
         let text = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
-        let oauth = mcp::oauth::OAuth::new(
-            mcp::oauth::OAuthConfig {
+        let oauth = oauth::OAuth::new(
+            oauth::OAuthConfig {
                 server: "conformance".to_owned(),
                 // The resource is the URL as the suite published it; only dialling maps it.
                 resource_url: url.to_owned(),
@@ -201,7 +201,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
                 client_name: "maven-conformance-client".to_owned(),
             },
             fetcher.clone(),
-            Arc::new(mcp::oauth::MemoryStore::default()),
+            Arc::new(oauth::MemoryStore::default()),
         )
         .with_dial(Arc::new(|u: &str| loopback_url(u)))
         .with_user_agent(Arc::new(testkit::authserver::Headless {

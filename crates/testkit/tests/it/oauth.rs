@@ -6,10 +6,10 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp::oauth::{
+use mcp::{Client, Error, McpTimeouts, ServerConfig, Transport};
+use oauth::{
     AuthError, AuthStatus, Challenge, CredentialStore, DpopMode, MemoryStore, OAuth, OAuthConfig,
 };
-use mcp::{Client, Error, McpTimeouts, ServerConfig, Transport};
 use serde_json::json;
 use testkit::authserver::{AuthServer, Headless, Hostile};
 
@@ -103,6 +103,24 @@ async fn connect(server: &AuthServer, s: &Setup) -> Result<Client, Error> {
     Client::connect(&config(server), opts).await
 }
 
+/// A server of this kind, its authorization through the headless user agent, and the
+/// connection's error (the authorization refused it).
+async fn refused(hostile: Hostile) -> (AuthServer, Setup, AuthError) {
+    let server = AuthServer::start(hostile).await.unwrap();
+    let s = setup(&server, true, true);
+    let e = auth_error(connect(&server, &s).await.unwrap_err());
+    (server, s, e)
+}
+
+/// A server of this kind, its authorization through the headless user agent, and the
+/// connection it authorized.
+async fn connected(hostile: Hostile) -> (AuthServer, Setup, Client) {
+    let server = AuthServer::start(hostile).await.unwrap();
+    let s = setup(&server, true, true);
+    let c = connect(&server, &s).await.unwrap();
+    (server, s, c)
+}
+
 fn auth_error(e: Error) -> AuthError {
     match e {
         Error::Auth(a) => a,
@@ -122,9 +140,7 @@ fn only_loopback(d: &Dialled) {
 #[tokio::test]
 async fn a_well_behaved_server_is_authorized_refreshed_and_forgotten() {
     bounded(async {
-        let server = AuthServer::start(Hostile::None).await.unwrap();
-        let s = setup(&server, true, true);
-        let c = connect(&server, &s).await.unwrap();
+        let (server, s, c) = connected(Hostile::None).await;
         let tools = c.list_tools().await.unwrap();
         assert_eq!(tools.tools.len(), 1);
         let out = c.call_tool("whoami", Default::default()).await.unwrap();
@@ -208,13 +224,10 @@ async fn without_a_user_agent_the_server_needs_authorization_and_discovery_is_ke
 #[tokio::test]
 async fn a_link_local_authorization_server_is_refused_without_a_connection() {
     bounded(async {
-        let server = AuthServer::start(Hostile::AuthorizationServer(
+        let (_server, s, e) = refused(Hostile::AuthorizationServer(
             "http://169.254.169.254/".to_owned(),
         ))
-        .await
-        .unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        .await;
         assert!(
             matches!(&e, AuthError::Endpoint { what: "authorization server metadata", reason, .. }
                 if reason.contains("169.254.169.254")),
@@ -228,13 +241,10 @@ async fn a_link_local_authorization_server_is_refused_without_a_connection() {
 #[tokio::test]
 async fn a_token_endpoint_at_the_metadata_address_is_refused_before_anything_is_shown() {
     bounded(async {
-        let server = AuthServer::start(Hostile::TokenEndpoint(
+        let (server, s, e) = refused(Hostile::TokenEndpoint(
             "https://169.254.169.254/token".to_owned(),
         ))
-        .await
-        .unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        .await;
         assert!(
             matches!(
                 &e,
@@ -254,13 +264,10 @@ async fn a_token_endpoint_at_the_metadata_address_is_refused_before_anything_is_
 #[tokio::test]
 async fn a_javascript_authorization_endpoint_is_refused_before_anything_is_shown() {
     bounded(async {
-        let server = AuthServer::start(Hostile::AuthorizationEndpoint(
+        let (server, _s, e) = refused(Hostile::AuthorizationEndpoint(
             "javascript:alert(document.cookie)".to_owned(),
         ))
-        .await
-        .unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        .await;
         assert!(
             matches!(&e, AuthError::Endpoint { what: "authorization endpoint", reason, .. }
                 if reason.contains("javascript")),
@@ -274,9 +281,7 @@ async fn a_javascript_authorization_endpoint_is_refused_before_anything_is_shown
 #[tokio::test]
 async fn an_issuer_that_does_not_match_is_refused() {
     bounded(async {
-        let server = AuthServer::start(Hostile::WrongIssuer).await.unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        let (server, _s, e) = refused(Hostile::WrongIssuer).await;
         assert_eq!(
             e,
             AuthError::IssuerMismatch {
@@ -292,9 +297,7 @@ async fn an_issuer_that_does_not_match_is_refused() {
 #[tokio::test]
 async fn an_iss_from_another_server_in_the_callback_is_refused_before_the_code_is_redeemed() {
     bounded(async {
-        let server = AuthServer::start(Hostile::MixUp).await.unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        let (server, _s, e) = refused(Hostile::MixUp).await;
         assert_eq!(
             e,
             AuthError::IssMismatch {
@@ -310,13 +313,10 @@ async fn an_iss_from_another_server_in_the_callback_is_refused_before_the_code_i
 #[tokio::test]
 async fn a_redirect_on_a_metadata_fetch_is_not_followed() {
     bounded(async {
-        let server = AuthServer::start(Hostile::RedirectMetadata(
+        let (server, s, e) = refused(Hostile::RedirectMetadata(
             "http://127.0.0.3:9/elsewhere".to_owned(),
         ))
-        .await
-        .unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        .await;
         assert_eq!(
             e,
             AuthError::Redirect {
@@ -333,11 +333,7 @@ async fn a_redirect_on_a_metadata_fetch_is_not_followed() {
 #[tokio::test]
 async fn a_16_mib_metadata_body_is_cut_at_64_kib() {
     bounded(async {
-        let server = AuthServer::start(Hostile::HugeMetadata(16 * 1024 * 1024))
-            .await
-            .unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        let (server, _s, e) = refused(Hostile::HugeMetadata(16 * 1024 * 1024)).await;
         assert_eq!(
             e,
             AuthError::TooLarge {
@@ -360,9 +356,7 @@ async fn a_16_mib_metadata_body_is_cut_at_64_kib() {
 #[tokio::test]
 async fn an_authorization_server_without_s256_is_refused() {
     bounded(async {
-        let server = AuthServer::start(Hostile::NoS256).await.unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        let (server, _s, e) = refused(Hostile::NoS256).await;
         assert_eq!(
             e,
             AuthError::NoPkceS256 {
@@ -406,9 +400,7 @@ async fn token_answers_with_an_unknown_type_or_an_absurd_lifetime_are_refused() 
 #[tokio::test]
 async fn a_refused_refresh_means_needs_authorization_never_a_loop() {
     bounded(async {
-        let server = AuthServer::start(Hostile::RefreshReplayed).await.unwrap();
-        let s = setup(&server, true, true);
-        let c = connect(&server, &s).await.unwrap();
+        let (server, s, c) = connected(Hostile::RefreshReplayed).await;
         c.close().await;
         let e = s.oauth.refresh_now().await.unwrap_err();
         assert!(
@@ -427,18 +419,16 @@ async fn a_refused_refresh_means_needs_authorization_never_a_loop() {
 #[tokio::test]
 async fn a_scope_challenge_that_never_ends_stops_after_the_step_up_limit() {
     bounded(async {
-        let server = AuthServer::start(Hostile::EndlessScope).await.unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        let (server, _s, e) = refused(Hostile::EndlessScope).await;
         assert_eq!(
             e,
             AuthError::TooManyStepUps {
-                count: mcp::oauth::MAX_STEP_UPS
+                count: oauth::MAX_STEP_UPS
             }
         );
         assert_eq!(
             server.count("GET /authorize"),
-            1 + mcp::oauth::MAX_STEP_UPS as usize
+            1 + oauth::MAX_STEP_UPS as usize
         );
     })
     .await;
@@ -542,9 +532,7 @@ async fn dpop_required_refuses_an_end_that_cannot_before_anything_is_shown() {
 #[tokio::test]
 async fn a_dpop_token_refused_with_a_bearer_only_challenge_names_both_ends_and_never_loops() {
     bounded(async {
-        let server = AuthServer::start(Hostile::DpopClaimed).await.unwrap();
-        let s = setup(&server, true, true);
-        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        let (server, s, e) = refused(Hostile::DpopClaimed).await;
         let AuthError::DpopRefused {
             issuer,
             server: rs,
@@ -572,9 +560,7 @@ async fn a_dpop_token_refused_with_a_bearer_only_challenge_names_both_ends_and_n
 #[tokio::test]
 async fn an_openid_provider_is_asked_for_consent_so_offline_access_brings_a_refresh_token() {
     bounded(async {
-        let server = AuthServer::start(Hostile::OpenId).await.unwrap();
-        let s = setup(&server, true, true);
-        let c = connect(&server, &s).await.unwrap();
+        let (server, s, c) = connected(Hostile::OpenId).await;
         let AuthStatus::Authorized {
             scopes, refresh, ..
         } = s.oauth.status().await
@@ -593,11 +579,7 @@ async fn an_openid_provider_is_asked_for_consent_so_offline_access_brings_a_refr
 async fn a_short_lived_token_is_refreshed_when_due_not_right_after_the_exchange() {
     bounded(async {
         // 4 s of lifetime: refreshed in its last 2 s (half of it), never at once.
-        let server = AuthServer::start(Hostile::ExpiresIn(json!(4)))
-            .await
-            .unwrap();
-        let s = setup(&server, true, true);
-        let c = connect(&server, &s).await.unwrap();
+        let (server, _s, c) = connected(Hostile::ExpiresIn(json!(4))).await;
         c.list_tools().await.unwrap();
         let out = c.call_tool("whoami", Default::default()).await.unwrap();
         assert_eq!(out.text, "access-0");
@@ -619,9 +601,7 @@ async fn a_short_lived_token_is_refreshed_when_due_not_right_after_the_exchange(
 #[tokio::test]
 async fn a_token_that_expires_without_a_refresh_token_is_no_authorization() {
     bounded(async {
-        let server = AuthServer::start(Hostile::NoRefreshToken).await.unwrap();
-        let s = setup(&server, true, true);
-        let c = connect(&server, &s).await.unwrap();
+        let (_server, s, c) = connected(Hostile::NoRefreshToken).await;
         assert!(matches!(
             s.oauth.status().await,
             AuthStatus::Authorized { refresh: false, .. }
@@ -641,9 +621,7 @@ async fn a_replayed_refresh_token_revokes_the_grant_at_the_test_server() {
     bounded(async {
         // The test server's rotation is real: a refresh token works once. (The daemon tests
         // rely on it to show that no other process rotated the daemon's tokens.)
-        let server = AuthServer::start(Hostile::None).await.unwrap();
-        let s = setup(&server, true, true);
-        let c = connect(&server, &s).await.unwrap();
+        let (server, s, c) = connected(Hostile::None).await;
         let before = s.store.load("hostile").await.unwrap();
         s.oauth.refresh_now().await.unwrap();
         assert!(!server.revoked());

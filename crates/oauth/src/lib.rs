@@ -2,9 +2,11 @@
 //! 2026-07-28): discovery, registration, authorization code with PKCE S256, tokens bound to
 //! their issuer, refresh with rotation, step-up, DPoP.
 //!
-//! [`OAuth`] is the authorization of one server. The HTTP transport asks it for the
-//! `Authorization` (and `DPoP`) headers of every request to the server's origin and hands it
-//! every 401 and 403; it answers "retry" or an error. Every request of the flow goes through
+//! [`OAuth`] is the authorization of one server; a [`Registry`] holds one per server. The
+//! HTTP transport (the `mcp` crate's; this crate knows nothing of it) asks it for the
+//! `Authorization` (and `DPoP`) headers of every request to the server's origin
+//! ([`OAuth::headers_for`]) and hands it every 401 and 403 ([`OAuth::on_answer`]); it answers
+//! [`Verdict::SendAgain`], [`Verdict::Take`] or an error. Every request of the flow goes through
 //! the server's webfetch door ([`net`]): the address guard holds, no redirect is followed,
 //! bodies are capped, each request has a deadline of 10 s and the whole discovery 30 s.
 //!
@@ -20,6 +22,9 @@
 //! authorization server is doing. DPoP binds tokens only where both ends speak it
 //! ([`DpopMode`]); a token is refreshed in the last tenth of its lifetime
 //! ([`refresh_margin`]).
+
+// This crate reads untrusted bytes: a failure is an error value, never a panic.
+#![warn(clippy::expect_used, clippy::panic)]
 
 mod challenge;
 mod discovery;
@@ -205,9 +210,21 @@ struct State {
     lost: Option<String>,
 }
 
-/// Per request: what the authorization has already done for it.
+/// What the transport does with a response it handed to [`OAuth::on_answer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Verdict {
+    /// Send the request again, with the headers [`OAuth::headers_for`] gives now.
+    SendAgain,
+    /// The response is the answer.
+    Take,
+}
+
+/// Per request: what the authorization has already done for it. The transport makes one for
+/// each request and hands it to every [`OAuth::headers_for`] and [`OAuth::on_answer`] of that
+/// request, which bound the retries with it.
 #[derive(Debug, Default)]
-pub(crate) struct Round {
+pub struct Round {
     refreshed: bool,
     authorized: u32,
     step_ups: u32,
@@ -310,6 +327,42 @@ const TOKEN: &str = "token request";
 const REGISTER: &str = "client registration";
 const REFRESH: &str = "token refresh";
 const REVOKE: &str = "token revocation";
+
+/// The authorizations of a daemon's servers: one [`OAuth`] per HTTP server, by name. The daemon
+/// builds it once; the connection manager (each server's requests) and the page (Connect,
+/// the callback, Disconnect) borrow the same one, so both act on the same tokens.
+#[derive(Debug, Default)]
+pub struct Registry {
+    by_server: std::collections::BTreeMap<String, Arc<OAuth>>,
+}
+
+impl Registry {
+    /// The registry of these authorizations, each under its [`OAuth::server`] (a later one of
+    /// the same name replaces an earlier).
+    pub fn new(all: impl IntoIterator<Item = OAuth>) -> Registry {
+        Registry {
+            by_server: all
+                .into_iter()
+                .map(|o| (o.server().to_owned(), Arc::new(o)))
+                .collect(),
+        }
+    }
+
+    /// The authorization of `server`, if it has one.
+    pub fn get(&self, server: &str) -> Option<&Arc<OAuth>> {
+        self.by_server.get(server)
+    }
+
+    /// Every authorization, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<OAuth>> {
+        self.by_server.values()
+    }
+
+    /// No server has one.
+    pub fn is_empty(&self) -> bool {
+        self.by_server.is_empty()
+    }
+}
 
 impl OAuth {
     /// The authorization of one server: its config, the fetcher of its door, where its
@@ -505,7 +558,7 @@ impl OAuth {
     /// The `Authorization` (and `DPoP`) headers of a request to `url`: none for another
     /// origin or without a token. A token due for a refresh is refreshed first (one refresh
     /// for all the requests that find it due).
-    pub(crate) async fn headers_for(
+    pub async fn headers_for(
         &self,
         method: &str,
         url: &str,
@@ -556,18 +609,20 @@ impl OAuth {
         Ok(out)
     }
 
-    /// A response to a request of the server: `Ok(true)` to send it again (a nonce learnt, a
-    /// token refreshed, an authorization or a step-up made), `Ok(false)` to take it as it is,
-    /// or why the server cannot be used.
-    pub(crate) async fn on_answer(
+    /// What to do with a response to a request of the server: [`Verdict::SendAgain`] (a nonce
+    /// learnt, a token refreshed, an authorization or a step-up made: the request goes again
+    /// with [`OAuth::headers_for`]'s new headers), [`Verdict::Take`] (the response is the
+    /// answer), or why the server cannot be used ([`AuthError::NeedsAuthorization`] among
+    /// them).
+    pub async fn on_answer(
         &self,
         url: &str,
         status: StatusCode,
         headers: &HeaderMap,
         round: &mut Round,
-    ) -> Result<bool, AuthError> {
+    ) -> Result<Verdict, AuthError> {
         if !self.for_server_origin(url) {
-            return Ok(false);
+            return Ok(Verdict::Take);
         }
         let nonce = headers
             .get("dpop-nonce")
@@ -577,7 +632,7 @@ impl OAuth {
             self.st().rs_nonce = Some(n.clone());
         }
         if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
-            return Ok(false);
+            return Ok(Verdict::Take);
         }
         let challenge = Challenge::parse(
             headers
@@ -588,14 +643,14 @@ impl OAuth {
         if challenge.error.as_deref() == Some("use_dpop_nonce") {
             if nonce.is_some() && round.nonce_retries == 0 {
                 round.nonce_retries += 1;
-                return Ok(true);
+                return Ok(Verdict::SendAgain);
             }
-            return Ok(false);
+            return Ok(Verdict::Take);
         }
         let server = &self.config.server;
         if status == StatusCode::FORBIDDEN {
             if challenge.error.as_deref() != Some("insufficient_scope") {
-                return Ok(false);
+                return Ok(Verdict::Take);
             }
             let wanted = challenge.scopes();
             let had = {
@@ -632,7 +687,7 @@ impl OAuth {
                 return Err(AuthError::NeedsAuthorization);
             }
             self.authorize_with(&challenge, Some(scopes)).await?;
-            return Ok(true);
+            return Ok(Verdict::SendAgain);
         }
         // 401.
         let current = {
@@ -670,10 +725,10 @@ impl OAuth {
             let now_token = self.tokens().map(|t| t.access_token);
             // Refreshed by another request meanwhile: send again with the new token.
             if now_token.is_some() && now_token != round.sent {
-                return Ok(true);
+                return Ok(Verdict::SendAgain);
             }
             if now_token.is_some() && self.refresh().await.is_ok() {
-                return Ok(true);
+                return Ok(Verdict::SendAgain);
             }
         }
         if round.authorized >= 1 {
@@ -697,7 +752,7 @@ impl OAuth {
         }
         round.authorized += 1;
         self.authorize_with(&challenge, None).await?;
-        Ok(true)
+        Ok(Verdict::SendAgain)
     }
 
     /// Forget the tokens in use (the registration is kept), saying why. The caller holds
@@ -1453,5 +1508,34 @@ mod tests {
             .to_str()
             .expect("ascii");
         assert_eq!(v, format!("Basic {}", STANDARD.encode("a%3Ab:s+p")));
+    }
+    #[test]
+    fn a_registry_finds_each_authorization_by_its_server() {
+        let one = |name: &str| {
+            OAuth::new(
+                OAuthConfig {
+                    server: name.to_owned(),
+                    resource_url: format!("https://{name}.example/mcp"),
+                    client_id: None,
+                    client_secret: None,
+                    client_metadata_url: None,
+                    redirect_uri: "http://127.0.0.1:1/oauth/callback".to_owned(),
+                    client_name: "test".to_owned(),
+                },
+                webfetch::Fetcher::new(webfetch::DoorConfig::new("test")),
+                Arc::new(MemoryStore::default()),
+            )
+        };
+        let r = Registry::new([one("b"), one("a")]);
+        assert_eq!(r.get("a").map(|o| o.server()), Some("a"));
+        assert_eq!(r.get("b").map(|o| o.server()), Some("b"));
+        assert!(
+            r.get("c").is_none(),
+            "no authorization for a server not given"
+        );
+        let names: Vec<_> = r.iter().map(|o| o.server().to_owned()).collect();
+        assert_eq!(names, ["a", "b"], "in name order");
+        assert!(!r.is_empty());
+        assert!(Registry::default().is_empty());
     }
 }
