@@ -161,6 +161,10 @@ impl Model {
     }
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the model test opens and reopens its own database"
+)]
 async fn run(ops: Vec<Op>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.db");

@@ -300,6 +300,7 @@ mod tests {
         Tool::from_value(v).unwrap()
     }
 
+    #[expect(clippy::disallowed_methods, reason = "a test's own database")]
     async fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("m.db")).await.unwrap();

@@ -157,9 +157,10 @@ fn human_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 's
 
 async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     prepare_data_dir(&data_dir)?;
-    let _lock = crate::datadir::DataLock::acquire(&data_dir)?;
+    let lock = crate::datadir::DataLock::acquire(&data_dir)?;
     let db = data_dir.join(DB_NAME);
-    let store = store::Store::open(&db)
+    let store = lock
+        .open_store()
         .await
         .with_context(|| format!("cannot open the store {}", db.display()))?;
     match &config.source {

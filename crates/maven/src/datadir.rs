@@ -1,9 +1,12 @@
 //! The data directory's file names and its lock: a leaf, taken by the daemon for its life and
-//! by the offline commands that open the store (so that no daemon starts meanwhile).
+//! by the offline commands that open the store (so that no daemon starts meanwhile). The store
+//! is opened only through a held lock ([`DataLock::open_store`]): `store::Store::open` is a
+//! disallowed method everywhere else (clippy.toml), so no command can open the database beside
+//! a running daemon.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -16,6 +19,7 @@ const LOCK_NAME: &str = "maven.lock";
 /// when the process dies, however it dies, so a crash never leaves a lock behind.
 pub(crate) struct DataLock {
     _file: File,
+    dir: PathBuf,
 }
 
 impl DataLock {
@@ -48,6 +52,19 @@ impl DataLock {
         file.set_len(0)?;
         file.rewind()?;
         writeln!(file, "{}", std::process::id())?;
-        Ok(DataLock { _file: file })
+        Ok(DataLock {
+            _file: file,
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// The database of the locked data directory (created when missing). The one place the
+    /// binary opens the store, so whoever opens it holds the lock.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the one sanctioned open: the data directory's lock is held by `self`"
+    )]
+    pub(crate) async fn open_store(&self) -> Result<store::Store, store::Error> {
+        store::Store::open(&self.dir.join(DB_NAME)).await
     }
 }

@@ -178,8 +178,8 @@ pub(crate) async fn offline_store(
         return Ok(None);
     }
     let lock = crate::datadir::DataLock::acquire(data_dir).map_err(|e| format!("{e:#}"))?;
-    // The one place besides the daemon that opens the store, and only under its lock.
-    let store = store::Store::open(db)
+    let store = lock
+        .open_store()
         .await
         .map_err(|e| format!("cannot open the store {}: {e}", db.display()))?;
     Ok(Some((lock, store)))

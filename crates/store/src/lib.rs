@@ -550,6 +550,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
+    #[expect(clippy::disallowed_methods, reason = "a test's own database")]
     async fn a_panicking_operation_rolls_back_and_the_worker_survives() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("db")).await.unwrap();

@@ -688,6 +688,7 @@ mod tests {
 
     async fn setup(config: &str) -> (tempfile::TempDir, Store, Turns) {
         let dir = tempfile::tempdir().unwrap();
+        #[expect(clippy::disallowed_methods, reason = "a test's own database")]
         let store = Store::open(&dir.path().join("m.db")).await.unwrap();
         let config =
             Arc::new(config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap());

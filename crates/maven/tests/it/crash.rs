@@ -234,6 +234,10 @@ fn sigkill_at_random_points_keeps_notes_and_tool_rows_consistent() {
         }
         let published = feed.published();
         destructive = block_on(async {
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "a test reads the database of a daemon that has stopped"
+            )]
             let s = store::Store::open(&db).await.unwrap();
             let now = check(&s, &acked, published, &destructive).await;
             owner_acts(&s, &mut rng).await;
@@ -255,6 +259,10 @@ fn sigkill_at_random_points_keeps_notes_and_tool_rows_consistent() {
     assert!(out.status.success());
     let published = feed.published();
     let keys = block_on(async {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a test reads the database of a daemon that has stopped"
+        )]
         let s = store::Store::open(&db).await.unwrap();
         check(&s, &acked, published, &destructive).await;
         let keys = note_keys(&s).await;

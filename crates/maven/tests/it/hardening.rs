@@ -603,6 +603,10 @@ fn a_server_that_churns_its_tools_is_marked_unstable_and_its_events_stay_bounded
         .build()
         .unwrap();
     let (events, rows) = rt.block_on(async {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a test reads the database of a daemon that has stopped"
+        )]
         let s = store::Store::open(&home.data().join("maven.db"))
             .await
             .unwrap();
@@ -693,6 +697,10 @@ fn acts_log(home: &Home) -> Vec<store::ActLogRow> {
         .build()
         .unwrap();
     rt.block_on(async {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a test reads the database of a daemon that has stopped"
+        )]
         let s = store::Store::open(&home.data().join("maven.db"))
             .await
             .unwrap();

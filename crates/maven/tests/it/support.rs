@@ -83,6 +83,10 @@ impl Home {
             .build()
             .unwrap();
         rt.block_on(async {
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "a test reads the database of a daemon that has stopped"
+            )]
             let s = store::Store::open(&self.data().join("maven.db"))
                 .await
                 .unwrap();

@@ -146,6 +146,10 @@ fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirm
         .build()
         .unwrap();
     let log = rt.block_on(async {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a test reads the database of a daemon that has stopped"
+        )]
         let s = store::Store::open(&home.data().join("maven.db"))
             .await
             .unwrap();

@@ -20,6 +20,7 @@ pub(crate) struct Env {
 impl Env {
     pub(crate) async fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
+        #[expect(clippy::disallowed_methods, reason = "a test's own database")]
         let store = store::Store::open(&dir.path().join("maven.db"))
             .await
             .unwrap();
