@@ -9,7 +9,9 @@ use serde_json::{json, Map, Value};
 use store::{Store, ToolRow};
 
 use super::process::{first_line, local_argv, run_local};
-use super::{approved, bind_positional, cut_text, Approvals, Approved, Cut, ExecError, RESULT_CAP};
+use super::{
+    approved, bind_positional, cut_text, Approvals, Approved, Cut, ExecError, LocalAct, RESULT_CAP,
+};
 use crate::confirm::{Confirmation, Request};
 use crate::waiting::Waiting;
 use crate::CONFIRM_WINDOW;
@@ -29,6 +31,34 @@ pub enum Next {
     Run,
     /// It writes: ask the owner, and run it only with the [`Confirmation`] the answer gives.
     Confirm(Request),
+}
+
+/// One execution of a row: a start with the router's tail, or the retry of a call whose
+/// questions are all answered (or declined).
+enum Call<'a> {
+    Start { tail: &'a str },
+    Resume(&'a Waiting),
+}
+
+/// What one execution runs, decided before it is written to `acts_log`.
+enum Work<'a> {
+    /// A local act with the router's tail.
+    Local(&'a LocalAct, &'a str),
+    /// An MCP call with the bound arguments.
+    Start(&'a mcp::Manager, Map<String, Value>),
+    /// The retry of a waiting MCP call with the owner's replies.
+    Resume(&'a mcp::Manager, &'a Waiting),
+}
+
+impl Work<'_> {
+    /// The arguments `acts_log` records.
+    fn arguments(&self) -> Value {
+        match self {
+            Work::Local(act, tail) => json!({ "argv": local_argv(act, tail) }),
+            Work::Start(_, args) => Value::Object(args.clone()),
+            Work::Resume(_, w) => Value::Object(w.needed.arguments.clone()),
+        }
+    }
 }
 
 /// What one execution produced.
@@ -94,22 +124,33 @@ impl Executor {
     /// Runs a row that does not write with the router's `tail`; a destructive row is refused
     /// ([`ExecError::NeedsConfirmation`]).
     pub async fn run(&self, name: &str, tail: &str, utterance: &str) -> Result<Ran, ExecError> {
-        self.execute(name, tail, utterance, None).await
+        self.execute(name, utterance, None, Call::Start { tail })
+            .await
     }
 
     /// Runs what the owner confirmed.
     pub async fn run_confirmed(&self, confirmation: Confirmation) -> Result<Ran, ExecError> {
         let (tail, utterance, by) = confirmation.parts();
-        self.execute(confirmation.act(), tail, utterance, Some(by))
-            .await
+        self.execute(
+            confirmation.act(),
+            utterance,
+            Some(by),
+            Call::Start { tail },
+        )
+        .await
     }
 
+    /// One execution, whether it starts or resumes: the row read again, [`may_run`]'s
+    /// answer asked again on it, the execution written to `acts_log` before it runs, run, and
+    /// its `acts_log` row settled with the outcome.
+    ///
+    /// [`may_run`]: super::may_run
     async fn execute(
         &self,
         name: &str,
-        tail: &str,
         utterance: &str,
         confirmed_by: Option<&str>,
+        call: Call<'_>,
     ) -> Result<Ran, ExecError> {
         // Read the row again: the owner or discovery may have changed it since the turn began.
         let row = match self.store.tool(name).await {
@@ -118,40 +159,74 @@ impl Executor {
             Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
         };
         let approved = approved(&row, &self.approvals).map_err(ExecError::Refused)?;
-        if row.destructive && confirmed_by.is_none() {
-            return Err(ExecError::NeedsConfirmation(row.name.clone()));
-        }
-        let arguments = match &approved {
-            Approved::Mcp { allow_tools } => {
-                Value::Object(bind_positional(&row, allow_tools, tail)?)
-            }
-            Approved::Local(act) => json!({ "argv": local_argv(act, tail) }),
-        };
-        if matches!(approved, Approved::Mcp { .. }) && self.manager.is_none() {
-            return Err(ExecError::Refused(format!(
-                "{}: no MCP server is running",
-                row.name
-            )));
-        }
+        let work = self.plan(&row, approved, confirmed_by, call)?;
         let id = self
-            .record(&row, utterance, arguments.clone(), confirmed_by)
+            .record(&row, utterance, work.arguments(), confirmed_by)
             .await?;
         let started = Instant::now();
-        let mut result = match (approved, arguments) {
-            (Approved::Mcp { .. }, Value::Object(args)) => self.run_mcp(&row, args).await,
-            (Approved::Local(act), _) => run_local(act, tail).await,
-            (Approved::Mcp { .. }, _) => {
-                Err(ExecError::Failed("arguments are not an object".into()))
+        let result = match work {
+            Work::Local(act, tail) => run_local(act, tail).await,
+            Work::Start(manager, args) => {
+                let mut result = match manager.start_call(&row.server, &row.tool, args).await {
+                    Ok(step) => Ok(ran_of(&row, step, None)),
+                    Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
+                };
+                if let Ok(Ran {
+                    waiting: Some(w), ..
+                }) = &mut result
+                {
+                    w.set_origin(utterance, confirmed_by);
+                }
+                result
+            }
+            Work::Resume(manager, w) => {
+                match manager
+                    .resume_call(&w.server, w.needed.clone(), w.replies.clone())
+                    .await
+                {
+                    Ok(step) => Ok(ran_of(&row, step, Some(w))),
+                    Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
+                }
             }
         };
-        if let Ok(Ran {
-            waiting: Some(w), ..
-        }) = &mut result
-        {
-            w.set_origin(utterance, confirmed_by);
-        }
         self.settle(id, &row, &result, started).await;
         result
+    }
+
+    /// What `call` of `row` runs, or why it does not: a destructive row starts only
+    /// confirmed, an MCP row's tail must bind, only an MCP row resumes, and an MCP row needs
+    /// the connection manager.
+    fn plan<'a>(
+        &'a self,
+        row: &ToolRow,
+        approved: Approved<'a>,
+        confirmed_by: Option<&str>,
+        call: Call<'a>,
+    ) -> Result<Work<'a>, ExecError> {
+        let manager = || {
+            self.manager.as_ref().ok_or_else(|| {
+                ExecError::Refused(format!("{}: no MCP server is running", row.name))
+            })
+        };
+        match (call, approved) {
+            (Call::Start { tail }, approved) => {
+                if row.destructive && confirmed_by.is_none() {
+                    return Err(ExecError::NeedsConfirmation(row.name.clone()));
+                }
+                match approved {
+                    Approved::Mcp { allow_tools } => {
+                        let args = bind_positional(row, allow_tools, tail)?;
+                        Ok(Work::Start(manager()?, args))
+                    }
+                    Approved::Local(act) => Ok(Work::Local(act, tail)),
+                }
+            }
+            (Call::Resume(w), Approved::Mcp { .. }) => Ok(Work::Resume(manager()?, w)),
+            (Call::Resume(_), Approved::Local(_)) => Err(ExecError::Refused(format!(
+                "{} is not an MCP tool",
+                row.name
+            ))),
+        }
     }
 
     /// Writes one execution to `acts_log` before it runs, as sent and unanswered: an act whose
@@ -209,19 +284,6 @@ impl Executor {
         };
         if let Err(e) = self.store.settle_act(id, outcome, ok, duration_ms).await {
             tracing::error!(act = %row.name, error = %e, "cannot record the act's outcome in acts_log");
-        }
-    }
-
-    async fn run_mcp(&self, row: &ToolRow, args: Map<String, Value>) -> Result<Ran, ExecError> {
-        let Some(manager) = &self.manager else {
-            return Err(ExecError::Refused(format!(
-                "{}: no MCP server is running",
-                row.name
-            )));
-        };
-        match manager.start_call(&row.server, &row.tool, args).await {
-            Ok(step) => Ok(ran_of(row, step, None)),
-            Err(e) => Err(call_error(row, e.outcome_unknown(), e)),
         }
     }
 }
@@ -298,44 +360,15 @@ impl Executor {
             w.asked = tokio::time::Instant::now();
             return InputStep::More(w);
         }
-        InputStep::Ran(self.resume(*w).await)
-    }
-
-    /// The retry of a call whose questions are all answered (or declined).
-    async fn resume(&self, w: Waiting) -> Result<Ran, ExecError> {
-        let row = match self.store.tool(&w.act).await {
-            Ok(Some(r)) => r,
-            Ok(None) => return Err(ExecError::Refused(format!("{} no longer exists", w.act))),
-            Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
-        };
-        if !matches!(
-            approved(&row, &self.approvals).map_err(ExecError::Refused)?,
-            Approved::Mcp { .. }
-        ) {
-            return Err(ExecError::Refused(format!(
-                "{} is not an MCP tool",
-                row.name
-            )));
-        }
-        let Some(manager) = &self.manager else {
-            return Err(ExecError::Refused(format!(
-                "{}: no MCP server is running",
-                row.name
-            )));
-        };
-        let arguments = Value::Object(w.needed.arguments.clone());
-        let id = self
-            .record(&row, &w.utterance, arguments, w.confirmed_by.as_deref())
-            .await?;
-        let started = Instant::now();
-        let result = match manager
-            .resume_call(&w.server, w.needed.clone(), w.replies.clone())
-            .await
-        {
-            Ok(step) => Ok(ran_of(&row, step, Some(&w))),
-            Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
-        };
-        self.settle(id, &row, &result, started).await;
-        result
+        // The retry of a call whose questions are all answered (or declined).
+        InputStep::Ran(
+            self.execute(
+                &w.act,
+                &w.utterance,
+                w.confirmed_by.as_deref(),
+                Call::Resume(&w),
+            )
+            .await,
+        )
     }
 }
