@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use store::{Store, ToolRow};
+use store::{ActResult, Store, ToolRow};
 
 use super::process::{first_line, local_argv, run_local};
 use super::{
@@ -246,7 +246,7 @@ impl Executor {
                 arguments,
                 confirmed_by: confirmed_by.map(str::to_string),
                 outcome: format!("{} sent; no answer yet", store::OUTCOME_UNKNOWN),
-                ok: false,
+                result: ActResult::Unknown,
                 duration_ms: 0,
             })
             .await
@@ -267,22 +267,24 @@ impl Executor {
         started: Instant,
     ) {
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (ok, outcome) = match result {
-            Ok(r) if r.waiting.is_some() => (true, "waiting: the server asks for input".to_owned()),
-            Ok(r) => (
-                r.ok,
-                if r.ok {
-                    "ok".to_string()
-                } else {
-                    format!("error: {}", first_line(&r.text))
-                },
+        let (result, outcome) = match result {
+            Ok(r) if r.waiting.is_some() => (
+                ActResult::Ok,
+                "waiting: the server asks for input".to_owned(),
             ),
-            Err(e @ ExecError::Unknown { .. }) => {
-                (false, format!("{} {e}", store::OUTCOME_UNKNOWN))
-            }
-            Err(e) => (false, format!("error: {e}")),
+            Ok(r) if r.ok => (ActResult::Ok, "ok".to_string()),
+            Ok(r) => (ActResult::Failed, format!("error: {}", first_line(&r.text))),
+            Err(e @ ExecError::Unknown { .. }) => (
+                ActResult::Unknown,
+                format!("{} {e}", store::OUTCOME_UNKNOWN),
+            ),
+            Err(e) => (ActResult::Failed, format!("error: {e}")),
         };
-        if let Err(e) = self.store.settle_act(id, outcome, ok, duration_ms).await {
+        if let Err(e) = self
+            .store
+            .settle_act(id, result, outcome, duration_ms)
+            .await
+        {
             tracing::error!(act = %row.name, error = %e, "cannot record the act's outcome in acts_log");
         }
     }
