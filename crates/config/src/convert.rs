@@ -83,20 +83,15 @@ impl Config {
             let Some(sc) = self.mcp_servers.get(server) else {
                 return Err(format!("no MCP server named {server:?} in the config"));
             };
-            let McpTarget::Http {
-                allow_private,
-                host_interval,
-                ..
-            } = &sc.target
-            else {
+            let McpTarget::Http { door: inputs, .. } = &sc.target else {
                 return Err(format!(
                     "MCP server {server:?} is a local process, not an HTTP endpoint"
                 ));
             };
-            door.allow_private = *allow_private;
+            door.allow_private = inputs.allow_private;
             // A JSON-RPC session is many small requests to one endpoint: no per-host
             // interval unless the block asks for one.
-            door.host_interval = host_interval.unwrap_or(Duration::ZERO);
+            door.host_interval = inputs.host_interval.unwrap_or(Duration::ZERO);
             // The server's own deadlines (M-6) govern its requests: the door's must not cut a
             // slow call short.
             let longest = sc.timeouts.call.max(sc.timeouts.init).max(sc.timeouts.list);
@@ -112,26 +107,14 @@ impl Config {
     /// The MCP crate's view of one configured server.
     pub fn mcp_server(&self, name: &str) -> Option<mcp::ServerConfig> {
         let sc = self.mcp_servers.get(name)?;
-        let transport = match &sc.target {
-            McpTarget::Stdio {
-                command, args, env, ..
-            } => mcp::Transport::Stdio {
-                command: command.clone(),
-                args: args.clone(),
-                env: env
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.expose().to_string()))
-                    .collect(),
-            },
-            McpTarget::Http { url, headers, .. } => mcp::Transport::Http {
-                url: url.clone(),
-                headers: headers
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.expose().to_string()))
-                    .collect(),
-                door: self.door(&format!("mcp:{name}")).ok()?,
-            },
-        };
+        // The one place a secret leaves its wrapper: the client sends it.
+        let transport = sc
+            .target
+            .map(
+                |s| s.expose().to_string(),
+                |_| self.door(&format!("mcp:{name}")),
+            )
+            .ok()?;
         Some(mcp::ServerConfig {
             protocol: sc.protocol,
             name: name.to_string(),

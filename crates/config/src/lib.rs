@@ -21,8 +21,8 @@ mod validate;
 
 pub use error::{Error, Problem, ProblemKind};
 pub use model::{
-    ActConfig, Config, FeedConfig, FetchConfig, McpOAuthConfig, McpServerConfig, McpTarget,
-    McpTiming, RouterConfig, RouterKind, Secret, WebConfig, DEFAULT_SESSION_HOURS,
+    ActConfig, Config, FeedConfig, FetchConfig, McpDoor, McpOAuthConfig, McpServerConfig,
+    McpTarget, McpTiming, RouterConfig, RouterKind, Secret, WebConfig, DEFAULT_SESSION_HOURS,
     MAX_SESSION_HOURS,
 };
 

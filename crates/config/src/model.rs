@@ -175,36 +175,18 @@ pub struct FeedConfig {
     pub baseline: u64,
 }
 
-/// How an MCP server is reached.
-///
-/// Not `mcp::Transport`: that holds secrets as plain strings and, for HTTP, the finished
-/// webfetch door, which is built from the `fetch` block together with this server's
-/// `allow_private` and `host_interval`. [`Config::mcp_server`] produces the `mcp::Transport`.
-#[derive(Debug, Clone)]
-pub enum McpTarget {
-    /// A local child process (`command`).
-    Stdio {
-        /// Program to run (no shell).
-        command: String,
-        /// Its arguments.
-        args: Vec<String>,
-        /// Extra environment of the child.
-        env: BTreeMap<String, Secret>,
-        /// Its sandbox (`sandbox`, default `true`); `None` when the block says
-        /// `"sandbox": false`, the owner's explicit choice to run it as themselves.
-        sandbox: Option<sandbox::Policy>,
-    },
-    /// A Streamable HTTP endpoint (`url`).
-    Http {
-        /// The endpoint URL.
-        url: String,
-        /// Static headers sent to the endpoint.
-        headers: BTreeMap<String, Secret>,
-        /// Whether the endpoint may be a private or loopback address.
-        allow_private: bool,
-        /// Least time between two requests to the endpoint's host; none unless set.
-        host_interval: Option<Duration>,
-    },
+/// How an MCP server is reached: the MCP crate's one target type, holding its secrets as
+/// [`Secret`]s and, for HTTP, what its door is built from. [`Config::mcp_server`] turns it
+/// into the client's (`mcp::Transport`), with the finished webfetch door.
+pub type McpTarget = mcp::Transport<Secret, McpDoor>;
+
+/// What the webfetch door of an HTTP server is built from, besides the `fetch` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpDoor {
+    /// Whether the endpoint may be a private or loopback address.
+    pub allow_private: bool,
+    /// Least time between two requests to the endpoint's host; none unless set.
+    pub host_interval: Option<Duration>,
 }
 
 /// One entry of `mcp_servers`.
@@ -214,6 +196,9 @@ pub struct McpServerConfig {
     pub name: String,
     /// How the server is reached.
     pub target: McpTarget,
+    /// A local server's sandbox (`sandbox`, default `true`); `None` for an HTTP server and when
+    /// the block says `"sandbox": false`, the owner's explicit choice to run it as themselves.
+    pub sandbox: Option<sandbox::Policy>,
     /// The target as the file writes it: the command and its arguments joined by spaces, or
     /// the URL, with every `${NAME}` reference left unexpanded. What status shows (masked).
     pub written: String,

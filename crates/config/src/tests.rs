@@ -33,9 +33,9 @@ fn the_sandbox_key() {
                   "network": false, "memory": 134217728, "processes": 8}}}}"#,
     )
     .unwrap();
-    let sb = |n: &str| match &c.mcp_servers[n].target {
-        McpTarget::Stdio { sandbox, .. } => sandbox.clone(),
-        McpTarget::Http { .. } => unreachable!(),
+    let sb = |n: &str| {
+        assert_eq!(c.mcp_servers[n].target.name(), "stdio");
+        c.mcp_servers[n].sandbox.clone()
     };
     assert_eq!(sb("a"), Some(sandbox::Policy::default()));
     assert_eq!(sb("b"), None);
@@ -125,10 +125,8 @@ fn a_write_never_covers_shared_code_nor_the_servers_own_program() {
     // A disk bound.
     let c = parse(r#"{"mcp_servers": {"d": {"command": "x", "sandbox": {"disk": 33554432}}}}"#)
         .unwrap();
-    match &c.mcp_servers["d"].target {
-        McpTarget::Stdio {
-            sandbox: Some(p), ..
-        } => assert_eq!(p.disk, 32 * 1024 * 1024),
+    match (&c.mcp_servers["d"].target, &c.mcp_servers["d"].sandbox) {
+        (McpTarget::Stdio { .. }, Some(p)) => assert_eq!(p.disk, 32 * 1024 * 1024),
         t => panic!("{t:?}"),
     }
     let e = err(r#"{"mcp_servers": {"d": {"command": "x", "sandbox": {"disk": 1024}}}}"#);

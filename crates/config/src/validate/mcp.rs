@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::read::{describe, join, valid_name, Obj, Validator};
-use crate::{flatten_name, McpOAuthConfig, McpServerConfig, McpTarget, ProblemKind, Secret};
+use crate::{
+    flatten_name, McpDoor, McpOAuthConfig, McpServerConfig, McpTarget, ProblemKind, Secret,
+};
 
 use super::MAX_MCP_TIMEOUT;
 // The tool-name pattern and the default `max_tools` are the allowlist's.
@@ -88,6 +90,7 @@ impl Validator<'_> {
         } else {
             raw("url").to_owned()
         };
+        let mut sandbox = None;
         let target = match (has("command"), has("url")) {
             (true, true) => {
                 self.problem(
@@ -126,13 +129,8 @@ impl Validator<'_> {
                     .get("PATH")
                     .map(|v| v.expose().to_owned())
                     .or_else(|| (self.env)("PATH"));
-                let sandbox = self.sandbox(o, command.as_deref(), &args, path_env.as_deref());
-                command.map(|command| McpTarget::Stdio {
-                    command,
-                    args,
-                    env,
-                    sandbox,
-                })
+                sandbox = self.sandbox(o, command.as_deref(), &args, path_env.as_deref());
+                command.map(|command| McpTarget::Stdio { command, args, env })
             }
             (false, true) => {
                 for k in ["args", "env", "sandbox"] {
@@ -152,8 +150,10 @@ impl Validator<'_> {
                 url.map(|url| McpTarget::Http {
                     url,
                     headers,
-                    allow_private,
-                    host_interval,
+                    door: McpDoor {
+                        allow_private,
+                        host_interval,
+                    },
                 })
             }
         };
@@ -214,6 +214,7 @@ impl Validator<'_> {
         Some(McpServerConfig {
             name: name.to_string(),
             target: target?,
+            sandbox,
             written,
             enabled,
             allow_tools,
