@@ -9,7 +9,6 @@
 #![warn(clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -26,6 +25,7 @@ pub use model::{
     MAX_SESSION_HOURS,
 };
 
+pub use read::parse_duration;
 use read::{describe, Validator};
 
 /// Where the configuration is read from when `--config` is not given.
@@ -150,26 +150,6 @@ fn strip_position(msg: &str) -> &str {
 /// flattening of one name.
 pub fn flatten_name(s: &str) -> String {
     allowlist::naming::flatten(s)
-}
-
-/// Parses a duration written as a string: "500ms", "30s", "5m", "1h", "1d" (C-6).
-pub fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit())?;
-    let (num, unit) = s.split_at(split);
-    if num.is_empty() || num.len() > 12 {
-        return None;
-    }
-    let n: u64 = num.parse().ok()?;
-    let ms = match unit {
-        "ms" => n,
-        "s" => n.checked_mul(1_000)?,
-        "m" => n.checked_mul(60_000)?,
-        "h" => n.checked_mul(3_600_000)?,
-        "d" => n.checked_mul(86_400_000)?,
-        _ => return None,
-    };
-    Some(Duration::from_millis(ms))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{parse_duration, Problem, ProblemKind, Secret};
+use crate::{Problem, ProblemKind, Secret};
 
 /// A short rendering of a value for error messages: its JSON, cut at 60 characters.
 pub(crate) fn describe(v: &Value) -> String {
@@ -39,6 +39,26 @@ pub(crate) fn valid_name(s: &str) -> bool {
         && s.len() <= 64
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+/// Parses a duration written as a string: "500ms", "30s", "5m", "1h", "1d" (C-6).
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit())?;
+    let (num, unit) = s.split_at(split);
+    if num.is_empty() || num.len() > 12 {
+        return None;
+    }
+    let n: u64 = num.parse().ok()?;
+    let ms = match unit {
+        "ms" => n,
+        "s" => n.checked_mul(1_000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        "d" => n.checked_mul(86_400_000)?,
+        _ => return None,
+    };
+    Some(Duration::from_millis(ms))
 }
 
 pub(crate) struct Validator<'a> {

@@ -8,10 +8,10 @@ use serde_json::{json, Map, Value};
 
 use store::{ActResult, Store, ToolRow};
 
+use super::bind::bind_positional;
+use super::policy::{approved, Approvals, Approved, LocalAct};
 use super::process::{first_line, local_argv, run_local};
-use super::{
-    approved, bind_positional, cut_text, Approvals, Approved, Cut, ExecError, LocalAct, RESULT_CAP,
-};
+use super::ran::{cut_text, ExecError, Ran, RESULT_CAP};
 use crate::confirm::{Confirmation, Request};
 use crate::waiting::Waiting;
 use crate::CONFIRM_WINDOW;
@@ -57,31 +57,6 @@ impl Work<'_> {
             Work::Local(act, tail) => json!({ "argv": local_argv(act, tail) }),
             Work::Start(_, args) => Value::Object(args.clone()),
             Work::Resume(_, w) => Value::Object(w.needed.arguments.clone()),
-        }
-    }
-}
-
-/// What one execution produced.
-#[derive(Debug, Clone)]
-pub struct Ran {
-    /// What it said (stdout, or the tool's text), capped.
-    pub text: String,
-    /// It succeeded (exit 0; not an error result).
-    pub ok: bool,
-    /// The server asks the owner something before the call can finish (a modern MCP server's
-    /// elicitation): the next turn answers it with [`Executor::answer_input`].
-    pub waiting: Option<Box<Waiting>>,
-    /// The text was cut, and by how much.
-    pub cut: Option<Cut>,
-}
-
-impl Ran {
-    pub(super) fn done(text: String, ok: bool) -> Ran {
-        Ran {
-            text,
-            ok,
-            waiting: None,
-            cut: None,
         }
     }
 }

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 
-use super::{Cut, ExecError, LocalAct, Ran};
+use super::policy::LocalAct;
+use super::ran::{Cut, ExecError, Ran};
 
 /// A local act's argv: its command with the router's tail as the last argument (when there
 /// is one).
