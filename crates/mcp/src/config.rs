@@ -237,3 +237,49 @@ impl ClientOptions {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_maps_its_secrets_and_its_door_and_keeps_the_rest() {
+        let env = BTreeMap::from([("TOKEN".to_owned(), 7u8)]);
+        let stdio: Transport<u8, ()> = Transport::Stdio {
+            command: "srv".into(),
+            args: vec!["--x".into()],
+            env,
+        };
+        let mapped = stdio.map(|n| format!("v{n}"), |_| Err::<u16, _>("unused"));
+        assert_eq!(
+            mapped,
+            Ok(Transport::Stdio {
+                command: "srv".into(),
+                args: vec!["--x".into()],
+                env: BTreeMap::from([("TOKEN".to_owned(), "v7".to_owned())]),
+            })
+        );
+        assert_eq!(stdio.name(), "stdio");
+
+        let http: Transport<u8, bool> = Transport::Http {
+            url: "https://example.org/mcp".into(),
+            headers: BTreeMap::from([("Authorization".to_owned(), 1u8)]),
+            door: true,
+        };
+        assert_eq!(http.name(), "http");
+        let mapped = http.map(|n| n.to_string(), |d| Ok::<_, ()>(u16::from(*d)));
+        assert_eq!(
+            mapped,
+            Ok(Transport::Http {
+                url: "https://example.org/mcp".into(),
+                headers: BTreeMap::from([("Authorization".to_owned(), "1".to_owned())]),
+                door: 1u16,
+            })
+        );
+        // A door that cannot be built refuses the whole target.
+        assert_eq!(
+            http.map(|n| *n, |_| Err::<u16, _>("no door")),
+            Err("no door")
+        );
+    }
+}
