@@ -25,12 +25,7 @@ pub(crate) fn plan(
     page_port: u16,
 ) -> Option<Result<sandbox::Plan, sandbox::PlanError>> {
     let block = config.mcp_servers.get(name)?;
-    let McpTarget::Stdio {
-        command,
-        args,
-        env,
-        sandbox: Some(policy),
-    } = &block.target
+    let (McpTarget::Stdio { command, args, env }, Some(policy)) = (&block.target, &block.sandbox)
     else {
         return None;
     };
@@ -137,15 +132,7 @@ pub(crate) struct Launches {
 pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Launches {
     let probe = sandbox::probe();
     if let Err(m) = &probe {
-        let sandboxed = config.mcp_servers.values().any(|b| {
-            matches!(
-                b.target,
-                McpTarget::Stdio {
-                    sandbox: Some(_),
-                    ..
-                }
-            )
-        });
+        let sandboxed = config.mcp_servers.values().any(|b| b.sandbox.is_some());
         if sandboxed {
             tracing::error!("{m}");
         }

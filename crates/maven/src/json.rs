@@ -56,17 +56,14 @@ pub(crate) const UNSANDBOXED: &str =
     "unsandboxed local process: runs as you, with your files and your network";
 
 /// The trust level of a server, spelled out.
-pub(crate) fn trust(t: &McpTarget) -> String {
-    match t {
-        McpTarget::Stdio {
-            sandbox: Some(p), ..
-        } => p.trust(),
-        McpTarget::Stdio { sandbox: None, .. } => UNSANDBOXED.to_owned(),
-        McpTarget::Http {
-            allow_private: true,
-            ..
-        } => "LAN endpoint (allow_private)".to_owned(),
-        McpTarget::Http { .. } => "remote endpoint".to_owned(),
+pub(crate) fn trust(s: &McpServerConfig) -> String {
+    match (&s.target, &s.sandbox) {
+        (McpTarget::Stdio { .. }, Some(p)) => p.trust(),
+        (McpTarget::Stdio { .. }, None) => UNSANDBOXED.to_owned(),
+        (McpTarget::Http { door, .. }, _) if door.allow_private => {
+            "LAN endpoint (allow_private)".to_owned()
+        }
+        (McpTarget::Http { .. }, _) => "remote endpoint".to_owned(),
     }
 }
 
@@ -272,7 +269,7 @@ pub(crate) fn server_status(
         target: target(&s.written),
         enabled: s.enabled,
         state,
-        trust: trust(&s.target),
+        trust: trust(s),
         protocol_version: live.and_then(|l| l.protocol_version.clone()),
         era: live
             .and_then(|l| l.era.as_ref())

@@ -17,9 +17,10 @@ use crate::headers::{self, HeaderParam};
 use crate::held;
 use crate::http::Mirror;
 use crate::input::{self, CallStep, InputNeeded};
+use crate::link::{Link, Replier};
 use crate::rpc::{self, Core, Stats};
 use crate::tools::{reduce_content, Tool, ToolOutcome};
-use crate::{ClientOptions, ServerConfig, Transport};
+use crate::{ClientOptions, ServerConfig};
 
 use crate::held::OWNER_WINDOW;
 /// Held legacy questions of one call at a time (more are declined).
@@ -65,11 +66,6 @@ impl ToolList {
             None => refresh,
         }
     }
-}
-
-enum Link {
-    Stdio(crate::stdio::StdioLink),
-    Http(Arc<crate::http::HttpLink>),
 }
 
 /// A connection to one MCP server: a handle whose methods take `&self` and may run
@@ -123,16 +119,9 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Client, (Error, Option<String>)> {
         let core = Arc::new(Core::new(&options.limits, options.handler.clone()));
-        let link = match &config.transport {
-            Transport::Stdio { command, args, env } => Link::Stdio(
-                crate::stdio::StdioLink::spawn(command, args, env, &options.limits, core.clone())
-                    .await
-                    .map_err(|e| (e, None))?,
-            ),
-            Transport::Http { url, headers, door } => Link::Http(Arc::new(
-                crate::http::HttpLink::new(url, headers, door, &options).map_err(|e| (e, None))?,
-            )),
-        };
+        let link = Link::dial(&config.transport, &options, core.clone())
+            .await
+            .map_err(|e| (e, None))?;
         let mut client = Client {
             core,
             link,
@@ -175,9 +164,7 @@ impl Client {
             ),
             Era::Legacy => None,
         };
-        if let Link::Http(h) = &self.link {
-            h.set_modern(era == Era::Modern);
-        }
+        self.link.set_modern(era == Era::Modern);
     }
 
     async fn open(&mut self) -> Result<ServerInfo, Error> {
@@ -312,12 +299,13 @@ impl Client {
         if self.options.owner_elicitation {
             self.core.declines_elicitation();
         }
-        if let Link::Http(h) = &self.link {
-            h.set_protocol_version(&info.protocol_version);
-        }
+        self.link.set_protocol_version(&info.protocol_version);
         self.notify("notifications/initialized", None).await?;
-        if let (Link::Http(h), true) = (&self.link, self.options.standalone_stream) {
-            let task = h.open_standalone(self.core.clone(), timeout).await?;
+        if self.options.standalone_stream {
+            let task = self
+                .link
+                .open_standalone(self.core.clone(), timeout)
+                .await?;
             if let Ok(mut slot) = self.listener.lock() {
                 *slot = task.map(tokio_util::task::AbortOnDropHandle::new);
             }
@@ -333,7 +321,7 @@ impl Client {
     fn listen_for_changes(&self) {
         let core = self.core.clone();
         let meta = self.meta.clone();
-        let link = self.replier();
+        let link = self.link.replier();
         let options = self.options.clone();
         let task = tokio::spawn(async move {
             let mut backoff = Backoff::new(LISTEN_BACKOFF_MIN, LISTEN_BACKOFF_MAX);
@@ -384,26 +372,17 @@ impl Client {
 
     /// The tail of the server's stderr (stdio only), never parsed.
     pub fn stderr_tail(&self) -> Option<String> {
-        match &self.link {
-            Link::Stdio(s) => Some(s.stderr.tail()),
-            Link::Http(_) => None,
-        }
+        self.link.stderr_tail()
     }
 
     /// The server process's id (stdio only).
     pub fn pid(&self) -> Option<u32> {
-        match &self.link {
-            Link::Stdio(s) => s.pid,
-            Link::Http(_) => None,
-        }
+        self.link.pid()
     }
 
     /// "stdio" or "http".
     pub fn transport_name(&self) -> &'static str {
-        match &self.link {
-            Link::Stdio(_) => "stdio",
-            Link::Http(_) => "http",
-        }
+        self.link.name()
     }
 
     /// Why the connection is closed, or `None` while it is usable. A closed client never
@@ -419,18 +398,12 @@ impl Client {
         if let Ok(mut slot) = self.listener.lock() {
             slot.take();
         }
-        match &self.link {
-            Link::Stdio(s) => s.close().await,
-            Link::Http(h) => h.close().await,
-        }
+        self.link.close().await;
     }
 
     fn drop_connection(&self, reason: CloseReason) {
         self.core.close(reason);
-        match &self.link {
-            Link::Stdio(s) => s.shutdown(),
-            Link::Http(h) => h.abandon(),
-        }
+        self.link.abandon();
     }
 
     /// The era this connection speaks.
@@ -441,18 +414,9 @@ impl Client {
     /// Send a notification.
     pub async fn notify(&self, method: &str, params: Option<&Value>) -> Result<(), Error> {
         let frame = rpc::encode(None, method, params);
-        match &self.link {
-            Link::Stdio(s) => s.send(frame, &self.core),
-            Link::Http(h) => tokio::time::timeout(
-                self.config.timeouts.init,
-                h.post_message(&frame, &self.core, self.config.timeouts.init, method),
-            )
+        self.link
+            .notify(frame, &self.core, self.config.timeouts.init, method)
             .await
-            .map_err(|_| Error::Timeout {
-                method: method.to_owned(),
-                after: self.config.timeouts.init,
-            })?,
-        }
     }
 
     /// Send any request and return its raw `result`, under `timeout`. On expiry the request is
@@ -547,19 +511,14 @@ impl Client {
                 // Forget first, so an answer racing with the notice is a late answer.
                 drop(ticket);
                 // Modern HTTP: the dropped exchange closed the stream, which is the cancellation.
-                let modern_http = self.meta.is_some() && matches!(self.link, Link::Http(_));
+                let modern_http = self.meta.is_some() && self.link.exchange_per_request();
                 if method != "initialize" && !modern_http {
                     let params = serde_json::json!({
                         "requestId": id,
                         "reason": "deadline exceeded",
                     });
                     let notice = rpc::encode(None, "notifications/cancelled", Some(&params));
-                    match &self.link {
-                        Link::Stdio(s) => {
-                            let _ = s.send(notice, &self.core);
-                        }
-                        Link::Http(h) => h.send_notice_briefly(notice, &self.core).await,
-                    }
+                    self.link.send_cancel_notice(notice, &self.core).await;
                 }
                 self.drop_connection(CloseReason::RequestTimedOut {
                     method: method.to_owned(),
@@ -583,21 +542,17 @@ impl Client {
         transport_timeout: Duration,
         mirror: &Mirror,
     ) -> Result<Box<RawValue>, Error> {
-        match &self.link {
-            Link::Stdio(s) => s.send(frame, &self.core)?,
-            Link::Http(h) => {
-                h.exchange(
-                    frame,
-                    id,
-                    method,
-                    &self.core,
-                    &self.options,
-                    transport_timeout,
-                    mirror,
-                )
-                .await?
-            }
-        }
+        self.link
+            .send_request(
+                frame,
+                id,
+                method,
+                &self.core,
+                &self.options,
+                transport_timeout,
+                mirror,
+            )
+            .await?;
         match rx.await {
             Ok(r) => r,
             Err(_) => Err(Error::Closed(
@@ -686,7 +641,7 @@ impl Client {
 
     /// Whether requests mirror their parameters into HTTP headers (modern HTTP).
     fn mirrors_headers(&self) -> bool {
-        self.info.era == Era::Modern && matches!(self.link, Link::Http(_))
+        self.info.era == Era::Modern && self.link.exchange_per_request()
     }
 
     /// Every page of `resources/list`, with the same bounds as [`Client::list_tools`]; each
@@ -869,18 +824,11 @@ impl Client {
             task,
             asks: rx,
             answer_to: None,
-            replier: self.replier(),
+            replier: self.link.replier(),
             core: self.core.clone(),
             grace,
         };
         self.await_legacy(name, &arguments, call, 1).await
-    }
-
-    fn replier(&self) -> held::Replier {
-        match &self.link {
-            Link::Stdio(s) => held::Replier::Stdio(s.sender()),
-            Link::Http(h) => held::Replier::Http(h.clone()),
-        }
     }
 
     /// Wait on a legacy call for the owner: its result, or its next held question.
@@ -1140,7 +1088,7 @@ const LISTEN_DEADLINE: Duration = Duration::from_secs(600);
 /// One `subscriptions/listen` stream, until it ends (the server answered it, the stream
 /// closed, or its deadline passed).
 async fn listen_once(
-    link: &held::Replier,
+    link: &Replier,
     core: &Core,
     meta: Option<&[u8]>,
     options: &ClientOptions,
@@ -1152,23 +1100,16 @@ async fn listen_once(
     let Some(rx) = ticket.rx.take() else {
         return Err(Error::Closed(CloseReason::ServerGone));
     };
-    let mirror = Mirror::none();
     let run = async {
-        match link {
-            held::Replier::Stdio(s) => s.send(frame, core)?,
-            held::Replier::Http(h) => {
-                h.exchange(
-                    frame,
-                    id,
-                    "subscriptions/listen",
-                    core,
-                    options,
-                    LISTEN_DEADLINE,
-                    &mirror,
-                )
-                .await?
-            }
-        }
+        link.send_request(
+            frame,
+            id,
+            "subscriptions/listen",
+            core,
+            options,
+            LISTEN_DEADLINE,
+        )
+        .await?;
         rx.await
             .map_err(|_| Error::Closed(core.close_reason().unwrap_or(CloseReason::ServerGone)))?
     };
@@ -1177,15 +1118,7 @@ async fn listen_once(
     match r {
         Ok(r) => r.map(|_| ()),
         Err(_) => {
-            // Over stdio the subscription is ended by cancelling its request; over HTTP the
-            // dropped stream did it.
-            if let held::Replier::Stdio(s) = link {
-                let params = serde_json::json!({"requestId": id, "reason": "re-opening"});
-                let _ = s.send(
-                    rpc::encode(None, "notifications/cancelled", Some(&params)),
-                    core,
-                );
-            }
+            link.end_dropped(id, "re-opening", core);
             Ok(())
         }
     }

@@ -3,9 +3,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// How to reach one configured MCP server.
+/// How to reach one MCP server: the one target type of every transport, for the daemon's
+/// configuration and for this crate.
+///
+/// `S` holds a secret (an environment value, a header): the client gets `String`s, the
+/// configuration keeps a type of its own that is never shown. `D` is what the endpoint's
+/// webfetch door is: the client gets the finished door, the configuration what it is built
+/// from. [`Transport::map`] turns one into the other.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Transport {
+pub enum Transport<S = String, D = webfetch::DoorConfig> {
     /// A local child process speaking line-delimited JSON-RPC on stdin/stdout.
     Stdio {
         /// Program to run (no shell).
@@ -13,17 +19,57 @@ pub enum Transport {
         /// Its arguments.
         args: Vec<String>,
         /// Extra environment, on top of the minimal PATH, HOME, LANG.
-        env: BTreeMap<String, String>,
+        env: BTreeMap<String, S>,
     },
     /// A Streamable HTTP endpoint reached through a webfetch door of its own.
     Http {
         /// The endpoint URL.
         url: String,
         /// Static headers (bearer tokens) sent only to the endpoint's own origin.
-        headers: BTreeMap<String, String>,
+        headers: BTreeMap<String, S>,
         /// The door's limits (allow_private, host_interval, body cap…).
-        door: webfetch::DoorConfig,
+        door: D,
     },
+}
+
+impl<S, D> Transport<S, D> {
+    /// "stdio" or "http".
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+        }
+    }
+
+    /// The same target with each secret turned by `secret` and the door by `door` (which may
+    /// refuse).
+    pub fn map<T, E, X>(
+        &self,
+        secret: impl Fn(&S) -> T,
+        door: impl FnOnce(&D) -> Result<E, X>,
+    ) -> Result<Transport<T, E>, X> {
+        let secrets = |m: &BTreeMap<String, S>| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), secret(v)))
+                .collect::<BTreeMap<_, _>>()
+        };
+        Ok(match self {
+            Transport::Stdio { command, args, env } => Transport::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: secrets(env),
+            },
+            Transport::Http {
+                url,
+                headers,
+                door: d,
+            } => Transport::Http {
+                url: url.clone(),
+                headers: secrets(headers),
+                door: door(d)?,
+            },
+        })
+    }
 }
 
 /// Deadlines of the client's requests (M-6).
@@ -189,5 +235,51 @@ impl ClientOptions {
         self.capabilities = capabilities;
         self.handler = Some(handler);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_maps_its_secrets_and_its_door_and_keeps_the_rest() {
+        let env = BTreeMap::from([("TOKEN".to_owned(), 7u8)]);
+        let stdio: Transport<u8, ()> = Transport::Stdio {
+            command: "srv".into(),
+            args: vec!["--x".into()],
+            env,
+        };
+        let mapped = stdio.map(|n| format!("v{n}"), |_| Err::<u16, _>("unused"));
+        assert_eq!(
+            mapped,
+            Ok(Transport::Stdio {
+                command: "srv".into(),
+                args: vec!["--x".into()],
+                env: BTreeMap::from([("TOKEN".to_owned(), "v7".to_owned())]),
+            })
+        );
+        assert_eq!(stdio.name(), "stdio");
+
+        let http: Transport<u8, bool> = Transport::Http {
+            url: "https://example.org/mcp".into(),
+            headers: BTreeMap::from([("Authorization".to_owned(), 1u8)]),
+            door: true,
+        };
+        assert_eq!(http.name(), "http");
+        let mapped = http.map(|n| n.to_string(), |d| Ok::<_, ()>(u16::from(*d)));
+        assert_eq!(
+            mapped,
+            Ok(Transport::Http {
+                url: "https://example.org/mcp".into(),
+                headers: BTreeMap::from([("Authorization".to_owned(), "1".to_owned())]),
+                door: 1u16,
+            })
+        );
+        // A door that cannot be built refuses the whole target.
+        assert_eq!(
+            http.map(|n| *n, |_| Err::<u16, _>("no door")),
+            Err("no door")
+        );
     }
 }

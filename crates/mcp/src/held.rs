@@ -13,30 +13,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
+use crate::link::Replier;
 use crate::rpc::{encode_answer, Core, HeldAsk};
 use crate::tools::ToolOutcome;
-
-/// How frames reach the server on a connection: the answer to a held question, or the
-/// `subscriptions/listen` request (a clonable handle, for tasks of their own).
-#[derive(Clone)]
-pub(crate) enum Replier {
-    Stdio(crate::stdio::StdioSender),
-    Http(Arc<crate::http::HttpLink>),
-}
-
-impl Replier {
-    /// Send the answer `frame` (best effort: the call's own outcome says what happened).
-    pub(crate) async fn send(&self, frame: Vec<u8>, core: &Core) {
-        match self {
-            Replier::Stdio(s) => {
-                let _ = s.send(frame, core);
-            }
-            Replier::Http(h) => {
-                let _ = h.send_answer(&frame, core).await;
-            }
-        }
-    }
-}
 
 /// How long the owner has to answer a server's question (the confirm window's two minutes).
 pub const OWNER_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);

@@ -62,6 +62,7 @@ pub mod headers;
 mod held;
 mod http;
 mod input;
+mod link;
 pub mod manager;
 mod rpc;
 mod secret_words;

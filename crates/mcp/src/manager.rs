@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::{Client, ClientOptions, Error, ServerConfig, Tool, ToolOutcome, Transport};
+use crate::{Client, ClientOptions, Error, ServerConfig, Tool, ToolOutcome};
 
 /// Tuning of the manager. The defaults are the daemon's; tests shorten them.
 #[derive(Clone)]
@@ -404,10 +404,7 @@ impl Manager {
                 }
                 ServerStatus {
                     name: slot.managed.config.name.clone(),
-                    transport: match slot.managed.config.transport {
-                        Transport::Stdio { .. } => "stdio",
-                        Transport::Http { .. } => "http",
-                    },
+                    transport: slot.managed.config.transport.name(),
                     enabled: slot.managed.enabled,
                     state,
                     protocol_version: i.protocol_version.clone(),

@@ -41,10 +41,10 @@
 //! `tools` (the act allowlist; identity (kind, server, tool) unique), `tool_events` (its audit
 //! trail), `notes` (unique (source, key), with an FTS5 index `notes_fts`), `facts`, `feed_seen`
 //! (which item keys each feed has shown, for baselines and pruning), `acts_log` (every executed
-//! act), `passkeys` (the page's enrolled credentials) and `mcp_oauth` (the OAuth credentials of
-//! MCP servers as opaque JSON documents, one row per (server, issuer), each save replacing its
-//! row in one transaction, so a kill -9 leaves the old row or the new one). A row's kind is a
-//! [`ToolKind`], never a string.
+//! act, with what became of it: ok, failed or unknown), `passkeys` (the page's enrolled
+//! credentials) and `mcp_oauth` (the OAuth credentials of MCP servers as opaque JSON documents,
+//! one row per (server, issuer), each save replacing its row in one transaction, so a kill -9
+//! leaves the old row or the new one). A row's kind is a [`ToolKind`], never a string.
 //!
 //! # Example
 //!
@@ -413,18 +413,18 @@ impl Store {
         self.call(move |c| ops::log_act(c, &a)).await
     }
 
-    /// Settles an act recorded before it ran with an outcome starting with
-    /// [`OUTCOME_UNKNOWN`]: its real outcome, whether it succeeded, how long it took. An act
-    /// that is never settled (the daemon died meanwhile) keeps its "unknown" outcome, which is
-    /// the truth. [`Error::NotFound`] when there is no such unsettled act.
+    /// Settles an act recorded before it ran as [`ActResult::Unknown`]: what became of it, its
+    /// outcome text, how long it took. An act that is never settled (the daemon died
+    /// meanwhile) stays unknown, which is the truth. [`Error::NotFound`] when there is no such
+    /// unsettled act.
     pub async fn settle_act(
         &self,
         id: i64,
+        result: ActResult,
         outcome: String,
-        ok: bool,
         duration_ms: u64,
     ) -> Result<(), Error> {
-        self.call(move |c| ops::settle_act(c, id, &outcome, ok, duration_ms))
+        self.call(move |c| ops::settle_act(c, id, result, &outcome, duration_ms))
             .await
     }
 

@@ -315,16 +315,17 @@ pub struct NewActLog {
     pub confirmed_by: Option<String>,
     /// What came back (capped by the caller).
     pub outcome: String,
-    /// It succeeded.
-    pub ok: bool,
+    /// What became of it (its `ok` follows: ok only for [`ActResult::Ok`]).
+    pub result: ActResult,
     /// How long it ran.
     pub duration_ms: u64,
 }
 
-/// The prefix of an `acts_log` outcome that was sent and never answered: the act may have run.
+/// The prefix of the outcome text of an act that was sent and never answered: the act may have
+/// run. What the store reads is the row's [`ActResult`]; the text is for people.
 pub const OUTCOME_UNKNOWN: &str = "unknown:";
 
-/// What became of a recorded act, read from its outcome.
+/// What became of a recorded act: the `result` column of `acts_log`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActResult {
     /// It ran and succeeded (`ok`).
@@ -346,6 +347,17 @@ impl ActResult {
     }
 }
 
+impl std::str::FromStr for ActResult {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        [ActResult::Ok, ActResult::Failed, ActResult::Unknown]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or(())
+    }
+}
+
 /// A recorded act.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActLogRow {
@@ -363,8 +375,10 @@ pub struct ActLogRow {
     pub confirmed_by: Option<String>,
     /// What came back.
     pub outcome: String,
-    /// It succeeded.
+    /// It succeeded (`result` is [`ActResult::Ok`]).
     pub ok: bool,
+    /// What became of it, as stored.
+    pub result: ActResult,
     /// How long it ran.
     pub duration_ms: u64,
 }
@@ -372,13 +386,7 @@ pub struct ActLogRow {
 impl ActLogRow {
     /// What became of it.
     pub fn result(&self) -> ActResult {
-        if self.ok {
-            ActResult::Ok
-        } else if self.outcome.starts_with(OUTCOME_UNKNOWN) {
-            ActResult::Unknown
-        } else {
-            ActResult::Failed
-        }
+        self.result
     }
 }
 

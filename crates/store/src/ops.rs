@@ -8,8 +8,8 @@ use time::OffsetDateTime;
 
 use crate::model::{ToolChange, ToolKind};
 use crate::{
-    ActLogRow, Error, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note, NotesQuery,
-    Redefinition, SourceCount, ToolEvent, ToolRow, ToolState,
+    ActLogRow, ActResult, Error, FeedBatch, FeedBatchOutcome, NewActLog, NewNote, NewTool, Note,
+    NotesQuery, Redefinition, SourceCount, ToolEvent, ToolRow, ToolState,
 };
 
 /// Unix milliseconds, the stored form of every timestamp.
@@ -767,8 +767,8 @@ pub(crate) fn log_act(conn: &mut Connection, a: &NewActLog) -> Result<i64, Error
     let id = tx
         .prepare_cached(
             "INSERT INTO acts_log (at, tool, utterance, arguments, confirmed_by, outcome, ok,
-                                   duration_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                                   duration_ms, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
         )?
         .query_row(
             params![
@@ -778,8 +778,9 @@ pub(crate) fn log_act(conn: &mut Connection, a: &NewActLog) -> Result<i64, Error
                 to_json(&a.arguments),
                 a.confirmed_by,
                 a.outcome,
-                a.ok,
-                i64::try_from(a.duration_ms).unwrap_or(i64::MAX)
+                a.result == ActResult::Ok,
+                i64::try_from(a.duration_ms).unwrap_or(i64::MAX),
+                a.result.as_str()
             ],
             |r| r.get(0),
         )?;
@@ -790,21 +791,21 @@ pub(crate) fn log_act(conn: &mut Connection, a: &NewActLog) -> Result<i64, Error
 pub(crate) fn settle_act(
     conn: &mut Connection,
     id: i64,
+    result: ActResult,
     outcome: &str,
-    ok: bool,
     duration_ms: u64,
 ) -> Result<(), Error> {
     let n = conn
         .prepare_cached(
-            "UPDATE acts_log SET outcome = ?2, ok = ?3, duration_ms = ?4
-             WHERE id = ?1 AND ok = 0 AND substr(outcome, 1, length(?5)) = ?5",
+            "UPDATE acts_log SET outcome = ?2, ok = ?3, duration_ms = ?4, result = ?5
+             WHERE id = ?1 AND result = 'unknown'",
         )?
         .execute(params![
             id,
             outcome,
-            ok,
+            result == ActResult::Ok,
             i64::try_from(duration_ms).unwrap_or(i64::MAX),
-            crate::model::OUTCOME_UNKNOWN
+            result.as_str()
         ])?;
     if n == 0 {
         return Err(Error::NotFound(format!("an unsettled act {id}")));
@@ -814,7 +815,8 @@ pub(crate) fn settle_act(
 
 pub(crate) fn acts_log(conn: &mut Connection, n: u32) -> Result<Vec<ActLogRow>, Error> {
     let mut st = conn.prepare_cached(
-        "SELECT id, at, tool, utterance, arguments, confirmed_by, outcome, ok, duration_ms
+        "SELECT id, at, tool, utterance, arguments, confirmed_by, outcome, ok, duration_ms,
+                result
          FROM acts_log ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = st.query_map([limit(n)], |r| {
@@ -828,10 +830,14 @@ pub(crate) fn acts_log(conn: &mut Connection, n: u32) -> Result<Vec<ActLogRow>, 
             r.get::<_, String>(6)?,
             r.get::<_, bool>(7)?,
             r.get::<_, i64>(8)?,
+            r.get::<_, String>(9)?,
         ))
     })?;
     rows.map(|r| {
-        let (id, at, tool, utterance, arguments, confirmed_by, outcome, ok, duration) = r?;
+        let (id, at, tool, utterance, arguments, confirmed_by, outcome, ok, duration, result) = r?;
+        let result = result
+            .parse()
+            .map_err(|()| Error::corrupt(format!("stored act result {result:?} is unknown")))?;
         Ok(ActLogRow {
             id,
             at: from_ms(at)?,
@@ -841,6 +847,7 @@ pub(crate) fn acts_log(conn: &mut Connection, n: u32) -> Result<Vec<ActLogRow>, 
             confirmed_by,
             outcome,
             ok,
+            result,
             duration_ms: u64::try_from(duration).unwrap_or(0),
         })
     })

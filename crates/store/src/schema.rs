@@ -18,7 +18,7 @@ pub(crate) const APPLICATION_ID: u32 = 0x4D56_4E31;
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The migrations, in order. Index 0 is version 1.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The newest schema version this build knows.
 pub(crate) fn latest_version() -> u32 {
@@ -281,4 +281,40 @@ CREATE TABLE mcp_oauth (
     updated     INTEGER NOT NULL,
     PRIMARY KEY (server, issuer)
 ) STRICT, WITHOUT ROWID;
+"#;
+
+/// Migration 4: what became of an act (`result`: ok, failed or unknown) is a column of its own,
+/// kept equal to `ok` by a check; the rows before it take theirs from `ok` and the `unknown:`
+/// prefix of their outcome text. SQLite cannot add a table check to a table, so the table is
+/// built again (ids and the id sequence kept) and its index with it.
+const V4: &str = r#"
+CREATE TABLE acts_log_v4 (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    at           INTEGER NOT NULL,
+    tool         TEXT NOT NULL REFERENCES tools (name),
+    utterance    TEXT NOT NULL,
+    arguments    TEXT NOT NULL CHECK (json_valid(arguments)),
+    confirmed_by TEXT,
+    outcome      TEXT NOT NULL,
+    ok           INTEGER NOT NULL CHECK (ok IN (0, 1)),
+    duration_ms  INTEGER NOT NULL CHECK (duration_ms >= 0),
+    result       TEXT NOT NULL CHECK (result IN ('ok', 'failed', 'unknown')),
+    CHECK ((ok = 1) = (result = 'ok'))
+) STRICT;
+INSERT INTO acts_log_v4
+    (id, at, tool, utterance, arguments, confirmed_by, outcome, ok, duration_ms, result)
+SELECT id, at, tool, utterance, arguments, confirmed_by, outcome, ok, duration_ms,
+       CASE WHEN ok = 1 THEN 'ok'
+            WHEN substr(outcome, 1, 8) = 'unknown:' THEN 'unknown'
+            ELSE 'failed' END
+FROM acts_log;
+INSERT INTO sqlite_sequence (name, seq)
+SELECT 'acts_log_v4', 0 FROM sqlite_sequence WHERE name = 'acts_log'
+    AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'acts_log_v4');
+UPDATE sqlite_sequence
+SET seq = max(seq, (SELECT seq FROM sqlite_sequence WHERE name = 'acts_log'))
+WHERE name = 'acts_log_v4' AND EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'acts_log');
+DROP TABLE acts_log;
+ALTER TABLE acts_log_v4 RENAME TO acts_log;
+CREATE INDEX acts_log_by_tool ON acts_log (tool, id);
 "#;

@@ -385,16 +385,7 @@ fn sandbox_check(cfg: &Config, out: &mut Vec<Check>) {
     let sandboxed: Vec<&str> = cfg
         .mcp_servers
         .values()
-        .filter(|b| {
-            b.enabled
-                && matches!(
-                    b.target,
-                    McpTarget::Stdio {
-                        sandbox: Some(_),
-                        ..
-                    }
-                )
-        })
+        .filter(|b| b.enabled && b.sandbox.is_some())
         .map(|b| b.name.as_str())
         .collect();
     if sandboxed.is_empty() {

@@ -1047,7 +1047,7 @@ async fn recent_acts_are_listed() {
             arguments: json!({"secret_arg": "zzz"}),
             confirmed_by: None,
             outcome: "hi".into(),
-            ok: true,
+            result: store::ActResult::Ok,
             duration_ms: 3,
         })
         .await
@@ -1162,7 +1162,7 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
             arguments: json!({}),
             confirmed_by: Some(HOSTILE.into()),
             outcome: HOSTILE.into(),
-            ok: true,
+            result: store::ActResult::Ok,
             duration_ms: 1,
         })
         .await

@@ -1,7 +1,7 @@
 //! The log of executed acts.
 
 use crate::{local_tool, Db};
-use store::NewActLog;
+use store::{ActResult, NewActLog};
 
 fn act(tool: &str, ok: bool) -> NewActLog {
     NewActLog {
@@ -10,7 +10,7 @@ fn act(tool: &str, ok: bool) -> NewActLog {
         arguments: serde_json::json!({"id": 4, "note": "ünïcode"}),
         confirmed_by: Some("owner (yes)".to_owned()),
         outcome: if ok { "deleted" } else { "server said no" }.to_owned(),
-        ok,
+        result: if ok { ActResult::Ok } else { ActResult::Failed },
         duration_ms: 1234,
     }
 }

@@ -4,10 +4,10 @@ use std::path::Path;
 
 use store::{Error, NotesQuery, Store};
 
-use crate::{mcp_tool, note, raw, Db};
+use crate::{local_tool, mcp_tool, note, raw, Db};
 
 /// The newest schema version of this build.
-const LATEST: u32 = 3;
+const LATEST: u32 = 4;
 
 /// The SQLite header: bytes 18/19 are 2 in WAL mode; user_version is at 60, application_id at 68.
 fn header(path: &Path) -> Vec<u8> {
@@ -210,6 +210,120 @@ async fn a_version_1_file_is_migrated_forward_keeping_its_data() {
     assert!(store.passkeys().await.unwrap().is_empty());
     store.add_passkey("ab01", "{}").await.unwrap();
     assert!(store.oauth_servers().await.unwrap().is_empty());
+}
+
+/// `acts_log` as versions 1 to 3 wrote it: no `result` column.
+const ACTS_LOG_V3: &str = "
+DROP TABLE acts_log;
+CREATE TABLE acts_log (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    at           INTEGER NOT NULL,
+    tool         TEXT NOT NULL REFERENCES tools (name),
+    utterance    TEXT NOT NULL,
+    arguments    TEXT NOT NULL CHECK (json_valid(arguments)),
+    confirmed_by TEXT,
+    outcome      TEXT NOT NULL,
+    ok           INTEGER NOT NULL CHECK (ok IN (0, 1)),
+    duration_ms  INTEGER NOT NULL CHECK (duration_ms >= 0)
+) STRICT;
+CREATE INDEX acts_log_by_tool ON acts_log (tool, id);
+";
+
+#[tokio::test]
+async fn a_version_3_file_gets_each_acts_result_from_its_ok_and_its_text() {
+    use store::{ActResult, NewActLog};
+    let db = Db::new().await;
+    let path = db.path();
+    db.store
+        .propose_tool(local_tool("rm_task", &["task", "rm"]))
+        .await
+        .unwrap();
+    db.store.close().await.unwrap();
+    let old = raw(&path);
+    old.execute_batch(ACTS_LOG_V3).unwrap();
+    for (id, outcome, ok) in [
+        (1, "ok", 1),
+        (2, "unknown: sent; no answer yet", 0),
+        (3, "error: server said no", 0),
+        (4, "unknown: `srv` may have run it: timed out", 0),
+        // An answer wins over the text.
+        (5, "unknown: looks unknown", 1),
+    ] {
+        old.execute(
+            "INSERT INTO acts_log VALUES (?1, 0, 'rm_task', 'say', '{}', NULL, ?2, ?3, 7)",
+            rusqlite::params![id, outcome, ok],
+        )
+        .unwrap();
+    }
+    // Rows 6 to 9 were written and are gone: their ids are not given again.
+    old.execute_batch(
+        "UPDATE sqlite_sequence SET seq = 9 WHERE name = 'acts_log'; PRAGMA user_version = 3;",
+    )
+    .unwrap();
+    drop(old);
+
+    let store = Store::open(&path).await.unwrap();
+    assert_eq!(store.schema_version().await.unwrap(), LATEST);
+    let log = store.acts_log(10).await.unwrap();
+    let got: Vec<_> = log
+        .iter()
+        .rev()
+        .map(|a| (a.id, a.outcome.as_str(), a.ok, a.result()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, "ok", true, ActResult::Ok),
+            (2, "unknown: sent; no answer yet", false, ActResult::Unknown),
+            (3, "error: server said no", false, ActResult::Failed),
+            (
+                4,
+                "unknown: `srv` may have run it: timed out",
+                false,
+                ActResult::Unknown
+            ),
+            (5, "unknown: looks unknown", true, ActResult::Ok),
+        ]
+    );
+    // An unknown act of the old file is settled once; a failed one is not settled.
+    store
+        .settle_act(2, ActResult::Failed, "error: boom".into(), 3)
+        .await
+        .unwrap();
+    let err = store
+        .settle_act(2, ActResult::Ok, "ok".into(), 3)
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+    let err = store
+        .settle_act(3, ActResult::Ok, "ok".into(), 3)
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+    let next = store
+        .log_act(NewActLog {
+            tool: "rm_task".into(),
+            utterance: "say".into(),
+            arguments: serde_json::json!({}),
+            confirmed_by: None,
+            outcome: "unknown: sent; no answer yet".into(),
+            result: ActResult::Unknown,
+            duration_ms: 0,
+        })
+        .await
+        .unwrap();
+    assert_eq!(next, 10, "the id sequence is kept");
+    store.close().await.unwrap();
+
+    // The schema keeps `ok` and `result` saying the same.
+    let e = raw(&path)
+        .execute(
+            "INSERT INTO acts_log (at, tool, utterance, arguments, outcome, ok, duration_ms, result)
+             VALUES (0, 'rm_task', 'say', '{}', 'ok', 1, 0, 'failed')",
+            [],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("CHECK constraint failed"), "{e}");
 }
 
 #[tokio::test]
