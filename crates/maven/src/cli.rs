@@ -551,8 +551,8 @@ fn print_status(v: &StatusView) {
         outln!(
             "  {:<20} {:<6} {}",
             line(&srv.name),
-            line(&srv.transport),
-            line(&srv.state)
+            srv.transport.as_str(),
+            line(&srv.state.text())
         );
     }
     outln!("feeds: {}", v.feeds.len());
@@ -692,8 +692,8 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
         outln!(
             "{} ({}, {})",
             line(&r.name),
-            line(&r.transport),
-            line(&r.state)
+            r.transport.as_str(),
+            line(&r.state.text())
         );
         outln!("  target:   {}", line(&r.target));
         outln!("  trust:    {}", line(&r.trust));

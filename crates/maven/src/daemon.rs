@@ -838,7 +838,7 @@ impl State {
                     view.trust = plan.trust();
                     // A server that is not up, whose last words name a path its sandbox
                     // denies: say which key to add, beside what it said.
-                    let down = view.state != mcp::ServerState::Ready.as_str();
+                    let down = view.state != crate::views::ServerState::Ready;
                     let hint = view
                         .stderr_tail
                         .as_deref()
@@ -853,7 +853,7 @@ impl State {
                 }
                 if let Some(why) = self.blocked.get(&block.name) {
                     if block.enabled {
-                        view.state = "not started: its sandbox cannot be applied".to_owned();
+                        view.state = crate::views::ServerState::SandboxRefused;
                     }
                     view.last_error = Some(why.clone());
                 }

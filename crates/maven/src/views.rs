@@ -109,12 +109,11 @@ impl ActCounts {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ServerStatusView {
     pub(crate) name: String,
-    /// "stdio" or "http".
-    pub(crate) transport: String,
+    pub(crate) transport: Transport,
     /// Where it is, anything secret masked.
     pub(crate) target: String,
     pub(crate) enabled: bool,
-    pub(crate) state: String,
+    pub(crate) state: ServerState,
     /// The trust level, spelled out.
     pub(crate) trust: String,
     pub(crate) protocol_version: Option<String>,
@@ -139,6 +138,122 @@ pub(crate) struct ServerStatusView {
     /// never a token or a secret. Absent for a server that never asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) auth: Option<String>,
+}
+
+/// How the daemon reaches a server: `"stdio"` (a child process) or `"http"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    /// The word of the JSON.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a server is doing, as status says it. Its JSON is the text [`ServerState::text`]
+/// writes: `"ready"`, `"backing off until 2026-11-30T05:08:27Z"`, an over-cap summary, ….
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub(crate) enum ServerState {
+    /// Not enabled by the configuration: never dialled.
+    Dark,
+    /// Enabled, and no manager runs for it (yet).
+    NotConnected,
+    /// A dial or handshake is under way.
+    Connecting,
+    /// Connected; its tools were listed (or are being listed).
+    Ready,
+    /// The last dial failed; the next one is at `until` (RFC 3339; `None` when the time has
+    /// no such spelling, shown as `?`).
+    BackingOff { until: Option<String> },
+    /// The server asks for an OAuth authorization the owner has not given.
+    NeedsAuthorization,
+    /// The manager stopped.
+    Stopped,
+    /// Connected, and the allowlist refused the whole server: its one-line summary, which
+    /// begins [`OVER_CAP`].
+    OverCap(String),
+    /// Enabled, and not started because its sandbox cannot be applied.
+    SandboxRefused,
+    /// A state this build does not name (an answer from a daemon of another version): its
+    /// text, shown as it is and never decided on.
+    Other(String),
+}
+
+/// How the allowlist's summary of a refused server begins (`allowlist::Reconcile::over_cap`).
+const OVER_CAP: &str = "over cap: ";
+/// How the state of a server that waits for its next dial begins.
+const BACKING_OFF: &str = "backing off until ";
+
+impl ServerState {
+    /// The text of the state: what the JSON and every reader show.
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow::{Borrowed, Owned};
+        match self {
+            ServerState::Dark => Borrowed("dark"),
+            ServerState::NotConnected => Borrowed("not connected"),
+            ServerState::Connecting => Borrowed("connecting"),
+            ServerState::Ready => Borrowed("ready"),
+            ServerState::BackingOff { until } => {
+                Owned(format!("{BACKING_OFF}{}", until.as_deref().unwrap_or("?")))
+            }
+            ServerState::NeedsAuthorization => Borrowed("needs authorization"),
+            ServerState::Stopped => Borrowed("stopped"),
+            ServerState::SandboxRefused => Borrowed("not started: its sandbox cannot be applied"),
+            ServerState::OverCap(s) | ServerState::Other(s) => Borrowed(s),
+        }
+    }
+}
+
+impl std::fmt::Display for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl From<ServerState> for String {
+    fn from(s: ServerState) -> String {
+        s.text().into_owned()
+    }
+}
+
+impl From<String> for ServerState {
+    fn from(s: String) -> ServerState {
+        let named = [
+            ServerState::Dark,
+            ServerState::NotConnected,
+            ServerState::Connecting,
+            ServerState::Ready,
+            ServerState::NeedsAuthorization,
+            ServerState::Stopped,
+            ServerState::SandboxRefused,
+        ];
+        if let Some(n) = named.into_iter().find(|n| n.text() == s) {
+            return n;
+        }
+        if let Some(t) = s.strip_prefix(BACKING_OFF) {
+            let until = (t != "?").then(|| t.to_owned());
+            return ServerState::BackingOff { until };
+        }
+        if s.starts_with(OVER_CAP) {
+            return ServerState::OverCap(s);
+        }
+        ServerState::Other(s)
+    }
 }
 
 /// A server's `serverInfo`.
@@ -264,4 +379,73 @@ pub(crate) struct AuthView {
     pub(crate) refresh: Option<bool>,
     /// Why it needs authorization.
     pub(crate) reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn transports_are_the_words_of_the_json() {
+        for (t, word) in [(Transport::Stdio, "stdio"), (Transport::Http, "http")] {
+            assert_eq!(serde_json::to_value(t).unwrap(), json!(word));
+            assert_eq!(serde_json::from_value::<Transport>(json!(word)).unwrap(), t);
+            assert_eq!(t.to_string(), word);
+        }
+        assert!(serde_json::from_value::<Transport>(json!("sse")).is_err());
+    }
+
+    #[test]
+    fn server_states_are_the_text_of_the_json_and_read_back() {
+        let over = "over cap: the server offers 13 tools, more than max_tools (12), and allow_tools is not set";
+        for (s, text) in [
+            (ServerState::Dark, "dark"),
+            (ServerState::NotConnected, "not connected"),
+            (ServerState::Connecting, "connecting"),
+            (ServerState::Ready, "ready"),
+            (
+                ServerState::BackingOff {
+                    until: Some("2026-11-30T05:08:27Z".into()),
+                },
+                "backing off until 2026-11-30T05:08:27Z",
+            ),
+            (
+                ServerState::BackingOff { until: None },
+                "backing off until ?",
+            ),
+            (ServerState::NeedsAuthorization, "needs authorization"),
+            (ServerState::Stopped, "stopped"),
+            (ServerState::OverCap(over.into()), over),
+            (
+                ServerState::SandboxRefused,
+                "not started: its sandbox cannot be applied",
+            ),
+            (ServerState::Other("warming up".into()), "warming up"),
+        ] {
+            assert_eq!(serde_json::to_value(&s).unwrap(), json!(text), "{s:?}");
+            assert_eq!(
+                serde_json::from_value::<ServerState>(json!(text)).unwrap(),
+                s,
+                "{text}"
+            );
+            assert_eq!(s.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn a_server_status_keeps_its_json_shape() {
+        let v = json!({
+            "name": "n", "transport": "http", "target": "https://a.example/mcp",
+            "enabled": true, "state": "ready", "trust": "remote endpoint",
+            "protocol_version": null, "era": null, "era_chosen": null, "server_info": null,
+            "tools_offered": null, "tools_proposed": 0, "tools_enabled": 0,
+            "tools_refused": [], "last_error": null, "next_retry": null, "stderr_tail": null,
+            "violations": 0, "dials": 1, "unstable": null,
+        });
+        let s: ServerStatusView = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(s.transport, Transport::Http);
+        assert_eq!(s.state, ServerState::Ready);
+        assert_eq!(serde_json::to_value(&s).unwrap(), v);
+    }
 }

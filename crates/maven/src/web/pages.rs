@@ -17,7 +17,7 @@ use super::api;
 use super::app::{peer_of, App, Conn};
 use super::error::AppError;
 use crate::json;
-use crate::views::{FeedView, QuestionView, ServerStatusView};
+use crate::views::{FeedView, QuestionView, ServerStatusView, Transport};
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -415,11 +415,11 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
              <dt>tools</dt><dd>{8} offered, {9} proposed, {10} enabled</dd>\
              <dt>last error</dt><dd>{11}</dd><dt>next retry</dt><dd>{12}</dd></dl>",
             esc(&s.name),
-            text(&s.transport),
+            s.transport.as_str(),
             text(&s.target),
             text(&s.trust),
             s.enabled,
-            text(&s.state),
+            text(&s.state.text()),
             match (&s.protocol_version, &s.era, &s.era_chosen) {
                 (Some(v), Some(era), Some(how)) =>
                     format!("{} ({}: {})", text(v), text(era), text(how)),
@@ -456,7 +456,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             }
             h.push_str("</ul></details>");
         }
-        if s.transport == "http" {
+        if s.transport == Transport::Http {
             let auth = s.auth.as_deref();
             let _ = write!(
                 h,
