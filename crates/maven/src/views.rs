@@ -350,6 +350,31 @@ pub(crate) struct EnrollLink {
     pub(crate) valid_s: u64,
 }
 
+/// What the page's session may do now: `GET /api/session`, and what the page's cards are
+/// drawn from. The page's script reads the step-up replies, not this; the cards carry
+/// `passkeys` and `passphrase` as the step-up card's `data-` attributes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SessionView {
+    /// The token every POST sends back (`x-csrf-token`).
+    pub(crate) csrf_token: String,
+    /// Seconds the session stays signed in; null when it is not signed in.
+    pub(crate) signed_in_for_s: Option<u64>,
+    /// The step-up that is still fresh; null when there is none.
+    pub(crate) step_up: Option<FreshStepUpView>,
+    /// How many passkeys are enrolled.
+    pub(crate) passkeys: usize,
+    /// Whether a passphrase is configured (`web.passphrase_hash`).
+    pub(crate) passphrase: bool,
+}
+
+/// A session's step-up while it is fresh.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FreshStepUpView {
+    /// How it was made: "passphrase", or "passkey ID".
+    pub(crate) method: String,
+    pub(crate) fresh_for_s: u64,
+}
+
 /// Where a server's OAuth authorization stands, as the daemon holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum AuthState {
@@ -431,6 +456,36 @@ mod tests {
             );
             assert_eq!(s.to_string(), text);
         }
+    }
+
+    #[test]
+    fn the_session_view_has_the_keys_its_readers_use() {
+        // `GET /api/session`: the tests and a browser read `csrf_token` and `signed_in_for_s`.
+        let v = serde_json::to_value(SessionView {
+            csrf_token: "c".into(),
+            signed_in_for_s: Some(7),
+            step_up: Some(FreshStepUpView {
+                method: "passphrase".into(),
+                fresh_for_s: 300,
+            }),
+            passkeys: 1,
+            passphrase: true,
+        })
+        .unwrap();
+        assert_eq!(
+            v.to_string(),
+            r#"{"csrf_token":"c","signed_in_for_s":7,"step_up":{"method":"passphrase","fresh_for_s":300},"passkeys":1,"passphrase":true}"#
+        );
+        let signed_out = serde_json::to_value(SessionView {
+            csrf_token: "c".into(),
+            signed_in_for_s: None,
+            step_up: None,
+            passkeys: 0,
+            passphrase: false,
+        })
+        .unwrap();
+        assert_eq!(signed_out["signed_in_for_s"], json!(null));
+        assert_eq!(signed_out["step_up"], json!(null));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::error::AppError;
 pub(super) use super::text::cap;
 use super::{creds, diff, session};
 use crate::json;
-use crate::views::{FeedView, ServerStatusView};
+use crate::views::{FeedView, FreshStepUpView, ServerStatusView, SessionView};
 
 /// How many history entries each act shows.
 pub(super) const HISTORY: u32 = 20;
@@ -22,7 +22,7 @@ pub(super) const ACTS_LOG: u32 = 30;
 pub(super) const DESCRIPTION_CAP: usize = allowlist::DESCRIPTION_CAP;
 
 /// What the session may do now; shared by `/api/session` and the page.
-pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppError> {
+pub(super) async fn session_view(app: &App, cookie: &str) -> Result<SessionView, AppError> {
     let web = &app.web;
     let now = web.clock.now();
     let (csrf, step) = web
@@ -34,16 +34,18 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
         session::STEP_UP_FRESH
             .checked_sub(age)
             .filter(|left| !left.is_zero())
-            .map(|left| json!({"method": s.method(), "fresh_for_s": left.as_secs()}))
+            .map(|left| FreshStepUpView {
+                method: s.method().to_owned(),
+                fresh_for_s: left.as_secs(),
+            })
     });
-    let signed_in_for = web.signed_in_for(cookie).map(|d| d.as_secs());
-    Ok(json!({
-        "csrf_token": csrf,
-        "signed_in_for_s": signed_in_for,
-        "step_up": step,
-        "passkeys": web.creds.count().await?,
-        "passphrase": web.passphrase_hash.is_some(),
-    }))
+    Ok(SessionView {
+        csrf_token: csrf,
+        signed_in_for_s: web.signed_in_for(cookie).map(|d| d.as_secs()),
+        step_up: step,
+        passkeys: web.creds.count().await?,
+        passphrase: web.passphrase_hash.is_some(),
+    })
 }
 
 /// `GET /api/session`: the CSRF token to send back, how long the session stays signed in, the
