@@ -1,6 +1,6 @@
 //! Command-line parsing and dispatch.
 
-use crate::exit::outln;
+use crate::exit::{errln, outln};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -289,7 +289,7 @@ pub(crate) fn main() -> ExitCode {
             let door = match cfg.door(&a.door) {
                 Ok(d) => d,
                 Err(e) => {
-                    eprintln!("maven fetch: --door {}: {e}", a.door);
+                    errln!("maven fetch: --door {}: {e}", a.door);
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
@@ -339,7 +339,7 @@ pub(crate) fn main() -> ExitCode {
                 cfg.mcp_servers.get(&name),
             ) else {
                 let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
-                eprintln!(
+                errln!(
                     "maven mcp inspect: no MCP server named {name:?} in {} (configured: {})",
                     config_name(&cfg),
                     if known.is_empty() {
@@ -353,7 +353,7 @@ pub(crate) fn main() -> ExitCode {
             let server = match launch {
                 crate::confine::Launch::Start(s) => *s,
                 crate::confine::Launch::Blocked(why) => {
-                    eprintln!("maven mcp inspect: {}: {}", line(&name), line(&why));
+                    errln!("maven mcp inspect: {}: {}", line(&name), line(&why));
                     return ExitCode::from(1);
                 }
             };
@@ -364,7 +364,7 @@ pub(crate) fn main() -> ExitCode {
                 let auth = match crate::oauth::for_inspect(&cfg, &name, &data_dir).await {
                     Ok(a) => a,
                     Err(e) => {
-                        eprintln!(
+                        errln!(
                             "maven mcp inspect: {}: cannot read the kept credentials: {}",
                             line(&name),
                             line(&e)
@@ -398,7 +398,7 @@ fn load_config(path: Option<&Path>) -> Option<Config> {
     match Config::load(path) {
         Ok(c) => Some(c),
         Err(e) => {
-            eprintln!("{}", shown::block(&e.to_string()));
+            errln!("{}", shown::block(&e.to_string()));
             None
         }
     }
@@ -411,7 +411,7 @@ fn runtime<F: std::future::Future<Output = ExitCode>>(f: F) -> ExitCode {
     {
         Ok(rt) => rt.block_on(f),
         Err(e) => {
-            eprintln!("maven: cannot start the async runtime: {e}");
+            errln!("maven: cannot start the async runtime: {e}");
             ExitCode::from(EXIT_FAILED)
         }
     }
@@ -433,7 +433,7 @@ fn config_check(path: Option<&Path>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("{}", shown::block(&e.to_string()));
+            errln!("{}", shown::block(&e.to_string()));
             ExitCode::from(EXIT_FAILED)
         }
     }
@@ -460,7 +460,7 @@ fn client<T: DeserializeOwned>(
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!(
+                    errln!(
                         "maven {method}: {OTHER_SHAPE}: {}",
                         shown::line(&e.to_string())
                     );
@@ -468,7 +468,7 @@ fn client<T: DeserializeOwned>(
                 }
             },
             Err(e) => {
-                eprintln!("maven {method}: {}", shown::block(&e.to_string()));
+                errln!("maven {method}: {}", shown::block(&e.to_string()));
                 ExitCode::from(e.exit_code())
             }
         }
@@ -484,7 +484,7 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
                 let turn = match serde_json::from_value::<TurnView>(v.clone()) {
                     Ok(t) => t,
                     Err(e) => {
-                        eprintln!("maven say: {OTHER_SHAPE}: {}", shown::line(&e.to_string()));
+                        errln!("maven say: {OTHER_SHAPE}: {}", shown::line(&e.to_string()));
                         return ExitCode::from(EXIT_FAILED);
                     }
                 };
@@ -501,7 +501,7 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
                 }
             }
             Err(e) => {
-                eprintln!("maven say: {}", shown::block(&e.to_string()));
+                errln!("maven say: {}", shown::block(&e.to_string()));
                 ExitCode::from(e.exit_code())
             }
         }
@@ -511,7 +511,7 @@ fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
 fn print_json(v: &Value) {
     match serde_json::to_string_pretty(v) {
         Ok(s) => outln!("{s}"),
-        Err(e) => eprintln!("maven: cannot print JSON: {e}"),
+        Err(e) => errln!("maven: cannot print JSON: {e}"),
     }
 }
 
@@ -709,7 +709,7 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
                 line(p)
             );
             if let (Some(era), Some(how)) = (&r.era, &r.era_chosen) {
-                println!("  era:      {} ({})", line(era), line(how));
+                outln!("  era:      {} ({})", line(era), line(how));
             }
         }
         outln!(
@@ -726,7 +726,7 @@ fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
             );
         }
         if let Some(a) = &r.auth {
-            println!("  auth:     {}", line(a));
+            outln!("  auth:     {}", line(a));
         }
         if let Some(e) = &r.last_error {
             outln!("  error:    {}", line(e));

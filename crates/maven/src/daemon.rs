@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use config::Config;
 use time::OffsetDateTime;
 
-use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
@@ -82,7 +82,7 @@ fn start(opts: Options) -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             // Each problem on its own line, so a human reads them and a log keeps them.
-            eprintln!("{e}");
+            errln!("{e}");
             tracing::error!("the configuration is invalid; the daemon does not start");
             return ExitCode::from(EXIT_USAGE);
         }
@@ -102,7 +102,7 @@ fn start(opts: Options) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");
-            eprintln!("maven daemon: {e:#}");
+            errln!("maven daemon: {e:#}");
             ExitCode::from(EXIT_FAILED)
         }
     }

@@ -2,6 +2,7 @@
 //! per (server, issuer); never logged, never over IPC or to the page), and the authorization
 //! object of each configured HTTP server, built from its block.
 
+use crate::exit::{errln, outln};
 use std::sync::Arc;
 
 use config::{Config, McpTarget};
@@ -217,18 +218,18 @@ pub(crate) async fn logout(
             config.mcp_servers.get(&name).map(|b| &b.target),
             Some(McpTarget::Http { .. })
         ) {
-            eprintln!("maven mcp logout: no HTTP server named {name:?} is configured");
+            errln!("maven mcp logout: no HTTP server named {name:?} is configured");
             return ExitCode::from(crate::exit::EXIT_USAGE);
         }
     }
     let params = serde_json::json!({ "name": name });
     match crate::ipc::client::call(&data_dir, "mcp_logout", params).await {
         Ok(_) => {
-            println!("{name}: OAuth credentials forgotten");
+            outln!("{name}: OAuth credentials forgotten");
             return ExitCode::SUCCESS;
         }
         Err(e) if !matches!(e, crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            eprintln!("maven mcp logout: {e}");
+            errln!("maven mcp logout: {e}");
             return ExitCode::from(crate::exit::EXIT_FAILED);
         }
         Err(_) => {}
@@ -236,7 +237,7 @@ pub(crate) async fn logout(
     let config = match config {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return ExitCode::from(crate::exit::EXIT_USAGE);
         }
     };
@@ -244,11 +245,11 @@ pub(crate) async fn logout(
     let (_lock, store) = match offline_store(&data_dir, &db).await {
         Ok(Some(held)) => held,
         Ok(None) => {
-            println!("{name}: no OAuth credentials kept");
+            outln!("{name}: no OAuth credentials kept");
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("maven mcp logout: {e}");
+            errln!("maven mcp logout: {e}");
             return ExitCode::from(crate::exit::EXIT_FAILED);
         }
     };
@@ -256,18 +257,18 @@ pub(crate) async fn logout(
         store: store.clone(),
     });
     let Some(oauth) = for_server(&config, &name, creds) else {
-        eprintln!("maven mcp logout: {name:?} is not an HTTP server");
+        errln!("maven mcp logout: {name:?} is not an HTTP server");
         return ExitCode::from(crate::exit::EXIT_USAGE);
     };
     let done = oauth.logout().await;
     let _ = store.close().await;
     match done {
         Ok(()) => {
-            println!("{name}: OAuth credentials forgotten");
+            outln!("{name}: OAuth credentials forgotten");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("maven mcp logout: {e}");
+            errln!("maven mcp logout: {e}");
             ExitCode::from(crate::exit::EXIT_FAILED)
         }
     }
@@ -293,7 +294,7 @@ pub(crate) async fn login(
             config.mcp_servers.get(&name).map(|b| &b.target),
             Some(McpTarget::Http { .. })
         ) {
-            eprintln!("maven mcp login: no HTTP server named {name:?} is configured");
+            errln!("maven mcp login: no HTTP server named {name:?} is configured");
             return ExitCode::from(crate::exit::EXIT_USAGE);
         }
     }
@@ -302,22 +303,22 @@ pub(crate) async fn login(
         Ok(v) => {
             let url = v["url"].as_str().unwrap_or("");
             let minutes = v["valid_s"].as_u64().unwrap_or(600) / 60;
-            println!(
+            outln!(
                 "Open this link in a browser on this machine within {minutes} minutes; it works once. \
                  Verify with your passkey (or passphrase) there, and the page sends you to the \
                  authorization server:"
             );
-            println!("{}", shown::line(url));
+            outln!("{}", shown::line(url));
             ExitCode::SUCCESS
         }
         Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            eprintln!(
+            errln!(
                 "maven mcp login: the daemon is not running: authorization goes through its page; start it first"
             );
             ExitCode::from(crate::exit::EXIT_FAILED)
         }
         Err(e) => {
-            eprintln!("maven mcp login: {e}");
+            errln!("maven mcp login: {e}");
             ExitCode::from(crate::exit::EXIT_FAILED)
         }
     }

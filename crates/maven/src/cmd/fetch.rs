@@ -4,7 +4,7 @@
 //! Exit codes: 0 on a 2xx; 3 when webfetch refused; 1 for any other failure (dns, connect,
 //! tls, timeout, too large, non-2xx status); 2 for an unparsable URL.
 
-use crate::exit::{out, outln};
+use crate::exit::{errln, out, outln};
 use std::process::ExitCode;
 
 use serde_json::{json, Map, Value};
@@ -15,7 +15,7 @@ pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
     let outcome = fetch(&Fetcher::new(door), url).await;
     if let Some(Kind::InvalidUrl) = outcome.error.as_ref().map(Error::kind) {
         if let Some(e) = &outcome.error {
-            eprintln!("maven fetch: {}", shown::block(&e.to_string()));
+            errln!("maven fetch: {}", shown::block(&e.to_string()));
         }
         return ExitCode::from(outcome.exit_code());
     }
@@ -24,7 +24,7 @@ pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
     } else {
         out!("{}", outcome.to_text());
         if let Some(e) = &outcome.error {
-            eprintln!("maven fetch: {}", shown::block(&e.to_string()));
+            errln!("maven fetch: {}", shown::block(&e.to_string()));
         }
     }
     ExitCode::from(outcome.exit_code())

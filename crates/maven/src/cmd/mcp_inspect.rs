@@ -7,7 +7,7 @@
 //! when dialling, the handshake, the authorization or the listing failed (the reason on
 //! stderr, the same as `--json` says). Usage and config errors (2) are caught before this runs.
 
-use crate::exit::{out, outln};
+use crate::exit::{errln, out, outln};
 use std::process::ExitCode;
 
 use allowlist::catalogue::{self as tools, Verdict};
@@ -53,7 +53,7 @@ pub(crate) async fn run(
             if let Some(Ok(d)) = daemon.as_ref().filter(|d| authorized(d)) {
                 // The server takes only the daemon's token, which stays in the daemon.
                 let auth = daemon_report(d);
-                eprintln!(
+                errln!(
                     "maven mcp inspect: {name}: authorized by the running daemon, whose token never leaves it: its tools are in `maven tools`"
                 );
                 if json {
@@ -79,14 +79,14 @@ pub(crate) async fn run(
             let auth = auth_report(o, &e, daemon.as_ref()).await;
             let said = auth.facts();
             match said.state {
-                AuthWord::Refused => eprintln!(
+                AuthWord::Refused => errln!(
                     "maven mcp inspect: {name}: authorization refused: {}",
                     shown::block(said.error.unwrap_or(""))
                 ),
-                AuthWord::Expired => eprintln!(
+                AuthWord::Expired => errln!(
                     "maven mcp inspect: {name}: the access token expired: the daemon refreshes it (start it with `maven daemon`); inspect never does"
                 ),
-                _ => eprintln!(
+                _ => errln!(
                     "maven mcp inspect: {name}: needs authorization: run `maven mcp login {name}`{}",
                     match said.reason.unwrap_or("") {
                         "" => String::new(),
@@ -109,13 +109,13 @@ pub(crate) async fn run(
             return ExitCode::from(1);
         }
         (Err((e, stderr_tail)), _) => {
-            eprintln!(
+            errln!(
                 "maven mcp inspect: {}: cannot dial: {}",
                 line(&server.name),
                 shown::block(&e.to_string())
             );
             if let Some(t) = stderr_tail.filter(|t| !t.trim().is_empty()) {
-                eprintln!(
+                errln!(
                     "  its stderr said:\n    {}",
                     shown::block(t.trim_end()).replace('\n', "\n    ")
                 );
@@ -130,13 +130,13 @@ pub(crate) async fn run(
     let listing = match listing {
         Ok(l) => l,
         Err(e) => {
-            eprintln!(
+            errln!(
                 "maven mcp inspect: {}: listing failed: {}",
                 line(&server.name),
                 shown::block(&e.to_string())
             );
             if let Some(tail) = stderr_tail.filter(|t| !t.trim().is_empty()) {
-                eprintln!("server stderr (tail):\n{}", shown::block(tail.trim_end()));
+                errln!("server stderr (tail):\n{}", shown::block(tail.trim_end()));
             }
             return ExitCode::from(1);
         }
