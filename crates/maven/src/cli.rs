@@ -7,13 +7,14 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
+use serde_json::Value;
 use shown::line;
 
 use config::Config;
 
 use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::client as ipc;
+use crate::ipc::methods::Request;
 use crate::views::{FeedView, NoteView, ServerStatusView, StatusView, ToolView, TurnView};
 
 /// What the command line says when the daemon answers in a shape it does not know.
@@ -273,11 +274,15 @@ pub(crate) fn main() -> ExitCode {
             log_filter: a.log,
         }),
         Command::Say(a) => say(&data_dir, &a.text.join(" "), a.json),
-        Command::Status(f) => client(&data_dir, "status", json!({}), f.json, print_status),
-        Command::Tools(f) => client(&data_dir, "tools", json!({}), f.json, print_tools),
+        Command::Status(f) => client(&data_dir, Request::Status, f.json, print_status),
+        Command::Tools(f) => client(&data_dir, Request::Tools, f.json, print_tools),
         Command::Notes(a) => {
-            let params = json!({"source": a.source, "limit": a.limit});
-            client(&data_dir, "notes", params, a.json, print_notes)
+            // The limit is the daemon's to check: one out of range is its error.
+            let req = Request::Notes {
+                source: a.source,
+                limit: a.limit,
+            };
+            client(&data_dir, req, a.json, print_notes)
         }
         Command::Config(ConfigCmd::Check { path }) => {
             config_check(path.as_deref().or(cli.config.as_deref()))
@@ -307,11 +312,11 @@ pub(crate) fn main() -> ExitCode {
             content_location.as_deref(),
         ),
         Command::Feeds(FeedsCmd::Status { json }) => {
-            client(&data_dir, "feeds", json!({}), json, print_feeds)
+            client(&data_dir, Request::Feeds, json, print_feeds)
         }
         Command::Mcp(McpCmd::Import { file }) => crate::cmd::mcp_import::run(&file),
         Command::Mcp(McpCmd::Status { json }) => {
-            client(&data_dir, "mcp_servers", json!({}), json, print_mcp_servers)
+            client(&data_dir, Request::McpServers, json, print_mcp_servers)
         }
         Command::Web(WebCmd::Enroll) => crate::web::cli::enroll(&data_dir),
         Command::Web(WebCmd::Passphrase) => crate::web::cli::passphrase(),
@@ -443,13 +448,13 @@ fn config_check(path: Option<&Path>) -> ExitCode {
 /// `--json`, else read back as its view `T` and handed to `show`.
 fn client<T: DeserializeOwned>(
     data_dir: &Path,
-    method: &str,
-    params: Value,
+    req: Request,
     as_json: bool,
     show: impl FnOnce(&T),
 ) -> ExitCode {
+    let method = req.method();
     let res = runtime(async {
-        match ipc::call(data_dir, method, params).await {
+        match ipc::send(data_dir, &req).await {
             Ok(v) if as_json => {
                 print_json(&v);
                 ExitCode::SUCCESS
@@ -479,7 +484,10 @@ fn client<T: DeserializeOwned>(
 
 fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
     runtime(async {
-        match ipc::call(data_dir, "turn", json!({ "text": text })).await {
+        let req = Request::Turn {
+            text: text.to_owned(),
+        };
+        match ipc::send(data_dir, &req).await {
             Ok(v) => {
                 let turn = match serde_json::from_value::<TurnView>(v.clone()) {
                     Ok(t) => t,

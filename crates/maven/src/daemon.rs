@@ -20,6 +20,7 @@ use config::Config;
 use time::OffsetDateTime;
 
 use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::ipc::methods::{Reply, Request};
 use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
@@ -519,7 +520,10 @@ impl Dispatch for State {
         method: &'a str,
         params: Value,
     ) -> BoxFuture<'a, Result<Value, RpcError>> {
-        Box::pin(self.answer(method, params))
+        Box::pin(async move {
+            let req = Request::parse(method, &params)?;
+            self.answer(req).await?.into_value()
+        })
     }
 
     fn child_name(&self, pid: u32) -> Option<String> {
@@ -559,51 +563,24 @@ impl State {
         (!names.is_empty()).then(|| names.join(" or "))
     }
 
-    /// Answers one IPC method. Every method here only reads.
-    async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        match method {
-            "status" => self.status().await,
-            "turn" => {
-                let Some(text) = params.get("text").and_then(Value::as_str) else {
-                    return Err(RpcError::invalid_params("text: expected a string"));
-                };
-                if text.len() > 4096 {
-                    return Err(RpcError::invalid_params(
-                        "text: at most 4096 bytes in one turn",
-                    ));
-                }
-                let out = self.turns.turn(text).await;
-                view(TurnView {
+    /// Answers one IPC request. Every method here only reads, but for a turn (the one path
+    /// to an act) and `mcp_logout` (a forgetting).
+    async fn answer(&self, req: Request) -> Result<Reply, RpcError> {
+        Ok(match req {
+            Request::Status => Reply::Status(Box::new(self.status().await?)),
+            Request::Turn { text } => {
+                let out = self.turns.turn(&text).await;
+                Reply::Turn(TurnView {
                     answer: out.answer,
                     pending: out.pending,
                     ok: out.ok,
                 })
             }
-            "tools" => {
+            Request::Tools => {
                 let rows = self.store.tools().await.map_err(internal)?;
-                view(rows.iter().map(json::tool).collect::<Vec<_>>())
+                Reply::Tools(rows.iter().map(json::tool).collect())
             }
-            "notes" => {
-                let source = match params.get("source") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(v) => {
-                        return Err(RpcError::invalid_params(format!(
-                            "source: expected a string, got {v}"
-                        )))
-                    }
-                };
-                let limit = match params.get("limit") {
-                    None | Some(Value::Null) => 50,
-                    Some(v) => match v.as_u64() {
-                        Some(n) if (1..=10_000).contains(&n) => n as u32,
-                        _ => {
-                            return Err(RpcError::invalid_params(format!(
-                                "limit: expected an integer from 1 to 10000, got {v}"
-                            )))
-                        }
-                    },
-                };
+            Request::Notes { source, limit } => {
                 let notes = self
                     .store
                     .notes(store::NotesQuery {
@@ -613,41 +590,40 @@ impl State {
                     })
                     .await
                     .map_err(internal)?;
-                view(notes.iter().map(json::note).collect::<Vec<_>>())
+                Reply::Notes(notes.iter().map(json::note).collect())
             }
-            "mcp_servers" => view(self.mcp_servers().await),
-            "feeds" => view(self.feeds()),
-            "mcp_logout" => self.mcp_logout(&params).await,
-            "mcp_auth" => self.mcp_auth(&params),
-            "mcp_login" => {
+            Request::McpServers => Reply::McpServers(self.mcp_servers().await),
+            Request::Feeds => Reply::Feeds(self.feeds()),
+            Request::McpLogout { name } => Reply::Json(self.mcp_logout(&name).await?),
+            Request::McpAuth { name } => Reply::Json(self.mcp_auth(&name)?),
+            Request::McpLogin { name } => {
                 // `maven mcp login`: a one-time link to the page, which authorizes.
-                let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+                let name = name.as_str();
                 if self.manager.as_ref().and_then(|m| m.oauth(name)).is_none() {
                     return Err(RpcError::invalid_params(format!(
                         "no enabled HTTP server named {name:?} is configured"
                     )));
                 }
                 match self.web.as_deref() {
-                    Some(w) => Ok(w.oauth_link(name)),
-                    None => Err(RpcError::internal(
+                    Some(w) => Reply::Json(w.oauth_link(name)),
+                    None => return Err(RpcError::internal(
                         "the page is not running (web.listen could not be bound; see the daemon's log), and authorization goes through it",
                     )),
                 }
             }
-            "web_enroll" => match self.web.as_deref() {
-                Some(w) => Ok(w.enroll_link()),
-                None => Err(RpcError::internal(
+            Request::WebEnroll => match self.web.as_deref() {
+                Some(w) => Reply::Json(w.enroll_link()),
+                None => return Err(RpcError::internal(
                     "the page is not running: web.listen could not be bound (see the daemon's log)",
                 )),
             },
-            _ => Err(RpcError::no_method(method)),
-        }
+        })
     }
 
-    async fn status(&self) -> Result<Value, RpcError> {
+    async fn status(&self) -> Result<StatusView, RpcError> {
         let rows = self.store.tools().await.map_err(internal)?;
         let count = |s: store::ToolState| rows.iter().filter(|r| r.state == s).count();
-        view(StatusView {
+        Ok(StatusView {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             uptime_s: self.started.elapsed().as_secs(),
             data_dir: self.data_dir.display().to_string(),
@@ -677,10 +653,7 @@ impl State {
     /// `maven mcp logout NAME`: forget the server's OAuth credentials (revoked first where
     /// the authorization server offers it). The only change this method makes is a
     /// forgetting.
-    async fn mcp_logout(&self, params: &Value) -> Result<Value, RpcError> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err(RpcError::invalid_params("name: expected a string"));
-        };
+    async fn mcp_logout(&self, name: &str) -> Result<Value, RpcError> {
         let oauth = self.manager.as_ref().and_then(|m| m.oauth(name));
         let Some(oauth) = oauth else {
             return Err(RpcError::invalid_params(format!(
@@ -702,10 +675,7 @@ impl State {
 
     /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the
     /// daemon holds it (no token, no secret), so the command never opens the store.
-    fn mcp_auth(&self, params: &Value) -> Result<Value, RpcError> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err(RpcError::invalid_params("name: expected a string"));
-        };
+    fn mcp_auth(&self, name: &str) -> Result<Value, RpcError> {
         let Some(oauth) = self.manager.as_ref().and_then(|m| m.oauth(name)) else {
             return Err(RpcError::invalid_params(format!(
                 "no enabled HTTP server named {name:?} is configured"

@@ -5,8 +5,6 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::json;
-
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 use crate::views::EnrollLink;
 
@@ -25,7 +23,10 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    match rt.block_on(crate::ipc::client::call(data_dir, "web_enroll", json!({}))) {
+    match rt.block_on(crate::ipc::client::send(
+        data_dir,
+        &crate::ipc::methods::Request::WebEnroll,
+    )) {
         Ok(v) => {
             let link: EnrollLink = match serde_json::from_value(v) {
                 Ok(l) => l,
