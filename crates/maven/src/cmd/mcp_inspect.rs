@@ -193,10 +193,13 @@ pub(crate) async fn run(
     ExitCode::SUCCESS
 }
 
-/// A report as one line of JSON (`--json`). The shapes here hold only strings, numbers,
-/// booleans and lists: their encoding cannot fail.
+/// A report as one line of JSON (`--json`). Only a path that is not UTF-8 (a sandbox's) cannot
+/// be encoded: then stderr says so and the line is `null`.
 fn to_json(v: &impl Serialize) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+    serde_json::to_string(v).unwrap_or_else(|e| {
+        errln!("maven mcp inspect: cannot write the report as JSON: {e}");
+        "null".to_owned()
+    })
 }
 
 /// `--json` of a listing: the report, the sandbox (null for none), what the authorization is
