@@ -1,16 +1,14 @@
 //! Command-line parsing and dispatch.
 
-use crate::exit::errln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use shown::line;
 
 use config::Config;
 
-use crate::cmd::{config_name, load_config, runtime, show};
-use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::cmd::{runtime, show};
+use crate::exit::LogFormat;
 use crate::ipc::methods::Request;
 
 /// Maven: a personal assistant daemon that hosts other people's tools (MCP servers, feeds, web
@@ -281,17 +279,7 @@ pub(crate) fn main() -> ExitCode {
             crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()))
         }
         Command::Fetch(a) => {
-            let Some(cfg) = load_config(cli.config.as_deref()) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            let door = match cfg.door(&a.door) {
-                Ok(d) => d,
-                Err(e) => {
-                    errln!("maven fetch: --door {}: {e}", a.door);
-                    return ExitCode::from(EXIT_USAGE);
-                }
-            };
-            runtime(crate::cmd::fetch::run(&a.url, door, a.json))
+            crate::cmd::fetch::main(cli.config.as_deref(), &a.url, &a.door, a.json)
         }
         Command::Feeds(FeedsCmd::Parse {
             file,
@@ -331,58 +319,7 @@ pub(crate) fn main() -> ExitCode {
             runtime(crate::oauth::logout(cfg, name, data_dir, db))
         }
         Command::Mcp(McpCmd::Inspect { name, json }) => {
-            let Some(cfg) = load_config(cli.config.as_deref()) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            let probe = sandbox::probe();
-            let (Some(launch), Some(block)) = (
-                crate::confine::launch(&cfg, &data_dir, &name, &probe, cfg.web.listen.port()),
-                cfg.mcp_servers.get(&name),
-            ) else {
-                let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
-                errln!(
-                    "maven mcp inspect: no MCP server named {name:?} in {} (configured: {})",
-                    config_name(&cfg),
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                );
-                return ExitCode::from(EXIT_USAGE);
-            };
-            let server = match launch {
-                crate::confine::Launch::Start(s) => *s,
-                crate::confine::Launch::Blocked(why) => {
-                    errln!("maven mcp inspect: {}: {}", line(&name), line(&why));
-                    return ExitCode::from(1);
-                }
-            };
-            let plan = crate::confine::plan(&cfg, &data_dir, &name, cfg.web.listen.port())
-                .and_then(Result::ok);
-            let policy = block.policy();
-            runtime(async move {
-                let auth = match crate::oauth::for_inspect(&cfg, &name, &data_dir).await {
-                    Ok(a) => a,
-                    Err(e) => {
-                        errln!(
-                            "maven mcp inspect: {}: cannot read the kept credentials: {}",
-                            line(&name),
-                            line(&e)
-                        );
-                        return ExitCode::from(EXIT_FAILED);
-                    }
-                };
-                crate::cmd::mcp_inspect::run(
-                    server,
-                    plan.as_ref(),
-                    auth,
-                    &policy.allow_tools,
-                    policy.max_tools,
-                    json,
-                )
-                .await
-            })
+            crate::cmd::mcp_inspect::main(cli.config.as_deref(), &data_dir, name, json)
         }
     }
 }

@@ -5,10 +5,29 @@
 //! tls, timeout, too large, non-2xx status); 2 for an unparsable URL.
 
 use crate::exit::{errln, out, outln};
+use std::path::Path;
 use std::process::ExitCode;
+
+use super::{load_config, runtime};
+use crate::exit::EXIT_USAGE;
 
 use serde_json::{json, Map, Value};
 use webfetch::{DoorConfig, Error, Fetcher, HeaderMap, Kind, StatusCode};
+
+/// `maven fetch URL [--door NAME] [--json]`: the configuration's door, then [`run`].
+pub(crate) fn main(config: Option<&Path>, url: &str, door: &str, json: bool) -> ExitCode {
+    let Some(cfg) = load_config(config) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let door = match cfg.door(door) {
+        Ok(d) => d,
+        Err(e) => {
+            errln!("maven fetch: --door {}: {e}", door);
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    runtime(run(url, door, json))
+}
 
 /// Fetch `url` through `door` and print the outcome (as one JSON object with `json`).
 pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {

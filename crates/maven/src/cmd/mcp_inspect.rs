@@ -8,7 +8,11 @@
 //! stderr, the same as `--json` says). Usage and config errors (2) are caught before this runs.
 
 use crate::exit::{errln, out, outln};
+use std::path::Path;
 use std::process::ExitCode;
+
+use super::{config_name, load_config, runtime};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 
 use allowlist::catalogue::{self as tools, Verdict};
 use mcp::Tool;
@@ -19,6 +23,63 @@ use serde_json::Value;
 use shown::line;
 
 use crate::views::{AuthState, AuthView, ServerInfo, Transport};
+
+/// `maven mcp inspect NAME [--json]`: the server's block of the configuration, how it starts
+/// (its sandbox), who holds its authorization, then [`run`].
+pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: bool) -> ExitCode {
+    let Some(cfg) = load_config(config) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let probe = sandbox::probe();
+    let (Some(launch), Some(block)) = (
+        crate::confine::launch(&cfg, data_dir, &name, &probe, cfg.web.listen.port()),
+        cfg.mcp_servers.get(&name),
+    ) else {
+        let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
+        errln!(
+            "maven mcp inspect: no MCP server named {name:?} in {} (configured: {})",
+            config_name(&cfg),
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        );
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let server = match launch {
+        crate::confine::Launch::Start(s) => *s,
+        crate::confine::Launch::Blocked(why) => {
+            errln!("maven mcp inspect: {}: {}", line(&name), line(&why));
+            return ExitCode::from(1);
+        }
+    };
+    let plan =
+        crate::confine::plan(&cfg, data_dir, &name, cfg.web.listen.port()).and_then(Result::ok);
+    let policy = block.policy();
+    runtime(async move {
+        let auth = match crate::oauth::for_inspect(&cfg, &name, data_dir).await {
+            Ok(a) => a,
+            Err(e) => {
+                errln!(
+                    "maven mcp inspect: {}: cannot read the kept credentials: {}",
+                    line(&name),
+                    line(&e)
+                );
+                return ExitCode::from(EXIT_FAILED);
+            }
+        };
+        crate::cmd::mcp_inspect::run(
+            server,
+            plan.as_ref(),
+            auth,
+            &policy.allow_tools,
+            policy.max_tools,
+            json,
+        )
+        .await
+    })
+}
 
 /// Dial `server`, list its tools and print the report (one JSON object with `json`). An HTTP
 /// server comes with its OAuth authorization and who holds it (`auth`). It never refreshes,
