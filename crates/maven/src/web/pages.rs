@@ -541,6 +541,48 @@ mod tests {
     }
 
     #[test]
+    fn the_authorization_line_is_decided_by_the_transport() {
+        let server = |transport: Transport| ServerStatusView {
+            name: "notes".into(),
+            transport,
+            target: "x".into(),
+            enabled: true,
+            state: crate::views::ServerState::Ready,
+            trust: "t".into(),
+            protocol_version: None,
+            era: None,
+            era_chosen: None,
+            server_info: None,
+            tools_offered: None,
+            tools_proposed: 0,
+            tools_enabled: 0,
+            tools_refused: Vec::new(),
+            last_error: None,
+            next_retry: None,
+            stderr_tail: None,
+            violations: 0,
+            dials: 0,
+            unstable: None,
+            auth: None,
+        };
+        let mut http = String::new();
+        servers_card(&mut http, &[server(Transport::Http)]);
+        assert!(http.contains("<span class=\"badge\">http</span>"), "{http}");
+        assert!(
+            http.contains("data-oauth=\"connect\" data-name=\"notes\""),
+            "{http}"
+        );
+        let mut stdio = String::new();
+        servers_card(&mut stdio, &[server(Transport::Stdio)]);
+        assert!(
+            stdio.contains("<span class=\"badge\">stdio</span>"),
+            "{stdio}"
+        );
+        assert!(!stdio.contains("data-oauth"), "{stdio}");
+        assert!(stdio.contains("<dt>state</dt><dd>ready</dd>"), "{stdio}");
+    }
+
+    #[test]
     fn escapes() {
         assert_eq!(
             esc("<a href=\"x\">&'</a>"),
