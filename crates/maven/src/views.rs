@@ -311,6 +311,41 @@ pub(crate) struct ToolView {
     pub(crate) updated: Option<String>,
 }
 
+/// One act as the page's API shows it (`GET /api/tools`, and the answer of an enable or a
+/// disable): its `maven tools` row (the description capped), then what the page adds.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PageToolView {
+    #[serde(flatten)]
+    pub(crate) row: ToolView,
+    /// "mcp" or "local".
+    pub(crate) kind: &'static str,
+    /// What changed since the owner approved its shape.
+    pub(crate) changed: Vec<ShapeChangeView>,
+    /// Its latest state changes, newest first.
+    pub(crate) history: Vec<ToolEventView>,
+    /// The buttons it gets: "enable", "disable".
+    pub(crate) actions: &'static [&'static str],
+}
+
+/// One field of a shape that changed since its approval.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ShapeChangeView {
+    pub(crate) field: String,
+    pub(crate) approved: Option<String>,
+    pub(crate) now: Option<String>,
+}
+
+/// One state change of an act.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ToolEventView {
+    pub(crate) at: Option<String>,
+    /// Null when the row was created.
+    pub(crate) from: Option<&'static str>,
+    pub(crate) to: &'static str,
+    pub(crate) actor: String,
+    pub(crate) reason: String,
+}
+
 /// One row of `maven notes --json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct NoteView {
@@ -486,6 +521,65 @@ mod tests {
         .unwrap();
         assert_eq!(signed_out["signed_in_for_s"], json!(null));
         assert_eq!(signed_out["step_up"], json!(null));
+    }
+
+    #[test]
+    fn a_page_tool_is_its_tools_row_then_what_the_page_adds() {
+        let v = serde_json::to_value(PageToolView {
+            row: ToolView {
+                name: "a".into(),
+                state: "proposed".into(),
+                destructive: false,
+                scope: "read".into(),
+                cmd: vec![],
+                fingerprint: None,
+                description: "d".into(),
+                provenance: "-".into(),
+                updated: None,
+            },
+            kind: "mcp",
+            changed: vec![ShapeChangeView {
+                field: "description".into(),
+                approved: Some("x".into()),
+                now: None,
+            }],
+            history: vec![ToolEventView {
+                at: None,
+                from: None,
+                to: "proposed",
+                actor: "discovery".into(),
+                reason: "offered".into(),
+            }],
+            actions: &["enable", "disable"],
+        })
+        .unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "state",
+                "destructive",
+                "scope",
+                "cmd",
+                "fingerprint",
+                "description",
+                "provenance",
+                "updated",
+                "kind",
+                "changed",
+                "history",
+                "actions"
+            ]
+        );
+        assert_eq!(
+            v["changed"],
+            json!([{"field": "description", "approved": "x", "now": null}])
+        );
+        assert_eq!(
+            v["history"],
+            json!([{"at": null, "from": null, "to": "proposed", "actor": "discovery", "reason": "offered"}])
+        );
     }
 
     #[test]

@@ -12,7 +12,10 @@ use super::error::AppError;
 pub(super) use super::text::cap;
 use super::{creds, diff, session};
 use crate::json;
-use crate::views::{FeedView, FreshStepUpView, ServerStatusView, SessionView};
+use crate::views::{
+    FeedView, FreshStepUpView, PageToolView, ServerStatusView, SessionView, ShapeChangeView,
+    ToolEventView,
+};
 
 /// How many history entries each act shows.
 pub(super) const HISTORY: u32 = 20;
@@ -92,32 +95,32 @@ pub(super) fn actions(state: ToolState) -> &'static [&'static str] {
 }
 
 /// One act as the API shows it.
-pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> Value {
-    let mut v = serde_json::to_value(json::tool(r)).unwrap_or_else(|_| json!({}));
-    v["description"] = json!(cap(&r.description, DESCRIPTION_CAP));
-    v["kind"] = json!(r.kind.as_str());
-    v["changed"] = Value::Array(
-        changes(r)
-            .iter()
-            .map(|c| json!({"field": c.field, "approved": c.approved, "now": c.now}))
-            .collect(),
-    );
-    v["history"] = Value::Array(
-        history
-            .iter()
-            .map(|e| {
-                json!({
-                    "at": json::time(e.at),
-                    "from": e.from.map(ToolState::as_str),
-                    "to": e.to.as_str(),
-                    "actor": e.actor,
-                    "reason": e.reason,
-                })
+pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> PageToolView {
+    let mut row = json::tool(r);
+    row.description = cap(&r.description, DESCRIPTION_CAP);
+    PageToolView {
+        row,
+        kind: r.kind.as_str(),
+        changed: changes(r)
+            .into_iter()
+            .map(|c| ShapeChangeView {
+                field: c.field,
+                approved: c.approved,
+                now: c.now,
             })
             .collect(),
-    );
-    v["actions"] = json!(actions(r.state));
-    v
+        history: history
+            .iter()
+            .map(|e| ToolEventView {
+                at: json::time_str(e.at),
+                from: e.from.map(ToolState::as_str),
+                to: e.to.as_str(),
+                actor: e.actor.clone(),
+                reason: e.reason.clone(),
+            })
+            .collect(),
+        actions: actions(r.state),
+    }
 }
 
 /// Every act with its history.
@@ -137,12 +140,10 @@ pub(super) async fn tool_views(
 pub(super) async fn tools(
     State(app): State<App>,
     headers: HeaderMap,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<Vec<PageToolView>>, AppError> {
     app.web.signed_in(&headers)?;
     let rows = tool_views(&app).await?;
-    Ok(Json(Value::Array(
-        rows.iter().map(|(r, h)| tool_view(r, h)).collect(),
-    )))
+    Ok(Json(rows.iter().map(|(r, h)| tool_view(r, h)).collect()))
 }
 
 /// `GET /api/mcp_servers` (signed in): the shape of `maven mcp status --json`.
@@ -192,7 +193,7 @@ pub(super) async fn enable(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<PageToolView>, AppError> {
     change(&app, &c.0, &name, ToolState::Enabled).await
 }
 
@@ -201,7 +202,7 @@ pub(super) async fn disable(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<PageToolView>, AppError> {
     change(&app, &c.0, &name, ToolState::Disabled).await
 }
 
@@ -216,7 +217,7 @@ async fn change(
     cookie: &str,
     name: &str,
     to: ToolState,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<PageToolView>, AppError> {
     let step = app.web.fresh_step_up(cookie)?;
     let not_found = || {
         AppError::new(
