@@ -6,6 +6,11 @@
 //! without cross-CPU wake-ups). After criterion's report it prints the ratio from interleaved
 //! rounds.
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a benchmark prints its measurements"
+)]
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

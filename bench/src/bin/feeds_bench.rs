@@ -13,6 +13,11 @@
 //! - `count DIR PEER INPUT N`: N untimed passes and the same JSON line without timing, for an
 //!   instruction count under `valgrind` (N = 0 gives the baseline of reading the files).
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a benchmark prints its measurements"
+)]
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

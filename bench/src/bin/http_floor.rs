@@ -18,6 +18,11 @@
 //!   each on a thread of its own, sharing the calls. Prints one JSON object per measurement, in
 //!   the shape of `mcp-bench` (peer `raw`, transport `http`).
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a benchmark prints its measurements"
+)]
+
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};

@@ -29,6 +29,11 @@
 //! Every Rust client runs on a current-thread tokio runtime: `bench/run` pins each client and
 //! its server to one CPU, where a second worker thread only adds wake-ups.
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a benchmark prints its measurements"
+)]
+
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, Write as _};
 use std::sync::atomic::{AtomicUsize, Ordering};

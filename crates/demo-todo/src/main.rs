@@ -10,6 +10,11 @@
 //! Line-delimited JSON-RPC 2.0 on stdin/stdout, one message per line; requests are answered in
 //! order. Lines longer than 1 MiB are refused without being assembled.
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a demo server, run by hand or by tests"
+)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 
 use serde_json::{json, Value};

@@ -1,23 +1,15 @@
 //! Command-line parsing and dispatch.
 
-use crate::exit::outln;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
-use shown::line;
 
 use config::Config;
 
-use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
-use crate::ipc::client as ipc;
-use crate::views::{FeedView, NoteView, ServerStatusView, StatusView, ToolView, TurnView};
-
-/// What the command line says when the daemon answers in a shape it does not know.
-const OTHER_SHAPE: &str = "the daemon sent an answer of another shape";
+use crate::cmd::{runtime, show};
+use crate::exit::LogFormat;
+use crate::ipc::methods::Request;
 
 /// Maven: a personal assistant daemon that hosts other people's tools (MCP servers, feeds, web
 /// endpoints) safely: only what you approved, only in the shape you approved, and never a write
@@ -272,28 +264,22 @@ pub(crate) fn main() -> ExitCode {
             log_format: a.log_format,
             log_filter: a.log,
         }),
-        Command::Say(a) => say(&data_dir, &a.text.join(" "), a.json),
-        Command::Status(f) => client(&data_dir, "status", json!({}), f.json, print_status),
-        Command::Tools(f) => client(&data_dir, "tools", json!({}), f.json, print_tools),
+        Command::Say(a) => crate::cmd::say::run(&data_dir, &a.text.join(" "), a.json),
+        Command::Status(f) => show::client(&data_dir, Request::Status, f.json, show::print_status),
+        Command::Tools(f) => show::client(&data_dir, Request::Tools, f.json, show::print_tools),
         Command::Notes(a) => {
-            let params = json!({"source": a.source, "limit": a.limit});
-            client(&data_dir, "notes", params, a.json, print_notes)
+            // The limit is the daemon's to check: one out of range is its error.
+            let req = Request::Notes {
+                source: a.source,
+                limit: a.limit,
+            };
+            show::client(&data_dir, req, a.json, show::print_notes)
         }
         Command::Config(ConfigCmd::Check { path }) => {
-            config_check(path.as_deref().or(cli.config.as_deref()))
+            crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()))
         }
         Command::Fetch(a) => {
-            let Some(cfg) = load_config(cli.config.as_deref()) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            let door = match cfg.door(&a.door) {
-                Ok(d) => d,
-                Err(e) => {
-                    eprintln!("maven fetch: --door {}: {e}", a.door);
-                    return ExitCode::from(EXIT_USAGE);
-                }
-            };
-            runtime(crate::cmd::fetch::run(&a.url, door, a.json))
+            crate::cmd::fetch::main(cli.config.as_deref(), &a.url, &a.door, a.json)
         }
         Command::Feeds(FeedsCmd::Parse {
             file,
@@ -307,14 +293,17 @@ pub(crate) fn main() -> ExitCode {
             content_location.as_deref(),
         ),
         Command::Feeds(FeedsCmd::Status { json }) => {
-            client(&data_dir, "feeds", json!({}), json, print_feeds)
+            show::client(&data_dir, Request::Feeds, json, show::print_feeds)
         }
         Command::Mcp(McpCmd::Import { file }) => crate::cmd::mcp_import::run(&file),
-        Command::Mcp(McpCmd::Status { json }) => {
-            client(&data_dir, "mcp_servers", json!({}), json, print_mcp_servers)
-        }
-        Command::Web(WebCmd::Enroll) => crate::web::cli::enroll(&data_dir),
-        Command::Web(WebCmd::Passphrase) => crate::web::cli::passphrase(),
+        Command::Mcp(McpCmd::Status { json }) => show::client(
+            &data_dir,
+            Request::McpServers,
+            json,
+            show::print_mcp_servers,
+        ),
+        Command::Web(WebCmd::Enroll) => crate::cmd::web::enroll(&data_dir),
+        Command::Web(WebCmd::Passphrase) => crate::cmd::web::passphrase(),
         Command::Service(c) => {
             crate::cmd::service::run(c, cli.config.as_deref(), cli.data.as_deref())
         }
@@ -330,415 +319,7 @@ pub(crate) fn main() -> ExitCode {
             runtime(crate::cmd::mcp_login::logout(cfg, name, data_dir, db))
         }
         Command::Mcp(McpCmd::Inspect { name, json }) => {
-            let Some(cfg) = load_config(cli.config.as_deref()) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            let probe = sandbox::probe();
-            let (Some(launch), Some(block)) = (
-                crate::confine::launch(&cfg, &data_dir, &name, &probe, cfg.web.listen.port()),
-                cfg.mcp_servers.get(&name),
-            ) else {
-                let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
-                eprintln!(
-                    "maven mcp inspect: no MCP server named {name:?} in {} (configured: {})",
-                    config_name(&cfg),
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                );
-                return ExitCode::from(EXIT_USAGE);
-            };
-            let server = match launch {
-                crate::confine::Launch::Start(s) => *s,
-                crate::confine::Launch::Blocked(why) => {
-                    eprintln!("maven mcp inspect: {}: {}", line(&name), line(&why));
-                    return ExitCode::from(1);
-                }
-            };
-            let plan = crate::confine::plan(&cfg, &data_dir, &name, cfg.web.listen.port())
-                .and_then(Result::ok);
-            let policy = block.policy();
-            runtime(async move {
-                let auth = match crate::oauth::for_inspect(&cfg, &name, &data_dir).await {
-                    Ok(a) => a,
-                    Err(e) => {
-                        eprintln!(
-                            "maven mcp inspect: {}: cannot read the kept credentials: {}",
-                            line(&name),
-                            line(&e)
-                        );
-                        return ExitCode::from(EXIT_FAILED);
-                    }
-                };
-                crate::cmd::mcp_inspect::run(
-                    server,
-                    plan.as_ref(),
-                    auth,
-                    &policy.allow_tools,
-                    policy.max_tools,
-                    json,
-                )
-                .await
-            })
-        }
-    }
-}
-
-fn config_name(cfg: &Config) -> String {
-    cfg.source
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "the default configuration (no file)".to_string())
-}
-
-/// Loads the configuration for an offline command, printing the problems on failure.
-fn load_config(path: Option<&Path>) -> Option<Config> {
-    match Config::load(path) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            eprintln!("{}", shown::block(&e.to_string()));
-            None
-        }
-    }
-}
-
-fn runtime<F: std::future::Future<Output = ExitCode>>(f: F) -> ExitCode {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt.block_on(f),
-        Err(e) => {
-            eprintln!("maven: cannot start the async runtime: {e}");
-            ExitCode::from(EXIT_FAILED)
-        }
-    }
-}
-
-fn config_check(path: Option<&Path>) -> ExitCode {
-    let shown = path
-        .map(Path::to_path_buf)
-        .unwrap_or_else(config::default_config_path);
-    match Config::load(path) {
-        Ok(c) => {
-            match &c.source {
-                Some(p) => outln!("{}: ok ({})", p.display(), c.counts()),
-                None => outln!(
-                    "{}: no such file; every default applies (nothing external)",
-                    shown.display()
-                ),
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{}", shown::block(&e.to_string()));
-            ExitCode::from(EXIT_FAILED)
-        }
-    }
-}
-
-/// Runs one IPC request against the daemon and prints the result: as the daemon sent it with
-/// `--json`, else read back as its view `T` and handed to `show`.
-fn client<T: DeserializeOwned>(
-    data_dir: &Path,
-    method: &str,
-    params: Value,
-    as_json: bool,
-    show: impl FnOnce(&T),
-) -> ExitCode {
-    let res = runtime(async {
-        match ipc::call(data_dir, method, params).await {
-            Ok(v) if as_json => {
-                print_json(&v);
-                ExitCode::SUCCESS
-            }
-            Ok(v) => match serde_json::from_value::<T>(v) {
-                Ok(t) => {
-                    show(&t);
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!(
-                        "maven {method}: {OTHER_SHAPE}: {}",
-                        shown::line(&e.to_string())
-                    );
-                    ExitCode::from(EXIT_FAILED)
-                }
-            },
-            Err(e) => {
-                eprintln!("maven {method}: {}", shown::block(&e.to_string()));
-                ExitCode::from(e.exit_code())
-            }
-        }
-    });
-    let _ = std::io::stdout().flush();
-    res
-}
-
-fn say(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
-    runtime(async {
-        match ipc::call(data_dir, "turn", json!({ "text": text })).await {
-            Ok(v) => {
-                let turn = match serde_json::from_value::<TurnView>(v.clone()) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        eprintln!("maven say: {OTHER_SHAPE}: {}", shown::line(&e.to_string()));
-                        return ExitCode::from(EXIT_FAILED);
-                    }
-                };
-                if as_json {
-                    print_json(&v);
-                } else {
-                    // The answer quotes tool results and feed items: shown, never obeyed.
-                    outln!("{}", shown::block(&turn.answer));
-                }
-                if turn.ok {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::from(EXIT_FAILED)
-                }
-            }
-            Err(e) => {
-                eprintln!("maven say: {}", shown::block(&e.to_string()));
-                ExitCode::from(e.exit_code())
-            }
-        }
-    })
-}
-
-fn print_json(v: &Value) {
-    match serde_json::to_string_pretty(v) {
-        Ok(s) => outln!("{s}"),
-        Err(e) => eprintln!("maven: cannot print JSON: {e}"),
-    }
-}
-
-/// An optional text as the tables show it: a dash when absent, a one-line field (`shown::line`).
-fn or_dash(v: &Option<String>) -> std::borrow::Cow<'_, str> {
-    v.as_deref()
-        .map_or(std::borrow::Cow::Borrowed("-"), shown::line)
-}
-
-/// Text that may span lines, shown under a field: newlines kept (each continuation indented by
-/// `indent`, so no line of it can pass for a row of its own), every other hazard escaped.
-fn indented_block(s: &str, indent: &str) -> String {
-    shown::block(s).replace('\n', &format!("\n{indent}"))
-}
-
-/// An optional count as the tables show it: `null` when absent, as the JSON has it.
-fn or_null<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map_or_else(|| "null".to_owned(), |n| n.to_string())
-}
-
-// Every field below that a server, a feed or a child wrote (and, to be plain about it, every
-// other string field too) is shown through `shown`: `line` for one-line fields, `block` for
-// text that may span lines. The `--json` outputs print the daemon's answer as it is.
-
-fn print_status(v: &StatusView) {
-    outln!("maven {} — up {}s", line(&v.version), v.uptime_s);
-    outln!("data: {}", line(&v.data_dir));
-    let parts: Vec<String> = v
-        .acts
-        .pairs()
-        .iter()
-        .map(|(k, n)| format!("{n} {k}"))
-        .collect();
-    outln!("acts: {}", parts.join(", "));
-    outln!("MCP servers: {}", v.mcp_servers.len());
-    for srv in &v.mcp_servers {
-        outln!(
-            "  {:<20} {:<6} {}",
-            line(&srv.name),
-            line(&srv.transport),
-            line(&srv.state)
-        );
-    }
-    outln!("feeds: {}", v.feeds.len());
-    for f in &v.feeds {
-        outln!("  {:<20} {}", line(&f.name), line(&f.url));
-    }
-    outln!("log lines dropped: {}", v.log_lines_dropped);
-    if let Some(w) = &v.web {
-        outln!(
-            "page: {} — {}/{} connections, {} refused; passphrase: {} verified, {} refused{}",
-            line(&w.url),
-            w.connections,
-            w.max_connections,
-            w.connections_refused,
-            w.passphrase_verifications,
-            w.passphrase_attempts_refused,
-            w.passphrase_locked_for_s
-                .map_or_else(String::new, |s| format!(", locked for {s} s"))
-        );
-        outln!(
-            "page peers: uid check {}; {} connections of other users closed",
-            line(&w.peer_uid_check),
-            w.connections_refused_other_uid
-        );
-    }
-    if let Some(l) = &v.limits {
-        outln!(
-            "limits: {} descriptors ({} reserved); IPC {}/{} connections, {} refused",
-            l.descriptors,
-            l.descriptors_reserved,
-            l.ipc_connections,
-            l.ipc_max_connections,
-            l.ipc_connections_refused
-        );
-    }
-}
-
-fn print_tools(rows: &Vec<ToolView>) {
-    if rows.is_empty() {
-        outln!("no tools yet: acts come from the config and from enabled MCP servers");
-        return;
-    }
-    outln!(
-        "{:<32} {:<9} {:<11} {:<16} {:<14} description",
-        "name",
-        "state",
-        "destructive",
-        "scope",
-        "fingerprint"
-    );
-    for r in rows {
-        let fp = r.fingerprint.as_deref().unwrap_or("-");
-        let fp: String = fp
-            .rsplit(':')
-            .next()
-            .unwrap_or(fp)
-            .chars()
-            .take(12)
-            .collect();
-        let desc: String = r.description.chars().take(60).collect();
-        outln!(
-            "{:<32} {:<9} {:<11} {:<16} {:<14} {}",
-            line(&r.name),
-            line(&r.state),
-            if r.destructive { "yes" } else { "no" },
-            line(&r.scope),
-            line(&fp),
-            line(&desc)
-        );
-        let prov = r.provenance.as_str();
-        if prov != "-" && !prov.is_empty() {
-            outln!("    {}", line(prov));
-        }
-    }
-}
-
-fn print_feeds(rows: &Vec<FeedView>) {
-    if rows.is_empty() {
-        outln!("no feeds configured");
-        return;
-    }
-    for f in rows {
-        let noted = f.items_noted.map_or("-".to_string(), |n| n.to_string());
-        let live = f.live.as_ref();
-        outln!(
-            "{:<20} {:<12} noted {:<6} last ok {:<20} next {}",
-            line(&f.name),
-            live.map_or(std::borrow::Cow::Borrowed("-"), |l| line(&l.state)),
-            noted,
-            or_dash(&f.last_success),
-            or_dash(&f.next_poll)
-        );
-        outln!("    {}", line(&f.url));
-        if let Some(to) = live.and_then(|l| l.moved_to.as_deref()) {
-            outln!(
-                "    redirects to {} (the config is left as it is)",
-                line(to)
-            );
-        }
-        if let Some(e) = &f.last_error {
-            outln!("    error: {}", line(e));
-        }
-        if let Some(w) = live.and_then(|l| l.warning.as_deref()) {
-            outln!("    warning: {}", line(w));
-        }
-    }
-}
-
-fn print_notes(rows: &Vec<NoteView>) {
-    if rows.is_empty() {
-        outln!("no notes");
-        return;
-    }
-    for n in rows {
-        // A note is a feed item's title and summary: its lines are kept, indented under the row.
-        outln!(
-            "[{}] {} — {}",
-            or_dash(&n.created),
-            line(&n.source),
-            indented_block(&n.text, "    ")
-        );
-        if let Some(l) = &n.link {
-            outln!("    {}", line(l));
-        }
-    }
-}
-
-/// The longest refused tool name `maven mcp status` shows whole.
-const REFUSED_NAME_SHOWN: usize = 64;
-
-fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
-    if rows.is_empty() {
-        outln!("no MCP servers configured");
-        return;
-    }
-    for r in rows {
-        outln!(
-            "{} ({}, {})",
-            line(&r.name),
-            line(&r.transport),
-            line(&r.state)
-        );
-        outln!("  target:   {}", line(&r.target));
-        outln!("  trust:    {}", line(&r.trust));
-        if let Some(p) = &r.protocol_version {
-            let (name, version) = r
-                .server_info
-                .as_ref()
-                .map_or(("-", "-"), |i| (i.name.as_str(), i.version.as_str()));
-            outln!(
-                "  server:   {} {} (protocol {})",
-                line(name),
-                line(version),
-                line(p)
-            );
-            if let (Some(era), Some(how)) = (&r.era, &r.era_chosen) {
-                println!("  era:      {} ({})", line(era), line(how));
-            }
-        }
-        outln!(
-            "  tools:    {} offered, {} proposed, {} enabled",
-            or_null(r.tools_offered),
-            r.tools_proposed,
-            r.tools_enabled
-        );
-        for t in &r.tools_refused {
-            outln!(
-                "  refused:  {} — {}",
-                shown::capped(&t.tool, REFUSED_NAME_SHOWN),
-                line(&t.reason)
-            );
-        }
-        if let Some(a) = &r.auth {
-            println!("  auth:     {}", line(&a.to_string()));
-        }
-        if let Some(e) = &r.last_error {
-            outln!("  error:    {}", line(e));
-        }
-        if let Some(u) = &r.unstable {
-            outln!("  warning:  {}", line(u));
-        }
-        if let Some(t) = r.stderr_tail.as_deref().filter(|t| !t.trim().is_empty()) {
-            outln!(
-                "  stderr:   {}",
-                indented_block(t.trim_end(), "            ")
-            );
+            crate::cmd::mcp_inspect::main(cli.config.as_deref(), &data_dir, name, json)
         }
     }
 }

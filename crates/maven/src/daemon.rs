@@ -20,7 +20,8 @@ use tokio_util::task::TaskTracker;
 use config::Config;
 use time::OffsetDateTime;
 
-use crate::exit::{LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
+use crate::ipc::methods::{Reply, Request};
 use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
@@ -87,7 +88,7 @@ fn start(opts: Options) -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             // Each problem on its own line, so a human reads them and a log keeps them.
-            eprintln!("{e}");
+            errln!("{e}");
             tracing::error!("the configuration is invalid; the daemon does not start");
             return ExitCode::from(EXIT_USAGE);
         }
@@ -107,7 +108,7 @@ fn start(opts: Options) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");
-            eprintln!("maven daemon: {e:#}");
+            errln!("maven daemon: {e:#}");
             ExitCode::from(EXIT_FAILED)
         }
     }
@@ -487,7 +488,10 @@ impl Dispatch for State {
         method: &'a str,
         params: Value,
     ) -> BoxFuture<'a, Result<Value, RpcError>> {
-        Box::pin(self.answer(method, params))
+        Box::pin(async move {
+            let req = Request::parse(method, &params)?;
+            self.answer(req).await?.into_value()
+        })
     }
 
     fn child_name(&self, pid: u32) -> Option<String> {
@@ -527,54 +531,26 @@ impl State {
         (!names.is_empty()).then(|| names.join(" or "))
     }
 
-    /// Answers one IPC method. Every method here reads, but for `turn` (the one path to an act)
-    /// and three that change the daemon's state and never call or enable a tool: `mcp_logout`
-    /// (forgets a server's OAuth credentials and redials it), `mcp_login` and `web_enroll`
-    /// (each keeps the hash of a one-time link in memory).
-    async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        match method {
-            "status" => self.status().await,
-            "turn" => {
-                let Some(text) = params.get("text").and_then(Value::as_str) else {
-                    return Err(RpcError::invalid_params("text: expected a string"));
-                };
-                if text.len() > 4096 {
-                    return Err(RpcError::invalid_params(
-                        "text: at most 4096 bytes in one turn",
-                    ));
-                }
-                let out = self.turns.turn(text).await;
-                view(TurnView {
+    /// Answers one IPC request. Every method here reads, but for `turn` (the one path to an
+    /// act) and three that change the daemon's state and never call or enable a tool:
+    /// `mcp_logout` (forgets a server's OAuth credentials and redials it), `mcp_login` and
+    /// `web_enroll` (each keeps the hash of a one-time link in memory).
+    async fn answer(&self, req: Request) -> Result<Reply, RpcError> {
+        Ok(match req {
+            Request::Status => Reply::Status(Box::new(self.status().await?)),
+            Request::Turn { text } => {
+                let out = self.turns.turn(&text).await;
+                Reply::Turn(TurnView {
                     answer: out.answer,
                     pending: out.pending,
                     ok: out.ok,
                 })
             }
-            "tools" => {
+            Request::Tools => {
                 let rows = self.store.tools().await.map_err(internal)?;
-                view(rows.iter().map(json::tool).collect::<Vec<_>>())
+                Reply::Tools(rows.iter().map(json::tool).collect())
             }
-            "notes" => {
-                let source = match params.get("source") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(v) => {
-                        return Err(RpcError::invalid_params(format!(
-                            "source: expected a string, got {v}"
-                        )))
-                    }
-                };
-                let limit = match params.get("limit") {
-                    None | Some(Value::Null) => 50,
-                    Some(v) => match v.as_u64() {
-                        Some(n) if (1..=10_000).contains(&n) => n as u32,
-                        _ => {
-                            return Err(RpcError::invalid_params(format!(
-                                "limit: expected an integer from 1 to 10000, got {v}"
-                            )))
-                        }
-                    },
-                };
+            Request::Notes { source, limit } => {
                 let notes = self
                     .store
                     .notes(store::NotesQuery {
@@ -584,41 +560,40 @@ impl State {
                     })
                     .await
                     .map_err(internal)?;
-                view(notes.iter().map(json::note).collect::<Vec<_>>())
+                Reply::Notes(notes.iter().map(json::note).collect())
             }
-            "mcp_servers" => view(self.mcp_servers().await),
-            "feeds" => view(self.feeds()),
-            "mcp_logout" => self.mcp_logout(&params).await,
-            "mcp_auth" => self.mcp_auth(&params),
-            "mcp_login" => {
+            Request::McpServers => Reply::McpServers(self.mcp_servers().await),
+            Request::Feeds => Reply::Feeds(self.feeds()),
+            Request::McpLogout { name } => Reply::McpLogout(self.mcp_logout(&name).await?),
+            Request::McpAuth { name } => Reply::McpAuth(self.mcp_auth(&name)?),
+            Request::McpLogin { name } => {
                 // `maven mcp login`: a one-time link to the page, which authorizes.
-                let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+                let name = name.as_str();
                 if self.oauth.get(name).is_none() {
                     return Err(RpcError::invalid_params(format!(
                         "no enabled HTTP server named {name:?} is configured"
                     )));
                 }
                 match self.web.as_deref() {
-                    Some(w) => view(w.oauth_link(name)),
-                    None => Err(RpcError::internal(
+                    Some(w) => Reply::McpLogin(w.oauth_link(name)),
+                    None => return Err(RpcError::internal(
                         "the page is not running (web.listen could not be bound; see the daemon's log), and authorization goes through it",
                     )),
                 }
             }
-            "web_enroll" => match self.web.as_deref() {
-                Some(w) => Ok(w.enroll_link()),
-                None => Err(RpcError::internal(
+            Request::WebEnroll => match self.web.as_deref() {
+                Some(w) => Reply::WebEnroll(w.enroll_link()),
+                None => return Err(RpcError::internal(
                     "the page is not running: web.listen could not be bound (see the daemon's log)",
                 )),
             },
-            _ => Err(RpcError::no_method(method)),
-        }
+        })
     }
 
-    async fn status(&self) -> Result<Value, RpcError> {
+    async fn status(&self) -> Result<StatusView, RpcError> {
         let rows = self.store.tools().await.map_err(internal)?;
         let count = |s: store::ToolState| rows.iter().filter(|r| r.state == s).count();
-        view(StatusView {
+        Ok(StatusView {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             uptime_s: self.started.elapsed().as_secs(),
             data_dir: self.data_dir.display().to_string(),
@@ -648,10 +623,7 @@ impl State {
     /// `maven mcp logout NAME`: forget the server's OAuth credentials (revoked first where
     /// the authorization server offers it) and dial it again. It changes state (the server's
     /// credentials and its connection), and calls no tool and enables none.
-    async fn mcp_logout(&self, params: &Value) -> Result<Value, RpcError> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err(RpcError::invalid_params("name: expected a string"));
-        };
+    async fn mcp_logout(&self, name: &str) -> Result<crate::views::ForgottenView, RpcError> {
         let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no HTTP server named {name:?} is configured"
@@ -667,7 +639,7 @@ impl State {
             m.redial(name);
         }
         tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
-        view(crate::views::ForgottenView {
+        Ok(crate::views::ForgottenView {
             server: name.to_owned(),
             forgotten: true,
         })
@@ -675,10 +647,7 @@ impl State {
 
     /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the
     /// daemon holds it (no token, no secret), so the command never opens the store.
-    fn mcp_auth(&self, params: &Value) -> Result<Value, RpcError> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err(RpcError::invalid_params("name: expected a string"));
-        };
+    fn mcp_auth(&self, name: &str) -> Result<crate::views::AuthView, RpcError> {
         let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no enabled HTTP server named {name:?} is configured"
@@ -713,7 +682,7 @@ impl State {
                 }
             }
         }
-        view(v)
+        Ok(v)
     }
 
     /// Each HTTP server's OAuth state for status: needs authorization once it asked (or its
@@ -806,7 +775,7 @@ impl State {
                     view.trust = plan.trust();
                     // A server that is not up, whose last words name a path its sandbox
                     // denies: say which key to add, beside what it said.
-                    let down = view.state != mcp::ServerState::Ready.as_str();
+                    let down = view.state != crate::views::ServerState::Ready;
                     let hint = view
                         .stderr_tail
                         .as_deref()
@@ -821,7 +790,7 @@ impl State {
                 }
                 if let Some(why) = self.blocked.get(&block.name) {
                     if block.enabled {
-                        view.state = "not started: its sandbox cannot be applied".to_owned();
+                        view.state = crate::views::ServerState::SandboxRefused;
                     }
                     view.last_error = Some(why.clone());
                 }
@@ -862,12 +831,6 @@ impl StatusSource for State {
             .get(server)
             .and_then(|n| n.unstable.clone())
     }
-}
-
-/// A view as the JSON IPC carries.
-fn view(v: impl serde::Serialize) -> Result<Value, RpcError> {
-    serde_json::to_value(v)
-        .map_err(|e| RpcError::internal(format!("cannot encode the answer: {e}")))
 }
 
 fn internal(e: store::Error) -> RpcError {

@@ -1,5 +1,9 @@
 //! The process exit codes of every command (I-4) and the daemon's log format: what the
 //! command line, the daemon and the commands share. A leaf: it names nothing of the crate.
+//!
+//! Also the only writers of the binary to stdout and stderr (`out!`, `outln!`, `errln!`):
+//! `print!`, `println!`, `eprint!` and `eprintln!` panic when their stream is closed, and
+//! clippy's `disallowed-macros` (clippy.toml) refuses them everywhere else.
 
 use clap::ValueEnum;
 
@@ -26,9 +30,18 @@ pub(crate) fn stdout_bytes(bytes: &[u8]) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
-        eprintln!("maven: cannot write to stdout: {e}");
+        errln!("maven: cannot write to stdout: {e}");
         std::process::exit(i32::from(EXIT_FAILED));
     }
+}
+
+/// Writes formatted text to stderr, whole. A stderr that cannot be written (closed, full) is
+/// not an error of the command: the text is dropped and the command goes on, so no message can
+/// panic (as `eprintln!` does).
+pub(crate) fn stderr_fmt(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.flush());
 }
 
 /// [`stdout_bytes`] of formatted text.
@@ -50,4 +63,10 @@ macro_rules! outln {
     ($($t:tt)*) => { $crate::exit::stdout_fmt(format_args!("{}\n", format_args!($($t)*))) };
 }
 
-pub(crate) use {out, outln};
+/// `eprintln!` through [`stderr_fmt`]: never panics on a closed stderr.
+macro_rules! errln {
+    () => { $crate::exit::stderr_fmt(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::exit::stderr_fmt(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+pub(crate) use {errln, out, outln};

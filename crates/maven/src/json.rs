@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 use config::{FeedConfig, McpServerConfig, McpTarget};
 
 use crate::views::{
-    DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerInfo, ServerStatusView,
-    ToolView,
+    DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerInfo, ServerState,
+    ServerStatusView, ToolView, Transport,
 };
 
 /// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
@@ -242,18 +242,17 @@ pub(crate) fn server_status(
     enabled: usize,
 ) -> ServerStatusView {
     let (state, next_retry) = match live.map(|l| &l.state) {
-        None | Some(mcp::ServerState::Dark) if !s.enabled => ("dark".to_string(), None),
-        None => ("not connected".to_string(), None),
+        None | Some(mcp::ServerState::Dark) if !s.enabled => (ServerState::Dark, None),
+        None => (ServerState::NotConnected, None),
         Some(mcp::ServerState::BackingOff { until }) => {
             let t = time_str(OffsetDateTime::from(*until));
-            (
-                format!("backing off until {}", t.as_deref().unwrap_or("?")),
-                t,
-            )
+            (ServerState::BackingOff { until: t.clone() }, t)
         }
         Some(st) => match note.and_then(|n| n.over_cap.as_ref()) {
-            Some(over) if *st == mcp::ServerState::Ready => (over.clone(), None),
-            _ => (st.as_str().to_string(), None),
+            Some(over) if *st == mcp::ServerState::Ready => {
+                (ServerState::OverCap(over.clone()), None)
+            }
+            _ => (server_state(st), None),
         },
     };
     let last_error = live
@@ -262,10 +261,9 @@ pub(crate) fn server_status(
     ServerStatusView {
         name: s.name.clone(),
         transport: match s.target {
-            McpTarget::Stdio { .. } => "stdio",
-            McpTarget::Http { .. } => "http",
-        }
-        .to_owned(),
+            McpTarget::Stdio { .. } => Transport::Stdio,
+            McpTarget::Http { .. } => Transport::Http,
+        },
         target: target(&s.written),
         enabled: s.enabled,
         state,
@@ -303,6 +301,21 @@ pub(crate) fn server_status(
         dials: live.map(|l| l.dials).unwrap_or(0),
         unstable: note.and_then(|n| n.unstable.clone()),
         auth: None,
+    }
+}
+
+/// The manager's state of a server as status says it.
+fn server_state(s: &mcp::ServerState) -> ServerState {
+    match s {
+        mcp::ServerState::Dark => ServerState::Dark,
+        mcp::ServerState::Connecting => ServerState::Connecting,
+        mcp::ServerState::Ready => ServerState::Ready,
+        mcp::ServerState::BackingOff { until } => ServerState::BackingOff {
+            until: time_str(OffsetDateTime::from(*until)),
+        },
+        mcp::ServerState::NeedsAuthorization => ServerState::NeedsAuthorization,
+        mcp::ServerState::Stopped => ServerState::Stopped,
+        other => ServerState::Other(other.as_str().to_owned()),
     }
 }
 

@@ -16,6 +16,7 @@
 //! [`CAPACITY`] lines that were logged but not yet written. Nothing else is buffered: the writer
 //! writes each line with one `write_all` to the unbuffered stderr.
 
+use crate::exit::errln;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
@@ -78,7 +79,7 @@ pub(crate) fn start() -> Sink {
             .spawn(move || drain(&rx, &mut std::io::stderr()));
         if spawned.is_err() {
             // No thread: lines still go nowhere rather than block; say so once, directly.
-            eprintln!("maven: cannot start the log writer thread; logging is off");
+            errln!("maven: cannot start the log writer thread; logging is off");
         }
         tx
     });

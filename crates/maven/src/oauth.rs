@@ -200,9 +200,11 @@ pub(crate) async fn for_inspect(
     ) {
         return Ok(None);
     }
-    let params = serde_json::json!({ "name": name });
     let memory = || -> Arc<dyn CredentialStore> { Arc::new(::oauth::MemoryStore::default()) };
-    match crate::ipc::client::call(data_dir, "mcp_auth", params).await {
+    let req = crate::ipc::methods::Request::McpAuth {
+        name: name.to_owned(),
+    };
+    match crate::ipc::client::send(data_dir, &req).await {
         Ok(v) => {
             let said = serde_json::from_value::<crate::views::AuthView>(v)
                 .map_err(|e| format!("the daemon's answer is not an authorization: {e}"));

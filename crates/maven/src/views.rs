@@ -109,12 +109,11 @@ impl ActCounts {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ServerStatusView {
     pub(crate) name: String,
-    /// "stdio" or "http".
-    pub(crate) transport: String,
+    pub(crate) transport: Transport,
     /// Where it is, anything secret masked.
     pub(crate) target: String,
     pub(crate) enabled: bool,
-    pub(crate) state: String,
+    pub(crate) state: ServerState,
     /// The trust level, spelled out.
     pub(crate) trust: String,
     pub(crate) protocol_version: Option<String>,
@@ -199,6 +198,122 @@ impl<'de> Deserialize<'de> for ServerAuth {
     }
 }
 
+/// How the daemon reaches a server: `"stdio"` (a child process) or `"http"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    /// The word of the JSON.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a server is doing, as status says it. Its JSON is the text [`ServerState::text`]
+/// writes: `"ready"`, `"backing off until 2026-11-30T05:08:27Z"`, an over-cap summary, ….
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub(crate) enum ServerState {
+    /// Not enabled by the configuration: never dialled.
+    Dark,
+    /// Enabled, and no manager runs for it (yet).
+    NotConnected,
+    /// A dial or handshake is under way.
+    Connecting,
+    /// Connected; its tools were listed (or are being listed).
+    Ready,
+    /// The last dial failed; the next one is at `until` (RFC 3339; `None` when the time has
+    /// no such spelling, shown as `?`).
+    BackingOff { until: Option<String> },
+    /// The server asks for an OAuth authorization the owner has not given.
+    NeedsAuthorization,
+    /// The manager stopped.
+    Stopped,
+    /// Connected, and the allowlist refused the whole server: its one-line summary, which
+    /// begins [`OVER_CAP`].
+    OverCap(String),
+    /// Enabled, and not started because its sandbox cannot be applied (X-2).
+    SandboxRefused,
+    /// A state this build does not name (an answer from a daemon of another version): its
+    /// text, shown as it is and never decided on.
+    Other(String),
+}
+
+/// How the allowlist's summary of a refused server begins (`allowlist::Reconcile::over_cap`).
+const OVER_CAP: &str = "over cap: ";
+/// How the state of a server that waits for its next dial begins.
+const BACKING_OFF: &str = "backing off until ";
+
+impl ServerState {
+    /// The text of the state: what the JSON and every reader show.
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow::{Borrowed, Owned};
+        match self {
+            ServerState::Dark => Borrowed("dark"),
+            ServerState::NotConnected => Borrowed("not connected"),
+            ServerState::Connecting => Borrowed("connecting"),
+            ServerState::Ready => Borrowed("ready"),
+            ServerState::BackingOff { until } => {
+                Owned(format!("{BACKING_OFF}{}", until.as_deref().unwrap_or("?")))
+            }
+            ServerState::NeedsAuthorization => Borrowed("needs authorization"),
+            ServerState::Stopped => Borrowed("stopped"),
+            ServerState::SandboxRefused => Borrowed("not started: its sandbox cannot be applied"),
+            ServerState::OverCap(s) | ServerState::Other(s) => Borrowed(s),
+        }
+    }
+}
+
+impl std::fmt::Display for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl From<ServerState> for String {
+    fn from(s: ServerState) -> String {
+        s.text().into_owned()
+    }
+}
+
+impl From<String> for ServerState {
+    fn from(s: String) -> ServerState {
+        let named = [
+            ServerState::Dark,
+            ServerState::NotConnected,
+            ServerState::Connecting,
+            ServerState::Ready,
+            ServerState::NeedsAuthorization,
+            ServerState::Stopped,
+            ServerState::SandboxRefused,
+        ];
+        if let Some(n) = named.into_iter().find(|n| n.text() == s) {
+            return n;
+        }
+        if let Some(t) = s.strip_prefix(BACKING_OFF) {
+            let until = (t != "?").then(|| t.to_owned());
+            return ServerState::BackingOff { until };
+        }
+        if s.starts_with(OVER_CAP) {
+            return ServerState::OverCap(s);
+        }
+        ServerState::Other(s)
+    }
+}
+
 /// A server's `serverInfo`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ServerInfo {
@@ -252,6 +367,41 @@ pub(crate) struct ToolView {
     pub(crate) description: String,
     pub(crate) provenance: String,
     pub(crate) updated: Option<String>,
+}
+
+/// One act as the page's API shows it (`GET /api/tools`, and the answer of an enable or a
+/// disable): its `maven tools` row (the description capped), then what the page adds.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PageToolView {
+    #[serde(flatten)]
+    pub(crate) row: ToolView,
+    /// "mcp" or "local".
+    pub(crate) kind: &'static str,
+    /// What changed since the owner approved its shape.
+    pub(crate) changed: Vec<ShapeChangeView>,
+    /// Its latest state changes, newest first.
+    pub(crate) history: Vec<ToolEventView>,
+    /// The buttons it gets: "enable", "disable".
+    pub(crate) actions: &'static [&'static str],
+}
+
+/// One field of a shape that changed since its approval.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ShapeChangeView {
+    pub(crate) field: String,
+    pub(crate) approved: Option<String>,
+    pub(crate) now: Option<String>,
+}
+
+/// One state change of an act.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ToolEventView {
+    pub(crate) at: Option<String>,
+    /// Null when the row was created.
+    pub(crate) from: Option<&'static str>,
+    pub(crate) to: &'static str,
+    pub(crate) actor: String,
+    pub(crate) reason: String,
 }
 
 /// One row of `maven notes --json`.
@@ -311,6 +461,31 @@ pub(crate) struct ForgottenView {
     pub(crate) forgotten: bool,
 }
 
+/// What the page's session may do now: `GET /api/session`, and what the page's cards are
+/// drawn from. The page's script reads the step-up replies, not this; the cards carry
+/// `passkeys` and `passphrase` as the step-up card's `data-` attributes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SessionView {
+    /// The token every POST sends back (`x-csrf-token`).
+    pub(crate) csrf_token: String,
+    /// Seconds the session stays signed in; null when it is not signed in.
+    pub(crate) signed_in_for_s: Option<u64>,
+    /// The step-up that is still fresh; null when there is none.
+    pub(crate) step_up: Option<FreshStepUpView>,
+    /// How many passkeys are enrolled.
+    pub(crate) passkeys: usize,
+    /// Whether a passphrase is configured (`web.passphrase_hash`).
+    pub(crate) passphrase: bool,
+}
+
+/// A session's step-up while it is fresh.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FreshStepUpView {
+    /// How it was made: "passphrase", or "passkey ID".
+    pub(crate) method: String,
+    pub(crate) fresh_for_s: u64,
+}
+
 /// Where a server's OAuth authorization stands, as the daemon holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum AuthState {
@@ -344,7 +519,160 @@ pub(crate) struct AuthView {
 
 #[cfg(test)]
 mod tests {
-    use super::ServerAuth;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn transports_are_the_words_of_the_json() {
+        for (t, word) in [(Transport::Stdio, "stdio"), (Transport::Http, "http")] {
+            assert_eq!(serde_json::to_value(t).unwrap(), json!(word));
+            assert_eq!(serde_json::from_value::<Transport>(json!(word)).unwrap(), t);
+            assert_eq!(t.to_string(), word);
+        }
+        assert!(serde_json::from_value::<Transport>(json!("sse")).is_err());
+    }
+
+    #[test]
+    fn server_states_are_the_text_of_the_json_and_read_back() {
+        let over = "over cap: the server offers 13 tools, more than max_tools (12), and allow_tools is not set";
+        for (s, text) in [
+            (ServerState::Dark, "dark"),
+            (ServerState::NotConnected, "not connected"),
+            (ServerState::Connecting, "connecting"),
+            (ServerState::Ready, "ready"),
+            (
+                ServerState::BackingOff {
+                    until: Some("2026-11-30T05:08:27Z".into()),
+                },
+                "backing off until 2026-11-30T05:08:27Z",
+            ),
+            (
+                ServerState::BackingOff { until: None },
+                "backing off until ?",
+            ),
+            (ServerState::NeedsAuthorization, "needs authorization"),
+            (ServerState::Stopped, "stopped"),
+            (ServerState::OverCap(over.into()), over),
+            (
+                ServerState::SandboxRefused,
+                "not started: its sandbox cannot be applied",
+            ),
+            (ServerState::Other("warming up".into()), "warming up"),
+        ] {
+            assert_eq!(serde_json::to_value(&s).unwrap(), json!(text), "{s:?}");
+            assert_eq!(
+                serde_json::from_value::<ServerState>(json!(text)).unwrap(),
+                s,
+                "{text}"
+            );
+            assert_eq!(s.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn the_session_view_has_the_keys_its_readers_use() {
+        // `GET /api/session`: the tests and a browser read `csrf_token` and `signed_in_for_s`.
+        let v = serde_json::to_value(SessionView {
+            csrf_token: "c".into(),
+            signed_in_for_s: Some(7),
+            step_up: Some(FreshStepUpView {
+                method: "passphrase".into(),
+                fresh_for_s: 300,
+            }),
+            passkeys: 1,
+            passphrase: true,
+        })
+        .unwrap();
+        assert_eq!(
+            v.to_string(),
+            r#"{"csrf_token":"c","signed_in_for_s":7,"step_up":{"method":"passphrase","fresh_for_s":300},"passkeys":1,"passphrase":true}"#
+        );
+        let signed_out = serde_json::to_value(SessionView {
+            csrf_token: "c".into(),
+            signed_in_for_s: None,
+            step_up: None,
+            passkeys: 0,
+            passphrase: false,
+        })
+        .unwrap();
+        assert_eq!(signed_out["signed_in_for_s"], json!(null));
+        assert_eq!(signed_out["step_up"], json!(null));
+    }
+
+    #[test]
+    fn a_page_tool_is_its_tools_row_then_what_the_page_adds() {
+        let v = serde_json::to_value(PageToolView {
+            row: ToolView {
+                name: "a".into(),
+                state: "proposed".into(),
+                destructive: false,
+                scope: "read".into(),
+                cmd: vec![],
+                fingerprint: None,
+                description: "d".into(),
+                provenance: "-".into(),
+                updated: None,
+            },
+            kind: "mcp",
+            changed: vec![ShapeChangeView {
+                field: "description".into(),
+                approved: Some("x".into()),
+                now: None,
+            }],
+            history: vec![ToolEventView {
+                at: None,
+                from: None,
+                to: "proposed",
+                actor: "discovery".into(),
+                reason: "offered".into(),
+            }],
+            actions: &["enable", "disable"],
+        })
+        .unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "state",
+                "destructive",
+                "scope",
+                "cmd",
+                "fingerprint",
+                "description",
+                "provenance",
+                "updated",
+                "kind",
+                "changed",
+                "history",
+                "actions"
+            ]
+        );
+        assert_eq!(
+            v["changed"],
+            json!([{"field": "description", "approved": "x", "now": null}])
+        );
+        assert_eq!(
+            v["history"],
+            json!([{"at": null, "from": null, "to": "proposed", "actor": "discovery", "reason": "offered"}])
+        );
+    }
+
+    #[test]
+    fn a_server_status_keeps_its_json_shape() {
+        let v = json!({
+            "name": "n", "transport": "http", "target": "https://a.example/mcp",
+            "enabled": true, "state": "ready", "trust": "remote endpoint",
+            "protocol_version": null, "era": null, "era_chosen": null, "server_info": null,
+            "tools_offered": null, "tools_proposed": 0, "tools_enabled": 0,
+            "tools_refused": [], "last_error": null, "next_retry": null, "stderr_tail": null,
+            "violations": 0, "dials": 1, "unstable": null,
+        });
+        let s: ServerStatusView = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(s.transport, Transport::Http);
+        assert_eq!(s.state, ServerState::Ready);
+        assert_eq!(serde_json::to_value(&s).unwrap(), v);
+    }
 
     #[test]
     fn a_servers_auth_state_is_the_text_status_has_always_shown() {

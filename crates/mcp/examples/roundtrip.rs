@@ -9,6 +9,8 @@
 //! (`taskset -c 0 cargo run ...`) as the benchmarks do. Prints p50/p99 in microseconds for
 //! sequential calls, for 64 calls in flight (per call), and for the raw pipe floor (`cat`).
 
+#![allow(clippy::disallowed_macros, reason = "an example prints what it got")]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -176,6 +176,14 @@ pub fn hidden(args: impl Iterator<Item = OsString>) -> Option<ExitCode> {
     }
 }
 
+/// Says one line on stderr: the launcher's only message, to the daemon's log through the
+/// server's stderr. A closed stderr drops it (an `eprintln!` would panic mid-launch).
+fn say(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{args}");
+}
+
 /// `__sandbox-exec PLAN -- COMMAND ARGS…`: the sandbox's outer half. Returns the server's exit
 /// status, or [`EXIT_SANDBOX`] when the sandbox could not be entered (the server never runs
 /// then).
@@ -183,14 +191,18 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
     let (plan, argv) = match parse(args) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("maven sandbox: {e}");
+            say(format_args!("maven sandbox: {e}"));
             return ExitCode::from(EXIT_SANDBOX);
         }
     };
     let plan_arg = serde_json::to_string(&plan).unwrap_or_default();
     let used = disk_used(&plan.home);
     if used > plan.disk {
-        eprintln!("maven sandbox: {}: {}", plan.server, over_disk(&plan, used));
+        say(format_args!(
+            "maven sandbox: {}: {}",
+            plan.server,
+            over_disk(&plan, used)
+        ));
         return ExitCode::from(EXIT_SANDBOX);
     }
     // The mounts are made here, while the new user namespace's capabilities are still held
@@ -199,7 +211,7 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
     match entered.and_then(|()| start_init(&plan_arg, &argv)) {
         Ok(child) => supervise(child, Some(&plan)),
         Err(e) => {
-            eprintln!("maven sandbox: {}: {e}", plan.server);
+            say(format_args!("maven sandbox: {}: {e}", plan.server));
             ExitCode::from(EXIT_SANDBOX)
         }
     }
@@ -212,7 +224,7 @@ pub fn group(args: Vec<OsString>) -> ExitCode {
     let argv = match command_after_dash(args.into_iter(), "--") {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("maven launcher: {e}");
+            say(format_args!("maven launcher: {e}"));
             return ExitCode::from(EXIT_SANDBOX);
         }
     };
@@ -228,7 +240,7 @@ pub fn group(args: Vec<OsString>) -> ExitCode {
     match ns().and_then(|()| start_init("-", &argv)) {
         Ok(child) => supervise(child, None),
         Err(e) => {
-            eprintln!("maven launcher: {e}");
+            say(format_args!("maven launcher: {e}"));
             ExitCode::from(EXIT_SANDBOX)
         }
     }
@@ -327,7 +339,11 @@ fn supervise(mut child: std::process::Child, plan: Option<&Plan>) -> ExitCode {
                 checked = std::time::Instant::now();
                 let used = disk_used(&plan.home);
                 if used > plan.disk {
-                    eprintln!("maven sandbox: {}: {}", plan.server, over_disk(plan, used));
+                    say(format_args!(
+                        "maven sandbox: {}: {}",
+                        plan.server,
+                        over_disk(plan, used)
+                    ));
                     let _ = child.kill();
                     let _ = child.wait();
                     return ExitCode::from(EXIT_SANDBOX);
@@ -414,7 +430,7 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
         match command_after_dash(rest.into_iter(), "--") {
             Ok(argv) => (None, argv),
             Err(e) => {
-                eprintln!("maven launcher: {e}");
+                say(format_args!("maven launcher: {e}"));
                 return ExitCode::from(EXIT_SANDBOX);
             }
         }
@@ -424,14 +440,14 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
         match parse(all) {
             Ok((p, a)) => (Some(p), a),
             Err(e) => {
-                eprintln!("maven sandbox: {e}");
+                say(format_args!("maven sandbox: {e}"));
                 return ExitCode::from(EXIT_SANDBOX);
             }
         }
     };
     let name = plan.as_ref().map_or("", |p| p.server.as_str()).to_owned();
     let fail = |e: Missing| {
-        eprintln!("maven sandbox: {name}: {e}");
+        say(format_args!("maven sandbox: {name}: {e}"));
         ExitCode::from(EXIT_SANDBOX)
     };
     if let Err(e) = rustix::process::setsid() {

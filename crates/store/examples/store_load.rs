@@ -6,6 +6,10 @@
 //! by the disk's fsync latency; reads and the thread hop are not.
 
 #![allow(clippy::unwrap_used, missing_docs)]
+#![allow(
+    clippy::disallowed_macros,
+    reason = "an example prints what it measured"
+)]
 
 use std::time::{Duration, Instant};
 

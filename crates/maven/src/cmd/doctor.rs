@@ -292,7 +292,12 @@ fn private(name: &str, shown: &str, meta: &std::fs::Metadata, want: u32, fix: &s
 /// Whether a daemon on `data_dir` answers `status` within the deadline.
 async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
     let sock = socket_path(data_dir).display().to_string();
-    match tokio::time::timeout(STATUS_DEADLINE, ipc::call(data_dir, "status", json!({}))).await {
+    match tokio::time::timeout(
+        STATUS_DEADLINE,
+        ipc::send(data_dir, &crate::ipc::methods::Request::Status),
+    )
+    .await
+    {
         Ok(Ok(v)) => {
             let version = v.get("version").and_then(|x| x.as_str()).unwrap_or("?");
             let up = v.get("uptime_s").and_then(|x| x.as_u64()).unwrap_or(0);

@@ -2,6 +2,7 @@
 //! the parsed feed as the
 //! JSON object of F-9.
 
+use crate::exit::errln;
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -22,7 +23,7 @@ pub(crate) fn run(
         {
             Ok(_) => buf,
             Err(e) => {
-                eprintln!("maven: cannot read standard input: {e}");
+                errln!("maven: cannot read standard input: {e}");
                 return ExitCode::from(2);
             }
         }
@@ -30,7 +31,7 @@ pub(crate) fn run(
         match std::fs::read(file) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("maven: cannot read {file}: {e}");
+                errln!("maven: cannot read {file}: {e}");
                 return ExitCode::from(2);
             }
         }
@@ -46,7 +47,7 @@ pub(crate) fn run(
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("maven: not a feed: {e}");
+            errln!("maven: not a feed: {e}");
             ExitCode::from(1)
         }
     }

@@ -4,18 +4,37 @@
 //! Exit codes: 0 on a 2xx; 3 when webfetch refused; 1 for any other failure (dns, connect,
 //! tls, timeout, too large, non-2xx status); 2 for an unparsable URL.
 
-use crate::exit::{out, outln};
+use crate::exit::{errln, out, outln};
+use std::path::Path;
 use std::process::ExitCode;
+
+use super::{load_config, runtime};
+use crate::exit::EXIT_USAGE;
 
 use serde_json::{json, Map, Value};
 use webfetch::{DoorConfig, Error, Fetcher, HeaderMap, Kind, StatusCode};
+
+/// `maven fetch URL [--door NAME] [--json]`: the configuration's door, then [`run`].
+pub(crate) fn main(config: Option<&Path>, url: &str, door: &str, json: bool) -> ExitCode {
+    let Some(cfg) = load_config(config) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let door = match cfg.door(door) {
+        Ok(d) => d,
+        Err(e) => {
+            errln!("maven fetch: --door {}: {e}", door);
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    runtime(run(url, door, json))
+}
 
 /// Fetch `url` through `door` and print the outcome (as one JSON object with `json`).
 pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
     let outcome = fetch(&Fetcher::new(door), url).await;
     if let Some(Kind::InvalidUrl) = outcome.error.as_ref().map(Error::kind) {
         if let Some(e) = &outcome.error {
-            eprintln!("maven fetch: {}", shown::block(&e.to_string()));
+            errln!("maven fetch: {}", shown::block(&e.to_string()));
         }
         return ExitCode::from(outcome.exit_code());
     }
@@ -24,7 +43,7 @@ pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
     } else {
         out!("{}", outcome.to_text());
         if let Some(e) = &outcome.error {
-            eprintln!("maven fetch: {}", shown::block(&e.to_string()));
+            errln!("maven fetch: {}", shown::block(&e.to_string()));
         }
     }
     ExitCode::from(outcome.exit_code())

@@ -3,7 +3,7 @@
 //! every server `enabled: false`. Secret-bearing values (environment values, header values)
 //! are never printed: they become `${NAME}` references, and stderr says which variables to set.
 
-use crate::exit::outln;
+use crate::exit::{errln, outln};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
@@ -328,7 +328,7 @@ pub(crate) fn run(file: &str) -> ExitCode {
     let bytes = if file == "-" {
         let mut b = Vec::new();
         if let Err(e) = std::io::Read::read_to_end(&mut std::io::stdin(), &mut b) {
-            eprintln!("maven mcp import: cannot read stdin: {e}");
+            errln!("maven mcp import: cannot read stdin: {e}");
             return ExitCode::from(EXIT_FAILED);
         }
         b
@@ -336,7 +336,7 @@ pub(crate) fn run(file: &str) -> ExitCode {
         match std::fs::read(file) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("maven mcp import: cannot read {file}: {e}");
+                errln!("maven mcp import: cannot read {file}: {e}");
                 return ExitCode::from(EXIT_USAGE);
             }
         }
@@ -344,21 +344,21 @@ pub(crate) fn run(file: &str) -> ExitCode {
     let input: Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("maven mcp import: {file}: not valid JSON: {e}");
+            errln!("maven mcp import: {file}: not valid JSON: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
     let imported = match convert(&input) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("maven mcp import: {file}: {}", shown::block(&e.to_string()));
+            errln!("maven mcp import: {file}: {}", shown::block(&e.to_string()));
             return ExitCode::from(EXIT_USAGE);
         }
     };
     // What is printed must itself be a valid Maven configuration.
     let text = serde_json::to_string_pretty(&imported.block).unwrap_or_default();
     if let Err(e) = Config::parse("(imported)", text.as_bytes(), &|_| None) {
-        eprintln!(
+        errln!(
             "maven mcp import: the converted block does not validate:\n{}",
             shown::block(&e.to_string())
         );
@@ -366,7 +366,7 @@ pub(crate) fn run(file: &str) -> ExitCode {
     }
     for n in &imported.notes {
         // Notes quote the names of another host's file: shown, never obeyed.
-        eprintln!("note: {}", shown::line(n));
+        errln!("note: {}", shown::line(n));
     }
     outln!("{text}");
     ExitCode::SUCCESS

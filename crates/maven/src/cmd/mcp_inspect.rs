@@ -7,15 +7,79 @@
 //! when dialling, the handshake, the authorization or the listing failed (the reason on
 //! stderr, the same as `--json` says). Usage and config errors (2) are caught before this runs.
 
-use crate::exit::{out, outln};
+use crate::exit::{errln, out, outln};
+use std::path::Path;
 use std::process::ExitCode;
+
+use super::{config_name, load_config, runtime};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 
 use allowlist::catalogue::{self as tools, Verdict};
 use mcp::Tool;
-use serde_json::{json, Value};
+use serde::Serialize;
+#[cfg(test)]
+use serde_json::json;
+use serde_json::Value;
 use shown::line;
 
-use crate::views::{AuthState, AuthView};
+use crate::views::{AuthState, AuthView, ServerInfo, Transport};
+
+/// `maven mcp inspect NAME [--json]`: the server's block of the configuration, how it starts
+/// (its sandbox), who holds its authorization, then [`run`].
+pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: bool) -> ExitCode {
+    let Some(cfg) = load_config(config) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let probe = sandbox::probe();
+    let (Some(launch), Some(block)) = (
+        crate::confine::launch(&cfg, data_dir, &name, &probe, cfg.web.listen.port()),
+        cfg.mcp_servers.get(&name),
+    ) else {
+        let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
+        errln!(
+            "maven mcp inspect: no MCP server named {name:?} in {} (configured: {})",
+            config_name(&cfg),
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        );
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let server = match launch {
+        crate::confine::Launch::Start(s) => *s,
+        crate::confine::Launch::Blocked(why) => {
+            errln!("maven mcp inspect: {}: {}", line(&name), line(&why));
+            return ExitCode::from(1);
+        }
+    };
+    let plan =
+        crate::confine::plan(&cfg, data_dir, &name, cfg.web.listen.port()).and_then(Result::ok);
+    let policy = block.policy();
+    runtime(async move {
+        let auth = match crate::oauth::for_inspect(&cfg, &name, data_dir).await {
+            Ok(a) => a,
+            Err(e) => {
+                errln!(
+                    "maven mcp inspect: {}: cannot read the kept credentials: {}",
+                    line(&name),
+                    line(&e)
+                );
+                return ExitCode::from(EXIT_FAILED);
+            }
+        };
+        crate::cmd::mcp_inspect::run(
+            server,
+            plan.as_ref(),
+            auth,
+            &policy.allow_tools,
+            policy.max_tools,
+            json,
+        )
+        .await
+    })
+}
 
 /// Dial `server`, list its tools and print the report (one JSON object with `json`). An HTTP
 /// server comes with its OAuth authorization and who holds it (`auth`). It never refreshes,
@@ -50,13 +114,17 @@ pub(crate) async fn run(
             if let Some(Ok(d)) = daemon.as_ref().filter(|d| authorized(d)) {
                 // The server takes only the daemon's token, which stays in the daemon.
                 let auth = daemon_report(d);
-                eprintln!(
+                errln!(
                     "maven mcp inspect: {name}: authorized by the running daemon, whose token never leaves it: its tools are in `maven tools`"
                 );
                 if json {
                     outln!(
                         "{}",
-                        json!({"server": server.name, "auth": auth, "listed": false})
+                        to_json(&NotListed {
+                            server: &server.name,
+                            auth: &auth,
+                            listed: Some(false),
+                        })
                     );
                 } else {
                     out!("{}", auth_text(&server.name, &auth));
@@ -70,38 +138,45 @@ pub(crate) async fn run(
                 }
             }
             let auth = auth_report(o, &e, daemon.as_ref()).await;
-            let said = |k: &str| auth.get(k).and_then(Value::as_str).unwrap_or("");
-            match said("state") {
-                "refused" => eprintln!(
+            let said = auth.facts();
+            match said.state {
+                AuthWord::Refused => errln!(
                     "maven mcp inspect: {name}: authorization refused: {}",
-                    shown::block(said("error"))
+                    shown::block(said.error.unwrap_or(""))
                 ),
-                EXPIRED => eprintln!(
+                AuthWord::Expired => errln!(
                     "maven mcp inspect: {name}: the access token expired: the daemon refreshes it (start it with `maven daemon`); inspect never does"
                 ),
-                _ => eprintln!(
+                _ => errln!(
                     "maven mcp inspect: {name}: needs authorization: run `maven mcp login {name}`{}",
-                    match said("reason") {
+                    match said.reason.unwrap_or("") {
                         "" => String::new(),
                         r => format!(" ({})", line(r)),
                     }
                 ),
             }
             if json {
-                outln!("{}", json!({"server": server.name, "auth": auth}));
+                outln!(
+                    "{}",
+                    to_json(&NotListed {
+                        server: &server.name,
+                        auth: &auth,
+                        listed: None,
+                    })
+                );
             } else {
                 out!("{}", auth_text(&server.name, &auth));
             }
             return ExitCode::from(1);
         }
         (Err((e, stderr_tail)), _) => {
-            eprintln!(
+            errln!(
                 "maven mcp inspect: {}: cannot dial: {}",
                 line(&server.name),
                 shown::block(&e.to_string())
             );
             if let Some(t) = stderr_tail.filter(|t| !t.trim().is_empty()) {
-                eprintln!(
+                errln!(
                     "  its stderr said:\n    {}",
                     shown::block(t.trim_end()).replace('\n', "\n    ")
                 );
@@ -116,20 +191,24 @@ pub(crate) async fn run(
     let listing = match listing {
         Ok(l) => l,
         Err(e) => {
-            eprintln!(
+            errln!(
                 "maven mcp inspect: {}: listing failed: {}",
                 line(&server.name),
                 shown::block(&e.to_string())
             );
             if let Some(tail) = stderr_tail.filter(|t| !t.trim().is_empty()) {
-                eprintln!("server stderr (tail):\n{}", shown::block(tail.trim_end()));
+                errln!("server stderr (tail):\n{}", shown::block(tail.trim_end()));
             }
             return ExitCode::from(1);
         }
     };
+    let transport = match &server.transport {
+        mcp::Transport::Stdio { .. } => Transport::Stdio,
+        mcp::Transport::Http { .. } => Transport::Http,
+    };
     let report = Report::new(
         &server.name,
-        client.transport_name(),
+        transport,
         client.server_info(),
         stats.violations,
         &listing,
@@ -145,24 +224,24 @@ pub(crate) async fn run(
                 scopes,
                 expires_at,
                 refresh,
-            } => Some(json!({
-                "state": "authorized",
-                "issuer": issuer,
-                "scopes": scopes,
-                "expires_at": expires_at,
-                "refresh": refresh,
-                "held_by": "the store (read-only: no daemon runs)",
-            })),
+            } => Some(AuthReport::Store {
+                state: AuthWord::Authorized,
+                issuer,
+                scopes,
+                expires_at,
+                refresh,
+                held_by: "the store (read-only: no daemon runs)",
+            }),
             ::oauth::AuthStatus::NeedsAuthorization => None,
         },
     };
     if json {
-        let mut v = report.to_json();
-        v["sandbox"] = plan.map_or(Value::Null, sandbox_json);
-        if let (Some(a), Value::Object(m)) = (auth, &mut v) {
-            m.insert("auth".to_owned(), a);
-        }
-        outln!("{v}");
+        let listed = Listed {
+            report: &report,
+            sandbox: plan.map(sandbox_json),
+            auth,
+        };
+        outln!("{}", to_json(&listed));
     } else {
         out!("{}", report.to_text());
         if let Some(p) = plan {
@@ -175,8 +254,230 @@ pub(crate) async fn run(
     ExitCode::SUCCESS
 }
 
-/// The state of a kept token that expired (inspect never refreshes it).
-const EXPIRED: &str = "expired: the daemon refreshes it";
+/// A report as one line of JSON (`--json`). Only a path that is not UTF-8 (a sandbox's) cannot
+/// be encoded: then stderr says so and the line is `null`.
+fn to_json(v: &impl Serialize) -> String {
+    serde_json::to_string(v).unwrap_or_else(|e| {
+        errln!("maven mcp inspect: cannot write the report as JSON: {e}");
+        "null".to_owned()
+    })
+}
+
+/// `--json` of a listing: the report, the sandbox (null for none), what the authorization is
+/// (absent for a server that never asked).
+#[derive(Serialize)]
+struct Listed<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    sandbox: Option<SandboxReport<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<AuthReport>,
+}
+
+/// `--json` when the tools were not listed: the server's authorization, and `"listed": false`
+/// when the running daemon holds it.
+#[derive(Serialize)]
+struct NotListed<'a> {
+    server: &'a str,
+    auth: &'a AuthReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    listed: Option<bool>,
+}
+
+/// The `"state"` of `"auth"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+enum AuthWord {
+    #[serde(rename = "authorized")]
+    Authorized,
+    #[serde(rename = "needs authorization")]
+    NeedsAuthorization,
+    #[serde(rename = "not asked")]
+    NotAsked,
+    #[serde(rename = "refused")]
+    Refused,
+    /// A kept token that expired (inspect never refreshes it).
+    #[serde(rename = "expired: the daemon refreshes it")]
+    Expired,
+}
+
+impl AuthWord {
+    fn as_str(self) -> &'static str {
+        match self {
+            AuthWord::Authorized => "authorized",
+            AuthWord::NeedsAuthorization => "needs authorization",
+            AuthWord::NotAsked => "not asked",
+            AuthWord::Refused => "refused",
+            AuthWord::Expired => "expired: the daemon refreshes it",
+        }
+    }
+}
+
+/// `"auth"`: a server's authorization as inspect found it. No secret is in it.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum AuthReport {
+    /// What the running daemon said it holds.
+    Daemon {
+        state: AuthWord,
+        held_by: &'static str,
+        scopes: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        issuer: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expires_at: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        refresh: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// An authorization kept in the store, read with no daemon running.
+    Store {
+        state: AuthWord,
+        issuer: String,
+        scopes: Vec<String>,
+        expires_at: Option<u64>,
+        refresh: bool,
+        held_by: &'static str,
+    },
+    /// No usable authorization: why, and what the discovery found.
+    Missing {
+        state: AuthWord,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(flatten)]
+        found: Option<Found>,
+    },
+}
+
+/// What inspect found of a server with no usable authorization.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Found {
+    /// A kept token that expired, which the daemon refreshes.
+    Expired { issuer: String, expires_at: u64 },
+    /// The discovery's findings.
+    Discovered {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resource_metadata_url: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resource: Option<String>,
+        issuer: String,
+        server_metadata_url: Option<String>,
+        scopes: Vec<String>,
+        registration: &'static str,
+        dpop: bool,
+    },
+}
+
+/// Every field of an [`AuthReport`] the text report shows, whichever kind it is.
+#[derive(Default)]
+struct Facts<'a> {
+    state: Option<AuthWord>,
+    held_by: Option<&'a str>,
+    reason: Option<&'a str>,
+    error: Option<&'a str>,
+    resource_metadata_url: Option<&'a str>,
+    resource: Option<&'a str>,
+    server_metadata_url: Option<&'a str>,
+    registration: Option<&'a str>,
+    issuer: Option<&'a str>,
+    scopes: Option<&'a [String]>,
+}
+
+/// The facts with a state (every report has one).
+struct Said<'a> {
+    state: AuthWord,
+    error: Option<&'a str>,
+    reason: Option<&'a str>,
+}
+
+impl AuthReport {
+    fn state(&self) -> AuthWord {
+        match self {
+            AuthReport::Daemon { state, .. }
+            | AuthReport::Store { state, .. }
+            | AuthReport::Missing { state, .. } => *state,
+        }
+    }
+
+    fn facts(&self) -> Said<'_> {
+        let f = self.fields();
+        Said {
+            state: self.state(),
+            error: f.error,
+            reason: f.reason,
+        }
+    }
+
+    fn fields(&self) -> Facts<'_> {
+        match self {
+            AuthReport::Daemon {
+                state,
+                held_by,
+                scopes,
+                issuer,
+                reason,
+                ..
+            } => Facts {
+                state: Some(*state),
+                held_by: Some(held_by),
+                scopes: Some(scopes),
+                issuer: issuer.as_deref(),
+                reason: reason.as_deref(),
+                ..Facts::default()
+            },
+            AuthReport::Store {
+                state,
+                issuer,
+                scopes,
+                held_by,
+                ..
+            } => Facts {
+                state: Some(*state),
+                held_by: Some(held_by),
+                scopes: Some(scopes),
+                issuer: Some(issuer),
+                ..Facts::default()
+            },
+            AuthReport::Missing {
+                state,
+                error,
+                reason,
+                found,
+            } => {
+                let mut f = Facts {
+                    state: Some(*state),
+                    error: error.as_deref(),
+                    reason: reason.as_deref(),
+                    ..Facts::default()
+                };
+                match found {
+                    Some(Found::Expired { issuer, .. }) => f.issuer = Some(issuer),
+                    Some(Found::Discovered {
+                        resource_metadata_url,
+                        resource,
+                        issuer,
+                        server_metadata_url,
+                        scopes,
+                        registration,
+                        ..
+                    }) => {
+                        f.resource_metadata_url = resource_metadata_url.as_deref();
+                        f.resource = resource.as_deref();
+                        f.issuer = Some(issuer);
+                        f.server_metadata_url = server_metadata_url.as_deref();
+                        f.scopes = Some(scopes);
+                        f.registration = Some(registration);
+                    }
+                    None => {}
+                }
+                f
+            }
+        }
+    }
+}
 
 /// Whether the running daemon holds a usable authorization of the server.
 fn authorized(d: &Result<AuthView, String>) -> bool {
@@ -190,41 +491,51 @@ fn authorized(d: &Result<AuthView, String>) -> bool {
 }
 
 /// What the running daemon said of the server's authorization, as `"auth"` shows it.
-fn daemon_report(d: &AuthView) -> Value {
-    let mut v = json!({
-        "state": serde_json::to_value(d.state).unwrap_or(Value::Null),
-        "held_by": "the running daemon",
-        "scopes": d.scopes,
-    });
-    if let Some(i) = &d.issuer {
-        v["issuer"] = i.clone().into();
+fn daemon_report(d: &AuthView) -> AuthReport {
+    AuthReport::Daemon {
+        state: match d.state {
+            AuthState::Authorized => AuthWord::Authorized,
+            AuthState::NeedsAuthorization => AuthWord::NeedsAuthorization,
+            AuthState::NotAsked => AuthWord::NotAsked,
+        },
+        held_by: "the running daemon",
+        scopes: d.scopes.clone(),
+        issuer: d.issuer.clone(),
+        expires_at: d.expires_at,
+        refresh: d.refresh,
+        reason: d.reason.clone(),
     }
-    if let Some(e) = d.expires_at {
-        v["expires_at"] = e.into();
-    }
-    if let Some(r) = d.refresh {
-        v["refresh"] = r.into();
-    }
-    if let Some(r) = &d.reason {
-        v["reason"] = r.clone().into();
-    }
-    v
 }
 
 /// The sandbox a stdio server runs in (X-4), as `--json` shows it.
-fn sandbox_json(p: &sandbox::Plan) -> Value {
-    json!({
-        "trust": p.trust(),
-        "program": p.program,
-        "read": p.read.iter().filter(|d| d.exists()).collect::<Vec<_>>(),
-        "write": p.write,
-        "home": p.home,
-        "hidden": p.hide,
-        "network": p.network,
-        "denied_ports": p.deny_ports,
-        "memory": p.memory,
-        "processes": p.processes,
-    })
+#[derive(Serialize)]
+struct SandboxReport<'a> {
+    trust: String,
+    program: &'a std::path::Path,
+    /// The readable paths that exist.
+    read: Vec<&'a std::path::PathBuf>,
+    write: &'a [std::path::PathBuf],
+    home: &'a std::path::Path,
+    hidden: &'a [std::path::PathBuf],
+    network: bool,
+    denied_ports: &'a [u16],
+    memory: u64,
+    processes: u64,
+}
+
+fn sandbox_json(p: &sandbox::Plan) -> SandboxReport<'_> {
+    SandboxReport {
+        trust: p.trust(),
+        program: &p.program,
+        read: p.read.iter().filter(|d| d.exists()).collect(),
+        write: &p.write,
+        home: &p.home,
+        hidden: &p.hide,
+        network: p.network,
+        denied_ports: &p.deny_ports,
+        memory: p.memory,
+        processes: p.processes,
+    }
 }
 
 /// The same, as the text report ends.
@@ -270,24 +581,19 @@ async fn auth_report(
     oauth: &::oauth::OAuth,
     error: &::oauth::AuthError,
     daemon: Option<&Result<AuthView, String>>,
-) -> Value {
-    let state = if *error == ::oauth::AuthError::NeedsAuthorization {
-        "needs authorization"
+) -> AuthReport {
+    let refused = *error != ::oauth::AuthError::NeedsAuthorization;
+    let mut state = if refused {
+        AuthWord::Refused
     } else {
-        "refused"
+        AuthWord::NeedsAuthorization
     };
-    let mut v = json!({"state": state});
-    if state == "refused" {
-        v["error"] = error.to_string().into();
-    }
+    let mut error = refused.then(|| error.to_string());
     let reason = match daemon {
         Some(Ok(d)) => d.reason.clone(),
         Some(Err(e)) => Some(format!("the running daemon could not say: {e}")),
         None => oauth.needs_authorization(),
     };
-    if let Some(r) = reason {
-        v["reason"] = r.into();
-    }
     // A kept token that expired: the daemon refreshes it; inspect never does.
     if let (
         None,
@@ -303,81 +609,89 @@ async fn auth_report(
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        if e <= now && state != "refused" {
-            v["state"] = EXPIRED.into();
-            v["issuer"] = issuer.into();
-            v["expires_at"] = e.into();
-            return v;
+        if e <= now && !refused {
+            return AuthReport::Missing {
+                state: AuthWord::Expired,
+                error,
+                reason,
+                found: Some(Found::Expired {
+                    issuer,
+                    expires_at: e,
+                }),
+            };
         }
     }
-    match oauth.last_discovery().await {
-        Some(Ok(d)) => {
-            if let Some(r) = &d.resource {
-                v["resource_metadata_url"] = r.url.clone().into();
-                v["resource"] = r.resource.clone().into();
-            }
-            v["issuer"] = d.server.issuer.clone().into();
-            v["server_metadata_url"] = d.server.url.clone().into();
-            let scopes = d
+    let found = match oauth.last_discovery().await {
+        Some(Ok(d)) => Some(Found::Discovered {
+            resource_metadata_url: d.resource.as_ref().map(|r| r.url.clone()),
+            resource: d.resource.as_ref().map(|r| r.resource.clone()),
+            issuer: d.server.issuer.clone(),
+            server_metadata_url: d.server.url.clone(),
+            scopes: d
                 .challenge_scope
                 .clone()
                 .or_else(|| d.resource.as_ref().and_then(|r| r.scopes_supported.clone()))
-                .unwrap_or_default();
-            v["scopes"] = scopes.into();
-            v["registration"] = oauth.registration_method(&d.server).into();
-            v["dpop"] = d.server.dpop_es256().into();
-        }
+                .unwrap_or_default(),
+            registration: oauth.registration_method(&d.server),
+            dpop: d.server.dpop_es256(),
+        }),
         Some(Err(e)) => {
-            v["state"] = "refused".into();
-            v["error"] = e.to_string().into();
+            state = AuthWord::Refused;
+            error = Some(e.to_string());
+            None
         }
-        None => {}
+        None => None,
+    };
+    AuthReport::Missing {
+        state,
+        error,
+        reason,
+        found,
     }
-    v
 }
 
-fn auth_text(name: &str, auth: &Value) -> String {
+fn auth_text(name: &str, auth: &AuthReport) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let field = |k: &str| auth.get(k).and_then(Value::as_str).map(line);
-    match auth.get("state").and_then(Value::as_str) {
-        Some("authorized") => {
+    let f = auth.fields();
+    fn field(v: Option<&str>) -> Option<std::borrow::Cow<'_, str>> {
+        v.map(line)
+    }
+    let authorized = f.state == Some(AuthWord::Authorized);
+    match f.state {
+        Some(AuthWord::Authorized) => {
             let _ = writeln!(
                 s,
                 "auth:      authorized by {}",
-                field("issuer").unwrap_or_default()
+                field(f.issuer).unwrap_or_default()
             );
         }
         Some(state) => {
             let _ = writeln!(s, "server:    {}", line(name));
-            let _ = writeln!(s, "auth:      {state}");
+            let _ = writeln!(s, "auth:      {}", state.as_str());
         }
         None => {}
     }
-    for (k, label) in [
-        ("held_by", "held by"),
-        ("reason", "reason"),
-        ("error", "error"),
-        ("resource_metadata_url", "resource metadata"),
-        ("resource", "resource"),
-        ("server_metadata_url", "AS metadata"),
-        ("registration", "registration"),
+    for (v, label) in [
+        (f.held_by, "held by"),
+        (f.reason, "reason"),
+        (f.error, "error"),
+        (f.resource_metadata_url, "resource metadata"),
+        (f.resource, "resource"),
+        (f.server_metadata_url, "AS metadata"),
+        (f.registration, "registration"),
     ] {
-        if let Some(v) = field(k) {
+        if let Some(v) = field(v) {
             let _ = writeln!(s, "  {label}: {v}");
         }
     }
-    if auth.get("state").and_then(Value::as_str) != Some("authorized") {
-        if let Some(v) = field("issuer") {
+    if !authorized {
+        if let Some(v) = field(f.issuer) {
             let _ = writeln!(s, "  issuer: {v}");
         }
     }
-    if let Some(scopes) = auth.get("scopes").and_then(Value::as_array) {
-        let list: Vec<String> = scopes
-            .iter()
-            .filter_map(Value::as_str)
-            .map(|x| line(x).into_owned())
-            .collect();
+    if let Some(scopes) = f.scopes {
+        let list: Vec<String> = scopes.iter().map(|x| line(x).into_owned()).collect();
         let _ = writeln!(
             s,
             "  scopes: {}",
@@ -396,7 +710,7 @@ fn auth_text(name: &str, auth: &Value) -> String {
 const NAME_SHOWN: usize = 128;
 
 /// One tool's line of the report.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
 struct ToolRow {
     name: String,
     local_name: String,
@@ -404,24 +718,37 @@ struct ToolRow {
     read_only_claim: bool,
     destructive: bool,
     description: String,
+    /// "propose" or "refuse".
+    #[serde(serialize_with = "verdict_word")]
     verdict: Verdict,
+    /// Why it is refused; null when it would be proposed.
+    reason: Option<String>,
 }
 
-/// Everything `inspect` prints.
-#[derive(Debug)]
+fn verdict_word<S: serde::Serializer>(v: &Verdict, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v.as_str())
+}
+
+/// A tool the client left out of the listing, and why.
+#[derive(Debug, Serialize)]
+struct LeftOut {
+    name: String,
+    reason: String,
+}
+
+/// Everything `inspect` prints; its fields in the order of `--json`.
+#[derive(Debug, Serialize)]
 struct Report {
     server: String,
-    transport: &'static str,
+    transport: Transport,
     protocol_version: String,
     era: &'static str,
     era_chosen: String,
-    server_name: String,
-    server_version: String,
+    server_info: ServerInfo,
     violations: u64,
     tools: Vec<ToolRow>,
-    /// Tools the client left out of the listing (invalid `x-mcp-header` declarations): the
-    /// name and why.
-    left_out: Vec<(String, String)>,
+    /// Tools the client left out of the listing (invalid `x-mcp-header` declarations).
+    left_out: Vec<LeftOut>,
     warnings: Vec<String>,
     /// Over `max_tools` without `allow_tools`: the tools that claim read-only and would be
     /// proposed once named, for a ready `"allow_tools"` line.
@@ -431,7 +758,7 @@ struct Report {
 impl Report {
     fn new(
         server: &str,
-        transport: &'static str,
+        transport: Transport,
         info: &mcp::ServerInfo,
         violations: u64,
         listing: &mcp::ToolList,
@@ -488,6 +815,7 @@ impl Report {
                     read_only_claim: t.read_only_claim(),
                     destructive: t.destructive(),
                     description: description.to_owned(),
+                    reason: verdict.reason().map(str::to_owned),
                     verdict,
                 }
             })
@@ -498,11 +826,20 @@ impl Report {
             protocol_version: info.protocol_version.clone(),
             era: info.era.as_str(),
             era_chosen: info.chosen.clone(),
-            server_name: info.name.clone(),
-            server_version: info.version.clone(),
+            server_info: ServerInfo {
+                name: info.name.clone(),
+                version: info.version.clone(),
+            },
             violations,
             tools: rows,
-            left_out: listing.rejected.clone(),
+            left_out: listing
+                .rejected
+                .iter()
+                .map(|(name, reason)| LeftOut {
+                    name: name.clone(),
+                    reason: reason.clone(),
+                })
+                .collect(),
             warnings,
             suggested_allow_tools,
         }
@@ -511,40 +848,17 @@ impl Report {
     /// The line to paste into the server's block, when there is one to suggest.
     fn paste_line(&self) -> Option<String> {
         let names = self.suggested_allow_tools.as_ref()?;
-        let quoted: Vec<String> = names.iter().map(|n| json!(n).to_string()).collect();
+        let quoted: Vec<String> = names
+            .iter()
+            .map(|n| Value::from(n.as_str()).to_string())
+            .collect();
         Some(format!("\"allow_tools\": [{}]", quoted.join(", ")))
     }
 
+    /// The report as `--json` shows it (without the sandbox and the authorization).
+    #[cfg(test)]
     fn to_json(&self) -> Value {
-        let tools: Vec<Value> = self
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "name": t.name,
-                    "local_name": t.local_name,
-                    "fingerprint": t.fingerprint,
-                    "read_only_claim": t.read_only_claim,
-                    "destructive": t.destructive,
-                    "description": t.description,
-                    "verdict": t.verdict.as_str(),
-                    "reason": t.verdict.reason(),
-                })
-            })
-            .collect();
-        json!({
-            "server": self.server,
-            "transport": self.transport,
-            "protocol_version": self.protocol_version,
-            "era": self.era,
-            "era_chosen": self.era_chosen,
-            "server_info": {"name": self.server_name, "version": self.server_version},
-            "violations": self.violations,
-            "tools": tools,
-            "left_out": self.left_out.iter().map(|(name, reason)| json!({"name": name, "reason": reason})).collect::<Vec<_>>(),
-            "warnings": self.warnings,
-            "suggested_allow_tools": self.suggested_allow_tools,
-        })
+        serde_json::to_value(self).unwrap_or_default()
     }
 
     fn to_text(&self) -> String {
@@ -556,8 +870,8 @@ impl Report {
         let _ = writeln!(
             s,
             "offers:    {} {}",
-            line(&self.server_name),
-            line(&self.server_version)
+            line(&self.server_info.name),
+            line(&self.server_info.version)
         );
         let _ = writeln!(s, "violations: {}", self.violations);
         let _ = writeln!(s, "tools ({}):", self.tools.len());
@@ -587,7 +901,7 @@ impl Report {
                 let _ = writeln!(s, "    description: {}", line(&t.description));
             }
         }
-        for (name, reason) in &self.left_out {
+        for LeftOut { name, reason } in &self.left_out {
             let _ = writeln!(
                 s,
                 "left out: {} — {}",
@@ -659,13 +973,78 @@ mod tests {
     }
 
     #[test]
+    fn auth_reports_keep_their_json_shape() {
+        for (w, text) in [
+            (AuthWord::Authorized, "authorized"),
+            (AuthWord::NeedsAuthorization, "needs authorization"),
+            (AuthWord::NotAsked, "not asked"),
+            (AuthWord::Refused, "refused"),
+            (AuthWord::Expired, "expired: the daemon refreshes it"),
+        ] {
+            assert_eq!(serde_json::to_value(w).unwrap(), json!(text));
+            assert_eq!(w.as_str(), text);
+        }
+        let store = AuthReport::Store {
+            state: AuthWord::Authorized,
+            issuer: "https://as.example".into(),
+            scopes: vec!["read".into()],
+            expires_at: None,
+            refresh: true,
+            held_by: "the store (read-only: no daemon runs)",
+        };
+        assert_eq!(
+            to_json(&store),
+            r#"{"state":"authorized","issuer":"https://as.example","scopes":["read"],"expires_at":null,"refresh":true,"held_by":"the store (read-only: no daemon runs)"}"#
+        );
+        let found = AuthReport::Missing {
+            state: AuthWord::NeedsAuthorization,
+            error: None,
+            reason: Some("the server asked".into()),
+            found: Some(Found::Discovered {
+                resource_metadata_url: None,
+                resource: None,
+                issuer: "https://as.example".into(),
+                server_metadata_url: None,
+                scopes: vec![],
+                registration: "dynamic",
+                dpop: false,
+            }),
+        };
+        assert_eq!(
+            to_json(&found),
+            r#"{"state":"needs authorization","reason":"the server asked","issuer":"https://as.example","server_metadata_url":null,"scopes":[],"registration":"dynamic","dpop":false}"#
+        );
+        let text = auth_text("notes", &found);
+        assert_eq!(
+            text,
+            "server:    notes\nauth:      needs authorization\n  reason: the server asked\n  registration: dynamic\n  issuer: https://as.example\n  scopes: (none asked)\n"
+        );
+        let refused = AuthReport::Missing {
+            state: AuthWord::Refused,
+            error: Some("bad".into()),
+            reason: None,
+            found: None,
+        };
+        assert_eq!(to_json(&refused), r#"{"state":"refused","error":"bad"}"#);
+        let listed = NotListed {
+            server: "notes",
+            auth: &refused,
+            listed: Some(false),
+        };
+        assert_eq!(
+            to_json(&listed),
+            r#"{"server":"notes","auth":{"state":"refused","error":"bad"},"listed":false}"#
+        );
+    }
+
+    #[test]
     fn json_shape() {
         let l = listing(vec![
             json!({"name":"echo","description":"Echo.","inputSchema":{"type":"object"},
                    "annotations":{"readOnlyHint":true}}),
             json!({"name":"bad name","inputSchema":{"type":"object"}}),
         ]);
-        let r = Report::new("Kit", "stdio", &info(), 2, &l, &[], 12).to_json();
+        let r = Report::new("Kit", Transport::Stdio, &info(), 2, &l, &[], 12).to_json();
         assert_eq!(r["server"], "Kit");
         assert_eq!(r["transport"], "stdio");
         assert_eq!(r["protocol_version"], "2025-11-25");
@@ -693,7 +1072,16 @@ mod tests {
         let many: Vec<Value> = (0..13)
             .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
             .collect();
-        let r = Report::new("s", "http", &info(), 0, &listing(many.clone()), &[], 12).to_json();
+        let r = Report::new(
+            "s",
+            Transport::Http,
+            &info(),
+            0,
+            &listing(many.clone()),
+            &[],
+            12,
+        )
+        .to_json();
         assert!(r["tools"]
             .as_array()
             .unwrap()
@@ -701,7 +1089,7 @@ mod tests {
             .all(|t| t["verdict"] == "refuse"));
         assert!(r["warnings"][0].as_str().unwrap().contains("max_tools"));
         let allow = vec!["t1".to_owned(), "gone".to_owned()];
-        let r = Report::new("s", "http", &info(), 0, &listing(many), &allow, 12).to_json();
+        let r = Report::new("s", Transport::Http, &info(), 0, &listing(many), &allow, 12).to_json();
         let proposed: Vec<_> = r["tools"]
             .as_array()
             .unwrap()
@@ -726,7 +1114,7 @@ mod tests {
         }
         let r = Report::new(
             "files",
-            "stdio",
+            Transport::Stdio,
             &info(),
             0,
             &listing(many.clone()),
@@ -751,7 +1139,15 @@ mod tests {
         );
         // The suggestion, pasted, proposes exactly those tools.
         let allow = r.suggested_allow_tools.clone().unwrap();
-        let pasted = Report::new("files", "stdio", &info(), 0, &listing(many), &allow, 12);
+        let pasted = Report::new(
+            "files",
+            Transport::Stdio,
+            &info(),
+            0,
+            &listing(many),
+            &allow,
+            12,
+        );
         let proposed: Vec<&str> = pasted
             .tools
             .iter()
@@ -772,7 +1168,7 @@ mod tests {
         let many: Vec<Value> = (0..13)
             .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
             .collect();
-        let text = Report::new("s", "http", &info(), 0, &listing(many), &[], 12).to_text();
+        let text = Report::new("s", Transport::Http, &info(), 0, &listing(many), &[], 12).to_text();
         assert!(
             text.ends_with(
                 "none of its tools claims read-only: name the tools you want in \
@@ -783,7 +1179,7 @@ mod tests {
         let few = listing(vec![
             json!({"name": "a", "inputSchema": {"type": "object"}}),
         ]);
-        let r = Report::new("s", "http", &info(), 0, &few, &[], 12);
+        let r = Report::new("s", Transport::Http, &info(), 0, &few, &[], 12);
         assert!(
             !r.to_text().contains("allow_tools"),
             "under the cap: no hint"
@@ -797,7 +1193,7 @@ mod tests {
                                     "inputSchema":{"type":"object"}}),
         ]);
         let hostile = mcp::ServerInfo::new("2025-11-25", "esc\u{1b}]0;pwned\u{7}", "1.0\u{9b}2J");
-        let text = Report::new("s", "stdio", &hostile, 0, &l, &[], 12).to_text();
+        let text = Report::new("s", Transport::Stdio, &hostile, 0, &l, &[], 12).to_text();
         assert!(
             text.contains("offers:    esc\\e]0;pwned\\u{7} 1.0\\u{9b}2J"),
             "{text}"

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use ::oauth::CredentialStore;
 use config::{Config, McpTarget};
 
+use crate::exit::{errln, outln};
+use crate::ipc::methods::Request;
 use crate::views::OAuthLink;
 
 /// `maven mcp logout NAME`: through the daemon (which holds the tokens in use), else offline.
@@ -25,18 +27,18 @@ pub(crate) async fn logout(
             config.mcp_servers.get(&name).map(|b| &b.target),
             Some(McpTarget::Http { .. })
         ) {
-            eprintln!("maven mcp logout: no HTTP server named {name:?} is configured");
+            errln!("maven mcp logout: no HTTP server named {name:?} is configured");
             return ExitCode::from(crate::exit::EXIT_USAGE);
         }
     }
-    let params = serde_json::json!({ "name": name });
-    match crate::ipc::client::call(&data_dir, "mcp_logout", params).await {
+    let req = Request::McpLogout { name: name.clone() };
+    match crate::ipc::client::send(&data_dir, &req).await {
         Ok(_) => {
-            crate::exit::outln!("{name}: OAuth credentials forgotten");
+            outln!("{name}: OAuth credentials forgotten");
             return ExitCode::SUCCESS;
         }
         Err(e) if !matches!(e, crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            eprintln!("maven mcp logout: {e}");
+            errln!("maven mcp logout: {e}");
             return ExitCode::from(crate::exit::EXIT_FAILED);
         }
         Err(_) => {}
@@ -44,7 +46,7 @@ pub(crate) async fn logout(
     let config = match config {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return ExitCode::from(crate::exit::EXIT_USAGE);
         }
     };
@@ -52,11 +54,11 @@ pub(crate) async fn logout(
     let (_lock, store) = match crate::oauth::offline_store(&data_dir, &db).await {
         Ok(Some(held)) => held,
         Ok(None) => {
-            crate::exit::outln!("{name}: no OAuth credentials kept");
+            outln!("{name}: no OAuth credentials kept");
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("maven mcp logout: {e}");
+            errln!("maven mcp logout: {e}");
             return ExitCode::from(crate::exit::EXIT_FAILED);
         }
     };
@@ -64,18 +66,18 @@ pub(crate) async fn logout(
         store: store.clone(),
     });
     let Some(oauth) = crate::oauth::for_server(&config, &name, creds) else {
-        eprintln!("maven mcp logout: {name:?} is not an HTTP server");
+        errln!("maven mcp logout: {name:?} is not an HTTP server");
         return ExitCode::from(crate::exit::EXIT_USAGE);
     };
     let done = oauth.logout().await;
     let _ = store.close().await;
     match done {
         Ok(()) => {
-            crate::exit::outln!("{name}: OAuth credentials forgotten");
+            outln!("{name}: OAuth credentials forgotten");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("maven mcp logout: {e}");
+            errln!("maven mcp logout: {e}");
             ExitCode::from(crate::exit::EXIT_FAILED)
         }
     }
@@ -101,37 +103,37 @@ pub(crate) async fn login(
             config.mcp_servers.get(&name).map(|b| &b.target),
             Some(McpTarget::Http { .. })
         ) {
-            eprintln!("maven mcp login: no HTTP server named {name:?} is configured");
+            errln!("maven mcp login: no HTTP server named {name:?} is configured");
             return ExitCode::from(crate::exit::EXIT_USAGE);
         }
     }
-    let params = serde_json::json!({ "name": name });
-    match crate::ipc::client::call(&data_dir, "mcp_login", params).await {
+    let req = Request::McpLogin { name: name.clone() };
+    match crate::ipc::client::send(&data_dir, &req).await {
         Ok(v) => {
             let link = match serde_json::from_value::<OAuthLink>(v) {
                 Ok(link) => link,
                 Err(e) => {
-                    eprintln!("maven mcp login: the daemon's answer is not a link: {e}");
+                    errln!("maven mcp login: the daemon's answer is not a link: {e}");
                     return ExitCode::from(crate::exit::EXIT_FAILED);
                 }
             };
             let minutes = link.valid_s / 60;
-            crate::exit::outln!(
+            outln!(
                 "Open this link in a browser on this machine within {minutes} minutes; it works once. \
                  Verify with your passkey (or passphrase) there, and the page sends you to the \
                  authorization server:"
             );
-            crate::exit::outln!("{}", shown::line(&link.url));
+            outln!("{}", shown::line(&link.url));
             ExitCode::SUCCESS
         }
         Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            eprintln!(
+            errln!(
                 "maven mcp login: the daemon is not running: authorization goes through its page; start it first"
             );
             ExitCode::from(crate::exit::EXIT_FAILED)
         }
         Err(e) => {
-            eprintln!("maven mcp login: {e}");
+            errln!("maven mcp login: {e}");
             ExitCode::from(crate::exit::EXIT_FAILED)
         }
     }

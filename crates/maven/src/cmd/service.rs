@@ -5,7 +5,7 @@
 //! run; it never runs them. A unit without the mark is someone else's: it is never overwritten
 //! nor removed.
 
-use crate::exit::outln;
+use crate::exit::{errln, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -176,14 +176,14 @@ fn read(path: &Path) -> Result<Option<String>, ExitCode> {
         Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => {
-            eprintln!("maven service: cannot read {}: {e}", path.display());
+            errln!("maven service: cannot read {}: {e}", path.display());
             Err(ExitCode::from(EXIT_FAILED))
         }
     }
 }
 
 fn not_ours(path: &Path, what: &str) -> ExitCode {
-    eprintln!(
+    errln!(
         "maven service {what}: {} exists and was not written by `maven service install` (its first line is not the mark); it is left as it is. Move it away first if Maven should manage it.",
         path.display()
     );
@@ -192,7 +192,7 @@ fn not_ours(path: &Path, what: &str) -> ExitCode {
 
 fn absolute(p: Option<&Path>, what: &str) -> Result<Option<PathBuf>, ExitCode> {
     p.map(std::path::absolute).transpose().map_err(|e| {
-        eprintln!("maven service install: cannot make {what} absolute: {e}");
+        errln!("maven service install: cannot make {what} absolute: {e}");
         ExitCode::from(EXIT_USAGE)
     })
 }
@@ -208,7 +208,7 @@ fn install(path: &Path, config: Option<&Path>, data: Option<&Path>) -> ExitCode 
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("maven service install: cannot find this binary's path: {e}");
+            errln!("maven service install: cannot find this binary's path: {e}");
             return ExitCode::from(EXIT_FAILED);
         }
     };
@@ -219,17 +219,17 @@ fn install(path: &Path, config: Option<&Path>, data: Option<&Path>) -> ExitCode 
     let text = match unit_text(&exe, config.as_deref(), data.as_deref()) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("maven service install: {e}");
+            errln!("maven service install: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
     if let Err(e) = verify(&text) {
-        eprintln!("maven service install: {e}; nothing was written");
+        errln!("maven service install: {e}; nothing was written");
         return ExitCode::from(EXIT_FAILED);
     }
     if let Some(dir) = path.parent() {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!(
+            errln!(
                 "maven service install: cannot create {}: {e}",
                 dir.display()
             );
@@ -240,7 +240,7 @@ fn install(path: &Path, config: Option<&Path>, data: Option<&Path>) -> ExitCode 
     let tmp = path.with_extension("service.tmp");
     if let Err(e) = std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, path)) {
         let _ = std::fs::remove_file(&tmp);
-        eprintln!(
+        errln!(
             "maven service install: cannot write {}: {e}",
             path.display()
         );
@@ -290,7 +290,7 @@ fn verify(text: &str) -> Result<(), String> {
     let out = match out {
         Ok(o) => o,
         Err(e) if e.starts_with("systemd-analyze") => {
-            eprintln!("note: the unit was not checked ({e})");
+            errln!("note: the unit was not checked ({e})");
             return Ok(());
         }
         Err(e) => return Err(e),
@@ -298,7 +298,7 @@ fn verify(text: &str) -> Result<(), String> {
     let said = String::from_utf8_lossy(&out.stderr);
     let said = said.trim();
     if said.contains("Failed to initialize manager") {
-        eprintln!("note: the unit was not checked: systemd-analyze cannot run here ({said})");
+        errln!("note: the unit was not checked: systemd-analyze cannot run here ({said})");
         return Ok(());
     }
     if !out.status.success() || !said.is_empty() {
@@ -322,7 +322,7 @@ fn uninstall(path: &Path) -> ExitCode {
             outln!("first stop and disable it:");
             outln!("  systemctl --user disable --now {UNIT}");
             if let Err(e) = std::fs::remove_file(path) {
-                eprintln!(
+                errln!(
                     "maven service uninstall: cannot remove {}: {e}",
                     path.display()
                 );

@@ -63,7 +63,15 @@ async fn connect(path: &Path) -> std::io::Result<UnixStream> {
 }
 
 /// Sends one request to the daemon of `data_dir` and returns its result.
-pub(crate) async fn call(data_dir: &Path, method: &str, params: Value) -> Result<Value, IpcError> {
+/// [`call`] of one typed request.
+pub(crate) async fn send(
+    data_dir: &Path,
+    req: &crate::ipc::methods::Request,
+) -> Result<Value, IpcError> {
+    call(data_dir, req.method(), req.params()).await
+}
+
+async fn call(data_dir: &Path, method: &str, params: Value) -> Result<Value, IpcError> {
     let path = socket_path(data_dir);
     let no_daemon = |reason: String| IpcError::NoDaemon {
         data_dir: data_dir.display().to_string(),

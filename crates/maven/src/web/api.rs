@@ -12,7 +12,10 @@ use super::error::AppError;
 pub(super) use super::text::cap;
 use super::{creds, diff, session};
 use crate::json;
-use crate::views::{FeedView, ServerStatusView};
+use crate::views::{
+    FeedView, FreshStepUpView, PageToolView, ServerStatusView, SessionView, ShapeChangeView,
+    ToolEventView,
+};
 
 /// How many history entries each act shows.
 pub(super) const HISTORY: u32 = 20;
@@ -22,7 +25,7 @@ pub(super) const ACTS_LOG: u32 = 30;
 pub(super) const DESCRIPTION_CAP: usize = allowlist::DESCRIPTION_CAP;
 
 /// What the session may do now; shared by `/api/session` and the page.
-pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppError> {
+pub(super) async fn session_view(app: &App, cookie: &str) -> Result<SessionView, AppError> {
     let web = &app.web;
     let now = web.clock.now();
     let (csrf, step) = web
@@ -34,16 +37,18 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<Value, AppEr
         session::STEP_UP_FRESH
             .checked_sub(age)
             .filter(|left| !left.is_zero())
-            .map(|left| json!({"method": s.method(), "fresh_for_s": left.as_secs()}))
+            .map(|left| FreshStepUpView {
+                method: s.method().to_owned(),
+                fresh_for_s: left.as_secs(),
+            })
     });
-    let signed_in_for = web.signed_in_for(cookie).map(|d| d.as_secs());
-    Ok(json!({
-        "csrf_token": csrf,
-        "signed_in_for_s": signed_in_for,
-        "step_up": step,
-        "passkeys": web.creds.count().await?,
-        "passphrase": web.passphrase_hash.is_some(),
-    }))
+    Ok(SessionView {
+        csrf_token: csrf,
+        signed_in_for_s: web.signed_in_for(cookie).map(|d| d.as_secs()),
+        step_up: step,
+        passkeys: web.creds.count().await?,
+        passphrase: web.passphrase_hash.is_some(),
+    })
 }
 
 /// `GET /api/session`: the CSRF token to send back, how long the session stays signed in, the
@@ -90,32 +95,32 @@ pub(super) fn actions(state: ToolState) -> &'static [&'static str] {
 }
 
 /// One act as the API shows it.
-pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> Value {
-    let mut v = serde_json::to_value(json::tool(r)).unwrap_or_else(|_| json!({}));
-    v["description"] = json!(cap(&r.description, DESCRIPTION_CAP));
-    v["kind"] = json!(r.kind.as_str());
-    v["changed"] = Value::Array(
-        changes(r)
-            .iter()
-            .map(|c| json!({"field": c.field, "approved": c.approved, "now": c.now}))
-            .collect(),
-    );
-    v["history"] = Value::Array(
-        history
-            .iter()
-            .map(|e| {
-                json!({
-                    "at": json::time(e.at),
-                    "from": e.from.map(ToolState::as_str),
-                    "to": e.to.as_str(),
-                    "actor": e.actor,
-                    "reason": e.reason,
-                })
+pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> PageToolView {
+    let mut row = json::tool(r);
+    row.description = cap(&r.description, DESCRIPTION_CAP);
+    PageToolView {
+        row,
+        kind: r.kind.as_str(),
+        changed: changes(r)
+            .into_iter()
+            .map(|c| ShapeChangeView {
+                field: c.field,
+                approved: c.approved,
+                now: c.now,
             })
             .collect(),
-    );
-    v["actions"] = json!(actions(r.state));
-    v
+        history: history
+            .iter()
+            .map(|e| ToolEventView {
+                at: json::time_str(e.at),
+                from: e.from.map(ToolState::as_str),
+                to: e.to.as_str(),
+                actor: e.actor.clone(),
+                reason: e.reason.clone(),
+            })
+            .collect(),
+        actions: actions(r.state),
+    }
 }
 
 /// Every act with its history.
@@ -135,12 +140,10 @@ pub(super) async fn tool_views(
 pub(super) async fn tools(
     State(app): State<App>,
     headers: HeaderMap,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<Vec<PageToolView>>, AppError> {
     app.web.signed_in(&headers)?;
     let rows = tool_views(&app).await?;
-    Ok(Json(Value::Array(
-        rows.iter().map(|(r, h)| tool_view(r, h)).collect(),
-    )))
+    Ok(Json(rows.iter().map(|(r, h)| tool_view(r, h)).collect()))
 }
 
 /// `GET /api/mcp_servers` (signed in): the shape of `maven mcp status --json`.
@@ -190,7 +193,7 @@ pub(super) async fn enable(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<PageToolView>, AppError> {
     change(&app, &c.0, &name, ToolState::Enabled).await
 }
 
@@ -199,7 +202,7 @@ pub(super) async fn disable(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<PageToolView>, AppError> {
     change(&app, &c.0, &name, ToolState::Disabled).await
 }
 
@@ -214,7 +217,7 @@ async fn change(
     cookie: &str,
     name: &str,
     to: ToolState,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<PageToolView>, AppError> {
     let step = app.web.fresh_step_up(cookie)?;
     let not_found = || {
         AppError::new(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use config::{Secret, WebConfig};
-use serde_json::Value;
+
 use webauthn_rs::{Webauthn, WebauthnBuilder};
 
 use super::creds;
@@ -217,13 +217,12 @@ impl Web {
     }
 
     /// Makes a one-time enrollment link valid for ten minutes (the `web_enroll` IPC method).
-    pub(crate) fn enroll_link(&self) -> Value {
+    pub(crate) fn enroll_link(&self) -> EnrollLink {
         let token = self.sessions.new_enrollment(self.clock.now());
-        let link = EnrollLink {
+        EnrollLink {
             url: format!("{}/enroll#{token}", self.base_url()),
             valid_s: session::ENROLL_VALID.as_secs(),
-        };
-        serde_json::to_value(link).unwrap_or(Value::Null)
+        }
     }
 
     pub(super) fn host_ok(&self, host: &str) -> bool {

@@ -26,7 +26,6 @@
 mod api;
 mod app;
 mod auth;
-pub(crate) mod cli;
 mod creds;
 mod diff;
 mod error;

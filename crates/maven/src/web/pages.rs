@@ -17,7 +17,7 @@ use super::api;
 use super::app::{peer_of, App, Conn};
 use super::error::AppError;
 use crate::json;
-use crate::views::{FeedView, QuestionView, ServerStatusView};
+use crate::views::{FeedView, QuestionView, ServerStatusView, SessionView, Transport};
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -107,8 +107,7 @@ pub(super) async fn enroll(
 ) -> Result<Response, AppError> {
     let (cookie, set) = app.web.ensure_session(&headers, peer_of(conn))?;
     let s = api::session_view(&app, &cookie).await?;
-    let csrf = s["csrf_token"].as_str().unwrap_or("");
-    let mut h = head("Maven — enroll a passkey", csrf);
+    let mut h = head("Maven — enroll a passkey", &s.csrf_token);
     h.push_str(
         "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>\
          <section class=\"card\" id=\"enroll\"><h2>Enroll a passkey</h2>\
@@ -122,21 +121,20 @@ pub(super) async fn enroll(
 }
 
 /// The step-up card: its state, the passkey button, the passphrase form, the status line.
-fn stepup_card(h: &mut String, s: &Value) {
+fn stepup_card(h: &mut String, s: &SessionView) {
     h.push_str("<section class=\"card\" id=\"stepup\"><h2>Step-up</h2>");
     let _ = write!(
         h,
         "<p id=\"stepup-state\" data-passkeys=\"{}\" data-passphrase=\"{}\">",
-        s["passkeys"].as_u64().unwrap_or(0),
-        s["passphrase"].as_bool().unwrap_or(false)
+        s.passkeys, s.passphrase
     );
-    match (s["signed_in_for_s"].as_u64(), s["step_up"].as_object()) {
+    match (s.signed_in_for_s, &s.step_up) {
         (Some(_), Some(st)) => {
             let _ = write!(
                 h,
                 "Verified with {} — fresh for {} more seconds.",
-                val(st.get("method")),
-                val(st.get("fresh_for_s"))
+                text(&st.method),
+                st.fresh_for_s
             );
         }
         (Some(left), None) => {
@@ -151,7 +149,7 @@ fn stepup_card(h: &mut String, s: &Value) {
         ),
     }
     h.push_str("</p>");
-    if s["passkeys"].as_u64().unwrap_or(0) > 0 {
+    if s.passkeys > 0 {
         h.push_str("<button type=\"button\" id=\"stepup-passkey\">Verify with passkey</button> ");
     } else {
         h.push_str(
@@ -159,7 +157,7 @@ fn stepup_card(h: &mut String, s: &Value) {
              open the link it prints.</p>",
         );
     }
-    if s["passphrase"].as_bool().unwrap_or(false) {
+    if s.passphrase {
         h.push_str(
             "<form id=\"stepup-passphrase\"><label>Passphrase <input type=\"password\" \
              name=\"passphrase\" autocomplete=\"current-password\" required></label> \
@@ -178,8 +176,7 @@ pub(super) async fn oauth_login(
 ) -> Result<Response, AppError> {
     let (cookie, set) = app.web.ensure_session(&headers, peer_of(conn))?;
     let s = api::session_view(&app, &cookie).await?;
-    let csrf = s["csrf_token"].as_str().unwrap_or("");
-    let mut h = head("Maven — authorize an MCP server", csrf);
+    let mut h = head("Maven — authorize an MCP server", &s.csrf_token);
     h.push_str(
         "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>\
          <section class=\"card\" id=\"oauth-login\"><h2>Authorize an MCP server</h2>\
@@ -230,8 +227,8 @@ pub(super) async fn tools(
 ) -> Result<Response, AppError> {
     let (cookie, set) = app.web.ensure_session(&headers, peer_of(conn))?;
     let s = api::session_view(&app, &cookie).await?;
-    if s["signed_in_for_s"].is_null() {
-        let mut h = head("Maven — sign in", s["csrf_token"].as_str().unwrap_or(""));
+    if s.signed_in_for_s.is_none() {
+        let mut h = head("Maven — sign in", &s.csrf_token);
         h.push_str("<header><h1>Maven</h1></header><main>");
         stepup_card(&mut h, &s);
         h.push_str("</main></body></html>");
@@ -239,8 +236,7 @@ pub(super) async fn tools(
     }
     let rows = api::tool_views(&app).await?;
     let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
-    let csrf = s["csrf_token"].as_str().unwrap_or("");
-    let mut h = head("Maven — tools", csrf);
+    let mut h = head("Maven — tools", &s.csrf_token);
     let _ = write!(
         h,
         "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>"
@@ -415,11 +411,11 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
              <dt>tools</dt><dd>{8} offered, {9} proposed, {10} enabled</dd>\
              <dt>last error</dt><dd>{11}</dd><dt>next retry</dt><dd>{12}</dd></dl>",
             esc(&s.name),
-            text(&s.transport),
+            s.transport.as_str(),
             text(&s.target),
             text(&s.trust),
             s.enabled,
-            text(&s.state),
+            text(&s.state.text()),
             match (&s.protocol_version, &s.era, &s.era_chosen) {
                 (Some(v), Some(era), Some(how)) =>
                     format!("{} ({}: {})", text(v), text(era), text(how)),
@@ -456,7 +452,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             }
             h.push_str("</ul></details>");
         }
-        if s.transport == "http" {
+        if s.transport == Transport::Http {
             let auth = s.auth.as_ref().map(ToString::to_string);
             let _ = write!(
                 h,
@@ -513,6 +509,78 @@ fn feeds_card(h: &mut String, feeds: &[FeedView]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn session(passkeys: usize, passphrase: bool) -> SessionView {
+        SessionView {
+            csrf_token: "t".into(),
+            signed_in_for_s: None,
+            step_up: None,
+            passkeys,
+            passphrase,
+        }
+    }
+
+    #[test]
+    fn the_step_up_card_carries_what_the_script_reads() {
+        // The script decides on the passkey button by `dataset.passkeys === "0"`.
+        assert!(SCRIPT.contains("state.dataset.passkeys === \"0\""));
+        assert!(SCRIPT.contains("getElementById(\"stepup-state\")"));
+        let mut none = String::new();
+        stepup_card(&mut none, &session(0, false));
+        assert!(
+            none.contains("<p id=\"stepup-state\" data-passkeys=\"0\" data-passphrase=\"false\">"),
+            "{none}"
+        );
+        assert!(!none.contains("stepup-passkey") && !none.contains("stepup-passphrase"));
+        let mut both = String::new();
+        stepup_card(&mut both, &session(2, true));
+        assert!(both.contains("data-passkeys=\"2\" data-passphrase=\"true\""));
+        assert!(
+            both.contains("id=\"stepup-passkey\"") && both.contains("id=\"stepup-passphrase\"")
+        );
+    }
+
+    #[test]
+    fn the_authorization_line_is_decided_by_the_transport() {
+        let server = |transport: Transport| ServerStatusView {
+            name: "notes".into(),
+            transport,
+            target: "x".into(),
+            enabled: true,
+            state: crate::views::ServerState::Ready,
+            trust: "t".into(),
+            protocol_version: None,
+            era: None,
+            era_chosen: None,
+            server_info: None,
+            tools_offered: None,
+            tools_proposed: 0,
+            tools_enabled: 0,
+            tools_refused: Vec::new(),
+            last_error: None,
+            next_retry: None,
+            stderr_tail: None,
+            violations: 0,
+            dials: 0,
+            unstable: None,
+            auth: None,
+        };
+        let mut http = String::new();
+        servers_card(&mut http, &[server(Transport::Http)]);
+        assert!(http.contains("<span class=\"badge\">http</span>"), "{http}");
+        assert!(
+            http.contains("data-oauth=\"connect\" data-name=\"notes\""),
+            "{http}"
+        );
+        let mut stdio = String::new();
+        servers_card(&mut stdio, &[server(Transport::Stdio)]);
+        assert!(
+            stdio.contains("<span class=\"badge\">stdio</span>"),
+            "{stdio}"
+        );
+        assert!(!stdio.contains("data-oauth"), "{stdio}");
+        assert!(stdio.contains("<dt>state</dt><dd>ready</dd>"), "{stdio}");
+    }
 
     #[test]
     fn escapes() {

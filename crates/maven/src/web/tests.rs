@@ -610,7 +610,7 @@ async fn passkey_routes_refuse_what_they_cannot_verify() {
         (StatusCode::FORBIDDEN, "enroll_link")
     );
     let link = t.app.web.enroll_link();
-    let url = link["url"].as_str().unwrap();
+    let url = link.url.as_str();
     assert!(url.starts_with("http://localhost:8765/enroll#"), "{url}");
     let token = url.split('#').nth(1).unwrap();
     let r = send(&t, post("/api/enroll/start", &s, json!({"token": token}))).await;

@@ -905,3 +905,35 @@ fn the_cli_exits_quietly_on_a_closed_pipe() {
         assert_eq!(stderr(&out), "", "{args:?}: quiet");
     }
 }
+
+/// A command whose stderr is a pipe nobody reads says its failure into it and ends with its
+/// own exit code: a closed stderr never turns into a panic (101).
+#[test]
+fn the_cli_keeps_its_exit_code_on_a_closed_stderr() {
+    let home = Home::new();
+    let bad_config = home.dir.path().join("bad.json");
+    std::fs::write(&bad_config, "{ not json").unwrap();
+    for (args, code) in [
+        // No daemon runs: "not running" on stderr, exit 2.
+        (&["status"][..], 2),
+        (&["mcp", "status", "--json"], 2),
+        // A configuration that does not parse: its problems on stderr, exit 1.
+        (&["config", "check", bad_config.to_str().unwrap()], 1),
+        // A usage error of its own: exit 2.
+        (&["web", "passphrase"], 2),
+    ] {
+        let mut c = maven();
+        c.arg("--data").arg(home.data());
+        c.env("XDG_CONFIG_HOME", home.dir.path().join("xdg"));
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = c
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(writer)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+    }
+}

@@ -2,6 +2,7 @@
 //! directories, talked to through the real CLI and the real socket.
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail loudly by design")]
+#![allow(clippy::disallowed_macros, reason = "tests print what they measured")]
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Integration tests of the store, against real SQLite files in temporary directories.
 
+#![allow(clippy::disallowed_macros, reason = "tests print what they measured")]
 // Helpers outside `#[test]` functions unwrap too: a failed setup is a failed test.
 #![allow(clippy::unwrap_used)]
 // The store's own tests open their databases (elsewhere only under the data directory's lock).

@@ -10,6 +10,11 @@
 //! this client declares the `elicitation` capability and accepts an elicitation with the
 //! defaults of its requested schema, as the `elicitation-sep1034-client-defaults` scenario asks.
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a test tool: its output is for the tests that run it"
+)]
+
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;

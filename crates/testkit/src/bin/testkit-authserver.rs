@@ -2,6 +2,11 @@
 //! server it protects), well-behaved, for end-to-end tests of the daemon and the page. Prints
 //! its base URL (`http://127.0.0.1:PORT`) on stdout and serves until killed.
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a test server: its output is for the tests that run it"
+)]
+
 use std::io::Write as _;
 
 fn main() -> std::process::ExitCode {

@@ -65,6 +65,10 @@
 //!   With `--modern` it also answers `server/discover` (listing 2026-07-28 and 2025-11-25) and
 //!   its `tools/call` answers carry `resultType`.
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a test server: its output is for the tests that run it"
+)]
 // A test fixture: a broken invariant (a poisoned lock, an unwritable record file) should crash
 // the server loudly, which fails the test that started it.
 #![allow(clippy::unwrap_used)]

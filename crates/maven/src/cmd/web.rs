@@ -1,11 +1,9 @@
 //! `maven web enroll` and `maven web passphrase`.
 
-use crate::exit::outln;
+use crate::exit::{errln, outln};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-
-use serde_json::json;
 
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 use crate::views::EnrollLink;
@@ -21,29 +19,32 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("maven web enroll: cannot start the async runtime: {e}");
+            errln!("maven web enroll: cannot start the async runtime: {e}");
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    match rt.block_on(crate::ipc::client::call(data_dir, "web_enroll", json!({}))) {
+    match rt.block_on(crate::ipc::client::send(
+        data_dir,
+        &crate::ipc::methods::Request::WebEnroll,
+    )) {
         Ok(v) => {
             let link: EnrollLink = match serde_json::from_value(v) {
                 Ok(l) => l,
                 Err(e) => {
-                    eprintln!("maven web enroll: the daemon sent an answer of another shape: {e}");
+                    errln!("maven web enroll: the daemon sent an answer of another shape: {e}");
                     return ExitCode::from(EXIT_FAILED);
                 }
             };
             let (url, mins) = (link.url, link.valid_s / 60);
             outln!("{url}");
-            eprintln!(
+            errln!(
                 "Open this link in a browser on this machine within {mins} minutes to enroll a passkey; it works once."
             );
             let _ = std::io::stdout().flush();
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("maven web enroll: {e}");
+            errln!("maven web enroll: {e}");
             ExitCode::from(e.exit_code())
         }
     }
@@ -73,24 +74,22 @@ pub(crate) fn passphrase() -> ExitCode {
     let pass = match read {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("maven web passphrase: {e}");
+            errln!("maven web passphrase: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
     if pass.chars().count() < MIN_PASSPHRASE {
-        eprintln!(
-            "maven web passphrase: the passphrase needs at least {MIN_PASSPHRASE} characters"
-        );
+        errln!("maven web passphrase: the passphrase needs at least {MIN_PASSPHRASE} characters");
         return ExitCode::from(EXIT_USAGE);
     }
     match stepup::hash_passphrase(&pass) {
         Ok(h) => {
             outln!("{h}");
-            eprintln!("Put this line in the configuration as \"web\": {{\"passphrase_hash\": \"...\"}} and restart the daemon.");
+            errln!("Put this line in the configuration as \"web\": {{\"passphrase_hash\": \"...\"}} and restart the daemon.");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("maven web passphrase: cannot hash: {e}");
+            errln!("maven web passphrase: cannot hash: {e}");
             ExitCode::from(EXIT_FAILED)
         }
     }

@@ -1,0 +1,293 @@
+//! The commands that print a view of the running daemon: `maven status`, `tools`, `notes`,
+//! `feeds status` and `mcp status`, as the daemon's JSON with `--json`, else as text.
+
+use crate::exit::{errln, outln};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use shown::line;
+
+use super::runtime;
+use crate::exit::EXIT_FAILED;
+use crate::ipc::client as ipc;
+use crate::ipc::methods::Request;
+use crate::views::{FeedView, NoteView, ServerStatusView, StatusView, ToolView};
+
+/// What the command line says when the daemon answers in a shape it does not know.
+pub(crate) const OTHER_SHAPE: &str = "the daemon sent an answer of another shape";
+
+/// Runs one IPC request against the daemon and prints the result: as the daemon sent it with
+/// `--json`, else read back as its view `T` and handed to `show`.
+pub(crate) fn client<T: DeserializeOwned>(
+    data_dir: &Path,
+    req: Request,
+    as_json: bool,
+    show: impl FnOnce(&T),
+) -> ExitCode {
+    let method = req.method();
+    let res = runtime(async {
+        match ipc::send(data_dir, &req).await {
+            Ok(v) if as_json => {
+                print_json(&v);
+                ExitCode::SUCCESS
+            }
+            Ok(v) => match serde_json::from_value::<T>(v) {
+                Ok(t) => {
+                    show(&t);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    errln!(
+                        "maven {method}: {OTHER_SHAPE}: {}",
+                        shown::line(&e.to_string())
+                    );
+                    ExitCode::from(EXIT_FAILED)
+                }
+            },
+            Err(e) => {
+                errln!("maven {method}: {}", shown::block(&e.to_string()));
+                ExitCode::from(e.exit_code())
+            }
+        }
+    });
+    let _ = std::io::stdout().flush();
+    res
+}
+
+pub(crate) fn print_json(v: &Value) {
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => outln!("{s}"),
+        Err(e) => errln!("maven: cannot print JSON: {e}"),
+    }
+}
+
+/// An optional text as the tables show it: a dash when absent, a one-line field (`shown::line`).
+fn or_dash(v: &Option<String>) -> std::borrow::Cow<'_, str> {
+    v.as_deref()
+        .map_or(std::borrow::Cow::Borrowed("-"), shown::line)
+}
+
+/// Text that may span lines, shown under a field: newlines kept (each continuation indented by
+/// `indent`, so no line of it can pass for a row of its own), every other hazard escaped.
+fn indented_block(s: &str, indent: &str) -> String {
+    shown::block(s).replace('\n', &format!("\n{indent}"))
+}
+
+/// An optional count as the tables show it: `null` when absent, as the JSON has it.
+fn or_null<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "null".to_owned(), |n| n.to_string())
+}
+
+// Every field below that a server, a feed or a child wrote (and, to be plain about it, every
+// other string field too) is shown through `shown`: `line` for one-line fields, `block` for
+// text that may span lines. The `--json` outputs print the daemon's answer as it is.
+
+pub(crate) fn print_status(v: &StatusView) {
+    outln!("maven {} — up {}s", line(&v.version), v.uptime_s);
+    outln!("data: {}", line(&v.data_dir));
+    let parts: Vec<String> = v
+        .acts
+        .pairs()
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    outln!("acts: {}", parts.join(", "));
+    outln!("MCP servers: {}", v.mcp_servers.len());
+    for srv in &v.mcp_servers {
+        outln!(
+            "  {:<20} {:<6} {}",
+            line(&srv.name),
+            srv.transport.as_str(),
+            line(&srv.state.text())
+        );
+    }
+    outln!("feeds: {}", v.feeds.len());
+    for f in &v.feeds {
+        outln!("  {:<20} {}", line(&f.name), line(&f.url));
+    }
+    outln!("log lines dropped: {}", v.log_lines_dropped);
+    if let Some(w) = &v.web {
+        outln!(
+            "page: {} — {}/{} connections, {} refused; passphrase: {} verified, {} refused{}",
+            line(&w.url),
+            w.connections,
+            w.max_connections,
+            w.connections_refused,
+            w.passphrase_verifications,
+            w.passphrase_attempts_refused,
+            w.passphrase_locked_for_s
+                .map_or_else(String::new, |s| format!(", locked for {s} s"))
+        );
+        outln!(
+            "page peers: uid check {}; {} connections of other users closed",
+            line(&w.peer_uid_check),
+            w.connections_refused_other_uid
+        );
+    }
+    if let Some(l) = &v.limits {
+        outln!(
+            "limits: {} descriptors ({} reserved); IPC {}/{} connections, {} refused",
+            l.descriptors,
+            l.descriptors_reserved,
+            l.ipc_connections,
+            l.ipc_max_connections,
+            l.ipc_connections_refused
+        );
+    }
+}
+
+pub(crate) fn print_tools(rows: &Vec<ToolView>) {
+    if rows.is_empty() {
+        outln!("no tools yet: acts come from the config and from enabled MCP servers");
+        return;
+    }
+    outln!(
+        "{:<32} {:<9} {:<11} {:<16} {:<14} description",
+        "name",
+        "state",
+        "destructive",
+        "scope",
+        "fingerprint"
+    );
+    for r in rows {
+        let fp = r.fingerprint.as_deref().unwrap_or("-");
+        let fp: String = fp
+            .rsplit(':')
+            .next()
+            .unwrap_or(fp)
+            .chars()
+            .take(12)
+            .collect();
+        let desc: String = r.description.chars().take(60).collect();
+        outln!(
+            "{:<32} {:<9} {:<11} {:<16} {:<14} {}",
+            line(&r.name),
+            line(&r.state),
+            if r.destructive { "yes" } else { "no" },
+            line(&r.scope),
+            line(&fp),
+            line(&desc)
+        );
+        let prov = r.provenance.as_str();
+        if prov != "-" && !prov.is_empty() {
+            outln!("    {}", line(prov));
+        }
+    }
+}
+
+pub(crate) fn print_feeds(rows: &Vec<FeedView>) {
+    if rows.is_empty() {
+        outln!("no feeds configured");
+        return;
+    }
+    for f in rows {
+        let noted = f.items_noted.map_or("-".to_string(), |n| n.to_string());
+        let live = f.live.as_ref();
+        outln!(
+            "{:<20} {:<12} noted {:<6} last ok {:<20} next {}",
+            line(&f.name),
+            live.map_or(std::borrow::Cow::Borrowed("-"), |l| line(&l.state)),
+            noted,
+            or_dash(&f.last_success),
+            or_dash(&f.next_poll)
+        );
+        outln!("    {}", line(&f.url));
+        if let Some(to) = live.and_then(|l| l.moved_to.as_deref()) {
+            outln!(
+                "    redirects to {} (the config is left as it is)",
+                line(to)
+            );
+        }
+        if let Some(e) = &f.last_error {
+            outln!("    error: {}", line(e));
+        }
+        if let Some(w) = live.and_then(|l| l.warning.as_deref()) {
+            outln!("    warning: {}", line(w));
+        }
+    }
+}
+
+pub(crate) fn print_notes(rows: &Vec<NoteView>) {
+    if rows.is_empty() {
+        outln!("no notes");
+        return;
+    }
+    for n in rows {
+        // A note is a feed item's title and summary: its lines are kept, indented under the row.
+        outln!(
+            "[{}] {} — {}",
+            or_dash(&n.created),
+            line(&n.source),
+            indented_block(&n.text, "    ")
+        );
+        if let Some(l) = &n.link {
+            outln!("    {}", line(l));
+        }
+    }
+}
+
+/// The longest refused tool name `maven mcp status` shows whole.
+const REFUSED_NAME_SHOWN: usize = 64;
+
+pub(crate) fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
+    if rows.is_empty() {
+        outln!("no MCP servers configured");
+        return;
+    }
+    for r in rows {
+        outln!(
+            "{} ({}, {})",
+            line(&r.name),
+            r.transport.as_str(),
+            line(&r.state.text())
+        );
+        outln!("  target:   {}", line(&r.target));
+        outln!("  trust:    {}", line(&r.trust));
+        if let Some(p) = &r.protocol_version {
+            let (name, version) = r
+                .server_info
+                .as_ref()
+                .map_or(("-", "-"), |i| (i.name.as_str(), i.version.as_str()));
+            outln!(
+                "  server:   {} {} (protocol {})",
+                line(name),
+                line(version),
+                line(p)
+            );
+            if let (Some(era), Some(how)) = (&r.era, &r.era_chosen) {
+                outln!("  era:      {} ({})", line(era), line(how));
+            }
+        }
+        outln!(
+            "  tools:    {} offered, {} proposed, {} enabled",
+            or_null(r.tools_offered),
+            r.tools_proposed,
+            r.tools_enabled
+        );
+        for t in &r.tools_refused {
+            outln!(
+                "  refused:  {} — {}",
+                shown::capped(&t.tool, REFUSED_NAME_SHOWN),
+                line(&t.reason)
+            );
+        }
+        if let Some(a) = &r.auth {
+            outln!("  auth:     {}", line(&a.to_string()));
+        }
+        if let Some(e) = &r.last_error {
+            outln!("  error:    {}", line(e));
+        }
+        if let Some(u) = &r.unstable {
+            outln!("  warning:  {}", line(u));
+        }
+        if let Some(t) = r.stderr_tail.as_deref().filter(|t| !t.trim().is_empty()) {
+            outln!(
+                "  stderr:   {}",
+                indented_block(t.trim_end(), "            ")
+            );
+        }
+    }
+}
