@@ -575,7 +575,10 @@ async fn flood(o: &Opts) -> Res<()> {
 
 // ---- P-5: isolation through the manager ------------------------------------------------------
 
-#[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a benchmark measures wall time and calls tools through the manager"
+)]
 async fn isolate(o: &Opts) -> Res<()> {
     use tokio_util::sync::CancellationToken;
     use tokio_util::task::TaskTracker;

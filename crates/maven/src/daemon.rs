@@ -3,6 +3,13 @@
 //! Everything the daemon runs is spawned on one [`TaskTracker`] under one
 //! [`CancellationToken`]; SIGINT or SIGTERM cancels the token, and the daemon waits (with a
 //! deadline) for every task to finish before it removes its socket and releases its lock.
+//!
+//! The data directory is locked with an OS file lock ([`crate::datadir::DataLock`]), which the
+//! kernel releases however the process dies; so a socket file found at start is always stale
+//! and is removed. At start the daemon raises its soft `RLIMIT_NOFILE` to the hard limit and
+//! keeps [`FD_RESERVE`] descriptors plus one per IPC slot for everything but the page's
+//! connections; the page's connection bound is what is left (at most 64), so a flood of the
+//! page cannot starve IPC, dials or polls of descriptors. Both limits are in `maven status`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};

@@ -49,6 +49,90 @@
 //! Pure functions over tools live in [`tools`]: [`tools::fingerprint`] and the reduction
 //! of results to text. What Maven does with a tool (verdicts, local names) is not protocol: the
 //! `allowlist` crate decides it.
+//!
+//! # How it works
+//!
+//! `rpc::Core` holds one connection's JSON-RPC state: an integer id counter, the pending table
+//! keyed
+//! by exact id, the recently given-up ids (their late answers are ignored, not counted), violation
+//! counters, a token bucket for inbound requests, and the `list_changed` signal. Every frame from
+//! either transport goes through `Core::on_frame`; server requests other than `ping` get -32601,
+//! except a legacy `elicitation/create`: held for the owner while a call made for the owner is in
+//! flight (`held.rs`: the call goes on in its own task, its deadline stopped while the question
+//! waits, at most two minutes; a question dropped unanswered is declined), else declined.
+//! The modern era's error codes get variants of their own there (`UnsupportedVersion` with the
+//! server's `supported` list, capped; `HeaderMismatch`).
+//! `stdio.rs` runs the server in its own process group with a minimal environment; a reader task
+//! reads lines with `take(cap + 1).read_until`, so a line over the 4 MiB frame cap is never
+//! assembled and ends the connection; a supervisor owns the child (stdin closed → wait → SIGTERM to
+//! the group → wait → SIGKILL) and always reaps it. `http.rs` runs each exchange inside the
+//! caller's future through the server's own webfetch door: JSON or SSE answers (its own SSE parser,
+//! capped per event), server requests answered mid-stream, a dropped SSE stream resumed with
+//! `Last-Event-ID`, one re-initialize on session loss, and optionally the standalone GET stream;
+//! in the modern era, no session, the request metadata mirrored into headers (`Mcp-Method`,
+//! `Mcp-Name`, `Mcp-Param-*`), and the JSON-RPC error in a 4xx body read as the answer.
+//!
+//! **Eras.** `era.rs` (a leaf) holds the owner's choice (`Protocol`: the block's `protocol` key,
+//! `auto` by default), the per-request `_meta` member (protocol version, capabilities, client
+//! info — written once per connection and spliced into every request's params) and the version
+//! rule. On connect, `auto` sends `server/discover` first: a discover result listing 2026-07-28
+//! makes the connection modern; `UnsupportedProtocolVersion` listing it gets exactly one retry
+//! (a second refusal is an error, never a loop); a server listing only legacy versions, or
+//! answering with anything that is not a recognised modern answer (-32601, `{}`, a 4xx without a
+//! modern error body, silence until the deadline — a probe's deadline does not drop the
+//! connection), falls back to `initialize`; no version in common is an error naming both lists.
+//! A pinned era never falls back. The choice and how it was made are in `ServerInfo::{era,
+//! chosen}`, which status and inspect show. The modern health check is `server/discover` (the
+//! era has no `ping`); a server that declares `tools.listChanged` gets one `subscriptions/listen`
+//! stream opted into `toolsListChanged` only, re-opened with a jittered `backoff::Backoff` (1 s
+//! doubling to 60 s), its notifications bounded by the inbound rate limit and the frame cap. A listing's `ttlMs` sets
+//! the next re-listing, clamped to [1 minute, `refresh`].
+//! `headers.rs` validates a tool's `x-mcp-header` declarations (token names, unique
+//! case-insensitively, primitive types, reachable through `properties` only); over modern HTTP a
+//! tool with an invalid one is left out of the listing (`ToolList::rejected`, with the reason)
+//! and the valid ones become `Mcp-Param-*` headers of its calls, values plain or in the Base64
+//! sentinel. `input.rs` reads an `input_required` result (at most 16 input requests, a
+//! `requestState` of at most 64 KiB echoed byte for byte, at most 8 rounds): roots get an empty
+//! list, sampling is declined (left unanswered; a server that asks only for sampling twice gets an
+//! error), elicitations become `Ask`s — form fields, a URL shown as text, or a secret (a field
+//! named like a password, token or key) declined unseen. `Client::start_call` returns them as
+//! `CallStep::Input` for the owner, `Client::resume_call` retries with a new id;
+//! `Client::call_tool` answers them with the client's handler, else declines.
+//! `handshake.rs` is the leaf both transports and the client share: the `initialize` request and
+//! the reading of its result, and the reading of a `server/discover` result. `config.rs` holds the
+//! connection types (`Transport`, `ServerConfig`, `Limits`, `ClientOptions`). `tools.rs` holds the
+//! pure functions over tools: the fingerprint and results reduced to text (what Maven does with a
+//! tool is the allowlist's). Schemas are kept as received, any 2020-12 keyword included (the
+//! fingerprint covers them); nothing in Maven dereferences a network `$ref`.
+//!
+//! The stdio `tools/call` hot path: a caller takes an id from the pending table (a
+//! `std::sync::Mutex` held for one insert; ids are hashed by a multiply, since the table only ever
+//! holds ids the client issued), encodes the frame with `rpc::encode_tool_call` (the params
+//! written member by member), and writes the whole frame to the child's stdin itself with one
+//! non-blocking write; only when the pipe is full, or frames are already queued, does the frame (or
+//! its unwritten rest) go to the writer task. The send is synchronous, so a dropped caller never
+//! leaves half a frame. The caller then waits on a oneshot under its deadline. The reader task
+//! reads one bounded line, checks it for UTF-8 once, and `Core::on_frame` reads the envelope with a
+//! hand-written serde visitor: `id`, `result` and `error` stay borrowed raw JSON, the id must match
+//! exactly, and the raw result goes through the oneshot. `ToolOutcome::from_result` then reads it
+//! in one pass into borrowed views (text borrowed from the frame, other blocks read through and
+//! dropped).
+//!
+//! The manager gives each enabled server a task of its own that dials (never in start-up), lists,
+//! pings and re-dials; a failed dial backs off (a `backoff::Backoff`, jittered) between
+//! `ManagerOptions`' bounds. No lock is held
+//! across an await: `Manager::status` and calls to other servers never wait on a slow one. Complete
+//! listings leave as `Discovery` events on a channel; what they mean for the allowlist is the
+//! daemon's business.
+//!
+//! `mcp::Error::was_sent` says whether a request may have reached the server (false only when it
+//! certainly did not: spawn, configuration, no connection); `Client::dial` is `connect` that also
+//! gives back the stderr tail of a server that died during the handshake (the stderr reader drains
+//! what is there for a moment when the connection ends), which the manager keeps for status.
+//! `mcp` reaches OAuth through the `oauth` crate's narrow interface, in one place (`http.rs`,
+//! `HttpLink::send`): `OAuth::headers_for` (the `Authorization` and `DPoP` headers of a request)
+//! and `OAuth::on_answer` (a response → `Verdict::SendAgain` with new headers, `Verdict::Take`,
+//! or an `AuthError`, which `mcp::Error::Auth` carries: `needs authorization` among them).
 
 // This crate reads untrusted bytes: a failure is an error value, never a panic.
 #![warn(clippy::expect_used, clippy::panic)]

@@ -1,5 +1,10 @@
 //! The daemon's side of IPC: the socket, the accept loop, the bounds on connections, and one
 //! answer per request. Which methods exist is the [`Dispatch`] implementation's business.
+//!
+//! The socket is made 0600. At most `MAX_CONNECTIONS` (128) connections are served at once; one
+//! beyond them is answered with one `-32001` "busy" line and closed, so the backlog never fills.
+//! A connection has 5 s for its first complete line and 30 s between later ones; each line is
+//! one bounded JSON value ([`crate::ipc::protocol`]) and gets exactly one answer.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

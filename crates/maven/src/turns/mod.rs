@@ -387,6 +387,7 @@ impl Turns {
         };
         let request = match self.executor.prepare(&row, tail, utterance) {
             Ok(allowlist::run::Next::Run) => {
+                #[expect(clippy::disallowed_methods, reason = "a turn runs the act")]
                 let ran = self.executor.run(&row.name, tail, utterance).await;
                 return self.report(&row, ran).await;
             }
@@ -459,6 +460,7 @@ impl Turns {
                 )
             }
         };
+        #[expect(clippy::disallowed_methods, reason = "a turn runs the act")]
         let ran = self.executor.run_confirmed(confirmation).await;
         self.report(&row, ran).await
     }
@@ -466,6 +468,10 @@ impl Turns {
     /// The answer of a turn that ran (or tried to run) `row`, and the question it waits on.
     /// A round whose every question Maven declined itself (secrets) is sent on at once: only a
     /// question the owner was shown waits for the owner's next turn.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a turn answers the server's question and the act goes on"
+    )]
     async fn report(
         &self,
         row: &ToolRow,
@@ -510,6 +516,10 @@ impl Turns {
     }
 
     /// The owner's answer to the server's question of the last turn.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a turn answers the server's question and the act goes on"
+    )]
     async fn answer_input(&self, w: Box<Waiting>, text: &str) -> (TurnOutcome, Option<Pending>) {
         let act = w.act().to_owned();
         match self.executor.answer_input(w, text).await {

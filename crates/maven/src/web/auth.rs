@@ -127,6 +127,10 @@ pub(super) async fn passkey_finish(
 ) -> Result<Json<Value>, AppError> {
     let web = &app.web;
     let state = ceremony(&app, &c.0, "verification", |s| s.authentication.take())?;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the page verifies the owner's passkey"
+    )]
     let (step, result) = stepup::finish_passkey(&web.webauthn, &cred, &state, web.clock.now())
         .map_err(|e| {
             AppError::new(
@@ -224,6 +228,10 @@ pub(super) async fn passphrase(
     })?;
     let now = web.clock.now();
     let clock = web.clock.clone();
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the page verifies the owner's passphrase"
+    )]
     let step = web
         .gate
         .verify(

@@ -1,6 +1,9 @@
 //! A legacy server's `elicitation/create` sent while a call for the owner is in flight: held,
 //! returned as a question, answered later, and the call goes on — over stdio and HTTP.
 
+// The manager's own tests call its servers' tools (in the daemon only the executor does).
+#![allow(clippy::disallowed_methods)]
+
 use std::sync::Arc;
 
 use mcp::{CallStep, Client, Protocol, ServerConfig};

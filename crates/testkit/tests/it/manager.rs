@@ -1,6 +1,9 @@
 //! The connection manager against real `testkit-mcp` processes and a black-holed endpoint:
 //! isolation, discovery events, refresh, re-dial, dark servers.
 
+// The manager's own tests call its servers' tools (in the daemon only the executor does).
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::time::Duration;

@@ -1,6 +1,9 @@
 //! The modern era (MCP 2026-07-28) against `testkit-mcp --modern`, well-behaved and hostile,
 //! over stdio and Streamable HTTP.
 
+// The manager's own tests call its servers' tools (in the daemon only the executor does).
+#![allow(clippy::disallowed_methods)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
