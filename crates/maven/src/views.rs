@@ -443,6 +443,23 @@ pub(crate) struct EnrollLink {
     pub(crate) valid_s: u64,
 }
 
+/// One executed act as the page's recent acts show it (`GET /api/acts_log`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ActView {
+    pub(crate) id: i64,
+    /// When it ran (RFC 3339).
+    pub(crate) at: Option<String>,
+    pub(crate) tool: String,
+    /// The turn that ran it, cut to 200 characters.
+    pub(crate) utterance: String,
+    /// The turn that confirmed it, for a destructive act.
+    pub(crate) confirmed_by: Option<String>,
+    pub(crate) ok: bool,
+    /// `ok`, `failed` or `unknown` (the store's `result` column).
+    pub(crate) outcome: &'static str,
+    pub(crate) duration_ms: u64,
+}
+
 /// A one-time link that starts a server's OAuth authorization on the page (the `mcp_login`
 /// method).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -4,7 +4,6 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use serde_json::{json, Value};
 use store::{ToolRow, ToolState};
 
 use super::app::{no_session, peer_of, App, Conn, SessionCookie};
@@ -13,8 +12,8 @@ pub(super) use super::text::cap;
 use super::{creds, diff, session};
 use crate::json;
 use crate::views::{
-    FeedView, FreshStepUpView, PageToolView, ServerStatusView, SessionView, ShapeChangeView,
-    ToolEventView,
+    ActView, FeedView, FreshStepUpView, PageToolView, ServerStatusView, SessionView,
+    ShapeChangeView, ToolEventView,
 };
 
 /// How many history entries each act shows.
@@ -165,27 +164,27 @@ pub(super) async fn feeds(
 }
 
 /// One executed act as the page shows it (the arguments and output stay in the store).
-pub(super) fn act_view(a: &store::ActLogRow) -> Value {
-    json!({
-        "id": a.id,
-        "at": json::time(a.at),
-        "tool": a.tool,
-        "utterance": cap(&a.utterance, 200),
-        "confirmed_by": a.confirmed_by,
-        "ok": a.ok,
-        "outcome": a.result().as_str(),
-        "duration_ms": a.duration_ms,
-    })
+pub(super) fn act_view(a: &store::ActLogRow) -> ActView {
+    ActView {
+        id: a.id,
+        at: json::time_str(a.at),
+        tool: a.tool.clone(),
+        utterance: cap(&a.utterance, 200),
+        confirmed_by: a.confirmed_by.clone(),
+        ok: a.ok,
+        outcome: a.result().as_str(),
+        duration_ms: a.duration_ms,
+    }
 }
 
 /// `GET /api/acts_log` (signed in): the most recent executed acts.
 pub(super) async fn acts_log(
     State(app): State<App>,
     headers: HeaderMap,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<Vec<ActView>>, AppError> {
     app.web.signed_in(&headers)?;
     let rows = app.web.store.acts_log(ACTS_LOG).await?;
-    Ok(Json(Value::Array(rows.iter().map(act_view).collect())))
+    Ok(Json(rows.iter().map(act_view).collect()))
 }
 
 /// `POST /api/tools/{name}/enable`.
