@@ -7,7 +7,6 @@
 //! are null. A leaf: it names nothing of the crate.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// What the allowlist made of a server's last complete listing.
 #[derive(Debug, Clone, Default)]
@@ -419,10 +418,50 @@ pub(crate) struct NoteView {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct TurnView {
     pub(crate) answer: String,
-    /// The act awaiting a yes, if this turn asked for one.
-    pub(crate) pending: Option<Value>,
+    /// What the owner's next turn answers, if this turn asked something.
+    pub(crate) pending: Option<PendingView>,
     /// False when an act was refused or failed.
     pub(crate) ok: bool,
+}
+
+/// What a turn left for the owner's next turn to answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum PendingView {
+    /// A destructive act awaiting a yes: its row, the rest of the sentence that asked.
+    Confirm {
+        act: String,
+        tail: String,
+        expires_in_s: u64,
+    },
+    /// A server's question about an act in flight: the act, the server that asks.
+    Question {
+        act: String,
+        asks: String,
+        expires_in_s: u64,
+    },
+}
+
+/// A step-up made on the page (`/api/stepup/*`): how, and for how long it stays fresh.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct StepUpReply {
+    pub(crate) step_up: String,
+    pub(crate) fresh_for_s: u64,
+}
+
+/// A passkey enrolled on the page: how its step-ups are named ("passkey ID").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct EnrolledReply {
+    pub(crate) enrolled: String,
+}
+
+/// An OAuth authorization begun on the page: where the browser goes next.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct AuthorizeReply {
+    pub(crate) server: String,
+    pub(crate) issuer: String,
+    /// The authorization server's URL, with the request in its query.
+    pub(crate) redirect: String,
 }
 
 /// A server's question that the owner's next turn answers, as the page shows it: the

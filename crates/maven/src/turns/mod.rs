@@ -19,7 +19,6 @@ pub(crate) mod rules;
 
 use std::fmt::Write as _;
 
-use serde_json::{json, Value};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
 
@@ -38,8 +37,8 @@ const NOTE_TEXT_CAP: usize = 300;
 #[derive(Debug, Clone)]
 pub(crate) struct TurnOutcome {
     pub(crate) answer: String,
-    /// The act awaiting a yes, if this turn asked for one.
-    pub(crate) pending: Option<Value>,
+    /// What the owner's next turn answers, if this turn asked something.
+    pub(crate) pending: Option<crate::views::PendingView>,
     /// False when an act was refused or failed.
     pub(crate) ok: bool,
 }
@@ -157,8 +156,11 @@ fn ask_owner(w: &Waiting) -> TurnOutcome {
     let (text, how) = words(ask);
     answer.push_str(&quoted(&server, &text));
     answer.push_str(how);
-    let info =
-        json!({"act": w.act(), "asks": w.server(), "expires_in_s": CONFIRM_WINDOW.as_secs()});
+    let info = crate::views::PendingView::Question {
+        act: w.act().to_owned(),
+        asks: w.server().to_owned(),
+        expires_in_s: CONFIRM_WINDOW.as_secs(),
+    };
     TurnOutcome {
         answer,
         pending: Some(info),
@@ -407,7 +409,11 @@ impl Turns {
             format!(" with {tail:?}")
         };
         let answer = format!("About to run {}{with}. Run it? (yes/no)", row.name);
-        let info = json!({"act": row.name, "tail": tail, "expires_in_s": CONFIRM_WINDOW.as_secs()});
+        let info = crate::views::PendingView::Confirm {
+            act: row.name.clone(),
+            tail: tail.to_owned(),
+            expires_in_s: CONFIRM_WINDOW.as_secs(),
+        };
         (
             TurnOutcome {
                 answer,
@@ -720,7 +726,10 @@ mod tests {
             .unwrap();
         let asked = turns.turn("wipe").await;
         assert_eq!(asked.answer, "About to run wipe. Run it? (yes/no)");
-        assert_eq!(asked.pending.unwrap()["act"], "wipe");
+        assert_eq!(
+            serde_json::to_value(asked.pending.unwrap()).unwrap()["act"],
+            "wipe"
+        );
         tokio::time::advance(CONFIRM_WINDOW + Duration::from_secs(1)).await;
         let late = turns.turn("yes").await;
         assert_eq!(

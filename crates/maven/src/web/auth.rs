@@ -1,11 +1,12 @@
 //! Enrollment of passkeys through one-time links, and the step-ups: a passkey assertion, or
 //! the configured argon2id passphrase.
 
+use crate::views::{EnrolledReply, StepUpReply};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use webauthn_rs::prelude::{PublicKeyCredential, RegisterPublicKeyCredential, Uuid};
 
 use super::api;
@@ -67,7 +68,7 @@ pub(super) async fn enroll_finish(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
     Json(cred): Json<RegisterPublicKeyCredential>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<EnrolledReply>, AppError> {
     let web = &app.web;
     let now = web.clock.now();
     let (state, th) = ceremony(&app, &c.0, "registration", |s| s.registration.take())?;
@@ -82,7 +83,9 @@ pub(super) async fn enroll_finish(
     }
     let id = web.creds.add(&passkey).await?;
     tracing::info!(passkey = %super::creds::short_id(&id), "passkey enrolled on the page");
-    Ok(Json(json!({"enrolled": api::passkey_method(&id)})))
+    Ok(Json(EnrolledReply {
+        enrolled: api::passkey_method(&id),
+    }))
 }
 
 /// `POST /api/stepup/passkey/start`: a challenge for any enrolled passkey.
@@ -124,7 +127,7 @@ pub(super) async fn passkey_finish(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
     Json(cred): Json<PublicKeyCredential>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<StepUpReply>, AppError> {
     let web = &app.web;
     let state = ceremony(&app, &c.0, "verification", |s| s.authentication.take())?;
     #[expect(
@@ -150,9 +153,10 @@ pub(super) async fn passkey_finish(
     web.creds.used(&id, updated.as_ref()).await?;
     let method = step.method().to_owned();
     grant(&app, &c.0, step)?;
-    Ok(Json(
-        json!({"step_up": method, "fresh_for_s": session::STEP_UP_FRESH.as_secs()}),
-    ))
+    Ok(Json(StepUpReply {
+        step_up: method,
+        fresh_for_s: session::STEP_UP_FRESH.as_secs(),
+    }))
 }
 
 /// Takes the session's WebAuthn ceremony in progress (it is used once, whatever the outcome),
@@ -207,7 +211,7 @@ pub(super) async fn passphrase(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
     Json(req): Json<PassphraseReq>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<StepUpReply>, AppError> {
     let web = &app.web;
     let Some(hash) = web.passphrase_hash.clone() else {
         return Err(AppError::new(
@@ -250,7 +254,8 @@ pub(super) async fn passphrase(
         ));
     };
     grant(&app, &c.0, step)?;
-    Ok(Json(
-        json!({"step_up": "passphrase", "fresh_for_s": session::STEP_UP_FRESH.as_secs()}),
-    ))
+    Ok(Json(StepUpReply {
+        step_up: "passphrase".to_owned(),
+        fresh_for_s: session::STEP_UP_FRESH.as_secs(),
+    }))
 }

@@ -8,13 +8,13 @@
 //! kept here under it (ten minutes, used once, whatever the outcome), and `OAuth::complete`
 //! checks `state` and `iss` again before the code is redeemed. No token reaches the page.
 
+use crate::views::AuthorizeReply;
 use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use super::app::{no_session, App, SessionCookie};
 use super::error::AppError;
@@ -61,7 +61,11 @@ fn no_server(name: &str) -> AppError {
 
 /// Begins the authorization of `server` (discovery, registration) behind the session's fresh
 /// step-up, and keeps it under its `state`; answers the URL the browser is sent to.
-async fn begin(app: &App, server: &str, step: FreshStepUp) -> Result<Json<Value>, AppError> {
+async fn begin(
+    app: &App,
+    server: &str,
+    step: FreshStepUp,
+) -> Result<Json<AuthorizeReply>, AppError> {
     let FreshStepUp(_gate) = step;
     let oauth = app.oauth.get(server).ok_or_else(|| no_server(server))?;
     let challenge = oauth.last_challenge().await.unwrap_or_default();
@@ -79,9 +83,11 @@ async fn begin(app: &App, server: &str, step: FreshStepUp) -> Result<Json<Value>
     let issuer = pending.issuer().to_owned();
     app.web.oauth.wait(server, pending, app.web.clock.now());
     tracing::info!(server = %server, issuer = %issuer, "OAuth authorization begun on the page");
-    Ok(Json(
-        json!({"server": server, "issuer": issuer, "redirect": url}),
-    ))
+    Ok(Json(AuthorizeReply {
+        server: server.to_owned(),
+        issuer,
+        redirect: url,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -95,7 +101,7 @@ pub(super) async fn login(
     State(app): State<App>,
     step: FreshStepUp,
     Json(req): Json<LoginReq>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<AuthorizeReply>, AppError> {
     let server = app.web.oauth.take_link(&req.token, app.web.clock.now())?;
     begin(&app, &server, step).await
 }
@@ -105,7 +111,7 @@ pub(super) async fn connect(
     State(app): State<App>,
     step: FreshStepUp,
     Path(name): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<AuthorizeReply>, AppError> {
     begin(&app, &name, step).await
 }
 
