@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::{by_name, eventually, stderr, Home};
-use crate::web::{get as page_get, passphrase_hash, post, PASSPHRASE};
+use crate::web::{get as page_get, passphrase_hash, post, session, PASSPHRASE};
 
 /// The test kit's authorization server, in a runtime of its own for the test's length.
 fn authserver() -> String {
@@ -131,15 +131,7 @@ fn a_server_that_asks_is_parked_inspected_and_authorized_through_the_page() {
     // login: a one-time page link. The page's session (a browser on this machine).
     let (port, token) = login_link(&home, "notes");
     let host = format!("localhost:{port}");
-    let (status, head, body) = page_get(port, "/api/session", &host, "");
-    assert_eq!(status, 200, "{body}");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_owned();
-    let csrf = body_json(&body)["csrf_token"].as_str().unwrap().to_owned();
+    let (cookie, csrf) = session(port);
     let api = |path: &str, body: &Value| post(port, path, &cookie, &csrf, body);
     let (status, _, body) = page_get(port, "/oauth/login", &host, &cookie);
     assert_eq!(status, 200, "{body}");
@@ -379,16 +371,7 @@ fn daemon_logging(
 /// A page session stepped up with the passphrase (its port from a login link).
 fn page(home: &Home) -> Page {
     let (port, _) = login_link(home, "notes");
-    let host = format!("localhost:{port}");
-    let (status, head, body) = page_get(port, "/api/session", &host, "");
-    assert_eq!(status, 200, "{body}");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_owned();
-    let csrf = body_json(&body)["csrf_token"].as_str().unwrap().to_owned();
+    let (cookie, csrf) = session(port);
     let p = Page { port, cookie, csrf };
     let (status, _, body) = p.post("/api/stepup/passphrase", &json!({"passphrase": PASSPHRASE}));
     assert_eq!(status, 200, "{body}");

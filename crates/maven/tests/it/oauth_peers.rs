@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::{by_name, eventually, stderr, Home};
-use crate::web::{get as page_get, http, passphrase_hash, post, PASSPHRASE};
+use crate::web::{get as page_get, http, passphrase_hash, post, session, PASSPHRASE};
 
 fn testenv() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testenv")
@@ -207,19 +207,7 @@ fn page(home: &Home, name: &str) -> Page {
         .and_then(|r| r.split_once('/'))
         .and_then(|(p, _)| p.parse().ok())
         .unwrap();
-    let host = format!("localhost:{port}");
-    let (status, head, body) = page_get(port, "/api/session", &host, "");
-    assert_eq!(status, 200, "{body}");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_owned();
-    let csrf = serde_json::from_str::<Value>(&body).unwrap()["csrf_token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (cookie, csrf) = session(port);
     let (status, _, body) = post(
         port,
         "/api/stepup/passphrase",

@@ -300,17 +300,7 @@ fn signed_in_page(home: &Home) -> String {
         .parse()
         .unwrap();
     let host = format!("localhost:{port}");
-    let (_, head, body) = crate::web::get(port, "/api/session", &host, "");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_owned();
-    let csrf = serde_json::from_str::<serde_json::Value>(&body).unwrap()["csrf_token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (cookie, csrf) = crate::web::session(port);
     let (status, _, body) = crate::web::post(
         port,
         "/api/stepup/passphrase",

@@ -45,6 +45,23 @@ pub(crate) fn get(port: u16, path: &str, host: &str, cookie: &str) -> (u16, Stri
     )
 }
 
+/// A new page session on the daemon's page at `port`: (cookie, csrf token).
+pub(crate) fn session(port: u16) -> (String, String) {
+    let (status, head, body) = get(port, "/api/session", &format!("localhost:{port}"), "");
+    assert_eq!(status, 200, "{body}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_owned();
+    let csrf = serde_json::from_str::<Value>(&body).unwrap()["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (cookie, csrf)
+}
+
 pub(crate) fn post(
     port: u16,
     path: &str,
@@ -150,18 +167,7 @@ fn a_passphrase_step_up_enables_an_act_end_to_end() {
     let _d = home.start();
     let (_, port) = enroll(&home);
 
-    let (status, head, body) = get(port, "/api/session", &format!("localhost:{port}"), "");
-    assert_eq!(status, 200, "{body}");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_owned();
-    let csrf = serde_json::from_str::<Value>(&body).unwrap()["csrf_token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (cookie, csrf) = session(port);
 
     let api = |path: &str, body: &Value| post(port, path, &cookie, &csrf, body);
     let (status, _, body) = api("/api/tools/say_hello/enable", &json!({}));
