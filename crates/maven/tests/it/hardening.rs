@@ -401,15 +401,7 @@ fn anonymous_sessions_never_push_out_a_stepped_up_one() {
     );
     let _d = home.start();
     let port = page_port(&home);
-    let (cookie, csrf) = session(port);
-    let (status, _, body) = post(
-        port,
-        "/api/stepup/passphrase",
-        &cookie,
-        &csrf,
-        &json!({"passphrase": PASSPHRASE}),
-    );
-    assert_eq!(status, 200, "{body}");
+    let (cookie, csrf) = crate::web::signed_in(port);
 
     // 300 cookieless requests: new sessions are rate-limited, and none evicts the owner's.
     let mut made = 0;

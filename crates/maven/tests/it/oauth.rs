@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::{by_name, eventually, stderr, Home};
-use crate::web::{get as page_get, passphrase_hash, post, session, PASSPHRASE};
+use crate::web::{get as page_get, passphrase_hash, post, session, signed_in, PASSPHRASE};
 
 /// The test kit's authorization server, in a runtime of its own for the test's length.
 fn authserver() -> String {
@@ -371,11 +371,8 @@ fn daemon_logging(
 /// A page session stepped up with the passphrase (its port from a login link).
 fn page(home: &Home) -> Page {
     let (port, _) = login_link(home, "notes");
-    let (cookie, csrf) = session(port);
-    let p = Page { port, cookie, csrf };
-    let (status, _, body) = p.post("/api/stepup/passphrase", &json!({"passphrase": PASSPHRASE}));
-    assert_eq!(status, 200, "{body}");
-    p
+    let (cookie, csrf) = signed_in(port);
+    Page { port, cookie, csrf }
 }
 
 /// Connect on the card, through the authorization server and back to the callback; then the

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::{by_name, eventually, stderr, Home};
-use crate::web::{get as page_get, http, passphrase_hash, post, session, PASSPHRASE};
+use crate::web::{get as page_get, http, passphrase_hash, post, signed_in, PASSPHRASE};
 
 fn testenv() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testenv")
@@ -207,15 +207,7 @@ fn page(home: &Home, name: &str) -> Page {
         .and_then(|r| r.split_once('/'))
         .and_then(|(p, _)| p.parse().ok())
         .unwrap();
-    let (cookie, csrf) = session(port);
-    let (status, _, body) = post(
-        port,
-        "/api/stepup/passphrase",
-        &cookie,
-        &csrf,
-        &json!({"passphrase": PASSPHRASE}),
-    );
-    assert_eq!(status, 200, "{body}");
+    let (cookie, csrf) = signed_in(port);
     Page { port, cookie, csrf }
 }
 

@@ -300,15 +300,7 @@ fn signed_in_page(home: &Home) -> String {
         .parse()
         .unwrap();
     let host = format!("localhost:{port}");
-    let (cookie, csrf) = crate::web::session(port);
-    let (status, _, body) = crate::web::post(
-        port,
-        "/api/stepup/passphrase",
-        &cookie,
-        &csrf,
-        &json!({"passphrase": crate::web::PASSPHRASE}),
-    );
-    assert_eq!(status, 200, "{body}");
+    let (cookie, _) = crate::web::signed_in(port);
     crate::web::get(port, "/tools", &host, &cookie).2
 }
 

@@ -62,6 +62,21 @@ pub(crate) fn session(port: u16) -> (String, String) {
     (cookie, csrf)
 }
 
+/// A page session signed in with [`PASSPHRASE`] (the daemon's config must hold its hash):
+/// (cookie, csrf token).
+pub(crate) fn signed_in(port: u16) -> (String, String) {
+    let (cookie, csrf) = session(port);
+    let (status, _, body) = post(
+        port,
+        "/api/stepup/passphrase",
+        &cookie,
+        &csrf,
+        &json!({"passphrase": PASSPHRASE}),
+    );
+    assert_eq!(status, 200, "{body}");
+    (cookie, csrf)
+}
+
 pub(crate) fn post(
     port: u16,
     path: &str,
