@@ -25,7 +25,6 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use config::Config;
-use time::OffsetDateTime;
 
 use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::methods::{Reply, Request};
@@ -692,54 +691,13 @@ impl State {
         Ok(v)
     }
 
-    /// Each HTTP server's OAuth state for status: needs authorization once it asked (or its
-    /// authorization was forgotten, refused or expired without a refresh token), or
-    /// authorized by ISSUER (…); no secret. Reads what the authorizations hold now: never
-    /// waits on an authorization server.
+    /// Each HTTP server's OAuth state for status ([`json::server_auth`]). Reads what the
+    /// authorizations hold now: never waits on an authorization server.
     fn auth_states(&self) -> HashMap<String, ServerAuth> {
-        let mut out = HashMap::new();
-        for o in self.oauth.iter() {
-            let name = o.server().to_owned();
-            match o.status_now() {
-                ::oauth::AuthStatus::Authorized {
-                    issuer,
-                    scopes,
-                    expires_at,
-                    refresh,
-                } => {
-                    let at = expires_at
-                        .and_then(|e| i64::try_from(e).ok())
-                        .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok());
-                    let expiry = at
-                        .and_then(json::time_str)
-                        .unwrap_or_else(|| "no expiry given".to_owned());
-                    let refresh = match (refresh, at) {
-                        (true, _) => "refresh yes".to_owned(),
-                        (false, Some(t)) => format!(
-                            "no refresh token: you will be asked again at {:02}:{:02} UTC",
-                            t.hour(),
-                            t.minute()
-                        ),
-                        (false, None) => "no refresh token".to_owned(),
-                    };
-                    let terms = format!(
-                        "scopes: {}; expires {expiry}; {refresh}",
-                        if scopes.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            scopes.join(" ")
-                        },
-                    );
-                    out.insert(name, ServerAuth::Authorized { issuer, terms });
-                }
-                ::oauth::AuthStatus::NeedsAuthorization => {
-                    if o.needs_authorization().is_some() {
-                        out.insert(name, ServerAuth::NeedsAuthorization);
-                    }
-                }
-            }
-        }
-        out
+        self.oauth
+            .iter()
+            .filter_map(|o| Some((o.server().to_owned(), json::server_auth(o)?)))
+            .collect()
     }
 
     /// Status of every configured server: the manager's live view, what the allowlist

@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use config::{FeedConfig, McpServerConfig, McpTarget};
 
 use crate::views::{
-    DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerInfo, ServerState,
+    DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerAuth, ServerInfo, ServerState,
     ServerStatusView, ToolView, Transport,
 };
 
@@ -22,6 +22,49 @@ pub(crate) fn time(t: OffsetDateTime) -> Value {
 /// RFC 3339 in UTC, or `None` for a time that has no such spelling.
 pub(crate) fn time_str(t: OffsetDateTime) -> Option<String> {
     Some(store::rfc3339(t)).filter(|s| !s.is_empty())
+}
+
+/// One HTTP server's OAuth state as status shows it: needs authorization once it asked (or its
+/// authorization was forgotten, refused or expired without a refresh token), or authorized by
+/// ISSUER with its scopes, its expiry and whether it is refreshed; `None` while it never asked.
+/// No secret; never waits (what the authorization holds now).
+pub(crate) fn server_auth(o: &::oauth::OAuth) -> Option<ServerAuth> {
+    match o.status_now() {
+        ::oauth::AuthStatus::Authorized {
+            issuer,
+            scopes,
+            expires_at,
+            refresh,
+        } => {
+            let at = expires_at
+                .and_then(|e| i64::try_from(e).ok())
+                .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok());
+            let expiry = at
+                .and_then(time_str)
+                .unwrap_or_else(|| "no expiry given".to_owned());
+            let refresh = match (refresh, at) {
+                (true, _) => "refresh yes".to_owned(),
+                (false, Some(t)) => format!(
+                    "no refresh token: you will be asked again at {:02}:{:02} UTC",
+                    t.hour(),
+                    t.minute()
+                ),
+                (false, None) => "no refresh token".to_owned(),
+            };
+            let scopes = if scopes.is_empty() {
+                "none".to_owned()
+            } else {
+                scopes.join(" ")
+            };
+            Some(ServerAuth::Authorized {
+                issuer,
+                terms: format!("scopes: {scopes}; expires {expiry}; {refresh}"),
+            })
+        }
+        ::oauth::AuthStatus::NeedsAuthorization => o
+            .needs_authorization()
+            .map(|_| ServerAuth::NeedsAuthorization),
+    }
 }
 
 /// One row of `maven tools --json`.
