@@ -67,23 +67,6 @@ fn post(port: u16, path: &str, cookie: &str, csrf: &str, body: &Value) -> (u16, 
     )
 }
 
-/// A new session: (cookie, csrf token).
-fn session(port: u16) -> (String, String) {
-    let (status, head, body) = get(port, "/api/session", "");
-    assert_eq!(status, 200, "{head}{body}");
-    let cookie = head
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_owned();
-    let csrf = serde_json::from_str::<Value>(&body).unwrap()["csrf_token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    (cookie, csrf)
-}
-
 /// The argon2id hash `maven web passphrase` prints.
 fn passphrase_hash() -> String {
     let mut c = maven()
@@ -303,7 +286,7 @@ fn parallel_wrong_passphrases_are_verified_one_at_a_time_within_the_budget() {
     let log = home.dir.path().join("daemon.log");
     let d = home.start_logging_to(&log);
     let port = page_port(&home);
-    let (cookie, csrf) = session(port);
+    let (cookie, csrf) = crate::web::session(port);
     let rss_before = proc_kb(d.pid(), "VmRSS");
 
     let guesses: Vec<_> = (0..100)
@@ -870,6 +853,28 @@ fn a_server_that_dies_during_the_dial_keeps_its_stderr() {
     );
 }
 
+/// Which of the command's output streams is a pipe nobody reads.
+enum Closed {
+    Stdout,
+    Stderr,
+}
+
+/// Runs `maven ARGS` on `home`'s data directory with one output stream a pipe whose reader is
+/// gone; the other is captured.
+fn with_a_closed_pipe(home: &Home, args: &[&str], closed: Closed) -> Output {
+    let mut c = maven();
+    c.arg("--data").arg(home.data());
+    c.env("XDG_CONFIG_HOME", home.dir.path().join("xdg"));
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    c.args(args).stdin(Stdio::null());
+    match closed {
+        Closed::Stdout => c.stdout(writer).stderr(Stdio::piped()),
+        Closed::Stderr => c.stdout(Stdio::piped()).stderr(writer),
+    };
+    c.output().unwrap()
+}
+
 #[test]
 fn the_cli_exits_quietly_on_a_closed_pipe() {
     let home = Home::new();
@@ -881,18 +886,7 @@ fn the_cli_exits_quietly_on_a_closed_pipe() {
         &["completions", "bash"],
         &["man"],
     ] {
-        let mut c = maven();
-        c.arg("--data").arg(home.data());
-        c.env("XDG_CONFIG_HOME", home.dir.path().join("xdg"));
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let out = c
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(writer)
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
+        let out = with_a_closed_pipe(&home, args, Closed::Stdout);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
         assert_eq!(stderr(&out), "", "{args:?}: quiet");
     }
@@ -914,18 +908,7 @@ fn the_cli_keeps_its_exit_code_on_a_closed_stderr() {
         // A usage error of its own: exit 2.
         (&["web", "passphrase"], 2),
     ] {
-        let mut c = maven();
-        c.arg("--data").arg(home.data());
-        c.env("XDG_CONFIG_HOME", home.dir.path().join("xdg"));
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let out = c
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(writer)
-            .output()
-            .unwrap();
+        let out = with_a_closed_pipe(&home, args, Closed::Stderr);
         assert_eq!(out.status.code(), Some(code), "{args:?}");
     }
 }

@@ -118,18 +118,7 @@ pub(crate) async fn run(
                 errln!(
                     "maven mcp inspect: {name}: authorized by the running daemon, whose token never leaves it: its tools are in `maven tools`"
                 );
-                if json {
-                    outln!(
-                        "{}",
-                        to_json(&NotListed {
-                            server: &server.name,
-                            auth: &auth,
-                            listed: Some(false),
-                        })
-                    );
-                } else {
-                    out!("{}", auth_text(&server.name, &auth));
-                }
+                say_not_listed(&server.name, &auth, Some(false), json);
                 return ExitCode::SUCCESS;
             }
             // Discovery runs here, once, with its own deadlines (not inside a request's).
@@ -156,18 +145,7 @@ pub(crate) async fn run(
                     }
                 ),
             }
-            if json {
-                outln!(
-                    "{}",
-                    to_json(&NotListed {
-                        server: &server.name,
-                        auth: &auth,
-                        listed: None,
-                    })
-                );
-            } else {
-                out!("{}", auth_text(&server.name, &auth));
-            }
+            say_not_listed(&server.name, &auth, None, json);
             return ExitCode::from(1);
         }
         (Err((e, stderr_tail)), _) => {
@@ -253,6 +231,23 @@ pub(crate) async fn run(
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Prints what inspect knows of a server it could not list: its authorization, as one line
+/// of JSON (with `listed`) or as text.
+fn say_not_listed(server: &str, auth: &AuthReport, listed: Option<bool>, json: bool) {
+    if json {
+        outln!(
+            "{}",
+            to_json(&NotListed {
+                server,
+                auth,
+                listed,
+            })
+        );
+    } else {
+        out!("{}", auth_text(server, auth));
+    }
 }
 
 /// A report as one line of JSON (`--json`). Only a path that is not UTF-8 (a sandbox's) cannot
