@@ -303,10 +303,7 @@ pub(crate) fn server_status(
         .or_else(|| note.and_then(|n| n.error.clone()));
     ServerStatusView {
         name: s.name.clone(),
-        transport: match s.target {
-            McpTarget::Stdio { .. } => Transport::Stdio,
-            McpTarget::Http { .. } => Transport::Http,
-        },
+        transport: Transport::from(&s.target),
         target: target(&s.written),
         enabled: s.enabled,
         state,

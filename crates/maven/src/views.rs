@@ -215,6 +215,16 @@ impl Transport {
     }
 }
 
+impl<S, D> From<&mcp::Transport<S, D>> for Transport {
+    /// The view of a client target's transport (the config's `McpTarget` is one).
+    fn from(t: &mcp::Transport<S, D>) -> Transport {
+        match t {
+            mcp::Transport::Stdio { .. } => Transport::Stdio,
+            mcp::Transport::Http { .. } => Transport::Http,
+        }
+    }
+}
+
 impl std::fmt::Display for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -586,6 +596,25 @@ mod tests {
             assert_eq!(t.to_string(), word);
         }
         assert!(serde_json::from_value::<Transport>(json!("sse")).is_err());
+        let targets: [mcp::Transport<String, ()>; 2] = [
+            mcp::Transport::Stdio {
+                command: "x".to_owned(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+            mcp::Transport::Http {
+                url: "https://a.example/mcp".to_owned(),
+                headers: Default::default(),
+                door: (),
+            },
+        ];
+        for t in &targets {
+            assert_eq!(
+                Transport::from(t).as_str(),
+                t.name(),
+                "the client's own word"
+            );
+        }
     }
 
     #[test]

@@ -181,10 +181,7 @@ pub(crate) async fn run(
             return ExitCode::from(1);
         }
     };
-    let transport = match &server.transport {
-        mcp::Transport::Stdio { .. } => Transport::Stdio,
-        mcp::Transport::Http { .. } => Transport::Http,
-    };
+    let transport = Transport::from(&server.transport);
     let report = Report::new(
         &server.name,
         transport,
