@@ -6,6 +6,7 @@
 - every file or directory it names (`crates/...`, `scripts/...`, `fuzz/`, ...) exists;
 - every test it names (a backticked snake_case name of four words or more) is a function in the
   tree;
+- every Rust path (`a::b::c`) and type (`CamelCase`) it names is defined in the tree;
 - every method it says a lint holds is in clippy.toml's disallowed-methods or -macros.
 
 Exits 1 naming each claim that no longer holds.
@@ -82,7 +83,53 @@ def main():
         if name not in fns:
             errors.append(f"the test or function `{name}` is not in the tree")
 
-    # 4. What the lint holds: every `x::y::z` method named beside "the lint" is disallowed.
+    # 4. Rust names: every `a::b::c` path and every `CamelCase` type it names is defined in the
+    # tree, segment by segment (a crate, a module file or folder, an item, an enum variant, a
+    # method); names of other crates (std, tokio, rusqlite, …) are theirs to keep.
+    defined = set(re.findall(
+        r"\b(?:fn|struct|enum|trait|type|mod|const|static|macro_rules!)\s+([A-Za-z_][A-Za-z0-9_]*)",
+        sources,
+    ))
+    defined |= set(re.findall(r"^\s+([A-Z][A-Za-z0-9]*)\s*[,({]", sources, re.M))
+    defined |= set(re.findall(r"macro_rules!\s*([a-z_]+)", sources))
+    for p in ROOT.glob("crates/*/src/**/*"):
+        defined.add(p.stem)
+    defined |= {name.replace("-", "_") for name in crates} | set(by_dir)
+    foreign = {"std", "tokio", "rusqlite", "serde", "serde_json", "axum", "clippy", "TcpStream", "UdpSocket"}
+    named = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+)`", text))
+    named |= set(re.findall(r"`([A-Z][a-z][A-Za-z0-9]*)`", text))
+    # A path that begins with a crate or a module must name what that crate or module holds.
+    scopes = {}
+    for name, toml in crates.items():
+        scopes.setdefault(name.replace("-", "_"), []).extend((toml.parent / "src").glob("**/*.rs"))
+    for p in ROOT.glob("crates/*/src/**/*.rs"):
+        stem = p.parent.name if p.name == "mod.rs" else p.stem
+        scopes.setdefault(stem, []).append(p)
+        if p.name == "mod.rs":
+            scopes[stem].extend(p.parent.glob("**/*.rs"))
+
+    def holds(scope, item):
+        for p in scopes.get(scope, []):
+            body = p.read_text(errors="replace")
+            if re.search(rf"\b(?:fn|struct|enum|trait|type|mod|const|static)\s+{item}\b", body):
+                return True
+            if re.search(rf"^\s+{item}\s*[,({{]", body, re.M) or p.stem == item:
+                return True
+            if re.search(rf"macro_rules!\s*{item}\b", body):
+                return True
+        return False
+
+    for path in sorted(named):
+        segments = path.split("::")
+        if segments[0] in foreign:
+            continue
+        missing = [s for s in segments if s not in defined]
+        if missing:
+            errors.append(f"`{path}` names {', '.join(missing)}, which the tree does not define")
+        elif segments[0] in scopes and not segments[0][0].isupper() and not holds(*segments[:2]):
+            errors.append(f"`{path}`: `{segments[0]}` defines no `{segments[1]}`")
+
+    # 5. What the lint holds: every `x::y::z` method named beside "the lint" is disallowed.
     clippy = (ROOT / "clippy.toml").read_text()
     banned = set(re.findall(r'path = "([^"]+)"', clippy))
     held = [
