@@ -21,6 +21,8 @@ pub(crate) const MAX_QUERY: usize = 8 * 1024;
 pub(super) struct Waiting {
     pub(super) server: String,
     pub(super) pending: ::oauth::Pending,
+    /// Whose step-up began it (the audit trail's actor: "owner (passkey …)").
+    pub(super) by: String,
 }
 
 /// Login links and the authorizations waiting for their callback, in memory only: a restart
@@ -70,13 +72,22 @@ impl Flows {
         }
     }
 
-    pub(super) fn wait(&self, server: &str, pending: ::oauth::Pending, now: Instant) {
+    /// Keeps an authorization begun behind the owner's step-up `by` until its callback: the
+    /// only way one is kept, so a callback completes only what a step-up began.
+    pub(super) fn wait(
+        &self,
+        server: &str,
+        pending: ::oauth::Pending,
+        by: &stepup::StepUp,
+        now: Instant,
+    ) {
         let state = pending.state().to_owned();
         self.waiting.insert(
             &state,
             Waiting {
                 server: server.to_owned(),
                 pending,
+                by: by.actor(),
             },
             now,
         );

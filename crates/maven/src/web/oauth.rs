@@ -66,7 +66,7 @@ async fn begin(
     server: &str,
     step: FreshStepUp,
 ) -> Result<Json<AuthorizeReply>, AppError> {
-    let FreshStepUp(_gate) = step;
+    let FreshStepUp(owner) = step;
     let oauth = app.oauth.get(server).ok_or_else(|| no_server(server))?;
     let challenge = oauth.last_challenge().await.unwrap_or_default();
     let pending = oauth.begin(&challenge).await.map_err(|e| {
@@ -81,8 +81,10 @@ async fn begin(
     })?;
     let url = pending.url.clone();
     let issuer = pending.issuer().to_owned();
-    app.web.oauth.wait(server, pending, app.web.clock.now());
-    tracing::info!(server = %server, issuer = %issuer, "OAuth authorization begun on the page");
+    app.web
+        .oauth
+        .wait(server, pending, &owner, app.web.clock.now());
+    tracing::info!(server = %server, issuer = %issuer, by = %owner.actor(), "OAuth authorization begun on the page");
     Ok(Json(AuthorizeReply {
         server: server.to_owned(),
         issuer,
@@ -122,17 +124,18 @@ pub(super) async fn disconnect(
     step: FreshStepUp,
     Path(name): Path<String>,
 ) -> Result<Json<crate::views::ForgottenView>, AppError> {
-    forget(&app, &name, step).await?;
-    tracing::info!(server = %name, "OAuth credentials forgotten on the page");
+    let by = forget(&app, &name, step).await?;
+    tracing::info!(server = %name, by = %by, "OAuth credentials forgotten on the page");
     Ok(Json(crate::views::ForgottenView {
         server: name,
         forgotten: true,
     }))
 }
 
-/// Forgets the tokens of `server` behind the session's fresh step-up, and dials it again.
-async fn forget(app: &App, name: &str, step: FreshStepUp) -> Result<(), AppError> {
-    let FreshStepUp(_gate) = step;
+/// Forgets the tokens of `server` behind the session's fresh step-up, and dials it again;
+/// answers whose step-up it was (the audit trail's actor).
+async fn forget(app: &App, name: &str, step: FreshStepUp) -> Result<String, AppError> {
+    let FreshStepUp(owner) = step;
     let oauth = app.oauth.get(name).ok_or_else(|| no_server(name))?;
     oauth.logout().await.map_err(|e| {
         AppError::new(
@@ -142,7 +145,7 @@ async fn forget(app: &App, name: &str, step: FreshStepUp) -> Result<(), AppError
         )
     })?;
     app.oauth.redial(name);
-    Ok(())
+    Ok(owner.actor())
 }
 
 /// The callback's answer: a small page, never a token.
@@ -236,7 +239,7 @@ pub(super) async fn callback(State(app): State<App>, RawQuery(query): RawQuery) 
         ::oauth::AuthStatus::Authorized { issuer, .. } => issuer,
         ::oauth::AuthStatus::NeedsAuthorization => String::new(),
     };
-    tracing::info!(server = %w.server, %issuer, "OAuth authorization completed on the page");
+    tracing::info!(server = %w.server, %issuer, by = %w.by, "OAuth authorization completed on the page");
     answer(
         port,
         StatusCode::OK,

@@ -443,6 +443,14 @@ fn logout_drops_the_connection_and_the_server_asks_again() {
     // The log says what happened, and never holds a token.
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(log.contains("token revoked"), "{log}");
+    // Begun and completed behind the owner's step-up, which the log names.
+    for step in ["begun", "completed"] {
+        let line = log
+            .lines()
+            .find(|l| l.contains(&format!("OAuth authorization {step} on the page")))
+            .unwrap_or_else(|| panic!("no {step} line in {log}"));
+        assert!(line.contains("owner (passphrase)"), "{line}");
+    }
     assert!(
         log.contains("dropping the connection to dial again"),
         "{log}"
