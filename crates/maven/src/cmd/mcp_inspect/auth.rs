@@ -5,23 +5,25 @@ use shown::line;
 
 use crate::views::{AuthState, AuthView};
 
-/// The `"state"` of `"auth"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The `"state"` of `"auth"`: its JSON is [`AuthWord::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum AuthWord {
-    #[serde(rename = "authorized")]
     Authorized,
-    #[serde(rename = "needs authorization")]
     NeedsAuthorization,
-    #[serde(rename = "not asked")]
     NotAsked,
-    #[serde(rename = "refused")]
     Refused,
     /// A kept token that expired (inspect never refreshes it).
-    #[serde(rename = "expired: the daemon refreshes it")]
     Expired,
 }
 
+impl Serialize for AuthWord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl AuthWord {
+    /// The word of the JSON and of the text.
     pub(super) fn as_str(self) -> &'static str {
         match self {
             AuthWord::Authorized => "authorized",
