@@ -26,8 +26,8 @@
 //! Its modules: `transport` (the transport's two calls), `flow` (discovery to the code
 //! redeemed, registration), `tokens` (the token and revocation endpoints, the client's
 //! authentication there, a token answer checked), `discovery`, `challenge`, `dpop`, `net`
-//! (every request of the flow), `store` (where credentials are kept) and `registry` (the
-//! daemon's one set of authorizations).
+//! (every request of the flow), and `store` (where credentials are kept); [`Registry`], the
+//! daemon's one set of authorizations, is here.
 
 // This crate reads untrusted bytes: a failure is an error value, never a panic.
 #![warn(clippy::expect_used, clippy::panic)]
@@ -38,7 +38,6 @@ mod dpop;
 mod error;
 mod flow;
 pub mod net;
-mod registry;
 mod store;
 mod tokens;
 mod transport;
@@ -59,7 +58,6 @@ pub use discovery::{
 pub use dpop::DpopKey;
 pub use error::AuthError;
 pub use net::Dial;
-pub use registry::Registry;
 pub use store::{CredentialStore, Credentials, MemoryStore, Registration, StoreFuture, Tokens};
 
 use net::Net;
@@ -337,6 +335,42 @@ const REGISTER: &str = "client registration";
 const REFRESH: &str = "token refresh";
 const REVOKE: &str = "token revocation";
 
+/// The authorizations of a daemon's servers: one [`OAuth`] per HTTP server, by name. The daemon
+/// builds it once; the connection manager (each server's requests) and the page (Connect,
+/// the callback, Disconnect) borrow the same one, so both act on the same tokens.
+#[derive(Debug, Default)]
+pub struct Registry {
+    by_server: std::collections::BTreeMap<String, Arc<OAuth>>,
+}
+
+impl Registry {
+    /// The registry of these authorizations, each under its [`OAuth::server`] (a later one of
+    /// the same name replaces an earlier).
+    pub fn new(all: impl IntoIterator<Item = OAuth>) -> Registry {
+        Registry {
+            by_server: all
+                .into_iter()
+                .map(|o| (o.server().to_owned(), Arc::new(o)))
+                .collect(),
+        }
+    }
+
+    /// The authorization of `server`, if it has one.
+    pub fn get(&self, server: &str) -> Option<&Arc<OAuth>> {
+        self.by_server.get(server)
+    }
+
+    /// Every authorization, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<OAuth>> {
+        self.by_server.values()
+    }
+
+    /// No server has one.
+    pub fn is_empty(&self) -> bool {
+        self.by_server.is_empty()
+    }
+}
+
 impl OAuth {
     /// The authorization of one server: its config, the fetcher of its door, where its
     /// credentials are kept.
@@ -521,5 +555,40 @@ impl OAuth {
         if let (Some(c), false) = (kept, self.read_only) {
             let _ = self.store.save(&self.config.server, &c).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registry_finds_each_authorization_by_its_server() {
+        let one = |name: &str| {
+            OAuth::new(
+                OAuthConfig {
+                    server: name.to_owned(),
+                    resource_url: format!("https://{name}.example/mcp"),
+                    client_id: None,
+                    client_secret: None,
+                    client_metadata_url: None,
+                    redirect_uri: "http://127.0.0.1:1/oauth/callback".to_owned(),
+                    client_name: "test".to_owned(),
+                },
+                webfetch::Fetcher::new(webfetch::DoorConfig::new("test")),
+                Arc::new(MemoryStore::default()),
+            )
+        };
+        let r = Registry::new([one("b"), one("a")]);
+        assert_eq!(r.get("a").map(|o| o.server()), Some("a"));
+        assert_eq!(r.get("b").map(|o| o.server()), Some("b"));
+        assert!(
+            r.get("c").is_none(),
+            "no authorization for a server not given"
+        );
+        let names: Vec<_> = r.iter().map(|o| o.server().to_owned()).collect();
+        assert_eq!(names, ["a", "b"], "in name order");
+        assert!(!r.is_empty());
+        assert!(Registry::default().is_empty());
     }
 }
