@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use super::{load_config, runtime};
 use crate::exit::EXIT_USAGE;
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 use webfetch::{DoorConfig, Error, Fetcher, HeaderMap, Kind, StatusCode};
 
 /// `maven fetch URL [--door NAME] [--json]`: the configuration's door, then [`run`].
@@ -47,6 +48,25 @@ pub(crate) async fn run(url: &str, door: DoorConfig, json: bool) -> ExitCode {
         }
     }
     ExitCode::from(outcome.exit_code())
+}
+
+/// `maven fetch --json`: one object (W-12).
+#[derive(Debug, Serialize)]
+struct Report {
+    ok: bool,
+    status: Option<u16>,
+    /// The error's kind (`refused`, `dns`, `too_large`, …), `null` on success.
+    kind: Option<&'static str>,
+    reason: Option<String>,
+    /// Header name → value, as an object in the server's order.
+    #[serde(serialize_with = "as_object")]
+    headers: Vec<(String, String)>,
+    body_bytes: u64,
+}
+
+/// Pairs as one JSON object, in their order.
+fn as_object<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 /// What one fetch came to.
@@ -102,32 +122,39 @@ impl Outcome {
         }
     }
 
-    /// Header names with their values; a repeated name has its values joined by ", ".
-    fn header_map(&self) -> Map<String, Value> {
-        let mut out = Map::new();
-        for name in self.headers.keys() {
-            let joined = self
-                .headers
-                .get_all(name)
-                .iter()
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-                .collect::<Vec<_>>()
-                .join(", ");
-            out.insert(name.as_str().to_string(), Value::String(joined));
-        }
-        out
+    /// Header names with their values, in the order the server sent them; a repeated name has
+    /// its values joined by ", ".
+    fn header_list(&self) -> Vec<(String, String)> {
+        self.headers
+            .keys()
+            .map(|name| {
+                let joined = self
+                    .headers
+                    .get_all(name)
+                    .iter()
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                (name.as_str().to_owned(), joined)
+            })
+            .collect()
     }
 
     /// The `--json` shape of W-12.
+    fn report(&self) -> Report {
+        Report {
+            ok: self.error.is_none(),
+            status: self.status.map(|s| s.as_u16()),
+            kind: self.error.as_ref().map(|e| e.kind().as_str()),
+            reason: self.error.as_ref().map(ToString::to_string),
+            headers: self.header_list(),
+            body_bytes: self.body_bytes,
+        }
+    }
+
+    /// [`Outcome::report`] as JSON.
     fn to_json(&self) -> Value {
-        json!({
-            "ok": self.error.is_none(),
-            "status": self.status.map(|s| s.as_u16()),
-            "kind": self.error.as_ref().map(|e| e.kind().as_str()),
-            "reason": self.error.as_ref().map(ToString::to_string),
-            "headers": self.header_map(),
-            "body_bytes": self.body_bytes,
-        })
+        serde_json::to_value(self.report()).unwrap_or(Value::Null)
     }
 
     /// Status line, headers and body size for a person (the error goes to stderr).
@@ -136,11 +163,13 @@ impl Outcome {
             return String::new();
         };
         let mut out = format!("{status}\n");
-        for (name, value) in self.header_map() {
-            if let Value::String(v) = value {
-                // The remote server wrote the header: shown, never obeyed.
-                out.push_str(&format!("{}: {}\n", shown::line(&name), shown::line(&v)));
-            }
+        for (name, value) in self.header_list() {
+            // The remote server wrote the header: shown, never obeyed.
+            out.push_str(&format!(
+                "{}: {}\n",
+                shown::line(&name),
+                shown::line(&value)
+            ));
         }
         out.push_str(&format!("body: {} bytes\n", self.body_bytes));
         out
@@ -151,6 +180,7 @@ impl Outcome {
 mod tests {
     use std::time::Duration;
 
+    use serde_json::json;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
