@@ -86,12 +86,17 @@ def main():
     # 4. Rust names: every `a::b::c` path and every `CamelCase` type it names is defined in the
     # tree, segment by segment (a crate, a module file or folder, an item, an enum variant, a
     # method); names of other crates (std, tokio, rusqlite, …) are theirs to keep.
-    defined = set(re.findall(
-        r"\b(?:fn|struct|enum|trait|type|mod|const|static|macro_rules!)\s+([A-Za-z_][A-Za-z0-9_]*)",
-        sources,
-    ))
-    defined |= set(re.findall(r"^\s+([A-Z][A-Za-z0-9]*)\s*[,({]", sources, re.M))
-    defined |= set(re.findall(r"macro_rules!\s*([a-z_]+)", sources))
+    def definitions(body):
+        """The names a Rust source defines: items, enum variants, macros."""
+        names = set(re.findall(
+            r"\b(?:fn|struct|enum|trait|type|mod|const|static|macro_rules!)\s*([A-Za-z_][A-Za-z0-9_]*)",
+            body,
+        ))
+        return names | set(re.findall(r"^\s+([A-Z][A-Za-z0-9]*)\s*[,({]", body, re.M))
+
+    files = list(ROOT.glob("crates/*/src/**/*.rs"))
+    defs = {p: definitions(p.read_text(errors="replace")) | {p.stem} for p in files}
+    defined = definitions(sources)
     for p in ROOT.glob("crates/*/src/**/*"):
         defined.add(p.stem)
     defined |= {name.replace("-", "_") for name in crates} | set(by_dir)
@@ -102,22 +107,14 @@ def main():
     scopes = {}
     for name, toml in crates.items():
         scopes.setdefault(name.replace("-", "_"), []).extend((toml.parent / "src").glob("**/*.rs"))
-    for p in ROOT.glob("crates/*/src/**/*.rs"):
+    for p in files:
         stem = p.parent.name if p.name == "mod.rs" else p.stem
         scopes.setdefault(stem, []).append(p)
         if p.name == "mod.rs":
             scopes[stem].extend(p.parent.glob("**/*.rs"))
 
     def holds(scope, item):
-        for p in scopes.get(scope, []):
-            body = p.read_text(errors="replace")
-            if re.search(rf"\b(?:fn|struct|enum|trait|type|mod|const|static)\s+{item}\b", body):
-                return True
-            if re.search(rf"^\s+{item}\s*[,({{]", body, re.M) or p.stem == item:
-                return True
-            if re.search(rf"macro_rules!\s*{item}\b", body):
-                return True
-        return False
+        return any(item in defs.get(p, set()) for p in scopes.get(scope, []))
 
     for path in sorted(named):
         segments = path.split("::")
