@@ -659,36 +659,7 @@ impl State {
                 "no enabled HTTP server named {name:?} is configured"
             )));
         };
-        let mut v = crate::views::AuthView {
-            server: name.to_owned(),
-            state: crate::views::AuthState::NotAsked,
-            issuer: None,
-            scopes: Vec::new(),
-            expires_at: None,
-            refresh: None,
-            reason: None,
-        };
-        match oauth.status_now() {
-            ::oauth::AuthStatus::Authorized {
-                issuer,
-                scopes,
-                expires_at,
-                refresh,
-            } => {
-                v.state = crate::views::AuthState::Authorized;
-                v.issuer = Some(issuer);
-                v.scopes = scopes;
-                v.expires_at = expires_at;
-                v.refresh = Some(refresh);
-            }
-            ::oauth::AuthStatus::NeedsAuthorization => {
-                if let Some(why) = oauth.needs_authorization() {
-                    v.state = crate::views::AuthState::NeedsAuthorization;
-                    v.reason = Some(why);
-                }
-            }
-        }
-        Ok(v)
+        Ok(json::auth_view(oauth))
     }
 
     /// Each HTTP server's OAuth state for status ([`json::server_auth`]). Reads what the
@@ -696,7 +667,12 @@ impl State {
     fn auth_states(&self) -> HashMap<String, ServerAuth> {
         self.oauth
             .iter()
-            .filter_map(|o| Some((o.server().to_owned(), json::server_auth(o)?)))
+            .filter_map(|o| {
+                Some((
+                    o.server().to_owned(),
+                    json::server_auth(&json::auth_view(o))?,
+                ))
+            })
             .collect()
     }
 

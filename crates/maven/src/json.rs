@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 use config::{FeedConfig, McpServerConfig, McpTarget};
 
 use crate::views::{
-    DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerAuth, ServerInfo, ServerState,
-    ServerStatusView, ToolView, Transport,
+    AuthState, AuthView, DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerAuth,
+    ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
 };
 
 /// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
@@ -24,11 +24,18 @@ pub(crate) fn time_str(t: OffsetDateTime) -> Option<String> {
     Some(store::rfc3339(t)).filter(|s| !s.is_empty())
 }
 
-/// One HTTP server's OAuth state as status shows it: needs authorization once it asked (or its
-/// authorization was forgotten, refused or expired without a refresh token), or authorized by
-/// ISSUER with its scopes, its expiry and whether it is refreshed; `None` while it never asked.
-/// No secret; never waits (what the authorization holds now).
-pub(crate) fn server_auth(o: &::oauth::OAuth) -> Option<ServerAuth> {
+/// What one HTTP server's authorization holds now (no token, no secret): the one reading of
+/// it, for `mcp_auth` and for status ([`server_auth`]). Never waits.
+pub(crate) fn auth_view(o: &::oauth::OAuth) -> AuthView {
+    let mut v = AuthView {
+        server: o.server().to_owned(),
+        state: AuthState::NotAsked,
+        issuer: None,
+        scopes: Vec::new(),
+        expires_at: None,
+        refresh: None,
+        reason: None,
+    };
     match o.status_now() {
         ::oauth::AuthStatus::Authorized {
             issuer,
@@ -36,13 +43,38 @@ pub(crate) fn server_auth(o: &::oauth::OAuth) -> Option<ServerAuth> {
             expires_at,
             refresh,
         } => {
-            let at = expires_at
+            v.state = AuthState::Authorized;
+            v.issuer = Some(issuer);
+            v.scopes = scopes;
+            v.expires_at = expires_at;
+            v.refresh = Some(refresh);
+        }
+        ::oauth::AuthStatus::NeedsAuthorization => {
+            if let Some(why) = o.needs_authorization() {
+                v.state = AuthState::NeedsAuthorization;
+                v.reason = Some(why);
+            }
+        }
+    }
+    v
+}
+
+/// One HTTP server's OAuth state as status shows it: needs authorization once it asked (or its
+/// authorization was forgotten, refused or expired without a refresh token), or authorized by
+/// ISSUER with its scopes, its expiry and whether it is refreshed; `None` while it never asked.
+pub(crate) fn server_auth(v: &AuthView) -> Option<ServerAuth> {
+    match v.state {
+        AuthState::NotAsked => None,
+        AuthState::NeedsAuthorization => Some(ServerAuth::NeedsAuthorization),
+        AuthState::Authorized => {
+            let at = v
+                .expires_at
                 .and_then(|e| i64::try_from(e).ok())
                 .and_then(|e| OffsetDateTime::from_unix_timestamp(e).ok());
             let expiry = at
                 .and_then(time_str)
                 .unwrap_or_else(|| "no expiry given".to_owned());
-            let refresh = match (refresh, at) {
+            let refresh = match (v.refresh == Some(true), at) {
                 (true, _) => "refresh yes".to_owned(),
                 (false, Some(t)) => format!(
                     "no refresh token: you will be asked again at {:02}:{:02} UTC",
@@ -51,19 +83,16 @@ pub(crate) fn server_auth(o: &::oauth::OAuth) -> Option<ServerAuth> {
                 ),
                 (false, None) => "no refresh token".to_owned(),
             };
-            let scopes = if scopes.is_empty() {
+            let scopes = if v.scopes.is_empty() {
                 "none".to_owned()
             } else {
-                scopes.join(" ")
+                v.scopes.join(" ")
             };
             Some(ServerAuth::Authorized {
-                issuer,
+                issuer: v.issuer.clone().unwrap_or_default(),
                 terms: format!("scopes: {scopes}; expires {expiry}; {refresh}"),
             })
         }
-        ::oauth::AuthStatus::NeedsAuthorization => o
-            .needs_authorization()
-            .map(|_| ServerAuth::NeedsAuthorization),
     }
 }
 
