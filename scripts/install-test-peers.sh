@@ -6,6 +6,9 @@
 #                         registry's `node`)
 #   testenv/.venv         a Python venv with testenv/requirements.txt (the `mcp` SDK, and
 #                         `feedparser` for the P-4 benchmark)
+#   testenv/plain-npm     a plain `npm install --prefix` of one pinned server
+#                         (server-memory): a server installed the way its README says, whose
+#                         program is node_modules/.bin/mcp-server-memory
 # Idempotent: each part carries a stamp of the files it was installed from and is skipped while
 # the stamp matches. Exits non-zero with a message naming the failing step.
 set -euo pipefail
@@ -74,6 +77,30 @@ else
   done
   echo "$npm_stamp" >"$npm_stamp_file"
   echo "install-test-peers: npm peers installed (node $node_version)"
+fi
+
+# --- a plain npm install ---------------------------------------------------------------
+# No lock file and no package.json of ours: what an owner gets from `npm install --prefix DIR
+# PACKAGE@VERSION`, dependencies hoisted into DIR/node_modules.
+plain_pkg="@modelcontextprotocol/server-memory"
+plain_version="2026.8.31"
+plain="$env_dir/plain-npm"
+plain_stamp="$( (echo "$plain_pkg@$plain_version" && uname -m) | sha256sum | cut -d' ' -f1)"
+plain_stamp_file="$plain/.maven-install-stamp"
+if [[ -f "$plain_stamp_file" && "$(cat "$plain_stamp_file")" == "$plain_stamp" &&
+  -x "$plain/node_modules/.bin/mcp-server-memory" ]]; then
+  echo "install-test-peers: plain npm install up to date"
+else
+  echo "install-test-peers: npm install --prefix testenv/plain-npm $plain_pkg@$plain_version ..."
+  rm -rf "$plain"
+  mkdir -p "$plain"
+  npm install --prefix "$plain" --no-audit --no-fund --loglevel=error \
+    "$plain_pkg@$plain_version" ||
+    fail "'npm install $plain_pkg@$plain_version' failed in testenv/plain-npm (is the npm registry reachable?)"
+  [[ -x "$plain/node_modules/.bin/mcp-server-memory" ]] ||
+    fail "testenv/plain-npm/node_modules/.bin/mcp-server-memory is missing after npm install"
+  echo "$plain_stamp" >"$plain_stamp_file"
+  echo "install-test-peers: plain npm install done ($plain_pkg $plain_version)"
 fi
 
 # --- Python peer ---------------------------------------------------------------------------

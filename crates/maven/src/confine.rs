@@ -1,7 +1,9 @@
 //! Which stdio servers run sandboxed, and how. A sandboxed block's command is
 //! resolved into a `sandbox::Plan` and started as `maven __sandbox-exec PLAN -- command args…`
 //! (this binary, re-executed): the mcp crate spawns it like any other command. A block whose
-//! sandbox cannot be applied is never started, and says why.
+//! sandbox cannot be applied is never started, and says why. A block whose command does not
+//! exist, sandboxed or not, is not started either: its words name the command and where it
+//! was looked for, and nothing of the sandbox (no sandbox setting would make it run).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,6 +17,26 @@ pub(crate) enum Launch {
     Start(Box<mcp::ServerConfig>),
     /// Its sandbox cannot be applied: it is not started, for this reason.
     Blocked(String),
+    /// Its command does not exist (sandboxed or not): it is not started, and this says which
+    /// command and where it was looked for.
+    NotFound(String),
+}
+
+/// Why an enabled block is not started.
+#[derive(Debug, Clone)]
+pub(crate) struct Blocked {
+    /// The owner's words (status's `last_error`, the log).
+    pub(crate) why: String,
+    /// Its command does not exist: not a sandbox matter.
+    pub(crate) command_missing: bool,
+}
+
+/// The `PATH` a stdio block's command is looked up in: the block's own, else the daemon's (as
+/// the stdio spawn sets it for the child).
+pub(crate) fn block_path(env: &BTreeMap<String, config::Secret>) -> Option<std::ffi::OsString> {
+    env.get("PATH")
+        .map(|v| std::ffi::OsString::from(v.expose().to_string()))
+        .or_else(|| std::env::var_os("PATH"))
 }
 
 /// The plan of a sandboxed stdio block, or `None` for an HTTP or `"sandbox": false` block.
@@ -29,11 +51,7 @@ pub(crate) fn plan(
     else {
         return None;
     };
-    // The child's PATH: the block's own, else the daemon's (as the stdio spawn sets it).
-    let path = env
-        .get("PATH")
-        .map(|v| std::ffi::OsString::from(v.expose().to_string()))
-        .or_else(|| std::env::var_os("PATH"));
+    let path = block_path(env);
     let ctx = sandbox::Context {
         data_dir,
         path: path.as_deref(),
@@ -64,6 +82,14 @@ fn launch_planned(
 ) -> Option<Launch> {
     let server = config.mcp_server(name)?;
     let Some(plan) = planned else {
+        // Unsandboxed: a command that does not exist is said so before anything starts.
+        if let Some(McpTarget::Stdio { command, env, .. }) =
+            config.mcp_servers.get(name).map(|b| &b.target)
+        {
+            if let Err(e) = sandbox::find_command(command, block_path(env).as_deref()) {
+                return Some(Launch::NotFound(e.to_string()));
+            }
+        }
         // Unsandboxed: still in a PID namespace of its own, through the launcher, so that
         // every process it starts ends with it.
         let wrap = |command, args: Vec<String>| {
@@ -84,11 +110,17 @@ fn launch_planned(
             "{why}; the server was not started. \"sandbox\": false in its block runs it unsandboxed, as the owner's explicit choice"
         ))
     };
-    let plan = match plan {
+    let mut plan = match plan {
         Ok(p) => p,
+        // A grant the sandbox refuses (a link) is not fixed by turning the sandbox off.
+        Err(e @ sandbox::PlanError::Grant(_)) => {
+            return Some(Launch::Blocked(format!("{e}; the server was not started")))
+        }
+        // No such program: no sandbox setting would make it run, so no word of one.
+        Err(sandbox::PlanError::NotFound(e)) => return Some(Launch::NotFound(e.to_string())),
         Err(e) => return Some(refused(e.to_string())),
     };
-    if let Err(e) = sandbox::prepare(&plan) {
+    if let Err(e) = sandbox::prepare(&mut plan) {
         return Some(refused(format!("sandbox: its private directory: {e}")));
     }
     Some(
@@ -122,7 +154,7 @@ pub(crate) struct Launches {
     /// The servers the manager runs (dark ones included, never started).
     pub(crate) servers: Vec<mcp::Managed>,
     /// The reasons of those that cannot start.
-    pub(crate) blocked: BTreeMap<String, String>,
+    pub(crate) blocked: BTreeMap<String, Blocked>,
     /// The resolved plan of each sandboxed server: its trust line (every path it may read or
     /// write, and why), and what it denies.
     pub(crate) plans: BTreeMap<String, sandbox::Plan>,
@@ -163,10 +195,26 @@ pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Laun
                 enabled: block.enabled,
             }),
             Some(Launch::Blocked(why)) => {
-                if block.enabled {
-                    tracing::error!(server = %name, "{why}");
-                }
-                blocked.insert(name.clone(), why);
+                tracing::error!(server = %name, "{why}");
+                let command_missing = false;
+                blocked.insert(
+                    name.clone(),
+                    Blocked {
+                        why,
+                        command_missing,
+                    },
+                );
+            }
+            Some(Launch::NotFound(why)) => {
+                tracing::error!(server = %name, "{why}");
+                let command_missing = true;
+                blocked.insert(
+                    name.clone(),
+                    Blocked {
+                        why,
+                        command_missing,
+                    },
+                );
             }
             None => {}
         }

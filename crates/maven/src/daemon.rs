@@ -70,8 +70,9 @@ pub(crate) struct State {
     web: Option<Arc<crate::web::Web>>,
     /// The turn pipeline: the only path that runs an act.
     turns: crate::turns::Turns,
-    /// Sandboxed servers that are not started, and why (X-2: fail closed).
-    blocked: BTreeMap<String, String>,
+    /// Servers that are not started, and why: a sandbox that cannot be applied (X-2: fail
+    /// closed), or a command that does not exist.
+    blocked: BTreeMap<String, crate::confine::Blocked>,
     /// Each sandboxed server's resolved plan (its trust line, what it denies).
     plans: BTreeMap<String, sandbox::Plan>,
 }
@@ -729,11 +730,15 @@ impl State {
                         });
                     }
                 }
-                if let Some(why) = self.blocked.get(&block.name) {
+                if let Some(b) = self.blocked.get(&block.name) {
                     if block.enabled {
-                        view.state = crate::views::ServerState::SandboxRefused;
+                        view.state = if b.command_missing {
+                            crate::views::ServerState::CommandNotFound
+                        } else {
+                            crate::views::ServerState::SandboxRefused
+                        };
                     }
-                    view.last_error = Some(why.clone());
+                    view.last_error = Some(b.why.clone());
                 }
                 view.auth = auth.get(&block.name).cloned();
                 view

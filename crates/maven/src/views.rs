@@ -256,6 +256,8 @@ pub(crate) enum ServerState {
     OverCap(String),
     /// Enabled, and not started because its sandbox cannot be applied.
     SandboxRefused,
+    /// Enabled, and not started because its command does not exist (sandboxed or not).
+    CommandNotFound,
     /// A state this build does not name (an answer from a daemon of another version): its
     /// text, shown as it is and never decided on.
     Other(String),
@@ -281,6 +283,7 @@ impl ServerState {
             ServerState::NeedsAuthorization => Borrowed("needs authorization"),
             ServerState::Stopped => Borrowed("stopped"),
             ServerState::SandboxRefused => Borrowed("not started: its sandbox cannot be applied"),
+            ServerState::CommandNotFound => Borrowed("not started: command not found"),
             ServerState::OverCap(s) | ServerState::Other(s) => Borrowed(s),
         }
     }
@@ -308,6 +311,7 @@ impl From<String> for ServerState {
             ServerState::NeedsAuthorization,
             ServerState::Stopped,
             ServerState::SandboxRefused,
+            ServerState::CommandNotFound,
         ];
         if let Some(n) = named.into_iter().find(|n| n.text() == s) {
             return n;
@@ -641,6 +645,10 @@ mod tests {
             (
                 ServerState::SandboxRefused,
                 "not started: its sandbox cannot be applied",
+            ),
+            (
+                ServerState::CommandNotFound,
+                "not started: command not found",
             ),
             (ServerState::Other("warming up".into()), "warming up"),
         ] {

@@ -28,18 +28,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use landlock::{
-    Access, AccessFs, AccessNet, CompatLevel, Compatible as _, NetPort, PathBeneath, PathFd,
-    Ruleset, RulesetAttr as _, RulesetCreated, RulesetCreatedAttr as _, RulesetStatus, Scope, ABI,
+    Access, AccessFs, AccessNet, CompatLevel, Compatible as _, NetPort, PathBeneath, Ruleset,
+    RulesetAttr as _, RulesetCreated, RulesetCreatedAttr as _, RulesetStatus, Scope, ABI,
 };
 
+use crate::disk;
 use crate::plan::{Plan, GROUP_ARG, INIT_ARG, LAUNCHER_ARG};
 use std::time::Duration;
 
 /// The Landlock ABI the sandbox requires: 4 for TCP rules, 6 for signal and abstract-socket
 /// scoping.
 const LANDLOCK_ABI: ABI = ABI::V6;
-/// The uid a root daemon's servers run with as real uid (nobody).
-const NOBODY: u32 = 65534;
 /// Exit status of a launch that failed before the server ran.
 const EXIT_SANDBOX: u8 = 125;
 
@@ -54,6 +53,9 @@ pub struct Missing {
 
 impl std::fmt::Display for Missing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.feature == F_GRANT {
+            return write!(f, "{}; the server was not started", self.detail);
+        }
         write!(
             f,
             "the sandbox needs {} ({}); the server was not started. \"sandbox\": false in its block runs it unsandboxed, as the owner's explicit choice",
@@ -74,9 +76,14 @@ const F_LANDLOCK: &str =
 const F_USERNS: &str = "unprivileged user namespaces";
 const F_MOUNT: &str = "a private mount namespace (to hide Maven's data directory)";
 const F_LIMITS: &str = "resource limits";
-const F_SECCOMP: &str = "seccomp filters (for a daemon running as root)";
+const F_SECCOMP: &str = "seccomp filters";
 const F_CAPS: &str = "dropping capabilities";
-const F_IDS: &str = "switching a root daemon's real uid to nobody";
+const F_IDS: &str = "a uid and gid of its own (for a daemon running as root)";
+const F_PROC: &str = "a /proc of its own (its PID namespace's processes only)";
+const F_UTS: &str = "a host name and machine id of its own";
+/// Not a missing feature: a granted path the sandbox refuses (a link, or one its uid cannot
+/// reach); said as it is, with no advice to turn the sandbox off.
+const F_GRANT: &str = "a grant as granted";
 const F_PIDNS: &str = "a PID namespace of its own (so that its processes end with it)";
 const F_SESSION: &str = "a session of its own (no controlling terminal)";
 
@@ -188,32 +195,50 @@ fn say(args: std::fmt::Arguments<'_>) {
 /// status, or [`EXIT_SANDBOX`] when the sandbox could not be entered (the server never runs
 /// then).
 pub fn launch(args: Vec<OsString>) -> ExitCode {
-    let (plan, argv) = match parse(args) {
+    let (mut plan, argv) = match parse(args) {
         Ok(p) => p,
         Err(e) => {
             say(format_args!("maven sandbox: {e}"));
             return ExitCode::from(EXIT_SANDBOX);
         }
     };
-    let plan_arg = serde_json::to_string(&plan).unwrap_or_default();
-    let used = disk_used(&plan.home);
-    if used > plan.disk {
-        say(format_args!(
-            "maven sandbox: {}: {}",
-            plan.server,
-            over_disk(&plan, used)
-        ));
-        return ExitCode::from(EXIT_SANDBOX);
+    let fail = |plan: &Plan, e: &dyn std::fmt::Display| {
+        say(format_args!("maven sandbox: {}: {e}", plan.server));
+        ExitCode::from(EXIT_SANDBOX)
+    };
+    let usage = disk::Usage {
+        listed: disk::listed(&plan.home).unwrap_or(u64::MAX),
+        deleted: 0,
+        too_many: disk::listed(&plan.home).is_none(),
+    };
+    let bound = disk::in_force(&plan, usage.listed);
+    if usage.over(bound) || bound.bytes == 0 {
+        let words = disk::over_words(&plan, bound, usage);
+        return fail(
+            &plan,
+            &format_args!("{words}; the server was not started. {}", disk::OVER_ADVICE),
+        );
     }
-    // The mounts are made here, while the new user namespace's capabilities are still held
-    // (an unprivileged owner's init, executed anew, has none); the init inherits them.
-    let entered = outer(plan.network).and_then(|()| hide(&plan));
-    match entered.and_then(|()| start_init(&plan_arg, &argv)) {
-        Ok(child) => supervise(child, Some(&plan)),
-        Err(e) => {
-            say(format_args!("maven sandbox: {}: {e}", plan.server));
-            ExitCode::from(EXIT_SANDBOX)
-        }
+    // Each file is bounded by the bound in force at once (RLIMIT_FSIZE, in the init).
+    plan.disk = bound.bytes;
+    let plan_arg = serde_json::to_string(&plan).unwrap_or_default();
+    // The machine's /proc, kept before the server's own is mounted over it: the launcher
+    // counts what the server's processes hold open through it.
+    let proc = rustix::fs::open(
+        "/proc",
+        rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    );
+    let proc = match proc {
+        Ok(fd) => fd,
+        Err(e) => return fail(&plan, &missing(F_PROC, format!("/proc: {e}"))),
+    };
+    // The mounts are made here, while the new namespaces' capabilities are still held; the
+    // init inherits them, and gets only CAP_SYS_ADMIN of the new user namespace (ambient), to
+    // mount its own /proc.
+    match outer(&plan).and_then(|()| start_init(&plan_arg, &argv)) {
+        Ok(child) => supervise(child, Some((&plan, bound, &proc))),
+        Err(e) => fail(&plan, &e),
     }
 }
 
@@ -246,21 +271,117 @@ pub fn group(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Step 1 and 2 (see the module doc), in the launcher: the ids of a root daemon's server, the
-/// namespaces.
-fn outer(network: bool) -> Result<(), Missing> {
-    if rustix::process::geteuid().is_root() {
-        nix::unistd::setgroups(&[]).map_err(|e| missing(F_IDS, e))?;
-        let nobody = nix::unistd::Uid::from_raw(NOBODY);
-        let zero = nix::unistd::Uid::from_raw(0);
-        nix::unistd::setresuid(nobody, zero, zero).map_err(|e| missing(F_IDS, e))?;
-    }
+/// Steps 1–3 (see the module doc), in the launcher: the namespaces, the mounts, the host
+/// name and machine id, a root daemon's server's own uid and gid; then `CAP_SYS_ADMIN` of the
+/// sandbox's user namespace made ambient, for the init to mount its `/proc` with.
+fn outer(plan: &Plan) -> Result<(), Missing> {
     use nix::sched::CloneFlags;
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWPID;
-    if !network {
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS;
+    if !plan.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    user_namespace(flags)
+    if rustix::process::geteuid().is_root() {
+        // The mounts are made as root (every granted path opened while it can be), then the
+        // server's own ids are taken for good, and only then its user namespace is made:
+        // it maps that uid to itself, and the mounts made above are locked in it.
+        let id = plan.uid.ok_or_else(|| {
+            missing(
+                F_IDS,
+                "no uid of its own was allocated (the daemon prepares one before the start)",
+            )
+        })?;
+        nix::sched::unshare(flags).map_err(|e| missing(F_MOUNT, format!("unshare: {e}")))?;
+        inner_mounts(plan)?;
+        let (uid, gid) = (
+            nix::unistd::Uid::from_raw(id),
+            nix::unistd::Gid::from_raw(id),
+        );
+        nix::unistd::setgroups(&[]).map_err(|e| missing(F_IDS, e))?;
+        nix::unistd::setresgid(gid, gid, gid).map_err(|e| missing(F_IDS, e))?;
+        nix::unistd::setresuid(uid, uid, uid).map_err(|e| missing(F_IDS, e))?;
+        // Changing ids made the process not dumpable, and its /proc files root's: made its
+        // own again, so that it can write its user namespace's maps.
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable)
+            .map_err(|e| missing(F_IDS, format!("dumpable: {e}")))?;
+        reachable(plan, id)?;
+        user_namespace(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID)?;
+    } else {
+        user_namespace(flags | CloneFlags::CLONE_NEWPID)?;
+        inner_mounts(plan)?;
+    }
+    ambient_sys_admin()
+}
+
+/// The mounts and names of the sandbox, in its new mount and UTS namespaces.
+fn inner_mounts(plan: &Plan) -> Result<(), Missing> {
+    hide(plan)?;
+    rustix::system::sethostname(HOSTNAME.as_bytes())
+        .map_err(|e| missing(F_UTS, format!("sethostname: {e}")))
+}
+
+/// The host name inside every sandbox.
+pub const HOSTNAME: &str = "maven-sandbox";
+
+/// For a root daemon, after its server's ids are taken: every path the plan grants is
+/// reachable by that uid as granted (read, or read and write), else the start is refused,
+/// naming the path — a grant is never widened to make it work.
+fn reachable(plan: &Plan, id: u32) -> Result<(), Missing> {
+    use rustix::fs::Access;
+    let check = |p: &Path, want: Access, words: &str| -> Result<(), Missing> {
+        // Not there: grants nothing (left out of the plan already, or gone since).
+        let Ok(meta) = std::fs::metadata(p) else {
+            return Ok(());
+        };
+        let want = if meta.is_dir() {
+            want | Access::EXEC_OK
+        } else {
+            want
+        };
+        rustix::fs::access(p, want).map_err(|e| {
+            use std::os::unix::fs::MetadataExt as _;
+            missing(
+                F_GRANT,
+                format!(
+                    "a root daemon's server runs as a uid of its own ({id}), which cannot {words} {} (owner uid {}, mode {:o}: {e}); Maven does not widen a grant to make it work: give that uid access to it (for example `chown -R {id} {}` for a directory only this server uses), or run the daemon as an ordinary user",
+                    p.display(),
+                    meta.uid(),
+                    meta.mode() & 0o7777,
+                    p.display()
+                ),
+            )
+        })
+    };
+    check(&plan.program, Access::EXEC_OK, "run")?;
+    for g in &plan.shown_read {
+        if plan.read.contains(&g.path) {
+            check(&g.path, Access::READ_OK, "read")?;
+        }
+    }
+    for p in plan.write.iter().filter(|p| **p != plan.home) {
+        check(p, Access::READ_OK | Access::WRITE_OK, "write")?;
+    }
+    Ok(())
+}
+
+/// `CAP_SYS_ADMIN` (of the sandbox's user namespace, held since it was made) in the ambient
+/// set, so that the init, executed as a uid other than 0, holds it and nothing else.
+fn ambient_sys_admin() -> Result<(), Missing> {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    let held = rustix::thread::capabilities(None).map_err(|e| missing(F_PROC, e))?;
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            effective: held.effective,
+            permitted: held.permitted,
+            inheritable: held.inheritable | CapabilitySet::SYS_ADMIN,
+        },
+    )
+    .map_err(|e| missing(F_PROC, format!("inheritable CAP_SYS_ADMIN: {e}")))?;
+    rustix::thread::configure_capability_in_ambient_set(
+        rustix::thread::CapabilitySet::SYS_ADMIN,
+        true,
+    )
+    .map_err(|e| missing(F_PROC, format!("ambient CAP_SYS_ADMIN: {e}")))
 }
 
 /// A new user namespace (with `flags`' other namespaces) in which the effective uid and gid
@@ -293,35 +414,42 @@ fn start_init(plan: &str, argv: &[OsString]) -> Result<std::process::Child, Miss
         .map_err(|e| missing(F_PIDNS, format!("starting its first process: {e}")))
 }
 
-/// The launcher waits for the namespace's init and exits as it did. Should the daemon go away
-/// (even killed), the launcher is re-parented: it notices within a second and kills the init,
-/// which takes every process of the namespace with it. The init has the launcher's death as
-/// its own death signal, so killing the launcher is enough to end the whole server.
+/// The launcher waits for the namespace's init and exits as it did (a server killed by a
+/// signal: the launcher is killed by the same signal, so the daemon sees it at once). Should
+/// the daemon go away (even killed), the launcher is re-parented: it notices within a second
+/// and kills the init, which takes every process of the namespace with it. The init has the
+/// launcher's death as its own death signal, so killing the launcher is enough to end the
+/// whole server.
 ///
-/// With a plan, the launcher also measures the private directory every [`DISK_CHECK`] and ends
-/// the server when it holds more than the plan's `disk` (each file is bounded by
+/// With a plan, the launcher also measures what the server occupies — its private directory,
+/// and the deleted files its processes still hold open — every [`disk::CHECK`] at least, and
+/// ends the server when that is over the bound in force (each file is bounded by
 /// `RLIMIT_FSIZE` at once).
 #[expect(
     clippy::disallowed_methods,
     reason = "the launcher is a blocking process of its own, with no async runtime"
 )]
-fn supervise(mut child: std::process::Child, plan: Option<&Plan>) -> ExitCode {
+fn supervise(
+    mut child: std::process::Child,
+    watch: Option<(&Plan, disk::Bound, &std::os::fd::OwnedFd)>,
+) -> ExitCode {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let parent = rustix::process::getppid();
     let pidfd = i32::try_from(child.id())
         .ok()
         .and_then(rustix::process::Pid::from_raw)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
-    let second = Timespec {
-        tv_sec: 1,
-        tv_nsec: 0,
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 250_000_000,
     };
     let mut checked = std::time::Instant::now();
+    let mut wait = Duration::ZERO;
     loop {
         match &pidfd {
             Some(fd) => {
                 let mut fds = [PollFd::new(fd, PollFlags::IN)];
-                if let Ok(1..) = poll(&mut fds, Some(&second)) {
+                if let Ok(1..) = poll(&mut fds, Some(&tick)) {
                     break;
                 }
             }
@@ -334,24 +462,69 @@ fn supervise(mut child: std::process::Child, plan: Option<&Plan>) -> ExitCode {
             let _ = child.kill();
             break;
         }
-        if let Some(plan) = plan {
-            if checked.elapsed() >= DISK_CHECK {
+        if let Some((plan, bound, proc)) = watch {
+            if checked.elapsed() >= wait {
+                let started = std::time::Instant::now();
+                let listed = disk::listed(&plan.home);
+                let usage = disk::Usage {
+                    listed: listed.unwrap_or(0),
+                    deleted: disk::held_deleted(proc, child.id()),
+                    too_many: listed.is_none(),
+                };
                 checked = std::time::Instant::now();
-                let used = disk_used(&plan.home);
-                if used > plan.disk {
-                    say(format_args!(
-                        "maven sandbox: {}: {}",
-                        plan.server,
-                        over_disk(plan, used)
-                    ));
+                wait = disk::CHECK.max(started.elapsed() * 10);
+                if usage.over(bound) {
                     let _ = child.kill();
                     let _ = child.wait();
+                    say(format_args!(
+                        "maven sandbox: {}: {}; the server was stopped. {}",
+                        plan.server,
+                        disk::over_words(plan, bound, usage),
+                        disk::OVER_ADVICE
+                    ));
                     return ExitCode::from(EXIT_SANDBOX);
                 }
             }
         }
     }
-    exit_status(child.wait())
+    let status = child.wait();
+    if let Ok(st) = &status {
+        if let Some(sig) = died_by(st) {
+            // The daemon sees the server's death as it was: by this signal.
+            let _ = rustix::process::kill_process(rustix::process::getpid(), sig);
+        }
+    }
+    exit_status(status)
+}
+
+/// The signal that ended the init's server, which the init reports as the shell does: an
+/// exit status of 128 + the signal's number. Only signals whose default is to end a process.
+fn died_by(st: &std::process::ExitStatus) -> Option<rustix::process::Signal> {
+    use rustix::process::Signal as S;
+    let n = st.code()?.checked_sub(128)?;
+    [
+        S::HUP,
+        S::INT,
+        S::QUIT,
+        S::ILL,
+        S::TRAP,
+        S::ABORT,
+        S::BUS,
+        S::FPE,
+        S::KILL,
+        S::USR1,
+        S::SEGV,
+        S::USR2,
+        S::ALARM,
+        S::TERM,
+        S::XCPU,
+        S::XFSZ,
+        S::VTALARM,
+        S::PROF,
+        S::SYS,
+    ]
+    .into_iter()
+    .find(|s| s.as_raw() == n)
 }
 
 /// The environment variables that point a sandboxed server's caches and data into its
@@ -365,44 +538,6 @@ const PRIVATE_PLACES: &[(&str, &str)] = &[
     ("UV_CACHE_DIR", ".cache/uv"),
     ("PIP_CACHE_DIR", ".cache/pip"),
 ];
-
-/// How often a running server's private directory is measured.
-const DISK_CHECK: Duration = Duration::from_secs(2);
-
-fn over_disk(plan: &Plan, used: u64) -> String {
-    format!(
-        "its private directory {} holds {} MiB, more than its bound of {} MiB (sandbox.disk); the server was stopped. Free space in it, or raise \"disk\" in its sandbox",
-        plan.home.display(),
-        used / (1024 * 1024),
-        plan.disk / (1024 * 1024)
-    )
-}
-
-/// The bytes `dir` and everything below it occupy on disk; links are not followed. Bounded
-/// to one million entries (beyond them, what was counted).
-pub(crate) fn disk_used(dir: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt as _;
-    let mut total = 0u64;
-    let mut todo = vec![dir.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(d) = todo.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            seen += 1;
-            if seen > 1_000_000 {
-                return total;
-            }
-            let Ok(m) = e.metadata() else { continue };
-            total = total.saturating_add(m.blocks().saturating_mul(512));
-            if m.is_dir() {
-                todo.push(e.path());
-            }
-        }
-    }
-    total
-}
 
 fn exit_status(r: std::io::Result<std::process::ExitStatus>) -> ExitCode {
     use std::os::unix::process::ExitStatusExt as _;
@@ -453,6 +588,15 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
     if let Err(e) = rustix::process::setsid() {
         return fail(missing(F_SESSION, e));
     }
+    // Its own /proc: the processes of its PID namespace only (the launcher made CAP_SYS_ADMIN
+    // of the sandbox's user namespace ambient for this; `enter` drops it).
+    if plan.is_some() {
+        use rustix::mount::{mount, MountFlags};
+        let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+        if let Err(e) = mount("proc", "/proc", "proc", flags, c"") {
+            return fail(missing(F_PROC, format!("mount proc on /proc: {e}")));
+        }
+    }
     let kept = match &plan {
         Some(plan) => match enter(plan) {
             Ok(k) => k,
@@ -481,6 +625,30 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
     };
     let server = match cmd.args(&argv[1..]).spawn() {
         Ok(c) => c,
+        // No such program (or no such interpreter on its `#!` line): said as such, without a
+        // word of the sandbox, which has nothing to do with it.
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            // A shell's status for a command not found.
+            const EXIT_NOT_FOUND: u8 = 127;
+            let program = plan
+                .as_ref()
+                .map_or_else(|| PathBuf::from(&argv[0]), |p| p.program.clone());
+            let command = program.to_string_lossy().into_owned();
+            let words = if program.is_file() {
+                format!("{command}: its #! line names an interpreter that does not exist")
+            } else {
+                crate::plan::find_command(&command, std::env::var_os("PATH").as_deref())
+                    .err()
+                    .unwrap_or(crate::plan::CommandNotFound::NoSuchFile { command })
+                    .to_string()
+            };
+            if name.is_empty() {
+                say(format_args!("maven: {words}"));
+            } else {
+                say(format_args!("maven: {name}: {words}"));
+            }
+            return ExitCode::from(EXIT_NOT_FOUND);
+        }
         Err(err) => {
             let program = plan
                 .as_ref()
@@ -558,7 +726,6 @@ fn command_after_dash(
 /// Steps 3–7 (see the module doc), in the init. Returns a descriptor of the Landlock ruleset to
 /// keep open until the server exits.
 fn enter(plan: &Plan) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
-    let root = rustix::process::geteuid().is_root();
     // 4. limits, inside the new user namespace so the process count is the sandbox's own.
     use rustix::process::{setrlimit, Resource, Rlimit};
     for (res, n) in [
@@ -576,9 +743,8 @@ fn enter(plan: &Plan) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
         )
         .map_err(|e| missing(F_LIMITS, format!("{res:?}: {e}")))?;
     }
-    // 5. seccomp: the sockets Landlock's TCP rules do not see, for every sandbox; the setuid
-    // calls for a root daemon's.
-    seccomp(root)?;
+    // 5. seccomp: the sockets Landlock's TCP rules do not see, and vsock.
+    seccomp()?;
     // 6. Landlock.
     // TCP is handled without network (nothing allowed) and with denied ports.
     let tcp = !plan.network || !plan.deny_ports.is_empty();
@@ -594,23 +760,11 @@ fn enter(plan: &Plan) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
             format!("the ruleset is {:?}", status.ruleset),
         ));
     }
-    // 7. no capability now, none at exec. An unprivileged owner's init holds none already
-    // (it was executed anew as a uid other than 0 of its namespace) and cannot set
-    // securebits; with `no_new_privs` no exec can grant one.
-    use rustix::thread::{CapabilitiesSecureBits as B, CapabilitySet, CapabilitySets};
-    let held = rustix::thread::capabilities(None).map_err(|e| missing(F_CAPS, e))?;
-    if !root && held.permitted.is_empty() && held.effective.is_empty() {
-        return Ok(kept);
-    }
-    rustix::thread::set_capabilities_secure_bits(
-        B::NO_ROOT
-            | B::NO_ROOT_LOCKED
-            | B::NO_SETUID_FIXUP
-            | B::NO_SETUID_FIXUP_LOCKED
-            | B::NO_CAP_AMBIENT_RAISE
-            | B::NO_CAP_AMBIENT_RAISE_LOCKED,
-    )
-    .map_err(|e| missing(F_CAPS, format!("securebits: {e}")))?;
+    // 7. no capability now, none at exec: the init holds only the ambient CAP_SYS_ADMIN it
+    // mounted /proc with; its uid is not 0 in the sandbox's user namespace (0 is not even
+    // mapped), so with the ambient set cleared and `no_new_privs` no exec can grant one.
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    rustix::thread::clear_ambient_capability_set().map_err(|e| missing(F_CAPS, e))?;
     rustix::thread::set_capabilities(
         None,
         CapabilitySets {
@@ -628,7 +782,6 @@ fn enter(plan: &Plan) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
 /// (the private directory, a `read` or `write` path, the command's directory) mounted back at
 /// its own path. The paths are opened before anything is covered.
 fn hide(plan: &Plan) -> Result<(), Missing> {
-    use rustix::fs::{Mode, OFlags};
     use rustix::mount::MountPropagationFlags as P;
     use rustix::mount::{mount, mount_bind_recursive, mount_change, mount_remount, MountFlags};
     mount_change("/", P::REC | P::PRIVATE).map_err(|e| missing(F_MOUNT, format!("/: {e}")))?;
@@ -646,8 +799,9 @@ fn hide(plan: &Plan) -> Result<(), Missing> {
         if !hidden.iter().any(|h| p.starts_with(h)) || keep.iter().any(|(k, ..)| *k == p) {
             continue;
         }
-        // A granted path that does not exist grants nothing (Landlock skips it too).
-        let Ok(fd) = rustix::fs::open(p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) else {
+        // A granted path that does not exist grants nothing (Landlock skips it too); one
+        // behind a link refuses the start. What is bound is the object opened here.
+        let Some(fd) = open_granted(plan, p)? else {
             continue;
         };
         let dir = rustix::fs::fstat(&fd).is_ok_and(|st| {
@@ -655,7 +809,10 @@ fn hide(plan: &Plan) -> Result<(), Missing> {
         });
         keep.push((p.as_path(), fd, dir));
     }
+    // Outermost first, so that a path inside a directory bound back is seen to be there.
+    keep.sort_by_key(|(p, ..)| p.components().count());
     let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+    let id_dir: Option<&Path> = hidden.iter().copied().find(|d| d.is_dir());
     for dir in hidden {
         // Not there (or already under an outer cover and not granted): nothing to hide.
         if !dir.is_dir() {
@@ -663,9 +820,15 @@ fn hide(plan: &Plan) -> Result<(), Missing> {
         }
         let m = |e: &dyn std::fmt::Display| missing(F_MOUNT, format!("{}: {e}", dir.display()));
         mount("tmpfs", dir, "tmpfs", flags, c"mode=0755,size=64k").map_err(|e| m(&e))?;
+        let mut bound: Vec<&Path> = Vec::new();
         for (p, fd, is_dir) in &keep {
-            if !p.starts_with(dir) {
+            // Inside a directory already bound back, a granted path is there as it is: binding
+            // it again would make its mount point inside the owner's own directory.
+            if !p.starts_with(dir) || bound.iter().any(|b| p.starts_with(b)) {
                 continue;
+            }
+            if *is_dir {
+                bound.push(p);
             }
             let mk = |d: &Path| {
                 std::fs::DirBuilder::new()
@@ -679,16 +842,71 @@ fn hide(plan: &Plan) -> Result<(), Missing> {
                 if let Some(parent) = p.parent() {
                     mk(parent).map_err(|e| m(&e))?;
                 }
-                std::fs::File::create(p).map_err(|e| m(&e))?;
+                // Only ever in the empty cover: never truncate what is there.
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(p)
+                {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(m(&e)),
+                }
             }
             let src = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(fd));
             // Recursive: a mount below a granted directory comes along (a plain bind of a tree
             // with mounts the namespace cannot unveil fails with EINVAL).
             mount_bind_recursive(src.as_str(), *p).map_err(|e| m(&e))?;
         }
+        if Some(dir) == id_dir {
+            // The sandbox's own machine id, in the cover, bound over the machine's below.
+            std::fs::write(dir.join(MACHINE_ID), machine_id()).map_err(|e| m(&e))?;
+        }
         mount_remount(dir, flags | MountFlags::RDONLY, "").map_err(|e| m(&e))?;
     }
+    if let Some(dir) = id_dir {
+        let ours = dir.join(MACHINE_ID);
+        for theirs in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
+            if Path::new(theirs).exists() {
+                rustix::mount::mount_bind(&ours, theirs)
+                    .map_err(|e| missing(F_UTS, format!("{theirs}: {e}")))?;
+            }
+        }
+    }
     Ok(())
+}
+
+/// The file that holds a sandbox's machine id, in the first directory it covers.
+const MACHINE_ID: &str = ".maven-machine-id";
+
+/// A machine id of the sandbox's own (32 hexadecimal digits, new at each start): never the
+/// machine's, which identifies the owner's computer to whoever reads it.
+fn machine_id() -> String {
+    use std::io::Read as _;
+    let mut b = [0u8; 16];
+    let got = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
+    if got.is_err() {
+        // Still not the machine's: the start time and this process.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        b = (t ^ u128::from(std::process::id())).to_le_bytes();
+    }
+    let mut s: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    s.push('\n');
+    s
+}
+
+/// A path the plan grants, opened as it will be bound and given to Landlock: the system's
+/// directories and devices as named (their links are the system's own: `/lib` → `usr/lib`),
+/// every other path without following a link on the way. `None`: it does not exist.
+fn open_granted(plan: &Plan, p: &Path) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
+    use rustix::fs::{Mode, OFlags};
+    if crate::plan::system(p) || plan.devices.iter().any(|d| d == p) {
+        return Ok(rustix::fs::open(p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok());
+    }
+    crate::nolink::open(p).map_err(|r| missing(F_GRANT, r.words(plan.owner_home.as_deref())))
 }
 
 /// The ruleset every sandbox gets: every file access of ABI 6 handled, TCP handled, signal
@@ -726,12 +944,16 @@ fn rules(mut rs: RulesetCreated, plan: &Plan) -> Result<RulesetCreated, Missing>
     for (paths, on_dir, on_file) in groups {
         for p in paths {
             // A path that does not exist grants nothing (and is not an error: the system
-            // list names directories some systems lack).
-            let Ok(meta) = std::fs::metadata(p) else {
+            // list names directories some systems lack); one behind a link refuses the start.
+            let Some(fd) = open_granted(plan, p)? else {
                 continue;
             };
-            let Ok(fd) = PathFd::new(p) else { continue };
-            let access = if meta.is_dir() { on_dir } else { on_file };
+            let Ok(st) = rustix::fs::fstat(&fd) else {
+                continue;
+            };
+            let dir =
+                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
+            let access = if dir { on_dir } else { on_file };
             rs = rs
                 .add_rule(PathBeneath::new(fd, access))
                 .map_err(|e| missing(F_LANDLOCK, format!("{}: {e}", p.display())))?;
@@ -773,12 +995,12 @@ fn allow_ports(
 }
 
 /// Step 5. In every sandbox, `socket()` fails with EACCES for what Landlock's TCP rules do not
-/// mediate and could still reach a local port: MPTCP (it falls back to plain TCP) and SCTP over
-/// IPv4 and IPv6, raw and packet sockets; and io_uring, whose socket and connect operations
-/// bypass seccomp, fails with EACCES. For a root daemon, `setuid`, `setreuid` and `setresuid`
-/// fail with EPERM. A call from another ABI kills the process (seccompiler's architecture
-/// check).
-fn seccomp(root: bool) -> Result<(), Missing> {
+/// mediate and could still reach a local port — MPTCP (it falls back to plain TCP) and SCTP
+/// over IPv4 and IPv6, raw and packet sockets — and for vsock, which no network namespace
+/// bounds (on a virtual machine it reaches the hypervisor's services); io_uring, whose socket
+/// and connect operations bypass seccomp, fails with EACCES. A call from another ABI kills the
+/// process (seccompiler's architecture check).
+fn seccomp() -> Result<(), Missing> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
         SeccompFilter, SeccompRule, TargetArch,
@@ -828,6 +1050,7 @@ fn seccomp(root: bool) -> Result<(), Missing> {
         }
     }
     socket_rules.push(vec![cond(0, Op::Eq, libc::AF_PACKET as u64)]);
+    socket_rules.push(vec![cond(0, Op::Eq, libc::AF_VSOCK as u64)]);
     let socket_rules = socket_rules
         .into_iter()
         .map(|c| c.into_iter().collect::<Result<Vec<_>, _>>())
@@ -852,14 +1075,7 @@ fn seccomp(root: bool) -> Result<(), Missing> {
     for nr in uring {
         rules.insert(nr, vec![]);
     }
-    install(rules, libc::EACCES)?;
-
-    if root {
-        let mut nrs = vec![libc::SYS_setuid, libc::SYS_setreuid, libc::SYS_setresuid];
-        x32(&mut nrs, &[105, 113, 117]);
-        install(nrs.into_iter().map(|n| (n, vec![])).collect(), libc::EPERM)?;
-    }
-    Ok(())
+    install(rules, libc::EACCES)
 }
 
 #[cfg(test)]
@@ -890,6 +1106,8 @@ mod tests {
             shown_read: vec![],
             owner_write: vec![],
             owner_home: None,
+            absent: vec![],
+            uid: None,
         };
         let json = serde_json::to_string(&plan).unwrap();
         assert_eq!(

@@ -25,8 +25,13 @@
 //!   its installation prefix when it is in a `bin/` — narrowed to `bin/` and the prefix's `lib`,
 //!   `lib64`, `libexec` when the prefix is the owner's home, above it, or holds one of
 //!   `sandbox::CREDENTIALS` (`~/.cargo/credentials.toml`, `~/.ssh`, shell histories, …) — both as
-//!   named and with links resolved, and the same for a script's `#!` interpreter, through `env`;
-//!   every existing file named by an absolute path in the arguments; the `read` list. Every file
+//!   named and with links resolved, and the same for a script's `#!` interpreter, through `env`
+//!   (a Python virtual environment — a project's, pipx's, `uv tool`'s — is such a prefix, so its
+//!   `pyvenv.cfg` and `site-packages` come with its `bin/`); every existing file named by an
+//!   absolute path in the arguments; the outermost `node_modules` directory above the program
+//!   or such a file, as named and with links resolved ("its packages": `npm install --prefix
+//!   DIR P` runs as `DIR/node_modules/.bin/NAME`, whose program imports `DIR/node_modules`),
+//!   unless it would cover the owner's credentials; the `read` list. Every file
 //!   right on the private directory and the `write` list; read and write of `/dev/null` and the
 //!   random devices. It also scopes signals and abstract UNIX sockets to the sandbox, restricts
 //!   ptrace to it (always), and handles TCP bind and connect (ABI 4): with no network nothing is
@@ -82,21 +87,30 @@
 //! naming what is missing; the server's program is executed only after all of them. The daemon
 //! calls `sandbox::probe` once at start (a Landlock ruleset is created and never applied, the
 //! user-namespace sysctls read) and `confine` does not start a sandboxed block when it fails, or
-//! when the plan cannot be made (the command is not found, a path is inside the data directory):
-//! `maven mcp status` shows the state `not started: its sandbox cannot be applied` and the reason,
-//! ending with `"sandbox": false` being the owner's explicit choice.
+//! when the plan cannot be made (a path is inside the data directory): `maven mcp status` shows
+//! the state `not started: its sandbox cannot be applied` and the reason, ending with
+//! `"sandbox": false` being the owner's explicit choice. A command that does not exist is no
+//! sandbox matter (`sandbox::find_command`, `sandbox::CommandNotFound`): sandboxed or not, the
+//! block is not started, with the state `not started: command not found` and `command not
+//! found: NAME (not on PATH: …)` or `command not found: /x/y (no such executable file)`, and
+//! no word of the sandbox.
 
 // Policy code: a failure is an error value, never a panic. Tests may.
 #![warn(clippy::expect_used, clippy::panic)]
 
+mod disk;
+mod ids;
 mod launch;
+mod nolink;
 mod plan;
 mod shared;
 
-pub use launch::{bounds, close_inherited, group, hidden, init, launch, probe, Missing};
+pub use ids::{FIRST_SERVER_UID, SERVER_UIDS};
+pub use launch::{bounds, close_inherited, group, hidden, init, launch, probe, Missing, HOSTNAME};
+pub use nolink::Refusal;
 pub use plan::{
-    prepare, private_dir, Context, Grant, Plan, PlanError, Policy, Why, CREDENTIALS, DEFAULT_DISK,
-    DEFAULT_MEMORY, DEFAULT_PROCESSES, DEVICES, GROUP_ARG, HIDDEN, INIT_ARG, LAUNCHER_ARG,
-    MAX_PROCESSES, MIN_DISK, MIN_MEMORY, SYSTEM_READ,
+    find_command, prepare, private_dir, CommandNotFound, Context, Grant, Plan, PlanError, Policy,
+    Why, CREDENTIALS, DEFAULT_DISK, DEFAULT_MEMORY, DEFAULT_PROCESSES, DEVICES, GROUP_ARG, HIDDEN,
+    INIT_ARG, LAUNCHER_ARG, MAX_PROCESSES, MIN_DISK, MIN_MEMORY, SYSTEM_READ,
 };
 pub use shared::{own_code, shared_code, SHARED_CODE};

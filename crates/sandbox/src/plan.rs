@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::nolink::{self, shown};
+
 /// The hidden subcommand of the `maven` binary that runs the launcher.
 pub const LAUNCHER_ARG: &str = "__sandbox-exec";
 /// The hidden subcommand that starts an unsandboxed server in a PID namespace of its own.
@@ -96,7 +98,7 @@ impl Policy {
             .iter()
             .map(|p| Grant::new(p.clone(), Why::Granted))
             .collect();
-        let mut line = trust_line(&read, &self.write, self.network, None);
+        let mut line = trust_line(&read, &self.write, &[], self.network, None);
         if let Some(rest) = line.strip_prefix("sandboxed local process: reads none of your files") {
             line = format!("sandboxed local process: reads only its program's directories{rest}");
         } else {
@@ -124,6 +126,9 @@ pub enum Why {
     InterpreterLibraries,
     /// An existing file named in the server's arguments.
     Argument,
+    /// The outermost `node_modules` directory that holds its program or a script named in its
+    /// arguments: the packages that program imports.
+    Packages,
     /// The owner's `read` list.
     Granted,
 }
@@ -136,6 +141,7 @@ impl Why {
             Why::Interpreter => "its interpreter",
             Why::InterpreterLibraries => "its interpreter's libraries",
             Why::Argument => "named in its arguments",
+            Why::Packages => "its packages",
             Why::Granted => "granted",
         }
     }
@@ -188,22 +194,28 @@ pub const CREDENTIALS: &[&str] = &[
     ".password-store",
 ];
 
-/// `p` as the owner reads it: `~/…` below the owner's home.
-fn shown(p: &Path, home: Option<&Path>) -> String {
-    match home.and_then(|h| p.strip_prefix(h).ok()) {
-        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Some(rest) => format!("~/{}", rest.display()),
-        None => p.display().to_string(),
-    }
-}
+/// What the trust line says of a granted path that does not exist: it is left out (neither
+/// created nor bound), so the server gets nothing there.
+const ABSENT: &str = "granted, absent: left out";
 
-fn trust_line(read: &[Grant], write: &[PathBuf], network: bool, home: Option<&Path>) -> String {
+fn trust_line(
+    read: &[Grant],
+    write: &[PathBuf],
+    absent: &[PathBuf],
+    network: bool,
+    home: Option<&Path>,
+) -> String {
     let reads = if read.is_empty() {
         "reads none of your files".to_owned()
     } else {
         let mut list: Vec<String> = Vec::new();
         for g in read {
-            let item = format!("{} ({})", shown(&g.path, home), g.why.words());
+            let why = if absent.contains(&g.path) {
+                ABSENT
+            } else {
+                g.why.words()
+            };
+            let item = format!("{} ({why})", shown(&g.path, home));
             if !list.contains(&item) {
                 list.push(item);
             }
@@ -212,6 +224,19 @@ fn trust_line(read: &[Grant], write: &[PathBuf], network: bool, home: Option<&Pa
     };
     let writes = if write.is_empty() {
         "writes only its own directory".to_owned()
+    } else if absent.iter().any(|a| write.contains(a)) {
+        let list: Vec<String> = write
+            .iter()
+            .map(|p| {
+                let why = if absent.contains(p) {
+                    ABSENT
+                } else {
+                    "granted"
+                };
+                format!("{} ({why})", shown(p, home))
+            })
+            .collect();
+        format!("writes {}", list.join(", "))
     } else {
         let list: Vec<String> = write.iter().map(|p| shown(p, home)).collect();
         format!("writes {} (granted)", list.join(", "))
@@ -290,20 +315,69 @@ pub struct Plan {
     pub owner_write: Vec<PathBuf>,
     /// The owner's home as the daemon knows it (`~` in the trust line).
     pub owner_home: Option<PathBuf>,
+    /// The owner's `read` and `write` paths that did not exist when the plan was made: left
+    /// out (neither created nor bound), and the trust line says so.
+    #[serde(default)]
+    pub absent: Vec<PathBuf>,
+    /// For a daemon running as root: the uid and gid of this server's own (allocated by
+    /// [`prepare`]); the server runs as it, real, effective and saved, with no capability.
+    #[serde(default)]
+    pub uid: Option<u32>,
+}
+
+/// A command that cannot be run because there is no such program: not a sandbox matter.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum CommandNotFound {
+    /// A name (no `/`) that is no executable file in any directory of `PATH`.
+    #[error("command not found: {command} (not on PATH: {path})")]
+    NotOnPath {
+        /// The command as written.
+        command: String,
+        /// The `PATH` searched, as it was (`unset` when there was none).
+        path: String,
+    },
+    /// A path (with a `/`) that is no executable file.
+    #[error("command not found: {command} (no such executable file)")]
+    NoSuchFile {
+        /// The command as written.
+        command: String,
+    },
+}
+
+/// `command` as an absolute path — as given when it names a path (relative to the working
+/// directory), else the first executable file of that name in a directory of `path` — or why
+/// there is none, naming the `PATH` searched.
+pub fn find_command(command: &str, path: Option<&OsStr>) -> Result<PathBuf, CommandNotFound> {
+    find_program(command, path).ok_or_else(|| {
+        if command.contains('/') || command.is_empty() {
+            CommandNotFound::NoSuchFile {
+                command: command.to_owned(),
+            }
+        } else {
+            CommandNotFound::NotOnPath {
+                command: command.to_owned(),
+                path: path.map_or_else(|| "unset".to_owned(), |p| p.to_string_lossy().into_owned()),
+            }
+        }
+    })
 }
 
 /// Why a plan cannot be made.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
-    /// The command is not an executable file, or not on `PATH`.
-    #[error("sandbox: the command {0:?} is not an executable file on PATH")]
-    NotFound(String),
+    /// The command is not an executable file, or not on `PATH`: no program to confine.
+    #[error(transparent)]
+    NotFound(CommandNotFound),
     /// A path of the policy is inside Maven's data directory.
     #[error("sandbox: {0} is inside Maven's data directory, which no server may reach")]
     InsideData(PathBuf),
     /// A path of the policy is not absolute.
     #[error("sandbox: {0} is not an absolute path")]
     Relative(PathBuf),
+    /// A granted path (`read`, `write`, a file named in the arguments) is a link or passes
+    /// through one, or cannot be opened: the owner's words, naming it and what it points to.
+    #[error("sandbox: {0}")]
+    Grant(String),
 }
 
 impl Plan {
@@ -331,8 +405,7 @@ impl Plan {
                 return Err(PlanError::InsideData(p.clone()));
             }
         }
-        let program =
-            find_program(command, ctx.path).ok_or_else(|| PlanError::NotFound(command.into()))?;
+        let program = find_command(command, ctx.path).map_err(PlanError::NotFound)?;
         if normal(&program).starts_with(&data) {
             return Err(PlanError::InsideData(program));
         }
@@ -340,10 +413,25 @@ impl Plan {
             .owner_home
             .as_deref()
             .filter(|h| h.is_absolute() && h.parent().is_some());
+        // No grant of the owner's follows a link (one a server planted where it may write
+        // turns a grant into another place): a link on the way refuses the plan, naming it; a
+        // path that does not exist is left out, and the trust line says so.
+        let refuse = |r: nolink::Refusal| PlanError::Grant(r.words(home_dir));
+        let mut absent: Vec<PathBuf> = Vec::new();
+        for p in policy.read.iter().chain(&policy.write) {
+            if !nolink::check(&normal(p)).map_err(refuse)? {
+                push_unique(&mut absent, p.clone());
+            }
+        }
         let mut read: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
         let mut shown_read: Vec<Grant> = Vec::new();
         let mut add = |read: &mut Vec<PathBuf>, g: Grant| {
             if normal(&g.path).starts_with(&data) {
+                return;
+            }
+            // A directory the program implies is granted only as a path without links (the
+            // same directory with its links resolved is granted too).
+            if !system(&g.path) && !matches!(nolink::check(&g.path), Ok(true)) {
                 return;
             }
             if !system(&g.path) && !shown_read.contains(&g) {
@@ -368,18 +456,36 @@ impl Plan {
                 _ => break,
             }
         }
-        for a in args {
-            let p = Path::new(a);
-            if p.is_absolute() && std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
-                add(&mut read, Grant::new(normal(p), Why::Argument));
+        // What npm installed beside it: the outermost `node_modules` above its program or a
+        // script named in its arguments, whence that program imports its dependencies.
+        let scripts = args
+            .iter()
+            .map(Path::new)
+            .filter(|p| p.is_absolute() && std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        for p in std::iter::once(program.as_path()).chain(scripts) {
+            for d in packages(p, home_dir) {
+                add(&mut read, Grant::new(d, Why::Packages));
             }
         }
-        for p in &policy.read {
+        for a in args {
+            let p = normal(Path::new(a));
+            // A file named in the arguments is readable as itself, never through a link.
+            if p.is_absolute() && !system(&p) && nolink::check(&p).map_err(refuse)? {
+                if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+                    add(&mut read, Grant::new(p, Why::Argument));
+                }
+            }
+        }
+        for p in policy.read.iter().filter(|p| !absent.contains(p)) {
             add(&mut read, Grant::new(p.clone(), Why::Granted));
+        }
+        // Named in the trust line, never bound.
+        for p in policy.read.iter().filter(|p| absent.contains(p)) {
+            shown_read.push(Grant::new(p.clone(), Why::Granted));
         }
         let home = private_dir(ctx.data_dir, name);
         let mut write = vec![home.clone()];
-        for p in &policy.write {
+        for p in policy.write.iter().filter(|p| !absent.contains(p)) {
             push_unique(&mut write, p.clone());
         }
         Ok(Plan {
@@ -411,6 +517,8 @@ impl Plan {
             shown_read,
             owner_write: policy.write.clone(),
             owner_home: home_dir.map(Path::to_path_buf),
+            absent,
+            uid: None,
         })
     }
 
@@ -419,6 +527,7 @@ impl Plan {
         trust_line(
             &self.shown_read,
             &self.owner_write,
+            &self.absent,
             self.network,
             self.owner_home.as_deref(),
         )
@@ -427,10 +536,24 @@ impl Plan {
     /// What to tell the owner when a server's last words (`stderr`) name a path this plan
     /// denies: a refusal (`Permission denied`, `EACCES`) of a path outside every grant, or a
     /// missing file inside a hidden directory. "the sandbox denied /x/y: add it to
-    /// sandbox.read (or sandbox.write if it must write there)".
+    /// sandbox.read (or sandbox.write if it must write there)". A package Node cannot find
+    /// (`ERR_MODULE_NOT_FOUND`, `Cannot find package 'P' imported from /x/y.js`, `Cannot find
+    /// module 'P'` and its require stack) or a module Python cannot (`ModuleNotFoundError: No
+    /// module named 'm'`) that is installed where the plan grants nothing names that place:
+    /// "the sandbox denied /p/node_modules, where the package P is installed: add
+    /// /p/node_modules to sandbox.read". No hint ever names a path that covers the owner's
+    /// [`CREDENTIALS`].
     pub fn denial_hint(&self, stderr: &str) -> Option<String> {
         const DENIED: &[&str] = &["permission denied", "eacces", "operation not permitted"];
-        const MISSING: &[&str] = &["no such file or directory", "enoent", "not found"];
+        const MISSING: &[&str] = &[
+            "no such file or directory",
+            "enoent",
+            "not found",
+            "cannot find module",
+        ];
+        if let Some(h) = self.import_hint(stderr) {
+            return Some(h);
+        }
         for line in stderr.lines().rev() {
             let lower = line.to_ascii_lowercase();
             let denied = DENIED.iter().any(|d| lower.contains(d));
@@ -450,6 +573,9 @@ impl Plan {
                     .chain(&self.write)
                     .any(|g| p.starts_with(g));
                 let hidden = self.hide.iter().any(|h| p.starts_with(h));
+                if self.credential(p) {
+                    continue;
+                }
                 if (denied && !granted) || (missing && hidden && !granted) {
                     return Some(format!(
                         "the sandbox denied {word}: add it to sandbox.read (or sandbox.write if it must write there)"
@@ -458,6 +584,85 @@ impl Plan {
             }
         }
         None
+    }
+
+    /// Whether `p` is granted (read or write) by this plan.
+    fn granted(&self, p: &Path) -> bool {
+        self.read
+            .iter()
+            .chain(&self.write)
+            .any(|g| p.starts_with(g))
+    }
+
+    /// Whether `p` is one of the owner's [`CREDENTIALS`], inside one, or covers one.
+    fn credential(&self, p: &Path) -> bool {
+        let home = self.owner_home.as_deref();
+        holds_credentials(p, home)
+            || home.is_some_and(|h| CREDENTIALS.iter().any(|c| p.starts_with(h.join(c))))
+    }
+
+    /// The hint of [`Plan::denial_hint`] for a package or module the server could not import
+    /// because the plan grants nothing where it is installed.
+    fn import_hint(&self, stderr: &str) -> Option<String> {
+        let lines: Vec<&str> = stderr.lines().collect();
+        for (i, line) in lines.iter().enumerate().rev() {
+            let found = if let Some((pkg, from)) = node_missing(line, &lines[i + 1..]) {
+                self.node_place(pkg, from)
+                    .map(|d| (d, format!("the package {pkg}")))
+            } else if let Some(m) = python_missing(line) {
+                self.python_place(m).map(|d| (d, format!("the module {m}")))
+            } else {
+                None
+            };
+            if let Some((dir, what)) = found {
+                let dir = dir.display();
+                return Some(format!(
+                    "the sandbox denied {dir}, where {what} is installed: add {dir} to sandbox.read"
+                ));
+            }
+        }
+        None
+    }
+
+    /// Where Node finds `pkg` imported from `from`: the first `node_modules` above it that
+    /// holds it (Node's own order), as its outermost `node_modules` — when the plan grants
+    /// nothing there.
+    fn node_place(&self, pkg: &str, from: &str) -> Option<PathBuf> {
+        let from = normal(Path::new(from.strip_prefix("file://").unwrap_or(from)));
+        if !from.is_absolute() {
+            return None;
+        }
+        let target = from
+            .ancestors()
+            .skip(1)
+            .filter(|a| a.file_name() != Some(OsStr::new("node_modules")))
+            .map(|a| a.join("node_modules").join(pkg))
+            .find(|t| t.exists())?;
+        let dir = outermost_node_modules(&target)?;
+        (!self.granted(&target) && !self.credential(&dir)).then_some(dir)
+    }
+
+    /// Where Python would find module `m` were it granted: the owner's user site-packages
+    /// (`~/.local/lib/pythonX.Y/site-packages`), or a directory an installed `.pth` file (an
+    /// editable install) adds to the path — when the plan grants nothing there.
+    fn python_place(&self, m: &str) -> Option<PathBuf> {
+        let mut places: Vec<PathBuf> = Vec::new();
+        if let Some(home) = self.owner_home.as_deref() {
+            places.extend(site_packages(&home.join(".local/lib")));
+        }
+        for g in &self.shown_read {
+            if matches!(g.why, Why::Granted | Why::Argument) {
+                continue;
+            }
+            let mut sites = site_packages(&g.path.join("lib"));
+            sites.extend(site_packages(&g.path));
+            for site in sites {
+                places.extend(pth_dirs(&site));
+            }
+        }
+        places
+            .into_iter()
+            .find(|d| holds_module(d, m) && !self.granted(&d.join(m)) && !self.credential(d))
     }
 
     /// The launcher's arguments that run `command args…` inside this plan:
@@ -485,8 +690,9 @@ pub fn private_dir(data_dir: &Path, name: &str) -> PathBuf {
 /// followed: each level is created and opened relative to its parent without following a
 /// symbolic link, and its mode set on the opened descriptor. A link found there (planted by an
 /// earlier run) is refused with a message naming it; the server is not started until the owner
-/// removes it.
-pub fn prepare(plan: &Plan) -> std::io::Result<()> {
+/// removes it. For a daemon running as root, it also gives the server a uid and gid of its own
+/// (`plan.uid`) and the private directory to it.
+pub fn prepare(plan: &mut Plan) -> std::io::Result<()> {
     use rustix::fs::{Mode, OFlags};
     let parent = plan
         .home
@@ -532,6 +738,10 @@ pub fn prepare(plan: &Plan) -> std::io::Result<()> {
         rustix::fs::fchmod(&dir, Mode::from_raw_mode(0o700))
             .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
     }
+    // A root daemon's server runs as a uid of its own, which owns its private directory.
+    if rustix::process::geteuid().is_root() {
+        plan.uid = Some(crate::ids::allocate(&plan.home)?);
+    }
     Ok(())
 }
 
@@ -543,7 +753,7 @@ fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
 
 /// A path with `.` and `..` removed lexically (symbolic links are the launcher's business: it
 /// opens every path it grants).
-fn normal(p: &Path) -> PathBuf {
+pub(crate) fn normal(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -583,7 +793,7 @@ fn find_program(command: &str, path: Option<&OsStr>) -> Option<PathBuf> {
 }
 
 /// Whether `p` is one of the system's directories (or below one), readable by every sandbox.
-fn system(p: &Path) -> bool {
+pub(crate) fn system(p: &Path) -> bool {
     SYSTEM_READ.iter().any(|s| p.starts_with(s))
 }
 
@@ -636,6 +846,139 @@ fn program_dirs(program: &Path, home: Option<&Path>) -> Vec<(PathBuf, bool)> {
     out
 }
 
+/// The outermost `node_modules` directory above `p`, as named and with links resolved: what a
+/// program installed by npm (`PREFIX/node_modules/.bin/NAME`, a link to
+/// `PREFIX/node_modules/PACKAGE/…`) imports its dependencies from. None that would cover the
+/// owner's credentials.
+fn packages(p: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let real = std::fs::canonicalize(p).ok();
+    for p in std::iter::once(normal(p)).chain(real) {
+        if let Some(d) = outermost_node_modules(&p) {
+            if !holds_credentials(&d, home) {
+                push_unique(&mut out, d);
+            }
+        }
+    }
+    out
+}
+
+/// The outermost directory named `node_modules` among `p`'s ancestors (not `p` itself).
+fn outermost_node_modules(p: &Path) -> Option<PathBuf> {
+    p.ancestors()
+        .skip(1)
+        .filter(|a| a.file_name() == Some(OsStr::new("node_modules")))
+        .last()
+        .map(Path::to_path_buf)
+}
+
+/// Node's words for a package it cannot find, and the file that imports it: `Cannot find
+/// package 'P' imported from /x/y.js` (ESM), or `Cannot find module 'P'` with ` imported from`
+/// or the first line of the `Require stack` that follows (CommonJS). `P` is the package's name
+/// (`@scope/name` or `name`, without a path inside it), and only a well-formed one.
+fn node_missing<'a>(line: &'a str, after: &[&'a str]) -> Option<(&'a str, &'a str)> {
+    let (_, rest) = line
+        .split_once("Cannot find package '")
+        .or_else(|| line.split_once("Cannot find module '"))?;
+    let (spec, tail) = rest.split_once('\'')?;
+    let from = match tail.split_once(" imported from ") {
+        Some((_, f)) => f.trim(),
+        None => after
+            .iter()
+            .take(4)
+            .find_map(|l| l.trim().strip_prefix("- "))?
+            .trim(),
+    };
+    let segments = if spec.starts_with('@') { 2 } else { 1 };
+    let end = spec
+        .match_indices('/')
+        .nth(segments - 1)
+        .map_or(spec.len(), |(i, _)| i);
+    let pkg = &spec[..end];
+    let well_formed = pkg.split('/').count() == segments
+        && pkg.split('/').enumerate().all(|(i, s)| {
+            let s = if i == 0 && segments == 2 {
+                s.strip_prefix('@').unwrap_or("")
+            } else {
+                s
+            };
+            !s.is_empty()
+                && !s.starts_with('.')
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+        });
+    well_formed.then_some((pkg, from))
+}
+
+/// The top-level module Python's `ModuleNotFoundError: No module named 'a.b'` names (`a`),
+/// when it is an identifier.
+fn python_missing(line: &str) -> Option<&str> {
+    let (_, rest) = line.split_once("ModuleNotFoundError: No module named '")?;
+    let (name, _) = rest.split_once('\'')?;
+    let top = name.split('.').next()?;
+    let ok = !top.is_empty()
+        && !top.starts_with(|c: char| c.is_ascii_digit())
+        && top.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ok.then_some(top)
+}
+
+/// The `pythonX.Y/site-packages` directories in `lib`.
+fn site_packages(lib: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(lib) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .take(256)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+        .map(|e| e.path().join("site-packages"))
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// The absolute directories the `.pth` files of `site` add to Python's path (an editable
+/// install's source), each file read up to 16 KiB.
+fn pth_dirs(site: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(site) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten().take(4096) {
+        let p = e.path();
+        if p.extension() != Some(OsStr::new("pth")) {
+            continue;
+        }
+        let mut text = String::new();
+        let read =
+            std::fs::File::open(&p).and_then(|f| f.take(16 * 1024).read_to_string(&mut text));
+        if read.is_err() {
+            continue;
+        }
+        for l in text.lines().map(str::trim) {
+            if l.starts_with('/') {
+                push_unique(&mut out, normal(Path::new(l)));
+            }
+        }
+    }
+    out
+}
+
+/// Whether directory `d` holds Python module `m`: a package, a `.py` file or an extension.
+fn holds_module(d: &Path, m: &str) -> bool {
+    if d.join(m).is_dir() || d.join(format!("{m}.py")).is_file() {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(d) else {
+        return false;
+    };
+    let prefix = format!("{m}.");
+    entries.flatten().take(4096).any(|e| {
+        let n = e.file_name();
+        let n = n.to_string_lossy();
+        n.starts_with(&prefix) && n.ends_with(".so")
+    })
+}
+
 /// The interpreter a script names on its `#!` line (through `env`, looked up on `path`).
 fn interpreter(program: &Path, path: Option<&OsStr>) -> Option<PathBuf> {
     let mut head = [0u8; 256];
@@ -660,6 +1003,8 @@ mod tests {
     #[test]
     fn a_script_brings_its_interpreter_and_prefix() {
         let t = tempfile::tempdir().unwrap();
+        let notes = t.path().join("notes");
+        std::fs::create_dir_all(notes.join("out")).unwrap();
         let bin = t.path().join("prefix/bin");
         std::fs::create_dir_all(&bin).unwrap();
         let interp = bin.join("interp");
@@ -679,8 +1024,8 @@ mod tests {
             owner_home: Some("/home/me".into()),
         };
         let policy = Policy {
-            read: vec!["/srv/notes".into()],
-            write: vec!["/srv/notes/out".into()],
+            read: vec![notes.clone()],
+            write: vec![notes.join("out"), notes.join("later")],
             network: false,
             ..Policy::default()
         };
@@ -692,7 +1037,10 @@ mod tests {
             "{:?}",
             plan.read
         );
-        assert!(plan.read.contains(&PathBuf::from("/srv/notes")));
+        assert!(plan.read.contains(&notes));
+        // A granted path that does not exist is left out, not bound, and said so.
+        assert!(!plan.write.contains(&notes.join("later")));
+        assert_eq!(plan.absent, [notes.join("later")]);
         assert_eq!(plan.write[0], data.join("sandbox/notes"));
         assert_eq!(plan.home, data.join("sandbox/notes"));
         assert_eq!(plan.tmp, data.join("sandbox/notes/tmp"));
@@ -711,9 +1059,10 @@ mod tests {
         assert_eq!(
             plan.trust(),
             format!(
-                "sandboxed local process: reads {} (its program), {} (its interpreter), /srv/notes (granted), writes /srv/notes/out (granted), no network, memory bounded per process",
+                "sandboxed local process: reads {} (its program), {} (its interpreter), {n} (granted), writes {n}/out (granted), {n}/later (granted, absent: left out), no network, memory bounded per process",
                 tools.display(),
-                t.path().join("prefix").display()
+                t.path().join("prefix").display(),
+                n = notes.display()
             )
         );
         let args = plan.launcher_args("srv", &["a".into()]);
@@ -852,7 +1201,7 @@ mod tests {
             owner_home: Some("/home/me".into()),
         };
         let policy = Policy {
-            read: vec!["/srv/notes".into()],
+            read: vec!["/var".into()],
             ..Policy::default()
         };
         let plan = Plan::resolve("s", &policy, "/bin/sh", &[], &ctx).unwrap();
@@ -867,11 +1216,310 @@ mod tests {
         );
         // Granted, or simply missing outside any hidden directory: not the sandbox's doing.
         assert_eq!(
-            hint("PermissionError: [Errno 13] Permission denied: '/srv/notes/a'"),
+            hint("PermissionError: [Errno 13] Permission denied: '/var/notes/a'"),
             None
         );
         assert_eq!(hint("No such file or directory: '/srv/gone'"), None);
         assert_eq!(hint("listening on stdio"), None);
+    }
+
+    /// Makes a link at `link` to `to` (and `link`'s directories).
+    fn link_at(link: &Path, to: &str) {
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(to, link).unwrap();
+    }
+
+    #[test]
+    fn a_program_installed_by_npm_reads_its_packages() {
+        let t = tempfile::tempdir().unwrap();
+        let data = t.path().join("data");
+        let ctx = Context {
+            data_dir: &data,
+            path: None,
+            deny_ports: vec![],
+            owner_home: Some(t.path().join("home/me")),
+        };
+        // `npm install --prefix P @scope/srv`: P/node_modules/.bin/srv links to the package's
+        // entry point, which imports P/node_modules/dep.
+        let prefix = t.path().join("plain");
+        let nm = prefix.join("node_modules");
+        program_at(&nm.join("@scope/srv/dist/index.js"));
+        std::fs::create_dir_all(nm.join("dep")).unwrap();
+        link_at(&nm.join(".bin/srv"), "../@scope/srv/dist/index.js");
+        let bin = nm.join(".bin/srv").display().to_string();
+        let plan = Plan::resolve("s", &Policy::default(), &bin, &[], &ctx).unwrap();
+        assert!(plan.read.contains(&nm), "{:?}", plan.read);
+        assert!(
+            !plan.read.contains(&prefix),
+            "only node_modules: {:?}",
+            plan.read
+        );
+        assert!(
+            plan.trust()
+                .contains(&format!("{} (its packages)", nm.display())),
+            "{}",
+            plan.trust()
+        );
+        // A package's own node_modules inside another: the outermost one.
+        let nested = nm.join("@scope/srv/node_modules/inner/bin.js");
+        program_at(&nested);
+        let plan = Plan::resolve(
+            "s",
+            &Policy::default(),
+            &nested.display().to_string(),
+            &[],
+            &ctx,
+        )
+        .unwrap();
+        assert!(plan.read.contains(&nm), "{:?}", plan.read);
+        // A script named in the arguments (`node P/node_modules/pkg/index.js`).
+        let other = t.path().join("other/node_modules/pkg/index.js");
+        program_at(&other);
+        let args = [other.display().to_string()];
+        let plan = Plan::resolve("s", &Policy::default(), "/bin/sh", &args, &ctx).unwrap();
+        assert!(
+            plan.read.contains(&t.path().join("other/node_modules")),
+            "{:?}",
+            plan.read
+        );
+        // Neither a missing file in the arguments nor a program elsewhere brings one.
+        let args = [t
+            .path()
+            .join("x/node_modules/none.js")
+            .display()
+            .to_string()];
+        let plan = Plan::resolve("s", &Policy::default(), "/bin/sh", &args, &ctx).unwrap();
+        assert!(!plan.read.iter().any(|p| p.ends_with("node_modules")));
+        assert!(!plan.trust().contains("its packages"), "{}", plan.trust());
+    }
+
+    #[test]
+    fn no_node_modules_grant_covers_the_owners_credentials() {
+        let t = tempfile::tempdir().unwrap();
+        // A home inside a node_modules tree: granting that tree would grant the home.
+        let nm = t.path().join("node_modules");
+        let home = nm.join("me");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        let program = nm.join("pkg/cli.js");
+        program_at(&program);
+        let data = t.path().join("data");
+        let ctx = Context {
+            data_dir: &data,
+            path: None,
+            deny_ports: vec![],
+            owner_home: Some(home.clone()),
+        };
+        let plan = Plan::resolve(
+            "s",
+            &Policy::default(),
+            &program.display().to_string(),
+            &[],
+            &ctx,
+        )
+        .unwrap();
+        assert!(!plan.read.contains(&nm), "{:?}", plan.read);
+        assert!(
+            !plan.read.iter().any(|g| home.starts_with(g)),
+            "{:?}",
+            plan.read
+        );
+    }
+
+    #[test]
+    fn python_environments_are_readable_through_their_bin() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home/me");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join(".local/share/fish")).unwrap();
+        let data = t.path().join("data");
+        let ctx = Context {
+            data_dir: &data,
+            path: None,
+            deny_ports: vec![],
+            owner_home: Some(home.clone()),
+        };
+        let venv = |dir: &Path| {
+            program_at(&dir.join("bin/srv"));
+            std::fs::write(dir.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+            std::fs::create_dir_all(dir.join("lib/python3.12/site-packages/srv")).unwrap();
+        };
+        // A project's venv, pipx's and `uv tool`'s (whose program in ~/.local/bin is a link
+        // into the environment).
+        let project = home.join("src/srv/.venv");
+        venv(&project);
+        let pipx = home.join(".local/share/pipx/venvs/srv");
+        venv(&pipx);
+        link_at(
+            &home.join(".local/bin/pipx-srv"),
+            &pipx.join("bin/srv").display().to_string(),
+        );
+        let uv = home.join(".local/share/uv/tools/srv");
+        venv(&uv);
+        link_at(
+            &home.join(".local/bin/uv-srv"),
+            &uv.join("bin/srv").display().to_string(),
+        );
+        for (command, env) in [
+            (project.join("bin/srv"), &project),
+            (home.join(".local/bin/pipx-srv"), &pipx),
+            (home.join(".local/bin/uv-srv"), &uv),
+        ] {
+            let plan = Plan::resolve(
+                "s",
+                &Policy::default(),
+                &command.display().to_string(),
+                &[],
+                &ctx,
+            )
+            .unwrap();
+            // The whole environment: pyvenv.cfg and site-packages with it.
+            assert!(
+                plan.read.contains(env),
+                "{}: {:?}",
+                command.display(),
+                plan.read
+            );
+            assert!(!plan.read.iter().any(|g| home.join(".ssh").starts_with(g)));
+        }
+    }
+
+    #[test]
+    fn a_package_the_sandbox_hides_names_where_it_is_installed() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home/me");
+        let data = t.path().join("data");
+        let ctx = Context {
+            data_dir: &data,
+            path: None,
+            deny_ports: vec![],
+            owner_home: Some(home.clone()),
+        };
+        // A server started as `node /srv/app/index.js` whose dependencies are in a
+        // node_modules the plan does not grant (`/srv/app` is no node_modules tree).
+        let app = t.path().join("app");
+        program_at(&app.join("index.js"));
+        std::fs::create_dir_all(app.join("node_modules/@modelcontextprotocol/sdk")).unwrap();
+        std::fs::create_dir_all(app.join("node_modules/express")).unwrap();
+        let plan = Plan::resolve("s", &Policy::default(), "/bin/sh", &[], &ctx).unwrap();
+        let from = app.join("index.js").display().to_string();
+        let nm = app.join("node_modules").display().to_string();
+        let want = |what: &str| {
+            Some(format!(
+                "the sandbox denied {nm}, where the package {what} is installed: add {nm} to sandbox.read"
+            ))
+        };
+        let esm = format!(
+            "node:internal/modules/esm/resolve:873\n  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);\n        ^\n\nError [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk' imported from {from}\n    at packageResolve (node:internal/modules/esm/resolve:873:9) {{\n  code: 'ERR_MODULE_NOT_FOUND'\n}}\n\nNode.js v22.23.3"
+        );
+        assert_eq!(plan.denial_hint(&esm), want("@modelcontextprotocol/sdk"));
+        let deep = format!(
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk/server/mcp.js' imported from file://{from}"
+        );
+        assert_eq!(plan.denial_hint(&deep), want("@modelcontextprotocol/sdk"));
+        let cjs = format!(
+            "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module 'express'\nRequire stack:\n- {from}\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15) {{\n  code: 'MODULE_NOT_FOUND',\n  requireStack: [ '{from}' ]\n}}"
+        );
+        assert_eq!(plan.denial_hint(&cjs), want("express"));
+        // Granted: a package that is not installed is not the sandbox's doing.
+        let granted = Policy {
+            read: vec![app.join("node_modules")],
+            ..Policy::default()
+        };
+        let plan2 = Plan::resolve("s", &granted, "/bin/sh", &[], &ctx).unwrap();
+        assert_eq!(plan2.denial_hint(&esm), None);
+        // Installed nowhere: no hint.
+        assert_eq!(
+            plan.denial_hint(&format!(
+                "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'left-pad' imported from {from}"
+            )),
+            None
+        );
+        // Hostile words: traversal, relative importers, garbage: no hint, no panic.
+        for words in [
+            format!("Cannot find package '../../etc' imported from {from}"),
+            format!("Cannot find package '@x/../../y' imported from {from}"),
+            format!("Cannot find package '@/x' imported from {from}"),
+            format!("Cannot find package '.hidden' imported from {from}"),
+            "Cannot find package 'express' imported from app/index.js".to_owned(),
+            "Cannot find package 'express' imported from ".to_owned(),
+            "Cannot find package '".to_owned(),
+            "Cannot find module 'express'\nRequire stack:\n-".to_owned(),
+            "ModuleNotFoundError: No module named '../x'".to_owned(),
+            "ModuleNotFoundError: No module named ''".to_owned(),
+            "ModuleNotFoundError: No module named '".to_owned(),
+            "\u{0}'\u{7f}' imported from /\n- /".to_owned(),
+        ] {
+            assert_eq!(plan.denial_hint(&words), None, "{words}");
+        }
+
+        // Python: a module installed in the owner's user site-packages (`pip install --user`),
+        // hidden with the home from a server run by the system's python3.
+        let site = home.join(".local/lib/python3.12/site-packages");
+        std::fs::create_dir_all(site.join("mcp")).unwrap();
+        std::fs::write(site.join("yaml.py"), "").unwrap();
+        let traceback = |m: &str| {
+            format!(
+                "Traceback (most recent call last):\n  File \"/srv/server.py\", line 1, in <module>\n    import {m}\nModuleNotFoundError: No module named '{m}'"
+            )
+        };
+        let site_s = site.display().to_string();
+        for (m, what) in [("mcp.server", "mcp"), ("mcp", "mcp"), ("yaml", "yaml")] {
+            assert_eq!(
+                plan.denial_hint(&traceback(m)),
+                Some(format!(
+                    "the sandbox denied {site_s}, where the module {what} is installed: add {site_s} to sandbox.read"
+                ))
+            );
+        }
+        assert_eq!(plan.denial_hint(&traceback("numpy")), None);
+        // An editable install in a granted environment whose source is elsewhere.
+        let venv = t.path().join("venv");
+        program_at(&venv.join("bin/python"));
+        let vsite = venv.join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(&vsite).unwrap();
+        let src = t.path().join("src/tool");
+        std::fs::create_dir_all(src.join("tool")).unwrap();
+        std::fs::write(
+            vsite.join("__editable__.tool-1.0.pth"),
+            format!("{}\n", src.display()),
+        )
+        .unwrap();
+        let plan = Plan::resolve(
+            "s",
+            &Policy::default(),
+            &venv.join("bin/python").display().to_string(),
+            &[],
+            &ctx,
+        )
+        .unwrap();
+        let src_s = src.display().to_string();
+        assert_eq!(
+            plan.denial_hint(&traceback("tool")),
+            Some(format!(
+                "the sandbox denied {src_s}, where the module tool is installed: add {src_s} to sandbox.read"
+            ))
+        );
+    }
+
+    #[test]
+    fn no_hint_names_the_owners_credentials() {
+        let t = tempfile::tempdir().unwrap();
+        let data = t.path().join("data");
+        let ctx = Context {
+            data_dir: &data,
+            path: None,
+            deny_ports: vec![],
+            owner_home: Some("/home/me".into()),
+        };
+        let plan = Plan::resolve("s", &Policy::default(), "/bin/sh", &[], &ctx).unwrap();
+        for words in [
+            "Error: EACCES: permission denied, open '/home/me/.ssh/id_ed25519'",
+            "PermissionError: [Errno 13] Permission denied: '/home/me/.aws'",
+            "No such file or directory: '/home/me/.netrc'",
+            "Error: EACCES: permission denied, open '/home'",
+        ] {
+            assert_eq!(plan.denial_hint(words), None, "{words}");
+        }
     }
 
     #[test]
@@ -887,7 +1535,64 @@ mod tests {
         let p = Policy::default();
         assert_eq!(
             Plan::resolve("a", &p, "no-such-server", &[], &ctx),
-            Err(PlanError::NotFound("no-such-server".into()))
+            Err(PlanError::NotFound(CommandNotFound::NotOnPath {
+                command: "no-such-server".into(),
+                path: "/nonexistent".into()
+            }))
+        );
+        // Not the sandbox's business: the words say only that there is no such program.
+        for (command, path, words) in [
+            (
+                "no-such-server",
+                Some("/nonexistent:/usr/bin"),
+                "command not found: no-such-server (not on PATH: /nonexistent:/usr/bin)",
+            ),
+            (
+                "no-such-server",
+                None,
+                "command not found: no-such-server (not on PATH: unset)",
+            ),
+            (
+                "/opt/none/srv",
+                Some("/usr/bin"),
+                "command not found: /opt/none/srv (no such executable file)",
+            ),
+            (
+                "bin/none/srv",
+                Some("/usr/bin"),
+                "command not found: bin/none/srv (no such executable file)",
+            ),
+            (
+                "",
+                Some("/usr/bin"),
+                "command not found:  (no such executable file)",
+            ),
+        ] {
+            let e = Plan::resolve(
+                "a",
+                &p,
+                command,
+                &[],
+                &Context {
+                    path: path.map(OsStr::new),
+                    ..ctx.clone()
+                },
+            )
+            .unwrap_err()
+            .to_string();
+            assert_eq!(e, words);
+            assert!(!e.contains("sandbox"), "{e}");
+        }
+        // A directory is no program.
+        assert_eq!(
+            find_command(&t.path().display().to_string(), None),
+            Err(CommandNotFound::NoSuchFile {
+                command: t.path().display().to_string()
+            })
+        );
+        assert_eq!(
+            find_command("sh", Some(OsStr::new("/bin"))),
+            Ok("/bin/sh".into())
         );
         let inside = Policy {
             read: vec![data.join("x/../maven.db")],

@@ -357,28 +357,30 @@ fn stdio_checks(cfg: &Config, out: &mut Vec<Check>) {
         if !block.enabled {
             continue;
         }
-        let McpTarget::Stdio { command, .. } = &block.target else {
+        let McpTarget::Stdio { command, env, .. } = &block.target else {
             continue;
         };
         let label = format!("mcp:{name}");
         let shown_cmd = shown::line(command);
-        match resolve_command(command, std::env::var_os("PATH").as_deref()) {
-            Some(p) => out.push(check(
+        // The PATH the daemon looks the command up in, sandboxed or not: the same words.
+        let path = crate::confine::block_path(env);
+        match sandbox::find_command(command, path.as_deref()) {
+            Ok(p) => out.push(check(
                 label,
                 Status::Ok,
                 format!("{shown_cmd} resolves to {}", p.display()),
                 "nothing to do",
             )),
-            None if command.contains('/') => out.push(check(
+            Err(e @ sandbox::CommandNotFound::NoSuchFile { .. }) => out.push(check(
                 label,
                 Status::Fail,
-                format!("{shown_cmd} is not an executable file"),
+                shown::line(&e.to_string()).into_owned(),
                 &format!("install it, or fix mcp_servers.{name}.command"),
             )),
-            None => out.push(check(
+            Err(e @ sandbox::CommandNotFound::NotOnPath { .. }) => out.push(check(
                 label,
                 Status::Fail,
-                format!("{shown_cmd} is not found on PATH"),
+                shown::line(&e.to_string()).into_owned(),
                 &format!("install it, or give its absolute path in mcp_servers.{name}.command"),
             )),
         }
@@ -425,26 +427,6 @@ fn sandbox_check(cfg: &Config, out: &mut Vec<Check>) {
             },
         ));
     }
-}
-
-/// Where a command runs from: a path (with a `/`) as it is, a bare name through `PATH`.
-fn resolve_command(command: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let executable = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if command.is_empty() {
-        return None;
-    }
-    if command.contains('/') {
-        let p = PathBuf::from(command);
-        return executable(&p).then_some(p);
-    }
-    std::env::split_paths(path?)
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(command))
-        .find(|p| executable(p))
 }
 
 fn door_checks(cfg: &Config, out: &mut Vec<Check>) {
@@ -561,13 +543,14 @@ mod tests {
 
     #[test]
     fn resolves_bare_names_through_path_and_paths_as_they_are() {
+        let resolve = |c: &str, p: Option<&std::ffi::OsStr>| sandbox::find_command(c, p).ok();
         let path = std::ffi::OsString::from("/nonexistent-dir::/bin:/usr/bin");
-        assert!(resolve_command("sh", Some(&path)).is_some());
-        assert!(resolve_command("no-such-command-here", Some(&path)).is_none());
-        assert!(resolve_command("sh", None).is_none());
-        assert!(resolve_command("/bin/sh", None).is_some());
-        assert!(resolve_command("/etc/passwd", None).is_none());
-        assert!(resolve_command("", Some(&path)).is_none());
+        assert!(resolve("sh", Some(&path)).is_some());
+        assert!(resolve("no-such-command-here", Some(&path)).is_none());
+        assert!(resolve("sh", None).is_none());
+        assert!(resolve("/bin/sh", None).is_some());
+        assert!(resolve("/etc/passwd", None).is_none());
+        assert!(resolve("", Some(&path)).is_none());
     }
 
     #[test]

@@ -72,6 +72,9 @@ fn sandbox_for(
         .collect();
     if let Some(home) = home.filter(|h| h.is_absolute()) {
         let at = |rel: &str| home.join(rel).display().to_string();
+        // A server installed by npm (`DIR/node_modules/.bin/NAME`, or `node
+        // DIR/node_modules/P/index.js`) needs nothing here: the plan itself makes the outermost
+        // `node_modules` readable ("its packages"), so no `read` is written for it.
         match tool {
             "npx" | "npm" => notes.push(format!(
                 "{name}: npm downloads into a cache of its own, in its private directory (its first start fetches its packages)"
@@ -450,6 +453,51 @@ mod tests {
             notes
                 .contains("files: npm downloads into a cache of its own, in its private directory"),
             "{notes}"
+        );
+        Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
+    }
+
+    #[test]
+    fn a_server_under_node_modules_bin_needs_no_grant_of_its_own() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        // What `npm install --prefix ~/mcp @scope/srv` leaves.
+        let nm = home.join("mcp/node_modules");
+        let entry = nm.join("@scope/srv/dist/index.js");
+        std::fs::create_dir_all(entry.parent().unwrap()).unwrap();
+        std::fs::write(
+            &entry,
+            "#!/bin/sh
+",
+        )
+        .unwrap();
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(nm.join(".bin")).unwrap();
+        std::os::unix::fs::symlink("../@scope/srv/dist/index.js", nm.join(".bin/srv")).unwrap();
+        let command = nm.join(".bin/srv").display().to_string();
+        let input = json!({"mcpServers": {"srv": {"command": command}}});
+        let out = convert_with_home(&input, Some(&home)).unwrap();
+        let block = &out.block["mcp_servers"]["srv"];
+        assert!(
+            block.get("sandbox").is_none(),
+            "the default sandbox: {block}"
+        );
+        // The default sandbox of that block reads the packages by itself.
+        let data = t.path().join("data");
+        let ctx = sandbox::Context {
+            data_dir: &data,
+            path: None,
+            deny_ports: vec![],
+            owner_home: Some(home.clone()),
+        };
+        let plan = sandbox::Plan::resolve("srv", &sandbox::Policy::default(), &command, &[], &ctx)
+            .unwrap();
+        assert!(plan.read.contains(&nm), "{:?}", plan.read);
+        assert!(
+            plan.trust().contains("~/mcp/node_modules (its packages)"),
+            "{}",
+            plan.trust()
         );
         Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
     }

@@ -109,8 +109,66 @@ fn broken_setups_each_say_what_and_what_to_do() {
             setup: private_data,
             check: "mcp:files",
             status: "fail",
-            message: "no-such-mcp-server-x is not found on PATH".into(),
+            message: "command not found: no-such-mcp-server-x (not on PATH: {path})".into(),
             fix: "install it, or give its absolute path in mcp_servers.files.command",
+            failing: &["mcp:files"],
+        },
+        Case {
+            what: "a missing command, unsandboxed",
+            config: format!(
+                r#"{{{}, "mcp_servers": {{"files": {{"command": "no-such-mcp-server-x",
+                    "sandbox": false, "enabled": true}}}}}}"#,
+                web(free)
+            ),
+            setup: private_data,
+            check: "mcp:files",
+            status: "fail",
+            message: "command not found: no-such-mcp-server-x (not on PATH: {path})".into(),
+            fix: "install it, or give its absolute path in mcp_servers.files.command",
+            failing: &["mcp:files"],
+        },
+        Case {
+            what: "a missing command with its own PATH",
+            config: format!(
+                r#"{{{}, "mcp_servers": {{"files": {{"command": "no-such-mcp-server-x",
+                    "env": {{"PATH": "/nonexistent/bin:/usr/bin"}}, "enabled": true}}}}}}"#,
+                web(free)
+            ),
+            setup: private_data,
+            check: "mcp:files",
+            status: "fail",
+            message:
+                "command not found: no-such-mcp-server-x (not on PATH: /nonexistent/bin:/usr/bin)"
+                    .into(),
+            fix: "install it, or give its absolute path in mcp_servers.files.command",
+            failing: &["mcp:files"],
+        },
+        Case {
+            what: "a missing absolute path",
+            config: format!(
+                r#"{{{}, "mcp_servers": {{"files": {{"command": "/nonexistent/mcp-x",
+                    "enabled": true}}}}}}"#,
+                web(free)
+            ),
+            setup: private_data,
+            check: "mcp:files",
+            status: "fail",
+            message: "command not found: /nonexistent/mcp-x (no such executable file)".into(),
+            fix: "install it, or fix mcp_servers.files.command",
+            failing: &["mcp:files"],
+        },
+        Case {
+            what: "a missing relative path",
+            config: format!(
+                r#"{{{}, "mcp_servers": {{"files": {{"command": "nonexistent/mcp-x",
+                    "sandbox": false, "enabled": true}}}}}}"#,
+                web(free)
+            ),
+            setup: private_data,
+            check: "mcp:files",
+            status: "fail",
+            message: "command not found: nonexistent/mcp-x (no such executable file)".into(),
+            fix: "install it, or fix mcp_servers.files.command",
             failing: &["mcp:files"],
         },
         Case {
@@ -166,8 +224,20 @@ fn broken_setups_each_say_what_and_what_to_do() {
         let fill = |s: &str| {
             s.replace("{data}", &home.data().display().to_string())
                 .replace("{config}", &home.config().display().to_string())
+                .replace("{path}", &std::env::var("PATH").unwrap_or_default())
         };
         assert_eq!(c["status"], case.status, "{what}: {c}");
+        if case.check.starts_with("mcp:") {
+            // A command that does not exist is no sandbox matter, whatever the block says.
+            assert!(
+                !c["message"].as_str().unwrap().contains("sandbox"),
+                "{what}: {c}"
+            );
+            assert!(
+                !c["fix"].as_str().unwrap().contains("sandbox"),
+                "{what}: {c}"
+            );
+        }
         assert_eq!(c["message"], fill(&case.message), "{what}: {c}");
         assert_eq!(c["fix"], fill(case.fix), "{what}: {c}");
         let failing: Vec<&str> = checks

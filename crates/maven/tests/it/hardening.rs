@@ -628,6 +628,7 @@ fn destructive_setup(flags: &[&str], call_timeout: &str) -> (Home, std::path::Pa
     ];
     args.extend(flags.iter().map(|f| f.to_string()));
     std::fs::write(&record, "").unwrap();
+    crate::support::writable_by_root_servers(&record);
     home.write_config(
         // A connection that dies counts as a failed dial (a minute's backoff), so what
         // follows a lost connection is deterministic.

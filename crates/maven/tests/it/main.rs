@@ -17,6 +17,7 @@ mod invariants;
 mod logs;
 mod mcp;
 mod notify;
+mod npm_install;
 mod oauth;
 mod oauth_peers;
 mod sandboxing;

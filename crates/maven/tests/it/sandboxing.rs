@@ -53,7 +53,7 @@ fn a_sandboxed_server_is_denied_every_escape() {
         "socket": data.join("maven.sock"), "write": beside_command, "write_hidden": written,
         "tcp": tcp.local_addr().unwrap().port(), "udp": udp.local_addr().unwrap().port(),
         "pid": victim.id(), "setuid": true, "fork": 500, "sockets": true, "fds": true,
-        "tty": true,
+        "tty": true, "host": true,
     });
     home.write_config(
         &json!({
@@ -73,7 +73,10 @@ fn a_sandboxed_server_is_denied_every_escape() {
         "ipc": "ENOENT", "write": "EACCES", "write_hidden": "ENOENT",
         "tcp": "EACCES", "udp": "ENETUNREACH",
         // The victim is not in the server's PID namespace: there is no such process.
-        "signal": "ESRCH", "ptrace": "ESRCH", "setuid": "EPERM",
+        // uid 0 is not even mapped in the server's user namespace.
+        "signal": "ESRCH", "ptrace": "ESRCH", "setuid": "EINVAL",
+        // Its own host name; /etc/shadow (root's, mode 640) is not readable by its uid.
+        "hostname": sandbox::HOSTNAME, "shadow": if Path::new("/etc/shadow").exists() { "EACCES" } else { "ENOENT" },
         // Only stdin, stdout and stderr, none a terminal, and no controlling terminal.
         "fds": [0, 1, 2], "terminals": [], "tty_nr": "0", "tty": "EACCES",
         "NoNewPrivs": "1", "CapEff": "0000000000000000", "CapPrm": "0000000000000000",
@@ -98,17 +101,47 @@ fn a_sandboxed_server_is_denied_every_escape() {
         "raw6",
         "packet",
         "packet_dgram",
+        "vsock",
+        "vsock_dgram",
     ] {
         assert_eq!(got["sockets"][kind], "EACCES", "{kind}: {got}");
     }
-    // The real uid is never 0 (the kernel's process bound does not apply to it).
-    let real_uid = got["Uid"]
+    // No uid is 0 — real, effective, saved or file system's — and a root daemon's server runs
+    // as a uid of its own, never nobody.
+    let uids: Vec<u32> = got["Uid"]
         .as_str()
         .unwrap()
         .split_whitespace()
-        .next()
-        .unwrap();
-    assert_ne!(real_uid, "0", "{got}");
+        .map(|u| u.parse().unwrap())
+        .collect();
+    assert_eq!(uids.len(), 4, "{got}");
+    assert!(uids.iter().all(|&u| u == uids[0] && u != 0), "{got}");
+    if rustix::process::geteuid().is_root() {
+        let block = sandbox::FIRST_SERVER_UID..sandbox::FIRST_SERVER_UID + sandbox::SERVER_UIDS;
+        assert!(block.contains(&uids[0]), "{got}");
+        // Its private directory belongs to it.
+        let private = sandbox::private_dir(&data, "evil");
+        use std::os::unix::fs::MetadataExt as _;
+        assert_eq!(std::fs::metadata(&private).unwrap().uid(), uids[0]);
+    }
+    // Its /proc lists its own PID namespace only: its init and itself.
+    let procs = got["processes"].as_array().unwrap();
+    assert!(!procs.is_empty(), "{got}");
+    for p in procs {
+        let cmd = p["cmdline"].as_str().unwrap();
+        assert!(
+            cmd.contains(sandbox::INIT_ARG) || cmd.contains("testkit-mcp"),
+            "a process of the machine is visible: {p}"
+        );
+    }
+    assert!(procs.iter().any(|p| p["pid"] == "1"), "{got}");
+    // A machine id of its own (32 hexadecimal digits), never the machine's.
+    let id = got["machine_id"].as_str().unwrap();
+    if let Ok(host) = std::fs::read_to_string("/etc/machine-id") {
+        assert_eq!(id.len(), 32, "{got}");
+        assert!(id.chars().all(|c| c.is_ascii_hexdigit()), "{got}");
+        assert_ne!(id, host.trim(), "{got}");
+    }
     // Nothing reached the test.
     assert!(
         tcp.accept().is_err(),
@@ -216,10 +249,22 @@ fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
 }
 
-/// The pid a server's `escapee` wrote to `file`, once it is there.
+/// The pid, as this machine's /proc lists it, of the `escapee` that writes to `file`, once
+/// it wrote there (a sandboxed server has a /proc of its own: the pid it sees is not the
+/// machine's, so it is found by its command line).
 fn escapee_pid(file: &Path) -> u32 {
     eventually(&format!("{} to be written", file.display()), || {
-        std::fs::read_to_string(file).ok()?.trim().parse().ok()
+        std::fs::read_to_string(file)
+            .ok()?
+            .trim()
+            .parse::<u32>()
+            .ok()?;
+        let want = format!("--escapee\0{}\0", file.display());
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmd).contains(&want).then_some(pid)
+        })
     })
 }
 
@@ -446,18 +491,111 @@ fn a_missing_command_is_not_started_and_says_why() {
     home.write_config(
         &json!({
             "web": {"listen": "127.0.0.1:0"},
-            "mcp_servers": {"gone": {"command": "no-such-server-anywhere", "enabled": true}}
+            "mcp_servers": {
+                "gone": {"command": "no-such-server-anywhere", "enabled": true},
+                "gone_plain": {"command": "no-such-server-anywhere", "sandbox": false,
+                               "enabled": true},
+                "gone_own_path": {"command": "no-such-server-anywhere", "enabled": true,
+                                  "env": {"PATH": "/nonexistent/bin:/usr/bin"}},
+                "gone_abs": {"command": "/nonexistent/mcp/srv", "enabled": true},
+                "gone_abs_plain": {"command": "/nonexistent/mcp/srv", "sandbox": false,
+                                   "enabled": true},
+                "gone_rel": {"command": "nonexistent/mcp/srv", "enabled": true},
+                "gone_rel_plain": {"command": "./nonexistent/srv", "sandbox": false,
+                                   "enabled": true}
+            }
         })
         .to_string(),
     );
-    let _d = home.start();
+    let log = home.dir.path().join("daemon.log");
+    let _d = home.start_logging_to(&log);
     let v = home.json(&["mcp", "status", "--json"]);
-    let gone = by_name(&v, "gone");
-    assert_eq!(gone["state"], "not started: its sandbox cannot be applied");
-    assert_eq!(
-        gone["last_error"],
-        "sandbox: the command \"no-such-server-anywhere\" is not an executable file on PATH; the server was not started. \"sandbox\": false in its block runs it unsandboxed, as the owner's explicit choice"
-    );
+    let path = std::env::var("PATH").unwrap();
+    let on_path = format!("command not found: no-such-server-anywhere (not on PATH: {path})");
+    let cases = [
+        ("gone", on_path.clone()),
+        ("gone_plain", on_path),
+        (
+            "gone_own_path",
+            "command not found: no-such-server-anywhere (not on PATH: /nonexistent/bin:/usr/bin)"
+                .to_owned(),
+        ),
+        (
+            "gone_abs",
+            "command not found: /nonexistent/mcp/srv (no such executable file)".to_owned(),
+        ),
+        (
+            "gone_abs_plain",
+            "command not found: /nonexistent/mcp/srv (no such executable file)".to_owned(),
+        ),
+        (
+            "gone_rel",
+            "command not found: nonexistent/mcp/srv (no such executable file)".to_owned(),
+        ),
+        (
+            "gone_rel_plain",
+            "command not found: ./nonexistent/srv (no such executable file)".to_owned(),
+        ),
+    ];
+    // Sandboxed or not, the words say only that there is no such program: no advice to turn
+    // the sandbox off to fix a typo.
+    for (name, words) in &cases {
+        let s = by_name(&v, name);
+        assert_eq!(s["state"], "not started: command not found", "{name}: {s}");
+        assert_eq!(s["last_error"], words.as_str(), "{name}: {s}");
+        assert!(
+            !words.contains("sandbox") && !words.contains("::"),
+            "{words}"
+        );
+    }
+    // The text form and the log say the same.
+    let out = home.run(&["mcp", "status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for (name, words) in &cases {
+        assert!(text.contains(words.as_str()), "{name}: {text}");
+    }
+    let logged = std::fs::read_to_string(&log).unwrap();
+    for (name, words) in &cases {
+        let line = logged
+            .lines()
+            .find(|l| l.ends_with(&format!(" server={name}")))
+            .unwrap_or_else(|| panic!("{name}: no line in {logged}"));
+        assert!(line.contains(words.as_str()), "{name}: {line}");
+        assert!(!line.contains("sandbox"), "{name}: {line}");
+    }
+    // A program gone between that check and its start: the launcher's init says the same,
+    // with a shell's status, and no word of the sandbox.
+    let script = home.dir.path().join("bad-interpreter");
+    std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let on_path =
+        "command not found: no-such-server-anywhere (not on PATH: /nonexistent/bin:/usr/bin)"
+            .to_owned();
+    for (command, words) in [
+        (
+            "/nonexistent/mcp/srv".to_owned(),
+            "command not found: /nonexistent/mcp/srv (no such executable file)".to_owned(),
+        ),
+        ("no-such-server-anywhere".to_owned(), on_path),
+        (
+            script.display().to_string(),
+            format!(
+                "{}: its #! line names an interpreter that does not exist",
+                script.display()
+            ),
+        ),
+    ] {
+        let out = crate::support::maven()
+            .args([sandbox::GROUP_ARG, "--", &command])
+            .env("PATH", "/nonexistent/bin:/usr/bin")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(127), "{command}: {err}");
+        assert_eq!(err.trim_end(), format!("maven: {words}"), "{command}");
+        assert!(!err.contains("sandbox"), "{err}");
+    }
 }
 
 // ---- real servers, sandboxed, through the same launcher the daemon uses ----
@@ -489,8 +627,8 @@ async fn sandboxed(
         deny_ports: vec![],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("peer", &policy, command, args, &ctx).unwrap();
-    sandbox::prepare(&plan).unwrap();
+    let mut plan = sandbox::Plan::resolve("peer", &policy, command, args, &ctx).unwrap();
+    sandbox::prepare(&mut plan).unwrap();
     let config = mcp::ServerConfig {
         protocol: mcp::Protocol::default(),
         name: "peer".into(),
@@ -530,6 +668,7 @@ async fn the_reference_filesystem_server_runs_sandboxed() {
     for d in [&shared, &other] {
         std::fs::create_dir_all(d).unwrap();
     }
+    crate::support::writable_by_root_servers(&shared);
     std::fs::write(shared.join("note.txt"), "hello").unwrap();
     std::fs::write(other.join("secret.txt"), "secret").unwrap();
     let script = installed(
@@ -694,8 +833,8 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
         deny_ports: vec![],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("peer", &policy, &server, &[], &ctx).unwrap();
-    sandbox::prepare(&plan).unwrap();
+    let mut plan = sandbox::Plan::resolve("peer", &policy, &server, &[], &ctx).unwrap();
+    sandbox::prepare(&mut plan).unwrap();
     let sandboxes = data.join("sandbox");
     for p in [
         t.path(),
@@ -1096,9 +1235,9 @@ fn a_launcher_on_its_own_still_denies_the_page_port() {
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
     let server = testkit_mcp().display().to_string();
-    let plan =
+    let mut plan =
         sandbox::Plan::resolve("peer", &sandbox::Policy::default(), &server, &[], &ctx).unwrap();
-    sandbox::prepare(&plan).unwrap();
+    sandbox::prepare(&mut plan).unwrap();
     let spec = json!({"listeners": true}).to_string();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_maven"))
         .args(plan.launcher_args(&server, &["--attacks".into(), spec]))

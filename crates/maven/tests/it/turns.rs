@@ -42,6 +42,7 @@ fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirm
     )
     .unwrap();
     std::fs::write(&record, "").unwrap();
+    crate::support::writable_by_root_servers(&record);
     home.write_config(
         &json!({
             "mcp_servers": {"todo": {
@@ -189,6 +190,7 @@ fn a_modern_servers_question_reaches_the_owner_and_the_next_turn_answers_it() {
     )
     .unwrap();
     std::fs::write(&record, "").unwrap();
+    crate::support::writable_by_root_servers(&record);
     home.write_config(
         &json!({
             "mcp_servers": {"todo": {
@@ -257,6 +259,7 @@ fn elicit_file_server(ask: &std::path::Path) -> (Home, crate::support::Daemon, s
     )
     .unwrap();
     std::fs::write(&record, "").unwrap();
+    crate::support::writable_by_root_servers(&record);
     std::fs::write(ask, "{}").unwrap();
     let out = crate::web::passphrase_hash(&format!("{}\n", crate::web::PASSPHRASE));
     let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();

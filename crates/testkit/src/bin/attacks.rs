@@ -16,7 +16,10 @@
 //! loopback TCP port of `/proc/net/tcp` over MPTCP), `listeners` (connect over plain TCP to
 //! every listening loopback port of `/proc/net/tcp`), `escapee` (start a process that calls
 //! `setsid` and lives on; its pid, as this machine's `/proc` shows it, is written to the file
-//! the value names), `fill` (write that many MiB into the working directory, 1 MiB a file).
+//! the value names), `fill` (write that many MiB into the working directory, 1 MiB a file),
+//! `host` (the processes `/proc` lists with their command lines, the host name, the machine
+//! id, and whether `/etc/shadow` can be read), `unlinked` (`[files, MiB]`: open that many
+//! files in the working directory, unlink them, and write that many MiB into each).
 
 use std::io::{Read as _, Write as _};
 use std::time::Duration;
@@ -206,6 +209,8 @@ pub(crate) fn run(spec: &str) {
             ("raw6", F::INET6, T::RAW, proto(58)),
             ("packet", F::PACKET, T::RAW, None),
             ("packet_dgram", F::PACKET, T::DGRAM, None),
+            ("vsock", F::VSOCK, T::STREAM, None),
+            ("vsock_dgram", F::VSOCK, T::DGRAM, None),
         ];
         let mut got = Map::new();
         for (name, family, kind, protocol) in tries {
@@ -244,6 +249,42 @@ pub(crate) fn run(spec: &str) {
         }
         out.insert("listeners".into(), Value::Object(reached));
     }
+    if let Some([files, mib]) = spec
+        .get("unlinked")
+        .and_then(Value::as_array)
+        .map(|v| [0, 1].map(|i| v.get(i).and_then(Value::as_u64).unwrap_or(0)))
+    {
+        // Files with no name, held open: what only a count of open descriptors sees.
+        let chunk = vec![0xa5u8; 1024 * 1024];
+        let mut held = Vec::new();
+        let mut written = 0u64;
+        let mut failed = None;
+        'files: for i in 0..files {
+            let name = format!("unlinked-{i}.bin");
+            let mut f = match std::fs::File::create(&name) {
+                Ok(f) => f,
+                Err(e) => {
+                    failed = Some(errno(&e));
+                    break;
+                }
+            };
+            let _ = std::fs::remove_file(&name);
+            for _ in 0..mib {
+                if let Err(e) = f.write_all(&chunk) {
+                    failed = Some(errno(&e));
+                    break 'files;
+                }
+                written += 1;
+            }
+            held.push(f);
+        }
+        out.insert(
+            "unlinked".into(),
+            json!({"mib": written, "stopped_by": failed}),
+        );
+        // Held until the server ends.
+        std::mem::forget(held);
+    }
     if let Some(mib) = n("fill") {
         // Fills the working directory (a sandbox's private one) with files of 1 MiB each.
         let chunk = vec![0x5au8; 1024 * 1024];
@@ -259,6 +300,30 @@ pub(crate) fn run(spec: &str) {
             }
         }
         out.insert("fill".into(), json!({"mib": written, "stopped_by": failed}));
+    }
+    if spec.get("host").is_some() {
+        // What the server can tell of the machine: the processes its /proc lists (with their
+        // command lines), the host name, the machine id.
+        let mut procs = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.parse::<u32>().is_ok() {
+                let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                procs.push(json!({"pid": name, "cmdline": cmd.trim()}));
+            }
+        }
+        out.insert("processes".into(), Value::Array(procs));
+        let read = |p: &str| match std::fs::read_to_string(p) {
+            Ok(t) => Value::String(t.trim().to_owned()),
+            Err(e) => Value::String(errno(&e)),
+        };
+        out.insert("hostname".into(), read("/proc/sys/kernel/hostname"));
+        out.insert("machine_id".into(), read("/etc/machine-id"));
+        out.insert(
+            "shadow".into(),
+            outcome(std::fs::read("/etc/shadow").map(drop)),
+        );
     }
     if let Some(file) = s("escapee") {
         let exe = std::env::current_exe().unwrap_or_default();

@@ -50,7 +50,7 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
     };
     let server = match launch {
         crate::confine::Launch::Start(s) => *s,
-        crate::confine::Launch::Blocked(why) => {
+        crate::confine::Launch::Blocked(why) | crate::confine::Launch::NotFound(why) => {
             errln!("maven mcp inspect: {}: {}", line(&name), line(&why));
             return ExitCode::from(1);
         }
