@@ -334,8 +334,8 @@ fn sandboxed(
         deny_ports: vec![8765],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
-    let plan = sandbox::Plan::resolve("bench", policy, prog, args, &ctx)?;
-    sandbox::prepare(&plan)?;
+    let mut plan = sandbox::Plan::resolve("bench", policy, prog, args, &ctx)?;
+    sandbox::prepare(&mut plan)?;
     Ok(mcp::ServerConfig {
         protocol: mcp::Protocol::Legacy,
         name: "bench".to_owned(),

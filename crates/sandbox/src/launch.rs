@@ -195,7 +195,7 @@ fn say(args: std::fmt::Arguments<'_>) {
 /// status, or [`EXIT_SANDBOX`] when the sandbox could not be entered (the server never runs
 /// then).
 pub fn launch(args: Vec<OsString>) -> ExitCode {
-    let (mut plan, argv) = match parse(args) {
+    let (plan, argv) = match parse(args) {
         Ok(p) => p,
         Err(e) => {
             say(format_args!("maven sandbox: {e}"));
@@ -220,8 +220,11 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
         );
     }
     // Each file is bounded by the bound in force at once (RLIMIT_FSIZE, in the init).
-    plan.disk = bound.bytes;
-    let plan_arg = serde_json::to_string(&plan).unwrap_or_default();
+    let plan_arg = serde_json::to_string(&Plan {
+        disk: bound.bytes,
+        ..plan.clone()
+    })
+    .unwrap_or_default();
     // The machine's /proc, kept before the server's own is mounted over it: the launcher
     // counts what the server's processes hold open through it.
     let proc = rustix::fs::open(

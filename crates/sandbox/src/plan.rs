@@ -112,6 +112,20 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The first of the owner's `read` and `write` paths that is a link or passes through one
+    /// (in the owner's words, `~` below `home`): such a block is not started. `None` when every
+    /// grant is a real path or absent.
+    pub fn refused_grant(&self, home: Option<&Path>) -> Option<String> {
+        self.read
+            .iter()
+            .chain(&self.write)
+            .filter(|p| p.is_absolute())
+            .find_map(|p| nolink::check(&normal(p)).err())
+            .map(|r| r.words(home))
+    }
+}
+
 /// Why a path outside the system's directories is readable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -470,10 +484,12 @@ impl Plan {
         for a in args {
             let p = normal(Path::new(a));
             // A file named in the arguments is readable as itself, never through a link.
-            if p.is_absolute() && !system(&p) && nolink::check(&p).map_err(refuse)? {
-                if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
-                    add(&mut read, Grant::new(p, Why::Argument));
-                }
+            if p.is_absolute()
+                && !system(&p)
+                && nolink::check(&p).map_err(refuse)?
+                && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+            {
+                add(&mut read, Grant::new(p, Why::Argument));
             }
         }
         for p in policy.read.iter().filter(|p| !absent.contains(p)) {

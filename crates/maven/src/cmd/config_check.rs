@@ -21,6 +21,25 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
                     shown.display()
                 ),
             }
+            // a grant that is a link (planted by a server, or not) keeps its block from
+            // starting; said here as the daemon and doctor say it.
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let mut refused = false;
+            for (name, block) in &c.mcp_servers {
+                let Some(why) = block
+                    .sandbox
+                    .as_ref()
+                    .filter(|_| block.enabled)
+                    .and_then(|p| p.refused_grant(home.as_deref()))
+                else {
+                    continue;
+                };
+                errln!("mcp_servers.{name}: will not start: {}", shown::line(&why));
+                refused = true;
+            }
+            if refused {
+                return ExitCode::from(EXIT_FAILED);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

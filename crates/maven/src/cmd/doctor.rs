@@ -122,6 +122,7 @@ pub(crate) async fn checks(config_path: Option<&Path>, data_dir: &Path) -> Vec<C
     let daemon_answers = daemon_check(data_dir, &mut out).await;
     if let Some(cfg) = cfg {
         stdio_checks(&cfg, &mut out);
+        grant_checks(&cfg, data_dir, &mut out);
         sandbox_check(&cfg, &mut out);
         door_checks(&cfg, &mut out);
         out.push(port_check(cfg.web.listen, daemon_answers));
@@ -383,6 +384,39 @@ fn stdio_checks(cfg: &Config, out: &mut Vec<Check>) {
                 shown::line(&e.to_string()).into_owned(),
                 &format!("install it, or give its absolute path in mcp_servers.{name}.command"),
             )),
+        }
+    }
+}
+
+/// each enabled sandboxed server's grants as its sandbox will take them: one that is a
+/// link (or passes through one) keeps it from starting; one that does not exist is left out.
+fn grant_checks(cfg: &Config, data_dir: &Path, out: &mut Vec<Check>) {
+    for (name, block) in &cfg.mcp_servers {
+        if !block.enabled {
+            continue;
+        }
+        let label = format!("sandbox grants mcp:{name}");
+        match crate::confine::plan(cfg, data_dir, name, cfg.web.listen.port()) {
+            Some(Err(e @ sandbox::PlanError::Grant(_))) => out.push(check(
+                label,
+                Status::Fail,
+                shown::line(&e.to_string()).into_owned(),
+                &format!("remove the link and make it a real directory or file, or point mcp_servers.{name}.sandbox at the real path; the server does not start until then"),
+            )),
+            Some(Ok(plan)) if !plan.absent.is_empty() => {
+                let list: Vec<String> = plan
+                    .absent
+                    .iter()
+                    .map(|p| shown::line(&p.display().to_string()).into_owned())
+                    .collect();
+                out.push(check(
+                    label,
+                    Status::Warn,
+                    format!("{} does not exist: left out (not created, not bound)", list.join(", ")),
+                    "create it before the server starts if the server should have it",
+                ));
+            }
+            _ => {}
         }
     }
 }

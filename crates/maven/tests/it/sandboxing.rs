@@ -1248,3 +1248,348 @@ fn a_launcher_on_its_own_still_denies_the_page_port() {
     assert_eq!(got["listeners"][page.to_string()], "EACCES", "{got}");
     assert_eq!(got["listeners"][other.to_string()], "ok", "{got}");
 }
+
+/// What `maven config check` and `maven doctor` say, run with the owner's home as `HOME`.
+fn offline_checks(home: &Home, owner: &Path) -> (std::process::Output, Value) {
+    let check = home
+        .command_for(&["config", "check"])
+        .env("HOME", owner)
+        .output()
+        .unwrap();
+    let doctor = home
+        .command_for(&["doctor", "--json"])
+        .env("HOME", owner)
+        .output()
+        .unwrap();
+    (check, serde_json::from_slice(&doctor.stdout).unwrap())
+}
+
+/// A write grant that does not exist yet, which the server then plants as a link to the
+/// owner's `~/.local/bin`, and a file named in its arguments, which it replaces by a link to
+/// a secret: at the next start neither is followed — the server does not start, and the
+/// status, `config check` and `doctor` name the link and what it points to.
+#[test]
+fn a_link_a_server_plants_in_its_grants_is_refused_at_the_next_start() {
+    let home = Home::new();
+    let owner = home.dir.path().join("owner");
+    let notes = owner.join("notes");
+    let bin = owner.join(".local/bin");
+    for d in [&notes, &bin] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    crate::support::writable_by_root_servers(&notes);
+    let secret = owner.join("secret.txt");
+    std::fs::write(&secret, "the owner's secret").unwrap();
+    let todo = notes.join("todo.db");
+    std::fs::write(&todo, "todo").unwrap();
+    let out = notes.join("out");
+    let config = |links: Value| {
+        json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"notes": {
+                "command": testkit_mcp(),
+                "args": ["--attacks", json!({"links": links}).to_string(), "--named", todo],
+                "enabled": true,
+                "sandbox": {"network": false, "write": [notes, out]}}}
+        })
+        .to_string()
+    };
+    let mut links = serde_json::Map::new();
+    links.insert(out.display().to_string(), json!(bin));
+    links.insert(todo.display().to_string(), json!(secret));
+    home.write_config(&config(Value::Object(links)));
+    let d = daemon_through(&home, &[], &[("HOME", &owner)]);
+    let got = reported(&home, "notes", "ATTACKS ");
+    assert_eq!(got[format!("link {}", out.display())], "ok", "{got}");
+    let v = home.json(&["mcp", "status", "--json"]);
+    let trust = by_name(&v, "notes")["trust"].as_str().unwrap().to_owned();
+    assert!(
+        trust.contains("writes ~/notes (granted), ~/notes/out (granted, absent: left out)"),
+        "{trust}"
+    );
+    drop(d);
+    let _d = daemon_through(&home, &[], &[("HOME", &owner)]);
+    let want =
+        "granted path ~/notes/out is a link to ~/.local/bin: point the grant at a real directory";
+    let v = home.json(&["mcp", "status", "--json"]);
+    let s = by_name(&v, "notes");
+    assert_eq!(
+        s["last_error"],
+        format!("sandbox: {want}; the server was not started"),
+        "{s}"
+    );
+    assert!(!s["last_error"]
+        .as_str()
+        .unwrap()
+        .contains("\"sandbox\": false"));
+    assert_eq!(
+        std::fs::read_dir(&bin).unwrap().count(),
+        0,
+        "nothing planted"
+    );
+    let (check, doctor) = offline_checks(&home, &owner);
+    assert_eq!(check.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&check.stderr).trim(),
+        format!("mcp_servers.notes: will not start: {want}")
+    );
+    let grants = doctor
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "sandbox grants mcp:notes")
+        .unwrap();
+    assert_eq!(grants["status"], "fail", "{grants}");
+    assert_eq!(grants["message"], format!("sandbox: {want}"), "{grants}");
+    drop(_d);
+
+    // The owner makes the grant a real directory again: now the file named in the arguments,
+    // a link to the secret, is what is refused.
+    std::fs::remove_file(&out).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    let _d = daemon_through(&home, &[], &[("HOME", &owner)]);
+    let v = home.json(&["mcp", "status", "--json"]);
+    assert_eq!(
+        by_name(&v, "notes")["last_error"],
+        "sandbox: granted path ~/notes/todo.db is a link to ~/secret.txt: point the grant at a real file; the server was not started"
+    );
+}
+
+/// A link planted after the plan was made (between two starts of the same server) is refused
+/// by the launcher itself, for a root daemon and for an unprivileged owner alike.
+#[test]
+fn the_launcher_refuses_a_link_planted_after_the_plan() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    let notes = t.path().join("notes");
+    let target = t.path().join("bin");
+    for d in [&data, &notes, &target] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let policy = sandbox::Policy {
+        network: false,
+        write: vec![notes.join("out")],
+        ..sandbox::Policy::default()
+    };
+    std::fs::create_dir(notes.join("out")).unwrap();
+    let path = std::env::var_os("PATH");
+    let ctx = sandbox::Context {
+        data_dir: &data,
+        path: path.as_deref(),
+        deny_ports: vec![],
+        owner_home: None,
+    };
+    let server = testkit_mcp().display().to_string();
+    let mut plan = sandbox::Plan::resolve("peer", &policy, &server, &[], &ctx).unwrap();
+    sandbox::prepare(&mut plan).unwrap();
+    // Planted after the plan.
+    std::fs::remove_dir(notes.join("out")).unwrap();
+    std::os::unix::fs::symlink(&target, notes.join("out")).unwrap();
+    let want = format!(
+        "maven sandbox: peer: granted path {} is a link to {}: point the grant at a real directory; the server was not started",
+        notes.join("out").display(),
+        target.display()
+    );
+    let run = |c: &mut std::process::Command, plan: &sandbox::Plan| {
+        let out = c
+            .arg(env!("CARGO_BIN_EXE_maven"))
+            .args(plan.launcher_args(&server, &[]))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(125));
+        assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), want);
+    };
+    // As the daemon runs (root here in CI, or the owner).
+    run(&mut std::process::Command::new("/usr/bin/env"), &plan);
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if rustix::process::geteuid().is_root() && setpriv.exists() {
+        for p in [
+            t.path(),
+            &data,
+            &notes,
+            &data.join("sandbox"),
+            &plan.home,
+            &plan.tmp,
+        ] {
+            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+        }
+        plan.uid = None;
+        run(&mut as_nobody(setpriv), &plan);
+    }
+}
+
+/// The host pid of the server process (not its launcher or init) the daemon `d` runs.
+fn server_pid(d: &crate::support::Daemon) -> u32 {
+    eventually("the server's process", || {
+        descendants(d.pid()).into_iter().find(|&p| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).into_owned();
+            cmd.contains("testkit-mcp") && !cmd.contains("__sandbox")
+        })
+    })
+}
+
+/// A root daemon's server runs as a uid of its own: no process of another uid (nobody here)
+/// may signal it, and when it is killed, the status says so at once.
+#[test]
+fn no_other_user_may_signal_a_root_daemons_server() {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !rustix::process::geteuid().is_root() || !setpriv.exists() {
+        eprintln!("skipped: needs a root daemon and setpriv");
+        return;
+    }
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"srv": {"command": testkit_mcp(), "enabled": true,
+                                    "sandbox": {"network": false}}}
+        })
+        .to_string(),
+    );
+    let d = home.start();
+    eventually("the server to be ready", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        (by_name(&v, "srv")["state"] == "ready").then_some(())
+    });
+    let pid = server_pid(&d);
+    for sig in ["-STOP", "-KILL"] {
+        let out = as_nobody(setpriv)
+            .args(["kill", sig, &pid.to_string()])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "nobody signalled the server");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("Operation not permitted"),
+            "{out:?}"
+        );
+    }
+    assert!(alive(pid));
+    let st = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let s = eventually("the status to say the server was killed", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        let s = by_name(&v, "srv").clone();
+        (s["state"] != "ready").then_some(s)
+    });
+    assert!(
+        s["last_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("killed by signal 9"),
+        "{s}"
+    );
+}
+
+/// Files a server unlinks while it keeps them open count toward its disk bound: four of 15
+/// MiB under a bound of 16 MiB stop it, and the reason names them.
+#[test]
+fn deleted_files_a_server_holds_open_count_toward_its_disk_bound() {
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0"},
+            "mcp_servers": {"filler": {"command": testkit_mcp(),
+                "args": ["--attacks", json!({"unlinked": [4, 15]}).to_string()],
+                "enabled": true,
+                "sandbox": {"network": false, "disk": 16 * 1024 * 1024}}}
+        })
+        .to_string(),
+    );
+    let _d = home.start();
+    let why = eventually("the server to be stopped over its disk bound", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        let s = by_name(&v, "filler");
+        let text = format!("{} {}", s["stderr_tail"], s["last_error"]);
+        text.contains("the server was stopped").then_some(text)
+    });
+    assert!(
+        why.contains(
+            "MiB more in deleted files still open, more than its bound of 16 MiB (sandbox.disk)"
+        ),
+        "{why}"
+    );
+}
+
+/// On a file system with less room than `sandbox.disk` (a 48 MiB tmpfs as the data
+/// directory), the bound in force is the free space less what is kept for the store: a server
+/// that fills it is stopped, and the owner's step-up and enable still work.
+#[test]
+fn a_small_file_system_bounds_a_server_before_the_store() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let home = Home::new();
+    let data = home.data();
+    std::fs::create_dir_all(&data).unwrap();
+    let st = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=48m,mode=0700", "tmpfs"])
+        .arg(&data)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount tmpfs");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .status();
+        }
+    }
+    let _unmount = Unmount(data.clone());
+    let hash = crate::web::passphrase_hash(crate::web::PASSPHRASE);
+    let hash = String::from_utf8(hash.stdout).unwrap().trim().to_owned();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {
+                "filler": {"command": testkit_mcp(),
+                    "args": ["--attacks", json!({"unlinked": [4, 15]}).to_string()],
+                    "enabled": true, "sandbox": {"network": false}},
+                "plain": {"command": testkit_mcp(), "enabled": true,
+                    "sandbox": {"network": false}}}
+        })
+        .to_string(),
+    );
+    let d = home.start();
+    let why = eventually("the server to be stopped over the free space", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        let s = by_name(&v, "filler");
+        let text = format!("{} {}", s["stderr_tail"], s["last_error"]);
+        text.contains("the server was stopped").then_some(text)
+    });
+    assert!(
+        why.contains("(the free space of the data directory's file system, less 32 MiB kept for Maven's store; sandbox.disk is 1024 MiB)"),
+        "{why}"
+    );
+    eventually("the other server to be ready", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        (by_name(&v, "plain")["state"] == "ready").then_some(())
+    });
+    let url = home.json(&["status", "--json"])["web"]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let port: u16 = url
+        .strip_prefix("http://localhost:")
+        .and_then(|r| r.strip_suffix("/tools"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (cookie, csrf) = crate::web::signed_in(port);
+    let (status, _, body) = crate::web::post(
+        port,
+        "/api/tools/plain_echo/enable",
+        &cookie,
+        &csrf,
+        &json!({}),
+    );
+    assert_eq!(status, 200, "{body}");
+    drop(d);
+}

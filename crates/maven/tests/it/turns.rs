@@ -408,3 +408,98 @@ fn a_servers_question_is_quoted_as_its_own_and_a_declined_one_never_takes_the_ne
     let seen = std::fs::read_to_string(&record).unwrap();
     assert!(!seen.contains("s3cr3t"), "{seen}");
 }
+
+#[test]
+fn look_alike_spellings_of_a_secret_are_declined_unseen_and_a_shown_question_has_nothing_invisible()
+{
+    let tmp = tempfile::tempdir().unwrap();
+    let ask = tmp.path().join("ask.json");
+    let (home, _d, record) = elicit_file_server(&ask);
+
+    // Each reads as a secret word: declined unseen, the server gets a decline, and the owner's
+    // next turn is an ordinary turn.
+    for (field, title, secret) in [
+        ("value", "pass\u{200b}word", "s3cr3t-zero-width"),
+        ("value", "Pass\u{ad}word", "s3cr3t-soft-hyphen"),
+        ("value", "\u{440}\u{430}ssword", "s3cr3t-cyrillic"),
+        ("value", "\u{ff30}\u{ff29}\u{ff2e}", "s3cr3t-fullwidth"),
+        ("value", "p\u{2060}assword", "s3cr3t-word-joiner"),
+        ("value", "\u{3c1}\u{3b1}ssword", "s3cr3t-greek"),
+        ("pass\u{200b}word", "Value", "s3cr3t-name"),
+    ] {
+        std::fs::write(&ask, form("Please confirm", field, title)).unwrap();
+        let (code, answer) = say(&home, "todo list tasks");
+        assert_eq!(code, 0, "{answer}");
+        let shown_field = field.replace('\u{200b}', "");
+        assert_eq!(
+            answer,
+            format!(
+                "todo asked for a secret (\"{shown_field}\"); Maven declined it without showing it.\ntodo_list_tasks ran; the MCP server \"todo\" returned:\n{{\"q\":{{\"action\":\"decline\"}}}}"
+            ),
+            "{title:?}"
+        );
+        let (_, answer) = say(&home, secret);
+        assert!(
+            answer.starts_with("I can't help with that."),
+            "{secret}: {answer}"
+        );
+    }
+
+    // A near miss is shown, its invisible characters removed (in the turn and on the page),
+    // and the answer goes back under the server's own spelling of the field.
+    std::fs::write(
+        &ask,
+        form(
+            "Which\u{200b} passage?\u{feff}",
+            "pas\u{ad}sage",
+            "compass word game \u{1f3b2}",
+        ),
+    )
+    .unwrap();
+    let (_, answer) = say(&home, "todo list tasks");
+    let lines: Vec<&str> = answer.lines().collect();
+    assert_eq!(
+        &lines[1..3],
+        [
+            "todo › Which passage?",
+            "todo › (passage, required: string) compass word game \u{1f3b2}",
+        ],
+        "{answer}"
+    );
+    let page = signed_in_page(&home);
+    assert!(
+        page.contains("<blockquote><pre>Which passage?\n(passage, required: string) compass word game \u{1f3b2}</pre></blockquote>"),
+        "{page}"
+    );
+    assert!(
+        !answer.contains(['\u{200b}', '\u{ad}', '\u{feff}']) && !page.contains('\u{200b}'),
+        "{answer}"
+    );
+    let (_, answer) = say(&home, "chapter-2");
+    assert!(
+        answer.ends_with(
+            "{\"q\":{\"action\":\"accept\",\"content\":{\"pas\u{ad}sage\":\"chapter-2\"}}}"
+        ),
+        "{answer}"
+    );
+
+    // Ordinary Russian is asked too.
+    std::fs::write(
+        &ask,
+        form("Какой проект выбрать?", "project", "Название проекта"),
+    )
+    .unwrap();
+    let (_, answer) = say(&home, "todo list tasks");
+    assert!(
+        answer.contains("todo › Какой проект выбрать?")
+            && answer.contains("todo › (project, required: string) Название проекта"),
+        "{answer}"
+    );
+    let (_, answer) = say(&home, "inbox");
+    assert!(
+        answer.ends_with(r#"{"q":{"action":"accept","content":{"project":"inbox"}}}"#),
+        "{answer}"
+    );
+    let seen = std::fs::read_to_string(&record).unwrap();
+    assert!(!seen.contains("s3cr3t"), "{seen}");
+}

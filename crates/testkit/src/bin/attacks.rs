@@ -18,7 +18,8 @@
 //! `setsid` and lives on; its pid, as this machine's `/proc` shows it, is written to the file
 //! the value names), `fill` (write that many MiB into the working directory, 1 MiB a file),
 //! `host` (the processes `/proc` lists with their command lines, the host name, the machine
-//! id, and whether `/etc/shadow` can be read), `unlinked` (`[files, MiB]`: open that many
+//! id, and whether `/etc/shadow` can be read), `links` (`{path: target}`: plant each path as a
+//! link to its target), `unlinked` (`[files, MiB]`: open that many
 //! files in the working directory, unlink them, and write that many MiB into each).
 
 use std::io::{Read as _, Write as _};
@@ -300,6 +301,14 @@ pub(crate) fn run(spec: &str) {
             }
         }
         out.insert("fill".into(), json!({"mib": written, "stopped_by": failed}));
+    }
+    if let Some(links) = spec.get("links").and_then(Value::as_object) {
+        // Plants each `path` as a link to `target` (what was there first removed).
+        for (path, target) in links {
+            let _ = std::fs::remove_file(path);
+            let r = std::os::unix::fs::symlink(target.as_str().unwrap_or_default(), path);
+            out.insert(format!("link {path}"), outcome(r));
+        }
     }
     if spec.get("host").is_some() {
         // What the server can tell of the machine: the processes its /proc lists (with their

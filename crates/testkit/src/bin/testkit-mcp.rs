@@ -229,6 +229,11 @@ fn parse_args() -> Result<Opts, String> {
             "--listen-giant" => o.listen_giant = Some(num(value()?, &flag)?),
             "--ttl-ms" => o.ttl_ms = Some(num(value()?, &flag)?),
             "--attacks" => o.attacks = Some(value()?),
+            // A file named in the arguments, which the server does not read (the sandbox's
+            // tests of what naming a file grants).
+            "--named" => {
+                value()?;
+            }
             other => return Err(format!("unknown flag {other}")),
         }
     }
