@@ -20,9 +20,7 @@ use crate::plan::Plan;
 /// being stopped, and it is small enough not to refuse a server on a small partition.
 pub(crate) const RESERVE: u64 = 32 * 1024 * 1024;
 
-/// A private directory listing more entries than this is over its bound whatever they hold:
-/// the walk never stops counting early and lets the rest pass.
-pub(crate) const MAX_ENTRIES: usize = 1_000_000;
+pub(crate) use crate::ids::MAX_ENTRIES;
 
 /// The shortest time between two measures of a running server; a measure that took long
 /// (a large directory) waits ten times its own duration, so measuring costs at most a tenth

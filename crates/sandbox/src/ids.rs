@@ -15,6 +15,10 @@ use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 /// 61184–65519, containers from 524288 in blocks) nor the usual subordinate id ranges of
 /// `/etc/subuid` (from 100000, 65,536 per user) reach on an ordinary machine.
 pub const FIRST_SERVER_UID: u32 = 0x7FFE_0000;
+/// A directory listing more entries than this is refused (given to a uid) or over its bound
+/// (measured) whatever they hold: no walk stops early and lets the rest pass.
+pub(crate) const MAX_ENTRIES: usize = 1_000_000;
+
 /// How many ids the block holds.
 pub const SERVER_UIDS: u32 = 0x1_0000;
 
@@ -103,11 +107,11 @@ fn give(dir: &Path, id: u32) -> std::io::Result<()> {
         }
         for (name, kind) in names {
             seen += 1;
-            if seen > crate::disk::MAX_ENTRIES {
+            if seen > MAX_ENTRIES {
                 return Err(std::io::Error::other(format!(
                     "{} lists more than {} entries",
                     dir.display(),
-                    crate::disk::MAX_ENTRIES
+                    MAX_ENTRIES
                 )));
             }
             rustix::fs::chownat(&d, &name, uid, gid, AtFlags::SYMLINK_NOFOLLOW)

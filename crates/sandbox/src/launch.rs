@@ -3,22 +3,25 @@
 //! nothing is executed unless every step succeeded (fail closed).
 //!
 //! Order matters:
-//! 1. a root daemon's launcher takes nobody's real uid (file access stays root's, through the
-//!    effective uid) so that the kernel's process bound applies to it (it never applies to a
-//!    real uid of 0), and drops its supplementary groups;
-//! 2. new user, mount and IPC namespaces, and a network namespace without network; the
-//!    owner's uid and gid mapped to themselves;
-//! 3. every mount made private; the data directory, the owner's home, `/tmp`, `/var/tmp`,
+//! 1. new mount, IPC and UTS namespaces (and a network namespace without network); a root
+//!    daemon's launcher makes them as root, makes the mounts (step 2), then takes the server's
+//!    own uid and gid for good (real, effective, saved, no supplementary group), checks that
+//!    every grant is usable by it as granted, and only then makes the user and PID namespaces,
+//!    mapping that uid to itself; an unprivileged owner's launcher makes them all at once,
+//!    mapping the owner to itself;
+//! 2. every mount made private; the data directory, the owner's home, `/tmp`, `/var/tmp`,
 //!    `/run` and `/dev/shm` covered by empty read-only tmpfs mounts (their UNIX sockets —
 //!    Maven's, an ssh or gpg agent's, X11's, D-Bus's — do not exist for the server), and every
-//!    path the plan grants inside them mounted back at its own place;
+//!    path the plan grants inside them, opened without following a link, mounted back at its
+//!    own place; a machine id of its own over `/etc/machine-id`; the host name;
+//! 3. `CAP_SYS_ADMIN` of the user namespace made ambient, the init started: it mounts its own
+//!    `/proc`;
 //! 4. limits: `RLIMIT_NPROC` (counted per user namespace, so only the sandbox's own tasks
-//!    count), `RLIMIT_AS`, no core dumps;
-//! 5. for a root daemon, seccomp denies the setuid calls (an unprivileged process may set its
-//!    real uid back to its effective uid 0, which would lift the process bound);
+//!    count), `RLIMIT_AS`, no core dumps, `RLIMIT_FSIZE`;
+//! 5. seccomp: the sockets Landlock's TCP rules do not see, vsock, io_uring;
 //! 6. Landlock (ABI 6, required in full): files, TCP bind and connect, signal and
 //!    abstract-socket scoping; `no_new_privs`;
-//! 7. securebits that give root no capability at exec, every capability dropped;
+//! 7. the ambient set cleared, every capability dropped;
 //! 8. `HOME` and `TMPDIR` set, the private directory as working directory, exec.
 
 use std::ffi::OsString;

@@ -5,10 +5,13 @@
 //! process it confines, before the server's program runs; forking without `exec` is `unsafe`. So
 //! nothing forks without executing this binary again: the mcp crate spawns `maven __sandbox-exec
 //! PLAN -- command args…` like any command. That launcher — single-threaded, before any runtime —
-//! takes nobody's real uid (a root daemon), enters new user, mount, IPC and PID (and, without
-//! network, network) namespaces, makes the mounts while it still holds its namespace's
-//! capabilities, and starts `maven __sandbox-init PLAN -- command args…`, which is pid 1 of the
-//! new PID namespace. The init has the launcher's death as its death signal, leaves the daemon's
+//! enters new user, mount, IPC, UTS and PID (and, without network, network) namespaces (a root
+//! daemon's launcher makes the mounts as root, then takes the server's own uid and gid for good,
+//! and only then makes its user namespace), makes the mounts while it still holds its
+//! namespace's capabilities, sets the host name, and starts `maven __sandbox-init PLAN --
+//! command args…`, which is pid 1 of the new PID namespace and mounts its own `/proc` with the
+//! one capability made ambient for it (`CAP_SYS_ADMIN` of the sandbox's user namespace). The
+//! init has the launcher's death as its death signal, leaves the daemon's
 //! session (`setsid`: no controlling terminal), applies the limits, seccomp, Landlock and the
 //! capability drop to itself, closes every descriptor but 0–2, starts the server and reaps
 //! whatever is re-parented to it; when the server exits, the init exits the same way and the
@@ -39,8 +42,8 @@
 //!   this is 65,536 port rules, the bulk of a sandboxed start; see BENCHMARKS.md).
 //! - **seccomp** (`seccompiler`), in every sandbox: `socket()` fails with `EACCES` for what
 //!   Landlock's TCP rules do not see and could still reach a local port — MPTCP (which falls back
-//!   to TCP) and SCTP over IPv4 and IPv6, raw and packet sockets — and io_uring (whose socket
-//!   operations bypass seccomp) is refused. For a root daemon it also denies the setuid calls.
+//!   to TCP) and SCTP over IPv4 and IPv6, raw and packet sockets — and for vsock (no network
+//!   namespace bounds it), and io_uring (whose socket operations bypass seccomp) is refused.
 //! - **User namespace** (`nix::sched::unshare`; rustix's is `unsafe`), with the owner's uid and
 //!   gid mapped to themselves: the server keeps its uid, gains nothing, and gets a mount, IPC, PID
 //!   and (without network) network namespace of its own without privilege. The network namespace
@@ -60,19 +63,28 @@
 //!   the server (`ENOENT`). The IPC server's peer check (below) refuses it regardless.
 //! - **Limits**: `RLIMIT_NPROC` is counted per (user namespace, uid) since Linux 5.14, so set after
 //!   the `unshare` it bounds the server's own processes and threads, not all of the owner's.
-//!   The kernel never applies it to a real uid of 0: a root daemon's launcher sets its real uid to
-//!   nobody (65534) and keeps effective uid 0 (file access unchanged), and seccomp makes
-//!   `setuid`/`setreuid`/`setresuid` fail with `EPERM` so the server cannot take real uid 0 back;
-//!   calls from another ABI kill it. `RLIMIT_AS` bounds memory per process (address space: a
+//!   The kernel never applies it to a real uid of 0, and a root daemon's servers have none: each
+//!   runs as a uid and gid of its own (`sandbox::FIRST_SERVER_UID`, allocated by
+//!   `sandbox::prepare`, kept by the owner of its private directory), real, effective and saved,
+//!   mapped to itself in its user namespace, where 0 is not mapped at all; a grant that uid
+//!   cannot use as granted refuses the start (no idmapped mount: `mount_setattr` has no safe
+//!   wrapper). `RLIMIT_AS` bounds memory per process (address space: a
 //!   bound on a runaway, not on the working set; "memory bounded per process" in the trust line),
-//!   `RLIMIT_CORE` is 0, `RLIMIT_FSIZE` is the `disk` bound, and the launcher measures the private
-//!   directory every 2 s and stops a server over `disk`.
+//!   `RLIMIT_CORE` is 0, `RLIMIT_FSIZE` is the disk bound in force, and the launcher measures
+//!   what the server occupies — its private directory, and the deleted files its processes hold
+//!   open, read through the machine's `/proc` kept open before the server's own was mounted —
+//!   every 250 ms at least, and stops a server over the bound (module `disk`: `sandbox.disk`, or
+//!   less when the file system has less room beyond what is kept for the store).
 //! - **No privilege gain**: `no_new_privs` (setuid bits and file capabilities do nothing), the
-//!   securebits `NOROOT`/`NO_SETUID_FIXUP`/`NO_CAP_AMBIENT_RAISE` locked, and every capability
-//!   dropped before `exec`, so even uid 0 inside the namespace has none.
+//!   init's uid is never 0 in the sandbox's user namespace, its ambient set is cleared and every
+//!   capability dropped before `exec`.
 //! - **No link followed**: `sandbox::prepare` makes the private directory and its `tmp` level by
 //!   level with `mkdirat`/`openat(O_NOFOLLOW)` and `fchmod` on the opened descriptor; a planted
-//!   link is refused with the path named.
+//!   link is refused with the path named. Every other granted path but the system's is opened
+//!   with `openat2(RESOLVE_NO_SYMLINKS)` (module `nolink`) when the plan is made and at every
+//!   start, and the descriptor opened is what is bound and given to Landlock.
+//! - **Its own names**: its own `/proc`, a UTS namespace with the host name `maven-sandbox`, and a
+//!   machine id of its own bound over `/etc/machine-id`.
 //!
 //! What may never be written is decided before any of this, when the configuration is read
 //! (`sandbox::shared_code`, `sandbox::own_code`, called by `config`): a `write` over the server's

@@ -75,7 +75,23 @@ fn resolved(link: &Path, target: &Path) -> PathBuf {
         return target.to_path_buf();
     }
     let base = link.parent().unwrap_or(Path::new("/"));
-    crate::plan::normal(&base.join(target))
+    normal(&base.join(target))
+}
+
+/// A path with `.` and `..` removed lexically (symbolic links are the launcher's business: it
+/// opens every path it grants).
+pub(crate) fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `p` as the owner reads it: `~/…` below the owner's home.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::nolink::{self, shown};
+use crate::nolink::{self, normal, shown};
 
 /// The hidden subcommand of the `maven` binary that runs the launcher.
 pub const LAUNCHER_ARG: &str = "__sandbox-exec";
@@ -765,22 +765,6 @@ fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
     if !v.contains(&p) {
         v.push(p);
     }
-}
-
-/// A path with `.` and `..` removed lexically (symbolic links are the launcher's business: it
-/// opens every path it grants).
-pub(crate) fn normal(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn is_executable(p: &Path) -> bool {
