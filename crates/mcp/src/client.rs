@@ -1070,7 +1070,7 @@ fn ask_params(ask: &input::Ask) -> Value {
                 .iter()
                 .map(|f| {
                     (
-                        f.name.clone(),
+                        f.key.clone(),
                         serde_json::json!({"type": f.kind, "title": f.title}),
                     )
                 })

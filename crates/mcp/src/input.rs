@@ -10,7 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::secret_words::asks_secret;
-use crate::text::cap_chars;
+use crate::text::{cap_chars, visible, visible_url};
 
 /// Most input requests one round may carry.
 pub(crate) const MAX_INPUT_REQUESTS: usize = 16;
@@ -27,20 +27,26 @@ const FIELDS_CAP: usize = 16;
 /// Longest input request key (bytes).
 const KEY_CAP: usize = 128;
 
-/// One form field the server asks the owner for.
+/// One form field the server asks the owner for. What the owner is shown carries no
+/// invisible character (T-6); the server's exact spellings are kept for the answer.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Field {
-    /// The property name.
+    /// The property name as shown (capped, invisible characters removed): the name the owner
+    /// answers with.
     pub name: String,
-    /// Its title or description (capped), or the name.
+    /// Its title or description (capped), or the name, as shown.
     pub title: String,
     /// `"string"`, `"number"`, `"integer"` or `"boolean"` (anything else is a string).
     pub kind: String,
-    /// Allowed values, when the schema gives an `enum`.
+    /// Allowed values, when the schema gives an `enum`, as shown.
     pub choices: Vec<String>,
     /// Whether the form requires it.
     pub required: bool,
+    /// The property name exactly as the server wrote it: the key of the answer.
+    pub(crate) key: String,
+    /// The allowed values exactly as the server wrote them, one for each of `choices`.
+    pub(crate) values: Vec<String>,
 }
 
 /// What an elicitation asks.
@@ -58,10 +64,10 @@ pub enum AskKind {
         url: String,
     },
     /// A form asking for a secret (a field's name, title or description, or the message,
-    /// matches the word table of `secret_words`: password, PIN, token, API key, пароль, код из
-    /// СМС…): declined without being shown.
+    /// matches the word table of `secret_words`, however spelled: password, PIN, token, API
+    /// key, пароль, код из СМС…, and their look-alikes): declined without being shown.
     Secret {
-        /// The field's name.
+        /// The field's name (invisible characters removed).
         field: String,
     },
 }
@@ -72,7 +78,8 @@ pub enum AskKind {
 pub struct Ask {
     /// The server's key for it.
     pub key: String,
-    /// The server's message (capped): the server's words, never Maven's.
+    /// The server's message (capped, invisible characters removed): the server's words, never
+    /// Maven's.
     pub message: String,
     /// What it asks.
     pub kind: AskKind,
@@ -109,11 +116,12 @@ pub enum CallStep {
 
 impl Ask {
     fn from_params(key: String, params: &Value) -> Result<Ask, String> {
-        let message = cap_chars(
-            params.get("message").and_then(Value::as_str).unwrap_or(""),
-            TEXT_CAP,
-        )
-        .to_owned();
+        // What the secret rule reads (`read`) and what the owner is shown (`shown`, within
+        // what was read, so the rule has read all that is shown): T-6.
+        let read = |t: &str| cap_chars(t, TEXT_CAP * 4).to_owned();
+        let shown = |t: &str| cap_chars(&visible(t), TEXT_CAP).to_owned();
+        let read_message = read(params.get("message").and_then(Value::as_str).unwrap_or(""));
+        let message = shown(&read_message);
         if params.get("mode").and_then(Value::as_str) == Some("url") {
             let url = params
                 .get("url")
@@ -123,7 +131,7 @@ impl Ask {
                 key,
                 message,
                 kind: AskKind::Url {
-                    url: cap_chars(url, URL_CAP).to_owned(),
+                    url: visible_url(cap_chars(url, URL_CAP), URL_CAP),
                 },
             });
         }
@@ -135,7 +143,8 @@ impl Ask {
             .unwrap_or_default();
         let mut fields = Vec::new();
         let props = schema.get("properties").and_then(Value::as_object);
-        if asks_secret(&message) {
+        let shown_key = |name: &str| cap_chars(&visible(name), KEY_CAP).to_owned();
+        if asks_secret(&read_message) || asks_secret(&message) {
             // The question itself asks for a secret ("Ваш пароль", "the code from SMS"):
             // declined, whatever its fields are called.
             let field = props
@@ -145,7 +154,7 @@ impl Ask {
                 key,
                 message,
                 kind: AskKind::Secret {
-                    field: cap_chars(field, KEY_CAP).to_owned(),
+                    field: shown_key(field),
                 },
             });
         }
@@ -155,44 +164,69 @@ impl Ask {
                     return Err(format!("a form with more than {FIELDS_CAP} fields"));
                 }
                 let text = |k: &str| p.get(k).and_then(Value::as_str);
-                let title = text("title")
-                    .or_else(|| text("description"))
-                    .unwrap_or(name);
+                let shown_name = shown_key(name);
+                // The first of title, description and name that shows anything.
+                let title = [text("title"), text("description"), Some(name.as_str())]
+                    .into_iter()
+                    .flatten()
+                    .map(|t| shown(&read(t)))
+                    .find(|t| !t.is_empty())
+                    .unwrap_or_default();
                 let format = text("format").unwrap_or("");
                 let secret = [Some(name.as_str()), text("title"), text("description")]
                     .into_iter()
                     .flatten()
-                    .any(|t| asks_secret(cap_chars(t, TEXT_CAP * 4)))
+                    .any(|t| asks_secret(&read(t)))
+                    || asks_secret(&shown_name)
+                    || asks_secret(&title)
                     || format == "password";
                 if secret {
                     return Ok(Ask {
                         key,
                         message,
-                        kind: AskKind::Secret {
-                            field: cap_chars(name, KEY_CAP).to_owned(),
-                        },
+                        kind: AskKind::Secret { field: shown_name },
                     });
                 }
-                let choices = p
+                if shown_name.is_empty() || fields.iter().any(|f: &Field| f.name == shown_name) {
+                    // Two names the owner cannot tell apart, or one that shows nothing.
+                    return Err(format!(
+                        "a form whose field names show alike or show nothing ({:?})",
+                        cap_chars(name, KEY_CAP)
+                    ));
+                }
+                let values: Vec<String> = p
                     .get("enum")
                     .and_then(Value::as_array)
                     .map(|a| {
                         a.iter()
                             .filter_map(Value::as_str)
                             .take(FIELDS_CAP * 4)
-                            .map(|c| cap_chars(c, TEXT_CAP).to_owned())
+                            .map(str::to_owned)
                             .collect()
                     })
                     .unwrap_or_default();
+                let mut choices: Vec<String> = Vec::with_capacity(values.len());
+                for v in &values {
+                    let c = cap_chars(&visible(v), TEXT_CAP).to_owned();
+                    if choices.contains(&c) {
+                        return Err(format!(
+                            "a form whose choices for {shown_name:?} show alike ({:?})",
+                            cap_chars(&c, KEY_CAP)
+                        ));
+                    }
+                    choices.push(c);
+                }
                 fields.push(Field {
-                    name: cap_chars(name, KEY_CAP).to_owned(),
-                    title: cap_chars(title, TEXT_CAP).to_owned(),
+                    required: required.contains(&name.as_str()),
+                    key: name.clone(),
+                    name: shown_name,
+                    title,
                     kind: match p.get("type").and_then(Value::as_str) {
                         Some(t @ ("number" | "integer" | "boolean")) => t.to_owned(),
                         _ => "string".to_owned(),
                     },
                     choices,
-                    required: required.contains(&name.as_str()),
+                    values,
                 });
             }
         }
@@ -228,7 +262,7 @@ impl Ask {
             // Nothing to fill: anything but "no" goes on.
         } else if fields.len() == 1 {
             let f = &fields[0];
-            content.insert(f.name.clone(), typed(f, t)?);
+            content.insert(f.key.clone(), typed(f, t)?);
         } else {
             for part in t
                 .split([';', '\n'])
@@ -243,12 +277,12 @@ impl Ask {
                     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
                     return Err(format!("no field {name:?}; the fields are {names:?}"));
                 };
-                content.insert(f.name.clone(), typed(f, value.trim())?);
+                content.insert(f.key.clone(), typed(f, value.trim())?);
             }
         }
         if let Some(missing) = fields
             .iter()
-            .find(|f| f.required && !content.contains_key(&f.name))
+            .find(|f| f.required && !content.contains_key(&f.key))
         {
             return Err(format!("the field {:?} is required", missing.name));
         }
@@ -256,10 +290,16 @@ impl Ask {
     }
 }
 
+/// The value of field `f` said `v` by the owner; a choice is answered as the server wrote it.
 fn typed(f: &Field, v: &str) -> Result<Value, String> {
-    if !f.choices.is_empty() && !f.choices.iter().any(|c| c == v) {
-        return Err(format!("{:?} must be one of {:?}", f.name, f.choices));
-    }
+    let v = if f.choices.is_empty() {
+        v
+    } else {
+        match f.choices.iter().position(|c| c == v) {
+            Some(i) => f.values.get(i).map_or(v, String::as_str),
+            None => return Err(format!("{:?} must be one of {:?}", f.name, f.choices)),
+        }
+    };
     match f.kind.as_str() {
         "boolean" => match v.to_ascii_lowercase().as_str() {
             "yes" | "true" | "y" => Ok(Value::Bool(true)),
@@ -471,6 +511,115 @@ mod tests {
             "Start a code review?",
             json!({"type": "string", "title": "Reviewer"})
         )));
+    }
+
+    fn form(message: &str, name: &str, title: &str) -> Value {
+        json!({"message": message, "requestedSchema": {"type": "object",
+            "properties": {name: {"type": "string", "title": title}}, "required": [name]}})
+    }
+
+    #[test]
+    fn lookalike_secrets_are_declined_unseen() {
+        for (name, title, message) in [
+            ("value", "pass\u{200b}word", "m"),         // a zero-width space
+            ("value", "Pass\u{ad}word", "m"),           // a soft hyphen
+            ("value", "\u{440}\u{430}ssword", "m"),     // Cyrillic р, а
+            ("value", "\u{ff30}\u{ff29}\u{ff2e}", "m"), // fullwidth ＰＩＮ
+            ("value", "p\u{2060}assword", "m"),         // a word joiner
+            ("value", "\u{3c1}\u{3b1}ssword", "m"),     // Greek ρ, α
+            (
+                "value",
+                "\u{1d429}\u{1d41a}\u{1d42c}\u{1d42c}\u{1d430}\u{1d428}\u{1d42b}\u{1d41d}",
+                "m",
+            ),
+            ("value", "pa\u{301}ss\u{332}word", "m"), // combining marks
+            ("value", "\u{422}\u{41e}\u{41a}\u{415}N", "m"), // Cyrillic ТОКЕ
+            ("pass\u{200b}word", "Value", "m"),       // in the name
+            ("value", "Value", "Your \u{440}\u{430}ssword"), // in the message
+            ("value", "Value", "\u{ff30}\u{ff29}\u{ff2e} for the card"),
+        ] {
+            let a = Ask::from_params("k".into(), &form(message, name, title)).unwrap();
+            let AskKind::Secret { field } = &a.kind else {
+                panic!("{name:?} {title:?} {message:?} was shown: {:?}", a.kind);
+            };
+            assert!(!field.contains('\u{200b}'), "{field:?}");
+            assert_eq!(a.answer("hunter2").unwrap(), Ask::decline());
+        }
+        // A description the title hides is read too.
+        let p = json!({"message": "m", "requestedSchema": {"type": "object", "properties":
+            {"v": {"type": "string", "title": "Value", "description": "your pass\u{ad}word"}}}});
+        let a = Ask::from_params("k".into(), &p).unwrap();
+        assert_eq!(a.kind, AskKind::Secret { field: "v".into() });
+    }
+
+    #[test]
+    fn near_misses_are_shown_without_invisible_characters() {
+        for (message, title) in [
+            ("Which passage?", "passage"),
+            ("m", "compass word game"),
+            ("Pin the tab?", "pin the tab"),
+            ("Какой проект выбрать?", "Название задачи"),
+            ("Пароход или поезд?", "Способ"),
+            ("Your favourite? 🎉", "Title 🔑 with emoji 👍🏽"),
+        ] {
+            let a = Ask::from_params("k".into(), &form(message, "value", title)).unwrap();
+            let AskKind::Form { fields } = &a.kind else {
+                panic!("{title:?} was declined: {:?}", a.kind);
+            };
+            assert_eq!(a.message, message);
+            assert_eq!(fields[0].title, title);
+        }
+        // The invisible characters of a shown question are removed; the answer goes back
+        // under the server's own name for the field, and with its own spelling of a choice.
+        let p = json!({"message": "Which\u{200b} pro\u{ad}ject?\u{feff}",
+            "requestedSchema": {"type": "object", "properties": {
+                "pro\u{200b}ject": {"type": "string", "title": "Pro\u{2060}ject\u{e0041}"},
+                "col\u{ad}our": {"type": "string", "enum": ["r\u{200b}ed", "blue"]}},
+            "required": ["pro\u{200b}ject"]}});
+        let a = Ask::from_params("k".into(), &p).unwrap();
+        assert_eq!(a.message, "Which project?");
+        let AskKind::Form { fields } = &a.kind else {
+            panic!("{:?}", a.kind);
+        };
+        assert_eq!(fields[0].name, "project");
+        assert_eq!(fields[0].title, "Project");
+        assert_eq!(fields[1].name, "colour");
+        assert_eq!(fields[1].title, "colour");
+        assert_eq!(fields[1].choices, ["red", "blue"]);
+        assert_eq!(
+            a.answer("project: inbox; colour: red").unwrap(),
+            json!({"action": "accept", "content":
+                {"pro\u{200b}ject": "inbox", "col\u{ad}our": "r\u{200b}ed"}})
+        );
+        // A bidirectional control stays, for the renderers to show as an escape.
+        let a = Ask::from_params("k".into(), &form("a\u{202e}b", "v", "t")).unwrap();
+        assert_eq!(a.message, "a\u{202e}b");
+        // A URL shows its invisible characters encoded.
+        let u = json!({"mode": "url", "message": "Open\u{200b} it", "url": "https://exa\u{200b}mple.org/"});
+        let a = Ask::from_params("k".into(), &u).unwrap();
+        assert_eq!(a.message, "Open it");
+        assert_eq!(
+            a.kind,
+            AskKind::Url {
+                url: "https://exa%E2%80%8Bmple.org/".into()
+            }
+        );
+    }
+
+    #[test]
+    fn names_or_choices_that_show_alike_are_refused() {
+        let p = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "project": {"type": "string"}, "pro\u{200b}ject": {"type": "string"}}}});
+        let e = Ask::from_params("k".into(), &p).unwrap_err();
+        assert!(e.contains("show alike"), "{e}");
+        let p = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "\u{200b}": {"type": "string"}}}});
+        let e = Ask::from_params("k".into(), &p).unwrap_err();
+        assert!(e.contains("show nothing"), "{e}");
+        let p = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "c": {"type": "string", "enum": ["yes", "y\u{200b}es"]}}}});
+        let e = Ask::from_params("k".into(), &p).unwrap_err();
+        assert!(e.contains("choices"), "{e}");
     }
 
     #[test]

@@ -1485,6 +1485,19 @@ fn no_other_user_may_signal_a_root_daemons_server() {
     );
 }
 
+/// What the status of `server` says once the launcher stopped it over its disk bound.
+fn stopped_over_disk(home: &Home, server: &str) -> String {
+    eventually(
+        &format!("{server} to be stopped over its disk bound"),
+        || {
+            let v = home.json(&["mcp", "status", "--json"]);
+            let s = by_name(&v, server);
+            let text = format!("{} {}", s["stderr_tail"], s["last_error"]);
+            text.contains("the server was stopped").then_some(text)
+        },
+    )
+}
+
 /// Files a server unlinks while it keeps them open count toward its disk bound: four of 15
 /// MiB under a bound of 16 MiB stop it, and the reason names them.
 #[test]
@@ -1501,12 +1514,7 @@ fn deleted_files_a_server_holds_open_count_toward_its_disk_bound() {
         .to_string(),
     );
     let _d = home.start();
-    let why = eventually("the server to be stopped over its disk bound", || {
-        let v = home.json(&["mcp", "status", "--json"]);
-        let s = by_name(&v, "filler");
-        let text = format!("{} {}", s["stderr_tail"], s["last_error"]);
-        text.contains("the server was stopped").then_some(text)
-    });
+    let why = stopped_over_disk(&home, "filler");
     assert!(
         why.contains(
             "MiB more in deleted files still open, more than its bound of 16 MiB (sandbox.disk)"
@@ -1558,12 +1566,7 @@ fn a_small_file_system_bounds_a_server_before_the_store() {
         .to_string(),
     );
     let d = home.start();
-    let why = eventually("the server to be stopped over the free space", || {
-        let v = home.json(&["mcp", "status", "--json"]);
-        let s = by_name(&v, "filler");
-        let text = format!("{} {}", s["stderr_tail"], s["last_error"]);
-        text.contains("the server was stopped").then_some(text)
-    });
+    let why = stopped_over_disk(&home, "filler");
     assert!(
         why.contains("(the free space of the data directory's file system, less 32 MiB kept for Maven's store; sandbox.disk is 1024 MiB)"),
         "{why}"
@@ -1572,16 +1575,7 @@ fn a_small_file_system_bounds_a_server_before_the_store() {
         let v = home.json(&["mcp", "status", "--json"]);
         (by_name(&v, "plain")["state"] == "ready").then_some(())
     });
-    let url = home.json(&["status", "--json"])["web"]["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let port: u16 = url
-        .strip_prefix("http://localhost:")
-        .and_then(|r| r.strip_suffix("/tools"))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = crate::support::page_port(&home);
     let (cookie, csrf) = crate::web::signed_in(port);
     let (status, _, body) = crate::web::post(
         port,

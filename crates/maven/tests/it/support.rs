@@ -389,3 +389,16 @@ pub(crate) fn writable_by_root_servers(p: &std::path::Path) {
     let mode = if p.is_dir() { 0o777 } else { 0o666 };
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
+
+/// The port of the running daemon's page, as `maven status` gives its address.
+pub(crate) fn page_port(home: &Home) -> u16 {
+    let url = home.json(&["status", "--json"])["web"]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    url.strip_prefix("http://localhost:")
+        .and_then(|r| r.strip_suffix("/tools"))
+        .unwrap()
+        .parse()
+        .unwrap()
+}

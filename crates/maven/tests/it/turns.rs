@@ -292,16 +292,7 @@ fn elicit_file_server(ask: &std::path::Path) -> (Home, crate::support::Daemon, s
 
 /// `/tools` of the daemon's page, signed in with the passphrase.
 fn signed_in_page(home: &Home) -> String {
-    let url = home.json(&["status", "--json"])["web"]["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let port: u16 = url
-        .strip_prefix("http://localhost:")
-        .and_then(|r| r.strip_suffix("/tools"))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = crate::support::page_port(home);
     let host = format!("localhost:{port}");
     let (cookie, _) = crate::web::signed_in(port);
     crate::web::get(port, "/tools", &host, &cookie).2
