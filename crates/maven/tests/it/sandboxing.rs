@@ -1444,7 +1444,7 @@ fn server_pid(d: &crate::support::Daemon) -> u32 {
 }
 
 /// A root daemon's server runs as a uid of its own: no process of another uid (nobody here)
-/// may signal it, and when it is killed, the status says so at once.
+/// may signal it.
 #[test]
 fn no_other_user_may_signal_a_root_daemons_server() {
     let setpriv = Path::new("/usr/bin/setpriv");
@@ -1479,23 +1479,6 @@ fn no_other_user_may_signal_a_root_daemons_server() {
         );
     }
     assert!(alive(pid));
-    let st = std::process::Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let s = eventually("the status to say the server was killed", || {
-        let v = home.json(&["mcp", "status", "--json"]);
-        let s = by_name(&v, "srv").clone();
-        (s["state"] != "ready").then_some(s)
-    });
-    assert!(
-        s["last_error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("killed by signal 9"),
-        "{s}"
-    );
 }
 
 /// What the status of `server` says once the launcher stopped it over its disk bound.
