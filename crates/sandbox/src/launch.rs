@@ -209,10 +209,11 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
         say(format_args!("maven sandbox: {}: {e}", plan.server));
         ExitCode::from(EXIT_SANDBOX)
     };
+    let listed = disk::listed(&plan.home);
     let usage = disk::Usage {
-        listed: disk::listed(&plan.home).unwrap_or(u64::MAX),
+        listed: listed.unwrap_or(u64::MAX),
         deleted: 0,
-        too_many: disk::listed(&plan.home).is_none(),
+        too_many: listed.is_none(),
     };
     let bound = disk::in_force(&plan, usage.listed);
     if usage.over(bound) || bound.bytes == 0 {
