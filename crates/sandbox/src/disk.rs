@@ -34,6 +34,16 @@ pub(crate) struct Bound {
     pub(crate) bytes: u64,
     /// Whether the free space (not `sandbox.disk`) set it.
     pub(crate) by_free_space: bool,
+    /// The free space of the file system when it was set, in bytes.
+    pub(crate) free: u64,
+}
+
+impl Bound {
+    /// Whether the file system has no room beyond [`RESERVE`] at all: whatever the server
+    /// holds, the fault is not its own.
+    pub(crate) fn no_room(&self) -> bool {
+        self.by_free_space && self.free <= RESERVE
+    }
 }
 
 const MIB: u64 = 1024 * 1024;
@@ -50,11 +60,13 @@ pub(crate) fn in_force(plan: &Plan, used: u64) -> Bound {
         Bound {
             bytes: room,
             by_free_space: true,
+            free,
         }
     } else {
         Bound {
             bytes: plan.disk,
             by_free_space: false,
+            free,
         }
     }
 }
@@ -193,17 +205,38 @@ fn dir_at(proc: &OwnedFd, rel: &str) -> Option<Vec<String>> {
     Some(names)
 }
 
-/// What the owner is told when a server is over its bound (the caller says what was done).
-pub(crate) fn over_words(plan: &Plan, bound: Bound, usage: Usage) -> String {
+/// A size as the owner reads it: MiB from one MiB up, KiB below that.
+pub(crate) fn size(bytes: u64) -> String {
+    if bytes >= MIB {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
+}
+
+/// What the owner is told when a server is over its bound (the caller says what was done),
+/// and what to do about it.
+pub(crate) fn over_words(plan: &Plan, bound: Bound, usage: Usage) -> (String, &'static str) {
+    if bound.no_room() && !usage.too_many {
+        return (
+            format!(
+                "the file system of its private directory {} has {} free, no more than the {} kept for Maven's store",
+                plan.home.display(),
+                size(bound.free),
+                size(RESERVE)
+            ),
+            NO_ROOM_ADVICE,
+        );
+    }
     let why = if bound.by_free_space {
         format!(
-            "its bound of {} MiB (the free space of the data directory's file system, less {} MiB kept for Maven's store; sandbox.disk is {} MiB)",
-            bound.bytes / MIB,
-            RESERVE / MIB,
-            plan.disk / MIB
+            "its bound of {} (the free space of the data directory's file system, less {} kept for Maven's store; sandbox.disk is {})",
+            size(bound.bytes),
+            size(RESERVE),
+            size(plan.disk)
         )
     } else {
-        format!("its bound of {} MiB (sandbox.disk)", bound.bytes / MIB)
+        format!("its bound of {} (sandbox.disk)", size(bound.bytes))
     };
     let what = if usage.too_many {
         format!(
@@ -212,20 +245,22 @@ pub(crate) fn over_words(plan: &Plan, bound: Bound, usage: Usage) -> String {
         )
     } else if usage.deleted > 0 {
         format!(
-            "its private directory {} holds {} MiB and its processes hold {} MiB more in deleted files still open, more than",
+            "its private directory {} holds {} and its processes hold {} more in deleted files still open, more than",
             plan.home.display(),
-            usage.listed / MIB,
-            usage.deleted / MIB
+            size(usage.listed),
+            size(usage.deleted)
         )
     } else {
         format!(
-            "its private directory {} holds {} MiB, more than",
+            "its private directory {} holds {}, more than",
             plan.home.display(),
-            usage.listed / MIB
+            size(usage.listed)
         )
     };
-    format!("{what} {why}")
+    (format!("{what} {why}"), OVER_ADVICE)
 }
 
-/// The advice after [`over_words`].
 pub(crate) const OVER_ADVICE: &str = "Free space in it, or raise \"disk\" in its sandbox";
+
+/// The advice when the file system itself is full.
+pub(crate) const NO_ROOM_ADVICE: &str = "Free space on that file system";

@@ -217,10 +217,10 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
     };
     let bound = disk::in_force(&plan, usage.listed);
     if usage.over(bound) || bound.bytes == 0 {
-        let words = disk::over_words(&plan, bound, usage);
+        let (words, advice) = disk::over_words(&plan, bound, usage);
         return fail(
             &plan,
-            &format_args!("{words}; the server was not started. {}", disk::OVER_ADVICE),
+            &format_args!("{words}; the server was not started. {advice}"),
         );
     }
     // Each file is bounded by the bound in force at once (RLIMIT_FSIZE, in the init).
@@ -483,11 +483,10 @@ fn supervise(
                 if usage.over(bound) {
                     let _ = child.kill();
                     let _ = child.wait();
+                    let (words, advice) = disk::over_words(plan, bound, usage);
                     say(format_args!(
-                        "maven sandbox: {}: {}; the server was stopped. {}",
+                        "maven sandbox: {}: {words}; the server was stopped. {advice}",
                         plan.server,
-                        disk::over_words(plan, bound, usage),
-                        disk::OVER_ADVICE
                     ));
                     return ExitCode::from(EXIT_SANDBOX);
                 }

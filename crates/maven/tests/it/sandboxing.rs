@@ -1519,34 +1519,54 @@ fn deleted_files_a_server_holds_open_count_toward_its_disk_bound() {
     );
 }
 
+/// A tmpfs of `mib` MiB mounted over the data directory of `home` for as long as it lives;
+/// `None` (the test is skipped) where mounting needs a root this test does not have.
+struct SmallDataDir(PathBuf);
+
+impl SmallDataDir {
+    fn mount(home: &Home, mib: u32) -> Option<Self> {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let data = home.data();
+        std::fs::create_dir_all(&data).unwrap();
+        let st = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={mib}m,mode=0700"),
+                "tmpfs",
+            ])
+            .arg(&data)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount tmpfs");
+        Some(Self(data))
+    }
+}
+
+impl Drop for SmallDataDir {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
 /// On a file system with less room than `sandbox.disk` (a 48 MiB tmpfs as the data
 /// directory), the bound in force is the free space less what is kept for the store: a server
-/// that fills it is stopped, and the owner's step-up and enable still work.
+/// that fills it is stopped, and the owner's step-up and enable still work (the server whose
+/// tool is enabled runs unsandboxed, so that no disk bound of its own keeps it from starting
+/// while the other fills the file system).
 #[test]
 fn a_small_file_system_bounds_a_server_before_the_store() {
-    if !rustix::process::geteuid().is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
-    }
     let home = Home::new();
-    let data = home.data();
-    std::fs::create_dir_all(&data).unwrap();
-    let st = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=48m,mode=0700", "tmpfs"])
-        .arg(&data)
-        .status()
-        .unwrap();
-    assert!(st.success(), "mount tmpfs");
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount")
-                .arg("-l")
-                .arg(&self.0)
-                .status();
-        }
-    }
-    let _unmount = Unmount(data.clone());
+    let Some(_small) = SmallDataDir::mount(&home, 48) else {
+        return;
+    };
     let hash = crate::web::passphrase_hash(crate::web::PASSPHRASE);
     let hash = String::from_utf8(hash.stdout).unwrap().trim().to_owned();
     home.write_config(
@@ -1556,8 +1576,7 @@ fn a_small_file_system_bounds_a_server_before_the_store() {
                 "filler": {"command": testkit_mcp(),
                     "args": ["--attacks", json!({"unlinked": [4, 15]}).to_string()],
                     "enabled": true, "sandbox": {"network": false}},
-                "plain": {"command": testkit_mcp(), "enabled": true,
-                    "sandbox": {"network": false}}}
+                "plain": {"command": testkit_mcp(), "enabled": true, "sandbox": false}}
         })
         .to_string(),
     );
@@ -1582,4 +1601,33 @@ fn a_small_file_system_bounds_a_server_before_the_store() {
     );
     assert_eq!(status, 200, "{body}");
     drop(d);
+}
+
+/// When the data directory's file system has no more free than what is kept for the store, a
+/// sandboxed server is not started, and the reason blames the file system, not the server.
+#[test]
+fn a_full_file_system_starts_no_sandboxed_server_and_says_so() {
+    let home = Home::new();
+    let Some(_small) = SmallDataDir::mount(&home, 40) else {
+        return;
+    };
+    std::fs::write(home.data().join("ballast"), vec![1u8; 16 * 1024 * 1024]).unwrap();
+    home.write_config(
+        &json!({
+            "mcp_servers": {"plain": {"command": testkit_mcp(), "enabled": true,
+                "sandbox": {"network": false}}}
+        })
+        .to_string(),
+    );
+    let _d = home.start();
+    let why = eventually("the server to be refused for want of room", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        let tail = by_name(&v, "plain")["stderr_tail"].as_str()?.to_owned();
+        tail.contains("the server was not started").then_some(tail)
+    });
+    assert!(
+        why.contains("MiB free, no more than the 32 MiB kept for Maven's store; the server was not started. Free space on that file system"),
+        "{why}"
+    );
+    assert!(!why.contains("raise"), "{why}");
 }
