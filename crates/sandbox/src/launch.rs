@@ -36,6 +36,7 @@ use landlock::{
 };
 
 use crate::disk;
+use crate::net::Network;
 use crate::plan::{Plan, GROUP_ARG, INIT_ARG, LAUNCHER_ARG};
 use std::time::Duration;
 
@@ -284,7 +285,7 @@ pub fn group(args: Vec<OsString>) -> ExitCode {
 fn outer(plan: &Plan) -> Result<(), Missing> {
     use nix::sched::CloneFlags;
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS;
-    if !plan.network {
+    if plan.network.own_namespace() {
         flags |= CloneFlags::CLONE_NEWNET;
     }
     if rustix::process::geteuid().is_root() {
@@ -752,8 +753,9 @@ fn enter(plan: &Plan) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
     // 5. seccomp: the sockets Landlock's TCP rules do not see, and vsock.
     seccomp()?;
     // 6. Landlock.
-    // TCP is handled without network (nothing allowed) and with denied ports.
-    let tcp = !plan.network || !plan.deny_ports.is_empty();
+    // TCP is handled without network (nothing allowed) and with denied ports; a proxied
+    // server's own namespace holds nothing but Maven's listeners.
+    let tcp = plan.network == Network::None || !plan.deny_ports.is_empty();
     let rs = ruleset(tcp).and_then(|rs| rules(rs, plan))?;
     // The last close of a ruleset frees every rule in it (65,536 port rules take the kernel
     // milliseconds to free): a second descriptor of it stays open in the init until the server
@@ -965,7 +967,7 @@ fn rules(mut rs: RulesetCreated, plan: &Plan) -> Result<RulesetCreated, Missing>
                 .map_err(|e| missing(F_LANDLOCK, format!("{}: {e}", p.display())))?;
         }
     }
-    if plan.network && !plan.deny_ports.is_empty() {
+    if plan.network == Network::Direct && !plan.deny_ports.is_empty() {
         rs = allow_ports(rs, &plan.deny_ports, AccessNet::from_all(abi))?;
     }
     Ok(rs)
@@ -1104,7 +1106,8 @@ mod tests {
             home: "/nonexistent".into(),
             tmp: "/nonexistent/tmp".into(),
             hide: vec![],
-            network: false,
+            network: Network::None,
+            door: None,
             deny_ports: vec![],
             memory: crate::DEFAULT_MEMORY,
             processes: crate::DEFAULT_PROCESSES,

@@ -113,12 +113,14 @@
 mod disk;
 mod ids;
 mod launch;
+mod net;
 mod nolink;
 mod plan;
 mod shared;
 
 pub use ids::{FIRST_SERVER_UID, SERVER_UIDS};
 pub use launch::{bounds, close_inherited, group, hidden, init, launch, probe, Missing, HOSTNAME};
+pub use net::{Endpoint, Network, DOOR_TOKEN_ENV, PROXY};
 pub use nolink::Refusal;
 pub use plan::{
     find_command, prepare, private_dir, CommandNotFound, Context, Grant, Plan, PlanError, Policy,

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::net::Network;
+
 use crate::nolink::{self, normal, shown};
 
 /// The hidden subcommand of the `maven` binary that runs the launcher.
@@ -69,9 +71,10 @@ pub struct Policy {
     pub read: Vec<PathBuf>,
     /// Paths the server may write (and read), beyond its private directory.
     pub write: Vec<PathBuf>,
-    /// Whether the server shares this machine's network (default true). False: a network
-    /// namespace with nothing in it, and no TCP at all.
-    pub network: bool,
+    /// How the server reaches the network (`network`, `hosts`, `connect`; default: through
+    /// Maven's proxy, public addresses only).
+    #[serde(default)]
+    pub network: Network,
     /// Bound of its address space, in bytes.
     pub memory: u64,
     /// Bound of its processes and threads.
@@ -98,7 +101,7 @@ impl Policy {
             .iter()
             .map(|p| Grant::new(p.clone(), Why::Granted))
             .collect();
-        let mut line = trust_line(&read, &self.write, &[], self.network, None);
+        let mut line = trust_line(&read, &self.write, &[], &self.network, None);
         if let Some(rest) = line.strip_prefix("sandboxed local process: reads none of your files") {
             line = format!("sandboxed local process: reads only its program's directories{rest}");
         } else {
@@ -216,7 +219,7 @@ fn trust_line(
     read: &[Grant],
     write: &[PathBuf],
     absent: &[PathBuf],
-    network: bool,
+    network: &Network,
     home: Option<&Path>,
 ) -> String {
     let reads = if read.is_empty() {
@@ -255,12 +258,29 @@ fn trust_line(
         let list: Vec<String> = write.iter().map(|p| shown(p, home)).collect();
         format!("writes {} (granted)", list.join(", "))
     };
-    let net = if network {
-        "network (not Maven's page or socket)"
-    } else {
-        "no network"
-    };
+    let net = network_words(network);
     format!("sandboxed local process: {reads}, {writes}, {net}, memory bounded per process")
+}
+
+/// What the trust line says of the network.
+fn network_words(network: &Network) -> String {
+    match network {
+        Network::None => "no network".to_owned(),
+        Network::Direct => {
+            "reaches every address of this machine and beyond but the page".to_owned()
+        }
+        Network::Proxy { hosts, connect } => {
+            let mut s = "network through Maven: public addresses only".to_owned();
+            if !hosts.is_empty() {
+                s = format!("network through Maven: public addresses of {} only", hosts.join(", "));
+            }
+            if !connect.is_empty() {
+                let list: Vec<&str> = connect.iter().map(|e| e.written.as_str()).collect();
+                s = format!("{s}; {} granted", list.join(", "));
+            }
+            s
+        }
+    }
 }
 
 impl Default for Policy {
@@ -268,7 +288,7 @@ impl Default for Policy {
         Policy {
             read: Vec::new(),
             write: Vec::new(),
-            network: true,
+            network: Network::default(),
             memory: DEFAULT_MEMORY,
             processes: DEFAULT_PROCESSES,
             disk: DEFAULT_DISK,
@@ -312,9 +332,13 @@ pub struct Plan {
     /// Directories covered by an empty read-only tmpfs ([`HIDDEN`], the owner's home, the data
     /// directory); every granted path inside them is mounted back at its place.
     pub hide: Vec<PathBuf>,
-    /// Whether the server shares this machine's network.
-    pub network: bool,
-    /// With network: TCP ports it may not connect to.
+    /// How the server reaches the network.
+    pub network: Network,
+    /// The daemon's door socket, where the launcher of a proxied server hands over the
+    /// listeners of its namespace (`None`: no proxy).
+    #[serde(default)]
+    pub door: Option<PathBuf>,
+    /// With the `direct` network: TCP ports it may not connect to.
     pub deny_ports: Vec<u16>,
     /// Bound of its address space, in bytes.
     pub memory: u64,
@@ -521,8 +545,9 @@ impl Plan {
                 push_unique(&mut h, ctx.data_dir.to_path_buf());
                 h
             },
-            network: policy.network,
-            deny_ports: if policy.network {
+            network: policy.network.clone(),
+            door: None,
+            deny_ports: if policy.network == Network::Direct {
                 ctx.deny_ports.clone()
             } else {
                 Vec::new()
@@ -544,7 +569,7 @@ impl Plan {
             &self.shown_read,
             &self.owner_write,
             &self.absent,
-            self.network,
+            &self.network,
             self.owner_home.as_deref(),
         )
     }
@@ -1026,7 +1051,7 @@ mod tests {
         let policy = Policy {
             read: vec![notes.clone()],
             write: vec![notes.join("out"), notes.join("later")],
-            network: false,
+            network: crate::Network::None,
             ..Policy::default()
         };
         let plan = Plan::resolve("notes", &policy, "srv", &[], &ctx).unwrap();
@@ -1154,7 +1179,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             plan.trust(),
-            "sandboxed local process: reads ~/.local/bin (its program), ~/.local/lib (its program's libraries), writes only its own directory, network (not Maven's page or socket), memory bounded per process"
+            "sandboxed local process: reads ~/.local/bin (its program), ~/.local/lib (its program's libraries), writes only its own directory, network through Maven: public addresses only, memory bounded per process"
         );
     }
 
@@ -1184,7 +1209,7 @@ mod tests {
         assert_eq!(
             plan.trust(),
             format!(
-                "sandboxed local process: reads {} (named in its arguments), writes only its own directory, network (not Maven's page or socket), memory bounded per process",
+                "sandboxed local process: reads {} (named in its arguments), writes only its own directory, network through Maven: public addresses only, memory bounded per process",
                 script.display()
             )
         );
@@ -1613,7 +1638,7 @@ mod tests {
         let plan = Plan::resolve("a", &p, "/bin/sh", &[], &ctx).unwrap();
         assert_eq!(
             plan.trust(),
-            "sandboxed local process: reads none of your files, writes only its own directory, network (not Maven's page or socket), memory bounded per process"
+            "sandboxed local process: reads none of your files, writes only its own directory, network through Maven: public addresses only, memory bounded per process"
         );
     }
 }

@@ -249,6 +249,8 @@ impl Validator<'_> {
                     "read",
                     "write",
                     "network",
+                    "hosts",
+                    "connect",
                     "memory",
                     "processes",
                     "disk",
@@ -259,7 +261,7 @@ impl Validator<'_> {
             _ => {
                 self.wrong_type(
                     &path,
-                    "true, false or an object {\"read\", \"write\", \"network\", \"memory\", \"processes\", \"disk\", \"allow_shared_code\"}",
+                    "true, false or an object {\"read\", \"write\", \"network\", \"hosts\", \"connect\", \"memory\", \"processes\", \"disk\", \"allow_shared_code\"}",
                     v,
                 );
                 return Some(policy);
@@ -282,7 +284,7 @@ impl Validator<'_> {
                 }
             }
         }
-        policy.network = self.boolean(&so, "network", true);
+        policy.network = self.network(&so, &path);
         policy.allow_shared_code = self.boolean(&so, "allow_shared_code", false);
         self.no_shared_code(&path, &policy, command, args, path_env);
         if let Some(d) = self.positive(&so, "disk") {
@@ -438,5 +440,56 @@ impl Validator<'_> {
             }
         }
         out
+    }
+}
+
+impl Validator<'_> {
+    /// A sandbox's `network` (`true`, `false` or `"direct"`), with the proxy's `hosts` and
+    /// `connect`, which only `true` takes.
+    fn network(&mut self, so: &Obj<'_>, path: &str) -> sandbox::Network {
+        let hosts = self.string_list(so, "hosts");
+        for (i, h) in hosts.iter().enumerate() {
+            if !webfetch::host_pattern_is_valid(h) {
+                self.bad_value(
+                    &format!("{path}.hosts[{i}]"),
+                    "a host name, *.domain or an IP address",
+                    format!("{h:?}"),
+                );
+            }
+        }
+        let mut connect = Vec::new();
+        for (i, c) in self.string_list(so, "connect").into_iter().enumerate() {
+            match sandbox::Endpoint::parse(&c) {
+                Ok(e) => connect.push(e),
+                Err(expected) => {
+                    self.bad_value(&format!("{path}.connect[{i}]"), expected, format!("{c:?}"))
+                }
+            }
+        }
+        let mode = match so.map.get("network") {
+            None | Some(Value::Bool(true)) => {
+                return sandbox::Network::Proxy { hosts, connect };
+            }
+            Some(Value::Bool(false)) => "false",
+            Some(Value::String(s)) if s == "direct" => "\"direct\"",
+            Some(v) => {
+                self.wrong_type(&join(path, "network"), "true, false or \"direct\"", v);
+                return sandbox::Network::default();
+            }
+        };
+        for (key, given) in [("hosts", !hosts.is_empty()), ("connect", !connect.is_empty())] {
+            if given {
+                self.bad_value(
+                    &join(path, key),
+                    format!("no {key} with \"network\": {mode} (only the proxy of \"network\": true takes them)"),
+                    "a list",
+                );
+            }
+        }
+        if mode == "false" {
+            sandbox::Network::None
+        } else {
+            sandbox::Network::Direct
+        }
     }
 }

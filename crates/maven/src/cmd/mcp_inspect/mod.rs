@@ -287,7 +287,7 @@ struct SandboxReport<'a> {
     write: &'a [std::path::PathBuf],
     home: &'a std::path::Path,
     hidden: &'a [std::path::PathBuf],
-    network: bool,
+    network: &'a sandbox::Network,
     denied_ports: &'a [u16],
     memory: u64,
     processes: u64,
@@ -301,7 +301,7 @@ fn sandbox_json(p: &sandbox::Plan) -> SandboxReport<'_> {
         write: &p.write,
         home: &p.home,
         hidden: &p.hide,
-        network: p.network,
+        network: &p.network,
         denied_ports: &p.deny_ports,
         memory: p.memory,
         processes: p.processes,
@@ -329,13 +329,31 @@ fn sandbox_text(p: &sandbox::Plan) -> String {
     let _ = writeln!(s, "  writes:     {}", paths(&p.write));
     let _ = writeln!(s, "  home, tmp:  {}", line(&p.home.display().to_string()));
     let _ = writeln!(s, "  hidden:     {}", paths(&p.hide));
-    let net = if p.network && p.deny_ports.is_empty() {
-        "shared".to_owned()
-    } else if p.network {
-        let ports: Vec<String> = p.deny_ports.iter().map(u16::to_string).collect();
-        format!("shared, no TCP connection to port {}", ports.join(", "))
-    } else {
-        "none (a network namespace of its own, no TCP)".to_owned()
+    let net = match &p.network {
+        sandbox::Network::Direct if p.deny_ports.is_empty() => "shared (direct)".to_owned(),
+        sandbox::Network::Direct => {
+            let ports: Vec<String> = p.deny_ports.iter().map(u16::to_string).collect();
+            format!(
+                "shared (direct), no TCP connection to port {}",
+                ports.join(", ")
+            )
+        }
+        sandbox::Network::None => "none (a network namespace of its own, no TCP)".to_owned(),
+        sandbox::Network::Proxy { hosts, connect } => {
+            let mut s = format!(
+                "a network namespace of its own; out only through Maven's proxy at {} (public addresses{})",
+                sandbox::PROXY,
+                if hosts.is_empty() {
+                    String::new()
+                } else {
+                    format!(" of {}", hosts.join(", "))
+                }
+            );
+            for e in connect {
+                s.push_str(&format!("; {} relayed", e.written));
+            }
+            s
+        }
     };
     let _ = writeln!(s, "  network:    {net}");
     let _ = writeln!(
