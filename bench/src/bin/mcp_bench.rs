@@ -21,7 +21,8 @@
 //! - `blackhole`: a loopback listener that accepts and never answers; prints its port.
 //! - `start --launcher MAVEN --sandbox DATA [--seq N] -- CMD ARGS...`: start-to-ready (spawn,
 //!   `initialize` answered) of the stdio server CMD, unsandboxed and sandboxed (the default
-//!   sandbox, and one without network), interleaved, N times each.
+//!   sandbox, whose network goes through a proxy served here as the daemon serves it; one with
+//!   the direct network; one without network), interleaved, N times each.
 //!
 //! `stdio --client maven --launcher MAVEN --sandbox DATA` runs the server in its default
 //! sandbox (the launcher is the `maven` binary); its records name the peer `maven-sandboxed`.
@@ -326,6 +327,17 @@ fn sandboxed(
     data: &str,
     policy: &sandbox::Policy,
 ) -> Res<mcp::ServerConfig> {
+    sandboxed_with_door(cmd, launcher, data, policy, None)
+}
+
+/// [`sandboxed`], with the door a proxied server's launcher hands its listeners to.
+fn sandboxed_with_door(
+    cmd: &[String],
+    launcher: &str,
+    data: &str,
+    policy: &sandbox::Policy,
+    door: Option<&std::path::Path>,
+) -> Res<mcp::ServerConfig> {
     let (prog, args) = cmd.split_first().ok_or("needs -- CMD")?;
     let path = std::env::var_os("PATH");
     let ctx = sandbox::Context {
@@ -336,36 +348,124 @@ fn sandboxed(
     };
     let mut plan = sandbox::Plan::resolve("bench", policy, prog, args, &ctx)?;
     sandbox::prepare(&mut plan)?;
+    let mut env = BTreeMap::new();
+    if let Some(d) = door {
+        plan.door = Some(d.to_path_buf());
+        env.insert(sandbox::DOOR_TOKEN_ENV.to_owned(), DOOR_TOKEN.to_owned());
+    }
     Ok(mcp::ServerConfig {
         protocol: mcp::Protocol::Legacy,
         name: "bench".to_owned(),
         transport: mcp::Transport::Stdio {
             command: launcher.to_owned(),
             args: plan.launcher_args(prog, args),
-            env: BTreeMap::new(),
+            env,
         },
         timeouts: mcp::McpTimeouts::default(),
     })
 }
 
-/// The stdio config of `o`: sandboxed when `--sandbox` is given.
+/// The token the bench's door admits.
+const DOOR_TOKEN: &str = "bench";
+
+/// A door as the daemon's (`maven`'s `netdoor`): each launcher's listeners, once its token
+/// is checked, served by webfetch's proxy until it hangs up.
+fn serve_door(path: &std::path::Path) -> Res<()> {
+    let _ = std::fs::remove_file(path);
+    let listener = tokio::net::UnixListener::bind(path)?;
+    tokio::spawn(async move {
+        while let Ok((conn, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Ok(std) = conn.into_std().and_then(|s| {
+                    s.set_nonblocking(false)?;
+                    Ok(s)
+                }) else {
+                    return;
+                };
+                let Ok((std, Ok(handed))) = tokio::task::spawn_blocking(move || {
+                    let h = sandbox::door::receive(&std);
+                    (std, h)
+                })
+                .await
+                else {
+                    return;
+                };
+                if handed.token != DOOR_TOKEN {
+                    let _ = sandbox::door::answer(&std, Err("unknown token"));
+                    return;
+                }
+                let fetcher = Arc::new(webfetch::Fetcher::new(webfetch::DoorConfig::new("bench")));
+                let mut relays = tokio::task::JoinSet::new();
+                for (_, l) in handed.listeners {
+                    let Ok(l) = l
+                        .set_nonblocking(true)
+                        .and_then(|()| tokio::net::TcpListener::from_std(l))
+                    else {
+                        return;
+                    };
+                    relays.spawn(webfetch::relay::serve_proxy(
+                        l,
+                        fetcher.clone(),
+                        webfetch::relay::Limits::default(),
+                        Arc::default(),
+                        Arc::new(|_| {}),
+                    ));
+                }
+                if sandbox::door::answer(&std, Ok(())).is_err() {
+                    return;
+                }
+                let Ok(mut conn) = std
+                    .set_nonblocking(true)
+                    .and_then(|()| tokio::net::UnixStream::from_std(std))
+                else {
+                    return;
+                };
+                let mut buf = [0u8; 64];
+                while let Ok(n) = tokio::io::AsyncReadExt::read(&mut conn, &mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
+/// The stdio config of `o`: sandboxed (without network: the calls measured need none) when
+/// `--sandbox` is given.
 fn bench_stdio_config(o: &Opts) -> Res<mcp::ServerConfig> {
     match (&o.launcher, &o.sandbox) {
-        (Some(l), Some(d)) => sandboxed(&o.cmd, l, d, &sandbox::Policy::default()),
+        (Some(l), Some(d)) => sandboxed(
+            &o.cmd,
+            l,
+            d,
+            &sandbox::Policy {
+                network: sandbox::Network::None,
+                ..sandbox::Policy::default()
+            },
+        ),
         _ => stdio_config("bench", &o.cmd, o.protocol),
     }
 }
 
-/// Start-to-ready, three variants interleaved: unsandboxed, the default sandbox, no network.
+/// Start-to-ready, variants interleaved: unsandboxed, the default sandbox (network through a
+/// proxy), the direct network, no network.
 #[expect(clippy::disallowed_methods, reason = "a benchmark measures wall time")]
 async fn start(o: &Opts) -> Res<()> {
     let (Some(l), Some(d)) = (&o.launcher, &o.sandbox) else {
         return Err("start needs --launcher and --sandbox".into());
     };
     let no_net = sandbox::Policy {
-        network: false,
+        network: sandbox::Network::None,
         ..sandbox::Policy::default()
     };
+    let direct = sandbox::Policy {
+        network: sandbox::Network::Direct,
+        ..sandbox::Policy::default()
+    };
+    let door = std::path::Path::new(d).join("door.sock");
+    serve_door(&door)?;
     // As the daemon starts an unsandboxed server: through the launcher, in a PID namespace
     // of its own.
     let mut grouped = vec![sandbox::GROUP_ARG.to_owned(), "--".to_owned()];
@@ -387,7 +487,11 @@ async fn start(o: &Opts) -> Res<()> {
         ),
         (
             "sandboxed",
-            sandboxed(&o.cmd, l, d, &sandbox::Policy::default())?,
+            sandboxed_with_door(&o.cmd, l, d, &sandbox::Policy::default(), Some(&door))?,
+        ),
+        (
+            "sandboxed, direct network",
+            sandboxed(&o.cmd, l, d, &direct)?,
         ),
         ("sandboxed, no network", sandboxed(&o.cmd, l, d, &no_net)?),
     ];

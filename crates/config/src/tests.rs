@@ -46,7 +46,7 @@ fn the_sandbox_key() {
         Some(sandbox::Policy {
             read: vec!["/srv/notes".into()],
             write: vec!["/srv/notes/out".into()],
-            network: false,
+            network: sandbox::Network::None,
             memory: 134_217_728,
             processes: 8,
             ..sandbox::Policy::default()
@@ -56,11 +56,11 @@ fn the_sandbox_key() {
         r#"{"mcp_servers": {"v": {"command": "x", "sandbox": {"read": ["notes", "/a/../b"], "write": [1],
             "network": "no", "memory": 1024, "processes": 0, "net": true}}}}"#,
         &[
-            r#"config.json: mcp_servers.v.sandbox.net: unknown key (expected one of: read, write, network, memory, processes, disk, allow_shared_code)"#,
+            r#"config.json: mcp_servers.v.sandbox.net: unknown key (expected one of: read, write, network, hosts, connect, memory, processes, disk, allow_shared_code)"#,
             r#"config.json: mcp_servers.v.sandbox.read[0]: expected an absolute path without "..", got "notes""#,
             r#"config.json: mcp_servers.v.sandbox.read[1]: expected an absolute path without "..", got "/a/../b""#,
             r#"config.json: mcp_servers.v.sandbox.write[0]: expected a string, got 1"#,
-            r#"config.json: mcp_servers.v.sandbox.network: expected true or false, got "no""#,
+            r#"config.json: mcp_servers.v.sandbox.network: expected true, false or "direct", got "no""#,
             r#"config.json: mcp_servers.v.sandbox.memory: expected at least 67108864 bytes (64 MiB), got 1024"#,
             r#"config.json: mcp_servers.v.sandbox.processes: expected a positive integer, got 0"#,
         ],
@@ -68,7 +68,7 @@ fn the_sandbox_key() {
     check_err(
         r#"{"mcp_servers": {"v": {"command": "x", "sandbox": "yes"}, "h": {"url": "http://a.example/", "sandbox": true}}}"#,
         &[
-            r#"config.json: mcp_servers.v.sandbox: expected true, false or an object {"read", "write", "network", "memory", "processes", "disk", "allow_shared_code"}, got "yes""#,
+            r#"config.json: mcp_servers.v.sandbox: expected true, false or an object {"read", "write", "network", "hosts", "connect", "memory", "processes", "disk", "allow_shared_code"}, got "yes""#,
             r#"config.json: mcp_servers.h.sandbox: only a local server (with "command") takes this key"#,
         ],
     );

@@ -69,8 +69,15 @@ pub(crate) fn launch(
     name: &str,
     probe: &Result<(), sandbox::Missing>,
     page_port: u16,
+    door: &crate::netdoor::Door,
 ) -> Option<Launch> {
-    launch_planned(config, name, probe, plan(config, data_dir, name, page_port))
+    launch_planned(
+        config,
+        name,
+        probe,
+        plan(config, data_dir, name, page_port),
+        door,
+    )
 }
 
 /// [`launch`], with the block's plan (`None`: an HTTP or unsandboxed block) already made.
@@ -79,6 +86,7 @@ fn launch_planned(
     name: &str,
     probe: &Result<(), sandbox::Missing>,
     planned: Option<Result<sandbox::Plan, sandbox::PlanError>>,
+    door: &crate::netdoor::Door,
 ) -> Option<Launch> {
     let server = config.mcp_server(name)?;
     let Some(plan) = planned else {
@@ -97,7 +105,7 @@ fn launch_planned(
             v.extend(args);
             v
         };
-        return Some(match through_launcher(server, wrap) {
+        return Some(match through_launcher(server, wrap, None) {
             Ok(s) => Launch::Start(Box::new(s)),
             Err(e) => Launch::Blocked(e),
         });
@@ -123,8 +131,18 @@ fn launch_planned(
     if let Err(e) = sandbox::prepare(&mut plan) {
         return Some(refused(format!("sandbox: its private directory: {e}")));
     }
+    // Out only through Maven: the launcher hands its namespace's listeners to the door,
+    // showing the token this start alone was given.
+    let token = matches!(plan.network, sandbox::Network::Proxy { .. }).then(|| {
+        plan.door = Some(door.path().to_path_buf());
+        door.admit(name, &plan.network)
+    });
     Some(
-        match through_launcher(server, |command, args| plan.launcher_args(&command, &args)) {
+        match through_launcher(
+            server,
+            |command, args| plan.launcher_args(&command, &args),
+            token,
+        ) {
             Ok(s) => Launch::Start(Box::new(s)),
             Err(e) => refused(format!("sandbox: {e}")),
         },
@@ -132,12 +150,22 @@ fn launch_planned(
 }
 
 /// A stdio `server` started by this binary instead, with `wrap(command, args)` as its
-/// arguments (the launcher's command line); any other server as it is.
+/// arguments (the launcher's command line) and the door's `token` in the launcher's
+/// environment; any other server as it is.
 fn through_launcher(
     mut server: mcp::ServerConfig,
     wrap: impl FnOnce(String, Vec<String>) -> Vec<String>,
+    token: Option<String>,
 ) -> Result<mcp::ServerConfig, String> {
-    if let mcp::Transport::Stdio { command, args, env } = server.transport {
+    if let mcp::Transport::Stdio {
+        command,
+        args,
+        mut env,
+    } = server.transport
+    {
+        if let Some(t) = token {
+            env.insert(sandbox::DOOR_TOKEN_ENV.to_owned(), t);
+        }
         let exe =
             std::env::current_exe().map_err(|e| format!("cannot find the maven binary: {e}"))?;
         server.transport = mcp::Transport::Stdio {
@@ -161,7 +189,12 @@ pub(crate) struct Launches {
 }
 
 /// Every block's launch, and the reasons of those that cannot start.
-pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Launches {
+pub(crate) fn launches(
+    config: &Config,
+    data_dir: &Path,
+    page_port: u16,
+    door: &crate::netdoor::Door,
+) -> Launches {
     let probe = sandbox::probe();
     if let Err(m) = &probe {
         let sandboxed = config.mcp_servers.values().any(|b| b.sandbox.is_some());
@@ -189,7 +222,7 @@ pub(crate) fn launches(config: &Config, data_dir: &Path, page_port: u16) -> Laun
         if let Some(Ok(p)) = &planned {
             plans.insert(name.clone(), p.clone());
         }
-        match launch_planned(config, name, &probe, planned) {
+        match launch_planned(config, name, &probe, planned, door) {
             Some(Launch::Start(c)) => servers.push(mcp::Managed {
                 config: *c,
                 enabled: block.enabled,

@@ -75,6 +75,8 @@ pub(crate) struct State {
     blocked: BTreeMap<String, crate::confine::Blocked>,
     /// Each sandboxed server's resolved plan (its trust line, what it denies).
     plans: BTreeMap<String, sandbox::Plan>,
+    /// The door of the servers whose network goes through Maven (their counters).
+    door: Arc<crate::netdoor::Door>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -204,11 +206,24 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let page_port = web
         .as_ref()
         .map_or(config.web.listen.port(), |(w, _)| w.addr().port());
+    // The door is bound before any server starts: a proxied server's launcher hands its
+    // listeners over there. Without it such a server cannot start (its launcher says so).
+    let door = crate::netdoor::Door::in_data_dir(&data_dir);
+    match door.bind() {
+        Ok(l) => {
+            tracker.spawn(door.clone().serve(l, cancel.clone()));
+        }
+        Err(e) => tracing::error!(
+            path = %door.path().display(),
+            error = %e,
+            "the sandbox network door cannot be bound: servers whose network goes through Maven will not start"
+        ),
+    }
     let crate::confine::Launches {
         servers,
         blocked,
         plans,
-    } = crate::confine::launches(&config, &data_dir, page_port);
+    } = crate::confine::launches(&config, &data_dir, page_port, &door);
     // The authorization servers send the owner back to the page's callback, at the address
     // the page actually bound (`web.listen` may say port 0).
     let redirect_uri = match &web {
@@ -242,6 +257,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         turns,
         blocked,
         plans,
+        door,
     });
     if let Some((w, l)) = web {
         let manager = state.manager.clone();
@@ -715,6 +731,16 @@ impl State {
                 );
                 if let Some(plan) = self.plans.get(&block.name) {
                     view.trust = plan.trust();
+                    view.network =
+                        self.door
+                            .tally(&block.name)
+                            .map(|t| crate::views::NetworkView {
+                                connections: t.connections,
+                                refused: t.refused,
+                                open: t.open,
+                                bytes_out: t.bytes_out,
+                                bytes_in: t.bytes_in,
+                            });
                     // A server that is not up, whose last words name a path its sandbox
                     // denies: say which key to add, beside what it said.
                     let down = view.state != crate::views::ServerState::Ready;

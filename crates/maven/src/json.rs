@@ -370,6 +370,7 @@ pub(crate) fn server_status(
         dials: live.map(|l| l.dials).unwrap_or(0),
         unstable: note.and_then(|n| n.unstable.clone()),
         auth: None,
+        network: None,
     }
 }
 

@@ -13,6 +13,7 @@ mod exit;
 mod ipc;
 mod json;
 mod logsink;
+mod netdoor;
 mod notify;
 mod oauth;
 mod poll;

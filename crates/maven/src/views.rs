@@ -137,6 +137,26 @@ pub(crate) struct ServerStatusView {
     /// JSON); never a token or a secret. Absent for a server that never asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) auth: Option<ServerAuth>,
+    /// What a server whose network goes through Maven's proxy did since the daemon started;
+    /// absent for any other server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) network: Option<NetworkView>,
+}
+
+/// The connections a sandboxed server made through Maven's proxy (and its granted endpoints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct NetworkView {
+    /// Connections accepted from the server.
+    pub(crate) connections: u64,
+    /// Of those, refused by Maven (an address the guard refuses, a host outside
+    /// `sandbox.hosts`, a malformed request, too many at once).
+    pub(crate) refused: u64,
+    /// Open now.
+    pub(crate) open: u64,
+    /// Bytes the server sent out.
+    pub(crate) bytes_out: u64,
+    /// Bytes that came back to it.
+    pub(crate) bytes_in: u64,
 }
 
 /// Where an HTTP server's OAuth authorization stands, for status. JSON carries it as the text

@@ -3,12 +3,26 @@
 //! nothing is executed unless every step succeeded (fail closed).
 //!
 //! Order matters:
-//! 1. new mount, IPC and UTS namespaces (and a network namespace without network); a root
-//!    daemon's launcher makes them as root, makes the mounts (step 2), then takes the server's
-//!    own uid and gid for good (real, effective, saved, no supplementary group), checks that
-//!    every grant is usable by it as granted, and only then makes the user and PID namespaces,
-//!    mapping that uid to itself; an unprivileged owner's launcher makes them all at once,
-//!    mapping the owner to itself;
+//! 0. with the network through Maven's proxy (`Network::Proxy`), before any namespace, while
+//!    the data directory is still there: the door token read from [`crate::DOOR_TOKEN_ENV`]
+//!    (none: the start is refused) and the daemon's door socket (`Plan::door`; none: refused)
+//!    connected, close-on-exec (never inherited by the init or the server). The launcher keeps
+//!    it open for its whole life: its end tells the daemon the server is gone;
+//! 1. new mount, IPC and UTS namespaces, and a network namespace in every mode but `direct`; a
+//!    root daemon's launcher makes them as root, makes the mounts (step 2), then takes the
+//!    server's own uid and gid for good (real, effective, saved, no supplementary group),
+//!    checks that every grant is usable by it as granted, and only then makes the user and
+//!    PID namespaces, mapping that uid to itself; an unprivileged owner's launcher makes them
+//!    all at once, mapping the owner to itself;
+//!
+//!    1a. with the proxy, right after the network namespace is made (a root daemon's launcher
+//!    still as root, before the mounts; an unprivileged one in its new user namespace, which
+//!    owns the network namespace, before the mounts): the loopback up (netlink), each
+//!    `connect` endpoint's address outside 127.0.0.0/8 and `::1` added to it, a listener bound
+//!    at [`crate::PROXY`] and one at each endpoint, all handed to the daemon through the door
+//!    (module `door`) and its answer waited for (a refusal refuses the start, with the
+//!    daemon's words); the launcher's own copies closed. The server's namespace then holds
+//!    nothing but Maven's listeners;
 //! 2. every mount made private; the data directory, the owner's home, `/tmp`, `/var/tmp`,
 //!    `/run` and `/dev/shm` covered by empty read-only tmpfs mounts (their UNIX sockets —
 //!    Maven's, an ssh or gpg agent's, X11's, D-Bus's — do not exist for the server), and every
@@ -18,11 +32,15 @@
 //!    `/proc`;
 //! 4. limits: `RLIMIT_NPROC` (counted per user namespace, so only the sandbox's own tasks
 //!    count), `RLIMIT_AS`, no core dumps, `RLIMIT_FSIZE`;
-//! 5. seccomp: the sockets Landlock's TCP rules do not see, vsock, io_uring;
-//! 6. Landlock (ABI 6, required in full): files, TCP bind and connect, signal and
-//!    abstract-socket scoping; `no_new_privs`;
+//! 5. seccomp: the sockets Landlock's TCP rules do not see, vsock, socket diagnostics, UDP in
+//!    a network namespace of its own, io_uring;
+//! 6. Landlock (ABI 6, required in full): files, TCP bind and connect (without network, and
+//!    with `direct` and a denied port; not with the proxy, whose namespace holds only Maven's
+//!    listeners), signal and abstract-socket scoping; `no_new_privs`;
 //! 7. the ambient set cleared, every capability dropped;
-//! 8. `HOME` and `TMPDIR` set, the private directory as working directory, exec.
+//! 8. `HOME` and `TMPDIR` set (and, with the proxy, `HTTPS_PROXY` and its kin), the door
+//!    token removed from the environment (in every mode), the private directory as working
+//!    directory, exec.
 
 use std::ffi::OsString;
 use std::os::unix::fs::DirBuilderExt as _;
@@ -36,7 +54,8 @@ use landlock::{
 };
 
 use crate::disk;
-use crate::net::Network;
+use crate::door::{self, Purpose};
+use crate::net::{Network, DOOR_TOKEN_ENV, PROXY};
 use crate::plan::{Plan, GROUP_ARG, INIT_ARG, LAUNCHER_ARG};
 use std::time::Duration;
 
@@ -57,7 +76,7 @@ pub struct Missing {
 
 impl std::fmt::Display for Missing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.feature == F_GRANT {
+        if self.feature == F_GRANT || self.feature == F_DOOR {
             return write!(f, "{}; the server was not started", self.detail);
         }
         write!(
@@ -88,6 +107,11 @@ const F_UTS: &str = "a host name and machine id of its own";
 /// Not a missing feature: a granted path the sandbox refuses (a link, or one its uid cannot
 /// reach); said as it is, with no advice to turn the sandbox off.
 const F_GRANT: &str = "a grant as granted";
+/// Not a missing feature either: the hand-over of a proxied server's listeners to the daemon
+/// failed or was refused; said as it is.
+const F_DOOR: &str = "the door of Maven's proxy";
+const F_LOOPBACK: &str =
+    "a loopback interface of its own, with Maven's listeners on it (for its network through Maven's proxy)";
 const F_PIDNS: &str = "a PID namespace of its own (so that its processes end with it)";
 const F_SESSION: &str = "a session of its own (no controlling terminal)";
 
@@ -150,7 +174,7 @@ pub fn bounds() -> Vec<(&'static str, bool, String)> {
             "sockets",
             seccomp,
             if seccomp {
-                "MPTCP, SCTP, raw and packet sockets and io_uring are refused in every sandbox (seccomp)".to_owned()
+                "MPTCP, SCTP, raw and packet sockets, socket diagnostics and io_uring are refused in every sandbox, UDP in every sandbox with a network of its own (seccomp)".to_owned()
             } else {
                 "this kernel has no seccomp: sandboxed servers do not start".to_owned()
             },
@@ -241,13 +265,126 @@ pub fn launch(args: Vec<OsString>) -> ExitCode {
         Ok(fd) => fd,
         Err(e) => return fail(&plan, &missing(F_PROC, format!("/proc: {e}"))),
     };
+    // Step 0: with the proxy, the door, connected before anything is hidden. It stays open
+    // until the launcher exits (the daemon reads its end as the server's).
+    let door = match Door::open(&plan) {
+        Ok(d) => d,
+        Err(e) => return fail(&plan, &e),
+    };
     // The mounts are made here, while the new namespaces' capabilities are still held; the
     // init inherits them, and gets only CAP_SYS_ADMIN of the new user namespace (ambient), to
     // mount its own /proc.
-    match outer(&plan).and_then(|()| start_init(&plan_arg, &argv)) {
+    match outer(&plan, door.as_ref()).and_then(|()| start_init(&plan_arg, &argv)) {
         Ok(child) => supervise(child, Some((&plan, bound, &proc))),
         Err(e) => fail(&plan, &e),
     }
+}
+
+/// A proxied server's launcher's end of the daemon's door socket, and the token it shows.
+struct Door {
+    stream: std::os::unix::net::UnixStream,
+    token: String,
+}
+
+impl Door {
+    /// Step 0: `None` unless the network goes through Maven's proxy; then the token from the
+    /// environment and the door connected, close-on-exec, or the start is refused.
+    fn open(plan: &Plan) -> Result<Option<Door>, Missing> {
+        if !matches!(plan.network, Network::Proxy { .. }) {
+            return Ok(None);
+        }
+        let token = std::env::var(DOOR_TOKEN_ENV).ok().filter(|t| !t.is_empty());
+        let Some(token) = token else {
+            return Err(missing(
+                F_DOOR,
+                format!("its network goes through Maven's proxy, and the launcher was given no door token ({DOOR_TOKEN_ENV}): only the daemon starts such a server"),
+            ));
+        };
+        let Some(path) = &plan.door else {
+            return Err(missing(
+                F_DOOR,
+                "its network goes through Maven's proxy, and its plan names no door socket: only the daemon starts such a server",
+            ));
+        };
+        let stream = std::os::unix::net::UnixStream::connect(path).map_err(|e| {
+            missing(
+                F_DOOR,
+                format!(
+                    "its network goes through Maven's proxy, and the daemon's door {} cannot be reached: {e}",
+                    path.display()
+                ),
+            )
+        })?;
+        // std opens it close-on-exec; made sure of, since the init and the server must never
+        // hold it.
+        rustix::io::fcntl_setfd(&stream, rustix::io::FdFlags::CLOEXEC)
+            .map_err(|e| missing(F_DOOR, format!("the door, close-on-exec: {e}")))?;
+        Ok(Some(Door { stream, token }))
+    }
+}
+
+/// Step 1a, in the server's new network namespace (with the capabilities to configure it):
+/// the loopback up, each `connect` endpoint's address that is not on it already added, a
+/// listener at [`PROXY`] and one at each endpoint, handed to the daemon; the launcher's copies
+/// are closed when this returns.
+fn proxy_listeners(plan: &Plan, door: &Door) -> Result<(), Missing> {
+    let lo = |what: &str, e: &dyn std::fmt::Display| missing(F_LOOPBACK, format!("{what}: {e}"));
+    let mut route = crate::netlink::Route::open().map_err(|e| lo("a netlink socket", &e))?;
+    let index = route
+        .index("lo")
+        .map_err(|e| lo("the loopback's index", &e))?;
+    route
+        .link_up(index)
+        .map_err(|e| lo("the loopback up", &e))?;
+    let endpoints = plan.network.connect();
+    for ip in endpoints.iter().map(|e| e.addr.ip()) {
+        let on_lo = match ip {
+            std::net::IpAddr::V4(a) => a.is_loopback(),
+            std::net::IpAddr::V6(a) => a.is_loopback(),
+        };
+        if on_lo {
+            continue;
+        }
+        // EEXIST: another endpoint at the same address, another port.
+        match route.add_address(index, ip) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(lo(&format!("{ip} on the loopback"), &e)),
+        }
+    }
+    let bind = |at: std::net::SocketAddr| {
+        // An IPv6 address just added is usable a moment later (the kernel completes it on
+        // its work queue, even without duplicate address detection): up to a second.
+        let mut tries = 0;
+        loop {
+            match std::net::TcpListener::bind(at) {
+                Err(e)
+                    if at.is_ipv6()
+                        && tries < 100
+                        && e.raw_os_error() == Some(libc::EADDRNOTAVAIL) =>
+                {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                r => return r.map_err(|e| lo(&format!("listening at {at}"), &e)),
+            }
+        }
+    };
+    let mut listeners = vec![(Purpose::Proxy, bind(PROXY)?)];
+    for e in endpoints {
+        let p = Purpose::Connect(e.addr);
+        if listeners.iter().any(|(q, _)| *q == p) {
+            continue;
+        }
+        listeners.push((p, bind(e.addr)?));
+    }
+    let handed: Vec<(Purpose, &std::net::TcpListener)> =
+        listeners.iter().map(|(p, l)| (*p, l)).collect();
+    door::hand_over(&door.stream, &door.token, &handed).map_err(|e| {
+        missing(
+            F_DOOR,
+            format!("its network goes through Maven's proxy: handing over its listeners: {e}"),
+        )
+    })
 }
 
 /// `__group-exec -- COMMAND ARGS…`: an unsandboxed server, still in a PID namespace of its own
@@ -282,7 +419,7 @@ pub fn group(args: Vec<OsString>) -> ExitCode {
 /// Steps 1–3 (see the module doc), in the launcher: the namespaces, the mounts, the host
 /// name and machine id, a root daemon's server's own uid and gid; then `CAP_SYS_ADMIN` of the
 /// sandbox's user namespace made ambient, for the init to mount its `/proc` with.
-fn outer(plan: &Plan) -> Result<(), Missing> {
+fn outer(plan: &Plan, door: Option<&Door>) -> Result<(), Missing> {
     use nix::sched::CloneFlags;
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS;
     if plan.network.own_namespace() {
@@ -299,6 +436,10 @@ fn outer(plan: &Plan) -> Result<(), Missing> {
             )
         })?;
         nix::sched::unshare(flags).map_err(|e| missing(F_MOUNT, format!("unshare: {e}")))?;
+        // 1a. still root: the loopback configured, the listeners bound and handed over.
+        if let Some(door) = door {
+            proxy_listeners(plan, door)?;
+        }
         inner_mounts(plan)?;
         let (uid, gid) = (
             nix::unistd::Uid::from_raw(id),
@@ -315,6 +456,10 @@ fn outer(plan: &Plan) -> Result<(), Missing> {
         user_namespace(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID)?;
     } else {
         user_namespace(flags | CloneFlags::CLONE_NEWPID)?;
+        // 1a. with the new user namespace's capabilities over the network namespace it owns.
+        if let Some(door) = door {
+            proxy_listeners(plan, door)?;
+        }
         inner_mounts(plan)?;
     }
     ambient_sys_admin()
@@ -418,6 +563,8 @@ fn start_init(plan: &str, argv: &[OsString]) -> Result<std::process::Child, Miss
         .arg(plan)
         .arg("--")
         .args(argv)
+        // The door's token is the launcher's only.
+        .env_remove(DOOR_TOKEN_ENV)
         .spawn()
         .map_err(|e| missing(F_PIDNS, format!("starting its first process: {e}")))
 }
@@ -546,6 +693,42 @@ const PRIVATE_PLACES: &[(&str, &str)] = &[
     ("PIP_CACHE_DIR", ".cache/pip"),
 ];
 
+/// The environment a proxied server gets (each variable unless the block's environment sets
+/// it): `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and their lowercase forms name the proxy at
+/// [`PROXY`]; `NO_PROXY` and `no_proxy` name the loopback (and the address of each `connect`
+/// endpoint off it, reached directly at its own address); `NODE_USE_ENV_PROXY=1` makes
+/// Node's own `fetch` and `http` use them.
+fn proxy_env(connect: &[crate::net::Endpoint]) -> Vec<(&'static str, String)> {
+    let url = format!("http://{PROXY}");
+    let mut direct = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    for e in connect {
+        let ip = e.addr.ip().to_string();
+        if !e.addr.ip().is_loopback() && !direct.contains(&ip) {
+            direct.push(ip);
+        }
+    }
+    let direct = direct.join(",");
+    let mut env: Vec<(&'static str, String)> = [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .into_iter()
+    .map(|v| (v, url.clone()))
+    .collect();
+    env.push(("NO_PROXY", direct.clone()));
+    env.push(("no_proxy", direct));
+    env.push(("NODE_USE_ENV_PROXY", "1".to_owned()));
+    env
+}
+
 fn exit_status(r: std::io::Result<std::process::ExitStatus>) -> ExitCode {
     use std::os::unix::process::ExitStatusExt as _;
     match r {
@@ -626,10 +809,19 @@ pub fn init(args: Vec<OsString>) -> ExitCode {
                     cmd.env(var, plan.home.join(rel));
                 }
             }
+            // With the proxy, HTTP clients are pointed at it (unless the block says otherwise).
+            if let Network::Proxy { connect, .. } = &plan.network {
+                for (var, value) in proxy_env(connect) {
+                    if std::env::var_os(var).is_none() {
+                        cmd.env(var, value);
+                    }
+                }
+            }
             cmd
         }
         None => std::process::Command::new(&argv[0]),
     };
+    cmd.env_remove(DOOR_TOKEN_ENV);
     let server = match cmd.args(&argv[1..]).spawn() {
         Ok(c) => c,
         // No such program (or no such interpreter on its `#!` line): said as such, without a
@@ -750,12 +942,17 @@ fn enter(plan: &Plan) -> Result<Option<std::os::fd::OwnedFd>, Missing> {
         )
         .map_err(|e| missing(F_LIMITS, format!("{res:?}: {e}")))?;
     }
-    // 5. seccomp: the sockets Landlock's TCP rules do not see, and vsock.
-    seccomp()?;
+    // 5. seccomp: the sockets Landlock's TCP rules do not see, vsock, socket diagnostics, and
+    // UDP in a network namespace of its own.
+    seccomp(plan.network.own_namespace())?;
     // 6. Landlock.
     // TCP is handled without network (nothing allowed) and with denied ports; a proxied
     // server's own namespace holds nothing but Maven's listeners.
-    let tcp = plan.network == Network::None || !plan.deny_ports.is_empty();
+    let tcp = match plan.network {
+        Network::None => true,
+        Network::Proxy { .. } => false,
+        Network::Direct => !plan.deny_ports.is_empty(),
+    };
     let rs = ruleset(tcp).and_then(|rs| rules(rs, plan))?;
     // The last close of a ruleset frees every rule in it (65,536 port rules take the kernel
     // milliseconds to free): a second descriptor of it stays open in the init until the server
@@ -1004,11 +1201,16 @@ fn allow_ports(
 
 /// Step 5. In every sandbox, `socket()` fails with EACCES for what Landlock's TCP rules do not
 /// mediate and could still reach a local port — MPTCP (it falls back to plain TCP) and SCTP
-/// over IPv4 and IPv6, raw and packet sockets — and for vsock, which no network namespace
-/// bounds (on a virtual machine it reaches the hypervisor's services); io_uring, whose socket
-/// and connect operations bypass seccomp, fails with EACCES. A call from another ABI kills the
-/// process (seccompiler's architecture check).
-fn seccomp() -> Result<(), Missing> {
+/// over IPv4 and IPv6, raw and packet sockets — for vsock, which no network namespace bounds
+/// (on a virtual machine it reaches the hypervisor's services), and for socket diagnostics
+/// (`AF_NETLINK`, `NETLINK_SOCK_DIAG`: the list of the namespace's sockets, with `direct` the
+/// machine's). With a network namespace of its own (`own_namespace`: no network, or the
+/// proxy), UDP (`AF_INET`/`AF_INET6` datagram sockets, ping sockets included) fails with
+/// EACCES too: nothing there answers it, and name resolution goes through the proxy. With
+/// `direct` UDP stays: name resolution needs it. io_uring, whose socket and connect operations
+/// bypass seccomp, fails with EACCES. A call from another ABI kills the process (seccompiler's
+/// architecture check).
+fn seccomp(own_namespace: bool) -> Result<(), Missing> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
         SeccompFilter, SeccompRule, TargetArch,
@@ -1049,7 +1251,11 @@ fn seccomp() -> Result<(), Missing> {
             ]);
         }
         // 10: SOCK_PACKET, the obsolete packet interface.
-        for kind in [libc::SOCK_RAW, 10] {
+        let mut kinds = vec![libc::SOCK_RAW, 10];
+        if own_namespace {
+            kinds.push(libc::SOCK_DGRAM);
+        }
+        for kind in kinds {
             // The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC are flags above them.
             socket_rules.push(vec![
                 cond(0, Op::Eq, family),
@@ -1059,6 +1265,10 @@ fn seccomp() -> Result<(), Missing> {
     }
     socket_rules.push(vec![cond(0, Op::Eq, libc::AF_PACKET as u64)]);
     socket_rules.push(vec![cond(0, Op::Eq, libc::AF_VSOCK as u64)]);
+    socket_rules.push(vec![
+        cond(0, Op::Eq, libc::AF_NETLINK as u64),
+        cond(2, Op::Eq, libc::NETLINK_SOCK_DIAG as u64),
+    ]);
     let socket_rules = socket_rules
         .into_iter()
         .map(|c| c.into_iter().collect::<Result<Vec<_>, _>>())
@@ -1138,6 +1348,38 @@ mod tests {
         assert_eq!(
             m.to_string(),
             "the sandbox needs unprivileged user namespaces (kernel.unprivileged_userns_clone is 0); the server was not started. \"sandbox\": false in its block runs it unsandboxed, as the owner's explicit choice"
+        );
+    }
+
+    #[test]
+    fn a_proxied_server_is_pointed_at_the_proxy() {
+        let ep = |s: &str| crate::Endpoint::parse(s).unwrap();
+        let env = proxy_env(&[
+            ep("127.0.0.1:5432"),
+            ep("10.0.0.5:5432"),
+            ep("10.0.0.5:6379"),
+        ]);
+        let get = |k: &str| env.iter().find(|(v, _)| *v == k).map(|(_, x)| x.as_str());
+        for var in [
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
+            assert_eq!(get(var), Some("http://127.0.0.1:3128"), "{var}");
+        }
+        assert_eq!(get("NO_PROXY"), Some("localhost,127.0.0.1,::1,10.0.0.5"));
+        assert_eq!(get("no_proxy"), get("NO_PROXY"));
+        assert_eq!(get("NODE_USE_ENV_PROXY"), Some("1"));
+        assert_eq!(get(DOOR_TOKEN_ENV), None);
+        assert_eq!(
+            proxy_env(&[])
+                .iter()
+                .find(|(v, _)| *v == "NO_PROXY")
+                .map(|(_, x)| x.as_str()),
+            Some("localhost,127.0.0.1,::1")
         );
     }
 

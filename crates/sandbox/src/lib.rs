@@ -111,9 +111,11 @@
 #![warn(clippy::expect_used, clippy::panic)]
 
 mod disk;
+pub mod door;
 mod ids;
 mod launch;
 mod net;
+mod netlink;
 mod nolink;
 mod plan;
 mod shared;

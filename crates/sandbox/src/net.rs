@@ -90,7 +90,9 @@ impl Endpoint {
             return Err("a port other than 0".to_owned());
         }
         if addr == PROXY {
-            return Err(format!("an endpoint other than {PROXY}, where Maven's proxy is"));
+            return Err(format!(
+                "an endpoint other than {PROXY}, where Maven's proxy is"
+            ));
         }
         if addr.ip().is_unspecified() || addr.ip().is_multicast() {
             return Err("the address of one host (not 0.0.0.0, ::, or multicast)".to_owned());
@@ -120,7 +122,13 @@ mod tests {
             Endpoint::parse("[::1]:5432").map(|e| e.addr),
             Ok("[::1]:5432".parse().unwrap())
         );
-        for bad in ["db.lan:5432", "127.0.0.1", "127.0.0.1:0", "0.0.0.0:80", "127.0.0.1:3128"] {
+        for bad in [
+            "db.lan:5432",
+            "127.0.0.1",
+            "127.0.0.1:0",
+            "0.0.0.0:80",
+            "127.0.0.1:3128",
+        ] {
             assert!(Endpoint::parse(bad).is_err(), "{bad}");
         }
     }

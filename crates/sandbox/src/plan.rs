@@ -18,9 +18,12 @@ pub const GROUP_ARG: &str = "__group-exec";
 /// The hidden subcommand that is pid 1 of a server's PID namespace.
 pub const INIT_ARG: &str = "__sandbox-init";
 
-/// Default bound of the address space (`memory`): 8 GiB. JavaScript and WebAssembly engines
-/// reserve far more address space than they use, so this bounds a runaway, not a working set.
-pub const DEFAULT_MEMORY: u64 = 8 * 1024 * 1024 * 1024;
+/// Default bound of the address space (`memory`): 16 GiB. JavaScript and WebAssembly engines
+/// reserve far more address space than they use, so this bounds a runaway, not a working set:
+/// Node's own `fetch` compiles its HTTP parser to WebAssembly, whose memory reserves about
+/// 10 GiB of address space (under 8 GiB its first request fails with "Out of memory: Cannot
+/// allocate Wasm memory").
+pub const DEFAULT_MEMORY: u64 = 16 * 1024 * 1024 * 1024;
 /// Default bound of processes and threads (`processes`) inside one sandbox: 256. The kernel
 /// counts them per user namespace, so only the server's own tasks count.
 pub const DEFAULT_PROCESSES: u64 = 256;
@@ -272,7 +275,10 @@ fn network_words(network: &Network) -> String {
         Network::Proxy { hosts, connect } => {
             let mut s = "network through Maven: public addresses only".to_owned();
             if !hosts.is_empty() {
-                s = format!("network through Maven: public addresses of {} only", hosts.join(", "));
+                s = format!(
+                    "network through Maven: public addresses of {} only",
+                    hosts.join(", ")
+                );
             }
             if !connect.is_empty() {
                 let list: Vec<&str> = connect.iter().map(|e| e.written.as_str()).collect();

@@ -152,6 +152,24 @@ impl FetcherBuilder {
         self
     }
 
+    /// The test hooks the environment names in a build with the `test-hooks` feature, which
+    /// only dev-dependencies enable (so a daemon built for the integration tests has them):
+    /// `pretend_public` for every address `MAVEN_TEST_PRETEND_PUBLIC` lists (entries
+    /// that are not a loopback IPv4 address other than 127.0.0.1 are ignored). In any other
+    /// build, nothing: the builder as it is.
+    pub fn test_hooks_from_env(self) -> Self {
+        #[cfg(feature = "test-hooks")]
+        let hooked = match std::env::var(testing::PRETEND_PUBLIC_ENV) {
+            Ok(list) => testing::pretend_public_list(&list)
+                .into_iter()
+                .fold(self, FetcherBuilder::pretend_public),
+            Err(_) => self,
+        };
+        #[cfg(not(feature = "test-hooks"))]
+        let hooked = self;
+        hooked
+    }
+
     /// The fetcher.
     pub fn build(self) -> Fetcher {
         let door = self.door;
@@ -508,44 +526,7 @@ impl Fetcher {
     /// the HTTP/1.1 handshake.
     async fn dial(&self, target: &Target, clock: &Clock) -> Result<(Sender, SocketAddr), Error> {
         let limits = self.inner.door.timeouts;
-        let policy = &self.inner.policy;
-        let addrs: Vec<IpAddr> = match &target.host {
-            TargetHost::Addr(ip) => vec![*ip],
-            TargetHost::Name(name) => {
-                let answers = clock
-                    .phase(
-                        Phase::Resolve,
-                        limits.resolve,
-                        self.inner.resolver.resolve(name),
-                    )
-                    .await?
-                    .map_err(|e| Error::Dns {
-                        host: name.clone(),
-                        reason: e.to_string(),
-                    })?;
-                if answers.is_empty() {
-                    return Err(Error::Dns {
-                        host: name.clone(),
-                        reason: "no addresses".to_string(),
-                    });
-                }
-                let mut vetted = Vec::with_capacity(answers.len());
-                for ip in answers {
-                    let ip = policy.vet_addr(&target.host, ip).map_err(Error::Refused)?;
-                    if !vetted.contains(&ip) {
-                        vetted.push(ip);
-                    }
-                }
-                vetted
-            }
-        };
-        let tcp = clock
-            .phase(
-                Phase::Connect,
-                limits.connect,
-                self.connect_any(target, &addrs),
-            )
-            .await??;
+        let tcp = self.open_tcp(&target.host, target.port, clock).await?;
         let peer = tcp.1;
         let io: Box<dyn Io> = match target.scheme {
             Scheme::Http => Box::new(tcp.0),
@@ -598,15 +579,94 @@ impl Fetcher {
         Ok((sender, peer))
     }
 
+    /// A raw TCP connection to `host:port` through the door's guard, for a relay that speaks
+    /// for someone else (Maven's proxy for sandboxed servers): the host is vetted as the host
+    /// of an http URL would be (no `localhost`, a literal address by the table, the door's
+    /// deny and allow lists), a name is resolved by the door's resolver and refused if **any**
+    /// answer is forbidden, only vetted addresses are dialled, and the connected peer is
+    /// checked again. Returns the stream and the peer's (canonical) address.
+    ///
+    /// `host` is a name, an IPv4 literal, or an IPv6 literal with or without brackets. The
+    /// door's resolve and connect deadlines apply (and its total one over both); its rate
+    /// limit does not (a relay does not know what its connections carry). Errors are the
+    /// same as [`Fetcher::send`]'s: [`Error::Refused`] for a policy refusal (nothing was
+    /// dialled unless the refusal is [`crate::Refusal::Peer`]), [`Error::Dns`],
+    /// [`Error::Connect`], [`Error::Timeout`], and [`Error::InvalidUrl`] for a host that does
+    /// not parse or port 0.
+    pub async fn connect_tcp(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<(TcpStream, SocketAddr), Error> {
+        if port == 0 {
+            return Err(Error::InvalidUrl {
+                reason: format!("port 0 of {host:?}"),
+            });
+        }
+        let host = self.inner.policy.vet_bare_host(host)?;
+        let clock = Clock::start(self.inner.door.timeouts.total);
+        self.open_tcp(&host, port, &clock).await
+    }
+
+    /// Resolve a vetted host, vet every answer, connect to a vetted address and re-check the
+    /// peer: the TCP half of every dial.
+    async fn open_tcp(
+        &self,
+        host: &TargetHost,
+        port: u16,
+        clock: &Clock,
+    ) -> Result<(TcpStream, SocketAddr), Error> {
+        let limits = self.inner.door.timeouts;
+        let policy = &self.inner.policy;
+        let addrs: Vec<IpAddr> = match host {
+            TargetHost::Addr(ip) => vec![*ip],
+            TargetHost::Name(name) => {
+                let answers = clock
+                    .phase(
+                        Phase::Resolve,
+                        limits.resolve,
+                        self.inner.resolver.resolve(name),
+                    )
+                    .await?
+                    .map_err(|e| Error::Dns {
+                        host: name.clone(),
+                        reason: e.to_string(),
+                    })?;
+                if answers.is_empty() {
+                    return Err(Error::Dns {
+                        host: name.clone(),
+                        reason: "no addresses".to_string(),
+                    });
+                }
+                let mut vetted = Vec::with_capacity(answers.len());
+                for ip in answers {
+                    let ip = policy.vet_addr(host, ip).map_err(Error::Refused)?;
+                    if !vetted.contains(&ip) {
+                        vetted.push(ip);
+                    }
+                }
+                vetted
+            }
+        };
+        clock
+            .phase(
+                Phase::Connect,
+                limits.connect,
+                self.connect_any(host, port, &addrs),
+            )
+            .await?
+    }
+
     /// Connect to the first vetted address that accepts, and re-check the connected peer.
     async fn connect_any(
         &self,
-        target: &Target,
+        host: &TargetHost,
+        port: u16,
         addrs: &[IpAddr],
     ) -> Result<(TcpStream, SocketAddr), Error> {
         let mut last = None;
         for ip in addrs {
-            let addr = SocketAddr::new(*ip, target.port);
+            let addr = SocketAddr::new(*ip, port);
             #[cfg(feature = "test-hooks")]
             if let Some(hook) = &self.inner.on_dial {
                 hook(addr);
@@ -628,7 +688,7 @@ impl Fetcher {
                     }
                     self.inner
                         .policy
-                        .vet_addr(&target.host, canonical.ip())
+                        .vet_addr(host, canonical.ip())
                         .map_err(Error::Refused)?;
                     // Best effort: latency matters more than packet count here.
                     let _ = stream.set_nodelay(true);
@@ -643,7 +703,7 @@ impl Fetcher {
                 reason: e.to_string(),
             },
             None => Error::Dns {
-                host: target.host.as_key(),
+                host: host.as_key(),
                 reason: "no addresses".to_string(),
             },
         })

@@ -26,6 +26,15 @@
 //! never metadata, link-local, multicast or broadcast. Bodies are capped while streaming and after
 //! gzip decoding; every phase has a deadline and the total covers the body.
 //!
+//! [`Fetcher::connect_tcp`] is the same guard for a raw TCP connection (no TLS, no HTTP): what
+//! [`relay::serve_proxy`], Maven's outbound proxy for sandboxed servers, dials with. Its
+//! [`relay::serve_granted`] relays to an endpoint the owner granted by address.
+//!
+//! [`relay`] is the one way out of a sandboxed server's network namespace: Maven's proxy
+//! (`CONNECT` and absolute-URI plain HTTP), whose every connection is [`Fetcher::connect_tcp`]
+//! — the same vetting, resolution and peer check as a request's — and the raw relay of an
+//! endpoint the owner granted.
+//!
 //! Errors are one enum, [`Error`], whose [`Error::kind`] is what `maven fetch --json` prints.
 //! Bodies are capped after decompression ([`Body`]); every phase has a deadline.
 //!
@@ -52,6 +61,7 @@ mod error;
 mod fetcher;
 mod pool;
 mod rate;
+pub mod relay;
 mod resolve;
 mod response;
 mod target;
@@ -85,6 +95,12 @@ pub mod fuzzing {
 
     use crate::addr::{self, Lifts};
     use crate::target::{normalise_host, parse_url, HostPattern, UrlPolicy};
+
+    /// Parse arbitrary bytes as a request to Maven's proxy ([`crate::relay`]), route it and
+    /// build what would be sent on. Must not panic.
+    pub fn proxy_head(data: &[u8]) {
+        crate::relay::fuzz_head(data);
+    }
 
     /// Parse and vet arbitrary bytes as a URL under every door policy, as a redirect
     /// Location against a base, as a host list entry, and as raw addresses. Must not panic.

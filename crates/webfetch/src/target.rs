@@ -169,19 +169,10 @@ impl UrlPolicy {
         Ok(verdict.addr)
     }
 
-    /// Parse and vet a URL: W-1 (scheme), literal addresses by the table, local names, the
-    /// allow and deny lists, credentials. Nothing is resolved here.
-    pub(crate) fn vet_url(&self, url: Url) -> Result<Target, Error> {
-        let scheme = match url.scheme() {
-            "http" => Scheme::Http,
-            "https" => Scheme::Https,
-            other => {
-                return Err(Error::Refused(Refusal::Scheme {
-                    scheme: other.to_string(),
-                }))
-            }
-        };
-        let host = match url.host() {
+    /// Vet a host alone, as parsed by WHATWG rules: a literal address by the table, local
+    /// names, then the deny and allow lists. Nothing is resolved here.
+    pub(crate) fn vet_host(&self, host: Option<Host<&str>>) -> Result<TargetHost, Error> {
+        let host = match host {
             Some(Host::Ipv4(v4)) => {
                 let verdict = addr::classify(IpAddr::V4(v4));
                 if !self.permits(&verdict) {
@@ -220,6 +211,43 @@ impl UrlPolicy {
                 return Err(Error::Refused(Refusal::NotAllowed { host: key }));
             }
         }
+        Ok(host)
+    }
+
+    /// Parse and vet a bare host (`example.com`, `192.0.2.1`, `[2001:db8::1]` or
+    /// `2001:db8::1`) by the same rules as the host of an http URL, then [`Self::vet_host`].
+    pub(crate) fn vet_bare_host(&self, text: &str) -> Result<TargetHost, Error> {
+        let bracketed;
+        let text = if text.contains(':') && !text.starts_with('[') {
+            bracketed = format!("[{text}]");
+            bracketed.as_str()
+        } else {
+            text
+        };
+        let host = Host::parse(text).map_err(|e| Error::InvalidUrl {
+            reason: format!("host {text:?}: {e}"),
+        })?;
+        let borrowed = match &host {
+            Host::Domain(d) => Host::Domain(d.as_str()),
+            Host::Ipv4(v4) => Host::Ipv4(*v4),
+            Host::Ipv6(v6) => Host::Ipv6(*v6),
+        };
+        self.vet_host(Some(borrowed))
+    }
+
+    /// Parse and vet a URL: W-1 (scheme), literal addresses by the table, local names, the
+    /// allow and deny lists, credentials. Nothing is resolved here.
+    pub(crate) fn vet_url(&self, url: Url) -> Result<Target, Error> {
+        let scheme = match url.scheme() {
+            "http" => Scheme::Http,
+            "https" => Scheme::Https,
+            other => {
+                return Err(Error::Refused(Refusal::Scheme {
+                    scheme: other.to_string(),
+                }))
+            }
+        };
+        let host = self.vet_host(url.host())?;
         if !url.username().is_empty() || url.password().is_some() {
             return Err(Error::Refused(Refusal::Credentials));
         }

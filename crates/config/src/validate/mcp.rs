@@ -477,7 +477,10 @@ impl Validator<'_> {
                 return sandbox::Network::default();
             }
         };
-        for (key, given) in [("hosts", !hosts.is_empty()), ("connect", !connect.is_empty())] {
+        for (key, given) in [
+            ("hosts", !hosts.is_empty()),
+            ("connect", !connect.is_empty()),
+        ] {
             if given {
                 self.bad_value(
                     &join(path, key),

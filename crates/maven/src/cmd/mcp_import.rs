@@ -59,7 +59,9 @@ fn sandbox_for(
     let mut read: Vec<String> = Vec::new();
     let mut write: Vec<String> = Vec::new();
     let mut env = Vec::new();
-    let mut notes = Vec::new();
+    let mut notes = vec![format!(
+        "{name}: network through Maven's proxy, public addresses only (the default, \"network\": true); a local service it needs goes in \"sandbox\": {{\"connect\": [\"127.0.0.1:PORT\"]}}, and a program that cannot use a proxy needs \"network\": \"direct\""
+    )];
     let tool = std::path::Path::new(command)
         .file_name()
         .and_then(|f| f.to_str())

@@ -564,6 +564,7 @@ mod tests {
             dials: 0,
             unstable: None,
             auth: None,
+            network: None,
         };
         let mut http = String::new();
         servers_card(&mut http, &[server(Transport::Http)]);

@@ -71,7 +71,7 @@ fn a_sandboxed_server_is_denied_every_escape() {
     let want = json!({
         "canary": "ENOENT", "read source": "EACCES", "db": "ENOENT", "list": "EACCES",
         "ipc": "ENOENT", "write": "EACCES", "write_hidden": "ENOENT",
-        "tcp": "EACCES", "udp": "ENETUNREACH",
+        "tcp": "EACCES", "udp": "EACCES",
         // The victim is not in the server's PID namespace: there is no such process.
         // uid 0 is not even mapped in the server's user namespace.
         "signal": "ESRCH", "ptrace": "ESRCH", "setuid": "EINVAL",
@@ -449,6 +449,8 @@ os.execv(sys.argv[2], sys.argv[2:])\n";
     }
 }
 
+/// With the direct network no socket reaches the page (Landlock's port rules, seccomp); with
+/// the default network (through Maven) the machine's listeners are not even listed.
 #[test]
 fn no_socket_of_a_sandboxed_server_reaches_the_page() {
     let home = Home::new();
@@ -458,8 +460,11 @@ fn no_socket_of_a_sandboxed_server_reaches_the_page() {
         &json!({
             // Port 0: the port denied is the one bound, not the one written.
             "web": {"listen": "127.0.0.1:0"},
-            "mcp_servers": {"evil": {"command": testkit_mcp(), "args": ["--attacks", spec],
-                                     "enabled": true}}
+            "mcp_servers": {
+                "evil": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                         "enabled": true, "sandbox": {"network": "direct"}},
+                "proxied": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                         "enabled": true}}
         })
         .to_string(),
     );
@@ -483,6 +488,13 @@ fn no_socket_of_a_sandboxed_server_reaches_the_page() {
     let mptcp = got["sockets"]["mptcp_listeners"].as_object().unwrap();
     assert!(mptcp.contains_key(&page.to_string()), "{got}");
     assert!(mptcp.values().all(|v| v == "EACCES"), "{got}");
+    // Through Maven: its namespace lists only Maven's proxy.
+    let got = reported(&home, "proxied", "ATTACKS ");
+    let listed: Vec<&String> = got["listeners"].as_object().unwrap().keys().collect();
+    assert_eq!(listed, ["3128"], "{got}");
+    for kind in ["mptcp", "mptcp6", "sctp", "raw", "packet"] {
+        assert_eq!(got["sockets"][kind], "EACCES", "{kind}: {got}");
+    }
 }
 
 #[test]
@@ -627,6 +639,12 @@ async fn sandboxed(
         deny_ports: vec![],
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
+    // Without a daemon there is no door for Maven's proxy: these servers run without network
+    // (the daemon's tests cover the proxy).
+    let policy = sandbox::Policy {
+        network: sandbox::Network::None,
+        ..policy
+    };
     let mut plan = sandbox::Plan::resolve("peer", &policy, command, args, &ctx).unwrap();
     sandbox::prepare(&mut plan).unwrap();
     let config = mcp::ServerConfig {
@@ -678,7 +696,7 @@ async fn the_reference_filesystem_server_runs_sandboxed() {
     let policy = sandbox::Policy {
         read: vec![installed(&testenv().join("node_modules"))],
         write: vec![shared.clone()],
-        network: false,
+        network: sandbox::Network::None,
         ..sandbox::Policy::default()
     };
     // The server is told both directories; only `shared` is inside its sandbox.
@@ -725,7 +743,7 @@ async fn the_python_sdk_server_runs_sandboxed() {
     let script = installed(&testenv().join("python_server.py"));
     let policy = sandbox::Policy {
         read: vec![script.clone()],
-        network: false,
+        network: sandbox::Network::None,
         ..sandbox::Policy::default()
     };
     let c = sandboxed(
@@ -755,7 +773,7 @@ async fn the_demo_server_runs_sandboxed() {
     let c = sandboxed(
         &t.path().join("data"),
         sandbox::Policy {
-            network: false,
+            network: sandbox::Network::None,
             ..sandbox::Policy::default()
         },
         &demo.display().to_string(),
@@ -822,7 +840,7 @@ fn the_sandbox_works_for_an_unprivileged_owner() {
     std::fs::write(&canary, "secret").unwrap();
     let server = testkit_mcp().display().to_string();
     let policy = sandbox::Policy {
-        network: false,
+        network: sandbox::Network::None,
         processes: 8,
         ..sandbox::Policy::default()
     };
@@ -1215,8 +1233,8 @@ fn a_denied_path_at_start_names_the_key_to_add() {
     });
 }
 
-/// A launcher started on its own (as `maven mcp inspect` starts one) refuses the page's port
-/// and no other.
+/// A launcher started on its own with the direct network refuses the page's port and no
+/// other.
 #[test]
 fn a_launcher_on_its_own_still_denies_the_page_port() {
     let t = tempfile::tempdir().unwrap();
@@ -1235,8 +1253,11 @@ fn a_launcher_on_its_own_still_denies_the_page_port() {
         owner_home: std::env::var_os("HOME").map(Into::into),
     };
     let server = testkit_mcp().display().to_string();
-    let mut plan =
-        sandbox::Plan::resolve("peer", &sandbox::Policy::default(), &server, &[], &ctx).unwrap();
+    let direct = sandbox::Policy {
+        network: sandbox::Network::Direct,
+        ..sandbox::Policy::default()
+    };
+    let mut plan = sandbox::Plan::resolve("peer", &direct, &server, &[], &ctx).unwrap();
     sandbox::prepare(&mut plan).unwrap();
     let spec = json!({"listeners": true}).to_string();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_maven"))
@@ -1367,7 +1388,7 @@ fn the_launcher_refuses_a_link_planted_after_the_plan() {
         std::fs::create_dir_all(d).unwrap();
     }
     let policy = sandbox::Policy {
-        network: false,
+        network: sandbox::Network::None,
         write: vec![notes.join("out")],
         ..sandbox::Policy::default()
     };

@@ -300,7 +300,7 @@ pub(crate) fn testkit_trust(network: bool) -> String {
         None => dir.display().to_string(),
     };
     let net = if network {
-        "network (not Maven's page or socket)"
+        "network through Maven: public addresses only"
     } else {
         "no network"
     };

@@ -21,6 +21,21 @@
 //! id, and whether `/etc/shadow` can be read), `links` (`{path: target}`: plant each path as a
 //! link to its target), `unlinked` (`[files, MiB]`: open that many
 //! files in the working directory, unlink them, and write that many MiB into each).
+//!
+//! The network keys: `sock_diag` (open a `NETLINK_SOCK_DIAG` socket, reported as `sock_diag`;
+//! if it opened, dump the TCP sockets over IPv4 and IPv6 with `inet_diag` and report how many
+//! came back as `sock_diag_tcp`, a number, or the errno of the dump), `abstract_bind` (a name:
+//! bind an abstract Unix stream socket of that name and listen on it for the rest of the
+//! process's life; `"ok"` or the errno), `abstract_connect` (a name: connect to the abstract
+//! Unix socket of that name; `"ok"` or the errno), `proxy_env` (`{VAR: value or null}` for
+//! `HTTPS_PROXY`, `https_proxy`, `HTTP_PROXY`, `http_proxy`, `ALL_PROXY`, `all_proxy`,
+//! `NO_PROXY`, `no_proxy`, `NODE_USE_ENV_PROXY`, and `MAVEN_SANDBOX_DOOR`: `true` or `false`,
+//! whether the door's token is set, never its value), `proxy_get` (a URL
+//! `http://host:port/path`: connect to the proxy `HTTP_PROXY` names, an address and port, and
+//! send `GET URL HTTP/1.1` in absolute form; `{"status": the status line, "body": its first 200
+//! bytes as sent, chunked or not}`, or the errno of the connection, or `"no HTTP_PROXY"`),
+//! `connect_tcp` (a list of `host:port`, addresses or `localhost`: a plain TCP connection to
+//! each, `{entry: "ok" or the errno}`).
 
 use std::io::{Read as _, Write as _};
 use std::time::Duration;
@@ -345,7 +360,234 @@ pub(crate) fn run(spec: &str) {
             .map(drop);
         out.insert("escapee".into(), outcome(r));
     }
+    if spec.get("sock_diag").is_some() {
+        let (opened, tcp) = sock_diag();
+        out.insert("sock_diag".into(), opened);
+        if let Some(tcp) = tcp {
+            out.insert("sock_diag_tcp".into(), tcp);
+        }
+    }
+    if let Some(name) = s("abstract_bind") {
+        use std::os::linux::net::SocketAddrExt as _;
+        let r = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+            .and_then(|a| std::os::unix::net::UnixListener::bind_addr(&a))
+            // Bound (and listening) for the rest of the process's life.
+            .map(std::mem::forget);
+        out.insert("abstract_bind".into(), outcome(r));
+    }
+    if let Some(name) = s("abstract_connect") {
+        use std::os::linux::net::SocketAddrExt as _;
+        let r = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+            .and_then(|a| std::os::unix::net::UnixStream::connect_addr(&a))
+            .map(drop);
+        out.insert("abstract_connect".into(), outcome(r));
+    }
+    if spec.get("proxy_env").is_some() {
+        let mut env = Map::new();
+        for var in [
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "NO_PROXY",
+            "no_proxy",
+            "NODE_USE_ENV_PROXY",
+        ] {
+            let v = std::env::var(var).ok().map_or(Value::Null, Value::String);
+            env.insert(var.into(), v);
+        }
+        env.insert(
+            "MAVEN_SANDBOX_DOOR".into(),
+            Value::Bool(std::env::var_os("MAVEN_SANDBOX_DOOR").is_some()),
+        );
+        out.insert("proxy_env".into(), Value::Object(env));
+    }
+    if let Some(url) = s("proxy_get") {
+        out.insert("proxy_get".into(), proxy_get(&url));
+    }
+    if let Some(entries) = spec.get("connect_tcp").and_then(Value::as_array) {
+        let mut reached = Map::new();
+        for entry in entries.iter().filter_map(Value::as_str) {
+            let r = match socket_addr(entry) {
+                #[expect(
+                    clippy::disallowed_methods,
+                    reason = "the attack itself: a test server"
+                )]
+                Some(addr) => {
+                    std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map(drop)
+                }
+                None => Err(std::io::Error::other("not an address and port")),
+            };
+            reached.insert(entry.to_owned(), outcome(r));
+        }
+        out.insert("connect_tcp".into(), Value::Object(reached));
+    }
     eprintln!("ATTACKS {}", Value::Object(out));
+}
+
+/// `host:port` with an IP address (`127.0.0.1:5432`, `[::1]:5432`) or `localhost`; names are
+/// not resolved.
+fn socket_addr(entry: &str) -> Option<std::net::SocketAddr> {
+    if let Some(port) = entry.strip_prefix("localhost:") {
+        return port
+            .parse()
+            .ok()
+            .map(|p| std::net::SocketAddr::from(([127, 0, 0, 1], p)));
+    }
+    entry.parse().ok()
+}
+
+/// `proxy_get`: `GET url` in absolute form through the proxy `HTTP_PROXY` names.
+fn proxy_get(url: &str) -> Value {
+    let Some(proxy) = std::env::var("HTTP_PROXY")
+        .ok()
+        .or_else(|| std::env::var("http_proxy").ok())
+    else {
+        return Value::String("no HTTP_PROXY".into());
+    };
+    let at = proxy
+        .strip_prefix("http://")
+        .unwrap_or(&proxy)
+        .trim_end_matches('/');
+    let Some(addr) = socket_addr(at) else {
+        return Value::String(format!("HTTP_PROXY is not an address and port: {proxy}"));
+    };
+    let host = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_default()
+        .to_owned();
+    let r = (|| -> std::io::Result<Vec<u8>> {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the attack itself: a test server"
+        )]
+        let mut c = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+        c.set_read_timeout(Some(Duration::from_secs(20)))?;
+        c.set_write_timeout(Some(Duration::from_secs(5)))?;
+        c.write_all(
+            format!("GET {url} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )?;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        // Up to the end, or enough for the head and 200 bytes of body.
+        while got.len() < 256 * 1024 {
+            match c.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if got.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+            if let Some(head) = find(&got, b"\r\n\r\n") {
+                if got.len() >= head + 4 + 200 {
+                    break;
+                }
+            }
+        }
+        Ok(got)
+    })();
+    match r {
+        Err(e) => Value::String(errno(&e)),
+        Ok(got) => {
+            let text = String::from_utf8_lossy(&got);
+            let status = text.lines().next().unwrap_or_default().to_owned();
+            let body = match find(&got, b"\r\n\r\n") {
+                Some(head) => {
+                    let b = &got[head + 4..];
+                    String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned()
+                }
+                None => String::new(),
+            };
+            json!({"status": status, "body": body})
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `sock_diag`: whether a `NETLINK_SOCK_DIAG` socket opens ("ok" or the errno) and, if it did,
+/// how many TCP sockets (IPv4 and IPv6, every state) an `inet_diag` dump lists (or its errno).
+fn sock_diag() -> (Value, Option<Value>) {
+    use rustix::net::{netlink, AddressFamily, RecvFlags, SendFlags, SocketType};
+    let fd = match rustix::net::socket(
+        AddressFamily::NETLINK,
+        SocketType::RAW,
+        Some(netlink::SOCK_DIAG),
+    ) {
+        Ok(fd) => fd,
+        Err(e) => return (outcome(Err(e.into())), None),
+    };
+    let _ = rustix::net::sockopt::set_socket_timeout(
+        &fd,
+        rustix::net::sockopt::Timeout::Recv,
+        Some(Duration::from_secs(5)),
+    );
+    let dump = |family: u8, seq: u32| -> std::io::Result<u64> {
+        // nlmsghdr (16 bytes): SOCK_DIAG_BY_FAMILY (20), NLM_F_REQUEST | NLM_F_DUMP.
+        let mut req = Vec::with_capacity(72);
+        req.extend_from_slice(&72u32.to_ne_bytes());
+        req.extend_from_slice(&20u16.to_ne_bytes());
+        req.extend_from_slice(&(0x1u16 | 0x300).to_ne_bytes());
+        req.extend_from_slice(&seq.to_ne_bytes());
+        req.extend_from_slice(&0u32.to_ne_bytes());
+        // inet_diag_req_v2: family, IPPROTO_TCP, no extensions, pad, every state; then an
+        // empty inet_diag_sockid (48 bytes).
+        req.extend_from_slice(&[family, 6, 0, 0]);
+        req.extend_from_slice(&u32::MAX.to_ne_bytes());
+        req.extend_from_slice(&[0u8; 48]);
+        rustix::net::send(&fd, &req, SendFlags::empty())?;
+        let mut count = 0u64;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let (_, n) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty())?;
+            let n = n.min(buf.len());
+            if n == 0 {
+                return Ok(count);
+            }
+            let mut at = 0;
+            while at + 16 <= n {
+                let len = u32::from_ne_bytes(buf[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
+                let kind = u16::from_ne_bytes(buf[at + 4..at + 6].try_into().unwrap_or([0; 2]));
+                match kind {
+                    // NLMSG_DONE
+                    3 => return Ok(count),
+                    // NLMSG_ERROR
+                    2 => {
+                        let code = buf
+                            .get(at + 16..at + 20)
+                            .and_then(|b| b.try_into().ok())
+                            .map_or(0, i32::from_ne_bytes);
+                        return Err(std::io::Error::from_raw_os_error(code.saturating_neg()));
+                    }
+                    20 => count += 1,
+                    _ => {}
+                }
+                if len < 16 {
+                    return Ok(count);
+                }
+                at += (len + 3) & !3;
+            }
+        }
+    };
+    let mut total = 0u64;
+    for (family, seq) in [
+        (libc_af(AddressFamily::INET), 1),
+        (libc_af(AddressFamily::INET6), 2),
+    ] {
+        match dump(family, seq) {
+            Ok(n) => total += n,
+            Err(e) => return (Value::String("ok".into()), Some(Value::String(errno(&e)))),
+        }
+    }
+    (Value::String("ok".into()), Some(json!(total)))
+}
+
+fn libc_af(f: rustix::net::AddressFamily) -> u8 {
+    u8::try_from(f.as_raw()).unwrap_or(0)
 }
 
 /// The descriptors open in this process (the listing's own left out).

@@ -11,6 +11,7 @@ mod props;
 mod proxy_env;
 mod rate_limit;
 mod redirects;
+mod relay;
 mod support;
 mod tls;
 mod url_table;

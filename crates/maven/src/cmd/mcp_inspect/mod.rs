@@ -32,8 +32,13 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
         return ExitCode::from(EXIT_USAGE);
     };
     let probe = sandbox::probe();
+    // A server whose network goes through Maven hands its listeners to a door of this
+    // command's own, served while it runs (the daemon's, if one runs, is not this one's).
+    let door = crate::netdoor::Door::new(
+        std::env::temp_dir().join(format!("maven-inspect-{}.sock", std::process::id())),
+    );
     let (Some(launch), Some(block)) = (
-        crate::confine::launch(&cfg, data_dir, &name, &probe, cfg.web.listen.port()),
+        crate::confine::launch(&cfg, data_dir, &name, &probe, cfg.web.listen.port(), &door),
         cfg.mcp_servers.get(&name),
     ) else {
         let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
@@ -59,6 +64,17 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
         crate::confine::plan(&cfg, data_dir, &name, cfg.web.listen.port()).and_then(Result::ok);
     let policy = block.policy();
     runtime(async move {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let _stop = stop.clone().drop_guard();
+        match door.bind() {
+            Ok(l) => {
+                tokio::spawn(door.clone().serve(l, stop));
+            }
+            Err(e) => errln!(
+                "maven mcp inspect: the sandbox network door {} cannot be bound: {e}",
+                door.path().display()
+            ),
+        }
         let auth = match crate::oauth::for_inspect(&cfg, &name, data_dir).await {
             Ok(a) => a,
             Err(e) => {
