@@ -5,7 +5,8 @@
 //! process it confines, before the server's program runs; forking without `exec` is `unsafe`. So
 //! nothing forks without executing this binary again: the mcp crate spawns `maven __sandbox-exec
 //! PLAN -- command args…` like any command. That launcher — single-threaded, before any runtime —
-//! enters new user, mount, IPC, UTS and PID (and, without network, network) namespaces (a root
+//! enters new user, mount, IPC, UTS and PID (and, but for `"network": "direct"`, network)
+//! namespaces (a root
 //! daemon's launcher makes the mounts as root, then takes the server's own uid and gid for good,
 //! and only then makes its user namespace), makes the mounts while it still holds its
 //! namespace's capabilities, sets the host name, and starts `maven __sandbox-init PLAN --
@@ -37,19 +38,26 @@
 //!   unless it would cover the owner's credentials; the `read` list. Every file
 //!   right on the private directory and the `write` list; read and write of `/dev/null` and the
 //!   random devices. It also scopes signals and abstract UNIX sockets to the sandbox, restricts
-//!   ptrace to it (always), and handles TCP bind and connect (ABI 4): with no network nothing is
-//!   allowed, with network every port but the page's bound port is (Landlock rules only allow, so
-//!   this is 65,536 port rules, the bulk of a sandboxed start; see BENCHMARKS.md).
+//!   ptrace to it (always), and handles TCP bind and connect (ABI 4) where the network namespace
+//!   does not do it: with no network nothing is allowed; with the direct network every port but
+//!   the page's bound port is (Landlock rules only allow, so this is 65,536 port rules, the bulk
+//!   of such a start; see BENCHMARKS.md); through Maven's proxy TCP is not handled (the
+//!   namespace holds nothing but Maven's listeners).
 //! - **seccomp** (`seccompiler`), in every sandbox: `socket()` fails with `EACCES` for what
 //!   Landlock's TCP rules do not see and could still reach a local port — MPTCP (which falls back
-//!   to TCP) and SCTP over IPv4 and IPv6, raw and packet sockets — and for vsock (no network
-//!   namespace bounds it), and io_uring (whose socket operations bypass seccomp) is refused.
+//!   to TCP) and SCTP over IPv4 and IPv6, raw and packet sockets — for vsock (no network
+//!   namespace bounds it) and socket diagnostics (`NETLINK_SOCK_DIAG`, every socket of the
+//!   machine with its owner), and, in a network namespace of its own, for UDP (`"direct"` keeps
+//!   it for name resolution); io_uring (whose socket operations bypass seccomp) is refused.
 //! - **User namespace** (`nix::sched::unshare`; rustix's is `unsafe`), with the owner's uid and
 //!   gid mapped to themselves: the server keeps its uid, gains nothing, and gets a mount, IPC, PID
-//!   and (without network) network namespace of its own without privilege. The network namespace
-//!   has only a loopback that is down: TCP is refused by Landlock (`EACCES`), anything else finds
-//!   no route (`ENETUNREACH`), abstract sockets are per namespace, and the host's loopback
-//!   services (the page included) are unreachable.
+//!   and (but for `"direct"`) network namespace of its own without privilege. The network
+//!   namespace has only loopback: without network it is down and TCP is refused by Landlock
+//!   (`EACCES`); through Maven (the default) the launcher brings it up, binds Maven's proxy at
+//!   `sandbox::PROXY` and each `connect` endpoint there, and hands the listening sockets to the
+//!   daemon's door (module `door`: a token from its environment, the descriptors over a Unix
+//!   socket); either way there is no route anywhere, abstract sockets are the namespace's, and
+//!   the host's loopback services (the page included) are unreachable.
 //! - **PID namespace**: no process outside the sandbox exists for the server (`ESRCH`), and all of
 //!   its processes end with it, `setsid` and double forks included.
 //! - **Mount namespace**: Landlock does not mediate `connect()` to a pathname UNIX socket on the
