@@ -388,8 +388,10 @@ def sandbox_tables(ctx: Ctx) -> list[str]:
     recs = [r for r in ctx.records if r.get("step") == "sandbox"]
     out = ["Server: `testkit-mcp --fast`; unsandboxed is how the daemon starts it with `\"sandbox\": false`",
            "(`maven __group-exec`: a PID namespace of its own); the sandboxed variants are started by",
-           "`maven __sandbox-exec` with the default sandbox (`\"sandbox\": true`: network shared, the page's port",
-           "denied) or `\"network\": false`; direct is the program spawned with no launcher at all.",
+           "`maven __sandbox-exec` with the default sandbox (`\"sandbox\": true`: a network namespace of its own,",
+           "out only through Maven's proxy, handed over to a door as the daemon's), `\"network\": \"direct\"`",
+           "(the machine's network, the page's port denied) or `\"network\": false`; direct (no launcher) is the",
+           "program spawned with no launcher at all.",
            "",
            "| start-to-ready (spawn → `initialize` answered) | p50 ms | p99 ms | p50 ÷ unsandboxed | p50 − unsandboxed ms |",
            "|---|---:|---:|---:|---:|"]

@@ -24,6 +24,10 @@ use webfetch::relay::{Counters, Event, Limits, Outcome, Tally};
 /// The door's file name in the data directory.
 pub(crate) const SOCKET: &str = "door.sock";
 
+/// Hand-overs read at once (each for at most `sandbox::door::TIMEOUT`, on a blocking thread);
+/// a connection beyond them is closed at once, so a flood of them ties up nothing else.
+const MAX_PENDING: usize = 16;
+
 /// What one token admits.
 #[derive(Debug, Clone)]
 struct Admitted {
@@ -146,13 +150,21 @@ impl Door {
             }
         };
         let mut tasks = JoinSet::new();
+        let pending = Arc::new(tokio::sync::Semaphore::new(MAX_PENDING));
         loop {
             tokio::select! {
                 () = cancel.cancelled() => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((conn, _)) => {
-                        tasks.spawn(self.clone().hand_over(conn, cancel.clone()));
-                    }
+                    Ok((conn, _)) => match pending.clone().try_acquire_owned() {
+                        Ok(permit) => {
+                            tasks.spawn(self.clone().hand_over(conn, permit, cancel.clone()));
+                        }
+                        Err(_) => {
+                            tracing::warn!(
+                                "sandbox network door: {MAX_PENDING} hand-overs already pending; a connection was closed"
+                            );
+                        }
+                    },
                     Err(e) => {
                         tracing::warn!(error = %e, "sandbox network door: accept failed");
                         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -165,7 +177,12 @@ impl Door {
     }
 
     /// One launcher's hand-over: read, check, answer, serve until it hangs up.
-    async fn hand_over(self: Arc<Self>, conn: tokio::net::UnixStream, cancel: CancellationToken) {
+    async fn hand_over(
+        self: Arc<Self>,
+        conn: tokio::net::UnixStream,
+        permit: tokio::sync::OwnedSemaphorePermit,
+        cancel: CancellationToken,
+    ) {
         let Ok(std) = conn.into_std().and_then(|s| {
             s.set_nonblocking(false)?;
             Ok(s)
@@ -177,6 +194,8 @@ impl Door {
             (std, handed)
         })
         .await;
+        // Read: the next hand-over may be.
+        drop(permit);
         let Ok((std, handed)) = received else {
             return;
         };

@@ -413,6 +413,15 @@ mod tests {
         assert!(notes.contains("remote_thing: \"timeout\" has no Maven equivalent and was dropped"));
         assert!(notes.contains("broken: skipped: neither \"command\" nor \"url\""));
         assert!(notes.contains("lan: http://192.168.1.5:9100/mcp is on this machine or the LAN"));
+        // A local server keeps the default network, and is told what it now means.
+        assert!(s["files"]
+            .get("sandbox")
+            .and_then(|b| b.get("network"))
+            .is_none());
+        assert!(
+            notes.contains("files: network through Maven's proxy, public addresses only (the default, \"network\": true)"),
+            "{notes}"
+        );
         // The result is a valid Maven configuration.
         Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
     }

@@ -113,7 +113,7 @@ fn real_programs_go_out_through_maven_and_only_to_public_addresses() {
         })
         .to_string(),
     );
-    let _d = home.start_with_env("MAVEN_TEST_PRETEND_PUBLIC", PUBLIC);
+    let d = home.start_with_env("MAVEN_TEST_PRETEND_PUBLIC", PUBLIC);
     let py = reported(&home, "py", "NETPROBE ");
     let js = reported(&home, "js", "NETPROBE ");
     for (server, got, clients) in [
@@ -174,14 +174,32 @@ fn real_programs_go_out_through_maven_and_only_to_public_addresses() {
             .contains("network through Maven: public addresses only, memory"),
         "{v}"
     );
+    // Each connection is in the log: the server, where, the bytes, the outcome.
+    let log = crate::support::stderr(&d.signal("-TERM"));
+    let refused = format!(
+        "network: connection refused server=py host=127.0.0.3 port={}",
+        proxied.port()
+    );
+    assert!(log.contains(&refused), "{log}");
+    assert!(
+        log.contains("sandboxed servers reach public addresses only"),
+        "{log}"
+    );
+    let closed = format!(
+        "network: connection closed server=py host={PUBLIC} port={}",
+        public.port()
+    );
+    assert!(log.contains(&closed), "{log}");
 }
 
 /// From inside: a granted endpoint is reached at its own address and port, and nothing else
 /// on loopback is (another port, the host's services); UDP and sock_diag are refused; the
 /// host's abstract sockets are not there, and one the server binds is not the host's; the
-/// proxy's environment is set and the door's token is not in it.
+/// proxy's environment is set and the door's token is not in it; a public host outside its
+/// `hosts` is refused by the proxy, naming the key.
 #[test]
 fn a_proxied_server_reaches_a_granted_endpoint_and_nothing_else_local() {
+    let (public, public_seen) = serve(PUBLIC, "public hello");
     let (granted, granted_seen) = serve("127.0.0.1", "granted db");
     let (other, other_seen) = serve("127.0.0.1", "other db");
     #[expect(clippy::disallowed_methods, reason = "the test's own loopback canary")]
@@ -202,17 +220,18 @@ fn a_proxied_server_reaches_a_granted_endpoint_and_nothing_else_local() {
         "abstract_connect": host_name,
         "abstract_bind": inside_name,
         "proxy_env": true,
+        "proxy_get": format!("http://{public}/page"),
     });
     let home = Home::new();
     home.write_config(
         &json!({
             "mcp_servers": {"probe": {"command": testkit_mcp(),
                 "args": ["--attacks", spec.to_string()], "enabled": true,
-                "sandbox": {"connect": [granted.to_string()]}}}
+                "sandbox": {"connect": [granted.to_string()], "hosts": ["example.org"]}}}
         })
         .to_string(),
     );
-    let _d = home.start();
+    let _d = home.start_with_env("MAVEN_TEST_PRETEND_PUBLIC", PUBLIC);
     let got = reported(&home, "probe", "ATTACKS ");
     let tcp = &got["connect_tcp"];
     assert_eq!(tcp[granted.to_string()], "ok", "{got}");
@@ -226,6 +245,19 @@ fn a_proxied_server_reaches_a_granted_endpoint_and_nothing_else_local() {
     assert_eq!(env["NODE_USE_ENV_PROXY"], "1", "{got}");
     assert_eq!(env["NO_PROXY"], "localhost,127.0.0.1,::1", "{got}");
     assert_eq!(env["MAVEN_SANDBOX_DOOR"], false, "{got}");
+    let get = &got["proxy_get"];
+    assert!(
+        get["status"].as_str().unwrap_or_default().contains(" 403 "),
+        "{got}"
+    );
+    assert!(
+        get["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("is not in sandbox.hosts"),
+        "{got}"
+    );
+    assert_eq!(public_seen.load(Ordering::SeqCst), 0);
     // The host saw nothing but the granted connection.
     eventually("the granted endpoint to be reached", || {
         (granted_seen.load(Ordering::SeqCst) >= 1).then_some(())
@@ -249,7 +281,7 @@ fn a_proxied_server_reaches_a_granted_endpoint_and_nothing_else_local() {
     let probe = by_name(&v, "probe");
     assert!(
         probe["trust"].as_str().unwrap().contains(&format!(
-            "network through Maven: public addresses only; {granted} granted"
+            "network through Maven: public addresses of example.org only; {granted} granted"
         )),
         "{probe}"
     );
