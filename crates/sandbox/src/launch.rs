@@ -693,6 +693,16 @@ const PRIVATE_PLACES: &[(&str, &str)] = &[
     ("PIP_CACHE_DIR", ".cache/pip"),
 ];
 
+/// The variables that name a proxy, in both cases (HTTP clients differ in which they read).
+const PROXY_VARS: [&str; 6] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
 /// The environment a proxied server gets (each variable unless the block's environment sets
 /// it): `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and their lowercase forms name the proxy at
 /// [`PROXY`]; `NO_PROXY` and `no_proxy` name the loopback (and the address of each `connect`
@@ -712,17 +722,8 @@ fn proxy_env(connect: &[crate::net::Endpoint]) -> Vec<(&'static str, String)> {
         }
     }
     let direct = direct.join(",");
-    let mut env: Vec<(&'static str, String)> = [
-        "HTTPS_PROXY",
-        "https_proxy",
-        "HTTP_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ]
-    .into_iter()
-    .map(|v| (v, url.clone()))
-    .collect();
+    let mut env: Vec<(&'static str, String)> =
+        PROXY_VARS.into_iter().map(|v| (v, url.clone())).collect();
     env.push(("NO_PROXY", direct.clone()));
     env.push(("no_proxy", direct));
     env.push(("NODE_USE_ENV_PROXY", "1".to_owned()));
@@ -1360,14 +1361,7 @@ mod tests {
             ep("10.0.0.5:6379"),
         ]);
         let get = |k: &str| env.iter().find(|(v, _)| *v == k).map(|(_, x)| x.as_str());
-        for var in [
-            "HTTPS_PROXY",
-            "https_proxy",
-            "HTTP_PROXY",
-            "http_proxy",
-            "ALL_PROXY",
-            "all_proxy",
-        ] {
+        for var in PROXY_VARS {
             assert_eq!(get(var), Some("http://127.0.0.1:3128"), "{var}");
         }
         assert_eq!(get("NO_PROXY"), Some("localhost,127.0.0.1,::1,10.0.0.5"));

@@ -8,13 +8,13 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::support::{by_name, eventually, testkit_mcp, Home};
+use crate::support::{by_name, eventually, installed, reported, testenv, testkit_mcp, Home};
 
 /// The address the daemon's test hook judges public.
 const PUBLIC: &str = "127.0.0.2";
@@ -53,29 +53,6 @@ fn serve(ip: &str, body: &'static str) -> (SocketAddr, Arc<AtomicUsize>) {
         }
     });
     (addr, count)
-}
-
-fn testenv() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testenv")
-}
-
-fn installed(p: &Path) -> PathBuf {
-    assert!(
-        p.exists(),
-        "test peer missing: {} does not exist; run scripts/install-test-peers.sh",
-        p.display()
-    );
-    std::fs::canonicalize(p).unwrap()
-}
-
-/// The JSON a line `PREFIX {json}` of a server's stderr tail carries, once it is there.
-fn reported(home: &Home, server: &str, prefix: &str) -> Value {
-    eventually(&format!("{server} to report {prefix}"), || {
-        let v = home.json(&["mcp", "status", "--json"]);
-        let tail = by_name(&v, server)["stderr_tail"].as_str()?.to_owned();
-        let line = tail.lines().find_map(|l| l.strip_prefix(prefix))?;
-        serde_json::from_str(line.trim()).ok()
-    })
 }
 
 /// Python (urllib, httpx2) and Node (fetch) servers reach a public service through Maven's

@@ -10,17 +10,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::{by_name, eventually, testkit_mcp, visible_but_not_granted, Home};
-
-/// The JSON a line `PREFIX {json}` of a server's stderr tail carries, once it is there.
-fn reported(home: &Home, server: &str, prefix: &str) -> Value {
-    eventually(&format!("{server} to report {prefix}"), || {
-        let v = home.json(&["mcp", "status", "--json"]);
-        let tail = by_name(&v, server)["stderr_tail"].as_str()?.to_owned();
-        let line = tail.lines().find_map(|l| l.strip_prefix(prefix))?;
-        serde_json::from_str(line.trim()).ok()
-    })
-}
+use crate::support::{
+    by_name, eventually, installed, reported, testenv, testkit_mcp, visible_but_not_granted, Home,
+};
 
 #[test]
 fn a_sandboxed_server_is_denied_every_escape() {
@@ -611,19 +603,6 @@ fn a_missing_command_is_not_started_and_says_why() {
 }
 
 // ---- real servers, sandboxed, through the same launcher the daemon uses ----
-
-fn testenv() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testenv")
-}
-
-fn installed(p: &Path) -> PathBuf {
-    assert!(
-        p.exists(),
-        "test peer missing: {} does not exist; run scripts/install-test-peers.sh",
-        p.display()
-    );
-    std::fs::canonicalize(p).unwrap()
-}
 
 /// A client of `command args` inside `policy`'s sandbox, launched by the maven binary.
 async fn sandboxed(

@@ -402,3 +402,28 @@ pub(crate) fn page_port(home: &Home) -> u16 {
         .parse()
         .unwrap()
 }
+
+/// The JSON a line `PREFIX {json}` of a server's stderr tail carries, once it is there.
+pub(crate) fn reported(home: &Home, server: &str, prefix: &str) -> serde_json::Value {
+    eventually(&format!("{server} to report {prefix}"), || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        let tail = by_name(&v, server)["stderr_tail"].as_str()?.to_owned();
+        let line = tail.lines().find_map(|l| l.strip_prefix(prefix))?;
+        serde_json::from_str(line.trim()).ok()
+    })
+}
+
+/// The test peers' directory (`scripts/install-test-peers.sh` fills it).
+pub(crate) fn testenv() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testenv")
+}
+
+/// `p`, which must exist (a test peer), with every link resolved.
+pub(crate) fn installed(p: &std::path::Path) -> PathBuf {
+    assert!(
+        p.exists(),
+        "test peer missing: {} does not exist; run scripts/install-test-peers.sh",
+        p.display()
+    );
+    std::fs::canonicalize(p).unwrap()
+}
