@@ -391,6 +391,13 @@ impl Client {
         self.core.close_reason()
     }
 
+    /// Resolves once the connection is closed (a stdio server that exited: once it is reaped,
+    /// so [`Client::closed`] then says how it ended). Cancel safe.
+    pub async fn wait_closed(&self) {
+        let mut rx = self.core.closed_signal();
+        let _ = rx.wait_for(|closed| *closed).await;
+    }
+
     /// Close the connection and wait until it is gone: stdio closes stdin, waits, signals the
     /// group and reaps the child; HTTP sends DELETE for its session.
     pub async fn close(&self) {

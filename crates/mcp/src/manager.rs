@@ -749,6 +749,9 @@ impl ServerTask {
             }
             tokio::select! {
                 _ = self.cancel.cancelled() => return Ended::Cancelled,
+                // A server that dies (a stdio server killed by a signal, a crash) is seen at
+                // once, with how it ended, not at the next health check.
+                () = client.wait_closed() => return self.lost(client),
                 _ = self.slot.kick.notified() => {
                     if client.closed().is_some() {
                         return self.lost(client);

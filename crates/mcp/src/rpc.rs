@@ -118,6 +118,8 @@ pub(crate) struct Core {
     table: Mutex<Table>,
     pub(crate) counters: Counters,
     list_changed: watch::Sender<u64>,
+    /// True once the connection is closed (see [`Core::closed_signal`]).
+    closed: watch::Sender<bool>,
     handler: Option<Arc<dyn ServerRequestHandler>>,
 }
 
@@ -357,6 +359,7 @@ impl Core {
             }),
             counters: Counters::default(),
             list_changed: watch::Sender::new(0),
+            closed: watch::Sender::new(false),
             handler,
         }
     }
@@ -410,6 +413,12 @@ impl Core {
         for tx in drained {
             let _ = tx.send(Err(Error::Closed(reason.clone())));
         }
+        self.closed.send_replace(true);
+    }
+
+    /// A signal that turns true when the connection closes (its reason is then set).
+    pub(crate) fn closed_signal(&self) -> watch::Receiver<bool> {
+        self.closed.subscribe()
     }
 
     /// Why the connection closed, if it did.

@@ -1631,3 +1631,71 @@ fn a_full_file_system_starts_no_sandboxed_server_and_says_so() {
     );
     assert!(!why.contains("raise"), "{why}");
 }
+
+/// The processes below `ancestor` whose command name is `comm`.
+fn descendants_named(ancestor: u32, comm: &str) -> Vec<u32> {
+    let parent = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &stat[stat.rfind(')')? + 2..];
+        rest.split(' ').nth(1)?.parse().ok()
+    };
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if name.trim() != comm {
+            continue;
+        }
+        let mut p = pid;
+        while let Some(up) = parent(p).filter(|&up| up > 1) {
+            if up == ancestor {
+                found.push(pid);
+                break;
+            }
+            p = up;
+        }
+    }
+    found
+}
+
+/// A sandboxed server that dies by a signal is shown so at once — "the server was killed by
+/// signal 9" within seconds, long before the next health check (a minute) would notice.
+#[test]
+fn a_server_killed_by_a_signal_is_shown_so_at_once() {
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "mcp_servers": {"victim": {"command": testkit_mcp(), "enabled": true,
+                "sandbox": {"network": false}}}
+        })
+        .to_string(),
+    );
+    let d = home.start();
+    eventually("the server to be ready", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        (by_name(&v, "victim")["state"] == "ready").then_some(())
+    });
+    let server = descendants_named(d.pid(), "testkit-mcp");
+    assert_eq!(server.len(), 1, "{server:?}");
+    let st = std::process::Command::new("kill")
+        .args(["-KILL", &server[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // 200 polls 50 ms apart: ten seconds at most, a sixth of the health check's period.
+    let mut said = String::new();
+    for _ in 0..200 {
+        let v = home.json(&["mcp", "status", "--json"]);
+        said = by_name(&v, "victim")["last_error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if !said.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(said, "connection lost: the server was killed by signal 9");
+}
