@@ -363,3 +363,44 @@ fn the_door_refuses_what_no_launcher_of_its_own_sends() {
         "{got}"
     );
 }
+
+/// `maven mcp inspect` starts a server whose network goes through Maven with a door of its
+/// own (no daemon needed), lists its tools, and leaves no socket behind.
+#[test]
+fn inspect_serves_a_door_of_its_own() {
+    let spec = json!({"proxy_env": true});
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "mcp_servers": {"probe": {"command": testkit_mcp(),
+                "args": ["--attacks", spec.to_string()]}}
+        })
+        .to_string(),
+    );
+    let out = home.run(&["mcp", "inspect", "probe", "--json"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert!(!v["tools"].as_array().unwrap().is_empty(), "{v}");
+    assert!(
+        v["sandbox"]["trust"]
+            .as_str()
+            .unwrap()
+            .contains("network through Maven: public addresses only"),
+        "{v}"
+    );
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("maven-inspect-") && n.ends_with(".sock")
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -66,14 +66,19 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
     runtime(async move {
         let stop = tokio_util::sync::CancellationToken::new();
         let _stop = stop.clone().drop_guard();
-        match door.bind() {
-            Ok(l) => {
-                tokio::spawn(door.clone().serve(l, stop));
+        let proxied = plan
+            .as_ref()
+            .is_some_and(|p| matches!(p.network, sandbox::Network::Proxy { .. }));
+        if proxied {
+            match door.bind() {
+                Ok(l) => {
+                    tokio::spawn(door.clone().serve(l, stop));
+                }
+                Err(e) => errln!(
+                    "maven mcp inspect: the sandbox network door {} cannot be bound: {e}",
+                    door.path().display()
+                ),
             }
-            Err(e) => errln!(
-                "maven mcp inspect: the sandbox network door {} cannot be bound: {e}",
-                door.path().display()
-            ),
         }
         let auth = match crate::oauth::for_inspect(&cfg, &name, data_dir).await {
             Ok(a) => a,
