@@ -1,7 +1,6 @@
 //! Proxy settings in the environment are never used (W-2). The variables are set only in a
 //! child process (this test binary re-run on one test), so no other test sees them.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -22,16 +21,8 @@ async fn proxy_variables_are_ignored() {
         }
     });
     let proxy_url = format!("http://{proxy_addr}");
-    let exe = std::env::current_exe().unwrap();
-    let out = tokio::process::Command::from({
-        let mut c = Command::new(exe);
-        c.args([
-            "--exact",
-            "proxy_env::child_fetches_directly",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1");
+    run_child_test("proxy_env::child_fetches_directly", |c| {
+        c.env(CHILD, "1");
         for var in [
             "HTTP_PROXY",
             "http_proxy",
@@ -43,21 +34,8 @@ async fn proxy_variables_are_ignored() {
             c.env(var, &proxy_url);
         }
         c.env_remove("NO_PROXY").env_remove("no_proxy");
-        c
     })
-    .output()
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("1 passed"),
-        "the child test did not run:\n{stdout}"
-    );
+    .await;
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the proxy saw a connection");
 }
 

@@ -4,7 +4,6 @@
 //! the granted relay, and the end of every relay when the serve future is dropped.
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -863,35 +862,13 @@ const CHILD: &str = "WEBFETCH_IT_PRETEND_CHILD";
 /// `FetcherBuilder::test_hooks_from_env` reads its variable: run in a child with it set.
 #[tokio::test]
 async fn pretend_public_comes_from_the_environment() {
-    let exe = std::env::current_exe().unwrap();
-    let out = tokio::process::Command::from({
-        let mut c = Command::new(exe);
-        c.args([
-            "--exact",
-            "relay::child_pretends_from_the_environment",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .env(
+    run_child_test("relay::child_pretends_from_the_environment", |c| {
+        c.env(CHILD, "1").env(
             webfetch::testing::PRETEND_PUBLIC_ENV,
             "127.0.0.4, 127.0.0.1,10.0.0.1,bad",
         );
-        c
     })
-    .output()
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("1 passed"),
-        "the child test did not run:\n{stdout}"
-    );
+    .await;
 }
 
 /// In the child (variable set): 127.0.0.4 is public, 127.0.0.1 is not. Run on its own

@@ -368,3 +368,23 @@ pub(crate) fn lan() -> Fetcher {
 pub(crate) async fn body(f: &Fetcher, url: &str) -> bytes::Bytes {
     f.get(url).await.unwrap().bytes().await.unwrap()
 }
+
+/// Runs the one test `name` of this test binary again in a child process with `setup`'s
+/// environment (so no other test sees it), and fails unless it ran and passed.
+pub(crate) async fn run_child_test(name: &str, setup: impl FnOnce(&mut std::process::Command)) {
+    let exe = std::env::current_exe().unwrap();
+    let mut c = std::process::Command::new(exe);
+    c.args(["--exact", name, "--nocapture", "--test-threads=1"]);
+    setup(&mut c);
+    let out = tokio::process::Command::from(c).output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the child test did not run:\n{stdout}"
+    );
+}
