@@ -894,6 +894,17 @@ pub(crate) fn fuzz_head(data: &[u8]) {
 mod tests {
     use proptest::prelude::*;
 
+    /// The bounds the README states for a sandboxed server's proxy are the defaults the
+    /// daemon serves it with.
+    #[test]
+    fn the_default_limits_are_the_documented_ones() {
+        let l = Limits::default();
+        assert_eq!(l.max_conns, 64);
+        assert_eq!(l.max_head, 16 * 1024);
+        assert_eq!(l.head_timeout, Duration::from_secs(10));
+        assert_eq!(l.idle, Duration::from_secs(300));
+    }
+
     use super::*;
 
     fn parsed(head: &str) -> Result<Route, String> {
