@@ -21,8 +21,8 @@
 //! ([`OAuth::status_now`], [`OAuth::needs_authorization`]) answers at once, whatever an
 //! authorization server is doing. DPoP binds tokens only where both ends speak it
 //! ([`DpopMode`]); a token is refreshed when it is used in the last tenth of its lifetime
-//! ([`refresh_margin`]) or after it expired — on use, never ahead of one: an idle daemon
-//! refreshes nothing.
+//! ([`refresh_margin`]) or after it expired, before the request that uses it: on use (a
+//! call, a listing, a health check), never on a timer of its own.
 //!
 //! Its modules: `transport` (the transport's two calls), `flow` (discovery to the code
 //! redeemed, registration), `tokens` (the token and revocation endpoints, the client's
