@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use webfetch::HeaderMap;
 
 use crate::error::cut;
-use crate::tokens::{client_auth, parse_tokens, secret_method};
+use crate::tokens::{parse_tokens, secret_method};
 use crate::{
     discovery, random_b64, AuthError, Challenge, Credentials, Discovered, DpopKey, DpopMode, OAuth,
     Pending, Registration, ServerMetadata, REGISTER, TOKEN,
@@ -192,7 +192,7 @@ impl OAuth {
         })?;
         let _flow = self.flow.lock().await;
         let reg = &pending.registration;
-        let mut body = vec![
+        let body = vec![
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
             ("redirect_uri", reg.redirect_uri.as_str()),
@@ -208,14 +208,13 @@ impl OAuth {
         } else {
             None
         };
-        let (extra, auth_body) = client_auth(reg)?;
-        body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
+        let mut reg = reg.clone();
         let answer = self
-            .token_request(
+            .authenticated_token_request(
                 TOKEN,
                 &server.token_endpoint,
                 &body,
-                extra,
+                &mut reg,
                 dpop.as_deref(),
             )
             .await
@@ -236,7 +235,7 @@ impl OAuth {
             token_endpoint: server.token_endpoint.clone(),
             revocation_endpoint: server.revocation_endpoint.clone(),
             resource: pending.resource.clone(),
-            registration: reg.clone(),
+            registration: reg,
             tokens: Some(tokens),
             dpop_key: dpop.as_ref().map(|k| k.pkcs8().to_vec()),
         };
@@ -278,6 +277,7 @@ impl OAuth {
                 auth_method,
                 redirect_uri,
                 method: "pre-registered".to_owned(),
+                basic_with_client_id: false,
             });
         }
         if let (Some(url), true) = (&self.config.client_metadata_url, server.cimd_supported) {
@@ -287,6 +287,7 @@ impl OAuth {
                 auth_method: "none".to_owned(),
                 redirect_uri,
                 method: "client-metadata-document".to_owned(),
+                basic_with_client_id: false,
             });
         }
         let Some(endpoint) = &server.registration_endpoint else {
@@ -365,6 +366,7 @@ impl OAuth {
             auth_method,
             redirect_uri,
             method: "dynamic".to_owned(),
+            basic_with_client_id: false,
         })
     }
 }

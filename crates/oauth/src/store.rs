@@ -24,6 +24,12 @@ pub struct Registration {
     pub redirect_uri: String,
     /// How it was obtained: `pre-registered`, `client-metadata-document`, `dynamic`.
     pub method: String,
+    /// With `client_secret_basic`: the authorization server answered a token request that
+    /// authenticated by Basic alone that it wants `client_id` in the body as well (the Python
+    /// SDK's server does), so it is sent there too from then on. Learned from its answer,
+    /// never assumed.
+    #[serde(default)]
+    pub basic_with_client_id: bool,
 }
 
 /// Tokens from one authorization server.
@@ -72,6 +78,7 @@ impl std::fmt::Debug for Registration {
             .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
             .field("auth_method", &self.auth_method)
             .field("method", &self.method)
+            .field("basic_with_client_id", &self.basic_with_client_id)
             .finish()
     }
 }

@@ -52,6 +52,39 @@ impl OAuth {
         }
     }
 
+    /// A token request (`body` without the client's authentication) that authenticates the
+    /// client by its registration's one method (RFC 6749 §2.3.1). A `client_secret_basic`
+    /// client whose Basic alone the server refuses as `invalid_client` saying it misses the
+    /// `client_id` is asked again once with `client_id` in the body as well, and `reg`
+    /// remembers it (the caller keeps it with the credentials).
+    pub(crate) async fn authenticated_token_request(
+        &self,
+        what: &'static str,
+        endpoint: &str,
+        body: &[(&str, &str)],
+        reg: &mut Registration,
+        dpop: Option<&DpopKey>,
+    ) -> Result<serde_json::Value, AuthError> {
+        let send = |reg: Registration| async move {
+            let (extra, auth_body) = client_auth(&reg)?;
+            let mut full: Vec<(&str, &str)> = body.to_vec();
+            full.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
+            self.token_request(what, endpoint, &full, extra, dpop).await
+        };
+        match send(reg.clone()).await {
+            Err(e)
+                if reg.auth_method == "client_secret_basic"
+                    && !reg.basic_with_client_id
+                    && misses_client_id(&e) =>
+            {
+                tracing::info!(server = %self.config.server, error = %e, "the authorization server wants client_id in the body beside Basic: asked again with it, and so from now on");
+                reg.basic_with_client_id = true;
+                send(reg.clone()).await
+            }
+            other => other,
+        }
+    }
+
     /// Refresh the tokens in use; the new refresh token (rotation) replaces the old. A refusal
     /// by the authorization server forgets the tokens: the server needs authorization, and
     /// nothing retries by itself; a server that could not be reached leaves them for the next
@@ -76,21 +109,20 @@ impl OAuth {
         let Some(refresh_token) = old.refresh_token.clone() else {
             return Err(AuthError::NeedsAuthorization);
         };
-        let mut body = vec![
+        let body = [
             ("grant_type", "refresh_token"),
             ("refresh_token", refresh_token.as_str()),
             ("resource", creds.resource.as_str()),
         ];
-        let (extra, auth_body) = client_auth(&creds.registration)?;
-        body.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
+        let mut reg = creds.registration.clone();
         let result = async {
             self.net.check(REFRESH, &creds.token_endpoint)?;
             let v = self
-                .token_request(
+                .authenticated_token_request(
                     REFRESH,
                     &creds.token_endpoint,
                     &body,
-                    extra,
+                    &mut reg,
                     dpop.as_deref(),
                 )
                 .await?;
@@ -101,6 +133,7 @@ impl OAuth {
             Ok(tokens) => {
                 let mut next = creds;
                 next.tokens = Some(tokens);
+                next.registration = reg;
                 if !self.read_only {
                     self.store.save(&self.config.server, &next).await?;
                 }
@@ -180,6 +213,15 @@ impl OAuth {
     }
 }
 
+/// Whether a token endpoint refused a client's authentication for want of a `client_id` in
+/// the body (`invalid_client`, "Missing client_id", as the Python SDK's server answers Basic
+/// alone).
+fn misses_client_id(e: &AuthError) -> bool {
+    matches!(e, AuthError::Refused { error, description, .. }
+        if error == "invalid_client"
+            && description.as_deref().is_some_and(|d| d.to_ascii_lowercase().contains("client_id")))
+}
+
 /// How a client with a secret authenticates: the first of `client_secret_basic` and
 /// `client_secret_post` in the authorization server's own list (its preference: a server may
 /// take one of them fully and the other only at some endpoints), `client_secret_basic` (the
@@ -208,9 +250,12 @@ pub(crate) fn client_auth(reg: &Registration) -> Result<ClientAuth, AuthError> {
                 header::AUTHORIZATION,
                 sensitive(&format!("Basic {}", STANDARD.encode(pair)))?,
             );
-            // RFC 6749 §3.2.1 lets a client name itself in the body too, and some servers
-            // (the Python SDK's) look for it only there.
-            body.push(("client_id", reg.client_id.clone()));
+            // One method per request (RFC 6749 §2.3.1): Basic alone — some servers refuse a
+            // client_id in the body beside it ("multiple authentication methods") — unless
+            // this server answered that it wants it there too.
+            if reg.basic_with_client_id {
+                body.push(("client_id", reg.client_id.clone()));
+            }
         }
         ("client_secret_post", Some(secret)) => {
             body.push(("client_id", reg.client_id.clone()));
@@ -379,18 +424,22 @@ mod tests {
 
     #[test]
     fn basic_credentials_are_form_encoded() {
-        let reg = Registration {
+        let mut reg = Registration {
             client_id: "a:b".to_owned(),
             client_secret: Some("s p".to_owned()),
             auth_method: "client_secret_basic".to_owned(),
             redirect_uri: String::new(),
             method: String::new(),
+            basic_with_client_id: false,
         };
         let (h, body) = client_auth(&reg).expect("auth");
+        assert!(body.is_empty(), "Basic alone: {body:?}");
+        reg.basic_with_client_id = true;
+        let (_, body) = client_auth(&reg).expect("auth");
         assert_eq!(
             body,
             [("client_id", "a:b".to_owned())],
-            "named in the body too"
+            "named in the body too, once the server asked"
         );
         let v = h
             .get(header::AUTHORIZATION)

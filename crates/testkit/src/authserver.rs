@@ -62,6 +62,13 @@ pub enum Hostile {
     NoRefreshToken,
     /// The protected resource metadata drips one byte a second.
     DripMetadata,
+    /// The token endpoint refuses a client that authenticates two ways at once (Basic and a
+    /// `client_id` in the body), as Cloudflare's workers-oauth-provider does:
+    /// `invalid_request` "Client must not use multiple authentication methods".
+    OneAuthMethod,
+    /// The token endpoint refuses Basic without a `client_id` in the body, as the Python
+    /// SDK's authorization server does: 401 `invalid_client` "Missing client_id".
+    ClientIdInBody,
 }
 
 impl Hostile {
@@ -337,6 +344,22 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
             let form: Vec<(String, String)> = url::form_urlencoded::parse(&body)
                 .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect();
+            let basic = auth.as_deref().is_some_and(|a| a.starts_with("Basic "));
+            let id_in_body = form.iter().any(|(k, _)| k == "client_id");
+            if s.hostile == Hostile::OneAuthMethod && basic && id_in_body {
+                return reply(
+                    StatusCode::BAD_REQUEST,
+                    json!({"error": "invalid_request", "error_description": "Client must not use multiple authentication methods"})
+                        .to_string(),
+                );
+            }
+            if s.hostile == Hostile::ClientIdInBody && basic && !id_in_body {
+                return reply(
+                    StatusCode::UNAUTHORIZED,
+                    json!({"error": "invalid_client", "error_description": "Missing client_id"})
+                        .to_string(),
+                );
+            }
             let grant = form
                 .iter()
                 .find(|(k, _)| k == "grant_type")

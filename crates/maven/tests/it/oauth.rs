@@ -664,3 +664,46 @@ fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
         stderr(&out)
     );
 }
+
+/// A confidential client authenticates one way per request (RFC 6749 §2.3.1): Basic alone,
+/// which a server that refuses two methods at once (as Cloudflare's provider does) takes; a
+/// server that wants `client_id` in the body beside Basic (as the Python SDK's does) is asked
+/// again once with it, and the log says so.
+#[test]
+fn a_confidential_client_authenticates_one_way_and_adds_its_id_only_when_asked() {
+    use testkit::authserver::Hostile;
+    for (hostile, token_posts) in [(Hostile::OneAuthMethod, 1), (Hostile::ClientIdInBody, 2)] {
+        let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+        let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        let home = Home::new();
+        let server = authserver_with(hostile.clone());
+        home.write_config(
+            &json!({
+                "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+                "mcp_servers": {"notes": {
+                    "url": format!("{}/mcp", server.base), "allow_private": true, "enabled": true,
+                    "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_CLIENT_SECRET}"}
+                }}
+            })
+            .to_string(),
+        );
+        let d = home.start_with_env("MAVEN_TEST_CLIENT_SECRET", "s3cret");
+        eventually("needs authorization", || {
+            let st = home.json(&["mcp", "status", "--json"]);
+            (by_name(&st, "notes")["state"] == "needs authorization").then_some(())
+        });
+        let p = page(&home);
+        authorize(&home, &p);
+        assert_eq!(
+            server.count("POST /token"),
+            token_posts,
+            "{hostile:?}: {:?}",
+            server.hits()
+        );
+        let log = stderr(&d.signal("-TERM"));
+        let asked = log
+            .matches("the authorization server wants client_id in the body beside Basic")
+            .count();
+        assert_eq!(asked, token_posts - 1, "{hostile:?}: {log}");
+    }
+}
