@@ -368,6 +368,24 @@ fn daemon_logging(
     d
 }
 
+/// A daemon whose one server, at `base`, has a pre-registered confidential client
+/// (`maven-pre`) whose secret only the daemon's environment has.
+fn pre_registered(home: &Home, base: &str) -> crate::support::Daemon {
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {"notes": {
+                "url": format!("{base}/mcp"), "allow_private": true, "enabled": true,
+                "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_CLIENT_SECRET}"}
+            }}
+        })
+        .to_string(),
+    );
+    home.start_with_env("MAVEN_TEST_CLIENT_SECRET", "s3cret")
+}
+
 /// A page session stepped up with the passphrase (its port from a login link).
 fn page(home: &Home) -> Page {
     let (port, _) = login_link(home, "notes");
@@ -575,21 +593,9 @@ fn inspect_next_to_the_daemon_never_touches_its_tokens_and_calls_still_work() {
 #[test]
 fn login_needs_nothing_the_daemon_already_has() {
     // A pre-registered confidential client whose secret only the daemon's environment has.
-    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
-    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     let home = Home::new();
     let server = authserver_with(testkit::authserver::Hostile::None);
-    home.write_config(
-        &json!({
-            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
-            "mcp_servers": {"notes": {
-                "url": format!("{}/mcp", server.base), "allow_private": true, "enabled": true,
-                "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_CLIENT_SECRET}"}
-            }}
-        })
-        .to_string(),
-    );
-    let _d = home.start_with_env("MAVEN_TEST_CLIENT_SECRET", "s3cret");
+    let _d = pre_registered(&home, &server.base);
     // This shell cannot load the configuration (the variable is unset here) …
     let out = home.run(&["config", "check"]);
     assert!(!out.status.success());
@@ -673,21 +679,9 @@ fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
 fn a_confidential_client_authenticates_one_way_and_adds_its_id_only_when_asked() {
     use testkit::authserver::Hostile;
     for (hostile, token_posts) in [(Hostile::OneAuthMethod, 1), (Hostile::ClientIdInBody, 2)] {
-        let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
-        let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
         let home = Home::new();
         let server = authserver_with(hostile.clone());
-        home.write_config(
-            &json!({
-                "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
-                "mcp_servers": {"notes": {
-                    "url": format!("{}/mcp", server.base), "allow_private": true, "enabled": true,
-                    "oauth": {"client_id": "maven-pre", "client_secret": "${MAVEN_TEST_CLIENT_SECRET}"}
-                }}
-            })
-            .to_string(),
-        );
-        let d = home.start_with_env("MAVEN_TEST_CLIENT_SECRET", "s3cret");
+        let d = pre_registered(&home, &server.base);
         eventually("needs authorization", || {
             let st = home.json(&["mcp", "status", "--json"]);
             (by_name(&st, "notes")["state"] == "needs authorization").then_some(())
