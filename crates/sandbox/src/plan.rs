@@ -1103,6 +1103,18 @@ mod tests {
     }
 
     /// Makes an executable file at `p` (and its directories).
+    /// The plan of `program` (no arguments) under the default policy.
+    fn default_plan(program: &Path, ctx: &Context<'_>) -> Plan {
+        Plan::resolve(
+            "s",
+            &Policy::default(),
+            &program.display().to_string(),
+            &[],
+            ctx,
+        )
+        .unwrap()
+    }
+
     fn program_at(p: &Path) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "").unwrap();
@@ -1143,14 +1155,7 @@ mod tests {
         for (program, want) in cases {
             let program = home.join(program);
             program_at(&program);
-            let plan = Plan::resolve(
-                "s",
-                &Policy::default(),
-                &program.display().to_string(),
-                &[],
-                &ctx,
-            )
-            .unwrap();
+            let plan = default_plan(&program, &ctx);
             let granted: Vec<&PathBuf> =
                 plan.read.iter().filter(|p| p.starts_with(&home)).collect();
             let want: Vec<PathBuf> = want.iter().map(|w| home.join(w)).collect();
@@ -1175,14 +1180,7 @@ mod tests {
             }
         }
         // The trust line names each, in the owner's words.
-        let plan = Plan::resolve(
-            "s",
-            &Policy::default(),
-            &home.join(".local/bin/srv").display().to_string(),
-            &[],
-            &ctx,
-        )
-        .unwrap();
+        let plan = default_plan(&home.join(".local/bin/srv"), &ctx);
         assert_eq!(
             plan.trust(),
             "sandboxed local process: reads ~/.local/bin (its program), ~/.local/lib (its program's libraries), writes only its own directory, network through Maven: public addresses only, memory bounded per process"
@@ -1294,14 +1292,7 @@ mod tests {
         // A package's own node_modules inside another: the outermost one.
         let nested = nm.join("@scope/srv/node_modules/inner/bin.js");
         program_at(&nested);
-        let plan = Plan::resolve(
-            "s",
-            &Policy::default(),
-            &nested.display().to_string(),
-            &[],
-            &ctx,
-        )
-        .unwrap();
+        let plan = default_plan(&nested, &ctx);
         assert!(plan.read.contains(&nm), "{:?}", plan.read);
         // A script named in the arguments (`node P/node_modules/pkg/index.js`).
         let other = t.path().join("other/node_modules/pkg/index.js");
@@ -1340,14 +1331,7 @@ mod tests {
             deny_ports: vec![],
             owner_home: Some(home.clone()),
         };
-        let plan = Plan::resolve(
-            "s",
-            &Policy::default(),
-            &program.display().to_string(),
-            &[],
-            &ctx,
-        )
-        .unwrap();
+        let plan = default_plan(&program, &ctx);
         assert!(!plan.read.contains(&nm), "{:?}", plan.read);
         assert!(
             !plan.read.iter().any(|g| home.starts_with(g)),
@@ -1395,14 +1379,7 @@ mod tests {
             (home.join(".local/bin/pipx-srv"), &pipx),
             (home.join(".local/bin/uv-srv"), &uv),
         ] {
-            let plan = Plan::resolve(
-                "s",
-                &Policy::default(),
-                &command.display().to_string(),
-                &[],
-                &ctx,
-            )
-            .unwrap();
+            let plan = default_plan(&command, &ctx);
             // The whole environment: pyvenv.cfg and site-packages with it.
             assert!(
                 plan.read.contains(env),
@@ -1515,14 +1492,7 @@ mod tests {
             format!("{}\n", src.display()),
         )
         .unwrap();
-        let plan = Plan::resolve(
-            "s",
-            &Policy::default(),
-            &venv.join("bin/python").display().to_string(),
-            &[],
-            &ctx,
-        )
-        .unwrap();
+        let plan = default_plan(&venv.join("bin/python"), &ctx);
         let src_s = src.display().to_string();
         assert_eq!(
             plan.denial_hint(&traceback("tool")),
