@@ -338,11 +338,7 @@ fn proxy_listeners(plan: &Plan, door: &Door) -> Result<(), Missing> {
         .map_err(|e| lo("the loopback up", &e))?;
     let endpoints = plan.network.connect();
     for ip in endpoints.iter().map(|e| e.addr.ip()) {
-        let on_lo = match ip {
-            std::net::IpAddr::V4(a) => a.is_loopback(),
-            std::net::IpAddr::V6(a) => a.is_loopback(),
-        };
-        if on_lo {
+        if ip.is_loopback() {
             continue;
         }
         // EEXIST: another endpoint at the same address, another port.
