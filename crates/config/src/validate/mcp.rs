@@ -466,12 +466,12 @@ impl Validator<'_> {
                 }
             }
         }
-        let mode = match so.map.get("network") {
+        let (network, written) = match so.map.get("network") {
             None | Some(Value::Bool(true)) => {
                 return sandbox::Network::Proxy { hosts, connect };
             }
-            Some(Value::Bool(false)) => "false",
-            Some(Value::String(s)) if s == "direct" => "\"direct\"",
+            Some(Value::Bool(false)) => (sandbox::Network::None, "false"),
+            Some(Value::String(s)) if s == "direct" => (sandbox::Network::Direct, "\"direct\""),
             Some(v) => {
                 self.wrong_type(&join(path, "network"), "true, false or \"direct\"", v);
                 return sandbox::Network::default();
@@ -484,15 +484,11 @@ impl Validator<'_> {
             if given {
                 self.bad_value(
                     &join(path, key),
-                    format!("no {key} with \"network\": {mode} (only the proxy of \"network\": true takes them)"),
+                    format!("no {key} with \"network\": {written} (only the proxy of \"network\": true takes them)"),
                     "a list",
                 );
             }
         }
-        if mode == "false" {
-            sandbox::Network::None
-        } else {
-            sandbox::Network::Direct
-        }
+        network
     }
 }
