@@ -7,7 +7,10 @@
 - every test it names (a backticked snake_case name of four words or more) is a function in the
   tree;
 - every Rust path (`a::b::c`) and type (`CamelCase`) it names is defined in the tree;
-- every method it says a lint holds is in clippy.toml's disallowed-methods or -macros.
+- every method it says a lint holds is in clippy.toml's disallowed-methods or -macros;
+- every crate it maps module by module (a section "### Inside `crate`") has each of its
+  top-level modules (a `mod` in lib.rs or main.rs, but test-only ones) named at the start of
+  a bullet of that section, and the section names no module the crate does not have.
 
 Exits 1 naming each claim that no longer holds.
 """
@@ -151,6 +154,28 @@ def main():
     for path in held:
         if path not in banned:
             errors.append(f"ARCHITECTURE.md says a lint holds `{path}`; clippy.toml does not ban it")
+
+    # 6. The module maps: a crate's section names every top-level module it has, and only those.
+    sections = re.findall(r"^### Inside `([a-z-]+)`\n(.*?)(?=^##|\Z)", text, re.M | re.S)
+    for crate, body in sections:
+        if crate not in by_dir:
+            errors.append(f"a module map for `{crate}`, which is not a workspace member")
+            continue
+        src = by_dir[crate][1].parent / "src"
+        root = src / "lib.rs" if (src / "lib.rs").exists() else src / "main.rs"
+        lines = root.read_text().splitlines()
+        modules = set()
+        for i, line in enumerate(lines):
+            m = re.match(r"^(?:pub(?:\([a-z]+\))? )?mod ([a-z_0-9]+)\s*[;{]", line)
+            if m and not (i > 0 and lines[i - 1].strip().startswith("#[cfg(test)]")):
+                modules.add(m.group(1))
+        mapped = set()
+        for bullet in re.findall(r"^- (.+?) —", body, re.M):
+            mapped |= set(re.findall(r"`([a-z_0-9]+)`", bullet))
+        for name in sorted(modules - mapped):
+            errors.append(f"the module `{crate}::{name}` is not in ARCHITECTURE.md's map of `{crate}`")
+        for name in sorted(mapped - modules):
+            errors.append(f"ARCHITECTURE.md's map of `{crate}` names `{name}`, which it does not have")
 
     for e in errors:
         print(f"architecture-check: {e}", file=sys.stderr)

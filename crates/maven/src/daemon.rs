@@ -69,7 +69,7 @@ pub(crate) struct State {
     /// The local page, when it could bind its address.
     web: Option<Arc<crate::web::Web>>,
     /// The turn pipeline: the only path that runs an act.
-    turns: crate::turns::Turns,
+    turns: turns::Turns,
     /// Servers that are not started, and why: a sandbox that cannot be applied (X-2: fail
     /// closed), or a command that does not exist.
     blocked: BTreeMap<String, crate::confine::Blocked>,
@@ -239,10 +239,27 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         config::RouterKind::Rules => None,
         config::RouterKind::Llm => {
             let door = config.door("router").map_err(anyhow::Error::msg)?;
-            crate::turns::llm::LlmRouter::new(&config.router, door)
+            config.router.url.clone().map(|url| {
+                let endpoint = turns::llm::Endpoint {
+                    url,
+                    model: config
+                        .router
+                        .model
+                        .clone()
+                        .unwrap_or_else(|| "default".to_owned()),
+                    context_tokens: config.router.context_tokens,
+                    headers: config
+                        .router
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.expose().to_owned()))
+                        .collect(),
+                };
+                turns::llm::LlmRouter::new(endpoint, door)
+            })
         }
     };
-    let turns = crate::turns::Turns::new(store.clone(), executor, llm);
+    let turns = turns::Turns::new(store.clone(), executor, llm);
     let state = Arc::new(State {
         descriptors,
         started: Instant::now(),
@@ -562,11 +579,10 @@ impl State {
         Ok(match req {
             Request::Status => Reply::Status(Box::new(self.status().await?)),
             Request::Turn { text } => {
-                let out = self.turns.turn(&text).await;
+                let turn = self.turns.turn(&text).await;
                 Reply::Turn(TurnView {
-                    answer: out.answer,
-                    pending: out.pending,
-                    ok: out.ok,
+                    answer: turn.text(),
+                    turn,
                 })
             }
             Request::Tools => {
@@ -793,7 +809,7 @@ impl StatusSource for State {
     fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
         Box::pin(std::future::ready(State::feeds(self)))
     }
-    fn question(&self) -> Option<crate::views::QuestionView> {
+    fn question(&self) -> Option<turns::Question> {
         self.turns.question()
     }
     fn unstable(&self, server: &str) -> Option<String> {

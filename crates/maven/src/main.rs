@@ -17,7 +17,6 @@ mod netdoor;
 mod notify;
 mod oauth;
 mod poll;
-mod turns;
 mod views;
 mod web;
 

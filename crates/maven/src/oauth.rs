@@ -204,10 +204,9 @@ pub(crate) async fn for_inspect(
     let req = crate::ipc::methods::Request::McpAuth {
         name: name.to_owned(),
     };
-    match crate::ipc::client::send(data_dir, &req).await {
-        Ok(v) => {
-            let said = serde_json::from_value::<crate::views::AuthView>(v)
-                .map_err(|e| format!("the daemon's answer is not an authorization: {e}"));
+    match crate::ipc::client::ask::<crate::views::AuthView>(data_dir, &req).await {
+        Ok(said) => {
+            let said = Ok(said);
             Ok(for_server(config, name, memory())
                 .map(|o| (Arc::new(o.read_only()), Holder::Daemon(said))))
         }

@@ -448,32 +448,14 @@ pub(crate) struct NoteView {
     pub(crate) created: Option<String>,
 }
 
-/// The answer to one turn (`maven say --json`).
+/// The answer to one turn (`maven say --json`): the turn's structured answer (its parts, the
+/// act, what the next turn answers, the language, whether it went well), and `answer`, the
+/// same rendered as text for a reader that shows text.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct TurnView {
     pub(crate) answer: String,
-    /// What the owner's next turn answers, if this turn asked something.
-    pub(crate) pending: Option<PendingView>,
-    /// False when an act was refused or failed.
-    pub(crate) ok: bool,
-}
-
-/// What a turn left for the owner's next turn to answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum PendingView {
-    /// A destructive act awaiting a yes: its row, the rest of the sentence that asked.
-    Confirm {
-        act: String,
-        tail: String,
-        expires_in_s: u64,
-    },
-    /// A server's question about an act in flight: the act, the server that asks.
-    Question {
-        act: String,
-        asks: String,
-        expires_in_s: u64,
-    },
+    #[serde(flatten)]
+    pub(crate) turn: turns::Answer,
 }
 
 /// A step-up made on the page (`/api/stepup/*`): how, and for how long it stays fresh.
@@ -496,17 +478,6 @@ pub(crate) struct AuthorizeReply {
     pub(crate) issuer: String,
     /// The authorization server's URL, with the request in its query.
     pub(crate) redirect: String,
-}
-
-/// A server's question that the owner's next turn answers, as the page shows it: the
-/// server's words exact (its message, then the address or one line per field), and what Maven
-/// says after them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct QuestionView {
-    pub(crate) server: String,
-    pub(crate) act: String,
-    pub(crate) words: String,
-    pub(crate) how: String,
 }
 
 /// A one-time passkey enrollment link (the `web_enroll` method).

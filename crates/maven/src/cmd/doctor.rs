@@ -295,13 +295,12 @@ async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
     let sock = socket_path(data_dir).display().to_string();
     match tokio::time::timeout(
         STATUS_DEADLINE,
-        ipc::send(data_dir, &crate::ipc::methods::Request::Status),
+        ipc::ask::<crate::views::StatusView>(data_dir, &crate::ipc::methods::Request::Status),
     )
     .await
     {
         Ok(Ok(v)) => {
-            let version = v.get("version").and_then(|x| x.as_str()).unwrap_or("?");
-            let up = v.get("uptime_s").and_then(|x| x.as_u64()).unwrap_or(0);
+            let (version, up) = (&v.version, v.uptime_s);
             out.push(check(
                 "daemon",
                 Status::Ok,

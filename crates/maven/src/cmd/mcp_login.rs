@@ -32,7 +32,7 @@ pub(crate) async fn logout(
         }
     }
     let req = Request::McpLogout { name: name.clone() };
-    match crate::ipc::client::send(&data_dir, &req).await {
+    match crate::ipc::client::ask::<crate::views::ForgottenView>(&data_dir, &req).await {
         Ok(_) => {
             outln!("{name}: OAuth credentials forgotten");
             return ExitCode::SUCCESS;
@@ -108,15 +108,8 @@ pub(crate) async fn login(
         }
     }
     let req = Request::McpLogin { name: name.clone() };
-    match crate::ipc::client::send(&data_dir, &req).await {
-        Ok(v) => {
-            let link = match serde_json::from_value::<OAuthLink>(v) {
-                Ok(link) => link,
-                Err(e) => {
-                    errln!("maven mcp login: the daemon's answer is not a link: {e}");
-                    return ExitCode::from(crate::exit::EXIT_FAILED);
-                }
-            };
+    match crate::ipc::client::ask::<OAuthLink>(&data_dir, &req).await {
+        Ok(link) => {
             let minutes = link.valid_s / 60;
             outln!(
                 "Open this link in a browser on this machine within {minutes} minutes; it works once. \

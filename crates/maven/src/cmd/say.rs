@@ -5,8 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::runtime;
-use super::show::{print_json, OTHER_SHAPE};
-use crate::exit::EXIT_FAILED;
+use super::show::print_json;
 use crate::ipc::client as ipc;
 use crate::ipc::methods::Request;
 use crate::views::TurnView;
@@ -16,25 +15,18 @@ pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
         let req = Request::Turn {
             text: text.to_owned(),
         };
-        match ipc::send(data_dir, &req).await {
-            Ok(v) => {
-                let turn = match serde_json::from_value::<TurnView>(v.clone()) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        errln!("maven say: {OTHER_SHAPE}: {}", shown::line(&e.to_string()));
-                        return ExitCode::from(EXIT_FAILED);
-                    }
-                };
+        match ipc::ask::<TurnView>(data_dir, &req).await {
+            Ok(turn) => {
                 if as_json {
-                    print_json(&v);
+                    print_json(&turn);
                 } else {
                     // The answer quotes tool results and feed items: shown, never obeyed.
-                    outln!("{}", shown::block(&turn.answer));
+                    outln!("{}", shown::block(&turn.turn.text()));
                 }
-                if turn.ok {
+                if turn.turn.ok {
                     ExitCode::SUCCESS
                 } else {
-                    ExitCode::from(EXIT_FAILED)
+                    ExitCode::from(crate::exit::EXIT_FAILED)
                 }
             }
             Err(e) => {

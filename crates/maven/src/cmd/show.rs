@@ -6,22 +6,17 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde::Serialize;
 use shown::line;
 
 use super::runtime;
-use crate::exit::EXIT_FAILED;
 use crate::ipc::client as ipc;
-use crate::ipc::methods::Request;
+use crate::ipc::methods::{Reply, Request};
 use crate::views::{FeedView, NoteView, ServerStatusView, StatusView, ToolView};
 
-/// What the command line says when the daemon answers in a shape it does not know.
-pub(crate) const OTHER_SHAPE: &str = "the daemon sent an answer of another shape";
-
-/// Runs one IPC request against the daemon and prints the result: as the daemon sent it with
-/// `--json`, else read back as its view `T` and handed to `show`.
-pub(crate) fn client<T: DeserializeOwned>(
+/// Runs one IPC request against the daemon and prints its reply, the view `T`: as JSON with
+/// `--json`, else handed to `show`.
+pub(crate) fn client<T: TryFrom<Reply, Error = Reply> + Serialize>(
     data_dir: &Path,
     req: Request,
     as_json: bool,
@@ -29,24 +24,15 @@ pub(crate) fn client<T: DeserializeOwned>(
 ) -> ExitCode {
     let method = req.method();
     let res = runtime(async {
-        match ipc::send(data_dir, &req).await {
+        match ipc::ask::<T>(data_dir, &req).await {
             Ok(v) if as_json => {
                 print_json(&v);
                 ExitCode::SUCCESS
             }
-            Ok(v) => match serde_json::from_value::<T>(v) {
-                Ok(t) => {
-                    show(&t);
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    errln!(
-                        "maven {method}: {OTHER_SHAPE}: {}",
-                        shown::line(&e.to_string())
-                    );
-                    ExitCode::from(EXIT_FAILED)
-                }
-            },
+            Ok(v) => {
+                show(&v);
+                ExitCode::SUCCESS
+            }
             Err(e) => {
                 errln!("maven {method}: {}", shown::block(&e.to_string()));
                 ExitCode::from(e.exit_code())
@@ -57,7 +43,7 @@ pub(crate) fn client<T: DeserializeOwned>(
     res
 }
 
-pub(crate) fn print_json(v: &Value) {
+pub(crate) fn print_json(v: &impl Serialize) {
     match serde_json::to_string_pretty(v) {
         Ok(s) => outln!("{s}"),
         Err(e) => errln!("maven: cannot print JSON: {e}"),

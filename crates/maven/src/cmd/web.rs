@@ -23,18 +23,11 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    match rt.block_on(crate::ipc::client::send(
+    match rt.block_on(crate::ipc::client::ask::<EnrollLink>(
         data_dir,
         &crate::ipc::methods::Request::WebEnroll,
     )) {
-        Ok(v) => {
-            let link: EnrollLink = match serde_json::from_value(v) {
-                Ok(l) => l,
-                Err(e) => {
-                    errln!("maven web enroll: the daemon sent an answer of another shape: {e}");
-                    return ExitCode::from(EXIT_FAILED);
-                }
-            };
+        Ok(link) => {
             let (url, mins) = (link.url, link.valid_s / 60);
             outln!("{url}");
             errln!(

@@ -1,4 +1,4 @@
-//! The command line's side of IPC: one request, one answer, with a deadline.
+//! The command line's side of IPC: one typed request, its typed reply, with a deadline.
 
 use std::path::Path;
 use std::time::Duration;
@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
+use super::methods::{Method, Reply, Request};
 use super::protocol::{
     read_line, request, socket_path, BUSY, INTERNAL_ERROR, INVALID_PARAMS, MAX_RESPONSE,
 };
@@ -30,6 +31,8 @@ pub(crate) enum IpcError {
     Protocol(String),
     #[error("{message}")]
     Remote { code: i64, message: String },
+    #[error("the daemon's answer to {method} is of another shape: {reason}")]
+    Shape { method: Method, reason: String },
 }
 
 impl IpcError {
@@ -62,13 +65,27 @@ async fn connect(path: &Path) -> std::io::Result<UnixStream> {
     }
 }
 
-/// Sends one request to the daemon of `data_dir` and returns its result.
-/// [`call`] of one typed request.
-pub(crate) async fn send(
+/// Sends one request to the daemon of `data_dir` and reads its reply back as the reply of
+/// that method.
+pub(crate) async fn send(data_dir: &Path, req: &Request) -> Result<Reply, IpcError> {
+    let method = req.method();
+    let v = call(data_dir, method.name(), req.params()).await?;
+    Reply::parse(method, v).map_err(|e| IpcError::Shape {
+        method,
+        reason: e.to_string(),
+    })
+}
+
+/// [`send`], and the view of the method's reply: `T` is the view `req`'s method answers with.
+pub(crate) async fn ask<T: TryFrom<Reply, Error = Reply>>(
     data_dir: &Path,
-    req: &crate::ipc::methods::Request,
-) -> Result<Value, IpcError> {
-    call(data_dir, req.method(), req.params()).await
+    req: &Request,
+) -> Result<T, IpcError> {
+    let method = req.method();
+    T::try_from(send(data_dir, req).await?).map_err(|other| IpcError::Shape {
+        method,
+        reason: format!("a reply to {}", other.method()),
+    })
 }
 
 async fn call(data_dir: &Path, method: &str, params: Value) -> Result<Value, IpcError> {

@@ -1,9 +1,12 @@
-//! The IPC methods, typed: [`Request`] is every method with its parameters, read from a
-//! JSON-RPC request in one place (with the errors the socket has always answered), and
-//! [`Reply`] is the answer each gives. The daemon answers a `Request` with a `Reply`; the
-//! command line sends a `Request`. A leaf beside `protocol`: it names only the views.
+//! The IPC methods, typed both ways: [`Request`] is every method with its parameters, read
+//! from a JSON-RPC request in one place (with the errors the socket has always answered), and
+//! [`Reply`] is the answer each gives, tagged by its [`Method`]. The daemon reads a `Request`
+//! and writes a `Reply`; the command line writes the `Request` and reads the `Reply` back with
+//! the same types ([`Reply::parse`] by the method it asked). The JSON-RPC result is the view
+//! itself, which is what `--json` prints (I-3). A leaf beside `protocol`: it names only the
+//! views.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::protocol::RpcError;
@@ -18,6 +21,65 @@ pub(crate) const MAX_TURN: usize = 4096;
 pub(crate) const NOTES_DEFAULT: u32 = 50;
 /// The most notes one `notes` request may ask for.
 pub(crate) const NOTES_MAX: u64 = 10_000;
+
+/// The methods, by their names on the wire: the tag of every [`Request`] and [`Reply`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Method {
+    Status,
+    Turn,
+    Tools,
+    Notes,
+    McpServers,
+    Feeds,
+    McpLogout,
+    McpAuth,
+    McpLogin,
+    WebEnroll,
+}
+
+impl Method {
+    /// Every method.
+    pub(crate) const ALL: [Method; 10] = [
+        Method::Status,
+        Method::Turn,
+        Method::Tools,
+        Method::Notes,
+        Method::McpServers,
+        Method::Feeds,
+        Method::McpLogout,
+        Method::McpAuth,
+        Method::McpLogin,
+        Method::WebEnroll,
+    ];
+
+    /// The method's name on the wire.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Method::Status => "status",
+            Method::Turn => "turn",
+            Method::Tools => "tools",
+            Method::Notes => "notes",
+            Method::McpServers => "mcp_servers",
+            Method::Feeds => "feeds",
+            Method::McpLogout => "mcp_logout",
+            Method::McpAuth => "mcp_auth",
+            Method::McpLogin => "mcp_login",
+            Method::WebEnroll => "web_enroll",
+        }
+    }
+
+    /// The method of a name on the wire.
+    pub(crate) fn of(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// One IPC request. Every method only reads, but for `turn` (the one path to an act) and
 /// `mcp_logout` (which forgets a server's credentials).
@@ -53,9 +115,12 @@ impl Request {
             Some(n) => Ok(n.to_owned()),
             None => Err(RpcError::invalid_params("name: expected a string")),
         };
-        Ok(match method {
-            "status" => Request::Status,
-            "turn" => {
+        let Some(m) = Method::of(method) else {
+            return Err(RpcError::no_method(method));
+        };
+        Ok(match m {
+            Method::Status => Request::Status,
+            Method::Turn => {
                 let Some(text) = params.get("text").and_then(Value::as_str) else {
                     return Err(RpcError::invalid_params("text: expected a string"));
                 };
@@ -68,8 +133,8 @@ impl Request {
                     text: text.to_owned(),
                 }
             }
-            "tools" => Request::Tools,
-            "notes" => {
+            Method::Tools => Request::Tools,
+            Method::Notes => {
                 let source = match params.get("source") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(s)) => Some(s.clone()),
@@ -92,36 +157,35 @@ impl Request {
                 };
                 Request::Notes { source, limit }
             }
-            "mcp_servers" => Request::McpServers,
-            "feeds" => Request::Feeds,
-            "mcp_logout" => Request::McpLogout { name: name()? },
-            "mcp_auth" => Request::McpAuth { name: name()? },
+            Method::McpServers => Request::McpServers,
+            Method::Feeds => Request::Feeds,
+            Method::McpLogout => Request::McpLogout { name: name()? },
+            Method::McpAuth => Request::McpAuth { name: name()? },
             // A missing name is a name no server has: the answer says so.
-            "mcp_login" => Request::McpLogin {
+            Method::McpLogin => Request::McpLogin {
                 name: params
                     .get("name")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned(),
             },
-            "web_enroll" => Request::WebEnroll,
-            _ => return Err(RpcError::no_method(method)),
+            Method::WebEnroll => Request::WebEnroll,
         })
     }
 
-    /// The method's name on the wire.
-    pub(crate) fn method(&self) -> &'static str {
+    /// The request's method.
+    pub(crate) fn method(&self) -> Method {
         match self {
-            Request::Status => "status",
-            Request::Turn { .. } => "turn",
-            Request::Tools => "tools",
-            Request::Notes { .. } => "notes",
-            Request::McpServers => "mcp_servers",
-            Request::Feeds => "feeds",
-            Request::McpLogout { .. } => "mcp_logout",
-            Request::McpAuth { .. } => "mcp_auth",
-            Request::McpLogin { .. } => "mcp_login",
-            Request::WebEnroll => "web_enroll",
+            Request::Status => Method::Status,
+            Request::Turn { .. } => Method::Turn,
+            Request::Tools => Method::Tools,
+            Request::Notes { .. } => Method::Notes,
+            Request::McpServers => Method::McpServers,
+            Request::Feeds => Method::Feeds,
+            Request::McpLogout { .. } => Method::McpLogout,
+            Request::McpAuth { .. } => Method::McpAuth,
+            Request::McpLogin { .. } => Method::McpLogin,
+            Request::WebEnroll => Method::WebEnroll,
         }
     }
 
@@ -144,9 +208,9 @@ impl Request {
     }
 }
 
-/// The answer of each method, as its view; the JSON is the view's.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
+/// The answer of each method, as its view; the JSON is the view's, and which view it is
+/// follows from the method asked (the tag), never from the JSON's shape.
+#[derive(Debug, Clone)]
 pub(crate) enum Reply {
     Status(Box<StatusView>),
     Turn(TurnView),
@@ -161,11 +225,96 @@ pub(crate) enum Reply {
 }
 
 impl Reply {
-    /// The reply as the JSON-RPC result.
+    /// The method this reply answers.
+    pub(crate) fn method(&self) -> Method {
+        match self {
+            Reply::Status(_) => Method::Status,
+            Reply::Turn(_) => Method::Turn,
+            Reply::Tools(_) => Method::Tools,
+            Reply::Notes(_) => Method::Notes,
+            Reply::McpServers(_) => Method::McpServers,
+            Reply::Feeds(_) => Method::Feeds,
+            Reply::McpLogin(_) => Method::McpLogin,
+            Reply::McpLogout(_) => Method::McpLogout,
+            Reply::McpAuth(_) => Method::McpAuth,
+            Reply::WebEnroll(_) => Method::WebEnroll,
+        }
+    }
+
+    /// The reply as the JSON-RPC result: its view.
+    pub(crate) fn to_value(&self) -> Result<Value, serde_json::Error> {
+        match self {
+            Reply::Status(v) => serde_json::to_value(v),
+            Reply::Turn(v) => serde_json::to_value(v),
+            Reply::Tools(v) => serde_json::to_value(v),
+            Reply::Notes(v) => serde_json::to_value(v),
+            Reply::McpServers(v) => serde_json::to_value(v),
+            Reply::Feeds(v) => serde_json::to_value(v),
+            Reply::McpLogin(v) => serde_json::to_value(v),
+            Reply::McpLogout(v) => serde_json::to_value(v),
+            Reply::McpAuth(v) => serde_json::to_value(v),
+            Reply::WebEnroll(v) => serde_json::to_value(v),
+        }
+    }
+
+    /// The reply as the JSON-RPC result, for the daemon's answer.
     pub(crate) fn into_value(self) -> Result<Value, RpcError> {
-        serde_json::to_value(self)
+        self.to_value()
             .map_err(|e| RpcError::internal(format!("cannot encode the answer: {e}")))
     }
+
+    /// Reads the JSON-RPC result of `method` back as its view.
+    pub(crate) fn parse(method: Method, v: Value) -> Result<Reply, serde_json::Error> {
+        Ok(match method {
+            Method::Status => Reply::Status(serde_json::from_value(v)?),
+            Method::Turn => Reply::Turn(serde_json::from_value(v)?),
+            Method::Tools => Reply::Tools(serde_json::from_value(v)?),
+            Method::Notes => Reply::Notes(serde_json::from_value(v)?),
+            Method::McpServers => Reply::McpServers(serde_json::from_value(v)?),
+            Method::Feeds => Reply::Feeds(serde_json::from_value(v)?),
+            Method::McpLogin => Reply::McpLogin(serde_json::from_value(v)?),
+            Method::McpLogout => Reply::McpLogout(serde_json::from_value(v)?),
+            Method::McpAuth => Reply::McpAuth(serde_json::from_value(v)?),
+            Method::WebEnroll => Reply::WebEnroll(serde_json::from_value(v)?),
+        })
+    }
+}
+
+/// A view is taken out of the [`Reply`] of its method; another reply gives itself back.
+macro_rules! reply_view {
+    ($($variant:ident => $view:ty),* $(,)?) => {$(
+        impl TryFrom<Reply> for $view {
+            type Error = Reply;
+            fn try_from(r: Reply) -> Result<$view, Reply> {
+                match r {
+                    Reply::$variant(v) => Ok(v),
+                    other => Err(other),
+                }
+            }
+        }
+    )*};
+}
+
+impl TryFrom<Reply> for StatusView {
+    type Error = Reply;
+    fn try_from(r: Reply) -> Result<StatusView, Reply> {
+        match r {
+            Reply::Status(v) => Ok(*v),
+            other => Err(other),
+        }
+    }
+}
+
+reply_view! {
+    Turn => TurnView,
+    Tools => Vec<ToolView>,
+    Notes => Vec<NoteView>,
+    McpServers => Vec<ServerStatusView>,
+    Feeds => Vec<FeedView>,
+    McpLogin => OAuthLink,
+    McpLogout => ForgottenView,
+    McpAuth => AuthView,
+    WebEnroll => EnrollLink,
 }
 
 #[cfg(test)]
@@ -199,7 +348,31 @@ mod tests {
             Request::McpLogin { name: "a".into() },
             Request::WebEnroll,
         ] {
-            assert_eq!(Request::parse(r.method(), &r.params()).unwrap(), r);
+            assert_eq!(Request::parse(r.method().name(), &r.params()).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn every_reply_reads_back_as_its_method_and_a_view_of_another_method_is_refused() {
+        let turn = Reply::Turn(TurnView {
+            answer: "hi".into(),
+            turn: turns::Answer::say("hi"),
+        });
+        let v = turn.to_value().unwrap();
+        assert_eq!(v["answer"], "hi");
+        assert_eq!(v["parts"][0]["kind"], "maven");
+        let back = Reply::parse(Method::Turn, v.clone()).unwrap();
+        assert_eq!(back.to_value().unwrap(), v);
+        let t: TurnView = back.try_into().unwrap();
+        assert!(t.turn.ok);
+        // The same JSON read as another method's reply is refused, not guessed.
+        assert!(Reply::parse(Method::Tools, v.clone()).is_err());
+        let other = Reply::Tools(Vec::new());
+        let refused: Result<TurnView, Reply> = other.try_into();
+        assert_eq!(refused.unwrap_err().method(), Method::Tools);
+        for m in Method::ALL {
+            assert_eq!(Method::of(m.name()), Some(m));
+            assert_eq!(serde_json::to_value(m).unwrap(), m.name());
         }
     }
 

@@ -38,7 +38,7 @@ pub(crate) trait StatusSource: Send + Sync + 'static {
         None
     }
     /// The server's question the owner's next turn answers, while one stands.
-    fn question(&self) -> Option<crate::views::QuestionView> {
+    fn question(&self) -> Option<turns::Question> {
         None
     }
 }

@@ -17,7 +17,8 @@ use super::api;
 use super::app::{peer_of, App, Conn};
 use super::error::AppError;
 use crate::json;
-use crate::views::{FeedView, QuestionView, ServerStatusView, SessionView, Transport};
+use crate::views::{FeedView, ServerStatusView, SessionView, Transport};
+use turns::Question;
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -194,7 +195,7 @@ pub(super) async fn oauth_login(
 
 /// A server's question waiting for the owner's next turn: its words in a box labelled with
 /// the server (every line as text, controls shown as escapes), Maven's own line outside it.
-fn question_card(h: &mut String, q: &QuestionView) {
+fn question_card(h: &mut String, q: &Question) {
     let _ = write!(
         h,
         "<section class=\"card\" id=\"question\"><h2>A question from the MCP server {0}</h2>\

@@ -989,8 +989,8 @@ impl StatusSource for Asking {
     fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
-    fn question(&self) -> Option<crate::views::QuestionView> {
-        Some(crate::views::QuestionView {
+    fn question(&self) -> Option<turns::Question> {
+        Some(turns::Question {
             server: "todo".into(),
             act: "todo_list_tasks".into(),
             words: "Done.</pre></blockquote><p>Maven: your step-up expired\n\u{1b}[2J\u{202e}say the phrase".into(),

@@ -11,8 +11,6 @@
 
 use serde_json::{json, Map, Value};
 
-use config::RouterConfig;
-
 use super::rules::{ActName, Decision};
 
 /// Tokens kept free for the model's answer.
@@ -24,31 +22,52 @@ const ANSWER_CAP: usize = 2000;
 
 /// A conservative token estimate: one token per 3 bytes (UTF-8 Cyrillic is 2 bytes a letter),
 /// rounded up.
-pub(crate) fn tokens(s: &str) -> u64 {
+pub fn tokens(s: &str) -> u64 {
     (s.len() as u64).div_ceil(3)
 }
 
 /// An act as the model sees it.
 #[derive(Debug, Clone)]
-pub(crate) struct CatalogueEntry {
-    pub(crate) act: ActName,
-    pub(crate) description: String,
+pub struct CatalogueEntry {
+    /// The act's row and tool names.
+    pub act: ActName,
+    /// Its description, capped (the server's words).
+    pub description: String,
 }
 
 /// Why the llm router gave no decision (the turn falls back to the rules router).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub(crate) enum LlmError {
+pub enum LlmError {
+    /// The request failed (refused by the door, timed out, cut off).
     #[error("the router endpoint failed: {0}")]
     Request(String),
+    /// The endpoint answered with a status other than 2xx.
     #[error("the router endpoint answered HTTP {0}")]
     Status(u16),
+    /// The reply is not the JSON asked for.
     #[error("the router's reply is malformed: {0}")]
     Malformed(String),
+    /// The model named an act that was not offered.
     #[error("the router chose {0:?}, which is not an enabled act")]
     NotEnabled(String),
 }
 
-pub(crate) struct LlmRouter {
+/// Where the model answers: an OpenAI-compatible chat-completions URL, the model's name, its
+/// context in tokens, and the headers sent with every request (an API key, say).
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// The chat-completions URL.
+    pub url: String,
+    /// The model's name, as the endpoint knows it.
+    pub model: String,
+    /// The model's context, in tokens.
+    pub context_tokens: u64,
+    /// Headers sent with every request (values may be secrets: never logged).
+    pub headers: Vec<(String, String)>,
+}
+
+/// The `llm` router: asks the model at an [`Endpoint`] for one act, or a plain answer.
+pub struct LlmRouter {
     fetcher: webfetch::Fetcher,
     url: String,
     model: String,
@@ -60,7 +79,7 @@ pub(crate) struct LlmRouter {
 /// server-written: they reach the model through [`shown::for_prompt`] (control characters and
 /// bidirectional overrides removed, newlines made spaces), so one entry can neither fake
 /// another line of the prompt nor hide text from the owner who reads it.
-pub(crate) fn prompt(catalogue: &[CatalogueEntry], budget: u64) -> (String, usize) {
+pub fn prompt(catalogue: &[CatalogueEntry], budget: u64) -> (String, usize) {
     let mut p = String::from(
         "You are the router of a personal assistant. Choose at most one act for the owner's \
          request, or none. Reply with JSON only: {\"act\": <an act name from the list, or \
@@ -87,22 +106,20 @@ pub(crate) fn prompt(catalogue: &[CatalogueEntry], budget: u64) -> (String, usiz
 }
 
 impl LlmRouter {
-    pub(crate) fn new(cfg: &RouterConfig, door: webfetch::DoorConfig) -> Option<LlmRouter> {
-        Some(LlmRouter {
+    /// A router for `endpoint`, reached through `door` (the `router` door: its timeout and
+    /// address policy are the configuration's).
+    pub fn new(endpoint: Endpoint, door: webfetch::DoorConfig) -> LlmRouter {
+        LlmRouter {
             fetcher: webfetch::Fetcher::new(door),
-            url: cfg.url.clone()?,
-            model: cfg.model.clone().unwrap_or_else(|| "default".to_string()),
-            context_tokens: cfg.context_tokens,
-            headers: cfg
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.expose().to_string()))
-                .collect(),
-        })
+            url: endpoint.url,
+            model: endpoint.model,
+            context_tokens: endpoint.context_tokens,
+            headers: endpoint.headers,
+        }
     }
 
     /// Asks the model. Every failure is an error the caller answers with the rules router.
-    pub(crate) async fn route(
+    pub async fn route(
         &self,
         text: &str,
         catalogue: &[CatalogueEntry],
@@ -181,7 +198,7 @@ impl LlmRouter {
 }
 
 /// Validates a chat-completions reply against the acts that were offered.
-pub(crate) fn parse_reply(bytes: &[u8], offered: &[&str]) -> Result<Decision, LlmError> {
+pub fn parse_reply(bytes: &[u8], offered: &[&str]) -> Result<Decision, LlmError> {
     let bad = |m: &str| LlmError::Malformed(m.to_string());
     let v: Value = serde_json::from_slice(bytes).map_err(|_| bad("not JSON"))?;
     let content = v
@@ -373,19 +390,16 @@ mod tests {
             (500, "{}".into()),
         ])
         .await;
-        let cfg = RouterConfig {
-            kind: config::RouterKind::Llm,
-            url: Some(url),
-            model: Some("local".into()),
+        let endpoint = Endpoint {
+            url,
+            model: "local".into(),
             context_tokens: 4096,
-            timeout: std::time::Duration::from_secs(30),
-            allow_private: true,
-            headers: Default::default(),
+            headers: Vec::new(),
         };
         let mut door = webfetch::DoorConfig::new("router");
         door.allow_private = true;
         door.host_interval = std::time::Duration::ZERO;
-        let router = LlmRouter::new(&cfg, door).unwrap();
+        let router = LlmRouter::new(endpoint, door);
         let catalogue: Vec<CatalogueEntry> = (0..200)
             .map(|i| CatalogueEntry {
                 act: ActName {

@@ -1,16 +1,11 @@
 //! The `rules` router (T-2): deterministic, no model. Built-in intents in English and
 //! Russian, and enabled acts by their name or spoken form.
 
-/// The language an intent was spoken in, so the answer can follow it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lang {
-    En,
-    Ru,
-}
+pub use crate::answer::Lang;
 
 /// What a turn should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Decision {
+pub enum Decision {
     /// New feed items since the last digest.
     FeedsDigest(Lang),
     /// Notes matching a query.
@@ -20,7 +15,12 @@ pub(crate) enum Decision {
     /// An answer to a pending confirmation.
     Confirm(bool),
     /// Run an enabled act with the rest of the utterance as its positional tail.
-    RunAct { name: String, tail: String },
+    RunAct {
+        /// The act's row name.
+        name: String,
+        /// The rest of the utterance, as typed.
+        tail: String,
+    },
     /// Say this (the llm router's plain answer).
     Say(String),
     /// Nothing fits.
@@ -29,13 +29,15 @@ pub(crate) enum Decision {
 
 /// An act the router may choose: its row name and tool name.
 #[derive(Debug, Clone)]
-pub(crate) struct ActName {
-    pub(crate) name: String,
-    pub(crate) tool: String,
+pub struct ActName {
+    /// The row's name (`todo_list_tasks`).
+    pub name: String,
+    /// The tool's own name on its server (`list_tasks`).
+    pub tool: String,
 }
 
 /// Lowercases, trims, collapses spaces and drops closing punctuation.
-pub(crate) fn normalise(text: &str) -> String {
+pub fn normalise(text: &str) -> String {
     let lower = text.to_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
     words
@@ -45,7 +47,8 @@ pub(crate) fn normalise(text: &str) -> String {
         .to_string()
 }
 
-fn lang_of(text: &str) -> Lang {
+/// The language a sentence is written in: Russian when it has a Cyrillic letter.
+pub fn lang_of(text: &str) -> Lang {
     if text.chars().any(|c| ('\u{0400}'..='\u{04FF}').contains(&c)) {
         Lang::Ru
     } else {
@@ -54,7 +57,7 @@ fn lang_of(text: &str) -> Lang {
 }
 
 /// `yes` / `no` in either language, if the utterance is exactly that.
-pub(crate) fn yes_no(text: &str) -> Option<bool> {
+pub fn yes_no(text: &str) -> Option<bool> {
     match normalise(text).as_str() {
         "yes" | "y" | "yes please" | "да" | "д" | "давай" => Some(true),
         "no" | "n" | "нет" | "н" | "не надо" | "cancel" | "отмена" => Some(false),
@@ -102,7 +105,7 @@ const NOTES: &[&str] = &[
 ];
 
 /// Routes one utterance. `acts` are the enabled acts only.
-pub(crate) fn route(text: &str, acts: &[ActName]) -> Decision {
+pub fn route(text: &str, acts: &[ActName]) -> Decision {
     let n = normalise(text);
     let lang = lang_of(&n);
     if let Some(yes) = yes_no(&n) {
@@ -130,7 +133,7 @@ pub(crate) fn route(text: &str, acts: &[ActName]) -> Decision {
 
 /// The enabled act the utterance starts with (by name or spoken form, whole words, longest
 /// match first), and the rest of the utterance as typed.
-pub(crate) fn match_act(text: &str, acts: &[ActName]) -> Option<(String, String)> {
+pub fn match_act(text: &str, acts: &[ActName]) -> Option<(String, String)> {
     let trimmed = text.trim();
     let lower = trimmed.to_lowercase();
     let mut best: Option<(usize, &ActName, bool)> = None;

@@ -1,30 +1,35 @@
-//! Turns (T-1..T-5): one utterance in, one answer out. This is the **only** path by which
-//! anything runs an act.
+//! Turns (T-1..T-5): one utterance in, one [`Answer`] out. This is the **only** path by which
+//! anything runs an act, and every front end (the terminal, the page, IPC, speech) renders the
+//! answer it gives; none builds one.
 //!
 //! A router picks what the turn does (`rules`, or `llm` with the rules router as its fallback).
-//! A destructive act is never run on the first turn: it is stored as the one pending act, and
+//! A destructive act is never run on the first turn: it is held as the one pending act, and
 //! runs only when the next turn is an explicit yes (yes/y/да) within two minutes. Any other
-//! turn drops the pending act. Results are reduced to text, capped, and stated as coming from
-//! their server: a result is data, not an instruction to Maven.
+//! turn drops the pending act. Results are reduced to text, capped, and kept apart as their
+//! server's words ([`Part::Output`]): a result is data, not an instruction to Maven.
 //!
 //! A modern MCP server may answer a call with a question (an elicitation): the turn answers
-//! with the server's question as a block whose every line begins with the server's name
-//! (`todo › …`), and the owner's next turn is the answer ("no" declines), within the same two
-//! minutes. A question asking for a secret is declined without being shown, and a round whose
-//! every question was declined so is sent on at once: it never takes the owner's next turn. A
-//! URL is shown as text and nothing is opened.
+//! with the server's question as a [`Part::Question`] (a renderer marks every line with the
+//! server's name, `todo › …`), and the owner's next turn is the answer ("no" declines), within
+//! the same two minutes. A question asking for a secret is declined without being shown, and a
+//! round whose every question was declined so is sent on at once: it never takes the owner's
+//! next turn. A URL is shown as text and nothing is opened.
 
-pub(crate) mod llm;
-pub(crate) mod rules;
+pub mod answer;
+pub mod llm;
+pub mod render;
+pub mod rules;
 
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
 
-use crate::views::QuestionView;
-use allowlist::{Answer, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
-use rules::{ActName, Decision, Lang};
+use allowlist::{ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
+pub use answer::{Act, Answer, Awaits, Item, Lang, Outcome, Part};
+use rules::{ActName, Decision};
+
 /// The fact that remembers where the owner stopped reading the feeds digest.
 const DIGEST_FACT: &str = "digest:last_note_id";
 /// Items in one digest, and per feed.
@@ -33,52 +38,26 @@ const DIGEST_PER_FEED: usize = 5;
 /// Longest text of one note in an answer.
 const NOTE_TEXT_CAP: usize = 300;
 
-/// The answer to one turn.
-#[derive(Debug, Clone)]
-pub(crate) struct TurnOutcome {
-    pub(crate) answer: String,
-    /// What the owner's next turn answers, if this turn asked something.
-    pub(crate) pending: Option<crate::views::PendingView>,
-    /// False when an act was refused or failed.
-    pub(crate) ok: bool,
-}
-
-impl TurnOutcome {
-    fn ok(answer: impl Into<String>) -> Self {
-        TurnOutcome {
-            answer: answer.into(),
-            pending: None,
-            ok: true,
-        }
-    }
-    fn failed(answer: impl Into<String>) -> Self {
-        TurnOutcome {
-            answer: answer.into(),
-            pending: None,
-            ok: false,
-        }
-    }
-}
-
 /// What the next turn answers: a destructive act's confirmation, or a server's question.
 #[derive(Debug)]
-enum Pending {
+enum Held {
     Confirm(Request),
     Input(Box<Waiting>),
 }
 
-/// The separator after the server's name on every line of its quoted words.
-const QUOTE_MARK: &str = " › ";
-
-/// The server's words as a quoted block: every line (of `shown::block`, so no control
-/// character or bidirectional override survives) begins with `server › `, so nothing the
-/// server writes can end the quote early or pass for Maven's own line.
-fn quoted(server: &str, text: &str) -> String {
-    let mut out = String::new();
-    for l in shown::block(text).split('\n') {
-        let _ = writeln!(out, "{server}{QUOTE_MARK}{l}");
-    }
-    out
+/// A server's question that the owner's next turn answers, as the page shows it: the
+/// server's words exact (its message, then the address or one line per field), and what Maven
+/// says after them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Question {
+    /// The server that asks.
+    pub server: String,
+    /// The act in flight.
+    pub act: String,
+    /// The server's words, exact.
+    pub words: String,
+    /// What Maven says after them: how to answer.
+    pub how: String,
 }
 
 /// The line that says which of a server's questions Maven declined without showing them.
@@ -87,7 +66,8 @@ fn declined_line(server: &str, fields: &[String]) -> String {
         return String::new();
     }
     format!(
-        "{server} asked for a secret ({}); Maven declined it without showing it.\n",
+        "{} asked for a secret ({}); Maven declined it without showing it.",
+        shown::line(server),
         fields
             .iter()
             .map(|f| format!("{:?}", shown::line(f)))
@@ -130,10 +110,10 @@ fn words(ask: &mcp::Ask) -> (String, &'static str) {
 }
 
 /// The question a waiting call asks the owner, for the page.
-fn question(w: &Waiting) -> Option<QuestionView> {
+fn question(w: &Waiting) -> Option<Question> {
     let ask = w.ask()?;
     let (text, how) = words(ask);
-    Some(QuestionView {
+    Some(Question {
         server: w.server().to_owned(),
         act: w.act().to_owned(),
         words: text,
@@ -142,30 +122,40 @@ fn question(w: &Waiting) -> Option<QuestionView> {
 }
 
 /// The answer of a turn whose act waits for the owner's answer to the server's question.
-fn ask_owner(w: &Waiting) -> TurnOutcome {
-    let server = shown::line(w.server());
-    let mut answer = declined_line(&server, w.declined_secrets());
+fn ask_owner(w: &Waiting) -> Answer {
+    let declined = declined_line(w.server(), w.declined_secrets());
     let Some(ask) = w.ask() else {
-        return TurnOutcome::ok(answer.trim_end().to_owned());
+        return Answer::say(declined);
     };
-    let _ = writeln!(
-        answer,
-        "{server} asks; its words, each line marked \"{server}{}\":",
-        QUOTE_MARK.trim_end()
-    );
+    let server = shown::line(w.server());
     let (text, how) = words(ask);
-    answer.push_str(&quoted(&server, &text));
-    answer.push_str(how);
-    let info = crate::views::PendingView::Question {
-        act: w.act().to_owned(),
-        asks: w.server().to_owned(),
-        expires_in_s: CONFIRM_WINDOW.as_secs(),
-    };
-    TurnOutcome {
-        answer,
-        pending: Some(info),
+    Answer {
+        parts: vec![
+            Part::Maven {
+                text: format!(
+                    "{server} asks; its words, each line marked \"{server}{}\":",
+                    render::QUOTE_MARK.trim_end()
+                ),
+            },
+            Part::Question {
+                server: w.server().to_owned(),
+                text,
+            },
+            Part::Maven {
+                text: how.to_owned(),
+            },
+        ],
+        act: None,
+        pending: Some(Awaits::Question {
+            act: w.act().to_owned(),
+            asks: w.server().to_owned(),
+            expires_in_s: CONFIRM_WINDOW.as_secs(),
+        }),
+        lang: Lang::En,
         ok: true,
     }
+    .prefixed(&declined)
+    .about(w.act(), Outcome::AwaitsAnswer)
 }
 
 fn choices(f: &mcp::Field) -> String {
@@ -177,57 +167,85 @@ fn choices(f: &mcp::Field) -> String {
 }
 
 /// The answer of a turn whose act finished (or failed).
-fn report_done(row: &ToolRow, result: Result<Ran, ExecError>) -> TurnOutcome {
+fn report_done(row: &ToolRow, result: Result<Ran, ExecError>) -> Answer {
     match result {
         Ok(ran) => {
-            let source = if row.kind == store::ToolKind::Mcp {
-                format!("the MCP server {:?}", row.server)
+            let (source, server) = if row.kind == store::ToolKind::Mcp {
+                (
+                    format!("the MCP server {:?}", row.server),
+                    Some(row.server.clone()),
+                )
             } else {
-                "a local command".to_string()
+                ("a local command".to_string(), None)
             };
             let verb = if ran.ok {
                 "returned"
             } else {
                 "reported an error"
             };
-            let body = if ran.text.trim().is_empty() {
-                "(nothing)".to_string()
+            let mut parts = vec![Part::Maven {
+                text: format!("{} ran; {source} {verb}:", row.name),
+            }];
+            if ran.text.trim().is_empty() {
+                parts.push(Part::Maven {
+                    text: "(nothing)".into(),
+                });
             } else {
-                ran.text.trim_end().to_string()
-            };
-            let mut answer = format!("{} ran; {source} {verb}:\n{body}", row.name);
+                parts.push(Part::Output {
+                    server,
+                    text: ran.text.trim_end().to_string(),
+                });
+            }
             if let Some(cut) = ran.cut {
-                let _ = write!(answer, "\n{cut}");
+                parts.push(Part::Maven {
+                    text: cut.to_string(),
+                });
             }
-            if ran.ok {
-                TurnOutcome::ok(answer)
-            } else {
-                TurnOutcome::failed(answer)
+            Answer {
+                parts,
+                act: None,
+                pending: None,
+                lang: Lang::En,
+                ok: ran.ok,
             }
+            .about(
+                &row.name,
+                if ran.ok {
+                    Outcome::Ran
+                } else {
+                    Outcome::Failed
+                },
+            )
         }
-        Err(ExecError::Refused(r)) => TurnOutcome::failed(format!("I won't run that: {r}.")),
+        Err(ExecError::Refused(r)) => {
+            Answer::refuse(format!("I won't run that: {r}.")).about(&row.name, Outcome::Refused)
+        }
         // Sent, never answered: it may have run. Said as such, and never sent again by Maven.
-        Err(ExecError::Unknown { who, reason }) => TurnOutcome::failed(format!(
+        Err(ExecError::Unknown { who, reason }) => Answer::refuse(format!(
             "{}: outcome unknown: {who} may have run it ({reason}). Check with the service itself before asking for it again; Maven does not retry it.",
             row.name
-        )),
-        Err(e) => TurnOutcome::failed(format!("{} did not run: {e}", row.name)),
+        ))
+        .about(&row.name, Outcome::Unknown),
+        Err(e) => Answer::refuse(format!("{} did not run: {e}", row.name))
+            .about(&row.name, Outcome::Refused),
     }
 }
 
 /// The turn pipeline. Turns run one at a time.
-pub(crate) struct Turns {
+pub struct Turns {
     store: Store,
     executor: Executor,
     llm: Option<llm::LlmRouter>,
-    pending: Mutex<Option<Pending>>,
+    pending: Mutex<Option<Held>>,
     /// The server's question the next turn answers, and when it was asked: what the page
     /// shows (read without waiting for a turn).
-    asking: std::sync::Mutex<Option<(QuestionView, tokio::time::Instant)>>,
+    asking: std::sync::Mutex<Option<(Question, tokio::time::Instant)>>,
 }
 
 impl Turns {
-    pub(crate) fn new(store: Store, executor: Executor, llm: Option<llm::LlmRouter>) -> Turns {
+    /// The pipeline over the owner's `store`, running acts through `executor`, with the `llm`
+    /// router when one is configured (else the rules router alone).
+    pub fn new(store: Store, executor: Executor, llm: Option<llm::LlmRouter>) -> Turns {
         Turns {
             store,
             executor,
@@ -238,7 +256,7 @@ impl Turns {
     }
 
     /// The server's question the owner's next turn answers, while it stands (two minutes).
-    pub(crate) fn question(&self) -> Option<QuestionView> {
+    pub fn question(&self) -> Option<Question> {
         let g = self.asking.lock().unwrap_or_else(|p| p.into_inner());
         g.as_ref()
             .filter(|(_, at)| at.elapsed() <= CONFIRM_WINDOW)
@@ -246,26 +264,24 @@ impl Turns {
     }
 
     /// Runs one turn.
-    pub(crate) async fn turn(&self, text: &str) -> TurnOutcome {
+    pub async fn turn(&self, text: &str) -> Answer {
         // Holding the lock for the whole turn keeps turns in order and the pending act single.
         let mut pending = self.pending.lock().await;
         let previous = pending.take();
         let result = self.turn_inner(text, previous).await;
         let asked = match &result {
-            Ok((_, Some(Pending::Input(w)))) => {
-                question(w).map(|q| (q, tokio::time::Instant::now()))
-            }
+            Ok((_, Some(Held::Input(w)))) => question(w).map(|q| (q, tokio::time::Instant::now())),
             _ => None,
         };
         *self.asking.lock().unwrap_or_else(|p| p.into_inner()) = asked;
         match result {
-            Ok((outcome, next)) => {
+            Ok((answer, next)) => {
                 *pending = next;
-                outcome
+                answer
             }
             Err(e) => {
                 tracing::error!(error = %e, "turn failed");
-                TurnOutcome::failed(format!("Something went wrong: {e}"))
+                Answer::refuse(format!("Something went wrong: {e}"))
             }
         }
     }
@@ -273,19 +289,19 @@ impl Turns {
     async fn turn_inner(
         &self,
         text: &str,
-        previous: Option<Pending>,
-    ) -> Result<(TurnOutcome, Option<Pending>), store::Error> {
+        previous: Option<Held>,
+    ) -> Result<(Answer, Option<Held>), store::Error> {
         let text = text.trim();
         if text.is_empty() {
             return Ok((
-                TurnOutcome::ok("Say something, e.g. \"what can you do?\""),
+                Answer::say("Say something, e.g. \"what can you do?\""),
                 None,
             ));
         }
         let previous = match previous {
             // The turn after a server's question is its answer.
-            Some(Pending::Input(w)) => return Ok(self.answer_input(w, text).await),
-            Some(Pending::Confirm(r)) => Some(r),
+            Some(Held::Input(w)) => return Ok(self.answer_input(w, text).await),
+            Some(Held::Confirm(r)) => Some(r),
             None => None,
         };
         if let Some(yes) = rules::yes_no(text) {
@@ -338,7 +354,7 @@ impl Turns {
             Decision::FeedsDigest(lang) => (self.digest(lang).await?, None),
             Decision::NotesSearch(q, lang) => (self.search(&q, lang).await?, None),
             Decision::Help(lang) => (help(&enabled, lang), None),
-            Decision::Say(answer) => (TurnOutcome::ok(answer), None),
+            Decision::Say(answer) => (Answer::say(answer), None),
             Decision::CannotHelp(lang) => {
                 // Naming an act that exists but may not run deserves its reason (A-11).
                 let others: Vec<ActName> = rows
@@ -351,10 +367,14 @@ impl Turns {
                     .collect();
                 match rules::match_act(text, &others)
                     .and_then(|(name, _)| rows.iter().find(|r| r.name == name))
-                    .and_then(|r| allowlist::may_run(r, self.executor.approvals()).err())
-                {
-                    Some(reason) => (
-                        TurnOutcome::failed(format!("I won't run that: {reason}.")),
+                    .and_then(|r| {
+                        allowlist::may_run(r, self.executor.approvals())
+                            .err()
+                            .map(|reason| (r, reason))
+                    }) {
+                    Some((r, reason)) => (
+                        Answer::refuse(format!("I won't run that: {reason}."))
+                            .about(&r.name, Outcome::Refused),
                         None,
                     ),
                     None => (cannot_help(&enabled, lang), None),
@@ -366,26 +386,16 @@ impl Turns {
         Ok(outcome)
     }
 
-    async fn run_act(
-        &self,
-        name: &str,
-        tail: &str,
-        utterance: &str,
-    ) -> (TurnOutcome, Option<Pending>) {
+    async fn run_act(&self, name: &str, tail: &str, utterance: &str) -> (Answer, Option<Held>) {
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
             Ok(None) => {
                 return (
-                    TurnOutcome::failed(format!("There is no act called {name}.")),
+                    Answer::refuse(format!("There is no act called {name}.")),
                     None,
                 )
             }
-            Err(e) => {
-                return (
-                    TurnOutcome::failed(format!("Something went wrong: {e}")),
-                    None,
-                )
-            }
+            Err(e) => return (Answer::refuse(format!("Something went wrong: {e}")), None),
         };
         let request = match self.executor.prepare(&row, tail, utterance) {
             Ok(allowlist::run::Next::Run) => {
@@ -396,32 +406,32 @@ impl Turns {
             Ok(allowlist::run::Next::Confirm(request)) => request,
             Err(ExecError::Refused(reason)) => {
                 return (
-                    TurnOutcome::failed(format!("I won't run that: {reason}.")),
+                    Answer::refuse(format!("I won't run that: {reason}."))
+                        .about(&row.name, Outcome::Refused),
                     None,
                 )
             }
             // Refuse what cannot be bound before asking for a confirmation.
-            Err(e) => return (TurnOutcome::failed(e.to_string()), None),
+            Err(e) => {
+                return (
+                    Answer::refuse(e.to_string()).about(&row.name, Outcome::Refused),
+                    None,
+                )
+            }
         };
         let with = if tail.is_empty() {
             String::new()
         } else {
             format!(" with {tail:?}")
         };
-        let answer = format!("About to run {}{with}. Run it? (yes/no)", row.name);
-        let info = crate::views::PendingView::Confirm {
+        let mut answer = Answer::say(format!("About to run {}{with}. Run it? (yes/no)", row.name))
+            .about(&row.name, Outcome::AwaitsConfirmation);
+        answer.pending = Some(Awaits::Confirm {
             act: row.name.clone(),
             tail: tail.to_owned(),
             expires_in_s: CONFIRM_WINDOW.as_secs(),
-        };
-        (
-            TurnOutcome {
-                answer,
-                pending: Some(info),
-                ok: true,
-            },
-            Some(Pending::Confirm(request)),
-        )
+        });
+        (answer, Some(Held::Confirm(request)))
     }
 
     async fn confirm(
@@ -429,42 +439,42 @@ impl Turns {
         yes: bool,
         said: &str,
         previous: Option<Request>,
-    ) -> (TurnOutcome, Option<Pending>) {
+    ) -> (Answer, Option<Held>) {
         let Some(p) = previous else {
-            return (TurnOutcome::ok("There is nothing to confirm."), None);
+            return (
+                Answer::say("There is nothing to confirm.").in_lang(rules::lang_of(said)),
+                None,
+            );
         };
         let confirmation = match p.answer(yes, said) {
-            Answer::Expired(p) => {
+            allowlist::Answer::Expired(p) => {
                 return (
-                    TurnOutcome::failed(format!(
+                    Answer::refuse(format!(
                         "Too late: the request to run {} expired. Ask again.",
                         p.act()
-                    )),
+                    ))
+                    .about(p.act(), Outcome::Refused),
                     None,
                 )
             }
-            Answer::Declined(p) => {
+            allowlist::Answer::Declined(p) => {
                 return (
-                    TurnOutcome::ok(format!("Cancelled: {} was not run.", p.act())),
+                    Answer::say(format!("Cancelled: {} was not run.", p.act()))
+                        .about(p.act(), Outcome::Cancelled),
                     None,
                 )
             }
-            Answer::Confirmed(c) => c,
+            allowlist::Answer::Confirmed(c) => c,
         };
         let row = match self.store.tool(confirmation.act()).await {
             Ok(Some(r)) => r,
             Ok(None) => {
                 return (
-                    TurnOutcome::failed(format!("{} no longer exists.", confirmation.act())),
+                    Answer::refuse(format!("{} no longer exists.", confirmation.act())),
                     None,
                 )
             }
-            Err(e) => {
-                return (
-                    TurnOutcome::failed(format!("Something went wrong: {e}")),
-                    None,
-                )
-            }
+            Err(e) => return (Answer::refuse(format!("Something went wrong: {e}")), None),
         };
         #[expect(clippy::disallowed_methods, reason = "a turn runs the act")]
         let ran = self.executor.run_confirmed(confirmation).await;
@@ -482,28 +492,21 @@ impl Turns {
         &self,
         row: &ToolRow,
         mut result: Result<Ran, ExecError>,
-    ) -> (TurnOutcome, Option<Pending>) {
-        let mut declined = String::new();
+    ) -> (Answer, Option<Held>) {
+        let mut declined: Vec<String> = Vec::new();
         loop {
             let w = match result {
                 Ok(Ran {
                     waiting: Some(w), ..
                 }) => w,
-                done => {
-                    let mut out = report_done(row, done);
-                    out.answer.insert_str(0, &declined);
-                    return (out, None);
-                }
+                done => return (report_done(row, done).prefixed(&declined.join("\n")), None),
             };
             if w.ask().is_some() {
-                let mut out = ask_owner(&w);
-                out.answer.insert_str(0, &declined);
-                return (out, Some(Pending::Input(w)));
+                let out = ask_owner(&w).prefixed(&declined.join("\n"));
+                return (out, Some(Held::Input(w)));
             }
-            declined.push_str(&declined_line(
-                &shown::line(w.server()),
-                w.declined_secrets(),
-            ));
+            declined.push(declined_line(w.server(), w.declined_secrets()));
+            declined.retain(|l| !l.is_empty());
             result = match self.executor.answer_input(w, "").await {
                 InputStep::Ran(r) => r,
                 // With no question left none of these can be, but each is answered.
@@ -526,34 +529,34 @@ impl Turns {
         clippy::disallowed_methods,
         reason = "a turn answers the server's question and the act goes on"
     )]
-    async fn answer_input(&self, w: Box<Waiting>, text: &str) -> (TurnOutcome, Option<Pending>) {
+    async fn answer_input(&self, w: Box<Waiting>, text: &str) -> (Answer, Option<Held>) {
         let act = w.act().to_owned();
         match self.executor.answer_input(w, text).await {
             InputStep::Expired(w) => (
-                TurnOutcome::failed(format!(
+                Answer::refuse(format!(
                     "Too late: {} asked more than two minutes ago; {act} was not finished. Ask again.",
                     shown::line(w.server())
-                )),
+                ))
+                .about(&act, Outcome::Refused),
                 None,
             ),
             InputStep::Again(w, reason) => {
-                let mut out = ask_owner(&w);
-                out.answer = format!("That does not answer it: {reason}.\n{}", out.answer);
-                (out, Some(Pending::Input(w)))
+                let out = ask_owner(&w).prefixed(&format!("That does not answer it: {reason}."));
+                (out, Some(Held::Input(w)))
             }
             InputStep::More(w) => {
                 let out = ask_owner(&w);
-                (out, Some(Pending::Input(w)))
+                (out, Some(Held::Input(w)))
             }
             InputStep::Ran(result) => match self.store.tool(&act).await {
                 Ok(Some(row)) => self.report(&row, result).await,
-                Ok(None) => (TurnOutcome::failed(format!("{act} no longer exists.")), None),
-                Err(e) => (TurnOutcome::failed(format!("Something went wrong: {e}")), None),
+                Ok(None) => (Answer::refuse(format!("{act} no longer exists.")), None),
+                Err(e) => (Answer::refuse(format!("Something went wrong: {e}")), None),
             },
         }
     }
 
-    async fn digest(&self, lang: Lang) -> Result<TurnOutcome, store::Error> {
+    async fn digest(&self, lang: Lang) -> Result<Answer, store::Error> {
         let last: i64 = self
             .store
             .fact(DIGEST_FACT)
@@ -570,10 +573,11 @@ impl Turns {
             .await?;
         let fresh: Vec<&store::Note> = notes.iter().filter(|n| n.id > last).collect();
         if fresh.is_empty() {
-            return Ok(TurnOutcome::ok(match lang {
+            return Ok(Answer::say(match lang {
                 Lang::En => "Nothing new in your feeds since you last asked.",
                 Lang::Ru => "В лентах ничего нового с тех пор, как вы спрашивали.",
-            }));
+            })
+            .in_lang(lang));
         }
         // Grouped by feed, feeds in order of their newest item, items newest first.
         let mut groups: Vec<(&str, Vec<&store::Note>)> = Vec::new();
@@ -584,76 +588,99 @@ impl Turns {
                 None => groups.push((feed, vec![n])),
             }
         }
-        let mut out = String::new();
+        let mut parts = Vec::new();
         let mut shown = 0usize;
         for (feed, items) in &groups {
             if shown >= DIGEST_CAP {
                 break;
             }
-            let _ = match lang {
-                Lang::En => writeln!(out, "{feed} ({} new):", items.len()),
-                Lang::Ru => writeln!(out, "{feed} (новых: {}):", items.len()),
-            };
+            parts.push(Part::Maven {
+                text: match lang {
+                    Lang::En => format!("{feed} ({} new):", items.len()),
+                    Lang::Ru => format!("{feed} (новых: {}):", items.len()),
+                },
+            });
+            let mut list = Vec::new();
             for n in items.iter().take(DIGEST_PER_FEED) {
                 if shown >= DIGEST_CAP {
                     break;
                 }
-                let _ = writeln!(out, "  • {}", indented(&n.text, "    "));
-                if let Some(l) = &n.link {
-                    let _ = writeln!(out, "    {l}");
-                }
+                list.push(note_item(n, None, 1));
                 shown += 1;
             }
+            parts.push(Part::List { items: list });
         }
         if fresh.len() > shown {
-            let _ = match lang {
-                Lang::En => writeln!(out, "…and {} more.", fresh.len() - shown),
-                Lang::Ru => writeln!(out, "…и ещё {}.", fresh.len() - shown),
-            };
+            parts.push(Part::Maven {
+                text: match lang {
+                    Lang::En => format!("…and {} more.", fresh.len() - shown),
+                    Lang::Ru => format!("…и ещё {}.", fresh.len() - shown),
+                },
+            });
         }
         let newest = fresh.iter().map(|n| n.id).max().unwrap_or(last);
         self.store
             .set_fact(DIGEST_FACT, &newest.to_string())
             .await?;
-        Ok(TurnOutcome::ok(out.trim_end().to_string()))
+        Ok(Answer {
+            parts,
+            act: None,
+            pending: None,
+            lang,
+            ok: true,
+        })
     }
 
-    async fn search(&self, q: &str, lang: Lang) -> Result<TurnOutcome, store::Error> {
+    async fn search(&self, q: &str, lang: Lang) -> Result<Answer, store::Error> {
         let found = self.store.search_notes(q, 10).await?;
         if found.is_empty() {
-            return Ok(TurnOutcome::ok(match lang {
+            return Ok(Answer::say(match lang {
                 Lang::En => format!("No notes about {q:?}."),
                 Lang::Ru => format!("Заметок про «{q}» нет."),
-            }));
+            })
+            .in_lang(lang));
         }
-        let mut out = String::new();
-        for n in &found {
-            let _ = writeln!(out, "• [{}] {}", n.source, indented(&n.text, "  "));
-            if let Some(l) = &n.link {
-                let _ = writeln!(out, "  {l}");
+        let items = found
+            .iter()
+            .map(|n| note_item(n, Some(n.source.clone()), 0))
+            .collect();
+        Ok(Answer {
+            parts: vec![Part::List { items }],
+            act: None,
+            pending: None,
+            lang,
+            ok: true,
+        })
+    }
+}
+
+/// A note (a feed item's title and summary, capped) as an item of an answer.
+fn note_item(n: &store::Note, from: Option<String>, depth: u8) -> Item {
+    Item {
+        text: shown::cut(&n.text, NOTE_TEXT_CAP).into_owned(),
+        from,
+        link: n.link.clone(),
+        depth,
+    }
+}
+
+fn act_items(enabled: &[&ToolRow]) -> Vec<Item> {
+    enabled
+        .iter()
+        .map(|r| {
+            let d = shown::cut(&r.description, 100);
+            let w = if r.destructive { " (asks first)" } else { "" };
+            Item {
+                text: format!("{} — {d}{w}", r.name.replace('_', " ")),
+                from: None,
+                link: None,
+                depth: 1,
             }
-        }
-        Ok(TurnOutcome::ok(out.trim_end().to_string()))
-    }
+        })
+        .collect()
 }
 
-/// A note's text (a feed item's title and summary, capped) for an answer: its later lines
-/// indented under its bullet, so no line a feed wrote can pass for another item.
-fn indented(text: &str, indent: &str) -> String {
-    shown::cut(text, NOTE_TEXT_CAP).replace('\n', &format!("\n{indent}"))
-}
-
-fn act_lines(enabled: &[&ToolRow]) -> String {
-    let mut out = String::new();
-    for r in enabled {
-        let d = shown::cut(&r.description, 100);
-        let w = if r.destructive { " (asks first)" } else { "" };
-        let _ = writeln!(out, "  • {} — {d}{w}", r.name.replace('_', " "));
-    }
-    out
-}
-
-fn help(enabled: &[&ToolRow], lang: Lang) -> TurnOutcome {
+fn help(enabled: &[&ToolRow], lang: Lang) -> Answer {
     let mut out = match lang {
         Lang::En => String::from(
             "I can tell you what's new in your feeds (\"what's new in my feeds?\"), search your notes (\"notes about …\")",
@@ -667,17 +694,16 @@ fn help(enabled: &[&ToolRow], lang: Lang) -> TurnOutcome {
             Lang::En => ". No acts are enabled yet: enable them on the page.",
             Lang::Ru => ". Включённых действий пока нет: включите их на странице.",
         });
-    } else {
-        out.push_str(match lang {
-            Lang::En => ", and run these acts:\n",
-            Lang::Ru => " и выполнить эти действия:\n",
-        });
-        out.push_str(act_lines(enabled).trim_end());
+        return Answer::say(out).in_lang(lang);
     }
-    TurnOutcome::ok(out)
+    out.push_str(match lang {
+        Lang::En => ", and run these acts:",
+        Lang::Ru => " и выполнить эти действия:",
+    });
+    with_acts(out, enabled, lang)
 }
 
-fn cannot_help(enabled: &[&ToolRow], lang: Lang) -> TurnOutcome {
+fn cannot_help(enabled: &[&ToolRow], lang: Lang) -> Answer {
     let mut out = match lang {
         Lang::En => String::from(
             "I can't help with that. Try \"what's new in my feeds?\", \"notes about …\"",
@@ -686,14 +712,30 @@ fn cannot_help(enabled: &[&ToolRow], lang: Lang) -> TurnOutcome {
             String::from("С этим я не помогу. Попробуйте «что нового в лентах?», «заметки про …»")
         }
     };
-    if !enabled.is_empty() {
-        out.push_str(match lang {
-            Lang::En => ", or one of your acts:\n",
-            Lang::Ru => " или одно из действий:\n",
-        });
-        out.push_str(act_lines(enabled).trim_end());
+    if enabled.is_empty() {
+        return Answer::say(out).in_lang(lang);
     }
-    TurnOutcome::ok(out)
+    out.push_str(match lang {
+        Lang::En => ", or one of your acts:",
+        Lang::Ru => " или одно из действий:",
+    });
+    with_acts(out, enabled, lang)
+}
+
+/// Maven's sentence, then the enabled acts as a list.
+fn with_acts(sentence: String, enabled: &[&ToolRow], lang: Lang) -> Answer {
+    Answer {
+        parts: vec![
+            Part::Maven { text: sentence },
+            Part::List {
+                items: act_items(enabled),
+            },
+        ],
+        act: None,
+        pending: None,
+        lang,
+        ok: true,
+    }
 }
 
 #[cfg(test)]
@@ -701,6 +743,21 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Duration;
+
+    /// Brings a row to `to` the way the daemon does: the owner (with a step-up) enables and
+    /// disables, a listing withdraws.
+    async fn set_state(s: &Store, name: &str, to: ToolState, reason: &str) {
+        let (name, reason) = (name.to_owned(), reason.to_owned());
+        if let ToolState::Withdrawn = to {
+            let change = store::ToolChange::Withdraw { name, reason };
+            s.apply_listing(move |_| (vec![change], ())).await.unwrap();
+            return;
+        }
+        let step = stepup::testing::step_up();
+        s.owner_sets_tool_state(&name, to, &step, &reason)
+            .await
+            .unwrap();
+    }
 
     async fn setup(config: &str) -> (tempfile::TempDir, Store, Turns) {
         let dir = tempfile::tempdir().unwrap();
@@ -721,19 +778,28 @@ mod tests {
     async fn a_pending_confirmation_expires_after_two_minutes() {
         let (dir, store, turns) =
             setup(r#"{"acts": [{"name": "wipe", "cmd": ["rm", "-f", "/nonexistent/x"]}]}"#).await;
-        crate::testing::set_state(&store, "wipe", ToolState::Enabled, "t")
-            .await
-            .unwrap();
+        set_state(&store, "wipe", ToolState::Enabled, "t").await;
         let asked = turns.turn("wipe").await;
-        assert_eq!(asked.answer, "About to run wipe. Run it? (yes/no)");
+        assert_eq!(asked.text(), "About to run wipe. Run it? (yes/no)");
         assert_eq!(
-            serde_json::to_value(asked.pending.unwrap()).unwrap()["act"],
-            "wipe"
+            asked.pending,
+            Some(Awaits::Confirm {
+                act: "wipe".into(),
+                tail: String::new(),
+                expires_in_s: 120
+            })
+        );
+        assert_eq!(
+            asked.act,
+            Some(Act {
+                name: "wipe".into(),
+                outcome: Outcome::AwaitsConfirmation
+            })
         );
         tokio::time::advance(CONFIRM_WINDOW + Duration::from_secs(1)).await;
         let late = turns.turn("yes").await;
         assert_eq!(
-            late.answer,
+            late.text(),
             "Too late: the request to run wipe expired. Ask again."
         );
         assert!(!late.ok);
@@ -747,22 +813,19 @@ mod tests {
             r#"{"acts": [{"name": "off", "cmd": ["true"], "read_only": true}, {"name": "gone", "cmd": ["true"], "read_only": true}]}"#,
         )
         .await;
-        crate::testing::set_state(&store, "off", ToolState::Disabled, "t")
-            .await
-            .unwrap();
-        crate::testing::set_state(
+        set_state(&store, "off", ToolState::Disabled, "t").await;
+        set_state(
             &store,
             "gone",
             ToolState::Withdrawn,
             "withdrawn: test reason",
         )
-        .await
-        .unwrap();
+        .await;
         let t = turns.turn("off").await;
-        assert_eq!(t.answer, "I won't run that: off is disabled.");
+        assert_eq!(t.text(), "I won't run that: off is disabled.");
         let t = turns.turn("gone").await;
         assert_eq!(
-            t.answer,
+            t.text(),
             "I won't run that: gone was withdrawn: withdrawn: test reason."
         );
         assert!(!t.ok);
@@ -789,21 +852,21 @@ mod tests {
         }
         let t = turns.turn("what's new in my feeds?").await;
         assert_eq!(
-            t.answer,
+            t.text(),
             "lwn (2 new):\n  • Rust in the kernel\n    https://example.org/2\n  • Kernel 7.0 released\n    https://example.org/1\nhabr (1 new):\n  • Новости Rust\n    https://example.org/a"
         );
         let t = turns.turn("что нового в лентах?").await;
         assert_eq!(
-            t.answer,
+            t.text(),
             "В лентах ничего нового с тех пор, как вы спрашивали."
         );
         let t = turns.turn("notes about kernel").await;
         assert!(
-            t.answer.contains("Kernel 7.0 released") && t.answer.contains("Rust in the kernel"),
+            t.text().contains("Kernel 7.0 released") && t.text().contains("Rust in the kernel"),
             "{}",
-            t.answer
+            t.text()
         );
         let t = turns.turn("заметки про новости").await;
-        assert!(t.answer.contains("Новости Rust"), "{}", t.answer);
+        assert!(t.text().contains("Новости Rust"), "{}", t.text());
     }
 }
