@@ -273,7 +273,7 @@ async function oauthThroughThePage(context, page, base) {
   for (;;) {
     const st = JSON.parse((await cli("mcp", "status", "--json")).stdout);
     const notes = st.find((s) => s.name === "notes");
-    if (notes && notes.state === "needs authorization") break;
+    if (notes && notes.state === "needs_authorization") break;
     if (Date.now() > deadline) fail(`notes did not ask for authorization: ${JSON.stringify(notes)}`);
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -29,7 +29,7 @@ pub use naming::{local_name, local_names};
 pub use reconcile::{reconcile, Reconciled, ServerPolicy};
 pub use run::{
     bind_positional, cut_text, may_run, Approvals, BindError, Cut, ExecError, Executor, InputStep,
-    LocalAct, Ran, RESULT_CAP,
+    LocalAct, Ran, Refusal, RESULT_CAP,
 };
 pub use store::{ToolKind, ToolRow, ToolState};
 pub use waiting::Waiting;

@@ -5,6 +5,65 @@ use std::time::Duration;
 
 use crate::{Config, McpServerConfig, McpTarget, McpTiming};
 
+/// One of the configuration's webfetch doors, each with its own limits: `fetch` (the global
+/// block), `router`, `feed:NAME` and `mcp:NAME` (an HTTP server). Its [`std::fmt::Display`] is
+/// the door's name in logs and errors; [`std::str::FromStr`] reads the name a person typed
+/// (`maven fetch --door`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Door {
+    /// The global `fetch` block (`maven fetch`).
+    Fetch,
+    /// The `llm` router's endpoint.
+    Router,
+    /// A configured feed, by name.
+    Feed(String),
+    /// A configured HTTP MCP server, by name.
+    Mcp(String),
+}
+
+impl std::fmt::Display for Door {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Door::Fetch => f.write_str("fetch"),
+            Door::Router => f.write_str("router"),
+            Door::Feed(n) => write!(f, "feed:{n}"),
+            Door::Mcp(n) => write!(f, "mcp:{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Door {
+    type Err = DoorError;
+    fn from_str(s: &str) -> Result<Door, DoorError> {
+        match s {
+            "fetch" => Ok(Door::Fetch),
+            "router" => Ok(Door::Router),
+            _ => match s.split_once(':') {
+                Some(("feed", n)) if !n.is_empty() => Ok(Door::Feed(n.to_owned())),
+                Some(("mcp", n)) if !n.is_empty() => Ok(Door::Mcp(n.to_owned())),
+                _ => Err(DoorError::Unknown(s.to_owned())),
+            },
+        }
+    }
+}
+
+/// Why the configuration has no such door.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DoorError {
+    /// A name that is no door at all.
+    #[error("unknown door {0:?}: expected fetch, router, feed:<name> or mcp:<name>")]
+    Unknown(String),
+    /// `feed:NAME` of a feed the configuration does not have.
+    #[error("no feed named {0:?} in the config")]
+    NoFeed(String),
+    /// `mcp:NAME` of a server the configuration does not have.
+    #[error("no MCP server named {0:?} in the config")]
+    NoServer(String),
+    /// `mcp:NAME` of a local (stdio) server, which has no door.
+    #[error("MCP server {0:?} is a local process, not an HTTP endpoint")]
+    NotHttp(String),
+}
+
 impl McpTiming {
     /// The manager's options with these timings.
     pub fn manager_options(&self) -> mcp::ManagerOptions {
@@ -51,57 +110,49 @@ impl Config {
         }
     }
 
-    /// The webfetch door called `name`: `fetch` (the global block), `feed:<name>`,
-    /// `mcp:<name>` (an HTTP server) or `router`.
-    pub fn door(&self, name: &str) -> Result<webfetch::DoorConfig, String> {
+    /// The webfetch door `door`: the global `fetch` block's limits, and its own overrides.
+    pub fn door(&self, door: &Door) -> Result<webfetch::DoorConfig, DoorError> {
         let f = &self.fetch;
-        let mut door = webfetch::DoorConfig::new(name);
-        door.allow_hosts = f.allow_hosts.clone();
-        door.deny_hosts = f.deny_hosts.clone();
-        door.max_body = f.max_body;
-        door.host_interval = f.host_interval;
-        door.timeouts = f.timeouts;
-        if name == "fetch" {
-            return Ok(door);
-        }
-        if name == "router" {
-            door.allow_private = self.router.allow_private;
-            door.timeouts.total = self.router.timeout;
-            return Ok(door);
-        }
-        if let Some(feed) = name.strip_prefix("feed:") {
-            let Some(fc) = self.feeds.iter().find(|x| x.name == feed) else {
-                return Err(format!("no feed named {feed:?} in the config"));
-            };
-            door.allow_private = fc.allow_private;
-            if let Some(m) = fc.max_body {
-                door.max_body = m;
+        let mut out = webfetch::DoorConfig::new(door.to_string());
+        out.allow_hosts = f.allow_hosts.clone();
+        out.deny_hosts = f.deny_hosts.clone();
+        out.max_body = f.max_body;
+        out.host_interval = f.host_interval;
+        out.timeouts = f.timeouts;
+        match door {
+            Door::Fetch => {}
+            Door::Router => {
+                out.allow_private = self.router.allow_private;
+                out.timeouts.total = self.router.timeout;
             }
-            return Ok(door);
+            Door::Feed(feed) => {
+                let Some(fc) = self.feeds.iter().find(|x| &x.name == feed) else {
+                    return Err(DoorError::NoFeed(feed.clone()));
+                };
+                out.allow_private = fc.allow_private;
+                if let Some(m) = fc.max_body {
+                    out.max_body = m;
+                }
+            }
+            Door::Mcp(server) => {
+                let Some(sc) = self.mcp_servers.get(server) else {
+                    return Err(DoorError::NoServer(server.clone()));
+                };
+                let McpTarget::Http { door: inputs, .. } = &sc.target else {
+                    return Err(DoorError::NotHttp(server.clone()));
+                };
+                out.allow_private = inputs.allow_private;
+                // A JSON-RPC session is many small requests to one endpoint: no per-host
+                // interval unless the block asks for one.
+                out.host_interval = inputs.host_interval.unwrap_or(Duration::ZERO);
+                // The server's own deadlines (M-6) govern its requests: the door's must not cut a
+                // slow call short.
+                let longest = sc.timeouts.call.max(sc.timeouts.init).max(sc.timeouts.list);
+                out.timeouts.headers = out.timeouts.headers.max(longest);
+                out.timeouts.total = out.timeouts.total.max(longest);
+            }
         }
-        if let Some(server) = name.strip_prefix("mcp:") {
-            let Some(sc) = self.mcp_servers.get(server) else {
-                return Err(format!("no MCP server named {server:?} in the config"));
-            };
-            let McpTarget::Http { door: inputs, .. } = &sc.target else {
-                return Err(format!(
-                    "MCP server {server:?} is a local process, not an HTTP endpoint"
-                ));
-            };
-            door.allow_private = inputs.allow_private;
-            // A JSON-RPC session is many small requests to one endpoint: no per-host
-            // interval unless the block asks for one.
-            door.host_interval = inputs.host_interval.unwrap_or(Duration::ZERO);
-            // The server's own deadlines (M-6) govern its requests: the door's must not cut a
-            // slow call short.
-            let longest = sc.timeouts.call.max(sc.timeouts.init).max(sc.timeouts.list);
-            door.timeouts.headers = door.timeouts.headers.max(longest);
-            door.timeouts.total = door.timeouts.total.max(longest);
-            return Ok(door);
-        }
-        Err(format!(
-            "unknown door {name:?}: expected fetch, router, feed:<name> or mcp:<name>"
-        ))
+        Ok(out)
     }
 
     /// The MCP crate's view of one configured server.
@@ -112,7 +163,7 @@ impl Config {
             .target
             .map(
                 |s| s.expose().to_string(),
-                |_| self.door(&format!("mcp:{name}")),
+                |_| self.door(&Door::Mcp(name.to_owned())),
             )
             .ok()?;
         Some(mcp::ServerConfig {

@@ -18,6 +18,7 @@ mod model;
 mod read;
 mod validate;
 
+pub use convert::{Door, DoorError};
 pub use error::{Error, Problem, ProblemKind};
 pub use model::{
     ActConfig, Config, FeedConfig, FetchConfig, McpDoor, McpOAuthConfig, McpServerConfig,

@@ -483,28 +483,44 @@ fn doors_take_global_defaults_and_their_own_overrides() {
             "mcp_servers": {"h": {"url": "http://127.0.0.1:9/mcp", "allow_private": true}, "s": {"command": "x"}}}"#,
     )
     .unwrap();
-    let d = c.door("feed:lan").unwrap();
+    let door = |name: &str| c.door(&name.parse::<crate::Door>()?);
+    let d = door("feed:lan").unwrap();
     assert!(d.allow_private);
     assert_eq!(d.max_body, 5000);
     assert_eq!(d.deny_hosts, vec!["evil.example".to_string()]);
-    let g = c.door("fetch").unwrap();
+    let g = door("fetch").unwrap();
     assert!(!g.allow_private);
     assert_eq!(g.max_body, 1000);
-    assert_eq!(c.door("mcp:h").unwrap().host_interval, Duration::ZERO);
+    assert_eq!(door("mcp:h").unwrap().host_interval, Duration::ZERO);
     assert_eq!(
-        c.door("mcp:h").unwrap().timeouts.headers,
+        door("mcp:h").unwrap().timeouts.headers,
         Duration::from_secs(60),
         "never shorter than the call deadline"
     );
     assert_eq!(
-        c.door("mcp:s").unwrap_err(),
+        door("mcp:s").unwrap_err().to_string(),
         "MCP server \"s\" is a local process, not an HTTP endpoint"
     );
     assert_eq!(
-        c.door("feed:nope").unwrap_err(),
+        door("feed:nope").unwrap_err().to_string(),
         "no feed named \"nope\" in the config"
     );
-    assert!(c.door("ftp").is_err());
+    assert_eq!(
+        door("ftp").unwrap_err().to_string(),
+        "unknown door \"ftp\": expected fetch, router, feed:<name> or mcp:<name>"
+    );
+    assert_eq!(
+        door("feed:").unwrap_err(),
+        crate::DoorError::Unknown("feed:".into())
+    );
+    for d in [
+        crate::Door::Fetch,
+        crate::Door::Router,
+        crate::Door::Feed("a:b".into()),
+        crate::Door::Mcp("m".into()),
+    ] {
+        assert_eq!(d.to_string().parse::<crate::Door>().unwrap(), d);
+    }
 }
 
 #[test]

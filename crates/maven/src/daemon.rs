@@ -238,7 +238,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     let llm = match config.router.kind {
         config::RouterKind::Rules => None,
         config::RouterKind::Llm => {
-            let door = config.door("router").map_err(anyhow::Error::msg)?;
+            let door = config.door(&config::Door::Router)?;
             config.router.url.clone().map(|url| {
                 let endpoint = turns::llm::Endpoint {
                     url,

@@ -330,6 +330,15 @@ pub(crate) fn server_status(
     let last_error = live
         .and_then(|l| l.last_error.clone())
         .or_else(|| note.and_then(|n| n.error.clone()));
+    // The client says it needs authorization, and why; what to run is the command line's word.
+    let last_error = match state {
+        ServerState::NeedsAuthorization => Some(format!(
+            "{}: run `maven mcp login {}`",
+            last_error.as_deref().unwrap_or("needs authorization"),
+            s.name
+        )),
+        _ => last_error,
+    };
     ServerStatusView {
         name: s.name.clone(),
         transport: Transport::from(&s.target),
@@ -385,7 +394,7 @@ fn server_state(s: &mcp::ServerState) -> ServerState {
         },
         mcp::ServerState::NeedsAuthorization => ServerState::NeedsAuthorization,
         mcp::ServerState::Stopped => ServerState::Stopped,
-        other => ServerState::Other(other.as_str().to_owned()),
+        _ => ServerState::Unknown,
     }
 }
 

@@ -21,9 +21,7 @@ pub(crate) async fn start(
     }
     let mut specs = Vec::with_capacity(config.feeds.len());
     for f in &config.feeds {
-        let door = config
-            .door(&format!("feed:{}", f.name))
-            .map_err(anyhow::Error::msg)?;
+        let door = config.door(&config::Door::Feed(f.name.clone()))?;
         specs.push(poller::FeedSpec {
             name: f.name.clone(),
             url: f.url.clone(),

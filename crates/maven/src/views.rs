@@ -159,10 +159,12 @@ pub(crate) struct NetworkView {
     pub(crate) bytes_in: u64,
 }
 
-/// Where an HTTP server's OAuth authorization stands, for status. JSON carries it as the text
-/// the owner reads ([`std::fmt::Display`]): `"needs authorization"` or `"authorized by ISSUER
-/// (TERMS)"`; code decides from the variant, never from that text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where an HTTP server's OAuth authorization stands, for status. The JSON is tagged by
+/// `state` (`{"state": "needs_authorization"}`, `{"state": "authorized", "issuer": …, "terms":
+/// …}`); the owner reads its [`std::fmt::Display`] ("authorized by ISSUER (TERMS)"), and code
+/// decides from the variant, never from that text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub(crate) enum ServerAuth {
     /// The server asked (or its authorization was forgotten, refused or expired without a
     /// refresh token), and there is no usable authorization.
@@ -172,48 +174,14 @@ pub(crate) enum ServerAuth {
     Authorized { issuer: String, terms: String },
 }
 
-const NEEDS_AUTHORIZATION: &str = "needs authorization";
-const AUTHORIZED_BY: &str = "authorized by ";
-
 impl std::fmt::Display for ServerAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ServerAuth::NeedsAuthorization => f.write_str(NEEDS_AUTHORIZATION),
+            ServerAuth::NeedsAuthorization => f.write_str("needs authorization"),
             ServerAuth::Authorized { issuer, terms } => {
-                write!(f, "{AUTHORIZED_BY}{issuer} ({terms})")
+                write!(f, "authorized by {issuer} ({terms})")
             }
         }
-    }
-}
-
-impl std::str::FromStr for ServerAuth {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ServerAuth, String> {
-        if s == NEEDS_AUTHORIZATION {
-            return Ok(ServerAuth::NeedsAuthorization);
-        }
-        // An issuer is a URL: it has no space, so the first " (" ends it.
-        s.strip_prefix(AUTHORIZED_BY)
-            .and_then(|rest| rest.split_once(" ("))
-            .and_then(|(issuer, terms)| Some((issuer, terms.strip_suffix(')')?)))
-            .map(|(issuer, terms)| ServerAuth::Authorized {
-                issuer: issuer.to_owned(),
-                terms: terms.to_owned(),
-            })
-            .ok_or_else(|| format!("not an authorization state: {s:?}"))
-    }
-}
-
-impl Serialize for ServerAuth {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for ServerAuth {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ServerAuth, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -251,10 +219,11 @@ impl std::fmt::Display for Transport {
     }
 }
 
-/// What a server is doing, as status says it. Its JSON is the text [`ServerState::text`]
-/// writes: `"ready"`, `"backing off until 2026-11-30T05:08:27Z"`, an over-cap summary, ….
+/// What a server is doing, as status says it. The JSON names the variant (`"ready"`,
+/// `{"backing_off": {"until": "2026-11-30T05:08:27Z"}}`, `{"over_cap": SUMMARY}`); the owner
+/// reads [`ServerState::text`] ("backing off until …"), and no reader parses it back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "String", from = "String")]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum ServerState {
     /// Not enabled by the configuration: never dialled.
     Dark,
@@ -271,25 +240,20 @@ pub(crate) enum ServerState {
     NeedsAuthorization,
     /// The manager stopped.
     Stopped,
-    /// Connected, and the allowlist refused the whole server: its one-line summary, which
-    /// begins [`OVER_CAP`].
+    /// Connected, and the allowlist refused the whole server: its one-line summary.
     OverCap(String),
     /// Enabled, and not started because its sandbox cannot be applied (X-2).
     SandboxRefused,
     /// Enabled, and not started because its command does not exist (sandboxed or not).
     CommandNotFound,
-    /// A state this build does not name (an answer from a daemon of another version): its
-    /// text, shown as it is and never decided on.
-    Other(String),
+    /// A state this build does not name (an answer from a daemon of another version): shown
+    /// as such and never decided on.
+    #[serde(other)]
+    Unknown,
 }
 
-/// How the allowlist's summary of a refused server begins (`allowlist::Reconcile::over_cap`).
-const OVER_CAP: &str = "over cap: ";
-/// How the state of a server that waits for its next dial begins.
-const BACKING_OFF: &str = "backing off until ";
-
 impl ServerState {
-    /// The text of the state: what the JSON and every reader show.
+    /// The state as the owner reads it.
     pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
         use std::borrow::Cow::{Borrowed, Owned};
         match self {
@@ -297,14 +261,16 @@ impl ServerState {
             ServerState::NotConnected => Borrowed("not connected"),
             ServerState::Connecting => Borrowed("connecting"),
             ServerState::Ready => Borrowed("ready"),
-            ServerState::BackingOff { until } => {
-                Owned(format!("{BACKING_OFF}{}", until.as_deref().unwrap_or("?")))
-            }
+            ServerState::BackingOff { until } => Owned(format!(
+                "backing off until {}",
+                until.as_deref().unwrap_or("?")
+            )),
             ServerState::NeedsAuthorization => Borrowed("needs authorization"),
             ServerState::Stopped => Borrowed("stopped"),
             ServerState::SandboxRefused => Borrowed("not started: its sandbox cannot be applied"),
             ServerState::CommandNotFound => Borrowed("not started: command not found"),
-            ServerState::OverCap(s) | ServerState::Other(s) => Borrowed(s),
+            ServerState::OverCap(s) => Borrowed(s),
+            ServerState::Unknown => Borrowed("in a state this version does not name"),
         }
     }
 }
@@ -312,38 +278,6 @@ impl ServerState {
 impl std::fmt::Display for ServerState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text())
-    }
-}
-
-impl From<ServerState> for String {
-    fn from(s: ServerState) -> String {
-        s.text().into_owned()
-    }
-}
-
-impl From<String> for ServerState {
-    fn from(s: String) -> ServerState {
-        let named = [
-            ServerState::Dark,
-            ServerState::NotConnected,
-            ServerState::Connecting,
-            ServerState::Ready,
-            ServerState::NeedsAuthorization,
-            ServerState::Stopped,
-            ServerState::SandboxRefused,
-            ServerState::CommandNotFound,
-        ];
-        if let Some(n) = named.into_iter().find(|n| n.text() == s) {
-            return n;
-        }
-        if let Some(t) = s.strip_prefix(BACKING_OFF) {
-            let until = (t != "?").then(|| t.to_owned());
-            return ServerState::BackingOff { until };
-        }
-        if s.starts_with(OVER_CAP) {
-            return ServerState::OverCap(s);
-        }
-        ServerState::Other(s)
     }
 }
 
@@ -414,8 +348,35 @@ pub(crate) struct PageToolView {
     pub(crate) changed: Vec<ShapeChangeView>,
     /// Its latest state changes, newest first.
     pub(crate) history: Vec<ToolEventView>,
-    /// The buttons it gets: "enable", "disable".
-    pub(crate) actions: &'static [&'static str],
+    /// The buttons it gets.
+    pub(crate) actions: &'static [PageAction],
+}
+
+/// A button of an act's card: a transition the owner makes (never "run"). On the wire its
+/// snake_case name, which is also the last segment of its `POST /api/tools/NAME/…`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PageAction {
+    Enable,
+    Disable,
+}
+
+impl PageAction {
+    /// Its name on the wire.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            PageAction::Enable => "enable",
+            PageAction::Disable => "disable",
+        }
+    }
+
+    /// What its button says.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            PageAction::Enable => "Enable",
+            PageAction::Disable => "Disable",
+        }
+    }
 }
 
 /// One field of a shape that changed since its approval.
@@ -613,44 +574,64 @@ mod tests {
     }
 
     #[test]
-    fn server_states_are_the_text_of_the_json_and_read_back() {
+    fn server_states_are_named_by_their_variant_on_the_wire_and_read_back() {
         let over = "over cap: the server offers 13 tools, more than max_tools (12), and allow_tools is not set";
-        for (s, text) in [
-            (ServerState::Dark, "dark"),
-            (ServerState::NotConnected, "not connected"),
-            (ServerState::Connecting, "connecting"),
-            (ServerState::Ready, "ready"),
+        for (s, wire, text) in [
+            (ServerState::Dark, json!("dark"), "dark"),
+            (
+                ServerState::NotConnected,
+                json!("not_connected"),
+                "not connected",
+            ),
+            (ServerState::Connecting, json!("connecting"), "connecting"),
+            (ServerState::Ready, json!("ready"), "ready"),
             (
                 ServerState::BackingOff {
                     until: Some("2026-11-30T05:08:27Z".into()),
                 },
+                json!({"backing_off": {"until": "2026-11-30T05:08:27Z"}}),
                 "backing off until 2026-11-30T05:08:27Z",
             ),
             (
                 ServerState::BackingOff { until: None },
+                json!({"backing_off": {"until": null}}),
                 "backing off until ?",
             ),
-            (ServerState::NeedsAuthorization, "needs authorization"),
-            (ServerState::Stopped, "stopped"),
-            (ServerState::OverCap(over.into()), over),
+            (
+                ServerState::NeedsAuthorization,
+                json!("needs_authorization"),
+                "needs authorization",
+            ),
+            (ServerState::Stopped, json!("stopped"), "stopped"),
+            (
+                ServerState::OverCap(over.into()),
+                json!({ "over_cap": over }),
+                over,
+            ),
             (
                 ServerState::SandboxRefused,
+                json!("sandbox_refused"),
                 "not started: its sandbox cannot be applied",
             ),
             (
                 ServerState::CommandNotFound,
+                json!("command_not_found"),
                 "not started: command not found",
             ),
-            (ServerState::Other("warming up".into()), "warming up"),
         ] {
-            assert_eq!(serde_json::to_value(&s).unwrap(), json!(text), "{s:?}");
-            assert_eq!(
-                serde_json::from_value::<ServerState>(json!(text)).unwrap(),
-                s,
-                "{text}"
-            );
+            assert_eq!(serde_json::to_value(&s).unwrap(), wire, "{s:?}");
+            assert_eq!(serde_json::from_value::<ServerState>(wire).unwrap(), s);
             assert_eq!(s.to_string(), text);
         }
+        // The words people read are never read back as a state.
+        assert_eq!(
+            serde_json::from_value::<ServerState>(json!("needs authorization")).unwrap(),
+            ServerState::Unknown
+        );
+        assert_eq!(
+            serde_json::from_value::<ServerState>(json!("warming_up")).unwrap(),
+            ServerState::Unknown
+        );
     }
 
     #[test]
@@ -710,7 +691,7 @@ mod tests {
                 actor: "discovery".into(),
                 reason: "offered".into(),
             }],
-            actions: &["enable", "disable"],
+            actions: &[PageAction::Enable, PageAction::Disable],
         })
         .unwrap();
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -759,7 +740,7 @@ mod tests {
     }
 
     #[test]
-    fn a_servers_auth_state_is_the_text_status_has_always_shown() {
+    fn a_servers_auth_state_is_tagged_on_the_wire_and_said_in_words() {
         let needs = ServerAuth::NeedsAuthorization;
         let by = ServerAuth::Authorized {
             issuer: "https://as.example".to_owned(),
@@ -767,19 +748,25 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(&needs).unwrap(),
-            serde_json::json!("needs authorization")
+            serde_json::json!({"state": "needs_authorization"})
         );
         assert_eq!(
             serde_json::to_value(&by).unwrap(),
-            serde_json::json!(
-                "authorized by https://as.example (scopes: a b; expires 2026-01-01 00:00 UTC; refresh yes)"
-            )
+            serde_json::json!({"state": "authorized", "issuer": "https://as.example",
+                "terms": "scopes: a b; expires 2026-01-01 00:00 UTC; refresh yes"})
+        );
+        assert_eq!(
+            by.to_string(),
+            "authorized by https://as.example (scopes: a b; expires 2026-01-01 00:00 UTC; refresh yes)"
         );
         for s in [needs, by] {
             let back: ServerAuth =
                 serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
             assert_eq!(back, s, "read back as it was written");
         }
-        assert!(serde_json::from_value::<ServerAuth>(serde_json::json!("authorized")).is_err());
+        // The words people read are not a state.
+        assert!(
+            serde_json::from_value::<ServerAuth>(serde_json::json!("needs authorization")).is_err()
+        );
     }
 }

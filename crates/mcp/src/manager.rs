@@ -397,10 +397,7 @@ impl Manager {
                 let mut last_error = i.last_error.clone();
                 if let (ServerState::Ready, Some(why)) = (&state, auth_gone) {
                     state = ServerState::NeedsAuthorization;
-                    last_error = Some(format!(
-                        "needs authorization ({why}): run `maven mcp login {}`",
-                        slot.managed.config.name
-                    ));
+                    last_error = Some(format!("needs authorization ({why})"));
                 }
                 ServerStatus {
                     name: slot.managed.config.name.clone(),
@@ -646,11 +643,11 @@ impl ServerTask {
                     let why = match e {
                         oauth::AuthError::NeedsAuthorization => {
                             tracing::info!(server = %name, "needs authorization");
-                            format!("needs authorization: run `maven mcp login {name}`")
+                            "needs authorization".to_owned()
                         }
                         e => {
                             tracing::warn!(server = %name, error = %e, "authorization refused");
-                            format!("needs authorization ({e}): run `maven mcp login {name}`")
+                            format!("needs authorization ({e})")
                         }
                     };
                     self.set(|i| {

@@ -516,10 +516,9 @@ impl Turns {
                     waiting: Some(w),
                     cut: None,
                 }),
-                InputStep::Expired(w) => Err(ExecError::Refused(format!(
-                    "{} asked more than two minutes ago",
-                    shown::line(w.server())
-                ))),
+                InputStep::Expired(w) => Err(ExecError::Refused(allowlist::Refusal::Expired {
+                    server: shown::line(w.server()).into_owned(),
+                })),
             };
         }
     }

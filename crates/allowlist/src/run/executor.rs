@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use store::{ActResult, Store, ToolRow};
 
 use super::bind::bind_positional;
-use super::policy::{approved, Approvals, Approved, LocalAct};
+use super::policy::{approved, Approvals, Approved, LocalAct, Refusal};
 use super::process::{first_line, local_argv, run_local};
 use super::ran::{cut_text, ExecError, Ran, RESULT_CAP};
 use crate::confirm::{Confirmation, Request};
@@ -134,7 +134,11 @@ impl Executor {
         // Read the row again: the owner or discovery may have changed it since the turn began.
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
-            Ok(None) => return Err(ExecError::Refused(format!("{name} no longer exists"))),
+            Ok(None) => {
+                return Err(ExecError::Refused(Refusal::Gone {
+                    act: name.to_owned(),
+                }))
+            }
             Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
         };
         let approved = approved(&row, &self.approvals).map_err(ExecError::Refused)?;
@@ -184,7 +188,9 @@ impl Executor {
     ) -> Result<Work<'a>, ExecError> {
         let manager = || {
             self.manager.as_ref().ok_or_else(|| {
-                ExecError::Refused(format!("{}: no MCP server is running", row.name))
+                ExecError::Refused(Refusal::NoServers {
+                    act: row.name.clone(),
+                })
             })
         };
         match (call, approved) {
@@ -201,10 +207,9 @@ impl Executor {
                 }
             }
             (Call::Resume(w), Approved::Mcp { .. }) => Ok(Work::Resume(manager()?, w)),
-            (Call::Resume(_), Approved::Local(_)) => Err(ExecError::Refused(format!(
-                "{} is not an MCP tool",
-                row.name
-            ))),
+            (Call::Resume(_), Approved::Local(_)) => Err(ExecError::Refused(Refusal::NotMcp {
+                act: row.name.clone(),
+            })),
         }
     }
 

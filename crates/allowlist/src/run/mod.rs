@@ -16,6 +16,6 @@ mod ran;
 
 pub use bind::{bind_positional, BindError};
 pub use executor::{Executor, InputStep, Next};
-pub use policy::{may_run, Approvals, LocalAct};
+pub use policy::{may_run, Approvals, LocalAct, Refusal};
 pub use process::run_argv;
 pub use ran::{cut_text, Cut, ExecError, Ran, RESULT_CAP};

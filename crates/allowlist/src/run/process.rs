@@ -36,7 +36,7 @@ pub(super) fn first_line(s: &str) -> String {
 /// Runs a program (no shell) with a minimal environment, a deadline and an output cap.
 pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<Ran, ExecError> {
     let Some((program, args)) = argv.split_first() else {
-        return Err(ExecError::Refused("empty command".into()));
+        return Err(ExecError::Refused(super::Refusal::EmptyCommand));
     };
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)

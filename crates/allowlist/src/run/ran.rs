@@ -1,14 +1,15 @@
 //! What an execution produced, or why it did not run.
 
 use super::bind::BindError;
+use super::policy::Refusal;
 use crate::waiting::Waiting;
 
 /// Why an act did not run, or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// The row may not run (not enabled, no longer allowed…).
-    #[error("{0}")]
-    Refused(String),
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     /// A destructive row needs the owner's confirmation, every time.
     #[error("{0} writes: it runs only after you confirm it")]
     NeedsConfirmation(String),

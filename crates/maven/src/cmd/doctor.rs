@@ -463,11 +463,11 @@ fn sandbox_check(cfg: &Config, out: &mut Vec<Check>) {
 }
 
 fn door_checks(cfg: &Config, out: &mut Vec<Check>) {
-    let mut doors: Vec<(String, String, String)> = Vec::new();
+    let mut doors: Vec<(config::Door, String, String)> = Vec::new();
     for (name, block) in &cfg.mcp_servers {
         if let (true, McpTarget::Http { url, .. }) = (block.enabled, &block.target) {
             doors.push((
-                format!("mcp:{name}"),
+                config::Door::Mcp(name.clone()),
                 url.clone(),
                 format!("mcp_servers.{name}"),
             ));
@@ -475,27 +475,27 @@ fn door_checks(cfg: &Config, out: &mut Vec<Check>) {
     }
     for feed in cfg.feeds.iter().filter(|f| f.enabled) {
         doors.push((
-            format!("feed:{}", feed.name),
+            config::Door::Feed(feed.name.clone()),
             feed.url.clone(),
             format!("the feed {:?}", feed.name),
         ));
     }
     if cfg.router.kind == RouterKind::Llm {
         if let Some(url) = &cfg.router.url {
-            doors.push(("router".into(), url.clone(), "router".into()));
+            doors.push((config::Door::Router, url.clone(), "router".into()));
         }
     }
-    for (door_name, url, block) in doors {
-        out.push(door_check(cfg, &door_name, &url, &block));
+    for (door, url, block) in doors {
+        out.push(door_check(cfg, &door, &url, &block));
     }
 }
 
-fn door_check(cfg: &Config, door_name: &str, url: &str, block: &str) -> Check {
+fn door_check(cfg: &Config, door_name: &config::Door, url: &str, block: &str) -> Check {
     let label = format!("door {door_name}");
     let shown_url = shown::line(url);
     let door = match cfg.door(door_name) {
         Ok(d) => d,
-        Err(e) => return check(label, Status::Fail, e, "fix the configuration"),
+        Err(e) => return check(label, Status::Fail, e.to_string(), "fix the configuration"),
     };
     match webfetch::Fetcher::new(door).vet(url) {
         Ok(()) => {

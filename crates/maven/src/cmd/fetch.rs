@@ -20,7 +20,7 @@ pub(crate) fn main(config: Option<&Path>, url: &str, door: &str, json: bool) -> 
     let Some(cfg) = load_config(config) else {
         return ExitCode::from(EXIT_USAGE);
     };
-    let door = match cfg.door(door) {
+    let door = match door.parse().and_then(|d| cfg.door(&d)) {
         Ok(d) => d,
         Err(e) => {
             errln!("maven fetch: --door {}: {e}", door);

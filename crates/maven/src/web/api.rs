@@ -1,5 +1,6 @@
 //! The JSON API under `/api`: what the page reads, and the two state changes it may make.
 
+use crate::web::error::Code;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -12,7 +13,7 @@ pub(super) use super::text::cap;
 use super::{creds, diff, session};
 use crate::json;
 use crate::views::{
-    ActView, FeedView, FreshStepUpView, PageToolView, ServerStatusView, SessionView,
+    ActView, FeedView, FreshStepUpView, PageAction, PageToolView, ServerStatusView, SessionView,
     ShapeChangeView, ToolEventView,
 };
 
@@ -84,11 +85,11 @@ pub(super) fn changes(r: &ToolRow) -> Vec<diff::Change> {
 }
 
 /// Which buttons a row gets: only transitions the owner makes, and never "run".
-pub(super) fn actions(state: ToolState) -> &'static [&'static str] {
+pub(super) fn actions(state: ToolState) -> &'static [PageAction] {
     match state {
-        ToolState::Proposed => &["enable", "disable"],
-        ToolState::Enabled => &["disable"],
-        ToolState::Disabled => &["enable"],
+        ToolState::Proposed => &[PageAction::Enable, PageAction::Disable],
+        ToolState::Enabled => &[PageAction::Disable],
+        ToolState::Disabled => &[PageAction::Enable],
         ToolState::Withdrawn => &[],
     }
 }
@@ -221,7 +222,7 @@ async fn change(
     let not_found = || {
         AppError::new(
             StatusCode::NOT_FOUND,
-            "not_found",
+            Code::NotFound,
             format!("no act named {name:?}"),
         )
     };
@@ -232,14 +233,14 @@ async fn change(
     if row.state == to {
         return Err(AppError::new(
             StatusCode::CONFLICT,
-            "unchanged",
+            Code::Unchanged,
             format!("{name} is already {to}"),
         ));
     }
     if !row.state.can_become(to) {
         return Err(AppError::new(
             StatusCode::CONFLICT,
-            "bad_transition",
+            Code::BadTransition,
             format!("{name} is {} and cannot become {to} here", row.state),
         ));
     }
@@ -247,7 +248,7 @@ async fn change(
         if let Some(why) = app.status.unstable(&row.server) {
             return Err(AppError::new(
                 StatusCode::CONFLICT,
-                "unstable",
+                Code::Unstable,
                 format!(
                     "{name} stays proposed while its server {:?} is {why}",
                     row.server

@@ -1,6 +1,7 @@
 //! The page's state: its sessions, passkeys and step-up rules ([`Web`]), and what the router
 //! shares ([`App`]): that state and the one source of the servers and feeds cards.
 
+use crate::web::error::Code;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -289,7 +290,7 @@ impl Web {
             tracing::debug!("web: a new session was refused: {e}");
             AppError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "too_many_sessions",
+                Code::TooManySessions,
                 e.to_string(),
             )
         })?;
@@ -317,7 +318,7 @@ impl Web {
             .ok_or_else(|| {
                 AppError::new(
                     StatusCode::UNAUTHORIZED,
-                    "sign_in_required",
+                    Code::SignInRequired,
                     format!(
                         "sign in first: verify with your passkey (or the configured passphrase); a sign-in lasts {} hours",
                         self.session_for.as_secs() / 3600
@@ -336,13 +337,13 @@ impl Web {
         match step {
             None => Err(AppError::new(
                 StatusCode::UNAUTHORIZED,
-                "step_up_required",
+                Code::StepUpRequired,
                 "enabling or disabling an act needs a step-up: verify with your passkey (or the configured passphrase)",
             )),
             Some(s) if now.saturating_duration_since(s.at()) > session::STEP_UP_FRESH => {
                 Err(AppError::new(
                     StatusCode::UNAUTHORIZED,
-                    "step_up_stale",
+                    Code::StepUpStale,
                     "the last step-up is more than 5 minutes old: verify again",
                 ))
             }
@@ -354,7 +355,7 @@ impl Web {
 pub(super) fn no_session() -> AppError {
     AppError::new(
         StatusCode::UNAUTHORIZED,
-        "no_session",
+        Code::NoSession,
         "no session: open the page first (GET /tools or GET /api/session)",
     )
 }

@@ -2,6 +2,7 @@
 //! the configured argon2id passphrase.
 
 use crate::views::{EnrolledReply, StepUpReply};
+use crate::web::error::Code;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -25,7 +26,7 @@ pub(super) struct EnrollStart {
 }
 
 fn gone(msg: &str) -> AppError {
-    AppError::new(StatusCode::FORBIDDEN, "enroll_link", msg.to_owned())
+    AppError::new(StatusCode::FORBIDDEN, Code::EnrollLink, msg.to_owned())
 }
 
 /// `POST /api/enroll/start {"token"}`: checks the one-time link and starts a registration.
@@ -76,7 +77,7 @@ pub(super) async fn enroll_finish(
         .webauthn
         .finish_passkey_registration(&cred, &state)
         .map_err(|e| {
-            AppError::bad_request("webauthn", format!("the passkey was not accepted: {e}"))
+            AppError::bad_request(Code::Webauthn, format!("the passkey was not accepted: {e}"))
         })?;
     if !web.sessions.consume_enrollment(&th, now) {
         return Err(gone("this enrollment link was used or expired meanwhile"));
@@ -104,7 +105,7 @@ pub(super) async fn passkey_start(
     if keys.is_empty() {
         return Err(AppError::new(
             StatusCode::CONFLICT,
-            "no_passkey",
+            Code::NoPasskey,
             "no passkey is enrolled: run `maven web enroll` on this machine and open the link",
         ));
     }
@@ -138,7 +139,7 @@ pub(super) async fn passkey_finish(
         .map_err(|e| {
             AppError::new(
                 StatusCode::UNAUTHORIZED,
-                "webauthn",
+                Code::Webauthn,
                 format!("the passkey did not verify: {e}"),
             )
         })?;
@@ -175,13 +176,13 @@ fn ceremony<S>(
         .ok_or_else(no_session)?;
     let Some((state, started)) = pending else {
         return Err(AppError::bad_request(
-            "no_ceremony",
+            Code::NoCeremony,
             format!("no passkey {what} in progress in this session: start again"),
         ));
     };
     if now.saturating_duration_since(started) > session::CEREMONY_VALID {
         return Err(AppError::bad_request(
-            "ceremony_expired",
+            Code::CeremonyExpired,
             format!("the passkey {what} took too long: start again"),
         ));
     }
@@ -216,17 +217,20 @@ pub(super) async fn passphrase(
     let Some(hash) = web.passphrase_hash.clone() else {
         return Err(AppError::new(
             StatusCode::CONFLICT,
-            "no_passphrase",
+            Code::NoPassphrase,
             "no passphrase is configured (web.passphrase_hash; make one with `maven web passphrase`)",
         ));
     };
     if req.passphrase.len() > MAX_PASSPHRASE {
-        return Err(AppError::bad_request("passphrase", "passphrase too long"));
+        return Err(AppError::bad_request(
+            Code::Passphrase,
+            "passphrase too long",
+        ));
     }
     let admitted = web.gate.admit(web.clock.now()).map_err(|e| {
         AppError::new(
             StatusCode::TOO_MANY_REQUESTS,
-            "too_many_attempts",
+            Code::TooManyAttempts,
             e.to_string(),
         )
     })?;
@@ -249,7 +253,7 @@ pub(super) async fn passphrase(
         tracing::warn!("wrong passphrase on the page");
         return Err(AppError::new(
             StatusCode::UNAUTHORIZED,
-            "passphrase",
+            Code::Passphrase,
             "wrong passphrase",
         ));
     };

@@ -5,16 +5,49 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
+/// What went wrong, for the page's script to decide on: `{"error": CODE}` on the wire (its
+/// snake_case name); the `message` beside it is for people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Code {
+    BadTransition,
+    Busy,
+    CeremonyExpired,
+    Csrf,
+    EnrollLink,
+    Host,
+    Internal,
+    NoCeremony,
+    NoPasskey,
+    NoPassphrase,
+    NoSession,
+    NotFound,
+    Oauth,
+    OauthLink,
+    Origin,
+    Passphrase,
+    SignInRequired,
+    StepUpRequired,
+    StepUpStale,
+    Timeout,
+    TooLarge,
+    TooManyAttempts,
+    TooManySessions,
+    Unchanged,
+    Unstable,
+    Webauthn,
+}
+
 /// A refusal or failure, answered as `{"error": code, "message": text}`.
 #[derive(Debug)]
 pub(crate) struct AppError {
     pub(super) status: StatusCode,
-    pub(super) code: &'static str,
+    pub(super) code: Code,
     pub(super) message: String,
 }
 
 impl AppError {
-    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: Code, message: impl Into<String>) -> Self {
         AppError {
             status,
             code,
@@ -24,9 +57,9 @@ impl AppError {
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         let message = message.into();
         tracing::error!(%message, "web: internal error");
-        AppError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+        AppError::new(StatusCode::INTERNAL_SERVER_ERROR, Code::Internal, message)
     }
-    pub(super) fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn bad_request(code: Code, message: impl Into<String>) -> Self {
         AppError::new(StatusCode::BAD_REQUEST, code, message)
     }
 }
@@ -34,9 +67,9 @@ impl AppError {
 impl From<store::Error> for AppError {
     fn from(e: store::Error) -> Self {
         if e.is_not_found() {
-            AppError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            AppError::new(StatusCode::NOT_FOUND, Code::NotFound, e.to_string())
         } else if e.is_bad_transition() {
-            AppError::new(StatusCode::CONFLICT, "bad_transition", e.to_string())
+            AppError::new(StatusCode::CONFLICT, Code::BadTransition, e.to_string())
         } else {
             AppError::internal(format!("store: {e}"))
         }

@@ -2,6 +2,7 @@
 //! memory only: a restart voids them (the owner starts again). Both are one-time tokens
 //! ([`OneTime`]).
 
+use crate::web::error::Code;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -61,12 +62,12 @@ impl Flows {
             Ok(server) => Ok(server),
             Err(Spent::Expired(_)) => Err(AppError::new(
                 StatusCode::FORBIDDEN,
-                "oauth_link",
+                Code::OauthLink,
                 "this authorization link expired (it is valid 10 minutes): run `maven mcp login NAME` for a new one",
             )),
             Err(Spent::Unknown) => Err(AppError::new(
                 StatusCode::FORBIDDEN,
-                "oauth_link",
+                Code::OauthLink,
                 "this authorization link is unknown or was used (it works once): run `maven mcp login NAME` for a new one",
             )),
         }

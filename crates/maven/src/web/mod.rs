@@ -39,6 +39,7 @@ mod peer;
 mod session;
 mod text;
 
+use crate::web::error::Code;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -119,7 +120,7 @@ pub(crate) fn router(app: App) -> Router {
 }
 
 async fn not_found() -> AppError {
-    AppError::new(StatusCode::NOT_FOUND, "not_found", "no such page")
+    AppError::new(StatusCode::NOT_FOUND, Code::NotFound, "no such page")
 }
 
 async fn security_headers(req: Request, next: Next) -> Response {
@@ -153,7 +154,7 @@ async fn reserved_guard(State(app): State<App>, req: Request, next: Next) -> Res
     if reserved && app.web.signed_in(req.headers()).is_err() {
         let mut r = AppError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
+            Code::Busy,
             limits::BUSY_MESSAGE,
         )
         .into_response();
@@ -179,14 +180,17 @@ async fn host_guard(State(app): State<App>, req: Request, next: Next) -> Respons
             tracing::warn!(host = %h.chars().take(100).collect::<String>(), "web: request for a host the page does not serve refused");
             AppError::new(
                 StatusCode::MISDIRECTED_REQUEST,
-                "host",
+                Code::Host,
                 "this page answers only to its configured host names (web.hosts)",
             )
             .into_response()
         }
-        None => {
-            AppError::new(StatusCode::MISDIRECTED_REQUEST, "host", "no Host header").into_response()
-        }
+        None => AppError::new(
+            StatusCode::MISDIRECTED_REQUEST,
+            Code::Host,
+            "no Host header",
+        )
+        .into_response(),
     }
 }
 
@@ -202,7 +206,7 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
         _ => {
             return AppError::new(
                 StatusCode::FORBIDDEN,
-                "origin",
+                Code::Origin,
                 "refused: the request's Origin is not this page",
             )
             .into_response()
@@ -224,7 +228,7 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
         Some(false) => {
             return AppError::new(
                 StatusCode::FORBIDDEN,
-                "csrf",
+                Code::Csrf,
                 "refused: missing or wrong CSRF token (x-csrf-token)",
             )
             .into_response()
@@ -398,7 +402,7 @@ async fn body_and_deadline(State(app): State<App>, req: Request, next: Next) -> 
     if declared.is_some_and(|n| n > MAX_BODY as u64) {
         return AppError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
+            Code::TooLarge,
             format!("request bodies are limited to {MAX_BODY} bytes"),
         )
         .into_response();
@@ -408,7 +412,7 @@ async fn body_and_deadline(State(app): State<App>, req: Request, next: Next) -> 
         Ok(r) => r,
         Err(_) => AppError::new(
             StatusCode::REQUEST_TIMEOUT,
-            "timeout",
+            Code::Timeout,
             format!(
                 "the request was not complete within {} s",
                 app.web.limits.request_deadline.as_secs()

@@ -9,6 +9,7 @@
 //! checks `state` and `iss` again before the code is redeemed. No token reaches the page.
 
 use crate::views::AuthorizeReply;
+use crate::web::error::Code;
 use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
@@ -40,7 +41,7 @@ impl FromRequestParts<App> for FreshStepUp {
             .fresh_step_up(&cookie.0)
             .map(FreshStepUp)
             .map_err(|mut e| {
-                if e.code == "step_up_required" {
+                if e.code == Code::StepUpRequired {
                     e.message = "authorizing an MCP server needs a step-up: verify with your passkey (or the configured passphrase)".to_owned();
                 }
                 e
@@ -51,7 +52,7 @@ impl FromRequestParts<App> for FreshStepUp {
 fn no_server(name: &str) -> AppError {
     AppError::new(
         StatusCode::NOT_FOUND,
-        "not_found",
+        Code::NotFound,
         format!(
             "no enabled HTTP server named {:?} is configured",
             shown::capped(name, 100)
@@ -72,7 +73,7 @@ async fn begin(
     let pending = oauth.begin(&challenge).await.map_err(|e| {
         AppError::new(
             StatusCode::BAD_GATEWAY,
-            "oauth",
+            Code::Oauth,
             format!(
                 "{}: the authorization could not start: {e}",
                 shown::line(server)
@@ -140,7 +141,7 @@ async fn forget(app: &App, name: &str, step: FreshStepUp) -> Result<String, AppE
     oauth.logout().await.map_err(|e| {
         AppError::new(
             StatusCode::BAD_GATEWAY,
-            "oauth",
+            Code::Oauth,
             format!("{}: {e}", shown::line(name)),
         )
     })?;

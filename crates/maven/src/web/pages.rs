@@ -357,9 +357,9 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
             let _ = write!(
                 h,
                 "<button type=\"button\" class=\"act-{0}\" data-action=\"{0}\" data-name=\"{1}\">{2}</button> ",
-                a,
+                a.as_str(),
                 esc(&r.name),
-                if *a == "enable" { "Enable" } else { "Disable" }
+                a.label()
             );
         }
         h.push_str("</p>");

@@ -1085,7 +1085,7 @@ impl StatusSource for HostileStatus {
     fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
         let v = serde_json::from_value(json!([{
             "name": "srv", "transport": "stdio", "target": HOSTILE, "enabled": true,
-            "state": HOSTILE, "trust": HOSTILE, "protocol_version": HOSTILE,
+            "state": {"over_cap": HOSTILE}, "trust": HOSTILE, "protocol_version": HOSTILE,
             "server_info": {"name": HOSTILE, "version": HOSTILE},
             "tools_offered": 2, "tools_proposed": 1, "tools_enabled": 0,
             "tools_refused": [{"tool": format!("{}{HOSTILE}", "x\n".repeat(50_000)),

@@ -97,10 +97,10 @@ fn a_server_that_asks_is_parked_inspected_and_authorized_through_the_page() {
 
     let st = eventually("needs authorization", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "notes")["state"] == "needs authorization").then_some(st)
+        (by_name(&st, "notes")["state"] == "needs_authorization").then_some(st)
     });
     let notes = by_name(&st, "notes");
-    assert_eq!(notes["auth"], "needs authorization");
+    assert_eq!(notes["auth"]["state"], "needs_authorization");
     assert_eq!(
         notes["last_error"],
         "needs authorization: run `maven mcp login notes`"
@@ -217,12 +217,12 @@ fn a_server_that_asks_is_parked_inspected_and_authorized_through_the_page() {
         let st = home.json(&["mcp", "status", "--json"]);
         (by_name(&st, "notes")["state"] == "ready").then_some(st)
     });
-    let auth = by_name(&st, "notes")["auth"].as_str().unwrap().to_owned();
-    assert!(
-        auth.starts_with(&format!("authorized by {base} (scopes: s0 offline_access;")),
-        "{auth}"
-    );
-    assert!(auth.ends_with("refresh yes)"), "{auth}");
+    let auth = &by_name(&st, "notes")["auth"];
+    assert_eq!(auth["state"], "authorized", "{auth}");
+    assert_eq!(auth["issuer"], base.as_str(), "{auth}");
+    let terms = auth["terms"].as_str().unwrap();
+    assert!(terms.starts_with("scopes: s0 offline_access;"), "{auth}");
+    assert!(terms.ends_with("refresh yes"), "{auth}");
     assert!(
         !st.to_string().contains("access-"),
         "no token in status: {st}"
@@ -281,17 +281,14 @@ fn a_server_that_asks_is_parked_inspected_and_authorized_through_the_page() {
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("data-result=\"oauth_iss\""), "{body}");
     let st = home.json(&["mcp", "status", "--json"]);
-    assert!(by_name(&st, "notes")["auth"]
-        .as_str()
-        .unwrap()
-        .starts_with("authorized by"));
+    assert_eq!(by_name(&st, "notes")["auth"]["state"], "authorized");
 
     // Disconnect on the card: forgotten (and revoked); the server asks again.
     let (status, _, body) = api("/api/mcp_servers/notes/disconnect", &json!({}));
     assert_eq!(status, 200, "{body}");
     eventually("needs authorization again", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "notes")["auth"] == "needs authorization").then_some(())
+        (by_name(&st, "notes")["auth"]["state"] == "needs_authorization").then_some(())
     });
     // `maven mcp logout` still works (nothing left to forget).
     let out = home.run(&["mcp", "logout", "notes"]);
@@ -363,7 +360,7 @@ fn daemon_logging(
     };
     eventually("needs authorization", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "notes")["state"] == "needs authorization").then_some(())
+        (by_name(&st, "notes")["state"] == "needs_authorization").then_some(())
     });
     d
 }
@@ -432,14 +429,18 @@ fn logout_drops_the_connection_and_the_server_asks_again() {
     let st = home.json(&["mcp", "status", "--json"]);
     let state = by_name(&st, "notes")["state"].as_str().unwrap().to_owned();
     assert!(
-        state == "needs authorization" || state == "connecting",
+        state == "needs_authorization" || state == "connecting",
         "{st}"
     );
-    assert_eq!(by_name(&st, "notes")["auth"], "needs authorization", "{st}");
+    assert_eq!(
+        by_name(&st, "notes")["auth"]["state"],
+        "needs_authorization",
+        "{st}"
+    );
     let st = eventually("dialled again, and parked", || {
         let st = home.json(&["mcp", "status", "--json"]);
         let n = by_name(&st, "notes");
-        (n["dials"].as_u64().unwrap() > dials && n["state"] == "needs authorization").then_some(st)
+        (n["dials"].as_u64().unwrap() > dials && n["state"] == "needs_authorization").then_some(st)
     });
     assert_eq!(
         by_name(&st, "notes")["last_error"],
@@ -488,9 +489,12 @@ fn an_authorization_without_a_refresh_token_says_when_it_ends_and_then_needs_aut
     let p = page(&home);
     authorize(&home, &p);
     let st = home.json(&["mcp", "status", "--json"]);
-    let auth = by_name(&st, "notes")["auth"].as_str().unwrap().to_owned();
+    let auth = by_name(&st, "notes")["auth"]["terms"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(
-        auth.contains("; no refresh token: you will be asked again at ") && auth.ends_with(" UTC)"),
+        auth.contains("; no refresh token: you will be asked again at ") && auth.ends_with(" UTC"),
         "{auth}"
     );
     let (_, _, page) = page_get(
@@ -506,9 +510,13 @@ fn an_authorization_without_a_refresh_token_says_when_it_ends_and_then_needs_aut
     // Once it expired: needs authorization, never ready, and why.
     let st = eventually("needs authorization once expired", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "notes")["state"] == "needs authorization").then_some(st)
+        (by_name(&st, "notes")["state"] == "needs_authorization").then_some(st)
     });
-    assert_eq!(by_name(&st, "notes")["auth"], "needs authorization", "{st}");
+    assert_eq!(
+        by_name(&st, "notes")["auth"]["state"],
+        "needs_authorization",
+        "{st}"
+    );
     let why = by_name(&st, "notes")["last_error"].as_str().unwrap();
     assert!(
         why.contains("expired") || why == "needs authorization: run `maven mcp login notes`",
@@ -684,7 +692,7 @@ fn a_confidential_client_authenticates_one_way_and_adds_its_id_only_when_asked()
         let d = pre_registered(&home, &server.base);
         eventually("needs authorization", || {
             let st = home.json(&["mcp", "status", "--json"]);
-            (by_name(&st, "notes")["state"] == "needs authorization").then_some(())
+            (by_name(&st, "notes")["state"] == "needs_authorization").then_some(())
         });
         let p = page(&home);
         authorize(&home, &p);

@@ -302,7 +302,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
         let st = home.json(&["mcp", "status", "--json"]);
         ["py", "pre", "ts", "strict"]
             .iter()
-            .all(|n| by_name(&st, n)["state"] == "needs authorization")
+            .all(|n| by_name(&st, n)["state"] == "needs_authorization")
             .then_some(())
     });
     let p = page(&home, "py");
@@ -328,13 +328,12 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
         op.said()
     );
     let st = ready(&home, "py");
-    let auth = by_name(&st, "py")["auth"].as_str().unwrap().to_owned();
-    assert!(
-        // The token's scope is the resource's (`offline_access` is the grant's).
-        auth.starts_with(&format!("authorized by {issuer} (scopes: mcp;")),
-        "{auth}"
-    );
-    assert!(auth.ends_with("refresh yes)"), "{auth}");
+    let auth = &by_name(&st, "py")["auth"];
+    assert_eq!(auth["issuer"], issuer.as_str(), "{auth}");
+    let terms = auth["terms"].as_str().unwrap();
+    // The token's scope is the resource's (`offline_access` is the grant's).
+    assert!(terms.starts_with("scopes: mcp;"), "{auth}");
+    assert!(terms.ends_with("refresh yes"), "{auth}");
 
     // A call through it; then, after the token was due, the daemon's refresh (rotated by the
     // provider) and another call.
@@ -425,7 +424,7 @@ fn an_openid_certified_provider_and_the_python_sdk_resource_server_through_the_d
     // be: the grant is gone.
     eventually("py needs authorization again", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "py")["state"] == "needs authorization").then_some(())
+        (by_name(&st, "py")["state"] == "needs_authorization").then_some(())
     });
 }
 
@@ -460,7 +459,7 @@ fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
     let _d = home.start();
     eventually("needs authorization", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "plain")["state"] == "needs authorization").then_some(())
+        (by_name(&st, "plain")["state"] == "needs_authorization").then_some(())
     });
     let p = page(&home, "plain");
     // Dynamic registration (a confidential client: the server takes no public one); no
@@ -478,10 +477,11 @@ fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
         server.said()
     );
     let st = ready(&home, "plain");
-    let auth = by_name(&st, "plain")["auth"].as_str().unwrap().to_owned();
+    let auth = &by_name(&st, "plain")["auth"];
+    assert_eq!(auth["issuer"], issuer.as_str(), "{auth}");
+    let terms = auth["terms"].as_str().unwrap();
     assert!(
-        auth.starts_with(&format!("authorized by {issuer} (scopes: mcp;"))
-            && auth.ends_with("refresh yes)"),
+        terms.starts_with("scopes: mcp;") && terms.ends_with("refresh yes"),
         "{auth}"
     );
     enable_whoami(&home, &p, "plain");
@@ -501,6 +501,6 @@ fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
     assert!(server.count("EVENT revoke") >= 1, "{}", server.said());
     eventually("needs authorization again", || {
         let st = home.json(&["mcp", "status", "--json"]);
-        (by_name(&st, "plain")["state"] == "needs authorization").then_some(())
+        (by_name(&st, "plain")["state"] == "needs_authorization").then_some(())
     });
 }

@@ -377,10 +377,7 @@ fn a_link_planted_in_the_private_directory_is_refused_not_followed() {
     let _d = home.start();
     let v = home.json(&["mcp", "status", "--json"]);
     let evil = by_name(&v, "evil");
-    assert_eq!(
-        evil["state"], "not started: its sandbox cannot be applied",
-        "{evil}"
-    );
+    assert_eq!(evil["state"], "sandbox_refused", "{evil}");
     let why = evil["last_error"].as_str().unwrap();
     assert!(
         why.contains(&format!(
@@ -545,7 +542,7 @@ fn a_missing_command_is_not_started_and_says_why() {
     // the sandbox off to fix a typo.
     for (name, words) in &cases {
         let s = by_name(&v, name);
-        assert_eq!(s["state"], "not started: command not found", "{name}: {s}");
+        assert_eq!(s["state"], "command_not_found", "{name}: {s}");
         assert_eq!(s["last_error"], words.as_str(), "{name}: {s}");
         assert!(
             !words.contains("sandbox") && !words.contains("::"),
