@@ -6,19 +6,11 @@ use serde_json::Value;
 /// Cap of a description where it reaches the router prompt, the page or `maven tools`, in
 /// characters.
 pub const DESCRIPTION_CAP: usize = 300;
-/// Default `max_tools` of a server block: more tools than this without `allow_tools`, and the
-/// server contributes nothing.
-pub const DEFAULT_MAX_TOOLS: usize = 12;
-/// Longest remote tool name Maven accepts.
-pub const TOOL_NAME_MAX: usize = 128;
+pub use mcp::names::{valid_tool_name, DEFAULT_MAX_TOOLS, TOOL_NAME_MAX};
 /// Longest local (row) name: a flattened server and tool name plus a suffix.
 pub const ROW_NAME_MAX: usize = store::limits::TOOL_NAME;
 
-/// Whether every byte is `[A-Za-z0-9_.-]`.
-fn name_bytes(name: &str) -> bool {
-    name.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
+use mcp::names::name_bytes;
 
 /// A local (row) name as the store keeps it: `[A-Za-z0-9_.-]{1,160}`.
 pub fn valid_row_name(name: &str) -> bool {
@@ -28,11 +20,6 @@ pub fn valid_row_name(name: &str) -> bool {
 /// Cap a description at `cap` characters.
 pub fn cap_description(s: &str, cap: usize) -> &str {
     mcp::tools::cap_chars(s, cap)
-}
-
-/// a tool name Maven accepts: `[A-Za-z0-9_.-]{1,128}`.
-pub fn valid_tool_name(name: &str) -> bool {
-    (1..=TOOL_NAME_MAX).contains(&name.len()) && name_bytes(name)
 }
 
 /// Why a tool's `inputSchema` is malformed, or `None` when it is usable: an object with `type:

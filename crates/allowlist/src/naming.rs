@@ -5,18 +5,7 @@ use std::collections::HashSet;
 use mcp::Tool;
 use sha2::{Digest as _, Sha256};
 
-/// One name flattened: lowercase ASCII letters and digits, anything else `_`.
-pub fn flatten(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub use mcp::names::flatten;
 
 /// `<server>_<tool>` flattened (lowercase; anything not ASCII alphanumeric becomes `_`).
 pub fn flatten_name(server: &str, tool: &str) -> String {

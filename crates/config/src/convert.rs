@@ -1,9 +1,10 @@
-//! The model turned into other crates' types: the manager's options, the allowlist's
-//! policy and approvals, webfetch doors and the MCP crate's server configuration.
+//! The model turned into the types of the crates below it: the manager's options, webfetch
+//! doors and the MCP crate's server configuration. (What the allowlist approves is made from
+//! the model by the daemon: the configuration knows nothing of the allowlist.)
 
 use std::time::Duration;
 
-use crate::{Config, McpServerConfig, McpTarget, McpTiming};
+use crate::{Config, McpTarget, McpTiming};
 
 /// One of the configuration's webfetch doors, each with its own limits: `fetch` (the global
 /// block), `router`, `feed:NAME` and `mcp:NAME` (an HTTP server). Its [`std::fmt::Display`] is
@@ -75,41 +76,7 @@ impl McpTiming {
     }
 }
 
-impl McpServerConfig {
-    /// What the allowlist needs to know of this block.
-    pub fn policy(&self) -> allowlist::ServerPolicy {
-        allowlist::ServerPolicy {
-            name: self.name.clone(),
-            allow_tools: self.allow_tools.clone(),
-            max_tools: usize::try_from(self.max_tools).unwrap_or(usize::MAX),
-        }
-    }
-}
-
 impl Config {
-    /// What the configuration approves to run, for the allowlist's executor: each server
-    /// block's `allow_tools`, and the local acts.
-    pub fn approvals(&self) -> allowlist::Approvals {
-        allowlist::Approvals {
-            servers: self
-                .mcp_servers
-                .iter()
-                .map(|(name, block)| (name.clone(), block.allow_tools.clone()))
-                .collect(),
-            acts: self
-                .acts
-                .iter()
-                .map(|a| allowlist::LocalAct {
-                    name: a.name.clone(),
-                    cmd: a.cmd.clone(),
-                    read_only: a.read_only,
-                    timeout: a.timeout,
-                    max_output: a.max_output,
-                })
-                .collect(),
-        }
-    }
-
     /// The webfetch door `door`: the global `fetch` block's limits, and its own overrides.
     pub fn door(&self, door: &Door) -> Result<webfetch::DoorConfig, DoorError> {
         let f = &self.fetch;

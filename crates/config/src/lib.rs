@@ -147,10 +147,10 @@ fn strip_position(msg: &str) -> &str {
     }
 }
 
-/// Lowercase, every non-alphanumeric character turned into `_`: the allowlist's
+/// Lowercase, every non-alphanumeric character turned into `_`: the host's
 /// flattening of one name.
 pub fn flatten_name(s: &str) -> String {
-    allowlist::naming::flatten(s)
+    mcp::names::flatten(s)
 }
 
 #[cfg(test)]

@@ -177,7 +177,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         Some(p) => tracing::info!(config = %p.display(), "configuration loaded"),
         None => tracing::info!("no configuration file: every default applies, nothing external"),
     }
-    let approvals = Arc::new(config.approvals());
+    let approvals = Arc::new(crate::policy::approvals(&config));
     allowlist::reconcile::propose_local_acts(&store, &approvals.acts, config.source.as_deref())
         .await
         .context("cannot propose the configuration's acts")?;
@@ -497,7 +497,7 @@ async fn apply_listing(
     let Some(block) = config.mcp_servers.get(&d.server) else {
         return;
     };
-    let note = match allowlist::reconcile(store, &block.policy(), &d.tools).await {
+    let note = match allowlist::reconcile(store, &crate::policy::server(block), &d.tools).await {
         Ok(r) => DiscoveryNote {
             over_cap: r.over_cap(d.tools.len()),
             refused: r.refused,

@@ -16,6 +16,7 @@ mod logsink;
 mod netdoor;
 mod notify;
 mod oauth;
+mod policy;
 mod poll;
 mod views;
 mod web;

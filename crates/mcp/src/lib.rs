@@ -148,6 +148,7 @@ mod http;
 mod input;
 mod link;
 pub mod manager;
+pub mod names;
 mod rpc;
 mod secret_words;
 mod stdio;

@@ -758,13 +758,25 @@ mod tests {
             .unwrap();
     }
 
-    async fn setup(config: &str) -> (tempfile::TempDir, Store, Turns) {
+    /// A local act as the configuration's `acts` would have it.
+    fn act(name: &str, cmd: &[&str], read_only: bool) -> allowlist::LocalAct {
+        allowlist::LocalAct {
+            name: name.into(),
+            cmd: cmd.iter().map(|s| s.to_string()).collect(),
+            read_only,
+            timeout: Duration::from_secs(30),
+            max_output: 64 * 1024,
+        }
+    }
+
+    async fn setup(acts: Vec<allowlist::LocalAct>) -> (tempfile::TempDir, Store, Turns) {
         let dir = tempfile::tempdir().unwrap();
         #[expect(clippy::disallowed_methods, reason = "a test's own database")]
         let store = Store::open(&dir.path().join("m.db")).await.unwrap();
-        let config =
-            Arc::new(config::Config::parse("config.json", config.as_bytes(), &|_| None).unwrap());
-        let approvals = config.approvals();
+        let approvals = allowlist::Approvals {
+            servers: Default::default(),
+            acts,
+        };
         allowlist::reconcile::propose_local_acts(&store, &approvals.acts, None)
             .await
             .unwrap();
@@ -776,7 +788,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_pending_confirmation_expires_after_two_minutes() {
         let (dir, store, turns) =
-            setup(r#"{"acts": [{"name": "wipe", "cmd": ["rm", "-f", "/nonexistent/x"]}]}"#).await;
+            setup(vec![act("wipe", &["rm", "-f", "/nonexistent/x"], false)]).await;
         set_state(&store, "wipe", ToolState::Enabled, "t").await;
         let asked = turns.turn("wipe").await;
         assert_eq!(asked.text(), "About to run wipe. Run it? (yes/no)");
@@ -808,9 +820,10 @@ mod tests {
 
     #[tokio::test]
     async fn acts_that_may_not_run_say_why() {
-        let (_dir, store, turns) = setup(
-            r#"{"acts": [{"name": "off", "cmd": ["true"], "read_only": true}, {"name": "gone", "cmd": ["true"], "read_only": true}]}"#,
-        )
+        let (_dir, store, turns) = setup(vec![
+            act("off", &["true"], true),
+            act("gone", &["true"], true),
+        ])
         .await;
         set_state(&store, "off", ToolState::Disabled, "t").await;
         set_state(
@@ -832,7 +845,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_digest_reads_new_feed_notes_once_grouped_by_feed() {
-        let (_dir, store, turns) = setup("{}").await;
+        let (_dir, store, turns) = setup(Vec::new()).await;
         for (src, key, text) in [
             ("rss:lwn", "1", "Kernel 7.0 released"),
             ("rss:habr", "a", "Новости Rust"),

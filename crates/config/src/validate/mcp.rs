@@ -11,8 +11,8 @@ use crate::{
 };
 
 use super::MAX_MCP_TIMEOUT;
-// The tool-name pattern and the default `max_tools` are the allowlist's.
-use allowlist::catalogue::{valid_tool_name, DEFAULT_MAX_TOOLS};
+// The tool-name pattern and the default `max_tools` are the host's, in `mcp::names`.
+use mcp::names::{valid_tool_name, DEFAULT_MAX_TOOLS};
 
 impl Validator<'_> {
     pub(crate) fn mcp_servers(&mut self, v: Option<&Value>) -> BTreeMap<String, McpServerConfig> {

@@ -62,7 +62,7 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
     };
     let plan =
         crate::confine::plan(&cfg, data_dir, &name, cfg.web.listen.port()).and_then(Result::ok);
-    let policy = block.policy();
+    let policy = crate::policy::server(block);
     runtime(async move {
         let stop = tokio_util::sync::CancellationToken::new();
         let _stop = stop.clone().drop_guard();
