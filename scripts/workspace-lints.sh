@@ -21,5 +21,16 @@ PY
     bad=1
   fi
 done
-[ "$bad" = 0 ] && echo "workspace-lints: every crate takes the workspace's lints"
+# The panic lints: every crate that ships (not the test kit, the demo server or the benchmarks)
+# warns on expect, panic and unchecked indexing at its root, like the binary that reads page
+# requests, IPC and model replies.
+for root in crates/*/src/lib.rs crates/*/src/main.rs; do
+  case "$root" in crates/testkit/* | crates/demo-todo/*) continue ;; esac
+  [ -e "$root" ] || continue
+  if ! grep -q '^#!\[warn(clippy::expect_used, clippy::panic' "$root"; then
+    echo "workspace-lints: $root does not take the panic lints (#![warn(clippy::expect_used, clippy::panic, ...)])" >&2
+    bad=1
+  fi
+done
+[ "$bad" = 0 ] && echo "workspace-lints: every crate takes the workspace's lints, and every shipped crate the panic lints"
 exit "$bad"

@@ -31,6 +31,10 @@
 //! its server to one CPU, where a second worker thread only adds wake-ups.
 
 #![allow(
+    clippy::disallowed_methods,
+    reason = "a benchmark measures the client's calls directly, with no daemon"
+)]
+#![allow(
     clippy::disallowed_macros,
     reason = "a benchmark prints its measurements"
 )]

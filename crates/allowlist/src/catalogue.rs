@@ -19,7 +19,7 @@ pub fn valid_row_name(name: &str) -> bool {
 
 /// Cap a description at `cap` characters.
 pub fn cap_description(s: &str, cap: usize) -> &str {
-    mcp::tools::cap_chars(s, cap)
+    shown::prefix_chars(s, cap)
 }
 
 /// Why a tool's `inputSchema` is malformed, or `None` when it is usable: an object with `type:

@@ -13,6 +13,8 @@
 //! ([`Jitter`]): the thread's random numbers, a seeded generator or a fixed value, so that
 //! tests are exact. A leaf: it knows nothing of what is retried, and reads no clock.
 
+#![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};

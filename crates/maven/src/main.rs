@@ -3,6 +3,8 @@
 //! Exit codes of every command (I-4): 0 success, 1 the command failed, 2 a usage or
 //! configuration error or no daemon running, 3 refused by policy.
 
+#![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
 mod churn;
 mod cli;
 mod cmd;

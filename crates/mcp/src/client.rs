@@ -768,7 +768,12 @@ impl Client {
                             .unwrap_or_else(input::Ask::decline);
                         replies.insert(ask.key.clone(), answer);
                     }
-                    step = self.resume_call(needed, replies).await?;
+                    #[expect(
+                        clippy::disallowed_methods,
+                        reason = "the client goes on with its own call, answered by its handler"
+                    )]
+                    let next = self.resume_call(needed, replies).await?;
+                    step = next;
                 }
             }
         }
@@ -1128,5 +1133,46 @@ async fn listen_once(
             link.end_dropped(id, "re-opening", core);
             Ok(())
         }
+    }
+}
+
+/// A connection that can list a server's tools and nothing else: what a command that only
+/// looks (`maven mcp inspect`) holds. It has no way to call a tool, so holding one is never a
+/// side door around the allowlist's executor.
+#[derive(Debug)]
+pub struct Lister(Client);
+
+impl Lister {
+    /// [`Client::dial`], keeping only what lists.
+    pub async fn dial(
+        config: &ServerConfig,
+        options: ClientOptions,
+    ) -> Result<Lister, (Error, Option<String>)> {
+        Client::dial(config, options).await.map(Lister)
+    }
+
+    /// [`Client::list_tools`].
+    pub async fn list_tools(&self) -> Result<ToolList, Error> {
+        self.0.list_tools().await
+    }
+
+    /// [`Client::server_info`].
+    pub fn server_info(&self) -> &ServerInfo {
+        self.0.server_info()
+    }
+
+    /// [`Client::stats`].
+    pub fn stats(&self) -> Stats {
+        self.0.stats()
+    }
+
+    /// [`Client::stderr_tail`].
+    pub fn stderr_tail(&self) -> Option<String> {
+        self.0.stderr_tail()
+    }
+
+    /// [`Client::close`].
+    pub async fn close(&self) {
+        self.0.close().await
     }
 }

@@ -155,7 +155,7 @@ mod stdio;
 mod text;
 pub mod tools;
 
-pub use client::{Client, ToolList, MIN_TTL};
+pub use client::{Client, Lister, ToolList, MIN_TTL};
 pub use config::{
     ClientOptions, Limits, McpTimeouts, ServerConfig, ServerRequestHandler, Transport,
 };

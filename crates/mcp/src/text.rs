@@ -3,25 +3,13 @@
 
 use unicode_general_category::{get_general_category, GeneralCategory};
 
-/// The first `cap` characters of `s` (a prefix, never splitting a character).
-pub fn cap_chars(s: &str, cap: usize) -> &str {
-    match s.char_indices().nth(cap) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
-}
+/// The first `cap` characters of `s` (a prefix, never splitting a character): `shown`'s one
+/// cut by characters.
+pub use shown::prefix_chars as cap_chars;
 
-/// The longest prefix of `s` of at most `cap` bytes that ends on a character boundary.
-pub(crate) fn cap_bytes(s: &str, cap: usize) -> &str {
-    if s.len() <= cap {
-        return s;
-    }
-    let mut end = cap;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
+/// The longest prefix of `s` of at most `cap` bytes that ends on a character boundary:
+/// `shown`'s one cut by bytes.
+pub(crate) use shown::prefix_bytes as cap_bytes;
 
 /// `s` cut to [`cap_bytes`] in place.
 pub(crate) fn cap_string(mut s: String, cap: usize) -> String {

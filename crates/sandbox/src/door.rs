@@ -621,6 +621,10 @@ mod tests {
             receive(&daemon).unwrap_err(),
             "descriptor 1 (proxy): not an IPv4 or IPv6 socket"
         );
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a socket that never listens nor connects, handed over to be refused"
+        )]
         let s = rustix::net::socket(
             rustix::net::AddressFamily::INET,
             rustix::net::SocketType::STREAM,

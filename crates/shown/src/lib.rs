@@ -108,10 +108,42 @@ pub fn for_prompt(s: &str) -> Cow<'_, str> {
 /// assert_eq!(shown::cut("abc", 3), "abc");
 /// ```
 pub fn cut(s: &str, max: usize) -> Cow<'_, str> {
-    match s.char_indices().nth(max) {
-        None => Cow::Borrowed(s),
-        Some((end, _)) => Cow::Owned(format!("{}…", &s[..end])),
+    match prefix_chars(s, max) {
+        p if p.len() == s.len() => Cow::Borrowed(s),
+        p => Cow::Owned(format!("{p}…")),
     }
+}
+
+/// The first `max` characters of `s`: a prefix, never splitting a character, unmarked. The
+/// one cut by characters in Maven ([`cut`] marks it with `…`).
+///
+/// ```
+/// assert_eq!(shown::prefix_chars("абв", 2), "аб");
+/// assert_eq!(shown::prefix_chars("ab", 5), "ab");
+/// ```
+pub fn prefix_chars(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((end, _)) => s.get(..end).unwrap_or(s),
+        None => s,
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary: the
+/// one cut by bytes in Maven.
+///
+/// ```
+/// assert_eq!(shown::prefix_bytes("аб", 3), "а");
+/// assert_eq!(shown::prefix_bytes("ab", 5), "ab");
+/// ```
+pub fn prefix_bytes(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let end = (0..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0);
+    s.get(..end).unwrap_or("")
 }
 
 /// A one-line field of at most `max` characters: [`line`] of its first `max` characters, and

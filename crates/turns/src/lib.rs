@@ -15,6 +15,8 @@
 //! round whose every question was declined so is sent on at once: it never takes the owner's
 //! next turn. A URL is shown as text and nothing is opened.
 
+#![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
 pub mod answer;
 pub mod llm;
 pub mod render;

@@ -136,8 +136,9 @@ impl LlmRouter {
                 "the act catalogue does not fit the router's context; acts dropped from the prompt"
             );
         }
-        let offered: Vec<&str> = catalogue[..used]
+        let offered: Vec<&str> = catalogue
             .iter()
+            .take(used)
             .map(|e| e.act.name.as_str())
             .collect();
         let mut names: Vec<Value> = offered.iter().map(|n| json!(n)).collect();

@@ -62,10 +62,7 @@ pub fn cut_text(mut text: String, cap: usize, more: bool) -> (String, Option<Cut
     if total <= cap && !more {
         return (text, None);
     }
-    let mut at = cap.min(total);
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
+    let at = shown::prefix_bytes(&text, cap).len();
     text.truncate(at);
     let cut = Cut {
         shown: at,

@@ -298,7 +298,17 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
                 block.insert("headers".into(), Value::Object(headers));
             }
             if let Ok(u) = url::Url::parse(url) {
-                let private = matches!(u.host_str(), Some(h) if h == "localhost" || h.starts_with("127.") || h.starts_with("192.168.") || h.starts_with("10.") || h == "[::1]");
+                // The guard's own table judges a literal address (every private, loopback,
+                // link-local and unique-local block); `localhost` is this machine.
+                let private = match u.host() {
+                    Some(url::Host::Ipv4(a)) => !webfetch::addr::classify(a.into()).is_public(),
+                    Some(url::Host::Ipv6(a)) => !webfetch::addr::classify(a.into()).is_public(),
+                    Some(url::Host::Domain(d)) => {
+                        d.eq_ignore_ascii_case("localhost")
+                            || d.to_ascii_lowercase().ends_with(".localhost")
+                    }
+                    None => false,
+                };
                 if private {
                     notes.push(format!(
                         "{name}: {url} is on this machine or the LAN: add \"allow_private\": true if you trust it"
@@ -387,6 +397,10 @@ mod tests {
             "files": {"command": "npx", "args": ["-y", "@x/server-files", "/home/me"], "env": {"API_KEY": "sk-secret"}},
             "remote thing": {"url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer abc"}, "timeout": 5},
             "lan": {"type": "http", "url": "http://192.168.1.5:9100/mcp"},
+            "nas": {"type": "http", "url": "http://172.20.0.9/mcp"},
+            "ula": {"type": "http", "url": "http://[fd00::5]/mcp"},
+            "link": {"type": "http", "url": "http://169.254.10.1/mcp"},
+            "pub": {"type": "http", "url": "http://172.32.0.1/mcp"},
             "broken": {"foo": 1}
         }});
         let out = convert(&input).unwrap();
@@ -413,6 +427,18 @@ mod tests {
         assert!(notes.contains("remote_thing: \"timeout\" has no Maven equivalent and was dropped"));
         assert!(notes.contains("broken: skipped: neither \"command\" nor \"url\""));
         assert!(notes.contains("lan: http://192.168.1.5:9100/mcp is on this machine or the LAN"));
+        // Every private block the guard refuses, not only the usual prefixes.
+        for (name, url) in [
+            ("nas", "http://172.20.0.9/mcp"),
+            ("ula", "http://[fd00::5]/mcp"),
+            ("link", "http://169.254.10.1/mcp"),
+        ] {
+            assert!(
+                notes.contains(&format!("{name}: {url} is on this machine or the LAN")),
+                "{notes}"
+            );
+        }
+        assert!(!notes.contains("pub: "), "172.32.0.1 is public: {notes}");
         // A local server keeps the default network, and is told what it now means.
         assert!(s["files"]
             .get("sandbox")

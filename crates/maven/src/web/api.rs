@@ -9,7 +9,6 @@ use store::{ToolRow, ToolState};
 
 use super::app::{no_session, peer_of, App, Conn, SessionCookie};
 use super::error::AppError;
-pub(super) use super::text::cap;
 use super::{creds, diff, session};
 use crate::json;
 use crate::views::{
@@ -97,7 +96,7 @@ pub(super) fn actions(state: ToolState) -> &'static [PageAction] {
 /// One act as the API shows it.
 pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> PageToolView {
     let mut row = json::tool(r);
-    row.description = cap(&r.description, DESCRIPTION_CAP);
+    row.description = shown::cut(&r.description, DESCRIPTION_CAP).into_owned();
     PageToolView {
         row,
         kind: r.kind.as_str(),
@@ -170,7 +169,7 @@ pub(super) fn act_view(a: &store::ActLogRow) -> ActView {
         id: a.id,
         at: json::time_str(a.at),
         tool: a.tool.clone(),
-        utterance: cap(&a.utterance, 200),
+        utterance: shown::cut(&a.utterance, 200).into_owned(),
         confirmed_by: a.confirmed_by.clone(),
         ok: a.ok,
         outcome: a.result().as_str(),

@@ -26,7 +26,7 @@ fn show(v: &Value) -> String {
         Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
     };
-    super::text::cap(&s, MAX_VALUE)
+    shown::cut(&s, MAX_VALUE).into_owned()
 }
 
 fn key(path: &str, k: &str) -> String {

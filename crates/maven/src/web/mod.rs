@@ -37,7 +37,6 @@ mod once;
 mod pages;
 mod peer;
 mod session;
-mod text;
 
 use crate::web::error::Code;
 use std::net::SocketAddr;

@@ -287,7 +287,7 @@ pub(super) async fn tools(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 val(Some(&json::time(a.at))),
                 text(&a.tool),
-                text(&api::cap(&a.utterance, 200)),
+                text(&shown::cut(&a.utterance, 200)),
                 text(a.confirmed_by.as_deref().unwrap_or("—")),
                 match a.result() {
                     store::ActResult::Ok => "ok",
@@ -320,14 +320,14 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
         },
         text(&r.scope),
         text(&r.cmd.join(" ")),
-        text(&api::cap(&r.description, api::DESCRIPTION_CAP)),
+        text(&shown::cut(&r.description, api::DESCRIPTION_CAP)),
         text(&r.provenance),
         text(r.fingerprint.as_deref().unwrap_or("—")),
         text(&r.name),
         match r.shape.get("title").and_then(Value::as_str) {
             Some(t) => format!(
                 "<dt>title</dt><dd>{}</dd>",
-                text(&api::cap(t, api::DESCRIPTION_CAP))
+                text(&shown::cut(t, api::DESCRIPTION_CAP))
             ),
             None => String::new(),
         },
@@ -441,7 +441,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
                     h,
                     "<li><code>{}</code>: {}</li>",
                     esc(&shown::capped(&t.tool, REFUSED_NAME_CAP)),
-                    text(&api::cap(&t.reason, api::DESCRIPTION_CAP))
+                    text(&shown::cut(&t.reason, api::DESCRIPTION_CAP))
                 );
             }
             if s.tools_refused.len() > REFUSED_LIST {
@@ -476,7 +476,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             let _ = write!(
                 h,
                 "<details><summary>stderr (last lines)</summary><pre>{}</pre></details>",
-                block(&api::cap(tail, 4000))
+                block(&shown::cut(tail, 4000))
             );
         }
         h.push_str("</article>");

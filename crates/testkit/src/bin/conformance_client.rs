@@ -11,6 +11,10 @@
 //! defaults of its requested schema, as the `elicitation-sep1034-client-defaults` scenario asks.
 
 #![allow(
+    clippy::disallowed_methods,
+    reason = "the conformance suite's client calls the tools each scenario asks for"
+)]
+#![allow(
     clippy::disallowed_macros,
     reason = "a test tool: its output is for the tests that run it"
 )]

@@ -71,6 +71,10 @@
 )]
 // A test fixture: a broken invariant (a poisoned lock, an unwritable record file) should crash
 // the server loudly, which fails the test that started it.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "a hostile test server opens the sockets an attacker would"
+)]
 #![allow(clippy::unwrap_used)]
 
 mod attacks;

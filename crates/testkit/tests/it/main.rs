@@ -3,6 +3,10 @@
 //!
 //! Each hostile test asserts the specific outcome, under short deadlines; none asserts on time.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the client's own tests call tools directly, with no daemon"
+)]
 #![allow(clippy::unwrap_used, reason = "test helpers fail loudly by design")]
 
 mod support;

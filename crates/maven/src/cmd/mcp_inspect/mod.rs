@@ -129,7 +129,7 @@ pub(crate) async fn run(
         oauth: oauth.clone(),
         ..mcp::ClientOptions::default()
     };
-    let client = match (mcp::Client::dial(&server, options).await, &oauth) {
+    let client = match (mcp::Lister::dial(&server, options).await, &oauth) {
         (Ok(c), _) => c,
         (Err((mcp::Error::Auth(e), _)), Some(o)) => {
             let name = line(&server.name);
