@@ -265,10 +265,50 @@ struct Slot {
     renew: std::sync::atomic::AtomicBool,
 }
 
+/// Where a server's task is, carrying the live connection when there is one: a connection is
+/// held exactly while the server is connected, never beside a state that says otherwise.
+#[derive(Default)]
+enum Live {
+    /// Configured but not enabled: never dialled.
+    Dark,
+    /// A dial or handshake is under way (or about to be, after a lost connection).
+    Connecting,
+    /// Connected: the one connection calls use.
+    Connected(Arc<Client>),
+    /// The last dial failed; the next one is at `until`.
+    BackingOff { until: SystemTime },
+    /// The server asks for the owner's authorization: not dialled again until a redial.
+    NeedsAuthorization,
+    /// The task stopped (or never ran).
+    #[default]
+    Stopped,
+}
+
+impl Live {
+    /// The state as the manager's readers see it.
+    fn state(&self) -> ServerState {
+        match self {
+            Live::Dark => ServerState::Dark,
+            Live::Connecting => ServerState::Connecting,
+            Live::Connected(_) => ServerState::Ready,
+            Live::BackingOff { until } => ServerState::BackingOff { until: *until },
+            Live::NeedsAuthorization => ServerState::NeedsAuthorization,
+            Live::Stopped => ServerState::Stopped,
+        }
+    }
+
+    /// The live connection, if connected.
+    fn client(&self) -> Option<&Arc<Client>> {
+        match self {
+            Live::Connected(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Default)]
 struct SlotInner {
-    state: Option<ServerState>,
-    client: Option<Arc<Client>>,
+    live: Live,
     protocol_version: Option<String>,
     era: Option<(crate::Era, String)>,
     server_info: Option<(String, String)>,
@@ -317,15 +357,15 @@ impl Manager {
         let slots = servers
             .into_iter()
             .map(|m| {
-                let state = if m.enabled {
-                    ServerState::Connecting
+                let live = if m.enabled {
+                    Live::Connecting
                 } else {
-                    ServerState::Dark
+                    Live::Dark
                 };
                 let slot = Slot {
                     managed: m,
                     inner: Mutex::new(SlotInner {
-                        state: Some(state),
+                        live,
                         ..SlotInner::default()
                     }),
                     kick: Notify::new(),
@@ -382,7 +422,7 @@ impl Manager {
             .values()
             .map(|slot| {
                 let mut i = slot.lock();
-                if let Some(c) = i.client.clone() {
+                if let Some(c) = i.live.client().cloned() {
                     i.violations = c.stats().violations;
                     i.stderr_tail = c.stderr_tail();
                 }
@@ -393,7 +433,7 @@ impl Manager {
                     .oauth
                     .get(&slot.managed.config.name)
                     .and_then(|o| o.needs_authorization());
-                let mut state = i.state.clone().unwrap_or(ServerState::Stopped);
+                let mut state = i.live.state();
                 let mut last_error = i.last_error.clone();
                 if let (ServerState::Ready, Some(why)) = (&state, auth_gone) {
                     state = ServerState::NeedsAuthorization;
@@ -483,7 +523,7 @@ impl Manager {
             return Err(CallError::Dark(server.to_owned()));
         }
         let i = slot.lock();
-        match &i.client {
+        match i.live.client() {
             Some(c) if c.closed().is_none() => Ok((slot, c.clone())),
             _ => Err(CallError::NotConnected {
                 server: server.to_owned(),
@@ -515,8 +555,10 @@ impl Manager {
             .values()
             .filter_map(|s| {
                 let mut i = s.lock();
-                i.state = Some(ServerState::Stopped);
-                i.client.take()
+                match std::mem::take(&mut i.live) {
+                    Live::Connected(c) => Some(c),
+                    _ => None,
+                }
             })
             .collect();
         for c in clients {
@@ -526,13 +568,12 @@ impl Manager {
 }
 
 fn describe_state(i: &SlotInner) -> String {
-    match &i.state {
-        Some(ServerState::BackingOff { .. }) => match &i.last_error {
+    match &i.live {
+        Live::BackingOff { .. } => match &i.last_error {
             Some(e) => format!("backing off after: {e}"),
             None => "backing off".to_owned(),
         },
-        Some(s) => s.as_str().to_owned(),
-        None => "stopped".to_owned(),
+        l => l.state().as_str().to_owned(),
     }
 }
 
@@ -590,7 +631,7 @@ impl ServerTask {
         if !self.first_dial.is_zero() {
             tokio::select! {
                 _ = self.cancel.cancelled() => {
-                    self.set(|i| i.state = Some(ServerState::Stopped));
+                    self.set(|i| i.live = Live::Stopped);
                     return;
                 }
                 _ = tokio::time::sleep(self.first_dial) => {}
@@ -601,7 +642,7 @@ impl ServerTask {
                 break;
             }
             self.set(|i| {
-                i.state = Some(ServerState::Connecting);
+                i.live = Live::Connecting;
                 i.dials += 1;
             });
             // This dial is the renewal asked for until now.
@@ -626,8 +667,7 @@ impl ServerTask {
                         "connected"
                     );
                     self.set(|i| {
-                        i.state = Some(ServerState::Ready);
-                        i.client = Some(client.clone());
+                        i.live = Live::Connected(client.clone());
                         i.protocol_version = Some(info.protocol_version.clone());
                         i.era = Some((info.era, info.chosen.clone()));
                         i.server_info = Some((info.name.clone(), info.version.clone()));
@@ -635,7 +675,9 @@ impl ServerTask {
                     let started = tokio::time::Instant::now();
                     let ended = self.serve(&client, &mut failures).await;
                     self.set(|i| {
-                        i.client = None;
+                        // The connection is gone: what comes next is a dial (at once, or
+                        // after a back-off the loop sets below) or the end.
+                        i.live = Live::Connecting;
                         i.stderr_tail = client.stderr_tail();
                         i.violations = client.stats().violations;
                     });
@@ -663,7 +705,7 @@ impl ServerTask {
                         }
                     };
                     self.set(|i| {
-                        i.state = Some(ServerState::NeedsAuthorization);
+                        i.live = Live::NeedsAuthorization;
                         i.last_error = Some(why);
                     });
                     tokio::select! {
@@ -693,14 +735,14 @@ impl ServerTask {
             }
             let delay = failures.fail();
             let until = SystemTime::now() + delay;
-            self.set(|i| i.state = Some(ServerState::BackingOff { until }));
+            self.set(|i| i.live = Live::BackingOff { until });
             tracing::info!(server = %name, delay_s = delay.as_secs_f64(), "backing off before the next dial");
             tokio::select! {
                 _ = self.cancel.cancelled() => break,
                 _ = tokio::time::sleep(delay) => {}
             }
         }
-        self.set(|i| i.state = Some(ServerState::Stopped));
+        self.set(|i| i.live = Live::Stopped);
     }
 
     /// Lists, then watches one live connection until it dies or the manager stops.
