@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 mod convert;
 mod error;
+pub mod file;
 mod model;
 mod read;
 mod validate;

@@ -47,27 +47,7 @@ impl Validator<'_> {
                 .get("enabled")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let Some(o) = self.object(
-                &path,
-                block,
-                &[
-                    "command",
-                    "args",
-                    "env",
-                    "url",
-                    "headers",
-                    "allow_private",
-                    "host_interval",
-                    "enabled",
-                    "allow_tools",
-                    "max_tools",
-                    "timeouts",
-                    "protocol",
-                    "oauth",
-                    "sandbox",
-                ],
-                enabled,
-            ) else {
+            let Some(o) = self.object(&path, block, crate::file::MCP_BLOCK_KEYS, enabled) else {
                 continue;
             };
             if let Some(s) = self.mcp_server(name, &o) {
@@ -174,7 +154,7 @@ impl Validator<'_> {
         let mut timeouts = mcp::McpTimeouts::default();
         if let Some(t) = o.map.get("timeouts") {
             let tpath = join(&path, "timeouts");
-            if let Some(t) = self.object(&tpath, t, &["init", "list", "call"], o.enabled) {
+            if let Some(t) = self.object(&tpath, t, crate::file::TIMEOUT_KEYS, o.enabled) {
                 for (key, slot) in [
                     ("init", &mut timeouts.init),
                     ("list", &mut timeouts.list),
@@ -242,22 +222,7 @@ impl Validator<'_> {
         let so = match v {
             Value::Bool(true) => return Some(policy),
             Value::Bool(false) => return None,
-            Value::Object(_) => self.object(
-                &path,
-                v,
-                &[
-                    "read",
-                    "write",
-                    "network",
-                    "hosts",
-                    "connect",
-                    "memory",
-                    "processes",
-                    "disk",
-                    "allow_shared_code",
-                ],
-                o.enabled,
-            )?,
+            Value::Object(_) => self.object(&path, v, crate::file::SANDBOX_KEYS, o.enabled)?,
             _ => {
                 self.wrong_type(
                     &path,

@@ -7,8 +7,9 @@ use crate::exit::{errln, outln};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
+use config::file::{ConfigFile, McpBlock, SandboxBlock, SandboxPolicy};
 use config::{flatten_name, Config};
 
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
@@ -16,7 +17,8 @@ use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 /// What an import produced: the block and what the owner should know.
 #[derive(Debug)]
 pub(crate) struct Imported {
-    pub(crate) block: Value,
+    /// The converted blocks, as a configuration file of their own.
+    pub(crate) block: ConfigFile,
     pub(crate) notes: Vec<String>,
 }
 
@@ -55,7 +57,7 @@ fn sandbox_for(
     command: &str,
     args: &[&str],
     home: Option<&std::path::Path>,
-) -> (Option<Value>, Vec<(String, String)>, Vec<String>) {
+) -> (Option<SandboxBlock>, Vec<(String, String)>, Vec<String>) {
     let mut read: Vec<String> = Vec::new();
     let mut write: Vec<String> = Vec::new();
     let mut env = Vec::new();
@@ -152,14 +154,12 @@ fn sandbox_for(
     if read.is_empty() && write.is_empty() {
         return (None, env, notes);
     }
-    let mut sb = Map::new();
-    if !read.is_empty() {
-        sb.insert("read".into(), json!(read));
-    }
-    if !write.is_empty() {
-        sb.insert("write".into(), json!(write));
-    }
-    (Some(Value::Object(sb)), env, notes)
+    let policy = SandboxPolicy {
+        read,
+        write,
+        ..SandboxPolicy::default()
+    };
+    (Some(SandboxBlock::Policy(Box::new(policy))), env, notes)
 }
 
 /// The arguments with every literal that looks secret (the value after `--token` or another
@@ -215,7 +215,7 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
         .ok_or(
             "expected an object with \"mcpServers\" (or \"servers\") mapping names to servers",
         )?;
-    let mut out = Map::new();
+    let mut out = BTreeMap::new();
     let mut notes = Vec::new();
     let mut flat: BTreeMap<String, String> = BTreeMap::new();
     for (raw_name, server) in servers {
@@ -249,54 +249,46 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
             notes.push(format!("{name}: skipped: not an object"));
             continue;
         };
-        let mut block = Map::new();
+        let mut block = McpBlock::default();
         if let Some(cmd) = obj.get("command").and_then(Value::as_str) {
-            block.insert("command".into(), json!(cmd));
+            block.command = Some(cmd.to_owned());
             let args: Vec<&str> = obj
                 .get("args")
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            if !args.is_empty() {
-                block.insert("args".into(), json!(secret_args(&name, &args, &mut notes)));
-            }
-            let mut env = Map::new();
+            block.args = secret_args(&name, &args, &mut notes);
+            let mut env = BTreeMap::new();
             for (k, _) in string_map(obj.get("env")) {
                 let var = env_name(&name, &k);
                 notes.push(format!(
                     "{name}: env.{k} is now ${{{var}}}: set {var} in the daemon's environment"
                 ));
-                env.insert(k, json!(format!("${{{var}}}")));
+                env.insert(k, format!("${{{var}}}"));
             }
             let (sandbox, extra, mut sb_notes) = sandbox_for(&name, cmd, &args, home);
             for (k, v) in extra {
-                env.entry(k).or_insert(json!(v));
+                env.entry(k).or_insert(v);
             }
             notes.append(&mut sb_notes);
-            if !env.is_empty() {
-                block.insert("env".into(), Value::Object(env));
-            }
-            if let Some(sb) = sandbox {
-                block.insert("sandbox".into(), sb);
-            }
+            block.env = env;
+            block.sandbox = sandbox;
         } else if let Some(url) = obj.get("url").and_then(Value::as_str) {
             if obj.get("type").and_then(Value::as_str) == Some("sse") {
                 notes.push(format!(
                     "{name}: declared the legacy SSE transport; Maven speaks Streamable HTTP to the same URL, which may not work"
                 ));
             }
-            block.insert("url".into(), json!(url));
-            let mut headers = Map::new();
+            block.url = Some(url.to_owned());
+            let mut headers = BTreeMap::new();
             for (k, _) in string_map(obj.get("headers")) {
                 let var = env_name(&name, &k);
                 notes.push(format!(
                     "{name}: header {k} is now ${{{var}}}: set {var} in the daemon's environment"
                 ));
-                headers.insert(k, json!(format!("${{{var}}}")));
+                headers.insert(k, format!("${{{var}}}"));
             }
-            if !headers.is_empty() {
-                block.insert("headers".into(), Value::Object(headers));
-            }
+            block.headers = headers;
             if let Ok(u) = url::Url::parse(url) {
                 // The guard's own table judges a literal address (every private, loopback,
                 // link-local and unique-local block); `localhost` is this machine.
@@ -329,11 +321,14 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
                 ));
             }
         }
-        block.insert("enabled".into(), json!(false));
-        out.insert(name, Value::Object(block));
+        block.enabled = Some(false);
+        out.insert(name, block);
     }
     Ok(Imported {
-        block: json!({ "mcp_servers": Value::Object(out) }),
+        block: ConfigFile {
+            mcp_servers: out,
+            rest: Map::new(),
+        },
         notes,
     })
 }
@@ -371,7 +366,7 @@ pub(crate) fn run(file: &str) -> ExitCode {
         }
     };
     // What is printed must itself be a valid Maven configuration.
-    let text = serde_json::to_string_pretty(&imported.block).unwrap_or_default();
+    let text = imported.block.to_text();
     if let Err(e) = Config::parse("(imported)", text.as_bytes(), &|_| None) {
         errln!(
             "maven mcp import: the converted block does not validate:\n{}",
@@ -390,6 +385,7 @@ pub(crate) fn run(file: &str) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn claude_desktop_shape_becomes_a_dark_block_without_secrets() {
@@ -404,12 +400,13 @@ mod tests {
             "broken": {"foo": 1}
         }});
         let out = convert(&input).unwrap();
-        let text = out.block.to_string();
+        let text = out.block.to_text();
         assert!(
             !text.contains("sk-secret") && !text.contains("Bearer abc"),
             "{text}"
         );
-        let s = &out.block["mcp_servers"];
+        let v = serde_json::to_value(&out.block).unwrap();
+        let s = &v["mcp_servers"];
         assert_eq!(s["files"]["command"], "npx");
         assert_eq!(s["files"]["env"]["API_KEY"], "${MCP_FILES_API_KEY}");
         assert_eq!(s["files"]["enabled"], false);
@@ -449,7 +446,7 @@ mod tests {
             "{notes}"
         );
         // The result is a valid Maven configuration.
-        Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
+        Config::parse("x", out.block.to_text().as_bytes(), &|_| None).unwrap();
     }
 
     #[test]
@@ -464,7 +461,8 @@ mod tests {
             "plain": {"command": "/usr/local/bin/thing"}
         }});
         let out = convert_with_home(&input, Some(home)).unwrap();
-        let s = &out.block["mcp_servers"];
+        let v = serde_json::to_value(&out.block).unwrap();
+        let s = &v["mcp_servers"];
         let h = |rel: &str| home.join(rel).display().to_string();
         // No shared cache is granted: npm and uv keep theirs in the private directory.
         assert_eq!(
@@ -491,7 +489,7 @@ mod tests {
                 .contains("files: npm downloads into a cache of its own, in its private directory"),
             "{notes}"
         );
-        Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
+        Config::parse("x", out.block.to_text().as_bytes(), &|_| None).unwrap();
     }
 
     #[test]
@@ -515,7 +513,8 @@ mod tests {
         let command = nm.join(".bin/srv").display().to_string();
         let input = json!({"mcpServers": {"srv": {"command": command}}});
         let out = convert_with_home(&input, Some(&home)).unwrap();
-        let block = &out.block["mcp_servers"]["srv"];
+        let v = serde_json::to_value(&out.block).unwrap();
+        let block = &v["mcp_servers"]["srv"];
         assert!(
             block.get("sandbox").is_none(),
             "the default sandbox: {block}"
@@ -536,7 +535,7 @@ mod tests {
             "{}",
             plan.trust()
         );
-        Config::parse("x", out.block.to_string().as_bytes(), &|_| None).unwrap();
+        Config::parse("x", out.block.to_text().as_bytes(), &|_| None).unwrap();
     }
 
     #[test]
@@ -558,7 +557,8 @@ mod tests {
             "py": {"command": "python3", "args": [d(&script), "--config", d(&conf), d(&srv), d(&cargo), d(&data), d(&srv.join("gone.db"))]}
         }});
         let out = convert_with_home(&input, Some(home)).unwrap();
-        let s = &out.block["mcp_servers"]["py"];
+        let v = serde_json::to_value(&out.block).unwrap();
+        let s = &v["mcp_servers"]["py"];
         assert_eq!(
             s["sandbox"],
             json!({"read": [d(&script), d(&conf), d(&srv), d(&cargo)], "write": [d(&data)]})
@@ -584,11 +584,12 @@ mod tests {
             "ok": {"command": "srv", "args": ["--token", "${ALREADY}", "--pin", "3"]}
         }});
         let out = convert_with_home(&input, None).unwrap();
-        let text = out.block.to_string();
+        let text = out.block.to_text();
         for secret in ["ghp_abcdefghijklmnop", "Sup3rS3cret", "k123"] {
             assert!(!text.contains(secret), "{text}");
         }
-        let s = &out.block["mcp_servers"];
+        let v = serde_json::to_value(&out.block).unwrap();
+        let s = &v["mcp_servers"];
         assert_eq!(
             s["gh"]["args"],
             json!(["--token", "${MCP_GH_TOKEN}", "--repo", "x"])
@@ -618,7 +619,7 @@ mod tests {
         let out =
             convert(&json!({"mcpServers": {"a-b": {"command": "x"}, "a_b": {"command": "y"}}}))
                 .unwrap();
-        assert_eq!(out.block["mcp_servers"].as_object().unwrap().len(), 1);
+        assert_eq!(out.block.mcp_servers.len(), 1);
         assert!(
             out.notes.iter().any(|n| n.contains("flattens like")),
             "{:?}",
