@@ -184,11 +184,6 @@ impl Answer {
         }
         self
     }
-
-    /// The answer as a terminal shows it: see [`crate::render::text`].
-    pub fn text(&self) -> String {
-        crate::render::text(self)
-    }
 }
 
 #[cfg(test)]

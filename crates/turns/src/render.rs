@@ -12,6 +12,13 @@ use crate::answer::{Answer, Item, Part};
 /// The separator after the server's name on every line of its quoted question.
 pub const QUOTE_MARK: &str = " › ";
 
+impl Answer {
+    /// The answer as a terminal shows it: [`text`].
+    pub fn text(&self) -> String {
+        text(self)
+    }
+}
+
 /// The answer as lines of text, parts one after another.
 pub fn text(a: &Answer) -> String {
     let mut out: Vec<String> = Vec::with_capacity(a.parts.len());
