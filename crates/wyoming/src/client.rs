@@ -5,8 +5,12 @@
 //! a Unix socket itself. Each exchange ([`Client::describe`], [`Client::transcribe`],
 //! [`Client::synthesize`]) is bounded as a whole by [`ClientLimits::answer`] and, event by
 //! event, by [`ClientLimits::event`]; what the service sends back is bounded in bytes of audio
-//! and in events. A service that answers `error` is [`Error::Service`]. After any error the
-//! client must be dropped: the stream may be inside an event.
+//! and in events. A service that answers `error` is [`Error::Service`].
+//!
+//! # Cancel safety
+//!
+//! No exchange is cancel safe, and none is after an error: the stream may be left inside an
+//! event. A client whose exchange failed or was dropped must be dropped too.
 
 use std::future::Future;
 use std::time::Duration;

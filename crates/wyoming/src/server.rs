@@ -7,7 +7,9 @@
 //! answer as `handled-start`, `handled-chunk`, `handled-stop`; `ping` is answered `pong`. Any
 //! other event is answered with an `error` event naming it, and the connection goes on. An
 //! event that does not read (too big, malformed, late) is answered with an `error` event when
-//! the stream can still take one, and ends the connection with that error.
+//! the stream can still take one, and ends the connection with that error (after reading what
+//! the client still sends for a second, at most 1 MiB, so that the close does not reset the
+//! connection before the client read why).
 
 use std::future::Future;
 use std::time::Duration;
@@ -110,10 +112,37 @@ async fn refuse<S: Stream>(conn: &mut BufReader<S>, e: Error, limits: &ServerLim
             text,
             code: Some("bad-event".to_owned()),
         });
-        let _ = codec::write_event(conn, &reply.into_event(), &limits.event).await;
+        if codec::write_event(conn, &reply.into_event(), &limits.event)
+            .await
+            .is_ok()
+        {
+            linger(conn).await;
+        }
     }
     e
 }
+
+/// Closes the writing side and reads what the client still sends, a little and briefly, so
+/// that the close is not a reset that could drop the error event before the client reads it.
+async fn linger<S: Stream>(conn: &mut BufReader<S>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let drain = async {
+        let _ = conn.get_mut().shutdown().await;
+        let mut sink = [0u8; 8192];
+        let mut left = LINGER_BYTES;
+        while left > 0 {
+            match conn.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER, drain).await;
+}
+
+/// How long, and how much, [`linger`] reads.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 1024 * 1024;
 
 async fn answer<H: Handler>(message: Message, handler: &H) -> Vec<Message> {
     match message {

@@ -1,5 +1,6 @@
 //! The reference library (PyPI `wyoming`, `testenv/wyoming_client.py`) as the client Home
-//! Assistant would be, against `wyoming::server::serve` with a small conversation agent.
+//! Assistant would be, against `wyoming::server::serve` with a small conversation agent; and
+//! hostile clients of it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -229,4 +230,51 @@ async fn our_server_bounds_and_answers_what_it_does_not_take() {
         err.to_string(),
         "no next event from the Wyoming client within 500ms"
     );
+}
+
+#[tokio::test]
+async fn a_hostile_client_gets_an_error_event_and_the_connection_ends() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let table: &[(&[u8], &str)] = &[
+        (
+            &[b'{'; 70_000],
+            "a Wyoming header line is longer than 65536 bytes",
+        ),
+        (
+            b"{\"type\":\"transcript\",\"payload_length\":2147483648}\n",
+            "a Wyoming event announced a payload of 2147483648 bytes, more than the 65536 allowed",
+        ),
+        (
+            b"{\"type\":\"transcript\",\"data\":{\"language\":\"en\"}}\n",
+            "a Wyoming `transcript` event is malformed: missing field `text`",
+        ),
+    ];
+    for (bytes, want) in table {
+        let agent = Agent {
+            streaming: false,
+            heard: Mutex::new(Vec::new()),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let served = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            serve(stream, &agent, &ServerLimits::default()).await
+        });
+        let mut raw = wyoming::Dialer::dial(&Loopback, "127.0.0.1", port)
+            .await
+            .unwrap();
+        raw.write_all(bytes).await.unwrap();
+        raw.shutdown().await.unwrap();
+        let err = served.await.unwrap().unwrap_err();
+        assert_eq!(err.to_string(), *want);
+        let mut reply = Vec::new();
+        raw.read_to_end(&mut reply).await.unwrap();
+        let mut r = tokio::io::BufReader::new(&reply[..]);
+        let event = wyoming::read_event(&mut r, &wyoming::Limits::default())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(event.kind, "error");
+        assert_eq!(event.data["text"], *want);
+    }
 }
