@@ -16,6 +16,7 @@ stderr, and answers every connection, once the client's first line arrived, as M
   truncated       an audio-chunk announcing 100 bytes of payload, 10 of them, then a close
   close           a close, with no answer
   error           an error event ("model not loaded", code "no-model")
+  error-flood     an error event whose text is 100 000 characters of terminal escapes
 
 Standard library only.
 """
@@ -94,6 +95,9 @@ def answer(conn, mode):
         time.sleep(0.2)  # what the client sent is read first: a close, not a reset
     elif mode == "error":
         conn.sendall(header("error", {"text": "model not loaded", "code": "no-model"}))
+        time.sleep(3600)
+    elif mode == "error-flood":
+        conn.sendall(header("error", {"text": "\x1b[2J" * 25_000}))
         time.sleep(3600)
     else:
         raise SystemExit(f"unknown mode {mode!r}")

@@ -18,6 +18,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::net::TcpStream;
 
+use crate::error::clip;
 use crate::events::{
     AudioFormat, AudioHeader, AudioStop, Info, Message, Synthesize, Transcribe, Transcript, Voice,
 };
@@ -185,8 +186,8 @@ impl Client {
         match self.receive().await? {
             None => Err(Error::Closed { awaited }),
             Some(Message::Error(e)) => Err(Error::Service {
-                text: e.text,
-                code: e.code,
+                text: clip(&e.text, 500),
+                code: e.code.map(|c| clip(&c, 100)),
             }),
             Some(m) => Ok(m),
         }
@@ -256,7 +257,7 @@ impl Client {
                         Message::Pong(_) => {}
                         other => {
                             return Err(Error::Unexpected {
-                                got: other.kind().escape_debug().to_string(),
+                                got: clip(&other.kind().escape_debug().to_string(), 100),
                                 expected: "a `transcript`",
                             })
                         }
@@ -339,7 +340,7 @@ impl Client {
                     Message::Pong(_) => {}
                     other => {
                         return Err(Error::Unexpected {
-                            got: other.kind().escape_debug().to_string(),
+                            got: clip(&other.kind().escape_debug().to_string(), 100),
                             expected: "synthesized audio",
                         })
                     }

@@ -48,7 +48,7 @@ pub enum Error {
     BadEvent {
         /// The event's type.
         kind: String,
-        /// What is wrong with its data.
+        /// What is wrong with its data (cut to 300 characters: it may quote the peer).
         reason: String,
     },
     /// The peer closed the stream in the middle of an event.
@@ -84,12 +84,14 @@ pub enum Error {
     /// An event arrived that has no place at this point of the exchange.
     #[error("the Wyoming peer sent `{got}` while {expected} was expected")]
     Unexpected {
-        /// The event's type, as the peer wrote it (shown with Rust's escaping).
+        /// The event's type, as the peer wrote it (shown with Rust's escaping, cut to 100
+        /// characters).
         got: String,
         /// What was expected.
         expected: &'static str,
     },
-    /// The service answered with a Wyoming `error` event.
+    /// The service answered with a Wyoming `error` event (its text and code cut to 500 and 100
+    /// characters).
     #[error("the Wyoming service reported an error: {text:?}{}", code.as_deref().map(|c| format!(" (code {c:?})")).unwrap_or_default())]
     Service {
         /// The service's text.
@@ -132,6 +134,15 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+/// `text` cut to at most `max` characters, an ellipsis marking the cut: a peer's words in an
+/// error stay short whatever the peer sent.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
 impl Error {
     /// Whether a deadline passed (the peer was silent or too slow).
     pub fn is_timeout(&self) -> bool {
@@ -148,5 +159,15 @@ impl Error {
                 | Error::PayloadTooLong { .. }
                 | Error::TooMuch { .. }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_peers_words_are_clipped() {
+        assert_eq!(super::clip("short", 10), "short");
+        assert_eq!(super::clip("ääääää", 3), "äää…");
+        assert_eq!(super::clip("", 0), "");
     }
 }

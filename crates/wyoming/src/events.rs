@@ -349,7 +349,7 @@ pub enum Message {
 fn data_of<T: DeserializeOwned>(event: &Event) -> Result<T, Error> {
     serde_json::from_value(Value::Object(event.data.clone())).map_err(|e| Error::BadEvent {
         kind: event.kind.clone(),
-        reason: e.to_string(),
+        reason: crate::error::clip(&e.to_string(), 300),
     })
 }
 

@@ -106,6 +106,12 @@ async fn each_hostile_service_gets_its_own_error_in_bounded_time() {
         "{err:?}"
     );
     assert!(ask("silent", Ask::Synthesize, short).await.is_timeout());
+    // A service's own words are kept short.
+    let Error::Service { text, code: None } = ask("error-flood", Ask::Describe, short).await else {
+        panic!("not a service error")
+    };
+    assert_eq!(text.chars().count(), 501);
+    assert!(text.ends_with('…'));
     assert!(ask("huge-payload", Ask::Transcribe, short)
         .await
         .is_too_big());
