@@ -61,7 +61,9 @@ pub struct Limits {
     /// The largest payload. Default 4 MiB (a Piper chunk is 2 KiB, a whole utterance a few
     /// hundred KiB).
     pub payload: usize,
-    /// The deadline of one whole event, read or written. Default 30 s.
+    /// The deadline of one whole event, read or written, counted from when it is awaited (a
+    /// read's includes the wait for its first byte: a service that thinks longer than this
+    /// before it answers needs a longer one). Default 30 s.
     pub timeout: Duration,
 }
 
@@ -480,6 +482,54 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn events_read_the_same_however_the_stream_is_cut(
+            texts in proptest::collection::vec(".{0,20}", 1..6),
+            inline in proptest::collection::vec(proptest::bool::ANY, 6),
+            capacity in 1usize..9,
+        ) {
+            // Each event in one of the two forms (data inline, data after the header), read
+            // through a buffer of `capacity` bytes: the reader's result cannot depend on how
+            // the bytes arrive.
+            let mut wire = Vec::new();
+            let mut want = Vec::new();
+            for (i, text) in texts.iter().enumerate() {
+                let e = ev("transcript", serde_json::json!({"text": text}), if i % 2 == 0 { b"" } else { b"pcm" });
+                if inline[i] {
+                    let mut header = serde_json::json!({"type": "transcript", "data": {"text": text}});
+                    if !e.payload.is_empty() {
+                        header["payload_length"] = 3.into();
+                    }
+                    wire.extend(serde_json::to_vec(&header).unwrap());
+                    wire.push(b'\n');
+                    wire.extend(&e.payload);
+                } else {
+                    wire.extend(encode(&e));
+                }
+                want.push(Ok(Some(e)));
+            }
+            want.push(Ok(None));
+            let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+            let got = rt.block_on(async {
+                let mut r = tokio::io::BufReader::with_capacity(capacity, &wire[..]);
+                let mut out = Vec::new();
+                loop {
+                    let e = read_event(&mut r, &Limits::default()).await.map_err(|e| e.to_string());
+                    let stop = !matches!(e, Ok(Some(_)));
+                    out.push(e);
+                    if stop {
+                        return out;
+                    }
+                }
+            });
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            crate::fuzzing::reader(&bytes);
+        }
+
         #[test]
         fn any_event_round_trips(
             kind in "[a-z-]{1,12}",
