@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 
 use crate::error::clip;
@@ -157,6 +157,23 @@ impl Client {
             conn: BufReader::new(stream),
             limits,
         }
+    }
+
+    /// The client as two halves that can be used at once: a [`Sender`] that streams events
+    /// (live audio to a wake-word or speech-to-text service) while a [`Receiver`] waits for the
+    /// answer (a `detection`, a `transcript`).
+    pub fn into_split(self) -> (Sender, Receiver) {
+        let (r, w) = tokio::io::split(self.conn);
+        (
+            Sender {
+                w,
+                limits: self.limits,
+            },
+            Receiver {
+                r: BufReader::new(r),
+                limits: self.limits,
+            },
+        )
     }
 
     /// Sends one event.
@@ -348,5 +365,61 @@ impl Client {
             }
         })
         .await
+    }
+}
+
+/// The sending half of a [`Client`] ([`Client::into_split`]).
+pub struct Sender {
+    w: WriteHalf<BufReader<Box<dyn Stream>>>,
+    limits: ClientLimits,
+}
+
+impl std::fmt::Debug for Sender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender").finish_non_exhaustive()
+    }
+}
+
+impl Sender {
+    /// Sends one event, within the event deadline. Not cancel safe.
+    pub async fn send(&mut self, message: Message) -> Result<(), Error> {
+        codec::write_event(&mut self.w, &message.into_event(), &self.limits.event).await
+    }
+}
+
+/// The receiving half of a [`Client`] ([`Client::into_split`]).
+pub struct Receiver {
+    r: BufReader<ReadHalf<BufReader<Box<dyn Stream>>>>,
+    limits: ClientLimits,
+}
+
+impl std::fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver").finish_non_exhaustive()
+    }
+}
+
+impl Receiver {
+    /// The next event, typed; `None` when the service closed the connection between events. An
+    /// `error` event is [`Error::Service`].
+    ///
+    /// It waits for the event's first byte as long as that takes, and is cancel safe until
+    /// then (a wake word may come minutes later: bound the wait with a timeout of your own, or
+    /// use it in a `select!`); once the event began, it is read within the event deadline and
+    /// is not cancel safe.
+    pub async fn receive(&mut self) -> Result<Option<Message>, Error> {
+        if self.r.fill_buf().await?.is_empty() {
+            return Ok(None);
+        }
+        match codec::read_event(&mut self.r, &self.limits.event).await? {
+            None => Ok(None),
+            Some(event) => match Message::from_event(event)? {
+                Message::Error(e) => Err(Error::Service {
+                    text: clip(&e.text, 500),
+                    code: e.code.map(|c| clip(&c, 100)),
+                }),
+                m => Ok(Some(m)),
+            },
+        }
     }
 }

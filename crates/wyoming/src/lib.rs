@@ -11,6 +11,8 @@
 //! - [`Client`]: one connection to a speech service — [`Client::describe`],
 //!   [`Client::transcribe`], [`Client::synthesize`] — each bounded in time, bytes and events.
 //!   Its TCP connections are opened by the caller's [`Dialer`]: this crate opens none itself.
+//!   [`Client::into_split`] gives a [`Sender`] and a [`Receiver`] to stream live audio while an
+//!   answer is awaited.
 //! - [`server::serve`]: an accepted connection dispatched to a [`server::Handler`] (`describe`
 //!   → `info`, `transcript` → `handled`/`not-handled`).
 //! - [`audio`]: WAV files, 16 kHz mono speech from other rates, the end of an utterance.
@@ -42,7 +44,9 @@ pub mod events;
 pub mod server;
 
 pub use address::Address;
-pub use client::{check_speech_format, Client, ClientLimits, DialError, Dialer, Speech, Stream};
+pub use client::{
+    check_speech_format, Client, ClientLimits, DialError, Dialer, Receiver, Sender, Speech, Stream,
+};
 pub use codec::{read_event, write_event, Event, Limits};
 pub use error::Error;
 pub use events::{AudioFormat, Info, Message, Transcript, Voice};

@@ -93,6 +93,60 @@ async fn piper_speech_is_transcribed_by_faster_whisper() {
         "{speech_end_ms} of {length_ms}"
     );
 
+    // A live utterance: a "microphone" of silence, the sentence and more silence, streamed in
+    // tenths of a second while the transcript is awaited on the other half; the end of the
+    // utterance (the endpointer) ends the audio, before the recording does.
+    let mut mic = vec![0u8; 16_000];
+    mic.extend_from_slice(pcm16);
+    mic.extend(vec![0u8; 64_000]);
+    let (mut tx, mut rx) = client(&whisper, ClientLimits::default()).await.into_split();
+    let sending = tokio::spawn(async move {
+        let header = wyoming::events::AudioHeader::of(AudioFormat::SPEECH);
+        tx.send(wyoming::Message::Transcribe(wyoming::events::Transcribe {
+            language: Some("en".into()),
+            ..Default::default()
+        }))
+        .await?;
+        tx.send(wyoming::Message::AudioStart(header)).await?;
+        let mut e = Endpointer::new(AudioFormat::SPEECH, EndpointConfig::default()).unwrap();
+        let mut sent = 0;
+        for (i, piece) in mic.chunks(3200).enumerate() {
+            let header = wyoming::events::AudioHeader {
+                timestamp: Some(i as u64 * 100),
+                ..header
+            };
+            tx.send(wyoming::Message::AudioChunk(header, piece.to_vec()))
+                .await?;
+            sent += piece.len();
+            if let Endpoint::Ended { speech_end_ms } = e.push(piece) {
+                tx.send(wyoming::Message::AudioStop(wyoming::events::AudioStop {
+                    timestamp: Some(speech_end_ms),
+                }))
+                .await?;
+                return Ok::<_, wyoming::Error>((sent, mic.len()));
+            }
+        }
+        panic!("the utterance did not end");
+    });
+    let transcript = loop {
+        match rx.receive().await.unwrap() {
+            Some(wyoming::Message::Transcript(t)) => break t,
+            Some(_) => {}
+            None => panic!("whisper closed before the transcript"),
+        }
+    };
+    let (sent, recorded) = sending.await.unwrap().unwrap();
+    assert!(
+        sent < recorded,
+        "the whole recording was sent ({sent} bytes)"
+    );
+    let m = word_match(sentence, &transcript.text);
+    assert!(
+        m >= 0.8,
+        "heard {:?} for {sentence:?} ({m})",
+        transcript.text
+    );
+
     // One connection serves one exchange after another.
     let mut c = client(&piper, ClientLimits::default()).await;
     for text in ["One.", "Two."] {

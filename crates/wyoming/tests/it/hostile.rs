@@ -158,3 +158,35 @@ async fn connect_failures_are_named_and_tcp_goes_through_the_dialer() {
         "unsupported audio: 3 bytes of 16000 Hz, 2 bytes per sample, 1 channel is not a whole number of samples"
     );
 }
+
+#[tokio::test]
+async fn a_receiver_waits_for_an_event_as_long_as_asked_and_reads_it_within_the_deadline() {
+    let limits = ClientLimits {
+        event: wyoming::Limits {
+            timeout: Duration::from_millis(200),
+            ..wyoming::Limits::default()
+        },
+        ..ClientLimits::default()
+    };
+    // Silence longer than the event deadline is only a wait, cancelled and taken up again.
+    let peer = hostile("silent");
+    let (mut tx, mut rx) = client(&peer, limits).await.into_split();
+    tx.send(wyoming::Message::Describe).await.unwrap();
+    for _ in 0..2 {
+        let waited = tokio::time::timeout(Duration::from_millis(500), rx.receive()).await;
+        assert!(waited.is_err(), "{waited:?}");
+    }
+    // An event cut short is named; an error event is the service's error.
+    let peer = hostile("truncated");
+    let (mut tx, mut rx) = client(&peer, limits).await.into_split();
+    tx.send(wyoming::Message::Describe).await.unwrap();
+    let err = rx.receive().await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the Wyoming peer closed the connection in the middle of an event's payload"
+    );
+    let peer = hostile("error");
+    let (mut tx, mut rx) = client(&peer, limits).await.into_split();
+    tx.send(wyoming::Message::Describe).await.unwrap();
+    assert!(matches!(rx.receive().await, Err(Error::Service { .. })));
+}
