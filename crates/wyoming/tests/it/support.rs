@@ -198,16 +198,23 @@ impl std::fmt::Debug for Peer {
     }
 }
 
-/// A client of `peer` with `limits`.
+/// A client of `peer` with `limits`. The engines log "Ready" a moment before they listen: a
+/// refused connect is tried again for a while.
 pub(crate) async fn client(peer: &Peer, limits: wyoming::ClientLimits) -> wyoming::Client {
-    wyoming::Client::connect(&peer.address, &Loopback, limits)
-        .await
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot connect to {peer:?}: {e}; stderr:\n{}",
+    let t = Instant::now();
+    loop {
+        match wyoming::Client::connect(&peer.address, &Loopback, limits).await {
+            Ok(c) => return c,
+            Err(wyoming::Error::Connect { .. }) if secs(t) < 30.0 => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!(
+                "cannot connect to {peer:?}: {e} ({:?}); stderr:\n{}",
+                std::error::Error::source(&e),
                 peer.stderr()
-            )
-        })
+            ),
+        }
+    }
 }
 
 /// The words of `text`: lower case, without punctuation.
