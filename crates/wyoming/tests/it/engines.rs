@@ -212,3 +212,82 @@ async fn people_reading_are_transcribed_by_faster_whisper() {
     let m = word_match("go forward 10 meters", &heard.text);
     assert!(m >= 0.75, "heard {:?} ({m})", heard.text);
 }
+
+/// `pcm` (16 kHz mono) streamed to a wake-word service after `detect {names}`, as a microphone
+/// would; the first event back within `wait`, or after `audio-stop` once `wait` passed.
+async fn listen_for_wake_word(
+    wake: &crate::support::Peer,
+    names: &[&str],
+    pcm: &[u8],
+    wait: Duration,
+) -> Option<wyoming::Message> {
+    let (mut tx, mut rx) = client(wake, ClientLimits::default()).await.into_split();
+    tx.send(wyoming::Message::Detect(wyoming::events::Detect {
+        names: Some(names.iter().map(|n| (*n).to_owned()).collect()),
+    }))
+    .await
+    .unwrap();
+    let header = wyoming::events::AudioHeader::of(AudioFormat::SPEECH);
+    tx.send(wyoming::Message::AudioStart(header)).await.unwrap();
+    for piece in pcm.chunks(2560) {
+        tx.send(wyoming::Message::AudioChunk(header, piece.to_vec()))
+            .await
+            .unwrap();
+    }
+    if let Ok(answer) = tokio::time::timeout(wait, rx.receive()).await {
+        return answer.unwrap();
+    }
+    tx.send(wyoming::Message::AudioStop(Default::default()))
+        .await
+        .unwrap();
+    rx.receive().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wake_word_piper_speaks_is_detected_by_openwakeword() {
+    let piper = engine_on_unix("run-wyoming-piper.sh");
+    let wake = engine_on_tcp("run-wyoming-wake.sh");
+    let info = client(&wake, ClientLimits::default())
+        .await
+        .describe()
+        .await
+        .unwrap();
+    let models: Vec<_> = info
+        .wake
+        .iter()
+        .flat_map(|p| &p.models)
+        .map(|m| m.name.as_str())
+        .collect();
+    assert!(
+        models.iter().any(|m| m.starts_with("ok_nabu")),
+        "{models:?}"
+    );
+
+    let mic = |text: &'static str| {
+        let piper = &piper;
+        async move {
+            let s = client(piper, ClientLimits::default())
+                .await
+                .synthesize(text, None)
+                .await
+                .unwrap();
+            let mut pcm = vec![0u8; 32_000];
+            pcm.extend(audio::to_speech(s.format, &s.pcm).unwrap());
+            pcm.extend(vec![0u8; 64_000]);
+            pcm
+        }
+    };
+    let said = mic("Okay Nabu, what is new?").await;
+    let heard = listen_for_wake_word(&wake, &["ok_nabu"], &said, Duration::from_secs(20)).await;
+    let Some(wyoming::Message::Detection(d)) = heard else {
+        panic!("no detection: {heard:?}; stderr:\n{}", wake.stderr())
+    };
+    assert!(
+        d.name.as_deref().is_some_and(|n| n.starts_with("ok_nabu")),
+        "{d:?}"
+    );
+
+    let said = mic("List my tasks, please.").await;
+    let heard = listen_for_wake_word(&wake, &["ok_nabu"], &said, Duration::from_secs(3)).await;
+    assert_eq!(heard, Some(wyoming::Message::NotDetected));
+}
