@@ -291,3 +291,27 @@ async fn a_wake_word_piper_speaks_is_detected_by_openwakeword() {
     let heard = listen_for_wake_word(&wake, &["ok_nabu"], &said, Duration::from_secs(3)).await;
     assert_eq!(heard, Some(wyoming::Message::NotDetected));
 }
+
+#[test]
+fn the_end_of_a_reading_is_found_at_its_end_not_in_its_pauses() {
+    for (expected, wav) in librivox() {
+        let bytes = std::fs::read(&wav).unwrap();
+        let (format, pcm) = audio::read_wav(&bytes).unwrap();
+        let length_ms = (pcm.len() / 32) as u64;
+        let mut e = Endpointer::new(format, EndpointConfig::default()).unwrap();
+        for piece in pcm.chunks(3200) {
+            let now = e.push(piece);
+            assert!(
+                matches!(now, Endpoint::Waiting | Endpoint::Speaking),
+                "{now:?} inside {expected:?}"
+            );
+        }
+        let Endpoint::Ended { speech_end_ms } = e.push(&[0u8; 32_000]) else {
+            panic!("no end after {expected:?} and a second of silence")
+        };
+        assert!(
+            speech_end_ms <= length_ms && speech_end_ms + 600 >= length_ms,
+            "{expected:?} ended at {speech_end_ms} ms of {length_ms}"
+        );
+    }
+}
