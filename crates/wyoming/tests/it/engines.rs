@@ -1,5 +1,6 @@
-//! Real engines: Piper speaks through our client, faster-whisper hears through it; and people
-//! reading (Debian's pocketsphinx-testdata) are heard.
+//! Real engines: Piper speaks through our client, faster-whisper hears through it, openWakeWord
+//! hears a wake word in it; people reading (Debian's pocketsphinx-testdata) are heard, and the
+//! end of each reading is found where it ends.
 
 use std::time::Duration;
 
