@@ -16,12 +16,20 @@
 #                         wake-word service (openWakeWord, its models in its wheel)
 #   testenv/speech        real human recordings with their transcripts, copied from Debian's
 #                         pocketsphinx-testdata (installed with apt-get when missing)
+#   bash scripts/install-test-peers.sh [--mcp-only]
+# --mcp-only installs the npm and Python MCP peers alone (for a run that needs no speech service).
 # Idempotent: each part carries a stamp of the files it was installed from and is skipped while
 # the stamp matches. Exits non-zero with a message naming the failing step.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 env_dir="$root/testenv"
+mcp_only=0
+case "${1:-}" in
+  "") ;;
+  --mcp-only) mcp_only=1 ;;
+  *) echo "install-test-peers: unknown argument '$1' (only --mcp-only)" >&2; exit 2 ;;
+esac
 started=$SECONDS
 
 fail() {
@@ -133,6 +141,12 @@ else
   echo "$py_stamp" >"$py_stamp_file"
   pyver() { "$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null; }
   echo "install-test-peers: Python venv installed (mcp $(pyver mcp), feedparser $(pyver feedparser))"
+fi
+
+if [[ "$mcp_only" == 1 ]]; then
+  echo "install-test-peers: the Wyoming peers and the recordings skipped (--mcp-only)"
+  echo "install-test-peers: ready in $((SECONDS - started))s"
+  exit 0
 fi
 
 # --- Wyoming speech peers ---------------------------------------------------------------------
