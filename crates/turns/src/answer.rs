@@ -102,8 +102,11 @@ pub enum Awaits {
     Confirm {
         /// The act's row.
         act: String,
-        /// The rest of the sentence that asked.
+        /// The rest of the sentence that asked (the rules router's positional argument).
         tail: String,
+        /// The named arguments it would run with, exactly as shown (a model's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
         /// Seconds left to answer.
         expires_in_s: u64,
     },

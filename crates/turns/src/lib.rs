@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
 
-use allowlist::{ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
+use allowlist::{Args, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
 pub use answer::{Act, Answer, Awaits, Item, Lang, Outcome, Part};
 use rules::{ActName, Decision};
 
@@ -383,12 +383,15 @@ impl Turns {
                 }
             }
             Decision::Confirm(yes) => self.confirm(yes, text, None).await,
-            Decision::RunAct { name, tail } => self.run_act(&name, &tail, text).await,
+            Decision::RunAct { name, tail } => self.run_act(&name, Args::Tail(tail), text).await,
+            Decision::CallAct { name, arguments } => {
+                self.run_act(&name, Args::Named(arguments), text).await
+            }
         };
         Ok(outcome)
     }
 
-    async fn run_act(&self, name: &str, tail: &str, utterance: &str) -> (Answer, Option<Held>) {
+    async fn run_act(&self, name: &str, args: Args, utterance: &str) -> (Answer, Option<Held>) {
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
             Ok(None) => {
@@ -399,10 +402,10 @@ impl Turns {
             }
             Err(e) => return (Answer::refuse(format!("Something went wrong: {e}")), None),
         };
-        let request = match self.executor.prepare(&row, tail, utterance) {
+        let request = match self.executor.prepare(&row, &args, utterance) {
             Ok(allowlist::run::Next::Run) => {
                 #[expect(clippy::disallowed_methods, reason = "a turn runs the act")]
-                let ran = self.executor.run(&row.name, tail, utterance).await;
+                let ran = self.executor.run(&row.name, &args, utterance).await;
                 return self.report(&row, ran).await;
             }
             Ok(allowlist::run::Next::Confirm(request)) => request,
@@ -421,16 +424,31 @@ impl Turns {
                 )
             }
         };
-        let with = if tail.is_empty() {
-            String::new()
-        } else {
-            format!(" with {tail:?}")
+        // Every argument verbatim, and each optional one left unset named as such: the owner's
+        // yes is to exactly what is shown.
+        let (with, tail, arguments) = match &args {
+            Args::Tail(t) if t.is_empty() => (String::new(), String::new(), None),
+            Args::Tail(t) => (format!(" with {t:?}"), t.clone(), None),
+            Args::Named(m) => {
+                let unset = allowlist::run::schema::unset(&row.input_schema, m);
+                let unset = if unset.is_empty() {
+                    "none".to_owned()
+                } else {
+                    unset.join(", ")
+                };
+                (
+                    format!(" with {} (not set: {unset})", args.shown()),
+                    String::new(),
+                    Some(m.clone()),
+                )
+            }
         };
         let mut answer = Answer::say(format!("About to run {}{with}. Run it? (yes/no)", row.name))
             .about(&row.name, Outcome::AwaitsConfirmation);
         answer.pending = Some(Awaits::Confirm {
             act: row.name.clone(),
-            tail: tail.to_owned(),
+            tail,
+            arguments,
             expires_in_s: CONFIRM_WINDOW.as_secs(),
         });
         (answer, Some(Held::Confirm(request)))
@@ -799,6 +817,7 @@ mod tests {
             Some(Awaits::Confirm {
                 act: "wipe".into(),
                 tail: String::new(),
+                arguments: None,
                 expires_in_s: 120
             })
         );

@@ -21,6 +21,14 @@ pub enum Decision {
         /// The rest of the utterance, as typed.
         tail: String,
     },
+    /// Call an enabled act with the named arguments a model chose (checked against its schema
+    /// before anything runs or is asked).
+    CallAct {
+        /// The act's row name.
+        name: String,
+        /// The arguments, as the model wrote them.
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
     /// Say this (the llm router's plain answer).
     Say(String),
     /// Nothing fits.
