@@ -136,6 +136,18 @@ pub struct RouterConfig {
     pub allow_private: bool,
     /// Static headers sent to the endpoint (bearer tokens).
     pub headers: BTreeMap<String, Secret>,
+    /// `tools`: whether the model is offered the acts as OpenAI-style tools (`"auto"`, the
+    /// default) or asked for constrained JSON (`"off"`, for an endpoint that refuses tools).
+    pub tools: RouterTools,
+}
+
+/// How the `llm` router asks the model (`router.tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouterTools {
+    /// Tools with named arguments; an endpoint that refuses them is asked for constrained JSON.
+    Auto,
+    /// Constrained JSON only (an act and the rest of the sentence).
+    Off,
 }
 
 /// The `fetch` block: global host lists and the defaults of every door.

@@ -254,6 +254,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
                         .iter()
                         .map(|(k, v)| (k.clone(), v.expose().to_owned()))
                         .collect(),
+                    tools: config.router.tools == config::RouterTools::Auto,
                 };
                 turns::llm::LlmRouter::new(endpoint, door)
             })

@@ -337,6 +337,7 @@ impl Turns {
                             allowlist::DESCRIPTION_CAP,
                         )
                         .to_string(),
+                        schema: r.input_schema.clone(),
                     })
                     .collect();
                 // Built-in intents first: they need no model.
