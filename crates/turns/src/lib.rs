@@ -21,6 +21,7 @@ pub mod answer;
 pub mod llm;
 pub mod render;
 pub mod rules;
+pub mod voice;
 
 use std::fmt::Write as _;
 
@@ -43,8 +44,27 @@ const NOTE_TEXT_CAP: usize = 300;
 /// What the next turn answers: a destructive act's confirmation, or a server's question.
 #[derive(Debug)]
 enum Held {
-    Confirm(Request),
+    /// An act awaiting the owner's yes; asked by voice, the yes must carry the one-time word,
+    /// in the same conversation.
+    Confirm(Request, Option<Spoken>),
     Input(Box<Waiting>),
+}
+
+/// The one-time word of a question asked by voice, and the conversation it was asked in.
+#[derive(Debug, Clone)]
+struct Spoken {
+    word: &'static str,
+    conversation: String,
+}
+
+/// Where a turn comes from.
+#[derive(Debug, Clone, Copy)]
+enum Channel<'a> {
+    /// Typed: `maven say`, the page.
+    Typed,
+    /// Spoken, in the conversation named so (a Wyoming `conversation_id`, a connection, a
+    /// `maven listen` run).
+    Voice(&'a str),
 }
 
 /// A server's question that the owner's next turn answers, as the page shows it: the
@@ -286,12 +306,24 @@ impl Turns {
             .map(|(q, _)| q.clone())
     }
 
-    /// Runs one turn.
+    /// Runs one typed turn.
     pub async fn turn(&self, text: &str) -> Answer {
+        self.turn_on(text, Channel::Typed).await
+    }
+
+    /// Runs one spoken turn of `conversation`: the transcript made into the words said
+    /// ([`voice::normalise`]), and a question before an act that may write asked with a
+    /// one-time word that only this conversation's next answer can give.
+    pub async fn turn_spoken(&self, transcript: &str, conversation: &str) -> Answer {
+        let said = voice::normalise(transcript);
+        self.turn_on(&said, Channel::Voice(conversation)).await
+    }
+
+    async fn turn_on(&self, text: &str, channel: Channel<'_>) -> Answer {
         // Holding the lock for the whole turn keeps turns in order and the pending act single.
         let mut pending = self.pending.lock().await;
         let previous = pending.take();
-        let result = self.turn_inner(text, previous).await;
+        let result = self.turn_inner(text, previous, channel).await;
         let asked = match &result {
             Ok((_, Some(Held::Input(w)))) => question(w).map(|q| (q, tokio::time::Instant::now())),
             _ => None,
@@ -313,6 +345,7 @@ impl Turns {
         &self,
         text: &str,
         previous: Option<Held>,
+        channel: Channel<'_>,
     ) -> Result<(Answer, Option<Held>), store::Error> {
         let text = text.trim();
         if text.is_empty() {
@@ -321,11 +354,47 @@ impl Turns {
                 None,
             ));
         }
-        let previous = match previous {
+        let previous = match (previous, channel) {
             // The turn after a server's question is its answer.
-            Some(Held::Input(w)) => return Ok(self.answer_input(w, text).await),
-            Some(Held::Confirm(r)) => Some(r),
-            None => None,
+            (Some(Held::Input(w)), _) => return Ok(self.answer_input(w, text).await),
+            // Asked by voice: only this conversation's answer carrying the word runs it; a
+            // bare yes hears the question again; a no cancels.
+            (Some(Held::Confirm(r, Some(sp))), Channel::Voice(conv)) if conv == sp.conversation => {
+                if rules::yes_no(text) == Some(false) {
+                    return Ok(self.confirm(false, text, Some(r)).await);
+                }
+                if voice::carries(text, sp.word) {
+                    return Ok(self.confirm(true, text, Some(r)).await);
+                }
+                if rules::yes_no(text) == Some(true) {
+                    let lang = rules::lang_of(text);
+                    let again = Answer::say(tr(
+                        lang,
+                        format!(
+                            "A plain yes does not run {}. To run it, say: yes, {}.",
+                            r.act(),
+                            sp.word
+                        ),
+                        format!(
+                            "Одного «да» мало, чтобы выполнить {}. Чтобы выполнить, скажите: да, {}.",
+                            r.act(),
+                            sp.word
+                        ),
+                    ))
+                    .in_lang(lang)
+                    .about(r.act(), Outcome::AwaitsConfirmation);
+                    return Ok((again, Some(Held::Confirm(r, Some(sp)))));
+                }
+                tracing::info!(act = %r.act(), "pending confirmation dropped by another turn");
+                None
+            }
+            // A typed question takes a typed yes.
+            (Some(Held::Confirm(r, None)), Channel::Typed) => Some(r),
+            (Some(Held::Confirm(r, _)), _) => {
+                tracing::info!(act = %r.act(), "pending confirmation dropped: answered elsewhere than it was asked");
+                None
+            }
+            (None, _) => None,
         };
         if let Some(yes) = rules::yes_no(text) {
             return Ok(self.confirm(yes, text, previous).await);
@@ -409,15 +478,24 @@ impl Turns {
                 }
             }
             Decision::Confirm(yes) => self.confirm(yes, text, None).await,
-            Decision::RunAct { name, tail } => self.run_act(&name, Args::Tail(tail), text).await,
+            Decision::RunAct { name, tail } => {
+                self.run_act(&name, Args::Tail(tail), text, channel).await
+            }
             Decision::CallAct { name, arguments } => {
-                self.run_act(&name, Args::Named(arguments), text).await
+                self.run_act(&name, Args::Named(arguments), text, channel)
+                    .await
             }
         };
         Ok(outcome)
     }
 
-    async fn run_act(&self, name: &str, args: Args, utterance: &str) -> (Answer, Option<Held>) {
+    async fn run_act(
+        &self,
+        name: &str,
+        args: Args,
+        utterance: &str,
+        channel: Channel<'_>,
+    ) -> (Answer, Option<Held>) {
         let lang = rules::lang_of(utterance);
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
@@ -484,13 +562,29 @@ impl Turns {
                 )
             }
         };
+        let spoken = match channel {
+            Channel::Typed => None,
+            Channel::Voice(conversation) => Some(Spoken {
+                word: voice::one_time_word(lang),
+                conversation: conversation.to_owned(),
+            }),
+        };
+        let ask = match &spoken {
+            None => tr(
+                lang,
+                "Run it? (yes/no)".to_owned(),
+                "Выполнить? (да/нет)".to_owned(),
+            ),
+            Some(sp) => tr(
+                lang,
+                format!("To run it, say: yes, {}.", sp.word),
+                format!("Чтобы выполнить, скажите: да, {}.", sp.word),
+            ),
+        };
         let mut answer = Answer::say(tr(
             lang,
-            format!("About to run {}{with}. Run it? (yes/no)", row.name),
-            format!(
-                "Собираюсь выполнить {}{with}. Выполнить? (да/нет)",
-                row.name
-            ),
+            format!("About to run {}{with}. {ask}", row.name),
+            format!("Собираюсь выполнить {}{with}. {ask}", row.name),
         ))
         .in_lang(lang)
         .about(&row.name, Outcome::AwaitsConfirmation);
@@ -500,7 +594,7 @@ impl Turns {
             arguments,
             expires_in_s: CONFIRM_WINDOW.as_secs(),
         });
-        (answer, Some(Held::Confirm(request)))
+        (answer, Some(Held::Confirm(request, spoken)))
     }
 
     async fn confirm(
@@ -1116,6 +1210,112 @@ mod tests {
             ru.contains("скажите «todo list tasks …» (остаток фразы — его аргумент)"),
             "{ru}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_spoken_yes_runs_a_write_only_with_the_questions_word_in_its_conversation() {
+        let (_dir, store, turns) = setup(vec![act(
+            "wipe_cache",
+            &["rm", "-f", "/nonexistent/x"],
+            false,
+        )])
+        .await;
+        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
+        // As a recogniser writes it: capitals, a split, a full stop.
+        let asked = turns.turn_spoken("Wipe cache now.", "kitchen").await;
+        let text = asked.text();
+        let word = text
+            .strip_prefix("About to run wipe_cache with \"now\". To run it, say: yes, ")
+            .and_then(|w| w.strip_suffix('.'))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_owned();
+        assert!(voice::WORDS_EN.contains(&word.as_str()), "{word}");
+        // A bare yes — a television, a recording — hears the question again.
+        let again = turns.turn_spoken("Yes.", "kitchen").await;
+        assert_eq!(
+            again.text(),
+            format!("A plain yes does not run wipe_cache. To run it, say: yes, {word}.")
+        );
+        // The word from another conversation, or typed, does not run it (and drops it).
+        turns.turn_spoken(&format!("Yes, {word}."), "bedroom").await;
+        assert!(turns
+            .turn_spoken(&format!("Yes, {word}."), "kitchen")
+            .await
+            .text()
+            .starts_with("I can't help with that."));
+        assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
+        // Asked again, answered with the word in the same conversation: it runs.
+        let text = turns.turn_spoken("wipe cache now", "kitchen").await.text();
+        let word = text
+            .rsplit(", ")
+            .next()
+            .and_then(|w| w.strip_suffix('.'))
+            .unwrap()
+            .to_owned();
+        let ran = turns
+            .turn_spoken(&format!("Yes, {}!", word.to_uppercase()), "kitchen")
+            .await;
+        assert!(ran.text().starts_with("wipe_cache ran;"), "{}", ran.text());
+        let log = store.acts_log(10).await.unwrap();
+        assert_eq!(log.len(), 1);
+        assert_eq!(
+            log[0].confirmed_by.as_deref(),
+            Some(format!("owner (\"yes {word}\")").as_str())
+        );
+        // A typed question keeps its plain yes; a spoken one answered by typing is dropped.
+        turns.turn("wipe_cache now").await;
+        assert!(turns
+            .turn("yes")
+            .await
+            .text()
+            .starts_with("wipe_cache ran;"));
+        turns.turn_spoken("wipe cache", "kitchen").await;
+        assert_eq!(
+            turns.turn("yes").await.text(),
+            "There is nothing to confirm."
+        );
+        // Russian: the word is Russian.
+        let ru = turns
+            .turn_spoken("Wipe cache пожалуйста.", "kitchen")
+            .await
+            .text();
+        assert!(ru.contains("Чтобы выполнить, скажите: да, "), "{ru}");
+        assert_eq!(
+            turns.turn_spoken("Нет.", "kitchen").await.text(),
+            "Отменено: wipe_cache не выполнено."
+        );
+    }
+
+    #[test]
+    fn act_names_are_matched_across_a_recognisers_splits_and_joins() {
+        let acts = [
+            ActName {
+                name: "todo_list_tasks".into(),
+                tool: "list_tasks".into(),
+            },
+            ActName {
+                name: "todolist_clear".into(),
+                tool: "clear".into(),
+            },
+        ];
+        let m = |t: &str| rules::match_act(&voice::normalise(t), &acts);
+        assert_eq!(
+            m("To do list tasks inbox."),
+            Some(("todo_list_tasks".into(), "inbox".into()))
+        );
+        assert_eq!(
+            m("Todolist tasks garden"),
+            Some(("todo_list_tasks".into(), "garden".into()))
+        );
+        assert_eq!(
+            m("to do list clear"),
+            Some(("todolist_clear".into(), String::new()))
+        );
+        assert_eq!(
+            m("list tasks in box"),
+            Some(("todo_list_tasks".into(), "in box".into()))
+        );
+        assert_eq!(m("to do lists"), None);
     }
 
     #[tokio::test]
