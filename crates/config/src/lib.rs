@@ -23,7 +23,7 @@ pub use convert::{Door, DoorError};
 pub use error::{Error, Problem, ProblemKind};
 pub use model::{
     ActConfig, Config, FeedConfig, FetchConfig, McpDoor, McpOAuthConfig, McpServerConfig,
-    McpTarget, McpTiming, RouterConfig, RouterKind, RouterTools, Secret, WebConfig,
+    McpTarget, McpTiming, RouterConfig, RouterKind, RouterTools, Secret, VoiceConfig, WebConfig,
     DEFAULT_SESSION_HOURS, MAX_SESSION_HOURS,
 };
 

@@ -55,6 +55,42 @@ pub struct Config {
     pub mcp_timing: McpTiming,
     /// The `acts` list, in file order.
     pub acts: Vec<ActConfig>,
+    /// The `voice` block.
+    pub voice: VoiceConfig,
+}
+
+/// The `voice` block: Maven as a Wyoming conversation agent (`listen`), and the speech
+/// services `maven listen` uses (`asr`, `tts`, `wake`).
+#[derive(Debug, Clone)]
+pub struct VoiceConfig {
+    /// Where Maven serves the Wyoming protocol; off when absent.
+    pub listen: Option<std::net::SocketAddr>,
+    /// The addresses allowed to connect to a `listen` that is not on the loopback.
+    pub peers: Vec<std::net::IpAddr>,
+    /// The speech-to-text service.
+    pub asr: Option<wyoming::Address>,
+    /// The text-to-speech service.
+    pub tts: Option<wyoming::Address>,
+    /// The wake-word service: `maven listen` turns only what follows the wake word.
+    pub wake: Option<wyoming::Address>,
+    /// The language spoken (`en`, the default, or `ru`).
+    pub language: String,
+    /// Whether the speech services may be on a private or loopback address (they are doors).
+    pub allow_private: bool,
+}
+
+impl Default for VoiceConfig {
+    fn default() -> Self {
+        VoiceConfig {
+            listen: None,
+            peers: Vec::new(),
+            asr: None,
+            tts: None,
+            wake: None,
+            language: "en".to_owned(),
+            allow_private: false,
+        }
+    }
 }
 
 /// The `mcp_timing` block: how the connection manager retries, checks and re-lists servers.

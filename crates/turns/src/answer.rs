@@ -137,6 +137,14 @@ pub struct Answer {
     pub lang: Lang,
     /// False when an act was refused or failed, or the turn itself failed.
     pub ok: bool,
+    /// False when Maven could not tell what the sentence asks (a voice system then hands it
+    /// to another agent: Wyoming's `not-handled`).
+    #[serde(default = "understood")]
+    pub understood: bool,
+}
+
+fn understood() -> bool {
+    true
 }
 
 impl Answer {
@@ -157,6 +165,7 @@ impl Answer {
             pending: None,
             lang: Lang::En,
             ok,
+            understood: true,
         }
     }
 
@@ -228,6 +237,7 @@ mod tests {
             }),
             lang: Lang::Ru,
             ok: true,
+            understood: true,
         };
         let v = serde_json::to_value(&a).unwrap();
         assert_eq!(v["parts"][1]["kind"], "output");

@@ -175,6 +175,7 @@ fn ask_owner(w: &Waiting) -> Answer {
         }),
         lang: Lang::En,
         ok: true,
+        understood: true,
     }
     .prefixed(&declined)
     .about(w.act(), Outcome::AwaitsAnswer)
@@ -250,6 +251,7 @@ fn report_done(row: &ToolRow, result: Result<Ran, ExecError>, lang: Lang) -> Ans
                 pending: None,
                 lang,
                 ok: ran.ok,
+                understood: true,
             }
             .about(
                 &row.name,
@@ -471,10 +473,11 @@ impl Turns {
                             .about(&r.name, Outcome::Refused),
                         None,
                     ),
-                    None => (
-                        cannot_help(text, &enabled, self.executor.approvals(), lang),
-                        None,
-                    ),
+                    None => {
+                        let mut a = cannot_help(text, &enabled, self.executor.approvals(), lang);
+                        a.understood = false;
+                        (a, None)
+                    }
                 }
             }
             Decision::Confirm(yes) => self.confirm(yes, text, None).await,
@@ -815,6 +818,7 @@ impl Turns {
             pending: None,
             lang,
             ok: true,
+            understood: true,
         })
     }
 
@@ -837,6 +841,7 @@ impl Turns {
             pending: None,
             lang,
             ok: true,
+            understood: true,
         })
     }
 }
@@ -1042,6 +1047,7 @@ fn with_acts(
         pending: None,
         lang,
         ok: true,
+        understood: true,
     }
 }
 

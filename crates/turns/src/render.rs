@@ -209,6 +209,7 @@ mod tests {
             pending: None,
             lang: crate::Lang::En,
             ok: true,
+            understood: true,
         };
         assert_eq!(
             speech(&a),
@@ -234,6 +235,7 @@ mod tests {
             pending: None,
             lang: crate::Lang::Ru,
             ok: true,
+            understood: true,
         };
         assert_eq!(
             speech(&list),
@@ -273,6 +275,7 @@ mod tests {
             pending: None,
             lang: crate::Lang::En,
             ok: true,
+            understood: true,
         };
         assert_eq!(
             text(&a),

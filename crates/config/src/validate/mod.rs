@@ -4,6 +4,7 @@
 mod acts;
 mod fetch;
 mod mcp;
+mod voice;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -34,6 +35,7 @@ impl Validator<'_> {
                 "mcp_servers",
                 "mcp_timing",
                 "acts",
+                "voice",
             ],
             true,
         );
@@ -46,6 +48,7 @@ impl Validator<'_> {
         let mcp_servers = self.mcp_servers(root.get("mcp_servers"));
         let mcp_timing = self.mcp_timing(root.get("mcp_timing"));
         let acts = self.acts(root.get("acts"), &mcp_servers);
+        let voice = self.voice(root.get("voice"));
         Config {
             source: None,
             web,
@@ -56,6 +59,7 @@ impl Validator<'_> {
             mcp_servers,
             mcp_timing,
             acts,
+            voice,
         }
     }
 
