@@ -382,10 +382,7 @@ impl OAuth {
     ) -> OAuth {
         OAuth {
             config,
-            net: Net {
-                fetcher,
-                dial: None,
-            },
+            net: Net::new(fetcher),
             store,
             agent: None,
             dpop_mode: DpopMode::Auto,
@@ -520,6 +517,18 @@ impl OAuth {
         st.discovered = Some(d.clone());
         st.challenge = Some(challenge.clone());
         d
+    }
+
+    /// The request of the flow that has waited longest for its answer, if one is waiting now,
+    /// as the error that names it (the step, its URL, how long it has waited): what a caller
+    /// whose own deadline passed while the flow ran inside it (the MCP request a discovery or
+    /// a grant runs in) reports, rather than its own deadline.
+    pub fn stalled(&self) -> Option<AuthError> {
+        self.net.oldest_waiting().map(|w| AuthError::Timeout {
+            what: w.what,
+            url: w.url,
+            secs: w.since.elapsed().as_secs_f64().round().max(1.0) as u64,
+        })
     }
 
     /// The last challenge the server sent, if any.

@@ -330,6 +330,52 @@ async fn a_redirect_on_a_metadata_fetch_is_not_followed() {
     .await;
 }
 
+/// A protected resource metadata endpoint that drips one byte a second, met by a first
+/// authorization that runs inside `initialize`: when `initialize`'s own deadline passes first,
+/// the error names the discovery step and its URL, not `initialize`.
+#[tokio::test]
+async fn a_dripping_metadata_endpoint_is_named_when_initialize_times_out_first() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::DripMetadata).await.unwrap();
+        let s = setup(&server, true, true);
+        for (protocol, init) in [
+            (mcp::Protocol::Legacy, Duration::from_secs(3)),
+            (mcp::Protocol::Modern, Duration::from_secs(3)),
+        ] {
+            let mut cfg = config_era(&server, protocol);
+            cfg.timeouts.init = init;
+            let mut opts = options();
+            opts.oauth = Some(s.oauth.clone());
+            opts.http_fetcher = Some(s.fetcher.clone());
+            let t = tokio::time::Instant::now();
+            let e = Client::connect(&cfg, opts).await.unwrap_err();
+            assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+            let e = auth_error(e);
+            assert_eq!(
+                e,
+                AuthError::Timeout {
+                    what: "protected resource metadata",
+                    url: server.resource_metadata_url(),
+                    secs: 3
+                },
+                "{protocol:?}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "protected resource metadata at {}: no answer within 3 s",
+                    server.resource_metadata_url()
+                )
+            );
+        }
+        assert!(
+            s.oauth.stalled().is_none(),
+            "a dropped request of the flow is waited on no more"
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_16_mib_metadata_body_is_cut_at_64_kib() {
     bounded(async {
