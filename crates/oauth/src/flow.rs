@@ -213,6 +213,7 @@ impl OAuth {
             .authenticated_token_request(
                 TOKEN,
                 &server.token_endpoint,
+                &server.issuer,
                 &body,
                 &mut reg,
                 dpop.as_deref(),

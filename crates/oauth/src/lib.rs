@@ -38,6 +38,7 @@ mod discovery;
 mod dpop;
 mod error;
 mod flow;
+mod grant;
 pub mod net;
 mod store;
 mod tokens;
@@ -58,6 +59,7 @@ pub use discovery::{
 };
 pub use dpop::DpopKey;
 pub use error::AuthError;
+pub use grant::{ClientKey, Enterprise, Grant, TokenSource, JWT_BEARER};
 pub use net::Dial;
 pub use store::{CredentialStore, Credentials, MemoryStore, Registration, StoreFuture, Tokens};
 
@@ -253,6 +255,8 @@ pub struct OAuth {
     store: Arc<dyn CredentialStore>,
     agent: Option<Arc<dyn UserAgent>>,
     dpop_mode: DpopMode,
+    grant: Grant,
+    client_key: Option<Arc<ClientKey>>,
     read_only: bool,
     state: std::sync::Mutex<State>,
     flow: tokio::sync::Mutex<()>,
@@ -386,6 +390,8 @@ impl OAuth {
             store,
             agent: None,
             dpop_mode: DpopMode::Auto,
+            grant: Grant::AuthorizationCode,
+            client_key: None,
             read_only: false,
             state: std::sync::Mutex::new(State::default()),
             flow: tokio::sync::Mutex::new(()),
@@ -408,6 +414,19 @@ impl OAuth {
     /// When tokens are bound to a DPoP key (default [`DpopMode::Auto`]).
     pub fn with_dpop(mut self, mode: DpopMode) -> OAuth {
         self.dpop_mode = mode;
+        self
+    }
+
+    /// Obtain tokens by this grant (default [`Grant::AuthorizationCode`], the owner's).
+    pub fn with_grant(mut self, grant: Grant) -> OAuth {
+        self.grant = grant;
+        self
+    }
+
+    /// Authenticate the client at the token endpoint with `private_key_jwt` assertions signed
+    /// by this key (RFC 7523 §2.2), rather than a secret.
+    pub fn with_client_key(mut self, key: ClientKey) -> OAuth {
+        self.client_key = Some(Arc::new(key));
         self
     }
 
