@@ -252,8 +252,19 @@ impl OAuth {
 
     /// How Maven would register with this authorization server: `pre-registered`,
     /// `client-metadata-document`, `dynamic`, or `none` (no way: configure
-    /// `oauth.client_id`).
+    /// `oauth.client_id`); with a grant that needs no person, the configured client and the
+    /// grant by name (`pre-registered, grant client_credentials`).
     pub fn registration_method(&self, server: &ServerMetadata) -> &'static str {
+        match (&self.grant, self.config.client_id.is_some()) {
+            (crate::Grant::AuthorizationCode, _) => {}
+            (crate::Grant::ClientCredentials, true) => {
+                return "pre-registered, grant client_credentials"
+            }
+            (crate::Grant::Enterprise(_), true) => return "pre-registered, grant enterprise",
+            (crate::Grant::JwtBearer(_), true) => return "pre-registered, grant jwt_bearer",
+            (crate::Grant::JwtBearer(_), false) => return "grant jwt_bearer",
+            (_, false) => return "none",
+        }
         if self.config.client_id.is_some() {
             "pre-registered"
         } else if self.config.client_metadata_url.is_some() && server.cimd_supported {

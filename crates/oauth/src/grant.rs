@@ -1,10 +1,7 @@
-//! The grants that need no person (the block's `oauth.grant`): `client_credentials` (a
-//! secret, or a `private_key_jwt` assertion, RFC 7523 §2.2), the enterprise-managed flow
-//! (an ID token exchanged at the identity provider for an ID-JAG, RFC 8693, then presented
-//! as an RFC 7523 jwt-bearer grant), and a workload's own token as a jwt-bearer grant. Each
-//! runs where the authorization code flow would ask the owner: on the server's 401, through
-//! the same door, its tokens kept as the code flow's are. A refusal is the error, never a
-//! reason to try another grant. No token, assertion or key is logged.
+//! What the grants that need no person are made of (the block's `oauth.grant`): the grant,
+//! where a given token comes from, and the client's private key for `private_key_jwt`
+//! assertions (RFC 7523 §2.2). `machine` makes the grants. No token, assertion or key is
+//! in a `Debug`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,21 +13,16 @@ use ring::signature::{
     EcdsaKeyPair, RsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING, RSA_PKCS1_SHA256,
 };
 
-use crate::error::cut;
-use crate::tokens::{parse_tokens, secret_method};
-use crate::{
-    discovery, now, random_b64, AuthError, Challenge, Credentials, Discovered, OAuth, Registration,
-    TOKEN,
-};
+use crate::error::AuthError;
 
 /// `grant_type` of RFC 7523's JWT bearer grant.
 pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /// `grant_type` of RFC 8693's token exchange.
-const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+pub(crate) const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 /// The ID-JAG token type (the enterprise-managed authorization extension).
-const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+pub(crate) const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 /// The ID token type of RFC 8693.
-const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
+pub(crate) const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 /// `client_assertion_type` of RFC 7523 §2.2.
 pub(crate) const CLIENT_ASSERTION_TYPE: &str =
     "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
@@ -41,10 +33,11 @@ pub(crate) const TOKEN_FILE_CAP: u64 = 64 * 1024;
 /// Largest private key file read.
 pub(crate) const KEY_FILE_CAP: u64 = 64 * 1024;
 
-const EXCHANGE: &str = "token exchange";
+/// Longest token given to Maven accepted (as long as the longest access token accepted).
+const MAX_GIVEN_TOKEN: usize = 16 * 1024;
 
 /// Where a token given to Maven (a workload's token, the owner's ID token) comes from.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum TokenSource {
     /// A file, read at each use (so a token rotated on disk is the one sent).
     File(PathBuf),
@@ -72,12 +65,12 @@ impl TokenSource {
         };
         let t = text.trim();
         if t.is_empty()
-            || t.len() > crate::MAX_TOKEN
+            || t.len() > MAX_GIVEN_TOKEN
             || !t.bytes().all(|b| (0x21..=0x7e).contains(&b))
         {
             return Err(AuthError::Grant(format!(
                 "the {what} is empty, longer than {} KiB or not one token of visible ASCII",
-                crate::MAX_TOKEN / 1024
+                MAX_GIVEN_TOKEN / 1024
             )));
         }
         Ok(t.to_owned())
@@ -98,7 +91,7 @@ fn read_small(p: &std::path::Path, cap: u64) -> Result<String, String> {
 }
 
 /// The identity provider of the enterprise-managed flow.
-#[derive(Debug, Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Enterprise {
     /// Its token endpoint, where the ID token is exchanged for an ID-JAG.
     pub token_endpoint: String,
@@ -110,8 +103,19 @@ pub struct Enterprise {
     pub id_token: TokenSource,
 }
 
+impl std::fmt::Debug for Enterprise {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Enterprise")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("id_token", &self.id_token)
+            .finish()
+    }
+}
+
 /// How this server's tokens are obtained (`oauth.grant`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Grant {
     /// The owner authorizes on the authorization server's page (the code flow with PKCE).
     #[default]
@@ -139,6 +143,15 @@ impl Grant {
     pub fn needs_owner(&self) -> bool {
         matches!(self, Grant::AuthorizationCode)
     }
+}
+
+/// Where the client's private key comes from.
+#[derive(Debug)]
+pub(crate) enum KeySource {
+    /// Given.
+    Loaded(Arc<ClientKey>),
+    /// A PKCS#8 PEM file, and the `kid` to name.
+    File { path: PathBuf, kid: Option<String> },
 }
 
 /// A private key that signs the client's `private_key_jwt` assertions (RFC 7523 §2.2): PKCS#8
@@ -241,199 +254,149 @@ impl ClientKey {
     /// A client assertion (RFC 7523 §2.2, §3): `iss` and `sub` the client, `aud` the
     /// authorization server's issuer, a fresh `jti`, valid for a minute.
     pub fn assertion(&self, client_id: &str, audience: &str) -> Result<String, AuthError> {
-        let iat = now();
+        let iat = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let mut jti = [0u8; 16];
+        rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut jti);
         self.sign(&serde_json::json!({
             "iss": client_id,
             "sub": client_id,
             "aud": audience,
-            "jti": random_b64(16),
+            "jti": URL_SAFE_NO_PAD.encode(jti),
             "iat": iat,
             "exp": iat + ASSERTION_LIFETIME,
         }))
     }
 }
 
-impl OAuth {
-    /// The grant this server's tokens come by.
-    pub fn grant(&self) -> &Grant {
-        &self.grant
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ring::signature::{KeyPair as _, UnparsedPublicKey, ECDSA_P256_SHA256_FIXED};
+
+    fn pem_of(der: &[u8]) -> String {
+        let b64 = STANDARD.encode(der);
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap_or_default())
+            .collect();
+        format!(
+            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+            lines.join("\n")
+        )
     }
 
-    /// Obtain tokens by the configured grant that needs no person: discovery, then the grant
-    /// (for `enterprise`, the token exchange at the identity provider first). The tokens are
-    /// kept as the code flow's are. The caller holds `flow`.
-    pub(crate) async fn obtain(&self, challenge: &Challenge) -> Result<(), AuthError> {
-        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
-        self.st().discovered = Some(d.clone());
-        let d = d?;
-        let result = self.grant_request(&d).await;
-        match result {
-            Ok(creds) => {
-                if !self.read_only {
-                    self.store.save(&self.config.server, &creds).await?;
-                }
-                tracing::info!(server = %self.config.server, issuer = %cut(&creds.issuer), grant = self.grant.as_str(), "tokens obtained");
-                let mut st = self.st();
-                st.current = Some(creds);
-                st.lost = None;
-                Ok(())
-            }
-            Err(e) => {
-                tracing::warn!(server = %self.config.server, issuer = %cut(&d.server.issuer), grant = self.grant.as_str(), error = %e, "the grant was refused");
-                self.st().lost = Some(format!("the {} grant failed: {e}", self.grant.as_str()));
-                Err(e)
-            }
-        }
+    fn part(jwt: &str, i: usize) -> serde_json::Value {
+        let p = jwt.split('.').nth(i).unwrap_or_default();
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(p).unwrap_or_default()).unwrap_or_default()
     }
 
-    /// The scopes asked: the challenge's, else the protected resource metadata's.
-    fn grant_scopes(d: &Discovered) -> Vec<String> {
-        d.challenge_scope
-            .clone()
-            .filter(|s| !s.is_empty())
-            .or_else(|| d.resource.as_ref().and_then(|r| r.scopes_supported.clone()))
-            .unwrap_or_default()
-    }
-
-    /// The client's registration at this authorization server for a grant without a person:
-    /// the configured client (a secret by the server's method, or a private key), else a
-    /// public client of that id.
-    fn machine_registration(&self, d: &Discovered) -> Result<Registration, AuthError> {
-        let client_id = self.config.client_id.clone().ok_or_else(|| {
-            AuthError::Grant(format!(
-                "the {} grant needs oauth.client_id",
-                self.grant.as_str()
-            ))
-        })?;
-        let auth_method = if self.client_key.is_some() {
-            "private_key_jwt".to_owned()
-        } else if self.config.client_secret.is_some() {
-            secret_method(&d.server.token_endpoint_auth_methods)
-        } else {
-            "none".to_owned()
-        };
-        Ok(Registration {
-            client_id,
-            client_secret: self.config.client_secret.clone(),
-            auth_method,
-            redirect_uri: self.config.redirect_uri.clone(),
-            method: "pre-registered".to_owned(),
-            basic_with_client_id: false,
-        })
-    }
-
-    async fn grant_request(&self, d: &Discovered) -> Result<Credentials, AuthError> {
-        let resource = d.resource_indicator(&self.config.resource_url);
-        let scopes = Self::grant_scopes(d);
-        let scope = scopes.join(" ");
-        let server = &d.server;
-        let mut reg = self.machine_registration(d)?;
-        let assertion = match &self.grant {
-            Grant::AuthorizationCode => return Err(AuthError::NeedsAuthorization),
-            Grant::ClientCredentials => None,
-            Grant::JwtBearer(source) => Some(source.read("workload token")?),
-            Grant::Enterprise(idp) => Some(
-                self.id_jag(idp, server.issuer.as_str(), &resource, &scope)
-                    .await?,
-            ),
-        };
-        let grant_type = match assertion {
-            None => "client_credentials",
-            Some(_) => JWT_BEARER,
-        };
-        let mut body: Vec<(&str, &str)> = vec![("grant_type", grant_type)];
-        if let Some(a) = &assertion {
-            body.push(("assertion", a.as_str()));
-        }
-        body.push(("resource", resource.as_str()));
-        if !scope.is_empty() {
-            body.push(("scope", scope.as_str()));
-        }
-        let v = self
-            .authenticated_token_request(
-                TOKEN,
-                &server.token_endpoint,
-                &server.issuer,
-                &body,
-                &mut reg,
-                None,
+    #[test]
+    fn a_client_assertion_is_signed_by_the_key_and_names_the_client_and_the_issuer() {
+        let rng = SystemRandom::new();
+        let doc =
+            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).expect("generate");
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, doc.as_ref(), &rng)
+            .expect("pair");
+        let key = ClientKey::from_pem(&pem_of(doc.as_ref()), Some("k1".to_owned())).expect("key");
+        assert_eq!(key.alg(), "ES256");
+        let jwt = key
+            .assertion("client-a", "https://as.example")
+            .expect("assertion");
+        let (header, claims) = (part(&jwt, 0), part(&jwt, 1));
+        assert_eq!(header["alg"], "ES256");
+        assert_eq!(header["kid"], "k1");
+        assert_eq!(claims["iss"], "client-a");
+        assert_eq!(claims["sub"], "client-a");
+        assert_eq!(claims["aud"], "https://as.example");
+        let (iat, exp) = (claims["iat"].as_u64(), claims["exp"].as_u64());
+        assert_eq!(exp.zip(iat).map(|(e, i)| e - i), Some(ASSERTION_LIFETIME));
+        let other = key
+            .assertion("client-a", "https://as.example")
+            .expect("again");
+        assert_ne!(
+            part(&other, 1)["jti"],
+            claims["jti"],
+            "a fresh jti each time"
+        );
+        let (input, sig) = jwt.rsplit_once('.').unwrap_or_default();
+        UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, pair.public_key().as_ref())
+            .verify(
+                input.as_bytes(),
+                &URL_SAFE_NO_PAD.decode(sig).unwrap_or_default(),
             )
-            .await?;
-        let tokens = parse_tokens(&v, &scopes, None, false)?;
-        Ok(Credentials {
-            issuer: server.issuer.clone(),
-            token_endpoint: server.token_endpoint.clone(),
-            revocation_endpoint: server.revocation_endpoint.clone(),
-            resource,
-            registration: reg,
-            tokens: Some(tokens),
-            dpop_key: None,
-        })
+            .expect("verifies with the public key");
+        assert!(
+            !format!("{key:?}").contains("BEGIN"),
+            "no key in Debug: {key:?}"
+        );
     }
 
-    /// The ID token exchanged at the identity provider for an ID-JAG for this authorization
-    /// server and resource (RFC 8693; the enterprise-managed authorization extension).
-    async fn id_jag(
-        &self,
-        idp: &Enterprise,
-        audience: &str,
-        resource: &str,
-        scope: &str,
-    ) -> Result<String, AuthError> {
-        let id_token = idp.id_token.read("ID token")?;
-        let mut body: Vec<(&str, &str)> = vec![
-            ("grant_type", TOKEN_EXCHANGE),
-            ("requested_token_type", ID_JAG),
-            ("audience", audience),
-            ("resource", resource),
-            ("subject_token", id_token.as_str()),
-            ("subject_token_type", ID_TOKEN),
-        ];
-        if !scope.is_empty() {
-            body.push(("scope", scope));
+    #[test]
+    fn an_unusable_key_is_refused_by_name() {
+        for (pem, want) in [
+            ("hello", "not a PKCS#8 PEM"),
+            ("-----BEGIN PRIVATE KEY-----\nAAAA", "no END PRIVATE KEY"),
+            (
+                "-----BEGIN PRIVATE KEY-----\n!!!\n-----END PRIVATE KEY-----",
+                "not base64",
+            ),
+            (
+                "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----",
+                "neither an EC P-256 key nor an RSA key",
+            ),
+        ] {
+            let e = ClientKey::from_pem(pem, None).expect_err("refused");
+            assert!(e.to_string().contains(want), "{e} for {pem:?}");
         }
-        let mut reg = Registration {
-            client_id: idp.client_id.clone(),
-            client_secret: idp.client_secret.clone(),
-            auth_method: if idp.client_secret.is_some() {
-                "client_secret_basic".to_owned()
-            } else {
-                "none".to_owned()
-            },
-            redirect_uri: String::new(),
-            method: "pre-registered".to_owned(),
-            basic_with_client_id: false,
-        };
-        let v = self
-            .authenticated_token_request(EXCHANGE, &idp.token_endpoint, "", &body, &mut reg, None)
-            .await?;
-        let issued = v.get("issued_token_type").and_then(|s| s.as_str());
-        if issued != Some(ID_JAG) {
-            return Err(AuthError::Malformed {
-                what: EXCHANGE,
-                reason: format!(
-                    "issued_token_type is {:?}, not {ID_JAG}",
-                    issued.map(cut).unwrap_or_default()
-                ),
-            });
-        }
-        let jag = v
-            .get("access_token")
-            .and_then(|s| s.as_str())
-            .filter(|t| {
-                !t.is_empty()
-                    && t.len() <= crate::MAX_TOKEN
-                    && t.bytes().all(|b| (0x21..=0x7e).contains(&b))
-            })
-            .ok_or_else(|| AuthError::Malformed {
-                what: EXCHANGE,
-                reason: "no usable access_token (the ID-JAG)".to_owned(),
-            })?;
-        Ok(jag.to_owned())
+        let e = ClientKey::from_file(std::path::Path::new("/nonexistent/key.pem"), None)
+            .expect_err("no file");
+        assert!(
+            e.to_string()
+                .starts_with("private key file /nonexistent/key.pem: "),
+            "{e}"
+        );
     }
 
-    /// The client's key for `private_key_jwt`, if one is configured.
-    pub(crate) fn client_key(&self) -> Option<&Arc<ClientKey>> {
-        self.client_key.as_ref()
+    #[test]
+    fn a_token_file_is_read_again_at_each_use_and_bounded() {
+        let dir = std::env::temp_dir().join(format!(
+            "oauth-grant-{}-{}",
+            std::process::id(),
+            ASSERTION_LIFETIME
+        ));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let f = dir.join("token");
+        let source = TokenSource::File(f.clone());
+        std::fs::write(&f, "first.jwt.token\n").expect("write");
+        assert_eq!(
+            source.read("workload token").expect("read"),
+            "first.jwt.token"
+        );
+        std::fs::write(&f, "second.jwt.token").expect("write");
+        assert_eq!(
+            source.read("workload token").expect("read"),
+            "second.jwt.token",
+            "a token rotated on disk is the one sent"
+        );
+        for (text, want) in [
+            ("", "is empty"),
+            ("two tokens", "not one token of visible ASCII"),
+        ] {
+            std::fs::write(&f, text).expect("write");
+            let e = source.read("workload token").expect_err("refused");
+            assert!(e.to_string().contains(want), "{e}");
+        }
+        std::fs::write(&f, vec![b'a'; 70 * 1024]).expect("write");
+        let e = source.read("workload token").expect_err("too large");
+        assert!(e.to_string().contains("larger than 64 KiB"), "{e}");
+        assert_eq!(
+            format!("{:?}", TokenSource::Value("secret".to_owned())),
+            "Value(***)"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,6 +1,7 @@
 //! OAuth 2.1 for remote servers (the MCP authorization specification, 2025-11-25 and
-//! 2026-07-28): discovery, registration, authorization code with PKCE S256, tokens bound to
-//! their issuer, refresh with rotation, step-up, DPoP.
+//! 2026-07-28): discovery, registration, authorization code with PKCE S256, the
+//! machine-to-machine grants, tokens bound to their issuer, refresh with rotation, step-up,
+//! DPoP.
 //!
 //! [`OAuth`] is the authorization of one server; a [`Registry`] holds one per server. The
 //! HTTP transport (the `mcp` crate's; this crate knows nothing of it) asks it for the
@@ -24,8 +25,13 @@
 //! ([`refresh_margin`]) or after it expired, before the request that uses it: on use (a
 //! call, a listing, a health check), never on a timer of its own.
 //!
+//! A server may instead be configured with a [`Grant`] that needs no person
+//! (`client_credentials`, enterprise-managed, a workload's jwt-bearer): it runs by itself on
+//! the server's 401, in the request that met it, through the same door.
+//!
 //! Its modules: `transport` (the transport's two calls), `flow` (discovery to the code
-//! redeemed, registration), `tokens` (the token and revocation endpoints, the client's
+//! redeemed, registration), `grant` (what the grants that need no person are made of, the
+//! client's private key), `machine` (those grants made), `tokens` (the token and revocation endpoints, the client's
 //! authentication there, a token answer checked), `discovery`, `challenge`, `dpop`, `net`
 //! (every request of the flow), and `store` (where credentials are kept); [`Registry`], the
 //! daemon's one set of authorizations, is here.
@@ -39,6 +45,7 @@ mod dpop;
 mod error;
 mod flow;
 mod grant;
+mod machine;
 pub mod net;
 mod store;
 mod tokens;
@@ -256,7 +263,7 @@ pub struct OAuth {
     agent: Option<Arc<dyn UserAgent>>,
     dpop_mode: DpopMode,
     grant: Grant,
-    client_key: Option<Arc<ClientKey>>,
+    client_key: Option<grant::KeySource>,
     read_only: bool,
     state: std::sync::Mutex<State>,
     flow: tokio::sync::Mutex<()>,
@@ -426,7 +433,14 @@ impl OAuth {
     /// Authenticate the client at the token endpoint with `private_key_jwt` assertions signed
     /// by this key (RFC 7523 §2.2), rather than a secret.
     pub fn with_client_key(mut self, key: ClientKey) -> OAuth {
-        self.client_key = Some(Arc::new(key));
+        self.client_key = Some(grant::KeySource::Loaded(Arc::new(key)));
+        self
+    }
+
+    /// As [`OAuth::with_client_key`], the key read from this PKCS#8 PEM file at each use, its
+    /// assertions naming `kid`.
+    pub fn with_client_key_file(mut self, path: std::path::PathBuf, kid: Option<String>) -> OAuth {
+        self.client_key = Some(grant::KeySource::File { path, kid });
         self
     }
 
@@ -508,6 +522,12 @@ impl OAuth {
     pub fn needs_authorization(&self) -> Option<String> {
         let st = self.st();
         if let Some(t) = st.current.as_ref().and_then(|c| c.tokens.as_ref()) {
+            if dead(t) && !self.grant.needs_owner() {
+                return Some(format!(
+                    "the access token expired: the {} grant is made again at the next request",
+                    self.grant.as_str()
+                ));
+            }
             if dead(t) {
                 return Some(
                     "the access token expired and the authorization server gave no refresh token"

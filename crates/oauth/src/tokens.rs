@@ -68,7 +68,11 @@ impl OAuth {
         reg: &mut Registration,
         dpop: Option<&DpopKey>,
     ) -> Result<serde_json::Value, AuthError> {
-        let key = self.client_key().map(|k| (k.as_ref(), audience));
+        let key = match reg.auth_method.as_str() {
+            "private_key_jwt" => self.client_key()?,
+            _ => None,
+        };
+        let key = key.as_deref().map(|k| (k, audience));
         let send = |reg: Registration| async move {
             let (extra, auth_body) = client_auth(&reg, key)?;
             let mut full: Vec<(&str, &str)> = body.to_vec();
@@ -175,7 +179,13 @@ impl OAuth {
         };
         if let Some(c) = taken {
             if let (Some(endpoint), Some(t)) = (&c.revocation_endpoint, &c.tokens) {
-                let key = self.client_key().map(|k| (k.as_ref(), c.issuer.as_str()));
+                // A key that cannot be read now leaves the revocation unauthenticated (and
+                // likely refused, logged); the credentials are forgotten all the same.
+                let key = match c.registration.auth_method.as_str() {
+                    "private_key_jwt" => self.client_key().ok().flatten(),
+                    _ => None,
+                };
+                let key = key.as_deref().map(|k| (k, c.issuer.as_str()));
                 let (extra, auth_body) = client_auth(&c.registration, key)?;
                 for (token, hint) in [
                     (t.refresh_token.as_deref(), "refresh_token"),

@@ -104,15 +104,19 @@ impl Drop for Peer {
 
 /// The OpenID provider, its access tokens living `ttl` seconds.
 fn openid_provider(ttl: u64) -> Peer {
+    openid_provider_with(ttl, None)
+}
+
+/// The OpenID provider, with the machine client `maven-m2m-jwt` of this public JWK when given.
+fn openid_provider_with(ttl: u64, m2m_jwk: Option<&str>) -> Peer {
     let env = testenv();
     let node = installed(env.join("node_modules/.bin/node"));
     installed(env.join("node_modules/oidc-provider/lib/index.js"));
     let script = env.join("oidc_provider.mjs");
-    Peer::start(
-        &node,
-        &[script.to_str().unwrap(), "0", &ttl.to_string()],
-        "OIDC_PROVIDER_LISTENING ",
-    )
+    let ttl = ttl.to_string();
+    let mut args = vec![script.to_str().unwrap(), "0", ttl.as_str()];
+    args.extend(m2m_jwk);
+    Peer::start(&node, &args, "OIDC_PROVIDER_LISTENING ")
 }
 
 /// An MCP server on the Python SDK, protected by its resource-server auth, trusting `issuer`.
@@ -503,4 +507,128 @@ fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
         let st = home.json(&["mcp", "status", "--json"]);
         (by_name(&st, "plain")["state"] == "needs authorization").then_some(())
     });
+}
+
+/// An ES256 key pair made by testenv's node: the private key as PKCS#8 PEM, the public one as
+/// a JWK.
+fn es256_key_pair() -> (String, String) {
+    let node = installed(testenv().join("node_modules/.bin/node"));
+    let out = Command::new(node)
+        .args([
+            "-e",
+            "const c = require('crypto'); \
+             const { privateKey, publicKey } = c.generateKeyPairSync('ec', { namedCurve: 'P-256' }); \
+             process.stdout.write(JSON.stringify({ \
+               pem: privateKey.export({ type: 'pkcs8', format: 'pem' }), \
+               jwk: { ...publicKey.export({ format: 'jwk' }), kid: 'm2m-1', alg: 'ES256', use: 'sig' } }));",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v["pem"].as_str().unwrap().to_owned(), v["jwk"].to_string())
+}
+
+/// The client_credentials grant against the OpenID provider, through the daemon and with no
+/// person: one client with its secret (Basic), one with a private_key_jwt assertion signed by
+/// its key file. Both connect by themselves, say their grant in status, and make the grant
+/// again when the token (8 s, no refresh token) expired; no secret, assertion or token is
+/// logged.
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
+fn the_client_credentials_grant_with_a_secret_and_with_a_key_through_the_daemon() {
+    let (pem, jwk) = es256_key_pair();
+    let op = openid_provider_with(8, Some(&jwk));
+    let issuer = op.url.clone();
+    let basic = python_resource_server(&issuer);
+    let keyed = ts_resource_server(&issuer);
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    let key_file = home.dir.path().join("m2m-key.pem");
+    std::fs::write(&key_file, &pem).unwrap();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {
+                "basic": {
+                    "url": basic.url, "allow_private": true, "enabled": true,
+                    "oauth": {
+                        "grant": "client_credentials", "client_id": "maven-m2m",
+                        "client_secret": "${MAVEN_TEST_M2M_SECRET}"
+                    }
+                },
+                "keyed": {
+                    "url": keyed.url, "allow_private": true, "enabled": true,
+                    "oauth": {
+                        "grant": "client_credentials", "client_id": "maven-m2m-jwt",
+                        "private_key_file": key_file.to_str().unwrap(), "key_id": "m2m-1"
+                    }
+                }
+            }
+        })
+        .to_string(),
+    );
+    let d = home.start_with_env("MAVEN_TEST_M2M_SECRET", "maven-m2m-secret");
+    // No one authorizes: both are ready, by their grant.
+    let st = ready(&home, "basic");
+    let auth = by_name(&st, "basic")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        auth.starts_with(&format!(
+            "authorized by {issuer} (grant client_credentials; scopes: mcp;"
+        )),
+        "{auth}"
+    );
+    assert!(
+        auth.ends_with("no refresh token: the grant is made again when it expires)"),
+        "{auth}"
+    );
+    let st = ready(&home, "keyed");
+    let auth = by_name(&st, "keyed")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        auth.starts_with(&format!(
+            "authorized by {issuer} (grant client_credentials; scopes: mcp;"
+        )),
+        "{auth}"
+    );
+    assert_eq!(
+        op.count("EVENT grant.success client_credentials"),
+        2,
+        "{}",
+        op.said()
+    );
+    assert_eq!(op.count("EVENT grant.error"), 0, "{}", op.said());
+    assert_eq!(op.count("EVENT registration_create"), 0, "pre-registered");
+
+    // A call through each; after the 8 s tokens expired, the grant is made again by the call
+    // that met the refusal, and the call goes through.
+    let p = page(&home, "basic");
+    enable_whoami(&home, &p, "basic");
+    enable_whoami(&home, &p, "keyed");
+    let said = home.say_confirming("basic whoami");
+    assert!(said.contains("the owner"), "{said}");
+    let said = home.say_confirming("keyed whoami");
+    assert!(said.contains("the owner"), "{said} {}", keyed.said());
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_millis(8500));
+    let said = home.say_confirming("basic whoami");
+    assert!(said.contains("the owner"), "{said}");
+    let said = home.say_confirming("keyed whoami");
+    assert!(said.contains("the owner"), "{said}");
+    assert!(
+        op.count("EVENT grant.success client_credentials") >= 4,
+        "made again: {}",
+        op.said()
+    );
+    assert_eq!(op.count("EVENT grant.error"), 0, "{}", op.said());
+    assert!(started.elapsed() < Duration::from_secs(40));
+
+    let log = stderr(&d.signal("-TERM"));
+    for secret in ["maven-m2m-secret", "eyJ", "PRIVATE KEY"] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
 }
