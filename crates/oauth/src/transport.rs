@@ -235,7 +235,8 @@ impl OAuth {
             let _flow = self.flow.lock().await;
             let now_token = self.tokens().map(|t| t.access_token);
             if now_token.is_none() || now_token == round.sent {
-                self.obtain(&challenge).await?;
+                // Boxed: the grant's future is large, and this one sits in every request's.
+                Box::pin(self.obtain(&challenge)).await?;
             }
             return Ok(Verdict::SendAgain);
         }
