@@ -34,7 +34,7 @@ impl OAuth {
     }
 
     /// Whether the tokens of this authorization are bound to a DPoP key.
-    fn uses_dpop(&self, d: &Discovered) -> bool {
+    pub(crate) fn uses_dpop(&self, d: &Discovered) -> bool {
         match self.dpop_mode {
             DpopMode::Never => false,
             DpopMode::Auto => d.server.dpop_es256() && d.resource_speaks_dpop(),
@@ -42,14 +42,9 @@ impl OAuth {
         }
     }
 
-    async fn begin_with(
-        &self,
-        challenge: &Challenge,
-        scopes: Option<Vec<String>>,
-    ) -> Result<Pending, AuthError> {
-        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
-        self.st().discovered = Some(d.clone());
-        let d = d?;
+    /// With `oauth.dpop` "required": refused unless both ends can (before anything is
+    /// shown or asked).
+    pub(crate) fn dpop_possible(&self, d: &Discovered) -> Result<(), AuthError> {
         if self.dpop_mode == DpopMode::Required {
             if !d.server.dpop_es256() {
                 return Err(AuthError::DpopUnavailable(format!(
@@ -64,6 +59,18 @@ impl OAuth {
                 )));
             }
         }
+        Ok(())
+    }
+
+    async fn begin_with(
+        &self,
+        challenge: &Challenge,
+        scopes: Option<Vec<String>>,
+    ) -> Result<Pending, AuthError> {
+        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
+        self.st().discovered = Some(d.clone());
+        let d = d?;
+        self.dpop_possible(&d)?;
         let resource = d.resource_indicator(&self.config.resource_url);
         let issuer = d.server.issuer.clone();
         // Credentials are bound to their issuer: another issuer means another registration.

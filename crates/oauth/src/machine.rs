@@ -13,7 +13,9 @@ use crate::grant::{
     ClientKey, Enterprise, Grant, KeySource, ID_JAG, ID_TOKEN, JWT_BEARER, TOKEN_EXCHANGE,
 };
 use crate::tokens::{parse_tokens, secret_method};
-use crate::{discovery, AuthError, Challenge, Credentials, Discovered, OAuth, Registration, TOKEN};
+use crate::{
+    discovery, AuthError, Challenge, Credentials, Discovered, DpopKey, OAuth, Registration, TOKEN,
+};
 
 const EXCHANGE: &str = "token exchange";
 
@@ -32,12 +34,13 @@ impl OAuth {
         let d = d?;
         let result = self.grant_request(&d).await;
         match result {
-            Ok(creds) => {
+            Ok((creds, dpop)) => {
                 if !self.read_only {
                     self.store.save(&self.config.server, &creds).await?;
                 }
-                tracing::info!(server = %self.config.server, issuer = %cut(&creds.issuer), grant = self.grant.as_str(), "tokens obtained");
+                tracing::info!(server = %self.config.server, issuer = %cut(&creds.issuer), grant = self.grant.as_str(), dpop = dpop.is_some(), "tokens obtained");
                 let mut st = self.st();
+                st.dpop = dpop;
                 st.current = Some(creds);
                 st.lost = None;
                 Ok(())
@@ -63,12 +66,18 @@ impl OAuth {
     /// the configured client (a secret by the server's method, or a private key), else a
     /// public client of that id.
     fn machine_registration(&self, d: &Discovered) -> Result<Registration, AuthError> {
-        let client_id = self.config.client_id.clone().ok_or_else(|| {
-            AuthError::Grant(format!(
-                "the {} grant needs oauth.client_id",
-                self.grant.as_str()
-            ))
-        })?;
+        // A workload's jwt-bearer grant may need no client (RFC 7523 §3.1): its assertion
+        // says who it is.
+        let client_id = match (&self.config.client_id, &self.grant) {
+            (Some(id), _) => id.clone(),
+            (None, Grant::JwtBearer(_)) => String::new(),
+            (None, _) => {
+                return Err(AuthError::Grant(format!(
+                    "the {} grant needs oauth.client_id",
+                    self.grant.as_str()
+                )))
+            }
+        };
         let auth_method = if self.client_key.is_some() {
             "private_key_jwt".to_owned()
         } else if self.config.client_secret.is_some() {
@@ -86,12 +95,26 @@ impl OAuth {
         })
     }
 
-    async fn grant_request(&self, d: &Discovered) -> Result<Credentials, AuthError> {
+    async fn grant_request(
+        &self,
+        d: &Discovered,
+    ) -> Result<(Credentials, Option<Arc<DpopKey>>), AuthError> {
         let resource = d.resource_indicator(&self.config.resource_url);
         let scopes = Self::grant_scopes(d);
         let scope = scopes.join(" ");
         let server = &d.server;
         let mut reg = self.machine_registration(d)?;
+        self.dpop_possible(d)?;
+        // Bound to a DPoP key where both ends speak it, as the code flow's tokens are.
+        let dpop = if self.uses_dpop(d) {
+            let kept = self.st().dpop.clone();
+            Some(match kept {
+                Some(k) => k,
+                None => Arc::new(DpopKey::generate()?),
+            })
+        } else {
+            None
+        };
         let assertion = match &self.grant {
             Grant::AuthorizationCode => return Err(AuthError::NeedsAuthorization),
             Grant::ClientCredentials => None,
@@ -120,19 +143,20 @@ impl OAuth {
                 &server.issuer,
                 &body,
                 &mut reg,
-                None,
+                dpop.as_deref(),
             )
             .await?;
-        let tokens = parse_tokens(&v, &scopes, None, false)?;
-        Ok(Credentials {
+        let tokens = parse_tokens(&v, &scopes, None, dpop.is_some())?;
+        let creds = Credentials {
             issuer: server.issuer.clone(),
             token_endpoint: server.token_endpoint.clone(),
             revocation_endpoint: server.revocation_endpoint.clone(),
             resource,
             registration: reg,
             tokens: Some(tokens),
-            dpop_key: None,
-        })
+            dpop_key: dpop.as_ref().map(|k| k.pkcs8().to_vec()),
+        };
+        Ok((creds, dpop))
     }
 
     /// The ID token exchanged at the identity provider for an ID-JAG for this authorization

@@ -287,6 +287,8 @@ pub(crate) fn client_auth(
             body.push(("client_id", reg.client_id.clone()));
             body.push(("client_secret", secret.clone()));
         }
+        // A client without an id (a workload's jwt-bearer grant) names none.
+        _ if reg.client_id.is_empty() => {}
         _ => body.push(("client_id", reg.client_id.clone())),
     }
     Ok((h, body))

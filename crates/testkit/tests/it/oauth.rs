@@ -649,6 +649,62 @@ async fn dpop_is_used_only_when_both_ends_speak_it() {
     .await;
 }
 
+/// The client_credentials grant, with no user agent: its tokens are bound to a DPoP key
+/// where both ends speak it, as the code flow's are, and refused as "required" would be.
+#[tokio::test]
+async fn a_grant_that_needs_no_person_uses_dpop_as_the_code_flow_does() {
+    bounded(async {
+        for (hostile, mode, want) in [
+            (Hostile::DpopAsOnly, DpopMode::Auto, Ok("Bearer")),
+            (Hostile::DpopBoth, DpopMode::Auto, Ok("DPoP")),
+            (Hostile::DpopBoth, DpopMode::Never, Ok("Bearer")),
+            (Hostile::DpopBoth, DpopMode::Required, Ok("DPoP")),
+            (
+                Hostile::None,
+                DpopMode::Required,
+                Err("oauth.dpop is \"required\", but the authorization server"),
+            ),
+        ] {
+            let server = AuthServer::start(hostile.clone()).await.unwrap();
+            let mut s = setup_dpop(&server, true, false, mode);
+            s.oauth = Arc::new(
+                OAuth::new(
+                    OAuthConfig {
+                        server: "hostile".to_owned(),
+                        resource_url: server.resource_url(),
+                        client_id: Some("machine".to_owned()),
+                        client_secret: Some("s3cret".to_owned()),
+                        client_metadata_url: None,
+                        redirect_uri: "http://127.0.0.1:9/oauth/callback".to_owned(),
+                        client_name: "maven-test".to_owned(),
+                    },
+                    s.fetcher.clone(),
+                    s.store.clone(),
+                )
+                .with_dpop(mode)
+                .with_grant(oauth::Grant::ClientCredentials),
+            );
+            match (connect(&server, &s).await, want) {
+                (Ok(c), Ok(want)) => {
+                    let out = c.call_tool("whoami", Default::default()).await.unwrap();
+                    assert_eq!(out.text, "access-0", "{hostile:?} {mode:?}");
+                    assert_eq!(kept_type(&s).await, want, "{hostile:?} {mode:?}");
+                    assert_eq!(server.count("POST /token"), 1, "{hostile:?} {mode:?}");
+                    assert_eq!(server.count("GET /authorize"), 0, "no person asked");
+                    c.close().await;
+                }
+                (Err(e), Err(want)) => {
+                    let e = auth_error(e);
+                    assert!(e.to_string().starts_with(want), "{e}");
+                    assert_eq!(server.count("POST /token"), 0, "{:?}", server.hits());
+                }
+                (got, want) => panic!("{hostile:?} {mode:?}: got {:?}, want {want:?}", got.err()),
+            }
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn dpop_required_refuses_an_end_that_cannot_before_anything_is_shown() {
     bounded(async {
