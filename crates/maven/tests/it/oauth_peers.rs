@@ -6,9 +6,11 @@
 //! SDK's resource-server auth as it ships, Bearer only: the official Python SDK's
 //! (`testenv/python_auth_server.py`, 2025-11-25) and the TypeScript SDK 2.x's
 //! (`testenv/ts_auth_server.mjs`, 2026-07-28); and a plain OAuth 2.1 server, the Python SDK's
-//! own authorization server handlers (`testenv/python_as_server.py`). Dynamic registration
-//! (public and confidential) and a pre-registered confidential client, refresh with rotation,
-//! logout with revocation.
+//! own authorization server handlers (`testenv/python_as_server.py`); and Cloudflare's
+//! `workers-oauth-provider` under workerd through Miniflare, an MCP endpoint behind it on one
+//! origin (`testenv/cloudflare_worker.mjs`). Dynamic registration (public and confidential)
+//! and a pre-registered confidential client, refresh with rotation, logout with revocation;
+//! the `client_credentials` grant with a secret and with a private key.
 //!
 //! A missing peer is a failure naming the install script, never a silent pass.
 
@@ -631,4 +633,162 @@ fn the_client_credentials_grant_with_a_secret_and_with_a_key_through_the_daemon(
     for secret in ["maven-m2m-secret", "eyJ", "PRIVATE KEY"] {
         assert!(!log.contains(secret), "{secret} in the log:\n{log}");
     }
+}
+
+/// Cloudflare's workers-oauth-provider (the authorization server library behind most remote
+/// MCP servers deployed on Cloudflare) under workerd through Miniflare, offline, with the MCP
+/// endpoint behind it on one origin (`testenv/cloudflare_worker.mjs`); its pre-registered
+/// confidential client made for the page's callback at `redirect_uri`. The peer and that
+/// client's id and secret.
+fn cloudflare_provider(redirect_uri: &str) -> (Peer, String, String) {
+    let env = testenv();
+    let node = installed(env.join("node_modules/.bin/node"));
+    installed(env.join("node_modules/miniflare/dist/src/index.js"));
+    installed(env.join("node_modules/@cloudflare/workers-oauth-provider/dist/oauth-provider.js"));
+    let script = env.join("cloudflare_peer.mjs");
+    let peer = Peer::start(
+        &node,
+        &[script.to_str().unwrap(), redirect_uri],
+        "CLOUDFLARE_PEER_LISTENING ",
+    );
+    let said = peer.said();
+    let line = said
+        .lines()
+        .find_map(|l| l.strip_prefix("CLOUDFLARE_CLIENT "))
+        .unwrap_or_else(|| panic!("no client: {said}"))
+        .to_owned();
+    let (id, secret) = line.split_once(' ').unwrap();
+    (peer, id.to_owned(), secret.to_owned())
+}
+
+/// Waits (the provider's lines come through workerd and Miniflare) until `peer` said `n`
+/// lines starting with `prefix`, and never more.
+fn seen(peer: &Peer, prefix: &str, n: usize) {
+    eventually(&format!("{n} × {prefix}"), || {
+        (peer.count(prefix) >= n).then_some(())
+    });
+    assert_eq!(peer.count(prefix), n, "{prefix}: {}", peer.said());
+}
+
+/// A free loopback port (for the page, whose callback the pre-registered client names).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The daemon against Cloudflare's provider (plain OAuth 2.1, RFC 8414 metadata, 60 s tokens
+/// at least, refusing a client that authenticates two ways at once): dynamic registration and
+/// a pre-registered confidential client (Basic alone) authorized through the page, calls,
+/// the refresh of a due token (rotated), and logout revoking at the token endpoint.
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
+fn cloudflare_s_workers_oauth_provider_through_the_daemon() {
+    let port = free_port();
+    let (cf, client_id, client_secret) =
+        cloudflare_provider(&format!("http://127.0.0.1:{port}/oauth/callback"));
+    let issuer = cf.url.trim_end_matches("/mcp").to_owned();
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "web": {"listen": format!("127.0.0.1:{port}"), "passphrase_hash": hash},
+            "mcp_servers": {
+                "cf": {"url": cf.url, "allow_private": true, "enabled": true},
+                "cfpre": {
+                    "url": cf.url, "allow_private": true, "enabled": true,
+                    "oauth": {"client_id": client_id, "client_secret": "${MAVEN_TEST_CF_SECRET}"}
+                }
+            }
+        })
+        .to_string(),
+    );
+    let _d = home.start_with_env("MAVEN_TEST_CF_SECRET", &client_secret);
+    eventually("both need authorization", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        ["cf", "cfpre"]
+            .iter()
+            .all(|n| by_name(&st, n)["state"] == "needs authorization")
+            .then_some(())
+    });
+    let p = page(&home, "cf");
+
+    // Dynamic registration (a public client: the provider takes one), then a call.
+    let body = connect(&p, "cf");
+    assert!(
+        body.contains(&format!("cf: authorized by {issuer}")),
+        "{body}"
+    );
+    seen(&cf, "EVENT register status=201", 1);
+    seen(
+        &cf,
+        "EVENT token grant_type=authorization_code auth=none status=200",
+        1,
+    );
+    let st = ready(&home, "cf");
+    let auth = by_name(&st, "cf")["auth"].as_str().unwrap().to_owned();
+    assert!(
+        auth.starts_with(&format!("authorized by {issuer} (")) && auth.ends_with("refresh yes)"),
+        "{auth}"
+    );
+    enable_whoami(&home, &p, "cf");
+    let said = home.say_confirming("cf whoami");
+    assert!(said.contains("the owner"), "{said}");
+
+    // The pre-registered confidential client: Basic alone, which the provider takes (it
+    // refuses a client_id in the body beside it); no registration.
+    let body = connect(&p, "cfpre");
+    assert!(
+        body.contains(&format!("cfpre: authorized by {issuer}")),
+        "{body}"
+    );
+    seen(
+        &cf,
+        "EVENT token grant_type=authorization_code auth=Basic status=200",
+        1,
+    );
+    assert_eq!(cf.count("EVENT register"), 1, "no second registration");
+    ready(&home, "cfpre");
+
+    // 60 s tokens (the provider's least): due in their last 6 s, refreshed by the next call
+    // (rotated: a new refresh token each time), which goes through.
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(55));
+    let said = home.say_confirming("cf whoami");
+    assert!(said.contains("the owner"), "{said}");
+    seen(
+        &cf,
+        "EVENT token grant_type=refresh_token auth=none status=200",
+        1,
+    );
+    assert_eq!(
+        cf.count("EVENT token grant_type=refresh_token auth=none status=4"),
+        0
+    );
+    assert!(started.elapsed() < Duration::from_secs(90));
+
+    // Logout revokes at the token endpoint (the provider's revocation endpoint), and the
+    // server asks again.
+    let out = home.run(&["mcp", "logout", "cf"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    seen(
+        &cf,
+        "EVENT revoke hint=refresh_token auth=none status=200",
+        1,
+    );
+    eventually("cf needs authorization again", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "cf")["state"] == "needs authorization").then_some(())
+    });
+    assert_eq!(
+        cf.count("EVENT token grant_type=refresh_token auth=none status=4"),
+        0
+    );
 }
