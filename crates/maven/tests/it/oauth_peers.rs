@@ -637,28 +637,32 @@ fn the_client_credentials_grant_with_a_secret_and_with_a_key_through_the_daemon(
 
 /// Cloudflare's workers-oauth-provider (the authorization server library behind most remote
 /// MCP servers deployed on Cloudflare) under workerd through Miniflare, offline, with the MCP
-/// endpoint behind it on one origin (`testenv/cloudflare_worker.mjs`); its pre-registered
-/// confidential client made for the page's callback at `redirect_uri`. The peer and that
+/// endpoint behind it: on one origin (`testenv/cloudflare_worker.mjs`), or `split` on two
+/// (`cloudflare_as_worker.mjs`, `cloudflare_rs_worker.mjs`); its pre-registered confidential
+/// client made for the page's callback at `redirect_uri`. The peer, its issuer, and that
 /// client's id and secret.
-fn cloudflare_provider(redirect_uri: &str) -> (Peer, String, String) {
+fn cloudflare_provider(redirect_uri: &str, split: bool) -> (Peer, String, String, String) {
     let env = testenv();
     let node = installed(env.join("node_modules/.bin/node"));
     installed(env.join("node_modules/miniflare/dist/src/index.js"));
     installed(env.join("node_modules/@cloudflare/workers-oauth-provider/dist/oauth-provider.js"));
     let script = env.join("cloudflare_peer.mjs");
-    let peer = Peer::start(
-        &node,
-        &[script.to_str().unwrap(), redirect_uri],
-        "CLOUDFLARE_PEER_LISTENING ",
-    );
+    let mut args = vec![script.to_str().unwrap(), redirect_uri];
+    if split {
+        args.push("split");
+    }
+    let peer = Peer::start(&node, &args, "CLOUDFLARE_PEER_LISTENING ");
     let said = peer.said();
-    let line = said
-        .lines()
-        .find_map(|l| l.strip_prefix("CLOUDFLARE_CLIENT "))
-        .unwrap_or_else(|| panic!("no client: {said}"))
-        .to_owned();
-    let (id, secret) = line.split_once(' ').unwrap();
-    (peer, id.to_owned(), secret.to_owned())
+    let line = |prefix: &str| {
+        said.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}: {said}"))
+            .to_owned()
+    };
+    let client = line("CLOUDFLARE_CLIENT ");
+    let issuer = line("CLOUDFLARE_ISSUER ");
+    let (id, secret) = client.split_once(' ').unwrap();
+    (peer, issuer, id.to_owned(), secret.to_owned())
 }
 
 /// Waits (the provider's lines come through workerd and Miniflare) until `peer` said `n`
@@ -679,20 +683,35 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The daemon against Cloudflare's provider (plain OAuth 2.1, RFC 8414 metadata, 60 s tokens
-/// at least, refusing a client that authenticates two ways at once): dynamic registration and
-/// a pre-registered confidential client (Basic alone) authorized through the page, calls,
-/// the refresh of a due token (rotated), and logout revoking at the token endpoint.
 #[test]
+fn cloudflare_s_workers_oauth_provider_through_the_daemon() {
+    cloudflare_through_the_daemon(false);
+}
+
+#[test]
+fn cloudflare_s_split_authorization_and_resource_servers_through_the_daemon() {
+    cloudflare_through_the_daemon(true);
+}
+
+/// The daemon against Cloudflare's provider (plain OAuth 2.1, RFC 8414 metadata, 60 s tokens
+/// at least, refusing a client that authenticates two ways at once), on one origin or `split`:
+/// dynamic registration and a pre-registered confidential client (Basic alone) authorized
+/// through the page, calls, the refresh of a due token (rotated), and logout revoking at the
+/// token endpoint.
 #[expect(
     clippy::disallowed_methods,
     reason = "the test times real daemon processes by the wall clock"
 )]
-fn cloudflare_s_workers_oauth_provider_through_the_daemon() {
+fn cloudflare_through_the_daemon(split: bool) {
     let port = free_port();
-    let (cf, client_id, client_secret) =
-        cloudflare_provider(&format!("http://127.0.0.1:{port}/oauth/callback"));
-    let issuer = cf.url.trim_end_matches("/mcp").to_owned();
+    let (cf, issuer, client_id, client_secret) =
+        cloudflare_provider(&format!("http://127.0.0.1:{port}/oauth/callback"), split);
+    assert_eq!(
+        cf.url.starts_with(&format!("{issuer}/")),
+        !split,
+        "{issuer} {}",
+        cf.url
+    );
     let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
     assert!(out.status.success(), "{}", stderr(&out));
     let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
