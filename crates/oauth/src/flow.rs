@@ -28,8 +28,15 @@ impl OAuth {
     }
 
     /// Begin an authorization: discovery, registration (reused for the same issuer), the
-    /// authorization URL with PKCE S256, `state`, `resource` and the scopes.
+    /// authorization URL with PKCE S256, `state`, `resource` and the scopes. Refused for a
+    /// server whose grant needs no person.
     pub async fn begin(&self, challenge: &Challenge) -> Result<Pending, AuthError> {
+        if !self.grant.needs_owner() {
+            return Err(AuthError::Grant(format!(
+                "oauth.grant is \"{}\": this server needs no one to authorize it; Maven obtains its tokens by itself when it connects",
+                self.grant.as_str()
+            )));
+        }
         self.begin_with(challenge, None).await
     }
 

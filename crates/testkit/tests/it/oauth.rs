@@ -429,6 +429,12 @@ async fn a_refused_jwt_bearer_grant_is_the_error_and_never_falls_back() {
             "no fallback to another grant: {hits:?}"
         );
         assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
+        // No authorization page for it either (the card's Connect, `maven mcp login`).
+        let begun = s.oauth.begin(&Challenge::default()).await;
+        assert_eq!(
+            begun.err().map(|e| e.to_string()).unwrap_or_default(),
+            "oauth.grant is \"jwt_bearer\": this server needs no one to authorize it; Maven obtains its tokens by itself when it connects"
+        );
         assert!(
             s.oauth
                 .needs_authorization()
