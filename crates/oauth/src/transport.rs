@@ -228,9 +228,10 @@ impl OAuth {
             ))
             .await;
         }
-        if !self.grant.needs_owner() {
+        if !self.grant.needs_owner() && !self.read_only {
             // A grant that needs no person runs here, in the request that met the challenge
             // (one grant per request: a refusal is the error, never a reason to try again).
+            // Never in a read-only look (`maven mcp inspect`: discovery, never a grant).
             round.authorized += 1;
             let _flow = self.flow.lock().await;
             let now_token = self.tokens().map(|t| t.access_token);
