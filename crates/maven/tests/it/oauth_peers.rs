@@ -605,6 +605,17 @@ fn the_client_credentials_grant_with_a_secret_and_with_a_key_through_the_daemon(
     );
     assert_eq!(op.count("EVENT grant.error"), 0, "{}", op.said());
     assert_eq!(op.count("EVENT registration_create"), 0, "pre-registered");
+    // inspect next to the daemon says the grant too, and makes none.
+    let out = home
+        .command_for(&["mcp", "inspect", "keyed", "--json"])
+        .env("MAVEN_TEST_M2M_SECRET", "unused")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["auth"]["state"], "authorized", "{v}");
+    assert_eq!(v["auth"]["grant"], "client_credentials", "{v}");
+    assert_eq!(op.count("EVENT grant.success client_credentials"), 2);
 
     // A call through each; after the 8 s tokens expired, the grant is made again by the call
     // that met the refusal, and the call goes through.
