@@ -98,7 +98,23 @@ impl Peer {
 }
 
 impl Drop for Peer {
+    /// SIGTERM first, so a peer with children of its own ends them (Miniflare its workerd),
+    /// then SIGKILL after 5 s.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test's peer is given real seconds to end"
+    )]
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
