@@ -2,8 +2,9 @@
 # Installs the real MCP peers that the tests and the conformance run use, into testenv/:
 #   testenv/node_modules  npm packages pinned by testenv/package-lock.json (server-everything,
 #                         the conformance suite, oidc-provider (an OpenID Certified
-#                         authorization server for the OAuth tests), and node 22 from the npm
-#                         registry's `node`)
+#                         authorization server for the OAuth tests), Cloudflare's
+#                         workers-oauth-provider with Miniflare (workerd, offline), and node 22
+#                         from the npm registry's `node`)
 #   testenv/.venv         a Python venv with testenv/requirements.txt (the `mcp` SDK, and
 #                         `feedparser` for the P-4 benchmark)
 #   testenv/plain-npm     a plain `npm install --prefix` of one pinned server
@@ -68,6 +69,8 @@ npm_entry_points=(
   @modelcontextprotocol/conformance/dist/index.js
   @modelcontextprotocol/server/dist/index.mjs
   oidc-provider/lib/index.js
+  miniflare/dist/src/index.js
+  @cloudflare/workers-oauth-provider/dist/oauth-provider.js
 )
 npm_complete() {
   local f

@@ -279,6 +279,14 @@ pub struct McpOAuthConfig {
     /// `oauth.dpop`: `"auto"` (default: DPoP when both the authorization server and the
     /// server speak it), `"never"`, `"required"`.
     pub dpop: oauth::DpopMode,
+    /// `oauth.grant` (with `workload_token_file` or `idp`): how the tokens are obtained;
+    /// default the owner's authorization on the page.
+    pub grant: oauth::Grant,
+    /// `oauth.private_key_file`: a PKCS#8 PEM key (EC P-256 or RSA) the client authenticates
+    /// with (`private_key_jwt`) instead of a secret.
+    pub private_key_file: Option<std::path::PathBuf>,
+    /// `oauth.key_id`: the `kid` of its assertions.
+    pub key_id: Option<String>,
 }
 
 /// One entry of `acts`: a local command proposed from config.
