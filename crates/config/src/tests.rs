@@ -661,3 +661,49 @@ fn problems_are_typed() {
         "{encoding:?}"
     );
 }
+
+#[test]
+fn the_voice_block_names_its_services_and_refuses_an_open_listen_without_peers() {
+    let c = check(
+        r#"{"voice": {"listen": "127.0.0.1:10600", "asr": "tcp://127.0.0.1:10300",
+            "tts": "unix:///run/piper.sock", "language": "ru", "allow_private": true}}"#,
+    )
+    .unwrap();
+    assert_eq!(c.voice.listen, Some("127.0.0.1:10600".parse().unwrap()));
+    assert_eq!(
+        c.voice.asr.as_ref().map(|a| a.to_string()).as_deref(),
+        Some("tcp://127.0.0.1:10300")
+    );
+    assert_eq!(
+        c.voice.tts.as_ref().map(|a| a.to_string()).as_deref(),
+        Some("unix:///run/piper.sock")
+    );
+    assert_eq!(c.voice.language, "ru");
+    assert!(c.voice.allow_private);
+    assert!(
+        check("{}").unwrap().voice.listen.is_none(),
+        "off when absent"
+    );
+
+    let err = check(r#"{"voice": {"listen": "0.0.0.0:10600"}}"#)
+        .unwrap_err()
+        .join("\n");
+    assert!(
+        err.contains("voice.listen: 0.0.0.0:10600 is not on the loopback: name the addresses allowed to connect in voice.peers"),
+        "{err}"
+    );
+    check(r#"{"voice": {"listen": "0.0.0.0:10600", "peers": ["192.168.1.20"]}}"#).unwrap();
+    for (bad, want) in [
+        (r#"{"voice": {"listen": "here"}}"#, "voice.listen"),
+        (r#"{"voice": {"peers": ["nas"]}}"#, "voice.peers"),
+        (
+            r#"{"voice": {"asr": "http://127.0.0.1:10300"}}"#,
+            "voice.asr",
+        ),
+        (r#"{"voice": {"language": "de"}}"#, "voice.language"),
+        (r#"{"voice": {"volume": 3}}"#, "voice.volume"),
+    ] {
+        let err = check(bad).unwrap_err().join("\n");
+        assert!(err.contains(want), "{bad}: {err}");
+    }
+}

@@ -325,7 +325,9 @@ impl Turns {
         // Holding the lock for the whole turn keeps turns in order and the pending act single.
         let mut pending = self.pending.lock().await;
         let previous = pending.take();
-        let result = self.turn_inner(text, previous, channel).await;
+        // Boxed: a turn's future holds the whole call (executor, manager, client, a grant),
+        // too large for a task's stack in a debug build.
+        let result = Box::pin(self.turn_inner(text, previous, channel)).await;
         let asked = match &result {
             Ok((_, Some(Held::Input(w)))) => question(w).map(|q| (q, tokio::time::Instant::now())),
             _ => None,

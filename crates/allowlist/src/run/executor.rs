@@ -192,10 +192,12 @@ impl Executor {
         let result = match work {
             Work::Local(act, tail) => run_local(act, tail).await,
             Work::Start(manager, args) => {
-                let mut result = match manager.start_call(&row.server, &row.tool, args).await {
-                    Ok(step) => Ok(ran_of(&row, step, None)),
-                    Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
-                };
+                // Boxed: the call's future (client, transport, a grant on a 401) is large.
+                let mut result =
+                    match Box::pin(manager.start_call(&row.server, &row.tool, args)).await {
+                        Ok(step) => Ok(ran_of(&row, step, None)),
+                        Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
+                    };
                 if let Ok(Ran {
                     waiting: Some(w), ..
                 }) = &mut result
@@ -205,8 +207,7 @@ impl Executor {
                 result
             }
             Work::Resume(manager, w) => {
-                match manager
-                    .resume_call(&w.server, w.needed.clone(), w.replies.clone())
+                match Box::pin(manager.resume_call(&w.server, w.needed.clone(), w.replies.clone()))
                     .await
                 {
                     Ok(step) => Ok(ran_of(&row, step, Some(w))),

@@ -90,6 +90,8 @@ async fn listen(
         None => from_microphone().await?,
     };
     let limits = wyoming::ClientLimits::default();
+    // From the end of the speech (the whole of a file, or the end the endpointer found).
+    let ended = tokio::time::Instant::now();
     let mut stt = wyoming::Client::connect(asr, door, limits)
         .await
         .map_err(failed(&format!("speech to text at {asr}")))?;
@@ -98,6 +100,7 @@ async fn listen(
         .await
         .map_err(failed(&format!("speech to text at {asr}")))?;
     let heard = heard.text.trim().to_owned();
+    let transcribed = ended.elapsed();
     outln!("you: {}", shown::line(&heard));
     if heard.is_empty() {
         return Err((EXIT_FAILED, "nothing was heard".to_owned()));
@@ -111,6 +114,7 @@ async fn listen(
         .await
         .map_err(|e| (e.exit_code(), e.to_string()))?;
     let said = turns::render::speech(&turn.turn);
+    let answered = ended.elapsed();
     outln!("maven: {}", shown::line(&said));
     let mut tts_client = wyoming::Client::connect(tts, door, limits)
         .await
@@ -119,6 +123,13 @@ async fn listen(
         .synthesize(&said, None)
         .await
         .map_err(failed(&format!("text to speech at {tts}")))?;
+    let spoken = ended.elapsed();
+    errln!(
+        "timings: heard in {:.2} s, answered in {:.2} s, spoken in {:.2} s (from the end of the speech to the answer's audio)",
+        transcribed.as_secs_f64(),
+        (answered - transcribed).as_secs_f64(),
+        (spoken - answered).as_secs_f64()
+    );
     let wav = wyoming::audio::write_wav(voice.format, &voice.pcm)
         .map_err(failed("the answer's audio"))?;
     match args.output {

@@ -27,4 +27,5 @@ mod service;
 mod soak;
 mod turns;
 mod untrusted_text;
+mod voice;
 mod web;

@@ -1,0 +1,364 @@
+//! Voice through the real daemon: the PyPI `wyoming` library talks to `voice.listen` as Home
+//! Assistant's conversation agent would (describe, transcripts, a confirmation with and without
+//! its one-time word, a Russian turn, another uid closed at accept); `maven listen` turns speech
+//! that Piper synthesised into a turn with faster-whisper, and speaks the answer with Piper —
+//! the answer's audio transcribed back.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::{installed, testenv, Home};
+
+fn voice_python() -> PathBuf {
+    installed(&testenv().join(".venv-voice/bin/python"))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs the reference library's client (`testenv/wyoming_client.py`): its exit code and the
+/// JSON it printed.
+fn client(cmd: Option<&Path>, port: u16, args: &[&str]) -> (i32, Value) {
+    let script = testenv().join("wyoming_client.py");
+    let mut c = match cmd {
+        Some(setpriv) => {
+            let mut c = Command::new(setpriv);
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(voice_python());
+            c
+        }
+        None => Command::new(voice_python()),
+    };
+    let out = c
+        .arg(&script)
+        .arg(format!("tcp://127.0.0.1:{port}"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v)
+}
+
+/// The last event of a transcript's answer: its type and its text.
+fn answer(events: &Value) -> (String, String) {
+    let last = events
+        .as_array()
+        .and_then(|a| a.last())
+        .cloned()
+        .unwrap_or_default();
+    (
+        last["type"].as_str().unwrap_or("").to_owned(),
+        last["data"]["text"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+fn say(port: u16, text: &str, lang: &str, conv: &str) -> (String, String) {
+    let (code, v) = client(None, port, &["transcript", text, lang, conv]);
+    assert_eq!(code, 0, "{v}");
+    answer(&v)
+}
+
+/// The one-time word at the end of a spoken question ("…To run it, say: yes, orange.").
+fn word_of(question: &str) -> String {
+    question
+        .rsplit(", ")
+        .next()
+        .and_then(|w| w.strip_suffix('.'))
+        .unwrap_or_else(|| panic!("{question}"))
+        .to_owned()
+}
+
+fn voice_home(port: u16, extra: Value) -> Home {
+    let home = Home::new();
+    let mut config = json!({
+        "voice": {"listen": format!("127.0.0.1:{port}")},
+        "acts": [{"name": "wipe_cache", "cmd": ["rm", "-f", "/nonexistent/maven-voice-test"]}]
+    });
+    if let (Some(c), Value::Object(e)) = (config.as_object_mut(), extra) {
+        for (k, v) in e {
+            c.insert(k, v);
+        }
+    }
+    home.write_config(&config.to_string());
+    // The local act is proposed at the first start; the owner enables it.
+    let d = home.start();
+    assert!(d.signal("-TERM").status.success());
+    home.enable(&["wipe_cache"]);
+    home
+}
+
+#[test]
+fn home_assistants_client_talks_to_maven_and_a_recording_cannot_confirm() {
+    let port = free_port();
+    let home = voice_home(port, json!({}));
+    let _d = home.start();
+
+    // describe: a `handle` program named maven, in English and Russian.
+    let (code, info) = client(None, port, &["describe"]);
+    assert_eq!(code, 0, "{info}");
+    assert_eq!(info[0]["name"], "maven", "{info}");
+    assert_eq!(
+        info[0]["models"][0]["languages"],
+        json!(["en", "ru"]),
+        "{info}"
+    );
+
+    // A turn as a recogniser writes it.
+    let (kind, text) = say(port, "What can you do?", "en", "c1");
+    assert_eq!(kind, "handled");
+    assert!(
+        text.starts_with("I can tell you what's new in your feeds"),
+        "{text}"
+    );
+    // What Maven cannot help with is handed back.
+    let (kind, _) = say(port, "Book me a flight to Lisbon.", "en", "c1");
+    assert_eq!(kind, "not-handled");
+
+    // A write: the question ends with a one-time word; a bare yes is asked again; the word from
+    // another conversation does nothing.
+    let (kind, question) = say(port, "Wipe cache.", "en", "c1");
+    assert_eq!(kind, "handled");
+    assert!(
+        question.starts_with("About to run wipe cache. To run it, say: yes, "),
+        "{question}"
+    );
+    let word = word_of(&question);
+    let (_, again) = say(port, "Yes.", "en", "c1");
+    assert_eq!(
+        again,
+        format!("A plain yes does not run wipe cache. To run it, say: yes, {word}.")
+    );
+    let (_, other) = say(port, &format!("Yes, {word}."), "en", "c2");
+    assert!(!other.contains("ran;"), "{other}");
+    // Asked again and answered with the word, in the same conversation: it runs.
+    let (_, question) = say(port, "Wipe cache.", "en", "c1");
+    let word = word_of(&question);
+    let (kind, ran) = say(port, &format!("Yes, {word}."), "en", "c1");
+    assert_eq!(kind, "handled");
+    assert!(ran.starts_with("wipe cache ran;"), "{ran}");
+
+    // A Russian turn is answered in Russian.
+    let (kind, text) = say(port, "Что нового в лентах?", "ru", "c3");
+    assert_eq!(kind, "handled");
+    assert_eq!(text, "В лентах ничего нового с тех пор, как вы спрашивали.");
+    let (_, question) = say(port, "Wipe cache пожалуйста.", "ru", "c3");
+    assert!(
+        question.contains("Чтобы выполнить, скажите: да, "),
+        "{question}"
+    );
+    assert_eq!(
+        say(port, "Нет.", "ru", "c3").1,
+        "Отменено: wipe cache не выполнено."
+    );
+
+    // Another uid on this machine is closed at accept, before a byte is read.
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if rustix::process::geteuid().is_root() && setpriv.exists() {
+        let (code, v) = client(Some(setpriv), port, &["describe"]);
+        assert_ne!(code, 0, "another uid was answered: {v}");
+        assert_eq!(v, Value::Null);
+    }
+    drop(_d);
+    // Exactly one run, confirmed with the word.
+    let log = crate::hardening::acts_log(&home);
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(
+        log[0].confirmed_by.as_deref(),
+        Some(format!("owner (\"yes {word}\")").as_str())
+    );
+}
+
+/// A Wyoming speech service from the test peers, on a loopback port.
+struct Engine(Child);
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+fn engine(launcher: &str, port: u16) -> Engine {
+    let script = installed(&testenv().join(launcher));
+    let child = Command::new("bash")
+        .arg(script)
+        .arg(format!("tcp://127.0.0.1:{port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{launcher} did not listen");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Engine(child)
+}
+
+#[test]
+fn maven_listen_hears_speech_answers_it_and_speaks_the_answer() {
+    let (asr_port, tts_port) = (free_port(), free_port());
+    let _whisper = engine("run-wyoming-whisper.sh", asr_port);
+    let _piper = engine("run-wyoming-piper.sh", tts_port);
+    let voice = json!({
+        "asr": format!("tcp://127.0.0.1:{asr_port}"),
+        "tts": format!("tcp://127.0.0.1:{tts_port}"),
+        "allow_private": true
+    });
+    let home = voice_home(free_port(), json!({}));
+    // The same home, with the speech services.
+    let mut cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.config()).unwrap()).unwrap();
+    cfg["voice"]["asr"] = voice["asr"].clone();
+    cfg["voice"]["tts"] = voice["tts"].clone();
+    cfg["voice"]["allow_private"] = json!(true);
+    home.write_config(&cfg.to_string());
+    let _d = home.start();
+
+    // Piper says a sentence; that WAV is what the owner said.
+    let said = home.dir.path().join("said.wav");
+    let out = home.run(&["listen", "--help"]);
+    assert!(out.status.success());
+    speak(tts_port, "What can you do?", &said);
+    let answer_wav = home.dir.path().join("answer.wav");
+    let out = home.run(&[
+        "listen",
+        "--input",
+        said.to_str().unwrap(),
+        "--output",
+        answer_wav.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let heard = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("you: "))
+        .unwrap_or("");
+    assert!(heard.to_lowercase().contains("what can you do"), "{stdout}");
+    let answered = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("maven: "))
+        .unwrap_or("");
+    assert!(
+        answered.starts_with("I can tell you what's new in your feeds"),
+        "{stdout}"
+    );
+    // The answer's audio says it: transcribed back, it names the feeds.
+    let back = transcribe(asr_port, &answer_wav);
+    assert!(back.to_lowercase().contains("feeds"), "{back}");
+
+    // A service that is not Wyoming gets a clear error and nothing else.
+    let junk = TcpListener::bind("127.0.0.1:0").unwrap();
+    let junk_port = junk.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in junk.incoming().flatten() {
+            use std::io::Write as _;
+            let mut s = s;
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\nhello\n");
+        }
+    });
+    cfg["voice"]["asr"] = json!(format!("tcp://127.0.0.1:{junk_port}"));
+    home.write_config(&cfg.to_string());
+    let out = home.run(&[
+        "listen",
+        "--input",
+        said.to_str().unwrap(),
+        "--output",
+        "/dev/null",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "maven listen: speech to text at tcp://127.0.0.1:{junk_port}:"
+        )),
+        "{err}"
+    );
+}
+
+/// Piper (through the library's own client) speaks `text` into a WAV file.
+fn speak(port: u16, text: &str, wav: &Path) {
+    let code = r#"
+import asyncio, sys, wave
+from wyoming.client import AsyncClient
+from wyoming.tts import Synthesize
+from wyoming.audio import AudioChunk, AudioStop, AudioStart
+async def main():
+    uri, text, path = sys.argv[1:]
+    async with AsyncClient.from_uri(uri) as c:
+        await c.write_event(Synthesize(text=text).event())
+        pcm, fmt = b"", None
+        while True:
+            e = await c.read_event()
+            if AudioStart.is_type(e.type):
+                fmt = AudioStart.from_event(e)
+            elif AudioChunk.is_type(e.type):
+                pcm += AudioChunk.from_event(e).audio
+            elif AudioStop.is_type(e.type):
+                break
+    with wave.open(path, "wb") as w:
+        w.setnchannels(fmt.channels); w.setsampwidth(fmt.width); w.setframerate(fmt.rate)
+        w.writeframes(pcm)
+asyncio.run(main())
+"#;
+    let st = Command::new(voice_python())
+        .args(["-c", code, &format!("tcp://127.0.0.1:{port}"), text])
+        .arg(wav)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// faster-whisper (through the library's own client) transcribes a WAV file.
+fn transcribe(port: u16, wav: &Path) -> String {
+    let code = r#"
+import asyncio, sys, wave
+from wyoming.client import AsyncClient
+from wyoming.asr import Transcribe, Transcript
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+async def main():
+    uri, path = sys.argv[1:]
+    with wave.open(path, "rb") as w:
+        rate, width, ch, pcm = w.getframerate(), w.getsampwidth(), w.getnchannels(), w.readframes(w.getnframes())
+    async with AsyncClient.from_uri(uri) as c:
+        await c.write_event(Transcribe(language="en").event())
+        await c.write_event(AudioStart(rate=rate, width=width, channels=ch).event())
+        for i in range(0, len(pcm), 8192):
+            await c.write_event(AudioChunk(rate=rate, width=width, channels=ch, audio=pcm[i:i+8192]).event())
+        await c.write_event(AudioStop().event())
+        while True:
+            e = await c.read_event()
+            if Transcript.is_type(e.type):
+                print(Transcript.from_event(e).text)
+                return
+asyncio.run(main())
+"#;
+    let out = Command::new(voice_python())
+        .args(["-c", code, &format!("tcp://127.0.0.1:{port}")])
+        .arg(wav)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
