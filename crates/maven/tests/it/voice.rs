@@ -7,14 +7,17 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::{installed, testenv, Home};
+use crate::support::{eventually, installed, testenv, Home};
 
+/// The speech venv's python, as its link (resolved, it would be the system's, without the
+/// venv's packages).
 fn voice_python() -> PathBuf {
-    installed(&testenv().join(".venv-voice/bin/python"))
+    let p = testenv().join(".venv-voice/bin/python");
+    installed(&p);
+    p
 }
 
 fn free_port() -> u16 {
@@ -200,11 +203,12 @@ fn engine(launcher: &str, port: u16) -> Engine {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{launcher} did not listen");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    // Listening once the port cannot be bound any more (nothing is dialled to find out).
+    eventually(&format!("{launcher} to listen"), || {
+        TcpListener::bind(("127.0.0.1", port))
+            .is_err()
+            .then_some(())
+    });
     Engine(child)
 }
 
