@@ -98,6 +98,33 @@ def probes() -> list:
         tools=TOOLS,
         tool_choice={"type": "function", "function": {"name": "get_current_time"}},
     )
+    tools_hello = dict(chat("Say hello in one short sentence."), tools=TOOLS, tool_choice="auto")
+    no_system = dict(chat("What time is it in Tokyo?"), tools=TOOLS, tool_choice="auto")
+    no_system["messages"] = no_system["messages"][1:]
+    # A turn after a tool's result: the assistant's call and the `tool` message with its answer.
+    after_tool = dict(chat("What time is it in Tokyo?"), tools=TOOLS, tool_choice="auto")
+    after_tool["messages"] += [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {
+                        "name": "get_current_time",
+                        "arguments": '{"timezone": "Asia/Tokyo"}',
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "2026-12-04T03:00:00+09:00"},
+    ]
+    # The same with the assistant's content "" (OpenAI sends null there).
+    after_tool_empty = json.loads(json.dumps(after_tool))
+    after_tool_empty["messages"][2]["content"] = ""
+    tools_required = dict(chat("What time is it in Tokyo?"), tools=TOOLS, tool_choice="required")
+    tools_default = dict(chat("What time is it in Tokyo?"), tools=TOOLS)
     openai_schema = dict(
         chat("What time is it in Tokyo? Answer as JSON."),
         response_format={
@@ -116,6 +143,12 @@ def probes() -> list:
         ("b2. tools, auto (memory)", "/v1/chat/completions", tools_memory),
         ("b3. tools, auto (no tool fits)", "/v1/chat/completions", tools_chat),
         ("b4. tools, a named function", "/v1/chat/completions", tools_named),
+        ("b5. tools, auto (a greeting)", "/v1/chat/completions", tools_hello),
+        ("b6. tools, auto, no system message", "/v1/chat/completions", no_system),
+        ("b7. tools, auto, after a tool's result", "/v1/chat/completions", after_tool),
+        ("b8. the same, the assistant's content \"\"", "/v1/chat/completions", after_tool_empty),
+        ("b9. tools, tool_choice \"required\"", "/v1/chat/completions", tools_required),
+        ("b10. tools, no tool_choice", "/v1/chat/completions", tools_default),
         ("c1. response_format json_schema (OpenAI)", "/v1/chat/completions", openai_schema),
         ("c2. response_format json_object + schema", "/v1/chat/completions", json_object_schema),
         ("d1. tokenize", "/extras/tokenize", {"input": text}),

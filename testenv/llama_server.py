@@ -64,6 +64,9 @@ def main() -> None:
                 n_threads=threads,
                 n_threads_batch=threads,
                 chat_format="chatml-function-calling",
+                # No logprobs asked: no logits kept for every token of the context (n_ctx x
+                # 49152 floats).
+                logits_all=False,
                 verbose=False,
             )
         ],
