@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the sandbox tests from a fresh clone of this checkout's HEAD in a place a newcomer would
 # use — by default under /tmp, in a directory whose name has a space — so that no test depends
-# on where the checkout, its target directory or $TMPDIR live. The clone gets its own test
-# peers (scripts/install-test-peers.sh) and its own target directory, seeded from this
+# on where the checkout, its target directory or $TMPDIR live. The clone gets its own MCP test
+# peers (scripts/install-test-peers.sh --mcp-only) and its own target directory, seeded from this
 # checkout's so that only the workspace's own crates are compiled again.
 #   bash scripts/clone-test.sh [PARENT_DIR]
 set -euo pipefail
@@ -20,6 +20,7 @@ else
   # Not a git checkout (an unpacked archive): the tree as it is, without what is built.
   mkdir -p "$clone"
   tar -C "$root" --exclude=./target --exclude=./testenv/node_modules --exclude=./testenv/.venv \
+    --exclude=./testenv/.venv-voice --exclude=./testenv/.venv-wake --exclude=./testenv/speech \
     --exclude=./testenv/browser/node_modules --exclude=./fuzz/target -cf - . | tar -C "$clone" -xf -
 fi
 if [ -d "$root/target/debug" ]; then
@@ -30,5 +31,5 @@ if [ -d "$root/target/debug" ]; then
 fi
 cd "$clone"
 echo "== sandbox tests from a clone at $clone"
-bash scripts/install-test-peers.sh
+bash scripts/install-test-peers.sh --mcp-only
 cargo test --locked -p maven --test it sandboxing

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs the official MCP client conformance suite (@modelcontextprotocol/conformance, pinned in
-# testenv/package-lock.json, run with testenv's node 22) against testkit's conformance-client,
-# once per specification revision, with the suite's own frozen requirement set of that revision
-# (`conformance client --requirements REV`: every scored scenario plus the not-scored ones, each
-# run at that revision's wire version).
+# Runs the official MCP client conformance suite (@modelcontextprotocol/conformance 0.2.0-alpha.12,
+# pinned in testenv/package-lock.json, run with testenv's node 22) against testkit's
+# conformance-client, once per specification revision, with the suite's own frozen requirement
+# set of that revision (`conformance client --requirements REV`: every scored scenario plus the
+# not-scored ones, each run at that revision's wire version; the OAuth extension scenarios among
+# them: client_credentials with a secret and with private_key_jwt, enterprise-managed
+# authorization, workload identity's jwt-bearer, DPoP and its nonces).
 #
 #   scripts/conformance.sh                 build conformance-client, run both revisions
 #   scripts/conformance.sh REV...          run only these revisions (2025-11-25, 2026-07-28,

@@ -5,8 +5,8 @@
 #
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz --locked`; installed
 # here when missing). Each target starts from a small seed corpus written to a temporary
-# directory (feed fixtures, JSON-RPC frames, SSE streams, configs, URLs); nothing is written
-# into the tree.
+# directory (feed fixtures, JSON-RPC frames, SSE streams, configs, URLs, Wyoming events);
+# nothing is written into the tree.
 #
 # Env: FUZZ_SECONDS per target (default 20), FUZZ_TARGETS (space-separated; default all),
 #      FUZZ_OUT (where corpora and crash inputs go; default a temporary directory, kept on
@@ -60,6 +60,11 @@ seed() {
             put $'\x40{"content":[{"type":"text","text":"hello"},{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":true}'
             put $'\x08{"content":[],"structuredContent":{"a":[1,2.5,"\\u00e9"]}}'
             put $'\x10{"content":[{"type":"resource","resource":{"uri":"file:///x","text":"t"}}],"content":null}' ;;
+        wyoming_reader)
+            put $'{"type":"describe"}\n{"type":"transcript","data":{"text":"hi","language":"en"}}\n'
+            put $'{"type":"transcript","version":"1.10.2","data_length":13}\n{"text":"hi"}'
+            put $'{"type":"audio-chunk","data":{"rate":16000,"width":2,"channels":1},"payload_length":4}\n\x01\x02\x03\x04{"type":"audio-stop"}\n'
+            put $'RIFF\x28\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00\x10\x00data\x04\x00\x00\x00\x01\x02\x03\x04' ;;
         url_vet)
             put 'http://127.0.0.1:8080/x'
             put 'https://[::ffff:169.254.169.254]/'

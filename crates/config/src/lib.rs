@@ -23,8 +23,8 @@ pub use convert::{Door, DoorError};
 pub use error::{Error, Problem, ProblemKind};
 pub use model::{
     ActConfig, Config, FeedConfig, FetchConfig, McpDoor, McpOAuthConfig, McpServerConfig,
-    McpTarget, McpTiming, RouterConfig, RouterKind, Secret, WebConfig, DEFAULT_SESSION_HOURS,
-    MAX_SESSION_HOURS,
+    McpTarget, McpTiming, RouterConfig, RouterKind, RouterTools, Secret, VoiceConfig, WebConfig,
+    DEFAULT_SESSION_HOURS, MAX_SESSION_HOURS,
 };
 
 pub use read::parse_duration;

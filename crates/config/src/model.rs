@@ -55,6 +55,42 @@ pub struct Config {
     pub mcp_timing: McpTiming,
     /// The `acts` list, in file order.
     pub acts: Vec<ActConfig>,
+    /// The `voice` block.
+    pub voice: VoiceConfig,
+}
+
+/// The `voice` block: Maven as a Wyoming conversation agent (`listen`), and the speech
+/// services `maven listen` uses (`asr`, `tts`, `wake`).
+#[derive(Debug, Clone)]
+pub struct VoiceConfig {
+    /// Where Maven serves the Wyoming protocol; off when absent.
+    pub listen: Option<std::net::SocketAddr>,
+    /// The addresses allowed to connect to a `listen` that is not on the loopback.
+    pub peers: Vec<std::net::IpAddr>,
+    /// The speech-to-text service.
+    pub asr: Option<wyoming::Address>,
+    /// The text-to-speech service.
+    pub tts: Option<wyoming::Address>,
+    /// The wake-word service: `maven listen` turns only what follows the wake word.
+    pub wake: Option<wyoming::Address>,
+    /// The language spoken (`en`, the default, or `ru`).
+    pub language: String,
+    /// Whether the speech services may be on a private or loopback address (they are doors).
+    pub allow_private: bool,
+}
+
+impl Default for VoiceConfig {
+    fn default() -> Self {
+        VoiceConfig {
+            listen: None,
+            peers: Vec::new(),
+            asr: None,
+            tts: None,
+            wake: None,
+            language: "en".to_owned(),
+            allow_private: false,
+        }
+    }
 }
 
 /// The `mcp_timing` block: how the connection manager retries, checks and re-lists servers.
@@ -136,6 +172,18 @@ pub struct RouterConfig {
     pub allow_private: bool,
     /// Static headers sent to the endpoint (bearer tokens).
     pub headers: BTreeMap<String, Secret>,
+    /// `tools`: whether the model is offered the acts as OpenAI-style tools (`"auto"`, the
+    /// default) or asked for constrained JSON (`"off"`, for an endpoint that refuses tools).
+    pub tools: RouterTools,
+}
+
+/// How the `llm` router asks the model (`router.tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouterTools {
+    /// Tools with named arguments; an endpoint that refuses them is asked for constrained JSON.
+    Auto,
+    /// Constrained JSON only (an act and the rest of the sentence).
+    Off,
 }
 
 /// The `fetch` block: global host lists and the defaults of every door.
@@ -231,6 +279,14 @@ pub struct McpOAuthConfig {
     /// `oauth.dpop`: `"auto"` (default: DPoP when both the authorization server and the
     /// server speak it), `"never"`, `"required"`.
     pub dpop: oauth::DpopMode,
+    /// `oauth.grant` (with `workload_token_file` or `idp`): how the tokens are obtained;
+    /// default the owner's authorization on the page.
+    pub grant: oauth::Grant,
+    /// `oauth.private_key_file`: a PKCS#8 PEM key (EC P-256 or RSA) the client authenticates
+    /// with (`private_key_jwt`) instead of a secret.
+    pub private_key_file: Option<std::path::PathBuf>,
+    /// `oauth.key_id`: the `kid` of its assertions.
+    pub key_id: Option<String>,
 }
 
 /// One entry of `acts`: a local command proposed from config.

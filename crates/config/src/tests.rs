@@ -250,7 +250,38 @@ fn errors_name_file_path_value_and_expectation() {
         ),
         (
             r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"client": "c"}}}}"#,
-            &["config.json: mcp_servers.v.oauth.client: unknown key (expected one of: client_id, client_secret, client_metadata_url, dpop)"],
+            &["config.json: mcp_servers.v.oauth.client: unknown key (expected one of: client_id, client_secret, client_metadata_url, dpop, grant, private_key_file, key_id, workload_token_file, idp)"],
+        ),
+        (
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"grant": "password"}}}}"#,
+            &[r#"config.json: mcp_servers.v.oauth.grant: expected "authorization_code", "client_credentials", "jwt_bearer" or "enterprise", got "password""#],
+        ),
+        (
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"grant": "client_credentials", "client_id": "c"}}}}"#,
+            &["config.json: mcp_servers.v.oauth.grant: missing: the client_credentials grant needs oauth.client_id and oauth.client_secret or oauth.private_key_file"],
+        ),
+        (
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"grant": "jwt_bearer"}}}}"#,
+            &["config.json: mcp_servers.v.oauth.grant: missing: the jwt_bearer grant needs oauth.workload_token_file"],
+        ),
+        (
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"grant": "jwt_bearer", "workload_token_file": "token.jwt"}}}}"#,
+            &[
+                r#"config.json: mcp_servers.v.oauth.workload_token_file: expected an absolute path without "..", got "token.jwt""#,
+                "config.json: mcp_servers.v.oauth.grant: missing: the jwt_bearer grant needs oauth.workload_token_file",
+            ],
+        ),
+        (
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"workload_token_file": "/run/token"}}}}"#,
+            &[r#"config.json: mcp_servers.v.oauth.workload_token_file: missing: oauth.workload_token_file is for oauth.grant "jwt_bearer""#],
+        ),
+        (
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"grant": "enterprise", "client_id": "c", "idp": {"client_id": "i", "id_token_file": "/run/id"}}}}}"#,
+            &["config.json: mcp_servers.v.oauth.idp.token_endpoint: missing: oauth.idp needs token_endpoint, client_id and id_token_file"],
+        ),
+        (
+            r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"client_id": "c", "key_id": "k"}}}}"#,
+            &["config.json: mcp_servers.v.oauth.key_id: missing: oauth.key_id needs oauth.private_key_file"],
         ),
         (
             r#"{"mcp_servers": {"v": {"url": "https://a.example/mcp", "oauth": {"dpop": "always"}}}}"#,
@@ -406,6 +437,49 @@ fn session_hours_default_and_bounds() {
         let e = check(&format!(r#"{{"web": {{"session_hours": {bad}}}}}"#)).unwrap_err();
         assert!(e[0].contains("web.session_hours"), "{e:?}");
     }
+}
+
+#[test]
+fn the_oauth_grants_that_need_no_person_are_read_with_their_files() {
+    let grant = |oauth: &str| {
+        let c = check(&format!(
+            r#"{{"mcp_servers": {{"v": {{"url": "https://a.example/mcp", "enabled": true, "oauth": {oauth}}}}}}}"#
+        ))
+        .unwrap();
+        c.mcp_servers["v"].oauth.clone()
+    };
+    let o = grant(r#"{"client_id": "c", "client_secret": "${TOKEN}"}"#);
+    assert_eq!(o.grant, oauth::Grant::AuthorizationCode, "the default");
+    let o = grant(
+        r#"{"grant": "client_credentials", "client_id": "c", "private_key_file": "/etc/maven/key.pem", "key_id": "k1"}"#,
+    );
+    assert_eq!(o.grant, oauth::Grant::ClientCredentials);
+    assert_eq!(
+        o.private_key_file.as_deref(),
+        Some(std::path::Path::new("/etc/maven/key.pem"))
+    );
+    assert_eq!(o.key_id.as_deref(), Some("k1"));
+    let o = grant(r#"{"grant": "jwt_bearer", "workload_token_file": "/run/token.jwt"}"#);
+    assert_eq!(
+        o.grant,
+        oauth::Grant::JwtBearer(oauth::TokenSource::File("/run/token.jwt".into()))
+    );
+    let o = grant(
+        r#"{"grant": "enterprise", "client_id": "c", "client_secret": "${TOKEN}", "idp": {"token_endpoint": "https://idp.example/token", "client_id": "i", "client_secret": "${TOKEN}", "id_token_file": "/run/id.jwt"}}"#,
+    );
+    assert_eq!(
+        o.grant,
+        oauth::Grant::Enterprise(oauth::Enterprise {
+            token_endpoint: "https://idp.example/token".to_owned(),
+            client_id: "i".to_owned(),
+            client_secret: Some("s3cret".to_owned()),
+            id_token: oauth::TokenSource::File("/run/id.jwt".into()),
+        })
+    );
+    assert!(
+        !format!("{o:?}").contains("s3cret"),
+        "secret leaked into Debug: {o:?}"
+    );
 }
 
 #[test]

@@ -48,6 +48,14 @@ enum Command {
     /// first ("About to run X. Run it? (yes/no)"), answered by the next `maven say yes`.
     /// Exit 0 when the turn succeeded, 1 when an act was refused or failed.
     Say(SayArgs),
+    /// Talk to Maven: speech in, one turn, speech out (Wyoming services in `voice`).
+    ///
+    /// The speech comes from --input FILE.wav (or - for a WAV on stdin) or, without it, the
+    /// microphone (arecord or pw-record), up to the end of the utterance; the words from the
+    /// speech-to-text service `voice.asr`; the answer spoken by `voice.tts` into --output
+    /// OUT.wav or the system player (aplay or pw-play). A write asks for a one-time word:
+    /// "To run it, say: yes, orange." Prints what it heard and what Maven answered.
+    Listen(ListenArgs),
     /// Show the running daemon's status.
     Status(JsonFlag),
     /// List the act allowlist: every tool row with its state (read-only).
@@ -127,6 +135,16 @@ struct SayArgs {
     /// Print the whole answer as JSON: {"answer", "pending", "ok"}
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ListenArgs {
+    /// A WAV file of speech (16-bit; any rate, mono or stereo), or - for stdin
+    #[arg(long)]
+    input: Option<String>,
+    /// Where to write the spoken answer (a WAV file), instead of playing it
+    #[arg(long)]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -265,6 +283,12 @@ pub(crate) fn main() -> ExitCode {
             log_filter: a.log,
         }),
         Command::Say(a) => crate::cmd::say::run(&data_dir, &a.text.join(" "), a.json),
+        Command::Listen(a) => crate::cmd::listen::run(crate::cmd::listen::Listen {
+            config: cli.config.as_deref(),
+            data_dir: &data_dir,
+            input: a.input.as_deref(),
+            output: a.output.as_deref(),
+        }),
         Command::Status(f) => show::client(&data_dir, Request::Status, f.json, show::print_status),
         Command::Tools(f) => show::client(&data_dir, Request::Tools, f.json, show::print_tools),
         Command::Notes(a) => {

@@ -69,7 +69,7 @@ pub(crate) struct State {
     /// The local page, when it could bind its address.
     web: Option<Arc<crate::web::Web>>,
     /// The turn pipeline: the only path that runs an act.
-    turns: turns::Turns,
+    turns: Arc<turns::Turns>,
     /// Servers that are not started, and why: a sandbox that cannot be applied (X-2: fail
     /// closed), or a command that does not exist.
     blocked: BTreeMap<String, crate::confine::Blocked>,
@@ -254,12 +254,24 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
                         .iter()
                         .map(|(k, v)| (k.clone(), v.expose().to_owned()))
                         .collect(),
+                    tools: config.router.tools == config::RouterTools::Auto,
                 };
                 turns::llm::LlmRouter::new(endpoint, door)
             })
         }
     };
-    let turns = turns::Turns::new(store.clone(), executor, llm);
+    let turns = Arc::new(turns::Turns::new(store.clone(), executor, llm));
+    let voice = match state_voice_listener(&config).await {
+        Ok(v) => v,
+        Err(e) => {
+            // A voice listen that cannot be had is the owner's to fix; the rest still runs.
+            tracing::error!(error = %e, "voice: not serving");
+            None
+        }
+    };
+    if let Some((l, gate)) = voice {
+        tracker.spawn(crate::voice::serve(l, gate, turns.clone(), cancel.clone()));
+    }
     let state = Arc::new(State {
         descriptors,
         started: Instant::now(),
@@ -585,6 +597,14 @@ impl State {
                     turn,
                 })
             }
+            Request::SpokenTurn { text, conversation } => {
+                tracing::info!(conversation = %conversation, "voice turn from maven listen");
+                let turn = self.turns.turn_spoken(&text, &conversation).await;
+                Reply::Turn(TurnView {
+                    answer: turn.text(),
+                    turn,
+                })
+            }
             Request::Tools => {
                 let rows = self.store.tools().await.map_err(internal)?;
                 Reply::Tools(rows.iter().map(json::tool).collect())
@@ -824,4 +844,21 @@ impl StatusSource for State {
 fn internal(e: store::Error) -> RpcError {
     tracing::error!(error = %e, "store error while answering IPC");
     RpcError::internal(format!("store: {e}"))
+}
+
+/// The Wyoming listener of `voice.listen`, bound, with who may connect; `None` without one.
+async fn state_voice_listener(
+    config: &config::Config,
+) -> anyhow::Result<Option<(tokio::net::TcpListener, crate::voice::Gate)>> {
+    let Some(addr) = config.voice.listen else {
+        return Ok(None);
+    };
+    let l = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("voice.listen {addr}: cannot listen: {e}"))?;
+    tracing::info!(listen = %addr, "voice: serving the Wyoming protocol");
+    Ok(Some((
+        l,
+        crate::voice::Gate::for_listen(addr, &config.voice.peers),
+    )))
 }

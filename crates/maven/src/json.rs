@@ -35,6 +35,9 @@ pub(crate) fn auth_view(o: &::oauth::OAuth) -> AuthView {
         expires_at: None,
         refresh: None,
         reason: None,
+        grant: Some(o.grant())
+            .filter(|g| !g.needs_owner())
+            .map(|g| g.as_str().to_owned()),
     };
     match o.status_now() {
         ::oauth::AuthStatus::Authorized {
@@ -76,6 +79,9 @@ pub(crate) fn server_auth(v: &AuthView) -> Option<ServerAuth> {
                 .unwrap_or_else(|| "no expiry given".to_owned());
             let refresh = match (v.refresh == Some(true), at) {
                 (true, _) => "refresh yes".to_owned(),
+                (false, _) if v.grant.is_some() => {
+                    "no refresh token: the grant is made again when it expires".to_owned()
+                }
                 (false, Some(t)) => format!(
                     "no refresh token: you will be asked again at {:02}:{:02} UTC",
                     t.hour(),
@@ -88,9 +94,14 @@ pub(crate) fn server_auth(v: &AuthView) -> Option<ServerAuth> {
             } else {
                 v.scopes.join(" ")
             };
+            let grant = v
+                .grant
+                .as_ref()
+                .map(|g| format!("grant {g}; "))
+                .unwrap_or_default();
             Some(ServerAuth::Authorized {
                 issuer: v.issuer.clone().unwrap_or_default(),
-                terms: format!("scopes: {scopes}; expires {expiry}; {refresh}"),
+                terms: format!("{grant}scopes: {scopes}; expires {expiry}; {refresh}"),
             })
         }
     }

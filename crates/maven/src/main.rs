@@ -21,6 +21,7 @@ mod oauth;
 mod policy;
 mod poll;
 mod views;
+mod voice;
 mod web;
 
 use std::process::ExitCode;

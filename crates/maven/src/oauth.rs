@@ -133,8 +133,13 @@ fn for_server_with(
             fetcher,
             creds,
         )
-        .with_dpop(dpop),
+        .with_dpop(dpop)
+        .with_grant(block.oauth.grant.clone()),
     )
+    .map(|o| match &block.oauth.private_key_file {
+        Some(path) => o.with_client_key_file(path.clone(), block.oauth.key_id.clone()),
+        None => o,
+    })
 }
 
 /// Credentials read from the store and never written: what `maven mcp inspect` sees offline.

@@ -537,6 +537,10 @@ pub(crate) struct AuthView {
     pub(crate) refresh: Option<bool>,
     /// Why it needs authorization.
     pub(crate) reason: Option<String>,
+    /// The grant that needs no person the tokens come by (`oauth.grant`:
+    /// `client_credentials`, `enterprise`, `jwt_bearer`); absent for the owner's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) grant: Option<String>,
 }
 
 #[cfg(test)]

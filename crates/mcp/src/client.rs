@@ -276,15 +276,13 @@ impl Client {
         };
         let mirror = Mirror::none();
         let exchange = self.send_and_wait(frame, id, method, rx, timeout, &mirror);
-        match tokio::time::timeout(timeout, exchange).await {
+        tokio::pin!(exchange);
+        match tokio::time::timeout(timeout, &mut exchange).await {
             Ok(r) => {
                 ticket.disarm();
                 r
             }
-            Err(_) => Err(Error::Timeout {
-                method: method.to_owned(),
-                after: timeout,
-            }),
+            Err(_) => Err(self.deadline_passed(method, timeout)),
         }
     }
 
@@ -515,6 +513,9 @@ impl Client {
                 r
             }
             None => {
+                // Asked while the exchange is still alive: a request of the authorization
+                // flow it was waiting on is still recorded.
+                let e = self.deadline_passed(method, timeout);
                 // Forget first, so an answer racing with the notice is a late answer.
                 drop(ticket);
                 // Modern HTTP: the dropped exchange closed the stream, which is the cancellation.
@@ -530,11 +531,24 @@ impl Client {
                 self.drop_connection(CloseReason::RequestTimedOut {
                     method: method.to_owned(),
                 });
-                Err(Error::Timeout {
-                    method: method.to_owned(),
-                    after: timeout,
-                })
+                Err(e)
             }
+        }
+    }
+
+    /// The error of a request whose deadline passed (its exchange not dropped yet). For the
+    /// opening requests (`initialize`, `server/discover`), inside which a first authorization
+    /// runs (discovery, registration, a grant): the request of that flow they were waiting on,
+    /// named with its URL, when there is one. Else, and for every other request (which may
+    /// have reached the server while another ran the flow), the request's own deadline.
+    fn deadline_passed(&self, method: &str, timeout: Duration) -> Error {
+        let opening = matches!(method, "initialize" | "server/discover");
+        match self.link.oauth_stalled().filter(|_| opening) {
+            Some(e) => Error::Auth(e),
+            None => Error::Timeout {
+                method: method.to_owned(),
+                after: timeout,
+            },
         }
     }
 

@@ -165,6 +165,10 @@ impl HttpLink {
         }
     }
 
+    pub(crate) fn oauth_stalled(&self) -> Option<oauth::AuthError> {
+        self.oauth.as_ref().and_then(|o| o.stalled())
+    }
+
     fn is_modern(&self) -> bool {
         self.modern.load(Ordering::Relaxed)
     }

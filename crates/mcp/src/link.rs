@@ -41,6 +41,15 @@ impl Link {
         matches!(self, Link::Http(_))
     }
 
+    /// The request of the server's authorization flow waiting for its answer now, as the
+    /// error that names it (see [`oauth::OAuth::stalled`]).
+    pub(crate) fn oauth_stalled(&self) -> Option<oauth::AuthError> {
+        match self {
+            Link::Stdio(_) => None,
+            Link::Http(h) => h.oauth_stalled(),
+        }
+    }
+
     /// The era the connection speaks, once chosen.
     pub(crate) fn set_modern(&self, modern: bool) {
         if let Link::Http(h) = self {

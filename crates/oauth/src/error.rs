@@ -181,6 +181,10 @@ pub enum AuthError {
     /// The credential store failed.
     #[error("credential store: {0}")]
     Store(String),
+    /// A grant that needs no person could not be made (its configuration, a file it reads, a
+    /// key it signs with, the server refusing the token it gave).
+    #[error("{0}")]
+    Grant(String),
     /// No one to show the authorization page to (the daemon's dial path).
     #[error("no user agent to authorize with")]
     NoUserAgent,

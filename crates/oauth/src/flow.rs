@@ -28,13 +28,20 @@ impl OAuth {
     }
 
     /// Begin an authorization: discovery, registration (reused for the same issuer), the
-    /// authorization URL with PKCE S256, `state`, `resource` and the scopes.
+    /// authorization URL with PKCE S256, `state`, `resource` and the scopes. Refused for a
+    /// server whose grant needs no person.
     pub async fn begin(&self, challenge: &Challenge) -> Result<Pending, AuthError> {
+        if !self.grant.needs_owner() {
+            return Err(AuthError::Grant(format!(
+                "oauth.grant is \"{}\": this server needs no one to authorize it; Maven obtains its tokens by itself when it connects",
+                self.grant.as_str()
+            )));
+        }
         self.begin_with(challenge, None).await
     }
 
     /// Whether the tokens of this authorization are bound to a DPoP key.
-    fn uses_dpop(&self, d: &Discovered) -> bool {
+    pub(crate) fn uses_dpop(&self, d: &Discovered) -> bool {
         match self.dpop_mode {
             DpopMode::Never => false,
             DpopMode::Auto => d.server.dpop_es256() && d.resource_speaks_dpop(),
@@ -42,14 +49,9 @@ impl OAuth {
         }
     }
 
-    async fn begin_with(
-        &self,
-        challenge: &Challenge,
-        scopes: Option<Vec<String>>,
-    ) -> Result<Pending, AuthError> {
-        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
-        self.st().discovered = Some(d.clone());
-        let d = d?;
+    /// With `oauth.dpop` "required": refused unless both ends can (before anything is
+    /// shown or asked).
+    pub(crate) fn dpop_possible(&self, d: &Discovered) -> Result<(), AuthError> {
         if self.dpop_mode == DpopMode::Required {
             if !d.server.dpop_es256() {
                 return Err(AuthError::DpopUnavailable(format!(
@@ -64,6 +66,18 @@ impl OAuth {
                 )));
             }
         }
+        Ok(())
+    }
+
+    async fn begin_with(
+        &self,
+        challenge: &Challenge,
+        scopes: Option<Vec<String>>,
+    ) -> Result<Pending, AuthError> {
+        let d = discovery::discover(&self.net, &self.config.resource_url, challenge).await;
+        self.st().discovered = Some(d.clone());
+        let d = d?;
+        self.dpop_possible(&d)?;
         let resource = d.resource_indicator(&self.config.resource_url);
         let issuer = d.server.issuer.clone();
         // Credentials are bound to their issuer: another issuer means another registration.
@@ -213,6 +227,7 @@ impl OAuth {
             .authenticated_token_request(
                 TOKEN,
                 &server.token_endpoint,
+                &server.issuer,
                 &body,
                 &mut reg,
                 dpop.as_deref(),
@@ -251,8 +266,19 @@ impl OAuth {
 
     /// How Maven would register with this authorization server: `pre-registered`,
     /// `client-metadata-document`, `dynamic`, or `none` (no way: configure
-    /// `oauth.client_id`).
+    /// `oauth.client_id`); with a grant that needs no person, the configured client and the
+    /// grant by name (`pre-registered, grant client_credentials`).
     pub fn registration_method(&self, server: &ServerMetadata) -> &'static str {
+        match (&self.grant, self.config.client_id.is_some()) {
+            (crate::Grant::AuthorizationCode, _) => {}
+            (crate::Grant::ClientCredentials, true) => {
+                return "pre-registered, grant client_credentials"
+            }
+            (crate::Grant::Enterprise(_), true) => return "pre-registered, grant enterprise",
+            (crate::Grant::JwtBearer(_), true) => return "pre-registered, grant jwt_bearer",
+            (crate::Grant::JwtBearer(_), false) => return "grant jwt_bearer",
+            (_, false) => return "none",
+        }
         if self.config.client_id.is_some() {
             "pre-registered"
         } else if self.config.client_metadata_url.is_some() && server.cimd_supported {

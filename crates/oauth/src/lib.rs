@@ -1,6 +1,7 @@
 //! OAuth 2.1 for remote servers (the MCP authorization specification, 2025-11-25 and
-//! 2026-07-28): discovery, registration, authorization code with PKCE S256, tokens bound to
-//! their issuer, refresh with rotation, step-up, DPoP.
+//! 2026-07-28): discovery, registration, authorization code with PKCE S256, the
+//! machine-to-machine grants, tokens bound to their issuer, refresh with rotation, step-up,
+//! DPoP.
 //!
 //! [`OAuth`] is the authorization of one server; a [`Registry`] holds one per server. The
 //! HTTP transport (the `mcp` crate's; this crate knows nothing of it) asks it for the
@@ -24,8 +25,13 @@
 //! ([`refresh_margin`]) or after it expired, before the request that uses it: on use (a
 //! call, a listing, a health check), never on a timer of its own.
 //!
+//! A server may instead be configured with a [`Grant`] that needs no person
+//! (`client_credentials`, enterprise-managed, a workload's jwt-bearer): it runs by itself on
+//! the server's 401, in the request that met it, through the same door.
+//!
 //! Its modules: `transport` (the transport's two calls), `flow` (discovery to the code
-//! redeemed, registration), `tokens` (the token and revocation endpoints, the client's
+//! redeemed, registration), `grant` (what the grants that need no person are made of, the
+//! client's private key), `machine` (those grants made), `tokens` (the token and revocation endpoints, the client's
 //! authentication there, a token answer checked), `discovery`, `challenge`, `dpop`, `net`
 //! (every request of the flow), and `store` (where credentials are kept); [`Registry`], the
 //! daemon's one set of authorizations, is here.
@@ -38,6 +44,8 @@ mod discovery;
 mod dpop;
 mod error;
 mod flow;
+mod grant;
+mod machine;
 pub mod net;
 mod store;
 mod tokens;
@@ -58,6 +66,7 @@ pub use discovery::{
 };
 pub use dpop::DpopKey;
 pub use error::AuthError;
+pub use grant::{ClientKey, Enterprise, Grant, TokenSource, JWT_BEARER};
 pub use net::Dial;
 pub use store::{CredentialStore, Credentials, MemoryStore, Registration, StoreFuture, Tokens};
 
@@ -253,6 +262,8 @@ pub struct OAuth {
     store: Arc<dyn CredentialStore>,
     agent: Option<Arc<dyn UserAgent>>,
     dpop_mode: DpopMode,
+    grant: Grant,
+    client_key: Option<grant::KeySource>,
     read_only: bool,
     state: std::sync::Mutex<State>,
     flow: tokio::sync::Mutex<()>,
@@ -382,13 +393,12 @@ impl OAuth {
     ) -> OAuth {
         OAuth {
             config,
-            net: Net {
-                fetcher,
-                dial: None,
-            },
+            net: Net::new(fetcher),
             store,
             agent: None,
             dpop_mode: DpopMode::Auto,
+            grant: Grant::AuthorizationCode,
+            client_key: None,
             read_only: false,
             state: std::sync::Mutex::new(State::default()),
             flow: tokio::sync::Mutex::new(()),
@@ -411,6 +421,26 @@ impl OAuth {
     /// When tokens are bound to a DPoP key (default [`DpopMode::Auto`]).
     pub fn with_dpop(mut self, mode: DpopMode) -> OAuth {
         self.dpop_mode = mode;
+        self
+    }
+
+    /// Obtain tokens by this grant (default [`Grant::AuthorizationCode`], the owner's).
+    pub fn with_grant(mut self, grant: Grant) -> OAuth {
+        self.grant = grant;
+        self
+    }
+
+    /// Authenticate the client at the token endpoint with `private_key_jwt` assertions signed
+    /// by this key (RFC 7523 §2.2), rather than a secret.
+    pub fn with_client_key(mut self, key: ClientKey) -> OAuth {
+        self.client_key = Some(grant::KeySource::Loaded(Arc::new(key)));
+        self
+    }
+
+    /// As [`OAuth::with_client_key`], the key read from this PKCS#8 PEM file at each use, its
+    /// assertions naming `kid`.
+    pub fn with_client_key_file(mut self, path: std::path::PathBuf, kid: Option<String>) -> OAuth {
+        self.client_key = Some(grant::KeySource::File { path, kid });
         self
     }
 
@@ -492,6 +522,12 @@ impl OAuth {
     pub fn needs_authorization(&self) -> Option<String> {
         let st = self.st();
         if let Some(t) = st.current.as_ref().and_then(|c| c.tokens.as_ref()) {
+            if dead(t) && !self.grant.needs_owner() {
+                return Some(format!(
+                    "the access token expired: the {} grant is made again at the next request",
+                    self.grant.as_str()
+                ));
+            }
             if dead(t) {
                 return Some(
                     "the access token expired and the authorization server gave no refresh token"
@@ -520,6 +556,18 @@ impl OAuth {
         st.discovered = Some(d.clone());
         st.challenge = Some(challenge.clone());
         d
+    }
+
+    /// The request of the flow that has waited longest for its answer, if one is waiting now,
+    /// as the error that names it (the step, its URL, how long it has waited): what a caller
+    /// whose own deadline passed while the flow ran inside it (the MCP request a discovery or
+    /// a grant runs in) reports, rather than its own deadline.
+    pub fn stalled(&self) -> Option<AuthError> {
+        self.net.oldest_waiting().map(|w| AuthError::Timeout {
+            what: w.what,
+            url: w.url,
+            secs: w.since.elapsed().as_secs_f64().round().max(1.0) as u64,
+        })
     }
 
     /// The last challenge the server sent, if any.

@@ -4,8 +4,11 @@
 //! `allow_private`).
 
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use bytes::Bytes;
 use webfetch::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
@@ -29,7 +32,36 @@ pub type Dial = Arc<dyn Fn(&str) -> String + Send + Sync>;
 pub(crate) struct Net {
     pub(crate) fetcher: webfetch::Fetcher,
     pub(crate) dial: Option<Dial>,
+    /// The requests of the flow waiting for their answer now: what a deadline of the caller's
+    /// (an MCP request the flow runs inside) names when it passes first.
+    pub(crate) waiting: Arc<Mutex<Vec<Waiting>>>,
 }
+
+/// A request of the flow sent and not answered yet.
+#[derive(Debug, Clone)]
+pub(crate) struct Waiting {
+    id: u64,
+    pub(crate) what: &'static str,
+    pub(crate) url: String,
+    pub(crate) since: Instant,
+}
+
+/// Takes its request off [`Net::waiting`] when the request ends, answered or dropped.
+struct Sent<'a> {
+    waiting: &'a Mutex<Vec<Waiting>>,
+    id: u64,
+}
+
+impl Drop for Sent<'_> {
+    fn drop(&mut self) {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|w| w.id != self.id);
+    }
+}
+
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(0);
 
 /// One answer, read whole (capped).
 pub(crate) struct Answer {
@@ -82,6 +114,24 @@ fn is_loopback(host: &url::Host<&str>) -> bool {
 }
 
 impl Net {
+    pub(crate) fn new(fetcher: webfetch::Fetcher) -> Net {
+        Net {
+            fetcher,
+            dial: None,
+            waiting: Arc::default(),
+        }
+    }
+
+    /// The oldest request of the flow still waiting for its answer.
+    pub(crate) fn oldest_waiting(&self) -> Option<Waiting> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .min_by_key(|w| w.since)
+            .cloned()
+    }
+
     fn dialled(&self, url: &str) -> String {
         match &self.dial {
             Some(d) => d(url),
@@ -144,6 +194,20 @@ impl Net {
             .timeout(FETCH_DEADLINE);
         *r.headers_mut() = headers;
         let shown = cut(url);
+        let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
+        self.waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Waiting {
+                id,
+                what,
+                url: shown.clone(),
+                since: Instant::now(),
+            });
+        let _sent = Sent {
+            waiting: &self.waiting,
+            id,
+        };
         let fut = async {
             let resp = self
                 .fetcher

@@ -18,7 +18,7 @@ pub struct Registration {
     /// `client_secret`, if any.
     pub client_secret: Option<String>,
     /// How the client authenticates at the token endpoint: `client_secret_basic`,
-    /// `client_secret_post` or `none`.
+    /// `client_secret_post`, `private_key_jwt` (an assertion signed by its key) or `none`.
     pub auth_method: String,
     /// The redirect URI registered.
     pub redirect_uri: String,

@@ -6,9 +6,10 @@ use base64::Engine as _;
 use webfetch::{header, HeaderMap, HeaderName};
 
 use crate::error::cut;
+use crate::grant::CLIENT_ASSERTION_TYPE;
 use crate::{
-    form, now, refused_by_server, sensitive, AuthError, DpopKey, OAuth, Registration, Tokens,
-    MAX_EXPIRES_IN, MAX_TOKEN, REFRESH, REVOKE,
+    form, now, refused_by_server, sensitive, AuthError, ClientKey, DpopKey, OAuth, Registration,
+    Tokens, MAX_EXPIRES_IN, MAX_TOKEN, REFRESH, REVOKE,
 };
 
 impl OAuth {
@@ -53,7 +54,8 @@ impl OAuth {
     }
 
     /// A token request (`body` without the client's authentication) that authenticates the
-    /// client by its registration's one method (RFC 6749 §2.3.1). A `client_secret_basic`
+    /// client by its registration's one method (RFC 6749 §2.3.1; a `private_key_jwt`
+    /// assertion's `aud` is `audience`, the authorization server's issuer). A `client_secret_basic`
     /// client whose Basic alone the server refuses as `invalid_client` saying it misses the
     /// `client_id` is asked again once with `client_id` in the body as well, and `reg`
     /// remembers it (the caller keeps it with the credentials).
@@ -61,12 +63,18 @@ impl OAuth {
         &self,
         what: &'static str,
         endpoint: &str,
+        audience: &str,
         body: &[(&str, &str)],
         reg: &mut Registration,
         dpop: Option<&DpopKey>,
     ) -> Result<serde_json::Value, AuthError> {
+        let key = match reg.auth_method.as_str() {
+            "private_key_jwt" => self.client_key()?,
+            _ => None,
+        };
+        let key = key.as_deref().map(|k| (k, audience));
         let send = |reg: Registration| async move {
-            let (extra, auth_body) = client_auth(&reg)?;
+            let (extra, auth_body) = client_auth(&reg, key)?;
             let mut full: Vec<(&str, &str)> = body.to_vec();
             full.extend(auth_body.iter().map(|(k, v)| (*k, v.as_str())));
             self.token_request(what, endpoint, &full, extra, dpop).await
@@ -121,6 +129,7 @@ impl OAuth {
                 .authenticated_token_request(
                     REFRESH,
                     &creds.token_endpoint,
+                    &creds.issuer,
                     &body,
                     &mut reg,
                     dpop.as_deref(),
@@ -170,7 +179,14 @@ impl OAuth {
         };
         if let Some(c) = taken {
             if let (Some(endpoint), Some(t)) = (&c.revocation_endpoint, &c.tokens) {
-                let (extra, auth_body) = client_auth(&c.registration)?;
+                // A key that cannot be read now leaves the revocation unauthenticated (and
+                // likely refused, logged); the credentials are forgotten all the same.
+                let key = match c.registration.auth_method.as_str() {
+                    "private_key_jwt" => self.client_key().ok().flatten(),
+                    _ => None,
+                };
+                let key = key.as_deref().map(|k| (k, c.issuer.as_str()));
+                let (extra, auth_body) = client_auth(&c.registration, key)?;
                 for (token, hint) in [
                     (t.refresh_token.as_deref(), "refresh_token"),
                     (Some(t.access_token.as_str()), "access_token"),
@@ -238,9 +254,19 @@ pub(crate) fn secret_method(supported: &[String]) -> String {
 /// Headers and body parameters of a client's authentication.
 type ClientAuth = (HeaderMap, Vec<(&'static str, String)>);
 
-pub(crate) fn client_auth(reg: &Registration) -> Result<ClientAuth, AuthError> {
+/// With `private_key_jwt`, `key` is the client's key and the assertion's audience.
+pub(crate) fn client_auth(
+    reg: &Registration,
+    key: Option<(&ClientKey, &str)>,
+) -> Result<ClientAuth, AuthError> {
     let mut h = HeaderMap::new();
     let mut body = Vec::new();
+    if let ("private_key_jwt", Some((key, audience))) = (reg.auth_method.as_str(), key) {
+        // RFC 7523 §2.2: the assertion is the client's authentication; no secret beside it.
+        body.push(("client_assertion_type", CLIENT_ASSERTION_TYPE.to_owned()));
+        body.push(("client_assertion", key.assertion(&reg.client_id, audience)?));
+        return Ok((h, body));
+    }
     match (reg.auth_method.as_str(), &reg.client_secret) {
         ("client_secret_basic", Some(secret)) => {
             let enc =
@@ -261,6 +287,8 @@ pub(crate) fn client_auth(reg: &Registration) -> Result<ClientAuth, AuthError> {
             body.push(("client_id", reg.client_id.clone()));
             body.push(("client_secret", secret.clone()));
         }
+        // A client without an id (a workload's jwt-bearer grant) names none.
+        _ if reg.client_id.is_empty() => {}
         _ => body.push(("client_id", reg.client_id.clone())),
     }
     Ok((h, body))
@@ -432,10 +460,10 @@ mod tests {
             method: String::new(),
             basic_with_client_id: false,
         };
-        let (h, body) = client_auth(&reg).expect("auth");
+        let (h, body) = client_auth(&reg, None).expect("auth");
         assert!(body.is_empty(), "Basic alone: {body:?}");
         reg.basic_with_client_id = true;
-        let (_, body) = client_auth(&reg).expect("auth");
+        let (_, body) = client_auth(&reg, None).expect("auth");
         assert_eq!(
             body,
             [("client_id", "a:b".to_owned())],

@@ -208,6 +208,13 @@ impl OAuth {
             }
         }
         if round.authorized >= 1 {
+            if !self.grant.needs_owner() {
+                return Err(AuthError::Grant(format!(
+                    "the server refused the token the {} grant just gave: {}",
+                    self.grant.as_str(),
+                    challenge.reason()
+                )));
+            }
             return Err(AuthError::NeedsAuthorization);
         }
         // The token (if any) is not accepted: it is dropped, so the server is "needs
@@ -220,6 +227,19 @@ impl OAuth {
                 challenge.reason()
             ))
             .await;
+        }
+        if !self.grant.needs_owner() && !self.read_only {
+            // A grant that needs no person runs here, in the request that met the challenge
+            // (one grant per request: a refusal is the error, never a reason to try again).
+            // Never in a read-only look (`maven mcp inspect`: discovery, never a grant).
+            round.authorized += 1;
+            let _flow = self.flow.lock().await;
+            let now_token = self.tokens().map(|t| t.access_token);
+            if now_token.is_none() || now_token == round.sent {
+                // Boxed: the grant's future is large, and this one sits in every request's.
+                Box::pin(self.obtain(&challenge)).await?;
+            }
+            return Ok(Verdict::SendAgain);
         }
         if self.agent.is_none() {
             // No discovery here: the daemon's dial ends at once, and discovery runs where the

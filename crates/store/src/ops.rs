@@ -128,12 +128,39 @@ pub(crate) fn note_by_key(
 /// Turns owner text into an FTS5 query that cannot be a syntax error: each whitespace-separated
 /// word becomes a quoted phrase (inner quotes doubled), all of them required.
 pub(crate) fn fts_query(text: &str) -> Option<String> {
+    let quoted = |w: &str| format!("\"{}\"", w.replace('"', "\"\""));
     let words: Vec<String> = text
         .split_whitespace()
         .take(32)
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .map(|w| {
+            // The word as said, or any word that begins with its stem (Snowball, English or
+            // Russian by its letters): "самолет" finds "самолете", "kernels" finds "kernel".
+            let lower = w.to_lowercase().replace('ё', "е");
+            // Only a word of letters alone: anything else the tokenizer may split or drop,
+            // and a phrase it drops whole cannot stand in an OR.
+            let letters = lower.chars().all(char::is_alphabetic);
+            let stem = word_stem(&lower);
+            if letters && stem.chars().count() >= 3 && stem.chars().all(char::is_alphabetic) {
+                format!("({} OR {} *)", quoted(w), quoted(&stem))
+            } else {
+                quoted(w)
+            }
+        })
         .collect();
-    (!words.is_empty()).then(|| words.join(" "))
+    (!words.is_empty()).then(|| words.join(" AND "))
+}
+
+/// The Snowball stem of one lowercase word: Russian when it has a Cyrillic letter, else
+/// English.
+fn word_stem(word: &str) -> String {
+    use rust_stemmers::{Algorithm, Stemmer};
+    let cyrillic = word.chars().any(|c| ('\u{0400}'..='\u{04FF}').contains(&c));
+    let algo = if cyrillic {
+        Algorithm::Russian
+    } else {
+        Algorithm::English
+    };
+    Stemmer::create(algo).stem(word).into_owned()
 }
 
 pub(crate) fn search_notes(conn: &mut Connection, text: &str, n: u32) -> Result<Vec<Note>, Error> {

@@ -62,6 +62,9 @@ pub enum Hostile {
     NoRefreshToken,
     /// The protected resource metadata drips one byte a second.
     DripMetadata,
+    /// The token endpoint refuses every grant but the authorization code and refresh
+    /// (`invalid_grant`, "the assertion expired"), as a server refuses a stale workload token.
+    RefusesGrant,
     /// The token endpoint refuses a client that authenticates two ways at once (Basic and a
     /// `client_id` in the body), as Cloudflare's workers-oauth-provider does:
     /// `invalid_request` "Client must not use multiple authentication methods".
@@ -365,6 +368,16 @@ async fn handle(s: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> 
                 .find(|(k, _)| k == "grant_type")
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default();
+            if s.hostile == Hostile::RefusesGrant
+                && grant != "authorization_code"
+                && grant != "refresh_token"
+            {
+                return reply(
+                    StatusCode::BAD_REQUEST,
+                    json!({"error": "invalid_grant", "error_description": "the assertion expired"})
+                        .to_string(),
+                );
+            }
             let replayed = || {
                 reply(
                     StatusCode::BAD_REQUEST,

@@ -102,8 +102,11 @@ pub enum Awaits {
     Confirm {
         /// The act's row.
         act: String,
-        /// The rest of the sentence that asked.
+        /// The rest of the sentence that asked (the rules router's positional argument).
         tail: String,
+        /// The named arguments it would run with, exactly as shown (a model's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
         /// Seconds left to answer.
         expires_in_s: u64,
     },
@@ -134,6 +137,14 @@ pub struct Answer {
     pub lang: Lang,
     /// False when an act was refused or failed, or the turn itself failed.
     pub ok: bool,
+    /// False when Maven could not tell what the sentence asks (a voice system then hands it
+    /// to another agent: Wyoming's `not-handled`).
+    #[serde(default = "understood")]
+    pub understood: bool,
+}
+
+fn understood() -> bool {
+    true
 }
 
 impl Answer {
@@ -154,6 +165,7 @@ impl Answer {
             pending: None,
             lang: Lang::En,
             ok,
+            understood: true,
         }
     }
 
@@ -225,6 +237,7 @@ mod tests {
             }),
             lang: Lang::Ru,
             ok: true,
+            understood: true,
         };
         let v = serde_json::to_value(&a).unwrap();
         assert_eq!(v["parts"][1]["kind"], "output");

@@ -21,6 +21,7 @@ pub mod answer;
 pub mod llm;
 pub mod render;
 pub mod rules;
+pub mod voice;
 
 use std::fmt::Write as _;
 
@@ -28,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use store::{Store, ToolRow, ToolState};
 use tokio::sync::Mutex;
 
-use allowlist::{ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
+use allowlist::{Args, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
 pub use answer::{Act, Answer, Awaits, Item, Lang, Outcome, Part};
 use rules::{ActName, Decision};
 
@@ -43,8 +44,27 @@ const NOTE_TEXT_CAP: usize = 300;
 /// What the next turn answers: a destructive act's confirmation, or a server's question.
 #[derive(Debug)]
 enum Held {
-    Confirm(Request),
+    /// An act awaiting the owner's yes; asked by voice, the yes must carry the one-time word,
+    /// in the same conversation.
+    Confirm(Request, Option<Spoken>),
     Input(Box<Waiting>),
+}
+
+/// The one-time word of a question asked by voice, and the conversation it was asked in.
+#[derive(Debug, Clone)]
+struct Spoken {
+    word: &'static str,
+    conversation: String,
+}
+
+/// Where a turn comes from.
+#[derive(Debug, Clone, Copy)]
+enum Channel<'a> {
+    /// Typed: `maven say`, the page.
+    Typed,
+    /// Spoken, in the conversation named so (a Wyoming `conversation_id`, a connection, a
+    /// `maven listen` run).
+    Voice(&'a str),
 }
 
 /// A server's question that the owner's next turn answers, as the page shows it: the
@@ -155,6 +175,7 @@ fn ask_owner(w: &Waiting) -> Answer {
         }),
         lang: Lang::En,
         ok: true,
+        understood: true,
     }
     .prefixed(&declined)
     .about(w.act(), Outcome::AwaitsAnswer)
@@ -169,28 +190,49 @@ fn choices(f: &mcp::Field) -> String {
 }
 
 /// The answer of a turn whose act finished (or failed).
-fn report_done(row: &ToolRow, result: Result<Ran, ExecError>) -> Answer {
+/// Maven's words in the language of the owner's sentence.
+fn tr(lang: Lang, en: String, ru: String) -> String {
+    match lang {
+        Lang::En => en,
+        Lang::Ru => ru,
+    }
+}
+
+/// "I won't run that: …", in the sentence's language (the reason is the allowlist's words).
+fn wont(lang: Lang, reason: &dyn std::fmt::Display) -> String {
+    tr(
+        lang,
+        format!("I won't run that: {reason}."),
+        format!("Не выполню: {reason}."),
+    )
+}
+
+fn report_done(row: &ToolRow, result: Result<Ran, ExecError>, lang: Lang) -> Answer {
     match result {
         Ok(ran) => {
-            let (source, server) = if row.kind == store::ToolKind::Mcp {
-                (
-                    format!("the MCP server {:?}", row.server),
-                    Some(row.server.clone()),
-                )
-            } else {
-                ("a local command".to_string(), None)
+            let server = (row.kind == store::ToolKind::Mcp).then(|| row.server.clone());
+            let head = match (&server, ran.ok, lang) {
+                (Some(s), true, Lang::En) => format!("{} ran; the MCP server {s:?} returned:", row.name),
+                (Some(s), false, Lang::En) => {
+                    format!("{} ran; the MCP server {s:?} reported an error:", row.name)
+                }
+                (None, true, Lang::En) => format!("{} ran; a local command returned:", row.name),
+                (None, false, Lang::En) => {
+                    format!("{} ran; a local command reported an error:", row.name)
+                }
+                (Some(s), true, Lang::Ru) => format!("{} выполнено; MCP-сервер {s:?} ответил:", row.name),
+                (Some(s), false, Lang::Ru) => {
+                    format!("{} выполнено; MCP-сервер {s:?} сообщил об ошибке:", row.name)
+                }
+                (None, true, Lang::Ru) => format!("{} выполнено; локальная команда ответила:", row.name),
+                (None, false, Lang::Ru) => {
+                    format!("{} выполнено; локальная команда сообщила об ошибке:", row.name)
+                }
             };
-            let verb = if ran.ok {
-                "returned"
-            } else {
-                "reported an error"
-            };
-            let mut parts = vec![Part::Maven {
-                text: format!("{} ran; {source} {verb}:", row.name),
-            }];
+            let mut parts = vec![Part::Maven { text: head }];
             if ran.text.trim().is_empty() {
                 parts.push(Part::Maven {
-                    text: "(nothing)".into(),
+                    text: tr(lang, "(nothing)".into(), "(ничего)".into()),
                 });
             } else {
                 parts.push(Part::Output {
@@ -207,8 +249,9 @@ fn report_done(row: &ToolRow, result: Result<Ran, ExecError>) -> Answer {
                 parts,
                 act: None,
                 pending: None,
-                lang: Lang::En,
+                lang,
                 ok: ran.ok,
+                understood: true,
             }
             .about(
                 &row.name,
@@ -219,9 +262,9 @@ fn report_done(row: &ToolRow, result: Result<Ran, ExecError>) -> Answer {
                 },
             )
         }
-        Err(ExecError::Refused(r)) => {
-            Answer::refuse(format!("I won't run that: {r}.")).about(&row.name, Outcome::Refused)
-        }
+        Err(ExecError::Refused(r)) => Answer::refuse(wont(lang, &r))
+            .in_lang(lang)
+            .about(&row.name, Outcome::Refused),
         // Sent, never answered: it may have run. Said as such, and never sent again by Maven.
         Err(ExecError::Unknown { who, reason }) => Answer::refuse(format!(
             "{}: outcome unknown: {who} may have run it ({reason}). Check with the service itself before asking for it again; Maven does not retry it.",
@@ -265,12 +308,24 @@ impl Turns {
             .map(|(q, _)| q.clone())
     }
 
-    /// Runs one turn.
+    /// Runs one typed turn.
     pub async fn turn(&self, text: &str) -> Answer {
+        self.turn_on(text, Channel::Typed).await
+    }
+
+    /// Runs one spoken turn of `conversation`: the transcript made into the words said
+    /// ([`voice::normalise`]), and a question before an act that may write asked with a
+    /// one-time word that only this conversation's next answer can give.
+    pub async fn turn_spoken(&self, transcript: &str, conversation: &str) -> Answer {
+        let said = voice::normalise(transcript);
+        self.turn_on(&said, Channel::Voice(conversation)).await
+    }
+
+    async fn turn_on(&self, text: &str, channel: Channel<'_>) -> Answer {
         // Holding the lock for the whole turn keeps turns in order and the pending act single.
         let mut pending = self.pending.lock().await;
         let previous = pending.take();
-        let result = self.turn_inner(text, previous).await;
+        let result = self.turn_inner(text, previous, channel).await;
         let asked = match &result {
             Ok((_, Some(Held::Input(w)))) => question(w).map(|q| (q, tokio::time::Instant::now())),
             _ => None,
@@ -292,6 +347,7 @@ impl Turns {
         &self,
         text: &str,
         previous: Option<Held>,
+        channel: Channel<'_>,
     ) -> Result<(Answer, Option<Held>), store::Error> {
         let text = text.trim();
         if text.is_empty() {
@@ -300,11 +356,47 @@ impl Turns {
                 None,
             ));
         }
-        let previous = match previous {
+        let previous = match (previous, channel) {
             // The turn after a server's question is its answer.
-            Some(Held::Input(w)) => return Ok(self.answer_input(w, text).await),
-            Some(Held::Confirm(r)) => Some(r),
-            None => None,
+            (Some(Held::Input(w)), _) => return Ok(self.answer_input(w, text).await),
+            // Asked by voice: only this conversation's answer carrying the word runs it; a
+            // bare yes hears the question again; a no cancels.
+            (Some(Held::Confirm(r, Some(sp))), Channel::Voice(conv)) if conv == sp.conversation => {
+                if rules::yes_no(text) == Some(false) {
+                    return Ok(self.confirm(false, text, Some(r)).await);
+                }
+                if voice::carries(text, sp.word) {
+                    return Ok(self.confirm(true, text, Some(r)).await);
+                }
+                if rules::yes_no(text) == Some(true) {
+                    let lang = rules::lang_of(text);
+                    let again = Answer::say(tr(
+                        lang,
+                        format!(
+                            "A plain yes does not run {}. To run it, say: yes, {}.",
+                            r.act(),
+                            sp.word
+                        ),
+                        format!(
+                            "Одного «да» мало, чтобы выполнить {}. Чтобы выполнить, скажите: да, {}.",
+                            r.act(),
+                            sp.word
+                        ),
+                    ))
+                    .in_lang(lang)
+                    .about(r.act(), Outcome::AwaitsConfirmation);
+                    return Ok((again, Some(Held::Confirm(r, Some(sp)))));
+                }
+                tracing::info!(act = %r.act(), "pending confirmation dropped by another turn");
+                None
+            }
+            // A typed question takes a typed yes.
+            (Some(Held::Confirm(r, None)), Channel::Typed) => Some(r),
+            (Some(Held::Confirm(r, _)), _) => {
+                tracing::info!(act = %r.act(), "pending confirmation dropped: answered elsewhere than it was asked");
+                None
+            }
+            (None, _) => None,
         };
         if let Some(yes) = rules::yes_no(text) {
             return Ok(self.confirm(yes, text, previous).await);
@@ -337,6 +429,7 @@ impl Turns {
                             allowlist::DESCRIPTION_CAP,
                         )
                         .to_string(),
+                        schema: r.input_schema.clone(),
                     })
                     .collect();
                 // Built-in intents first: they need no model.
@@ -355,7 +448,7 @@ impl Turns {
         let outcome = match decision {
             Decision::FeedsDigest(lang) => (self.digest(lang).await?, None),
             Decision::NotesSearch(q, lang) => (self.search(&q, lang).await?, None),
-            Decision::Help(lang) => (help(&enabled, lang), None),
+            Decision::Help(lang) => (help(&enabled, self.executor.approvals(), lang), None),
             Decision::Say(answer) => (Answer::say(answer), None),
             Decision::CannotHelp(lang) => {
                 // Naming an act that exists but may not run deserves its reason.
@@ -375,40 +468,64 @@ impl Turns {
                             .map(|reason| (r, reason))
                     }) {
                     Some((r, reason)) => (
-                        Answer::refuse(format!("I won't run that: {reason}."))
+                        Answer::refuse(wont(lang, &reason))
+                            .in_lang(lang)
                             .about(&r.name, Outcome::Refused),
                         None,
                     ),
-                    None => (cannot_help(&enabled, lang), None),
+                    None => {
+                        let mut a = cannot_help(text, &enabled, self.executor.approvals(), lang);
+                        a.understood = false;
+                        (a, None)
+                    }
                 }
             }
             Decision::Confirm(yes) => self.confirm(yes, text, None).await,
-            Decision::RunAct { name, tail } => self.run_act(&name, &tail, text).await,
+            Decision::RunAct { name, tail } => {
+                self.run_act(&name, Args::Tail(tail), text, channel).await
+            }
+            Decision::CallAct { name, arguments } => {
+                self.run_act(&name, Args::Named(arguments), text, channel)
+                    .await
+            }
         };
         Ok(outcome)
     }
 
-    async fn run_act(&self, name: &str, tail: &str, utterance: &str) -> (Answer, Option<Held>) {
+    async fn run_act(
+        &self,
+        name: &str,
+        args: Args,
+        utterance: &str,
+        channel: Channel<'_>,
+    ) -> (Answer, Option<Held>) {
+        let lang = rules::lang_of(utterance);
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
             Ok(None) => {
                 return (
-                    Answer::refuse(format!("There is no act called {name}.")),
+                    Answer::refuse(tr(
+                        lang,
+                        format!("There is no act called {name}."),
+                        format!("Действия {name} нет."),
+                    ))
+                    .in_lang(lang),
                     None,
                 )
             }
             Err(e) => return (Answer::refuse(format!("Something went wrong: {e}")), None),
         };
-        let request = match self.executor.prepare(&row, tail, utterance) {
+        let request = match self.executor.prepare(&row, &args, utterance) {
             Ok(allowlist::run::Next::Run) => {
                 #[expect(clippy::disallowed_methods, reason = "a turn runs the act")]
-                let ran = self.executor.run(&row.name, tail, utterance).await;
-                return self.report(&row, ran).await;
+                let ran = self.executor.run(&row.name, &args, utterance).await;
+                return self.report(&row, ran, lang).await;
             }
             Ok(allowlist::run::Next::Confirm(request)) => request,
             Err(ExecError::Refused(reason)) => {
                 return (
-                    Answer::refuse(format!("I won't run that: {reason}."))
+                    Answer::refuse(wont(lang, &reason))
+                        .in_lang(lang)
                         .about(&row.name, Outcome::Refused),
                     None,
                 )
@@ -421,19 +538,66 @@ impl Turns {
                 )
             }
         };
-        let with = if tail.is_empty() {
-            String::new()
-        } else {
-            format!(" with {tail:?}")
+        // Every argument verbatim, and each optional one left unset named as such: the owner's
+        // yes is to exactly what is shown.
+        let (with, tail, arguments) = match &args {
+            Args::Tail(t) if t.is_empty() => (String::new(), String::new(), None),
+            Args::Tail(t) => (
+                tr(lang, format!(" with {t:?}"), format!(" с {t:?}")),
+                t.clone(),
+                None,
+            ),
+            Args::Named(m) => {
+                let unset = allowlist::run::schema::unset(&row.input_schema, m);
+                let unset = match (unset.is_empty(), lang) {
+                    (true, Lang::En) => "none".to_owned(),
+                    (true, Lang::Ru) => "нет".to_owned(),
+                    (false, _) => unset.join(", "),
+                };
+                (
+                    tr(
+                        lang,
+                        format!(" with {} (not set: {unset})", args.shown()),
+                        format!(" с {} (не заданы: {unset})", args.shown()),
+                    ),
+                    String::new(),
+                    Some(m.clone()),
+                )
+            }
         };
-        let mut answer = Answer::say(format!("About to run {}{with}. Run it? (yes/no)", row.name))
-            .about(&row.name, Outcome::AwaitsConfirmation);
+        let spoken = match channel {
+            Channel::Typed => None,
+            Channel::Voice(conversation) => Some(Spoken {
+                word: voice::one_time_word(lang),
+                conversation: conversation.to_owned(),
+            }),
+        };
+        let ask = match &spoken {
+            None => tr(
+                lang,
+                "Run it? (yes/no)".to_owned(),
+                "Выполнить? (да/нет)".to_owned(),
+            ),
+            Some(sp) => tr(
+                lang,
+                format!("To run it, say: yes, {}.", sp.word),
+                format!("Чтобы выполнить, скажите: да, {}.", sp.word),
+            ),
+        };
+        let mut answer = Answer::say(tr(
+            lang,
+            format!("About to run {}{with}. {ask}", row.name),
+            format!("Собираюсь выполнить {}{with}. {ask}", row.name),
+        ))
+        .in_lang(lang)
+        .about(&row.name, Outcome::AwaitsConfirmation);
         answer.pending = Some(Awaits::Confirm {
             act: row.name.clone(),
-            tail: tail.to_owned(),
+            tail,
+            arguments,
             expires_in_s: CONFIRM_WINDOW.as_secs(),
         });
-        (answer, Some(Held::Confirm(request)))
+        (answer, Some(Held::Confirm(request, spoken)))
     }
 
     async fn confirm(
@@ -442,27 +606,46 @@ impl Turns {
         said: &str,
         previous: Option<Request>,
     ) -> (Answer, Option<Held>) {
+        let lang = rules::lang_of(said);
         let Some(p) = previous else {
             return (
-                Answer::say("There is nothing to confirm.").in_lang(rules::lang_of(said)),
+                Answer::say(tr(
+                    lang,
+                    "There is nothing to confirm.".into(),
+                    "Подтверждать нечего.".into(),
+                ))
+                .in_lang(lang),
                 None,
             );
         };
         let confirmation = match p.answer(yes, said) {
             allowlist::Answer::Expired(p) => {
                 return (
-                    Answer::refuse(format!(
-                        "Too late: the request to run {} expired. Ask again.",
-                        p.act()
+                    Answer::refuse(tr(
+                        lang,
+                        format!(
+                            "Too late: the request to run {} expired. Ask again.",
+                            p.act()
+                        ),
+                        format!(
+                            "Слишком поздно: запрос на {} истёк. Попросите ещё раз.",
+                            p.act()
+                        ),
                     ))
+                    .in_lang(lang)
                     .about(p.act(), Outcome::Refused),
                     None,
                 )
             }
             allowlist::Answer::Declined(p) => {
                 return (
-                    Answer::say(format!("Cancelled: {} was not run.", p.act()))
-                        .about(p.act(), Outcome::Cancelled),
+                    Answer::say(tr(
+                        lang,
+                        format!("Cancelled: {} was not run.", p.act()),
+                        format!("Отменено: {} не выполнено.", p.act()),
+                    ))
+                    .in_lang(lang)
+                    .about(p.act(), Outcome::Cancelled),
                     None,
                 )
             }
@@ -480,7 +663,7 @@ impl Turns {
         };
         #[expect(clippy::disallowed_methods, reason = "a turn runs the act")]
         let ran = self.executor.run_confirmed(confirmation).await;
-        self.report(&row, ran).await
+        self.report(&row, ran, lang).await
     }
 
     /// The answer of a turn that ran (or tried to run) `row`, and the question it waits on.
@@ -494,6 +677,7 @@ impl Turns {
         &self,
         row: &ToolRow,
         mut result: Result<Ran, ExecError>,
+        lang: Lang,
     ) -> (Answer, Option<Held>) {
         let mut declined: Vec<String> = Vec::new();
         loop {
@@ -501,7 +685,12 @@ impl Turns {
                 Ok(Ran {
                     waiting: Some(w), ..
                 }) => w,
-                done => return (report_done(row, done).prefixed(&declined.join("\n")), None),
+                done => {
+                    return (
+                        report_done(row, done, lang).prefixed(&declined.join("\n")),
+                        None,
+                    )
+                }
             };
             if w.ask().is_some() {
                 let out = ask_owner(&w).prefixed(&declined.join("\n"));
@@ -550,7 +739,7 @@ impl Turns {
                 (out, Some(Held::Input(w)))
             }
             InputStep::Ran(result) => match self.store.tool(&act).await {
-                Ok(Some(row)) => self.report(&row, result).await,
+                Ok(Some(row)) => self.report(&row, result, rules::lang_of(text)).await,
                 Ok(None) => (Answer::refuse(format!("{act} no longer exists.")), None),
                 Err(e) => (Answer::refuse(format!("Something went wrong: {e}")), None),
             },
@@ -629,6 +818,7 @@ impl Turns {
             pending: None,
             lang,
             ok: true,
+            understood: true,
         })
     }
 
@@ -651,6 +841,7 @@ impl Turns {
             pending: None,
             lang,
             ok: true,
+            understood: true,
         })
     }
 }
@@ -665,14 +856,79 @@ fn note_item(n: &store::Note, from: Option<String>, depth: u8) -> Item {
     }
 }
 
-fn act_items(enabled: &[&ToolRow]) -> Vec<Item> {
+/// What the rest of a sentence does for an act, as help says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    /// It runs bare: the rest of the sentence is not used.
+    Nothing,
+    /// The rest of the sentence is its one argument (or a local act's last word).
+    Rest,
+    /// It needs named arguments, which only a model (or the service itself) gives.
+    Named,
+}
+
+/// Whether the rest of a sentence becomes `row`'s argument under the positional rule.
+fn takes(row: &ToolRow, approvals: &allowlist::Approvals) -> Takes {
+    if row.kind == store::ToolKind::Local {
+        return Takes::Rest;
+    }
+    let required: Vec<&str> = row
+        .input_schema
+        .get("required")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    if required.is_empty() {
+        return Takes::Nothing;
+    }
+    let named = approvals
+        .servers
+        .get(&row.server)
+        .is_some_and(|a| a.contains(&row.tool));
+    match allowlist::bind_positional(
+        row,
+        if named {
+            std::slice::from_ref(&row.tool)
+        } else {
+            &[]
+        },
+        "1",
+    ) {
+        Ok(_) => Takes::Rest,
+        // A number the tail "1" fits, or a string: bound; anything else needs names.
+        Err(allowlist::BindError::BadNumber { .. }) => Takes::Rest,
+        Err(_) => Takes::Named,
+    }
+}
+
+/// A server's description on one line: every run of whitespace (its blank lines too) one
+/// space, capped.
+fn one_line(s: &str, cap: usize) -> String {
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    shown::cut(&joined, cap).into_owned()
+}
+
+fn act_items(enabled: &[&ToolRow], approvals: &allowlist::Approvals, lang: Lang) -> Vec<Item> {
     enabled
         .iter()
         .map(|r| {
-            let d = shown::cut(&r.description, 100);
-            let w = if r.destructive { " (asks first)" } else { "" };
+            let phrase = r.name.replace('_', " ");
+            let d = one_line(&r.description, 100);
+            let how = match (takes(r, approvals), lang) {
+                (Takes::Nothing, Lang::En) => format!("say \"{phrase}\""),
+                (Takes::Rest, Lang::En) => format!("say \"{phrase} …\" (the rest of the sentence is its argument)"),
+                (Takes::Named, Lang::En) => format!("\"{phrase}\" needs named arguments: ask in your own words with a model router"),
+                (Takes::Nothing, Lang::Ru) => format!("скажите «{phrase}»"),
+                (Takes::Rest, Lang::Ru) => format!("скажите «{phrase} …» (остаток фразы — его аргумент)"),
+                (Takes::Named, Lang::Ru) => format!("«{phrase}» требует именованных аргументов: попросите своими словами через модель"),
+            };
+            let w = match (r.destructive, lang) {
+                (true, Lang::En) => " (asks first)",
+                (true, Lang::Ru) => " (спросит сначала)",
+                (false, _) => "",
+            };
             Item {
-                text: format!("{} — {d}{w}", r.name.replace('_', " ")),
+                text: format!("{phrase} — {d}{w}; {how}"),
                 from: None,
                 link: None,
                 depth: 1,
@@ -681,7 +937,45 @@ fn act_items(enabled: &[&ToolRow]) -> Vec<Item> {
         .collect()
 }
 
-fn help(enabled: &[&ToolRow], lang: Lang) -> Answer {
+/// Edit distance between two short texts, by characters (at most 64 of each compared).
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(64).collect();
+    let b: Vec<char> = b.chars().take(64).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != cb);
+            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
+            let ins = cur.get(j).copied().unwrap_or(0) + 1;
+            if let Some(c) = cur.get_mut(j + 1) {
+                *c = sub.min(del).min(ins);
+            }
+        }
+        prev = cur;
+    }
+    prev.last().copied().unwrap_or(0)
+}
+
+/// The enabled act whose spoken form is nearest the start of the sentence, when it is close
+/// (a typo or a recogniser's split: at most a quarter of its letters differ, two at least).
+fn nearest<'a>(text: &str, enabled: &[&'a ToolRow]) -> Option<&'a ToolRow> {
+    let said = rules::normalise(text);
+    let mut best: Option<(usize, &ToolRow)> = None;
+    for r in enabled {
+        let form = r.name.replace('_', " ");
+        let n = form.split(' ').count();
+        let start: String = said.split(' ').take(n).collect::<Vec<_>>().join(" ");
+        let d = distance(&start, &form);
+        let close = d <= (form.chars().count() / 4).max(2);
+        if close && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, r));
+        }
+    }
+    best.map(|(_, r)| r)
+}
+
+fn help(enabled: &[&ToolRow], approvals: &allowlist::Approvals, lang: Lang) -> Answer {
     let mut out = match lang {
         Lang::En => String::from(
             "I can tell you what's new in your feeds (\"what's new in my feeds?\"), search your notes (\"notes about …\")",
@@ -701,18 +995,30 @@ fn help(enabled: &[&ToolRow], lang: Lang) -> Answer {
         Lang::En => ", and run these acts:",
         Lang::Ru => " и выполнить эти действия:",
     });
-    with_acts(out, enabled, lang)
+    with_acts(out, enabled, approvals, lang)
 }
 
-fn cannot_help(enabled: &[&ToolRow], lang: Lang) -> Answer {
+fn cannot_help(
+    text: &str,
+    enabled: &[&ToolRow],
+    approvals: &allowlist::Approvals,
+    lang: Lang,
+) -> Answer {
     let mut out = match lang {
-        Lang::En => String::from(
-            "I can't help with that. Try \"what's new in my feeds?\", \"notes about …\"",
-        ),
-        Lang::Ru => {
-            String::from("С этим я не помогу. Попробуйте «что нового в лентах?», «заметки про …»")
-        }
+        Lang::En => String::from("I can't help with that."),
+        Lang::Ru => String::from("С этим я не помогу."),
     };
+    if let Some(r) = nearest(text, enabled) {
+        let phrase = r.name.replace('_', " ");
+        out.push_str(&match lang {
+            Lang::En => format!(" Did you mean \"{phrase}\"?"),
+            Lang::Ru => format!(" Может быть, «{phrase}»?"),
+        });
+    }
+    out.push_str(match lang {
+        Lang::En => " Try \"what's new in my feeds?\", \"notes about …\"",
+        Lang::Ru => " Попробуйте «что нового в лентах?», «заметки про …»",
+    });
     if enabled.is_empty() {
         return Answer::say(out).in_lang(lang);
     }
@@ -720,22 +1026,28 @@ fn cannot_help(enabled: &[&ToolRow], lang: Lang) -> Answer {
         Lang::En => ", or one of your acts:",
         Lang::Ru => " или одно из действий:",
     });
-    with_acts(out, enabled, lang)
+    with_acts(out, enabled, approvals, lang)
 }
 
 /// Maven's sentence, then the enabled acts as a list.
-fn with_acts(sentence: String, enabled: &[&ToolRow], lang: Lang) -> Answer {
+fn with_acts(
+    sentence: String,
+    enabled: &[&ToolRow],
+    approvals: &allowlist::Approvals,
+    lang: Lang,
+) -> Answer {
     Answer {
         parts: vec![
             Part::Maven { text: sentence },
             Part::List {
-                items: act_items(enabled),
+                items: act_items(enabled, approvals, lang),
             },
         ],
         act: None,
         pending: None,
         lang,
         ok: true,
+        understood: true,
     }
 }
 
@@ -799,6 +1111,7 @@ mod tests {
             Some(Awaits::Confirm {
                 act: "wipe".into(),
                 tail: String::new(),
+                arguments: None,
                 expires_in_s: 120
             })
         );
@@ -818,6 +1131,197 @@ mod tests {
         assert!(!late.ok);
         assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
         drop(dir);
+    }
+
+    #[tokio::test]
+    async fn a_russian_sentence_is_answered_in_russian() {
+        let (_dir, store, turns) =
+            setup(vec![act("wipe", &["rm", "-f", "/nonexistent/x"], false)]).await;
+        set_state(&store, "wipe", ToolState::Enabled, "t").await;
+        let asked = turns.turn("wipe пожалуйста").await;
+        assert_eq!(
+            asked.text(),
+            "Собираюсь выполнить wipe с \"пожалуйста\". Выполнить? (да/нет)"
+        );
+        assert_eq!(asked.lang, Lang::Ru);
+        let no = turns.turn("нет").await;
+        assert_eq!(no.text(), "Отменено: wipe не выполнено.");
+        assert_eq!(no.lang, Lang::Ru);
+        assert_eq!(turns.turn("да").await.text(), "Подтверждать нечего.");
+        // An English "no" to a Russian question is answered in English.
+        turns.turn("wipe пожалуйста").await;
+        assert_eq!(
+            turns.turn("no").await.text(),
+            "Cancelled: wipe was not run."
+        );
+        assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
+    }
+
+    #[tokio::test]
+    async fn help_says_how_to_run_each_act_and_a_near_miss_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        #[expect(clippy::disallowed_methods, reason = "a test's own database")]
+        let store = Store::open(&dir.path().join("m.db")).await.unwrap();
+        let tools: Vec<mcp::Tool> = [
+            serde_json::json!({"name": "list_tasks", "description": "Lists tasks.\n\n\n• not an item\n\nof a project",
+                "annotations": {"readOnlyHint": true},
+                "inputSchema": {"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}}),
+            serde_json::json!({"name": "clear_done", "description": "Removes done tasks.",
+                "inputSchema": {"type": "object"}}),
+            serde_json::json!({"name": "create_entities", "description": "Creates entities.",
+                "inputSchema": {"type": "object", "properties": {"entities": {"type": "array"}}, "required": ["entities"]}}),
+        ]
+        .into_iter()
+        .filter_map(mcp::Tool::from_value)
+        .collect();
+        let policy = allowlist::ServerPolicy {
+            name: "todo".into(),
+            allow_tools: vec![
+                "list_tasks".into(),
+                "clear_done".into(),
+                "create_entities".into(),
+            ],
+            max_tools: 12,
+        };
+        allowlist::reconcile(&store, &policy, &tools).await.unwrap();
+        for n in ["todo_list_tasks", "todo_clear_done", "todo_create_entities"] {
+            set_state(&store, n, ToolState::Enabled, "t").await;
+        }
+        let approvals = allowlist::Approvals {
+            servers: [("todo".to_owned(), policy.allow_tools.clone())].into(),
+            acts: Vec::new(),
+        };
+        let executor = Executor::new(store.clone(), Arc::new(approvals), None);
+        let turns = Turns::new(store.clone(), executor, None);
+        let help = turns.turn("help").await.text();
+        let lines: Vec<&str> = help.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "  • todo clear done — Removes done tasks. (asks first); say \"todo clear done\"",
+                "  • todo create entities — Creates entities. (asks first); \"todo create entities\" needs named arguments: ask in your own words with a model router",
+                "  • todo list tasks — Lists tasks. • not an item of a project; say \"todo list tasks …\" (the rest of the sentence is its argument)",
+            ],
+            "{help}"
+        );
+        let miss = turns.turn("todo lsit tasks inbox").await.text();
+        assert!(
+            miss.starts_with("I can't help with that. Did you mean \"todo list tasks\"?"),
+            "{miss}"
+        );
+        let far = turns.turn("book me a flight").await.text();
+        assert!(!far.contains("Did you mean"), "{far}");
+        let ru = turns.turn("помощь").await.text();
+        assert!(
+            ru.contains("скажите «todo list tasks …» (остаток фразы — его аргумент)"),
+            "{ru}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_spoken_yes_runs_a_write_only_with_the_questions_word_in_its_conversation() {
+        let (_dir, store, turns) = setup(vec![act(
+            "wipe_cache",
+            &["rm", "-f", "/nonexistent/x"],
+            false,
+        )])
+        .await;
+        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
+        // As a recogniser writes it: capitals, a split, a full stop.
+        let asked = turns.turn_spoken("Wipe cache now.", "kitchen").await;
+        let text = asked.text();
+        let word = text
+            .strip_prefix("About to run wipe_cache with \"now\". To run it, say: yes, ")
+            .and_then(|w| w.strip_suffix('.'))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_owned();
+        assert!(voice::WORDS_EN.contains(&word.as_str()), "{word}");
+        // A bare yes — a television, a recording — hears the question again.
+        let again = turns.turn_spoken("Yes.", "kitchen").await;
+        assert_eq!(
+            again.text(),
+            format!("A plain yes does not run wipe_cache. To run it, say: yes, {word}.")
+        );
+        // The word from another conversation, or typed, does not run it (and drops it).
+        turns.turn_spoken(&format!("Yes, {word}."), "bedroom").await;
+        assert!(turns
+            .turn_spoken(&format!("Yes, {word}."), "kitchen")
+            .await
+            .text()
+            .starts_with("I can't help with that."));
+        assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
+        // Asked again, answered with the word in the same conversation: it runs.
+        let text = turns.turn_spoken("wipe cache now", "kitchen").await.text();
+        let word = text
+            .rsplit(", ")
+            .next()
+            .and_then(|w| w.strip_suffix('.'))
+            .unwrap()
+            .to_owned();
+        let ran = turns
+            .turn_spoken(&format!("Yes, {}!", word.to_uppercase()), "kitchen")
+            .await;
+        assert!(ran.text().starts_with("wipe_cache ran;"), "{}", ran.text());
+        let log = store.acts_log(10).await.unwrap();
+        assert_eq!(log.len(), 1);
+        assert_eq!(
+            log[0].confirmed_by.as_deref(),
+            Some(format!("owner (\"yes {word}\")").as_str())
+        );
+        // A typed question keeps its plain yes; a spoken one answered by typing is dropped.
+        turns.turn("wipe_cache now").await;
+        assert!(turns
+            .turn("yes")
+            .await
+            .text()
+            .starts_with("wipe_cache ran;"));
+        turns.turn_spoken("wipe cache", "kitchen").await;
+        assert_eq!(
+            turns.turn("yes").await.text(),
+            "There is nothing to confirm."
+        );
+        // Russian: the word is Russian.
+        let ru = turns
+            .turn_spoken("Wipe cache пожалуйста.", "kitchen")
+            .await
+            .text();
+        assert!(ru.contains("Чтобы выполнить, скажите: да, "), "{ru}");
+        assert_eq!(
+            turns.turn_spoken("Нет.", "kitchen").await.text(),
+            "Отменено: wipe_cache не выполнено."
+        );
+    }
+
+    #[test]
+    fn act_names_are_matched_across_a_recognisers_splits_and_joins() {
+        let acts = [
+            ActName {
+                name: "todo_list_tasks".into(),
+                tool: "list_tasks".into(),
+            },
+            ActName {
+                name: "todolist_clear".into(),
+                tool: "clear".into(),
+            },
+        ];
+        let m = |t: &str| rules::match_act(&voice::normalise(t), &acts);
+        assert_eq!(
+            m("To do list tasks inbox."),
+            Some(("todo_list_tasks".into(), "inbox".into()))
+        );
+        assert_eq!(
+            m("Todolist tasks garden"),
+            Some(("todo_list_tasks".into(), "garden".into()))
+        );
+        assert_eq!(
+            m("to do list clear"),
+            Some(("todolist_clear".into(), String::new()))
+        );
+        assert_eq!(
+            m("list tasks in box"),
+            Some(("todo_list_tasks".into(), "in box".into()))
+        );
+        assert_eq!(m("to do lists"), None);
     }
 
     #[tokio::test]

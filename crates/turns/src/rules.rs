@@ -21,6 +21,14 @@ pub enum Decision {
         /// The rest of the utterance, as typed.
         tail: String,
     },
+    /// Call an enabled act with the named arguments a model chose (checked against its schema
+    /// before anything runs or is asked).
+    CallAct {
+        /// The act's row name.
+        name: String,
+        /// The arguments, as the model wrote them.
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
     /// Say this (the llm router's plain answer).
     Say(String),
     /// Nothing fits.
@@ -157,7 +165,9 @@ pub fn match_act(text: &str, acts: &[ActName]) -> Option<(String, String)> {
             }
         }
     }
-    let (len, act, by_tool) = best?;
+    let Some((len, act, by_tool)) = best else {
+        return match_joined(trimmed, acts);
+    };
     // A bare tool name ("list tasks") only counts when no other enabled act shares it.
     if by_tool {
         let tool_form = act.tool.replace(['_', '-', '.'], " ").to_lowercase();
@@ -174,6 +184,51 @@ pub fn match_act(text: &str, acts: &[ActName]) -> Option<(String, String)> {
     let chars = lower[..len].chars().count();
     let tail: String = trimmed.chars().skip(chars).collect();
     Some((act.name.clone(), tail.trim().to_string()))
+}
+
+/// [`match_act`] with the spaces of the sentence's first words ignored, for the splits and
+/// joins a recogniser makes ("to do list tasks" for `todo_list_tasks`, "todolist" for
+/// `todo_list`): the act whose name, spaces and underscores ignored, is exactly the first words
+/// run together, the longest such; the rest of the words as its tail. A bare tool name counts
+/// only when no other enabled act shares it, as in [`match_act`].
+fn match_joined(text: &str, acts: &[ActName]) -> Option<(String, String)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && !matches!(c, '_' | '-' | '.'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let mut best: Option<(usize, &ActName, bool)> = None;
+    for act in acts {
+        for (form, by_tool) in [(squash(&act.name), false), (squash(&act.tool), true)] {
+            if form.is_empty() {
+                continue;
+            }
+            let mut joined = String::new();
+            for (k, w) in words.iter().enumerate().take(12) {
+                joined.push_str(&squash(w));
+                if joined.len() > form.len() {
+                    break;
+                }
+                if joined == form && best.is_none_or(|(n, _, _)| k + 1 > n) {
+                    best = Some((k + 1, act, by_tool));
+                }
+            }
+        }
+    }
+    let (n, act, by_tool) = best?;
+    if by_tool {
+        let shared = acts
+            .iter()
+            .filter(|a| squash(&a.tool) == squash(&act.tool))
+            .count();
+        if shared > 1 {
+            return None;
+        }
+    }
+    let tail = words.get(n..).unwrap_or_default().join(" ");
+    Some((act.name.clone(), tail))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::bind::bind_positional;
 use super::policy::{approved, Approvals, Approved, LocalAct, Refusal};
 use super::process::{first_line, local_argv, run_local};
 use super::ran::{cut_text, ExecError, Ran, RESULT_CAP};
-use crate::confirm::{Confirmation, Request};
+use crate::confirm::{Args, Confirmation, Request};
 use crate::waiting::Waiting;
 use crate::CONFIRM_WINDOW;
 
@@ -36,8 +36,52 @@ pub enum Next {
 /// One execution of a row: a start with the router's tail, or the retry of a call whose
 /// questions are all answered (or declined).
 enum Call<'a> {
-    Start { tail: &'a str },
+    Start { args: &'a Args },
     Resume(&'a Waiting),
+}
+
+/// What a row's arguments became: an MCP tool's, bound or checked; a local act's tail.
+enum Bound<'a> {
+    Mcp(Map<String, Value>),
+    Local(&'a str),
+}
+
+/// `args` for `row`: a tail bound positionally, or named arguments checked against the
+/// tool's input schema; a local act takes only a tail.
+fn bound<'a>(
+    row: &ToolRow,
+    approved: &Approved<'_>,
+    args: &'a Args,
+) -> Result<Bound<'a>, ExecError> {
+    match (approved, args) {
+        (Approved::Mcp { allow_tools }, Args::Tail(tail)) => {
+            Ok(Bound::Mcp(bind_positional(row, allow_tools, tail)?))
+        }
+        (Approved::Mcp { .. }, Args::Named(m)) => {
+            super::schema::validate(&row.name, &row.input_schema, m)?;
+            Ok(Bound::Mcp(m.clone()))
+        }
+        (Approved::Local(_), Args::Tail(tail)) => Ok(Bound::Local(tail)),
+        (Approved::Local(_), Args::Named(m)) if m.is_empty() => Ok(Bound::Local("")),
+        (Approved::Local(_), Args::Named(_)) => Err(ExecError::Args(super::schema::ArgError {
+            tool: row.name.clone(),
+            path: String::new(),
+            problem: "a local act takes no named arguments".to_owned(),
+        })),
+    }
+}
+
+/// Whether running `row` with `args` needs the owner's yes first: a destructive row always;
+/// named arguments (a model's) unless the row claims not to write **and** its server's
+/// `allow_tools` names it (the owner's own word that it reads).
+fn needs_confirmation(row: &ToolRow, approved: &Approved<'_>, args: &Args) -> bool {
+    if row.destructive {
+        return true;
+    }
+    match (approved, args) {
+        (Approved::Mcp { allow_tools }, Args::Named(_)) => !allow_tools.contains(&row.tool),
+        _ => false,
+    }
 }
 
 /// What one execution runs, decided before it is written to `acts_log`.
@@ -79,16 +123,13 @@ impl Executor {
 
     /// Checks `row` before anything runs or is asked: [`may_run`], then (for an MCP row) that
     /// the tail binds. A destructive row comes back as a [`Request`] for the owner.
-    pub fn prepare(&self, row: &ToolRow, tail: &str, utterance: &str) -> Result<Next, ExecError> {
-        if let Approved::Mcp { allow_tools } =
-            approved(row, &self.approvals).map_err(ExecError::Refused)?
-        {
-            bind_positional(row, allow_tools, tail)?;
-        }
-        if row.destructive {
+    pub fn prepare(&self, row: &ToolRow, args: &Args, utterance: &str) -> Result<Next, ExecError> {
+        let approved = approved(row, &self.approvals).map_err(ExecError::Refused)?;
+        bound(row, &approved, args)?;
+        if needs_confirmation(row, &approved, args) {
             return Ok(Next::Confirm(Request {
                 act: row.name.clone(),
-                tail: tail.to_owned(),
+                args: args.clone(),
                 utterance: utterance.to_owned(),
                 asked: tokio::time::Instant::now(),
             }));
@@ -96,21 +137,22 @@ impl Executor {
         Ok(Next::Run)
     }
 
-    /// Runs a row that does not write with the router's `tail`; a destructive row is refused
-    /// ([`ExecError::NeedsConfirmation`]).
-    pub async fn run(&self, name: &str, tail: &str, utterance: &str) -> Result<Ran, ExecError> {
-        self.execute(name, utterance, None, Call::Start { tail })
+    /// Runs a row that does not write with `args`; a row that needs the owner's yes (a
+    /// destructive row, or a model's named arguments to a tool the configuration does not name
+    /// as read-only) is refused ([`ExecError::NeedsConfirmation`]).
+    pub async fn run(&self, name: &str, args: &Args, utterance: &str) -> Result<Ran, ExecError> {
+        self.execute(name, utterance, None, Call::Start { args })
             .await
     }
 
     /// Runs what the owner confirmed.
     pub async fn run_confirmed(&self, confirmation: Confirmation) -> Result<Ran, ExecError> {
-        let (tail, utterance, by) = confirmation.parts();
+        let (args, utterance, by) = confirmation.parts();
         self.execute(
             confirmation.act(),
             utterance,
             Some(by),
-            Call::Start { tail },
+            Call::Start { args },
         )
         .await
     }
@@ -194,16 +236,18 @@ impl Executor {
             })
         };
         match (call, approved) {
-            (Call::Start { tail }, approved) => {
-                if row.destructive && confirmed_by.is_none() {
+            (Call::Start { args }, approved) => {
+                if needs_confirmation(row, &approved, args) && confirmed_by.is_none() {
                     return Err(ExecError::NeedsConfirmation(row.name.clone()));
                 }
-                match approved {
-                    Approved::Mcp { allow_tools } => {
-                        let args = bind_positional(row, allow_tools, tail)?;
-                        Ok(Work::Start(manager()?, args))
+                match (bound(row, &approved, args)?, approved) {
+                    (Bound::Mcp(args), _) => Ok(Work::Start(manager()?, args)),
+                    (Bound::Local(tail), Approved::Local(act)) => Ok(Work::Local(act, tail)),
+                    (Bound::Local(_), Approved::Mcp { .. }) => {
+                        Err(ExecError::Refused(Refusal::NotMcp {
+                            act: row.name.clone(),
+                        }))
                     }
-                    Approved::Local(act) => Ok(Work::Local(act, tail)),
                 }
             }
             (Call::Resume(w), Approved::Mcp { .. }) => Ok(Work::Resume(manager()?, w)),

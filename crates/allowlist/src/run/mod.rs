@@ -13,6 +13,7 @@ mod executor;
 mod policy;
 mod process;
 mod ran;
+pub mod schema;
 
 pub use bind::{bind_positional, BindError};
 pub use executor::{Executor, InputStep, Next};

@@ -16,6 +16,9 @@ pub enum ExecError {
     /// The tail could not be bound.
     #[error(transparent)]
     Bind(#[from] BindError),
+    /// Named arguments do not fit the tool's input schema.
+    #[error(transparent)]
+    Args(#[from] super::schema::ArgError),
     /// It ran and failed, or it could not be sent.
     #[error("{0}")]
     Failed(String),

@@ -344,11 +344,31 @@ impl Validator<'_> {
         let Some(o) = self.object(
             path,
             v,
-            &["client_id", "client_secret", "client_metadata_url", "dpop"],
+            &[
+                "client_id",
+                "client_secret",
+                "client_metadata_url",
+                "dpop",
+                "grant",
+                "private_key_file",
+                "key_id",
+                "workload_token_file",
+                "idp",
+            ],
             enabled,
         ) else {
             return out;
         };
+        out.private_key_file = self.absolute_file(&o, "private_key_file");
+        out.key_id = self.nonempty_string(&o, "key_id");
+        if out.key_id.is_some() && out.private_key_file.is_none() {
+            self.problem(
+                &join(path, "key_id"),
+                ProblemKind::Missing {
+                    needed: "oauth.key_id needs oauth.private_key_file",
+                },
+            );
+        }
         out.client_id = self.nonempty_string(&o, "client_id");
         if let Some(v) = o.map.get("dpop") {
             out.dpop = match v.as_str() {
@@ -367,21 +387,7 @@ impl Validator<'_> {
         }
         if let Some(raw) = o.map.get("client_secret") {
             let p = join(path, "client_secret");
-            match raw {
-                Value::String(r)
-                    if r.starts_with("${") && r.ends_with('}') && r.matches("${").count() == 1 =>
-                {
-                    if let Some(s) = self.expand(&p, r, enabled) {
-                        out.client_secret = Some(Secret(s));
-                    }
-                }
-                Value::String(_) => self.bad_value(
-                    &p,
-                    "a ${ENV} reference (a secret is not written in the file)",
-                    "a literal string",
-                ),
-                other => self.wrong_type(&p, "a string", other),
-            }
+            out.client_secret = self.secret_ref(&p, raw, enabled);
             if !o.map.contains_key("client_id") {
                 self.problem(
                     &p,
@@ -391,6 +397,7 @@ impl Validator<'_> {
                 );
             }
         }
+        out.grant = self.oauth_grant(&o, path, &out);
         if let Some(u) = self.http_url(&o, "client_metadata_url") {
             let ok = url::Url::parse(&u)
                 .is_ok_and(|x| x.scheme() == "https" && x.path() != "/" && x.fragment().is_none());
@@ -405,6 +412,172 @@ impl Validator<'_> {
             }
         }
         out
+    }
+}
+
+impl Validator<'_> {
+    /// `oauth.grant`: `"authorization_code"` (the default: the owner authorizes on the page),
+    /// `"client_credentials"` (needs `client_id` and a `client_secret` or a
+    /// `private_key_file`), `"jwt_bearer"` (a workload's token, `workload_token_file`) or
+    /// `"enterprise"` (needs `client_id` and `idp`: the identity provider's `token_endpoint`,
+    /// Maven's `client_id` there and its `client_secret` if any, and the owner's
+    /// `id_token_file`).
+    fn oauth_grant(&mut self, o: &Obj<'_>, path: &str, out: &McpOAuthConfig) -> oauth::Grant {
+        let word = self.string(o, "grant");
+        let grant_path = join(path, "grant");
+        let workload = self.absolute_file(o, "workload_token_file");
+        let idp = o.map.get("idp");
+        let need = |me: &mut Self, ok: bool, needed: &'static str| {
+            if !ok {
+                me.problem(&grant_path, ProblemKind::Missing { needed });
+            }
+        };
+        let grant = match word.as_deref() {
+            None | Some("authorization_code") => oauth::Grant::AuthorizationCode,
+            Some("client_credentials") => {
+                need(
+                    self,
+                    out.client_id.is_some()
+                        && (o.map.contains_key("client_secret") || out.private_key_file.is_some()),
+                    "the client_credentials grant needs oauth.client_id and oauth.client_secret or oauth.private_key_file",
+                );
+                oauth::Grant::ClientCredentials
+            }
+            Some("jwt_bearer") => {
+                need(
+                    self,
+                    workload.is_some(),
+                    "the jwt_bearer grant needs oauth.workload_token_file",
+                );
+                oauth::Grant::JwtBearer(oauth::TokenSource::File(
+                    workload.clone().unwrap_or_default(),
+                ))
+            }
+            Some("enterprise") => {
+                need(
+                    self,
+                    out.client_id.is_some() && idp.is_some(),
+                    "the enterprise grant needs oauth.client_id and oauth.idp",
+                );
+                let e = idp.and_then(|v| self.oauth_idp(&join(path, "idp"), v, o.enabled));
+                match e {
+                    Some(e) => oauth::Grant::Enterprise(e),
+                    None => oauth::Grant::AuthorizationCode,
+                }
+            }
+            Some(other) => {
+                self.bad_value(
+                    &grant_path,
+                    "\"authorization_code\", \"client_credentials\", \"jwt_bearer\" or \"enterprise\"",
+                    format!("{other:?}"),
+                );
+                oauth::Grant::AuthorizationCode
+            }
+        };
+        if workload.is_some() && !matches!(grant, oauth::Grant::JwtBearer(_)) {
+            self.problem(
+                &join(path, "workload_token_file"),
+                ProblemKind::Missing {
+                    needed: "oauth.workload_token_file is for oauth.grant \"jwt_bearer\"",
+                },
+            );
+        }
+        if idp.is_some()
+            && !matches!(grant, oauth::Grant::Enterprise(_))
+            && word.as_deref() != Some("enterprise")
+        {
+            self.problem(
+                &join(path, "idp"),
+                ProblemKind::Missing {
+                    needed: "oauth.idp is for oauth.grant \"enterprise\"",
+                },
+            );
+        }
+        grant
+    }
+
+    /// `oauth.idp` of the enterprise grant.
+    fn oauth_idp(&mut self, path: &str, v: &Value, enabled: bool) -> Option<oauth::Enterprise> {
+        let o = self.object(
+            path,
+            v,
+            &[
+                "token_endpoint",
+                "client_id",
+                "client_secret",
+                "id_token_file",
+            ],
+            enabled,
+        )?;
+        let token_endpoint = self.http_url(&o, "token_endpoint");
+        let client_id = self.nonempty_string(&o, "client_id");
+        let id_token = self.absolute_file(&o, "id_token_file");
+        let client_secret = o
+            .map
+            .get("client_secret")
+            .and_then(|raw| self.secret_ref(&join(path, "client_secret"), raw, enabled))
+            .map(|s| s.0);
+        for (key, present) in [
+            ("token_endpoint", token_endpoint.is_some()),
+            ("client_id", client_id.is_some()),
+            ("id_token_file", id_token.is_some()),
+        ] {
+            if !present && !o.map.contains_key(key) {
+                self.problem(
+                    &join(path, key),
+                    ProblemKind::Missing {
+                        needed: "oauth.idp needs token_endpoint, client_id and id_token_file",
+                    },
+                );
+            }
+        }
+        Some(oauth::Enterprise {
+            token_endpoint: token_endpoint?,
+            client_id: client_id?,
+            client_secret,
+            id_token: oauth::TokenSource::File(id_token?),
+        })
+    }
+
+    /// A secret: a `${ENV}` reference only (a secret is not written in the file).
+    fn secret_ref(&mut self, p: &str, raw: &Value, enabled: bool) -> Option<Secret> {
+        match raw {
+            Value::String(r)
+                if r.starts_with("${") && r.ends_with('}') && r.matches("${").count() == 1 =>
+            {
+                self.expand(p, r, enabled).map(Secret)
+            }
+            Value::String(_) => {
+                self.bad_value(
+                    p,
+                    "a ${ENV} reference (a secret is not written in the file)",
+                    "a literal string",
+                );
+                None
+            }
+            other => {
+                self.wrong_type(p, "a string", other);
+                None
+            }
+        }
+    }
+
+    /// An absolute path to a file (a key, a token), without `..`.
+    fn absolute_file(&mut self, o: &Obj<'_>, key: &str) -> Option<PathBuf> {
+        let p = self.nonempty_string(o, key)?;
+        let pp = std::path::Path::new(&p);
+        let dotted = pp
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+        if !pp.is_absolute() || dotted || p.contains('\0') {
+            self.bad_value(
+                &join(&o.path, key),
+                "an absolute path without \"..\"",
+                format!("{p:?}"),
+            );
+            return None;
+        }
+        Some(PathBuf::from(p))
     }
 }
 

@@ -4,6 +4,7 @@
 mod acts;
 mod fetch;
 mod mcp;
+mod voice;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -13,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::read::{describe, show_duration, Obj, Validator};
 use crate::{
-    Config, McpTiming, ProblemKind, RouterConfig, RouterKind, Secret, WebConfig,
+    Config, McpTiming, ProblemKind, RouterConfig, RouterKind, RouterTools, Secret, WebConfig,
     DEFAULT_SESSION_HOURS, MAX_SESSION_HOURS,
 };
 
@@ -34,6 +35,7 @@ impl Validator<'_> {
                 "mcp_servers",
                 "mcp_timing",
                 "acts",
+                "voice",
             ],
             true,
         );
@@ -46,6 +48,7 @@ impl Validator<'_> {
         let mcp_servers = self.mcp_servers(root.get("mcp_servers"));
         let mcp_timing = self.mcp_timing(root.get("mcp_timing"));
         let acts = self.acts(root.get("acts"), &mcp_servers);
+        let voice = self.voice(root.get("voice"));
         Config {
             source: None,
             web,
@@ -56,6 +59,7 @@ impl Validator<'_> {
             mcp_servers,
             mcp_timing,
             acts,
+            voice,
         }
     }
 
@@ -154,6 +158,7 @@ impl Validator<'_> {
             timeout: Duration::from_secs(30),
             allow_private: false,
             headers: BTreeMap::new(),
+            tools: RouterTools::Auto,
         };
         let Some(v) = v else { return r };
         let Some(o) = self.object(
@@ -167,11 +172,20 @@ impl Validator<'_> {
                 "timeout",
                 "allow_private",
                 "headers",
+                "tools",
             ],
             true,
         ) else {
             return r;
         };
+        if let Some(t) = o.map.get("tools") {
+            match t.as_str() {
+                Some("auto") => r.tools = RouterTools::Auto,
+                Some("off") => r.tools = RouterTools::Off,
+                Some(_) => self.bad_value("router.tools", "\"auto\" or \"off\"", describe(t)),
+                None => self.wrong_type("router.tools", "\"auto\" or \"off\"", t),
+            }
+        }
         if let Some(k) = o.map.get("kind") {
             match k.as_str() {
                 Some("rules") => r.kind = RouterKind::Rules,

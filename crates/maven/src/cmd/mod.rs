@@ -7,6 +7,7 @@ pub(crate) mod config_check;
 pub(crate) mod doctor;
 pub(crate) mod feeds_parse;
 pub(crate) mod fetch;
+pub(crate) mod listen;
 pub(crate) mod man;
 pub(crate) mod mcp_import;
 pub(crate) mod mcp_inspect;

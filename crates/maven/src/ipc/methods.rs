@@ -28,6 +28,7 @@ pub(crate) const NOTES_MAX: u64 = 10_000;
 pub(crate) enum Method {
     Status,
     Turn,
+    SpokenTurn,
     Tools,
     Notes,
     McpServers,
@@ -40,9 +41,10 @@ pub(crate) enum Method {
 
 impl Method {
     /// Every method.
-    pub(crate) const ALL: [Method; 10] = [
+    pub(crate) const ALL: [Method; 11] = [
         Method::Status,
         Method::Turn,
+        Method::SpokenTurn,
         Method::Tools,
         Method::Notes,
         Method::McpServers,
@@ -58,6 +60,7 @@ impl Method {
         match self {
             Method::Status => "status",
             Method::Turn => "turn",
+            Method::SpokenTurn => "spoken_turn",
             Method::Tools => "tools",
             Method::Notes => "notes",
             Method::McpServers => "mcp_servers",
@@ -89,6 +92,8 @@ pub(crate) enum Request {
     Status,
     /// `maven say TEXT`: one turn.
     Turn { text: String },
+    /// `maven listen`: one spoken turn (a transcript) of a conversation.
+    SpokenTurn { text: String, conversation: String },
     /// `maven tools`.
     Tools,
     /// `maven notes`: the newest notes, of sources that begin with `source` when given.
@@ -131,6 +136,23 @@ impl Request {
                 }
                 Request::Turn {
                     text: text.to_owned(),
+                }
+            }
+            Method::SpokenTurn => {
+                let Some(text) = params.get("text").and_then(Value::as_str) else {
+                    return Err(RpcError::invalid_params("text: expected a string"));
+                };
+                if text.len() > MAX_TURN {
+                    return Err(RpcError::invalid_params(
+                        "text: at most 4096 bytes in one turn",
+                    ));
+                }
+                let Some(conversation) = params.get("conversation").and_then(Value::as_str) else {
+                    return Err(RpcError::invalid_params("conversation: expected a string"));
+                };
+                Request::SpokenTurn {
+                    text: text.to_owned(),
+                    conversation: shown::cut(conversation, 128).into_owned(),
                 }
             }
             Method::Tools => Request::Tools,
@@ -178,6 +200,7 @@ impl Request {
         match self {
             Request::Status => Method::Status,
             Request::Turn { .. } => Method::Turn,
+            Request::SpokenTurn { .. } => Method::SpokenTurn,
             Request::Tools => Method::Tools,
             Request::Notes { .. } => Method::Notes,
             Request::McpServers => Method::McpServers,
@@ -198,6 +221,9 @@ impl Request {
             | Request::Feeds
             | Request::WebEnroll => json!({}),
             Request::Turn { text } => json!({ "text": text }),
+            Request::SpokenTurn { text, conversation } => {
+                json!({ "text": text, "conversation": conversation })
+            }
             Request::Notes { source, limit } => json!({"source": source, "limit": limit}),
             Request::McpLogout { name }
             | Request::McpAuth { name }
@@ -267,7 +293,7 @@ impl Reply {
     pub(crate) fn parse(method: Method, v: Value) -> Result<Reply, serde_json::Error> {
         Ok(match method {
             Method::Status => Reply::Status(serde_json::from_value(v)?),
-            Method::Turn => Reply::Turn(serde_json::from_value(v)?),
+            Method::Turn | Method::SpokenTurn => Reply::Turn(serde_json::from_value(v)?),
             Method::Tools => Reply::Tools(serde_json::from_value(v)?),
             Method::Notes => Reply::Notes(serde_json::from_value(v)?),
             Method::McpServers => Reply::McpServers(serde_json::from_value(v)?),
@@ -332,6 +358,10 @@ mod tests {
         for r in [
             Request::Status,
             Request::Turn { text: "hi".into() },
+            Request::SpokenTurn {
+                text: "hi".into(),
+                conversation: "c".into(),
+            },
             Request::Tools,
             Request::Notes {
                 source: Some("feed:".into()),

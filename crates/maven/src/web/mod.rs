@@ -36,6 +36,7 @@ mod oauth;
 mod once;
 mod pages;
 mod peer;
+pub(crate) use peer::{owner_uid, peer_uid};
 mod session;
 
 use crate::web::error::Code;

@@ -99,7 +99,7 @@ fn uid_of_reply(reply: &[u8]) -> Option<u32> {
 
 /// The uid of the process at the other end of the loopback connection `local` ← `peer`;
 /// `None` when the kernel knows no such socket (it went away) or cannot be asked.
-pub(super) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
+pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
     #[expect(
         clippy::disallowed_methods,
         reason = "the page's peer check asks the kernel (sock_diag) who is at the other end: it reaches nothing"

@@ -667,7 +667,7 @@ fn say(home: &Home, text: &str) -> (i32, String) {
     )
 }
 
-fn acts_log(home: &Home) -> Vec<store::ActLogRow> {
+pub(crate) fn acts_log(home: &Home) -> Vec<store::ActLogRow> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

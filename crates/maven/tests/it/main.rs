@@ -16,6 +16,7 @@ mod hardening;
 mod invariants;
 mod logs;
 mod mcp;
+mod model;
 mod network;
 mod notify;
 mod npm_install;

@@ -679,6 +679,45 @@ fn a_dripping_metadata_endpoint_holds_up_neither_status_nor_the_card() {
     );
 }
 
+/// A grant that needs no person runs inside the daemon's own `initialize`: when it meets a
+/// protected resource metadata endpoint that drips one byte a second, `mcp status` names that
+/// step and its URL, not `initialize`.
+#[test]
+fn a_dripping_metadata_endpoint_met_by_a_grant_is_named_in_status() {
+    let home = Home::new();
+    let server = authserver_with(testkit::authserver::Hostile::DripMetadata);
+    home.write_config(
+        &json!({
+            "mcp_servers": {"notes": {
+                "url": format!("{}/mcp", server.base), "allow_private": true, "enabled": true,
+                "timeouts": {"init": "4s"},
+                "oauth": {
+                    "grant": "client_credentials", "client_id": "maven-pre",
+                    "client_secret": "${MAVEN_TEST_CLIENT_SECRET}"
+                }
+            }}
+        })
+        .to_string(),
+    );
+    let _d = home.start_with_env("MAVEN_TEST_CLIENT_SECRET", "s3cret");
+    let metadata = server.resource_metadata_url();
+    let want = format!("protected resource metadata at {metadata}: no answer within 4 s");
+    let st = eventually("the dial failed", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        by_name(&st, "notes")["last_error"]
+            .as_str()
+            .is_some()
+            .then_some(st)
+    });
+    let error = by_name(&st, "notes")["last_error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(error.contains(&want), "{error}");
+    assert!(!error.contains("initialize"), "{error}");
+    assert_eq!(server.count("POST /token"), 0, "{:?}", server.hits());
+}
+
 /// A confidential client authenticates one way per request (RFC 6749 §2.3.1): Basic alone,
 /// which a server that refuses two methods at once (as Cloudflare's provider does) takes; a
 /// server that wants `client_id` in the body beside Basic (as the Python SDK's does) is asked

@@ -6,9 +6,11 @@
 //! SDK's resource-server auth as it ships, Bearer only: the official Python SDK's
 //! (`testenv/python_auth_server.py`, 2025-11-25) and the TypeScript SDK 2.x's
 //! (`testenv/ts_auth_server.mjs`, 2026-07-28); and a plain OAuth 2.1 server, the Python SDK's
-//! own authorization server handlers (`testenv/python_as_server.py`). Dynamic registration
-//! (public and confidential) and a pre-registered confidential client, refresh with rotation,
-//! logout with revocation.
+//! own authorization server handlers (`testenv/python_as_server.py`); and Cloudflare's
+//! `workers-oauth-provider` under workerd through Miniflare, an MCP endpoint behind it on one
+//! origin (`testenv/cloudflare_worker.mjs`). Dynamic registration (public and confidential)
+//! and a pre-registered confidential client, refresh with rotation, logout with revocation;
+//! the `client_credentials` grant with a secret and with a private key.
 //!
 //! A missing peer is a failure naming the install script, never a silent pass.
 
@@ -96,7 +98,23 @@ impl Peer {
 }
 
 impl Drop for Peer {
+    /// SIGTERM first, so a peer with children of its own ends them (Miniflare its workerd),
+    /// then SIGKILL after 5 s.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test's peer is given real seconds to end"
+    )]
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -104,15 +122,19 @@ impl Drop for Peer {
 
 /// The OpenID provider, its access tokens living `ttl` seconds.
 fn openid_provider(ttl: u64) -> Peer {
+    openid_provider_with(ttl, None)
+}
+
+/// The OpenID provider, with the machine client `maven-m2m-jwt` of this public JWK when given.
+fn openid_provider_with(ttl: u64, m2m_jwk: Option<&str>) -> Peer {
     let env = testenv();
     let node = installed(env.join("node_modules/.bin/node"));
     installed(env.join("node_modules/oidc-provider/lib/index.js"));
     let script = env.join("oidc_provider.mjs");
-    Peer::start(
-        &node,
-        &[script.to_str().unwrap(), "0", &ttl.to_string()],
-        "OIDC_PROVIDER_LISTENING ",
-    )
+    let ttl = ttl.to_string();
+    let mut args = vec![script.to_str().unwrap(), "0", ttl.as_str()];
+    args.extend(m2m_jwk);
+    Peer::start(&node, &args, "OIDC_PROVIDER_LISTENING ")
 }
 
 /// An MCP server on the Python SDK, protected by its resource-server auth, trusting `issuer`.
@@ -503,4 +525,330 @@ fn a_plain_oauth_server_the_python_sdk_s_own_through_the_daemon() {
         let st = home.json(&["mcp", "status", "--json"]);
         (by_name(&st, "plain")["state"] == "needs_authorization").then_some(())
     });
+}
+
+/// An ES256 key pair made by testenv's node: the private key as PKCS#8 PEM, the public one as
+/// a JWK.
+fn es256_key_pair() -> (String, String) {
+    let node = installed(testenv().join("node_modules/.bin/node"));
+    let out = Command::new(node)
+        .args([
+            "-e",
+            "const c = require('crypto'); \
+             const { privateKey, publicKey } = c.generateKeyPairSync('ec', { namedCurve: 'P-256' }); \
+             process.stdout.write(JSON.stringify({ \
+               pem: privateKey.export({ type: 'pkcs8', format: 'pem' }), \
+               jwk: { ...publicKey.export({ format: 'jwk' }), kid: 'm2m-1', alg: 'ES256', use: 'sig' } }));",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v["pem"].as_str().unwrap().to_owned(), v["jwk"].to_string())
+}
+
+/// The client_credentials grant against the OpenID provider, through the daemon and with no
+/// person: one client with its secret (Basic), one with a private_key_jwt assertion signed by
+/// its key file. Both connect by themselves, say their grant in status, and make the grant
+/// again when the token (8 s, no refresh token) expired; no secret, assertion or token is
+/// logged.
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
+fn the_client_credentials_grant_with_a_secret_and_with_a_key_through_the_daemon() {
+    let (pem, jwk) = es256_key_pair();
+    let op = openid_provider_with(8, Some(&jwk));
+    let issuer = op.url.clone();
+    let basic = python_resource_server(&issuer);
+    let keyed = ts_resource_server(&issuer);
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    let key_file = home.dir.path().join("m2m-key.pem");
+    std::fs::write(&key_file, &pem).unwrap();
+    home.write_config(
+        &json!({
+            "web": {"listen": "127.0.0.1:0", "passphrase_hash": hash},
+            "mcp_servers": {
+                "basic": {
+                    "url": basic.url, "allow_private": true, "enabled": true,
+                    "oauth": {
+                        "grant": "client_credentials", "client_id": "maven-m2m",
+                        "client_secret": "${MAVEN_TEST_M2M_SECRET}"
+                    }
+                },
+                "keyed": {
+                    "url": keyed.url, "allow_private": true, "enabled": true,
+                    "oauth": {
+                        "grant": "client_credentials", "client_id": "maven-m2m-jwt",
+                        "private_key_file": key_file.to_str().unwrap(), "key_id": "m2m-1"
+                    }
+                }
+            }
+        })
+        .to_string(),
+    );
+    let d = home.start_with_env("MAVEN_TEST_M2M_SECRET", "maven-m2m-secret");
+    // No one authorizes: both are ready, by their grant.
+    let st = ready(&home, "basic");
+    let auth = auth_words(&by_name(&st, "basic")["auth"]);
+    assert!(
+        auth.starts_with(&format!(
+            "authorized by {issuer} (grant client_credentials; scopes: mcp;"
+        )),
+        "{auth}"
+    );
+    assert!(
+        auth.ends_with("no refresh token: the grant is made again when it expires)"),
+        "{auth}"
+    );
+    let st = ready(&home, "keyed");
+    let auth = auth_words(&by_name(&st, "keyed")["auth"]);
+    assert!(
+        auth.starts_with(&format!(
+            "authorized by {issuer} (grant client_credentials; scopes: mcp;"
+        )),
+        "{auth}"
+    );
+    assert_eq!(
+        op.count("EVENT grant.success client_credentials"),
+        2,
+        "{}",
+        op.said()
+    );
+    assert_eq!(op.count("EVENT grant.error"), 0, "{}", op.said());
+    assert_eq!(op.count("EVENT registration_create"), 0, "pre-registered");
+    // inspect next to the daemon says the grant too, and makes none.
+    let out = home
+        .command_for(&["mcp", "inspect", "keyed", "--json"])
+        .env("MAVEN_TEST_M2M_SECRET", "unused")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["auth"]["state"], "authorized", "{v}");
+    assert_eq!(v["auth"]["grant"], "client_credentials", "{v}");
+    assert_eq!(op.count("EVENT grant.success client_credentials"), 2);
+
+    // A call through each; after the 8 s tokens expired, the grant is made again by the call
+    // that met the refusal, and the call goes through.
+    let p = page(&home, "basic");
+    enable_whoami(&home, &p, "basic");
+    enable_whoami(&home, &p, "keyed");
+    let said = home.say_confirming("basic whoami");
+    assert!(said.contains("the owner"), "{said}");
+    let said = home.say_confirming("keyed whoami");
+    assert!(said.contains("the owner"), "{said} {}", keyed.said());
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_millis(8500));
+    let said = home.say_confirming("basic whoami");
+    assert!(said.contains("the owner"), "{said}");
+    let said = home.say_confirming("keyed whoami");
+    assert!(said.contains("the owner"), "{said}");
+    assert!(
+        op.count("EVENT grant.success client_credentials") >= 4,
+        "made again: {}",
+        op.said()
+    );
+    assert_eq!(op.count("EVENT grant.error"), 0, "{}", op.said());
+    assert!(started.elapsed() < Duration::from_secs(40));
+
+    let log = stderr(&d.signal("-TERM"));
+    for secret in ["maven-m2m-secret", "eyJ", "PRIVATE KEY"] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
+}
+
+/// Cloudflare's workers-oauth-provider (the authorization server library behind most remote
+/// MCP servers deployed on Cloudflare) under workerd through Miniflare, offline, with the MCP
+/// endpoint behind it: on one origin (`testenv/cloudflare_worker.mjs`), or `split` on two
+/// (`cloudflare_as_worker.mjs`, `cloudflare_rs_worker.mjs`); its pre-registered confidential
+/// client made for the page's callback at `redirect_uri`. The peer, its issuer, and that
+/// client's id and secret.
+fn cloudflare_provider(redirect_uri: &str, split: bool) -> (Peer, String, String, String) {
+    let env = testenv();
+    let node = installed(env.join("node_modules/.bin/node"));
+    installed(env.join("node_modules/miniflare/dist/src/index.js"));
+    installed(env.join("node_modules/@cloudflare/workers-oauth-provider/dist/oauth-provider.js"));
+    let script = env.join("cloudflare_peer.mjs");
+    let mut args = vec![script.to_str().unwrap(), redirect_uri];
+    if split {
+        args.push("split");
+    }
+    let peer = Peer::start(&node, &args, "CLOUDFLARE_PEER_LISTENING ");
+    let said = peer.said();
+    let line = |prefix: &str| {
+        said.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}: {said}"))
+            .to_owned()
+    };
+    let client = line("CLOUDFLARE_CLIENT ");
+    let issuer = line("CLOUDFLARE_ISSUER ");
+    let (id, secret) = client.split_once(' ').unwrap();
+    (peer, issuer, id.to_owned(), secret.to_owned())
+}
+
+/// Waits (the provider's lines come through workerd and Miniflare) until `peer` said `n`
+/// lines starting with `prefix`, and never more.
+fn seen(peer: &Peer, prefix: &str, n: usize) {
+    eventually(&format!("{n} × {prefix}"), || {
+        (peer.count(prefix) >= n).then_some(())
+    });
+    assert_eq!(peer.count(prefix), n, "{prefix}: {}", peer.said());
+}
+
+/// A free loopback port (for the page, whose callback the pre-registered client names).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn cloudflare_s_workers_oauth_provider_through_the_daemon() {
+    cloudflare_through_the_daemon(false);
+}
+
+#[test]
+fn cloudflare_s_split_authorization_and_resource_servers_through_the_daemon() {
+    cloudflare_through_the_daemon(true);
+}
+
+/// The daemon against Cloudflare's provider (plain OAuth 2.1, RFC 8414 metadata, 60 s tokens
+/// at least, refusing a client that authenticates two ways at once), on one origin or `split`:
+/// dynamic registration and a pre-registered confidential client (Basic alone) authorized
+/// through the page, calls, the refresh of a due token (rotated), and logout revoking at the
+/// token endpoint.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test times real daemon processes by the wall clock"
+)]
+fn cloudflare_through_the_daemon(split: bool) {
+    let port = free_port();
+    let (cf, issuer, client_id, client_secret) =
+        cloudflare_provider(&format!("http://127.0.0.1:{port}/oauth/callback"), split);
+    assert_eq!(
+        cf.url.starts_with(&format!("{issuer}/")),
+        !split,
+        "{issuer} {}",
+        cf.url
+    );
+    let out = passphrase_hash(&format!("{PASSPHRASE}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hash = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let home = Home::new();
+    home.write_config(
+        &json!({
+            "web": {"listen": format!("127.0.0.1:{port}"), "passphrase_hash": hash},
+            "mcp_servers": {
+                "cf": {"url": cf.url, "allow_private": true, "enabled": true},
+                "cfpre": {
+                    "url": cf.url, "allow_private": true, "enabled": true,
+                    "oauth": {"client_id": client_id, "client_secret": "${MAVEN_TEST_CF_SECRET}"}
+                }
+            }
+        })
+        .to_string(),
+    );
+    let _d = home.start_with_env("MAVEN_TEST_CF_SECRET", &client_secret);
+    eventually("both need authorization", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        ["cf", "cfpre"]
+            .iter()
+            .all(|n| by_name(&st, n)["state"] == "needs_authorization")
+            .then_some(())
+    });
+    let p = page(&home, "cf");
+
+    // Dynamic registration (a public client: the provider takes one), then a call.
+    let body = connect(&p, "cf");
+    assert!(
+        body.contains(&format!("cf: authorized by {issuer}")),
+        "{body}"
+    );
+    seen(&cf, "EVENT register status=201", 1);
+    seen(
+        &cf,
+        "EVENT token grant_type=authorization_code auth=none status=200",
+        1,
+    );
+    let st = ready(&home, "cf");
+    let auth = auth_words(&by_name(&st, "cf")["auth"]);
+    assert!(
+        auth.starts_with(&format!("authorized by {issuer} (")) && auth.ends_with("refresh yes)"),
+        "{auth}"
+    );
+    enable_whoami(&home, &p, "cf");
+    let said = home.say_confirming("cf whoami");
+    assert!(said.contains("the owner"), "{said}");
+
+    // The pre-registered confidential client: Basic alone, which the provider takes (it
+    // refuses a client_id in the body beside it); no registration.
+    let body = connect(&p, "cfpre");
+    assert!(
+        body.contains(&format!("cfpre: authorized by {issuer}")),
+        "{body}"
+    );
+    seen(
+        &cf,
+        "EVENT token grant_type=authorization_code auth=Basic status=200",
+        1,
+    );
+    assert_eq!(cf.count("EVENT register"), 1, "no second registration");
+    ready(&home, "cfpre");
+
+    // 60 s tokens (the provider's least): due in their last 6 s, refreshed by the next call
+    // (rotated: a new refresh token each time), which goes through.
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(55));
+    let said = home.say_confirming("cf whoami");
+    assert!(said.contains("the owner"), "{said}");
+    seen(
+        &cf,
+        "EVENT token grant_type=refresh_token auth=none status=200",
+        1,
+    );
+    assert_eq!(
+        cf.count("EVENT token grant_type=refresh_token auth=none status=4"),
+        0
+    );
+    assert!(started.elapsed() < Duration::from_secs(90));
+
+    // Logout revokes at the token endpoint (the provider's revocation endpoint), and the
+    // server asks again.
+    let out = home.run(&["mcp", "logout", "cf"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    seen(
+        &cf,
+        "EVENT revoke hint=refresh_token auth=none status=200",
+        1,
+    );
+    eventually("cf needs authorization again", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        (by_name(&st, "cf")["state"] == "needs_authorization").then_some(())
+    });
+    assert_eq!(
+        cf.count("EVENT token grant_type=refresh_token auth=none status=4"),
+        0
+    );
+}
+
+/// A server's authorization as the owner reads it ("authorized by ISSUER (TERMS)"), from
+/// status's tagged JSON.
+fn auth_words(v: &Value) -> String {
+    match v["state"].as_str() {
+        Some("authorized") => format!(
+            "authorized by {} ({})",
+            v["issuer"].as_str().unwrap_or(""),
+            v["terms"].as_str().unwrap_or("")
+        ),
+        Some("needs_authorization") => "needs authorization".to_owned(),
+        _ => v.to_string(),
+    }
 }

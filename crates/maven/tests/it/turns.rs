@@ -132,9 +132,10 @@ fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirm
     say(&home, "todo purge");
     let (code, answer) = say(&home, "да");
     assert_eq!(code, 0, "{answer}");
+    // A Russian yes is answered in Russian.
     assert_eq!(
         answer,
-        "todo_purge ran; the MCP server \"todo\" returned:\ncalled purge"
+        "todo_purge выполнено; MCP-сервер \"todo\" ответил:\ncalled purge"
     );
     assert_eq!(record_calls(&record), 3);
     let (_, answer) = say(&home, "yes");

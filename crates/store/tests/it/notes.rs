@@ -133,6 +133,7 @@ async fn search_finds_words_in_any_case_and_script() {
         ("2", "Новости о погоде в Москве"),
         ("3", "Weather news: café opens"),
         ("4", "rust never sleeps"),
+        ("5", "Летим на самолете в Казань"),
     ] {
         db.store.add_note(note("rss:x", k, t)).await.unwrap();
     }
@@ -148,6 +149,12 @@ async fn search_finds_words_in_any_case_and_script() {
         ("ПОГОДЕ москве", &["2"]),
         ("cafe", &["3"]),
         ("absent", &[]),
+        // Word forms, by their Snowball stems.
+        ("lint", &["1"]),
+        ("новость", &["2"]),
+        ("погода", &["2"]),
+        ("самолет", &["5"]),
+        ("самолетом казани", &["5"]),
         ("", &[]),
         ("   ", &[]),
     ];

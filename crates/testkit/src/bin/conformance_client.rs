@@ -184,6 +184,33 @@ fn config(url: &str) -> ServerConfig {
     }
 }
 
+/// The grant a scenario's client is configured with (as an owner sets `oauth.grant`): the
+/// machine-to-machine extensions' grants, with what the suite hands over in its context;
+/// else the authorization code flow.
+fn grant(scenario: &str, ctx: &Value) -> Result<oauth::Grant, String> {
+    let text = |k: &str| {
+        ctx.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("context: no {k}"))
+    };
+    Ok(match scenario {
+        "auth/client-credentials-basic" | "auth/client-credentials-jwt" => {
+            oauth::Grant::ClientCredentials
+        }
+        "auth/enterprise-managed-authorization" => oauth::Grant::Enterprise(oauth::Enterprise {
+            token_endpoint: text("idp_token_endpoint")?,
+            client_id: text("idp_client_id")?,
+            client_secret: text("idp_client_secret").ok(),
+            id_token: oauth::TokenSource::Value(text("idp_id_token")?),
+        }),
+        "auth/wif-jwt-bearer" => {
+            oauth::Grant::JwtBearer(oauth::TokenSource::Value(text("valid_jwt")?))
+        }
+        _ => oauth::Grant::AuthorizationCode,
+    })
+}
+
 async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let mut options = ClientOptions {
         client_name: "maven-conformance-client".to_owned(),
@@ -217,7 +244,14 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
             fetcher: fetcher.clone(),
             dial: loopback_url,
             deadline: DEADLINE,
-        }));
+        }))
+        .with_grant(grant(scenario, &ctx)?);
+        let oauth = match text("private_key_pem") {
+            Some(pem) => oauth.with_client_key(
+                oauth::ClientKey::from_pem(&pem, None).map_err(|e| format!("context: {e}"))?,
+            ),
+            None => oauth,
+        };
         options.oauth = Some(Arc::new(oauth));
         options.http_fetcher = Some(fetcher);
     }

@@ -330,6 +330,164 @@ async fn a_redirect_on_a_metadata_fetch_is_not_followed() {
     .await;
 }
 
+/// A protected resource metadata endpoint that drips one byte a second, met by a first
+/// authorization that runs inside `initialize`: when `initialize`'s own deadline passes first,
+/// the error names the discovery step and its URL, not `initialize`.
+#[tokio::test]
+async fn a_dripping_metadata_endpoint_is_named_when_initialize_times_out_first() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::DripMetadata).await.unwrap();
+        let s = setup(&server, true, true);
+        for (protocol, init) in [
+            (mcp::Protocol::Legacy, Duration::from_secs(3)),
+            (mcp::Protocol::Modern, Duration::from_secs(3)),
+        ] {
+            let mut cfg = config_era(&server, protocol);
+            cfg.timeouts.init = init;
+            let mut opts = options();
+            opts.oauth = Some(s.oauth.clone());
+            opts.http_fetcher = Some(s.fetcher.clone());
+            let t = tokio::time::Instant::now();
+            let e = Client::connect(&cfg, opts).await.unwrap_err();
+            assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+            let e = auth_error(e);
+            assert_eq!(
+                e,
+                AuthError::Timeout {
+                    what: "protected resource metadata",
+                    url: server.resource_metadata_url(),
+                    secs: 3
+                },
+                "{protocol:?}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "protected resource metadata at {}: no answer within 3 s",
+                    server.resource_metadata_url()
+                )
+            );
+        }
+        assert!(
+            s.oauth.stalled().is_none(),
+            "a dropped request of the flow is waited on no more"
+        );
+    })
+    .await;
+}
+
+/// A grant that needs no person, with a user agent at hand: a refused jwt-bearer grant is the
+/// error, asked once, never followed by another grant (no authorization page, no second token
+/// request).
+#[tokio::test]
+async fn a_refused_jwt_bearer_grant_is_the_error_and_never_falls_back() {
+    bounded(async {
+        let server = AuthServer::start(Hostile::RefusesGrant).await.unwrap();
+        let mut s = setup(&server, true, true);
+        s.oauth = Arc::new(
+            OAuth::new(
+                OAuthConfig {
+                    server: "hostile".to_owned(),
+                    resource_url: server.resource_url(),
+                    client_id: Some("workload".to_owned()),
+                    client_secret: None,
+                    client_metadata_url: None,
+                    redirect_uri: "http://127.0.0.1:9/oauth/callback".to_owned(),
+                    client_name: "maven-test".to_owned(),
+                },
+                s.fetcher.clone(),
+                s.store.clone(),
+            )
+            .with_user_agent(Arc::new(Headless {
+                fetcher: s.fetcher.clone(),
+                dial: str::to_owned,
+                deadline: Duration::from_secs(5),
+            }))
+            .with_grant(oauth::Grant::JwtBearer(oauth::TokenSource::Value(
+                "a.workload.jwt".to_owned(),
+            ))),
+        );
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e,
+            AuthError::Refused {
+                what: "token request",
+                error: "invalid_grant".to_owned(),
+                description: Some("the assertion expired".to_owned()),
+            }
+        );
+        let hits = server.hits();
+        assert_eq!(
+            hits.iter().filter(|h| *h == "POST /token").count(),
+            1,
+            "{hits:?}"
+        );
+        assert!(
+            !hits
+                .iter()
+                .any(|h| h.contains("/authorize") || h.contains("/register")),
+            "no fallback to another grant: {hits:?}"
+        );
+        assert_eq!(s.oauth.status().await, AuthStatus::NeedsAuthorization);
+        // No authorization page for it either (the card's Connect, `maven mcp login`).
+        let begun = s.oauth.begin(&Challenge::default()).await;
+        assert_eq!(
+            begun.err().map(|e| e.to_string()).unwrap_or_default(),
+            "oauth.grant is \"jwt_bearer\": this server needs no one to authorize it; Maven obtains its tokens by itself when it connects"
+        );
+        assert!(
+            s.oauth
+                .needs_authorization()
+                .is_some_and(|w| w.starts_with("the jwt_bearer grant failed: ")),
+            "{:?}",
+            s.oauth.needs_authorization()
+        );
+        only_loopback(&s.dialled);
+    })
+    .await;
+}
+
+/// The enterprise grant's token exchange at an identity provider that answers with an
+/// ordinary access token, not an ID-JAG: refused by name before anything reaches the
+/// authorization server's token endpoint.
+#[tokio::test]
+async fn an_identity_provider_that_issues_no_id_jag_is_refused() {
+    bounded(async {
+        let idp = AuthServer::start(Hostile::None).await.unwrap();
+        let server = AuthServer::start(Hostile::None).await.unwrap();
+        let mut s = setup(&server, true, false);
+        s.oauth = Arc::new(
+            OAuth::new(
+                OAuthConfig {
+                    server: "hostile".to_owned(),
+                    resource_url: server.resource_url(),
+                    client_id: Some("maven".to_owned()),
+                    client_secret: Some("s3cret".to_owned()),
+                    client_metadata_url: None,
+                    redirect_uri: "http://127.0.0.1:9/oauth/callback".to_owned(),
+                    client_name: "maven-test".to_owned(),
+                },
+                s.fetcher.clone(),
+                s.store.clone(),
+            )
+            .with_grant(oauth::Grant::Enterprise(oauth::Enterprise {
+                token_endpoint: format!("{}/token", idp.base),
+                client_id: "maven-at-idp".to_owned(),
+                client_secret: None,
+                id_token: oauth::TokenSource::Value("an.id.token".to_owned()),
+            })),
+        );
+        let e = auth_error(connect(&server, &s).await.unwrap_err());
+        assert_eq!(
+            e.to_string(),
+            "token exchange: issued_token_type is \"\", not urn:ietf:params:oauth:token-type:id-jag"
+        );
+        assert_eq!(idp.count("POST /token"), 1, "{:?}", idp.hits());
+        assert_eq!(server.count("POST /token"), 0, "{:?}", server.hits());
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_16_mib_metadata_body_is_cut_at_64_kib() {
     bounded(async {
@@ -497,6 +655,62 @@ async fn dpop_is_used_only_when_both_ends_speak_it() {
     .await;
 }
 
+/// The client_credentials grant, with no user agent: its tokens are bound to a DPoP key
+/// where both ends speak it, as the code flow's are, and refused as "required" would be.
+#[tokio::test]
+async fn a_grant_that_needs_no_person_uses_dpop_as_the_code_flow_does() {
+    bounded(async {
+        for (hostile, mode, want) in [
+            (Hostile::DpopAsOnly, DpopMode::Auto, Ok("Bearer")),
+            (Hostile::DpopBoth, DpopMode::Auto, Ok("DPoP")),
+            (Hostile::DpopBoth, DpopMode::Never, Ok("Bearer")),
+            (Hostile::DpopBoth, DpopMode::Required, Ok("DPoP")),
+            (
+                Hostile::None,
+                DpopMode::Required,
+                Err("oauth.dpop is \"required\", but the authorization server"),
+            ),
+        ] {
+            let server = AuthServer::start(hostile.clone()).await.unwrap();
+            let mut s = setup_dpop(&server, true, false, mode);
+            s.oauth = Arc::new(
+                OAuth::new(
+                    OAuthConfig {
+                        server: "hostile".to_owned(),
+                        resource_url: server.resource_url(),
+                        client_id: Some("machine".to_owned()),
+                        client_secret: Some("s3cret".to_owned()),
+                        client_metadata_url: None,
+                        redirect_uri: "http://127.0.0.1:9/oauth/callback".to_owned(),
+                        client_name: "maven-test".to_owned(),
+                    },
+                    s.fetcher.clone(),
+                    s.store.clone(),
+                )
+                .with_dpop(mode)
+                .with_grant(oauth::Grant::ClientCredentials),
+            );
+            match (connect(&server, &s).await, want) {
+                (Ok(c), Ok(want)) => {
+                    let out = c.call_tool("whoami", Default::default()).await.unwrap();
+                    assert_eq!(out.text, "access-0", "{hostile:?} {mode:?}");
+                    assert_eq!(kept_type(&s).await, want, "{hostile:?} {mode:?}");
+                    assert_eq!(server.count("POST /token"), 1, "{hostile:?} {mode:?}");
+                    assert_eq!(server.count("GET /authorize"), 0, "no person asked");
+                    c.close().await;
+                }
+                (Err(e), Err(want)) => {
+                    let e = auth_error(e);
+                    assert!(e.to_string().starts_with(want), "{e}");
+                    assert_eq!(server.count("POST /token"), 0, "{:?}", server.hits());
+                }
+                (got, want) => panic!("{hostile:?} {mode:?}: got {:?}, want {want:?}", got.err()),
+            }
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn dpop_required_refuses_an_end_that_cannot_before_anything_is_shown() {
     bounded(async {
@@ -592,6 +806,17 @@ async fn a_short_lived_token_is_refreshed_when_due_not_right_after_the_exchange(
         let out = c.call_tool("whoami", Default::default()).await.unwrap();
         assert_eq!(out.text, "access-1", "refreshed once due");
         assert_eq!(server.count("POST /token"), 2);
+        // The manager's health check (a ping, every minute) is a request too: it refreshes
+        // a token it finds due, as a call does (this server answers ping -32601: an answer).
+        tokio::time::sleep(Duration::from_millis(2300)).await;
+        let pinged = c.ping().await;
+        assert!(
+            pinged.as_ref().is_err_and(|e| e.rpc_code() == Some(-32601)),
+            "{pinged:?}"
+        );
+        assert_eq!(server.count("POST /token"), 3, "refreshed by the ping");
+        let out = c.call_tool("whoami", Default::default()).await.unwrap();
+        assert_eq!(out.text, "access-2");
         assert!(!server.revoked());
         c.close().await;
     })

@@ -52,6 +52,9 @@ pub(super) enum AuthReport {
         refresh: Option<bool>,
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// The grant that needs no person its tokens come by, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        grant: Option<String>,
     },
     /// An authorization kept in the store, read with no daemon running.
     Store {
@@ -105,6 +108,7 @@ struct Facts<'a> {
     resource: Option<&'a str>,
     server_metadata_url: Option<&'a str>,
     registration: Option<&'a str>,
+    grant: Option<&'a str>,
     issuer: Option<&'a str>,
     scopes: Option<&'a [String]>,
 }
@@ -142,6 +146,7 @@ impl AuthReport {
                 scopes,
                 issuer,
                 reason,
+                grant,
                 ..
             } => Facts {
                 state: Some(*state),
@@ -149,6 +154,7 @@ impl AuthReport {
                 scopes: Some(scopes),
                 issuer: issuer.as_deref(),
                 reason: reason.as_deref(),
+                grant: grant.as_deref(),
                 ..Facts::default()
             },
             AuthReport::Store {
@@ -227,6 +233,7 @@ pub(super) fn daemon_report(d: &AuthView) -> AuthReport {
         expires_at: d.expires_at,
         refresh: d.refresh,
         reason: d.reason.clone(),
+        grant: d.grant.clone(),
     }
 }
 
@@ -328,6 +335,7 @@ pub(super) fn auth_text(name: &str, auth: &AuthReport) -> String {
     }
     for (v, label) in [
         (f.held_by, "held by"),
+        (f.grant, "grant"),
         (f.reason, "reason"),
         (f.error, "error"),
         (f.resource_metadata_url, "resource metadata"),
