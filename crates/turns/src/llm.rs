@@ -89,6 +89,9 @@ pub struct LlmRouter {
     tools: bool,
     /// The endpoint refused a request with tools: constrained JSON from then on.
     tools_refused: std::sync::atomic::AtomicBool,
+    /// The endpoint refused `json_schema`: `json_object` with the schema from then on
+    /// (llama-cpp-python's server takes only that form).
+    json_object: std::sync::atomic::AtomicBool,
 }
 
 /// The system prompt of a request with tools.
@@ -230,6 +233,7 @@ impl LlmRouter {
             headers: endpoint.headers,
             tools: endpoint.tools,
             tools_refused: std::sync::atomic::AtomicBool::new(false),
+            json_object: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -360,33 +364,49 @@ impl LlmRouter {
             .collect();
         let mut names: Vec<Value> = offered.iter().map(|n| json!(n)).collect();
         names.push(Value::Null);
-        let body = json!({
-            "model": self.model,
-            "temperature": 0,
-            "max_tokens": ANSWER_TOKENS,
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": text},
-            ],
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": "maven_turn",
-                    "strict": true,
-                    "schema": {
-                        "type": "object",
-                        "properties": {
-                            "act": {"type": ["string", "null"], "enum": names},
-                            "tail": {"type": "string"},
-                            "answer": {"type": "string"},
-                        },
-                        "required": ["act", "tail", "answer"],
-                        "additionalProperties": false,
-                    },
-                },
+        use std::sync::atomic::Ordering;
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "act": {"type": ["string", "null"], "enum": names},
+                "tail": {"type": "string"},
+                "answer": {"type": "string"},
             },
+            "required": ["act", "tail", "answer"],
+            "additionalProperties": false,
         });
-        let bytes = self.ask(&body).await?;
+        let body = |json_object: bool| {
+            let format = if json_object {
+                json!({"type": "json_object", "schema": schema})
+            } else {
+                json!({"type": "json_schema",
+                       "json_schema": {"name": "maven_turn", "strict": true, "schema": schema}})
+            };
+            json!({
+                "model": self.model,
+                "temperature": 0,
+                "max_tokens": ANSWER_TOKENS,
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": text},
+                ],
+                "response_format": format,
+            })
+        };
+        let object = self.json_object.load(Ordering::Relaxed);
+        let bytes = match self.ask(&body(object)).await {
+            // An endpoint that takes only the older form (llama-cpp-python's server answers
+            // 500 to `json_schema`) is asked once more that way, and from then on.
+            Err(LlmError::Status(s @ (400 | 422 | 500))) if !object => {
+                tracing::warn!(
+                    status = s,
+                    "the router endpoint refused a json_schema response format: asking for json_object with the schema from now on"
+                );
+                self.json_object.store(true, Ordering::Relaxed);
+                self.ask(&body(true)).await?
+            }
+            r => r?,
+        };
         parse_reply(&bytes, &offered)
     }
 }
@@ -638,6 +658,11 @@ mod tests {
                 content(r#"{"act": "act_000", "tail": "", "answer": "", "arguments": {"id": 7}}"#),
             ),
             (500, "{}".into()),
+            (500, "{}".into()),
+            (
+                200,
+                content(r#"{"act": null, "tail": "", "answer": "Hi."}"#),
+            ),
         ])
         .await;
         let endpoint = Endpoint {
@@ -694,10 +719,24 @@ mod tests {
         assert!(
             matches!(router.route(text, &catalogue).await, Err(LlmError::Malformed(m)) if m.contains("arguments"))
         );
+        // A 500 to json_schema is asked once more with json_object and the schema (the form
+        // llama-cpp-python's server takes), and that form is kept.
         assert_eq!(
             router.route(text, &catalogue).await,
             Err(LlmError::Status(500))
         );
+        assert_eq!(
+            router.route(text, &catalogue).await,
+            Ok(Decision::Say("Hi.".into()))
+        );
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen[3]["response_format"]["type"], "json_schema");
+        assert_eq!(seen[4]["response_format"]["type"], "json_object");
+        assert_eq!(
+            seen[4]["response_format"]["schema"]["required"],
+            json!(["act", "tail", "answer"])
+        );
+        assert_eq!(seen[5]["response_format"]["type"], "json_object");
     }
 
     #[test]
