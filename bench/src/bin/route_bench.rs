@@ -202,8 +202,8 @@ fn matches(expected: &Value, actual: &Value) -> bool {
 enum Chosen {
     /// An act, with the arguments it would run with (`None`: none it could run with).
     Act(String, Option<Map<String, Value>>),
-    /// No act (a plain answer, a refusal, a built-in intent).
-    Nothing,
+    /// No act (a plain answer, a refusal, a built-in intent), as the router put it.
+    Nothing(String),
     /// The request failed.
     Failed(String),
 }
@@ -247,8 +247,8 @@ fn score(
 ) -> Outcome {
     match chosen {
         Chosen::Failed(_) => Outcome::Failed,
-        Chosen::Nothing if expect.is_empty() => Outcome::NoneRight,
-        Chosen::Nothing => Outcome::Missed,
+        Chosen::Nothing(_) if expect.is_empty() => Outcome::NoneRight,
+        Chosen::Nothing(_) => Outcome::Missed,
         Chosen::Act(name, args) => match expect.iter().find(|(a, _)| a == name) {
             Some((_, want)) => match (want, args) {
                 (_, None) => Outcome::WrongArgs,
@@ -312,12 +312,8 @@ fn chosen(decision: &Decision, acts: &[Act], allow_tools: &[String]) -> Chosen {
                     .map(|()| arguments.clone())
             }),
         ),
-        Decision::FeedsDigest(_)
-        | Decision::NotesSearch(..)
-        | Decision::Help(_)
-        | Decision::Confirm(_)
-        | Decision::Say(_)
-        | Decision::CannotHelp(_) => Chosen::Nothing,
+        Decision::Say(text) => Chosen::Nothing(format!("says {text:?}")),
+        other => Chosen::Nothing(format!("{other:?}")),
     }
 }
 
@@ -398,18 +394,20 @@ fn describe(c: &Chosen) -> String {
     match c {
         Chosen::Act(name, Some(args)) => format!("{name} {}", Value::Object(args.clone())),
         Chosen::Act(name, None) => format!("{name} (no arguments it can run with)"),
-        Chosen::Nothing => "none".to_owned(),
+        Chosen::Nothing(how) => format!("none: {how}"),
         Chosen::Failed(e) => format!("failed: {e}"),
     }
 }
 
+/// A JSON file, or why not (naming it).
+fn read_json(path: &str) -> Res<Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    Ok(serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?)
+}
+
 async fn run(o: Opts) -> Res<()> {
-    let acts = catalogue(&serde_json::from_str(&std::fs::read_to_string(
-        &o.catalogue,
-    )?)?)?;
-    let mut all = sentences(&serde_json::from_str(&std::fs::read_to_string(
-        &o.sentences,
-    )?)?)?;
+    let acts = catalogue(&read_json(&o.catalogue)?)?;
+    let mut all = sentences(&read_json(&o.sentences)?)?;
     if let Some(n) = o.limit {
         all.truncate(n);
     }
@@ -508,9 +506,10 @@ async fn run(o: Opts) -> Res<()> {
     line.insert("sentences".into(), json!(all.len()));
     line.insert("acts".into(), json!(acts.len()));
     if model.is_some() {
-        line.insert("model".into(), json!(o.model));
-        line.insert("context".into(), json!(o.context));
-        line.insert("tools".into(), json!(if o.tools { "auto" } else { "off" }));
+        line.insert(
+            "endpoint".into(),
+            json!({"model": o.model, "context": o.context, "tools": if o.tools { "auto" } else { "off" }}),
+        );
     }
     for (name, tally) in &routers {
         line.insert((*name).into(), totals(tally));
@@ -628,7 +627,10 @@ mod tests {
             score(&time, &act("not_in_catalogue", json!({})), ro),
             Outcome::WrongMayWrite
         );
-        assert_eq!(score(&time, &Chosen::Nothing, ro), Outcome::Missed);
+        assert_eq!(
+            score(&time, &Chosen::Nothing(String::new()), ro),
+            Outcome::Missed
+        );
         assert_eq!(
             score(&time, &Chosen::Failed("x".into()), ro),
             Outcome::Failed
@@ -636,7 +638,10 @@ mod tests {
 
         let none = expect(json!({"text": "hi", "act": null, "args": null}));
         assert!(none.is_empty());
-        assert_eq!(score(&none, &Chosen::Nothing, ro), Outcome::NoneRight);
+        assert_eq!(
+            score(&none, &Chosen::Nothing(String::new()), ro),
+            Outcome::NoneRight
+        );
         assert_eq!(
             score(&none, &act("todo_list_tasks", json!({})), ro),
             Outcome::WrongReadOnly
@@ -707,10 +712,10 @@ mod tests {
             chosen(&rules::route("update task 3", &names), &cat, &allow),
             Chosen::Act("todo_update_task".into(), None)
         );
-        assert_eq!(
+        assert!(matches!(
             chosen(&rules::route("hello", &names), &cat, &allow),
-            Chosen::Nothing
-        );
+            Chosen::Nothing(_)
+        ));
         // Named arguments count only when the schema takes them.
         let call = |a: Value| Decision::CallAct {
             name: "todo_update_task".into(),
