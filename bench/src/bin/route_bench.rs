@@ -518,19 +518,30 @@ async fn run(o: Opts) -> Res<()> {
     Ok(())
 }
 
+/// Whether `url` is `http://` to a loopback address (`127.0.0.0/8`, `[::1]`, `localhost`).
+fn on_loopback(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return false;
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = parse(&args).and_then(|o| {
         if let Some(url) = &o.url {
-            let host = url
-                .split("://")
-                .nth(1)
-                .and_then(|r| r.split('/').next())
-                .unwrap_or("");
-            let loopback = host.starts_with("127.")
-                || host.starts_with("localhost")
-                || host.starts_with("[::1]");
-            if !loopback {
+            if !on_loopback(url) {
                 return Err(format!("--url must be on loopback, not {url:?}").into());
             }
         }
@@ -729,6 +740,29 @@ mod tests {
             chosen(&call(json!({"task_id": "3"})), &cat, &allow),
             Chosen::Act("todo_update_task".into(), None)
         );
+    }
+
+    #[test]
+    fn only_a_loopback_endpoint_is_asked() {
+        for url in [
+            "http://127.0.0.1:8080/v1/chat/completions",
+            "http://127.1.2.3/v1",
+            "http://localhost:8080/v1",
+            "http://[::1]:8080/v1",
+        ] {
+            assert!(on_loopback(url), "{url}");
+        }
+        for url in [
+            "https://127.0.0.1/v1",
+            "http://localhost.example.com/v1",
+            "http://127.0.0.1.example.com/v1",
+            "http://user@127.0.0.1/v1",
+            "http://10.0.0.1:8080/v1",
+            "http://[::2]/v1",
+            "127.0.0.1:8080",
+        ] {
+            assert!(!on_loopback(url), "{url}");
+        }
     }
 
     #[test]
