@@ -518,7 +518,8 @@ async fn run(o: Opts) -> Res<()> {
     Ok(())
 }
 
-/// Whether `url` is `http://` to a loopback address (`127.0.0.0/8`, `[::1]`, `localhost`).
+/// Whether `url` is `http://` to a loopback address written as one (`127.0.0.0/8`, `[::1]`;
+/// the `router` door refuses the name `localhost` as it refuses every local name).
 fn on_loopback(url: &str) -> bool {
     let Some(rest) = url.strip_prefix("http://") else {
         return false;
@@ -531,10 +532,8 @@ fn on_loopback(url: &str) -> bool {
         Some(v6) => v6.split(']').next().unwrap_or(""),
         None => authority.split(':').next().unwrap_or(""),
     };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn main() {
@@ -747,13 +746,13 @@ mod tests {
         for url in [
             "http://127.0.0.1:8080/v1/chat/completions",
             "http://127.1.2.3/v1",
-            "http://localhost:8080/v1",
             "http://[::1]:8080/v1",
         ] {
             assert!(on_loopback(url), "{url}");
         }
         for url in [
             "https://127.0.0.1/v1",
+            "http://localhost:8080/v1",
             "http://localhost.example.com/v1",
             "http://127.0.0.1.example.com/v1",
             "http://user@127.0.0.1/v1",
