@@ -20,7 +20,8 @@ else
   # Not a git checkout (an unpacked archive): the tree as it is, without what is built.
   mkdir -p "$clone"
   tar -C "$root" --exclude=./target --exclude=./testenv/node_modules --exclude=./testenv/.venv \
-    --exclude=./testenv/.venv-voice --exclude=./testenv/.venv-wake --exclude=./testenv/speech \
+    --exclude=./testenv/.venv-voice --exclude=./testenv/.venv-wake --exclude=./testenv/.venv-llm \
+    --exclude=./testenv/speech \
     --exclude=./testenv/browser/node_modules --exclude=./fuzz/target -cf - . | tar -C "$clone" -xf -
 fi
 if [ -d "$root/target/debug" ]; then

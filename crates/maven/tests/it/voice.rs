@@ -251,6 +251,13 @@ fn maven_listen_hears_speech_answers_it_and_speaks_the_answer() {
         "{stdout} {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // What the pipeline took, from the end of the speech to the answer's audio.
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let timings = stderr
+        .lines()
+        .find(|l| l.starts_with("timings: heard in "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    eprintln!("maven listen {timings}");
     let heard = stdout
         .lines()
         .find_map(|l| l.strip_prefix("you: "))
