@@ -364,7 +364,15 @@ impl Turns {
             // Asked by voice: only this conversation's answer carrying the word runs it; a
             // bare yes hears the question again; a no cancels.
             (Some(Held::Confirm(r, Some(sp))), Channel::Voice(conv)) if conv == sp.conversation => {
-                if rules::yes_no(text) == Some(false) {
+                // A no at the start ("no", "no, orange", "нет, апельсин", "не надо", "don't")
+                // cancels, whatever else was said.
+                let first = text.split(' ').next().unwrap_or("");
+                let no = rules::yes_no(text) == Some(false)
+                    || rules::yes_no(first) == Some(false)
+                    || text.starts_with("не ")
+                    || text.starts_with("don't")
+                    || text.starts_with("do not ");
+                if no {
                     return Ok(self.confirm(false, text, Some(r)).await);
                 }
                 if voice::carries(text, sp.word) {
@@ -1281,6 +1289,31 @@ mod tests {
         assert_eq!(
             turns.turn("yes").await.text(),
             "There is nothing to confirm."
+        );
+        // A no with the word is still a no.
+        let text = turns.turn_spoken("wipe cache now", "kitchen").await.text();
+        let word = text
+            .rsplit(", ")
+            .next()
+            .and_then(|w| w.strip_suffix('.'))
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            turns
+                .turn_spoken(&format!("No, {word}."), "kitchen")
+                .await
+                .text(),
+            "Cancelled: wipe_cache was not run."
+        );
+        turns.turn_spoken("wipe cache now", "kitchen").await;
+        assert_eq!(
+            turns.turn_spoken("Don't, please.", "kitchen").await.text(),
+            "Cancelled: wipe_cache was not run."
+        );
+        assert_eq!(
+            store.acts_log(10).await.unwrap().len(),
+            2,
+            "nothing more ran"
         );
         // Russian: the word is Russian.
         let ru = turns
