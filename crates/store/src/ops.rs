@@ -890,10 +890,17 @@ mod tests {
         let cases: &[(&str, Option<&str>)] = &[
             ("", None),
             ("  \t\n ", None),
-            ("rust", Some("\"rust\"")),
-            ("new  rust", Some("\"new\" \"rust\"")),
-            ("say \"hi\"", Some("\"say\" \"\"\"hi\"\"\"")),
+            // A word of letters: as said, or any word that begins with its stem.
+            ("rust", Some("(\"rust\" OR \"rust\" *)")),
+            (
+                "new  rust",
+                Some("(\"new\" OR \"new\" *) AND (\"rust\" OR \"rust\" *)"),
+            ),
+            ("самолете", Some("(\"самолете\" OR \"самолет\" *)")),
+            // Anything else, quoted as it is.
+            ("say \"hi\"", Some("(\"say\" OR \"say\" *) AND \"\"\"hi\"\"\"")),
             ("NEAR(a", Some("\"NEAR(a\"")),
+            ("of", Some("\"of\"")),
         ];
         for (input, want) in cases {
             assert_eq!(fts_query(input).as_deref(), *want, "{input:?}");
