@@ -898,7 +898,10 @@ mod tests {
             ),
             ("самолете", Some("(\"самолете\" OR \"самолет\" *)")),
             // Anything else, quoted as it is.
-            ("say \"hi\"", Some("(\"say\" OR \"say\" *) AND \"\"\"hi\"\"\"")),
+            (
+                "say \"hi\"",
+                Some("(\"say\" OR \"say\" *) AND \"\"\"hi\"\"\""),
+            ),
             ("NEAR(a", Some("\"NEAR(a\"")),
             ("of", Some("\"of\"")),
         ];
