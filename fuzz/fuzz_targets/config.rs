@@ -20,13 +20,13 @@ fuzz_target!(|data: &[u8]| {
             }
         };
         {
-            let _ = cfg.door("fetch");
-            let _ = cfg.door("router");
+            let _ = cfg.door(&config::Door::Fetch);
+            let _ = cfg.door(&config::Door::Router);
             for f in &cfg.feeds {
-                let _ = cfg.door(&format!("feed:{}", f.name));
+                let _ = cfg.door(&config::Door::Feed(f.name.clone()));
             }
             for name in cfg.mcp_servers.keys() {
-                let _ = cfg.door(&format!("mcp:{name}"));
+                let _ = cfg.door(&config::Door::Mcp(name.clone()));
                 let _ = cfg.mcp_server(name);
             }
         }
