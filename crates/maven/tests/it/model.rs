@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::support::{eventually, testkit_mcp, Home};
+use crate::turns::say;
 
 /// A scripted chat-completions endpoint: each request gets the next reply (HTTP 200); the
 /// request bodies are kept.
@@ -83,14 +84,6 @@ pub(crate) fn tool_call(name: &str, args: Value) -> Value {
         "role": "assistant", "content": null,
         "tool_calls": [{"id": "call_0", "type": "function",
             "function": {"name": name, "arguments": args.to_string()}}]}}]})
-}
-
-fn say(home: &Home, text: &str) -> (i32, String) {
-    let out = home.run(&["say", text]);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).trim().to_string(),
-    )
 }
 
 fn calls(record: &std::path::Path) -> usize {

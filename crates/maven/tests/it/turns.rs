@@ -13,7 +13,8 @@ fn record_calls(path: &std::path::Path) -> usize {
         .count()
 }
 
-fn say(home: &Home, text: &str) -> (i32, String) {
+/// One turn through `maven say`: its exit code and what it printed.
+pub(crate) fn say(home: &Home, text: &str) -> (i32, String) {
     let mut args = vec!["say"];
     args.extend(text.split(' '));
     let out = home.run(&args);
