@@ -102,6 +102,20 @@ pub fn plan(
     for (tool, verdict) in tools.iter().zip(&verdicts) {
         if let Verdict::Refuse(reason) = verdict {
             out.refused.push((tool.name.clone(), reason.clone()));
+            // A row the configuration no longer allows is withdrawn, enabled or not: what
+            // is refused is never offered, listed nor run.
+            if let Some(row) = rows.iter().find(|r| {
+                r.kind == ToolKind::Mcp
+                    && r.server == *name
+                    && r.tool == tool.name
+                    && r.state != ToolState::Withdrawn
+            }) {
+                changes.push(ToolChange::Withdraw {
+                    name: row.name.clone(),
+                    reason: format!("withdrawn: {reason} (mcp:{name}, listing at {when})"),
+                });
+                out.withdrawn.push(row.name.clone());
+            }
             continue;
         }
         let fp = tool.fingerprint();
@@ -185,6 +199,67 @@ pub fn plan(
             ),
         });
         out.withdrawn.push(row.name.clone());
+    }
+    (changes, out)
+}
+
+/// Withdraws at once, without a listing, every row of `server` that its policy no longer
+/// allows: with `allow_tools`, each tool it does not name; without, every row when there are
+/// more than `max_tools` of them (the server contributes nothing, as a listing would find).
+/// Run at start and at each reload, so a narrowed `allow_tools` takes effect before the server
+/// is listed again. Returns each withdrawn row with why.
+pub async fn narrow(
+    store: &Store,
+    server: &ServerPolicy,
+) -> Result<Vec<(String, String)>, store::Error> {
+    let server = server.clone();
+    let when = now_text();
+    let (_, out) = store
+        .apply_listing(move |rows| narrowing(&server, rows, &when))
+        .await?;
+    for (row, why) in &out {
+        tracing::info!(%row, "{why}");
+    }
+    Ok(out)
+}
+
+/// The withdrawals of [`narrow`], decided from the rows as they are.
+pub fn narrowing(
+    server: &ServerPolicy,
+    rows: &[ToolRow],
+    when: &str,
+) -> (Vec<ToolChange>, Vec<(String, String)>) {
+    let name = &server.name;
+    let live: Vec<&ToolRow> = rows
+        .iter()
+        .filter(|r| r.kind == ToolKind::Mcp && r.server == *name && r.state != ToolState::Withdrawn)
+        .collect();
+    let why = |r: &ToolRow| -> Option<String> {
+        if !server.allow_tools.is_empty() {
+            return (!server.allow_tools.contains(&r.tool)).then(|| {
+                format!(
+                    "withdrawn: not named in allow_tools of mcp:{name} (configuration at {when})"
+                )
+            });
+        }
+        (live.len() > server.max_tools).then(|| {
+            format!(
+                "withdrawn: mcp:{name} has {} tools, more than max_tools ({}), and allow_tools is not set (configuration at {when})",
+                live.len(),
+                server.max_tools
+            )
+        })
+    };
+    let mut changes = Vec::new();
+    let mut out = Vec::new();
+    for r in &live {
+        if let Some(reason) = why(r) {
+            changes.push(ToolChange::Withdraw {
+                name: r.name.clone(),
+                reason: reason.clone(),
+            });
+            out.push((r.name.clone(), reason));
+        }
     }
     (changes, out)
 }

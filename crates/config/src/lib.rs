@@ -65,17 +65,26 @@ impl Config {
     /// Loads the configuration. `explicit` is the `--config` argument: an explicitly named file
     /// must exist; the default file may be missing, which means every default.
     pub fn load(explicit: Option<&Path>) -> Result<Config, Error> {
+        Config::load_with_file(explicit).map(|(c, _)| c)
+    }
+
+    /// [`Config::load`], with the file as JSON beside it (an empty object when no file exists):
+    /// what a reload compares block by block with the file it loaded before.
+    pub fn load_with_file(explicit: Option<&Path>) -> Result<(Config, Value), Error> {
         let path = explicit
             .map(Path::to_path_buf)
             .unwrap_or_else(default_config_path);
         let file = path.display().to_string();
         match std::fs::read(&path) {
-            Ok(bytes) => Config::parse(&file, &bytes, &|k| std::env::var(k).ok()).map(|mut c| {
+            Ok(bytes) => {
+                let mut c = Config::parse(&file, &bytes, &|k| std::env::var(k).ok())?;
                 c.source = Some(path);
-                c
-            }),
+                // It parsed as JSON just now: the same bytes give the same value.
+                let raw = serde_json::from_slice(&bytes).unwrap_or_default();
+                Ok((c, raw))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
-                Ok(Config::defaults())
+                Ok((Config::defaults(), Value::Object(Map::new())))
             }
             Err(source) => Err(Error::Read { file, source }),
         }

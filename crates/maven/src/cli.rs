@@ -58,6 +58,16 @@ enum Command {
     Listen(ListenArgs),
     /// Show the running daemon's status.
     Status(JsonFlag),
+    /// Make the running daemon read its configuration file again and apply the difference,
+    /// without a restart (as SIGHUP does): added servers start, removed ones stop, changed ones
+    /// restart, unchanged ones keep their connections; feeds, doors, acts and the router
+    /// follow, and rows a narrowed `allow_tools` no longer allows are withdrawn. `web` and
+    /// `voice` take effect at the next start.
+    ///
+    /// The daemon reads the file it was started with. Exit 0 when applied; 1 when the file
+    /// does not validate (the error `maven config check` gives; the configuration in force
+    /// stays) or a reload is already being applied; 2 when no daemon runs.
+    Reload(JsonFlag),
     /// List the act allowlist: every tool row with its state (read-only).
     Tools(JsonFlag),
     /// List notes, newest first (read-only).
@@ -214,14 +224,29 @@ enum FeedsCmd {
 #[derive(Subcommand, Debug)]
 enum McpCmd {
     /// Convert another MCP host's configuration (the `mcpServers` shape of Claude Desktop,
-    /// Cursor, VS Code…) into a Maven `mcp_servers` block, printed on stdout.
+    /// Cursor, VS Code…) into Maven `mcp_servers` blocks: printed on stdout, or with --write
+    /// merged into the configuration file.
     ///
-    /// Every server comes out `"enabled": false`. Environment and header values are never
-    /// printed: they become `${NAME}` references, and stderr names the variables to set.
-    /// Exit 0 on success, 2 when the file cannot be read or has another shape.
+    /// Every server comes out `"enabled": false`. Header values, and environment values that
+    /// look secret (a name with TOKEN, KEY, SECRET, PASSWORD, PASS, AUTH or CREDENTIAL, or a
+    /// token-shaped value), are never written: they become `${NAME}` references, and stderr
+    /// names the variables to set. Any other environment value stays as written; a path in it
+    /// gets the sandbox grant it needs. Each server's sandbox is said on stderr.
+    ///
+    /// With --write: the file (--config, else the default) is validated with the blocks merged
+    /// before anything is written, the previous one kept as FILE.bak, and a running daemon
+    /// reloaded. A block of the same name is refused (exit 1, naming it) unless --replace.
+    /// Exit 0 on success, 1 when the merge was refused or the daemon refused the file, 2 when
+    /// the input cannot be read or has another shape.
     Import {
         /// The file, or - for standard input
         file: String,
+        /// Merge the blocks into the configuration file and reload a running daemon
+        #[arg(long)]
+        write: bool,
+        /// With --write: replace blocks of the same name
+        #[arg(long, requires = "write")]
+        replace: bool,
     },
     /// Show every configured MCP server as the running daemon sees it: transport, target
     /// (secrets masked), state, trust, protocol, counts, last error, stderr tail.
@@ -290,6 +315,7 @@ pub(crate) fn main() -> ExitCode {
             output: a.output.as_deref(),
         }),
         Command::Status(f) => show::client(&data_dir, Request::Status, f.json, show::print_status),
+        Command::Reload(f) => crate::cmd::reload::run(&data_dir, f.json),
         Command::Tools(f) => show::client(&data_dir, Request::Tools, f.json, show::print_tools),
         Command::Notes(a) => {
             // The limit is the daemon's to check: one out of range is its error.
@@ -319,7 +345,19 @@ pub(crate) fn main() -> ExitCode {
         Command::Feeds(FeedsCmd::Status { json }) => {
             show::client(&data_dir, Request::Feeds, json, show::print_feeds)
         }
-        Command::Mcp(McpCmd::Import { file }) => crate::cmd::mcp_import::run(&file),
+        Command::Mcp(McpCmd::Import {
+            file,
+            write,
+            replace,
+        }) => {
+            let config = crate::cmd::config_edit::target(cli.config.as_deref());
+            let to = write.then_some(crate::cmd::mcp_import::WriteTo {
+                config: &config,
+                replace,
+                data_dir: &data_dir,
+            });
+            crate::cmd::mcp_import::run(&file, to)
+        }
         Command::Mcp(McpCmd::Status { json }) => show::client(
             &data_dir,
             Request::McpServers,

@@ -32,8 +32,8 @@ use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
 use crate::views::{
-    ActCounts, DiscoveryNote, FeedView, LimitsView, ServerAuth, ServerStatusView, StatusView,
-    TurnView,
+    ActCounts, DiscoveryNote, FeedView, LimitsView, ReloadView, ServerAuth, ServerStatusView,
+    StatusView, TurnView,
 };
 use crate::web::StatusSource;
 
@@ -49,18 +49,26 @@ pub(crate) struct Options {
     pub(crate) log_filter: Option<String>,
 }
 
+/// The configuration in force: replaced whole by a reload, read by every task that needs it.
+pub(crate) type Current = Arc<std::sync::RwLock<Arc<Config>>>;
+
 /// What request handlers share.
 pub(crate) struct State {
     /// The open-descriptor limit the daemon runs under.
     descriptors: u64,
     started: Instant,
     data_dir: PathBuf,
-    config: Arc<Config>,
+    /// `--config` as given (`None`: the default path), read again by each reload.
+    config_path: Option<PathBuf>,
+    config: Current,
+    /// The configuration file as JSON, what the next reload compares with.
+    file: std::sync::Mutex<Value>,
     store: store::Store,
-    /// The feed poller; `None` when no feed is enabled (F-8: no task, no request).
-    poller: Option<poller::Poller>,
-    /// The MCP connection manager; `None` when no server is configured.
-    manager: Option<mcp::Manager>,
+    /// The feed poller and the token that stops it alone; `None` when no feed is enabled
+    /// (F-8: no task, no request).
+    poller: std::sync::RwLock<Option<(poller::Poller, CancellationToken)>>,
+    /// The MCP connection manager (with no server, it runs nothing).
+    manager: mcp::Manager,
     /// The OAuth authorization of each HTTP server: the one registry the manager and the page
     /// borrow.
     oauth: Arc<::oauth::Registry>,
@@ -72,11 +80,20 @@ pub(crate) struct State {
     turns: Arc<turns::Turns>,
     /// Servers that are not started, and why: a sandbox that cannot be applied (X-2: fail
     /// closed), or a command that does not exist.
-    blocked: BTreeMap<String, crate::confine::Blocked>,
+    blocked: std::sync::RwLock<BTreeMap<String, crate::confine::Blocked>>,
     /// Each sandboxed server's resolved plan (its trust line, what it denies).
-    plans: BTreeMap<String, sandbox::Plan>,
+    plans: std::sync::RwLock<BTreeMap<String, sandbox::Plan>>,
     /// The door of the servers whose network goes through Maven (their counters).
     door: Arc<crate::netdoor::Door>,
+    /// The page's port, which every sandbox denies.
+    page_port: u16,
+    /// Where authorization servers send the owner back.
+    redirect_uri: String,
+    /// The daemon's token and task tree, for what a reload starts.
+    cancel: CancellationToken,
+    tracker: TaskTracker,
+    /// Held while a reload applies: a second one meanwhile is refused.
+    reloading: tokio::sync::Mutex<()>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -93,7 +110,7 @@ pub(crate) fn main(opts: Options) -> ExitCode {
 }
 
 fn start(opts: Options) -> ExitCode {
-    let config = match Config::load(opts.config.as_deref()) {
+    let loaded = match Config::load_with_file(opts.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             // Each problem on its own line, so a human reads them and a log keeps them.
@@ -113,7 +130,7 @@ fn start(opts: Options) -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    match rt.block_on(run(opts.data_dir, config)) {
+    match rt.block_on(run(opts.data_dir, opts.config, loaded)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");
@@ -165,7 +182,11 @@ fn human_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 's
     .delimited(" ")
 }
 
-async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
+async fn run(
+    data_dir: PathBuf,
+    config_path: Option<PathBuf>,
+    (config, file): (Config, Value),
+) -> anyhow::Result<()> {
     prepare_data_dir(&data_dir)?;
     let lock = crate::datadir::DataLock::acquire(&data_dir)?;
     let db = data_dir.join(DB_NAME);
@@ -181,6 +202,9 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     allowlist::reconcile::propose_local_acts(&store, &approvals.acts, config.source.as_deref())
         .await
         .context("cannot propose the configuration's acts")?;
+    narrow_all(&config, &store)
+        .await
+        .context("cannot withdraw what the configuration no longer allows")?;
 
     let listener = ipc::bind(&data_dir)?;
     let cancel = CancellationToken::new();
@@ -195,7 +219,10 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     }
     let config = Arc::new(config);
     let discovery = Arc::new(std::sync::Mutex::new(HashMap::new()));
-    let poller = crate::poll::start(&config, &store, &cancel, &tracker).await?;
+    let poller_stop = cancel.child_token();
+    let poller = crate::poll::start(&config, &store, &poller_stop, &tracker)
+        .await?
+        .map(|p| (p, poller_stop));
     // the manager is built here but dials nothing; every first dial happens on its
     // server's own task, after the IPC socket is already answering.
     let descriptors = raise_descriptor_limit();
@@ -230,37 +257,17 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         Some((w, _)) => w.callback_url(),
         None => crate::oauth::redirect_uri(&config),
     };
-    let oauth = crate::oauth::registry(&config, &store, redirect_uri, &tracker);
+    let oauth = crate::oauth::registry(&config, &store, redirect_uri.clone(), &tracker);
+    let current: Current = Arc::new(std::sync::RwLock::new(config.clone()));
     let manager = start_manager(
-        servers, &config, &store, &discovery, &cancel, &tracker, &oauth,
+        servers, &current, &store, &discovery, &cancel, &tracker, &oauth,
     );
-    let executor = allowlist::Executor::new(store.clone(), approvals, manager.clone());
-    let llm = match config.router.kind {
-        config::RouterKind::Rules => None,
-        config::RouterKind::Llm => {
-            let door = config.door(&config::Door::Router)?;
-            config.router.url.clone().map(|url| {
-                let endpoint = turns::llm::Endpoint {
-                    url,
-                    model: config
-                        .router
-                        .model
-                        .clone()
-                        .unwrap_or_else(|| "default".to_owned()),
-                    context_tokens: config.router.context_tokens,
-                    headers: config
-                        .router
-                        .headers
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.expose().to_owned()))
-                        .collect(),
-                    tools: config.router.tools == config::RouterTools::Auto,
-                };
-                turns::llm::LlmRouter::new(endpoint, door)
-            })
-        }
-    };
-    let turns = Arc::new(turns::Turns::new(store.clone(), executor, llm));
+    let executor = allowlist::Executor::new(store.clone(), approvals, Some(manager.clone()));
+    let turns = Arc::new(turns::Turns::new(
+        store.clone(),
+        executor,
+        llm_router(&config)?,
+    ));
     let voice = match state_voice_listener(&config).await {
         Ok(v) => v,
         Err(e) => {
@@ -276,25 +283,28 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         descriptors,
         started: Instant::now(),
         data_dir: data_dir.clone(),
-        config,
+        config_path,
+        config: current,
+        file: std::sync::Mutex::new(file),
         store,
-        poller,
+        poller: std::sync::RwLock::new(poller),
         manager,
         oauth,
         discovery,
         web: web.as_ref().map(|(w, _)| w.clone()),
         turns,
-        blocked,
-        plans,
+        blocked: std::sync::RwLock::new(blocked),
+        plans: std::sync::RwLock::new(plans),
         door,
+        page_port,
+        redirect_uri,
+        cancel: cancel.clone(),
+        tracker: tracker.clone(),
+        reloading: tokio::sync::Mutex::new(()),
     });
     if let Some((w, l)) = web {
         let manager = state.manager.clone();
-        let redial = move |server: &str| {
-            if let Some(m) = &manager {
-                m.redial(server);
-            }
-        };
+        let redial = move |server: &str| manager.redial(server);
         let oauth = crate::web::Authorizations::new(state.oauth.clone(), Arc::new(redial));
         let app = crate::web::App::new(w, state.clone(), oauth);
         tracker.spawn(crate::web::serve(l, app, cancel.clone()));
@@ -305,9 +315,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
         cancel.clone(),
         tracker.clone(),
     ));
-    if let Some(m) = &state.manager {
-        m.spawn(&cancel, &tracker);
-    }
+    state.manager.spawn(&cancel, &tracker);
     tracing::info!(
         socket = %protocol::socket_path(&data_dir).display(),
         pid = std::process::id(),
@@ -316,7 +324,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     crate::notify::ready();
     crate::notify::spawn_watchdog(&cancel, &tracker);
 
-    wait_for_signal().await?;
+    wait_for_signal(&state).await?;
     crate::notify::stopping();
     crate::logsink::closing();
     tracing::info!("shutting down");
@@ -328,13 +336,11 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
     {
         tracing::warn!("some tasks did not finish within {SHUTDOWN_GRACE:?}; stopping anyway");
     }
-    if let Some(m) = &state.manager {
-        if tokio::time::timeout(SHUTDOWN_GRACE, m.close())
-            .await
-            .is_err()
-        {
-            tracing::warn!("some MCP servers did not close within {SHUTDOWN_GRACE:?}");
-        }
+    if tokio::time::timeout(SHUTDOWN_GRACE, state.manager.close())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some MCP servers did not close within {SHUTDOWN_GRACE:?}");
     }
     let _ = std::fs::remove_file(protocol::socket_path(&data_dir));
     if let Err(e) = state.store.close().await {
@@ -413,15 +419,35 @@ pub(crate) fn page_connections(limit: u64) -> usize {
     n.max(4)
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
+/// Waits for SIGTERM or SIGINT; each SIGHUP meanwhile reloads the configuration (as `maven
+/// reload` does; what it did, or why it was refused, goes to the log).
+async fn wait_for_signal(state: &Arc<State>) -> anyhow::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM received"),
-        _ = int.recv() => tracing::info!("SIGINT received"),
+    let mut hup = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
+    loop {
+        tokio::select! {
+            _ = term.recv() => {
+                tracing::info!("SIGTERM received");
+                return Ok(());
+            }
+            _ = int.recv() => {
+                tracing::info!("SIGINT received");
+                return Ok(());
+            }
+            _ = hup.recv() => {
+                tracing::info!("SIGHUP received: reloading the configuration");
+                let state = state.clone();
+                // On a task of its own: a slow reload never holds up a SIGTERM.
+                state.tracker.clone().spawn(async move {
+                    if let Err(e) = state.reload().await {
+                        tracing::error!("reload refused: {}", e.message);
+                    }
+                });
+            }
+        }
     }
-    Ok(())
 }
 
 fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
@@ -452,24 +478,15 @@ fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
 /// allowlist. Returns at once: nothing is dialled here.
 fn start_manager(
     servers: Vec<mcp::Managed>,
-    config: &Arc<Config>,
+    config: &Current,
     store: &store::Store,
     discovery: &Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     cancel: &CancellationToken,
     tracker: &TaskTracker,
     oauth: &Arc<::oauth::Registry>,
-) -> Option<mcp::Manager> {
-    if config.mcp_servers.is_empty() {
-        return None;
-    }
-    let mut options = config
-        .mcp_timing
-        .manager_options()
-        .with_oauth(oauth.clone());
+) -> mcp::Manager {
     // The caller starts the servers' tasks (`Manager::spawn`) once IPC answers.
-    // A result's text is kept up to the frame cap, so the executor can cut it to
-    // `allowlist::RESULT_CAP` and say by how much.
-    options.client.limits.result_text_cap = options.client.limits.frame_cap;
+    let options = manager_options(&current(config), oauth);
     let (manager, listings) = mcp::Manager::new(servers, options);
     let (config, store, notes, cancel) = (
         config.clone(),
@@ -491,16 +508,73 @@ fn start_manager(
                 }
                 note.unstable = unstable;
             },
-            |d, unstable| apply_listing(&config, &store, &notes, unstable, d),
+            |d, unstable| apply_listing(current(&config), &store, &notes, unstable, d),
         )
         .await;
     });
-    Some(manager)
+    manager
+}
+
+/// The configuration in force now.
+fn current(config: &Current) -> Arc<Config> {
+    config.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// The manager's options from the configuration: its timing, the servers' authorizations, and
+/// a result's text kept up to the frame cap (the executor cuts it to `allowlist::RESULT_CAP`
+/// and says by how much).
+fn manager_options(config: &Config, oauth: &Arc<::oauth::Registry>) -> mcp::ManagerOptions {
+    let mut options = config
+        .mcp_timing
+        .manager_options()
+        .with_oauth(oauth.clone());
+    options.client.limits.result_text_cap = options.client.limits.frame_cap;
+    options
+}
+
+/// The model router of the configuration (`None`: the rules router alone).
+fn llm_router(config: &Config) -> anyhow::Result<Option<turns::llm::LlmRouter>> {
+    if config.router.kind == config::RouterKind::Rules {
+        return Ok(None);
+    }
+    let door = config.door(&config::Door::Router)?;
+    Ok(config.router.url.clone().map(|url| {
+        let endpoint = turns::llm::Endpoint {
+            url,
+            model: config
+                .router
+                .model
+                .clone()
+                .unwrap_or_else(|| "default".to_owned()),
+            context_tokens: config.router.context_tokens,
+            headers: config
+                .router
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.expose().to_owned()))
+                .collect(),
+            tools: config.router.tools == config::RouterTools::Auto,
+        };
+        turns::llm::LlmRouter::new(endpoint, door)
+    }))
+}
+
+/// Withdraws every row that a server's block no longer allows (a narrowed `allow_tools` or
+/// `max_tools`), at start and at each reload, before the server is listed again.
+async fn narrow_all(
+    config: &Config,
+    store: &store::Store,
+) -> Result<Vec<(String, String)>, store::Error> {
+    let mut out = Vec::new();
+    for block in config.mcp_servers.values() {
+        out.extend(allowlist::reconcile::narrow(store, &crate::policy::server(block)).await?);
+    }
+    Ok(out)
 }
 
 /// Hands one listing to the allowlist and keeps what it did for status.
 async fn apply_listing(
-    config: &Config,
+    config: Arc<Config>,
     store: &store::Store,
     notes: &std::sync::Mutex<HashMap<String, DiscoveryNote>>,
     unstable: Option<String>,
@@ -552,6 +626,127 @@ impl Dispatch for State {
 }
 
 impl State {
+    /// The configuration in force.
+    fn config(&self) -> Arc<Config> {
+        current(&self.config)
+    }
+
+    /// `maven reload` and SIGHUP: reads the configuration file again and applies the
+    /// difference (see [`crate::reload`]). A file that does not validate is refused with the
+    /// error `maven config check` gives, and the configuration in force stays; so does one
+    /// whose reload is refused because another is being applied.
+    pub(crate) async fn reload(&self) -> Result<ReloadView, RpcError> {
+        let Ok(_applying) = self.reloading.try_lock() else {
+            return Err(RpcError::internal(
+                "a reload is already being applied; nothing changed by this one (try again when it is done)",
+            ));
+        };
+        let (config, file) = match Config::load_with_file(self.config_path.as_deref()) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!("reload refused, the configuration in force stays: {e}");
+                return Err(RpcError::invalid_params(format!(
+                    "{e}\nthe configuration in force stays; nothing changed"
+                )));
+            }
+        };
+        let old = self.file.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let diff = crate::reload::Diff::new(&old, &file);
+        let mut view = ReloadView {
+            config: config.source.as_ref().map(|p| p.display().to_string()),
+            at_start: diff.at_start(),
+            ..ReloadView::default()
+        };
+        // The router first: what fails here (a door that cannot be built) changes nothing.
+        let llm = llm_router(&config).map_err(|e| {
+            RpcError::invalid_params(format!(
+                "router: {e:#}\nthe configuration in force stays; nothing changed"
+            ))
+        })?;
+        let config = Arc::new(config);
+        let approvals = Arc::new(crate::policy::approvals(&config));
+        allowlist::reconcile::propose_local_acts(
+            &self.store,
+            &approvals.acts,
+            config.source.as_deref(),
+        )
+        .await
+        .map_err(internal)?;
+        view.withdrawn = narrow_all(&config, &self.store).await.map_err(internal)?;
+        *self.config.write().unwrap_or_else(|p| p.into_inner()) = config.clone();
+        *self.file.lock().unwrap_or_else(|p| p.into_inner()) = file.clone();
+        self.turns.reconfigure(approvals, llm);
+        view.router_changed = diff.router_changed();
+        view.acts_changed = diff.acts_changed();
+
+        // The servers: only those whose blocks changed are touched.
+        let changed = |name: &str| diff.server_changed(name);
+        let crate::confine::Launches {
+            servers,
+            blocked,
+            plans,
+        } = crate::confine::launches(&config, &self.data_dir, self.page_port, &self.door);
+        *self.blocked.write().unwrap_or_else(|p| p.into_inner()) = blocked;
+        *self.plans.write().unwrap_or_else(|p| p.into_inner()) = plans;
+        crate::oauth::refill(
+            &self.oauth,
+            &config,
+            &self.store,
+            self.redirect_uri.clone(),
+            &changed,
+            &self.tracker,
+        );
+        let applied = self
+            .manager
+            .apply(servers, manager_options(&config, &self.oauth), changed)
+            .await;
+        {
+            let mut notes = self.discovery.lock().unwrap_or_else(|p| p.into_inner());
+            for gone in applied.removed.iter().chain(&applied.restarted) {
+                notes.remove(gone);
+            }
+        }
+        view.added = applied.added;
+        view.removed = applied.removed;
+        view.restarted = applied.restarted;
+        view.kept = applied.kept;
+
+        // The feeds: the poller is started afresh on the new list (its state is in the
+        // store: nothing is fetched twice, no item noted twice).
+        if diff.feeds_changed() {
+            let old = self
+                .poller
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some((_, stop)) = old {
+                stop.cancel();
+            }
+            let stop = self.cancel.child_token();
+            let poller = crate::poll::start(&config, &self.store, &stop, &self.tracker)
+                .await
+                .map_err(|e| RpcError::internal(format!("feeds: {e:#}")))?;
+            *self.poller.write().unwrap_or_else(|p| p.into_inner()) = poller.map(|p| (p, stop));
+            view.feeds_restarted = true;
+        }
+        tracing::info!(
+            added = ?view.added,
+            removed = ?view.removed,
+            restarted = ?view.restarted,
+            kept = view.kept.len(),
+            feeds_restarted = view.feeds_restarted,
+            withdrawn = view.withdrawn.len(),
+            "configuration reloaded"
+        );
+        if !view.at_start.is_empty() {
+            tracing::warn!(
+                blocks = ?view.at_start,
+                "these blocks changed and take effect at the next start of the daemon"
+            );
+        }
+        Ok(view)
+    }
+
     /// The configured stdio server whose process is `pid`, by its command line (the launcher
     /// executes a sandboxed server under its own command and arguments).
     fn server_of(&self, pid: u32) -> Option<String> {
@@ -568,8 +763,8 @@ impl State {
             Some(sandbox::LAUNCHER_ARG) => argv.get(4..).unwrap_or_default(),
             _ => &argv[..],
         };
-        let names: Vec<&str> = self
-            .config
+        let config = self.config();
+        let names: Vec<&str> = config
             .mcp_servers
             .values()
             .filter(|b| match &b.target {
@@ -640,6 +835,7 @@ impl State {
                     )),
                 }
             }
+            Request::Reload => Reply::Reload(self.reload().await?),
             Request::WebEnroll => match self.web.as_deref() {
                 Some(w) => Reply::WebEnroll(w.enroll_link()),
                 None => return Err(RpcError::internal(
@@ -694,9 +890,7 @@ impl State {
             .map_err(|e| RpcError::internal(e.to_string()))?;
         // As the page's Disconnect: the connection made with the forgotten token is dropped,
         // and the dial that follows finds the server asking again.
-        if let Some(m) = &self.manager {
-            m.redial(name);
-        }
+        self.manager.redial(name);
         tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
         Ok(crate::views::ForgottenView {
             server: name.to_owned(),
@@ -712,13 +906,14 @@ impl State {
                 "no enabled HTTP server named {name:?} is configured"
             )));
         };
-        Ok(json::auth_view(oauth))
+        Ok(json::auth_view(&oauth))
     }
 
     /// Each HTTP server's OAuth state for status ([`json::server_auth`]). Reads what the
     /// authorizations hold now: never waits on an authorization server.
     fn auth_states(&self) -> HashMap<String, ServerAuth> {
         self.oauth
+            .all()
             .iter()
             .filter_map(|o| {
                 Some((
@@ -732,11 +927,14 @@ impl State {
     /// Status of every configured server: the manager's live view, what the allowlist
     /// made of its listings, and the counts of its rows.
     pub(crate) async fn mcp_servers(&self) -> Vec<ServerStatusView> {
-        let live = self
-            .manager
-            .as_ref()
-            .map(|m| m.status())
-            .unwrap_or_default();
+        let live = self.manager.status();
+        let config = self.config();
+        let plans = self.plans.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let blocked = self
+            .blocked
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let rows = self.store.tools().await.unwrap_or_default();
         let auth = self.auth_states();
         let notes = self
@@ -744,7 +942,7 @@ impl State {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        self.config
+        config
             .mcp_servers
             .values()
             .map(|block| {
@@ -765,7 +963,7 @@ impl State {
                     count(store::ToolState::Proposed),
                     count(store::ToolState::Enabled),
                 );
-                if let Some(plan) = self.plans.get(&block.name) {
+                if let Some(plan) = plans.get(&block.name) {
                     view.trust = plan.trust();
                     view.network =
                         self.door
@@ -792,7 +990,7 @@ impl State {
                         });
                     }
                 }
-                if let Some(b) = self.blocked.get(&block.name) {
+                if let Some(b) = blocked.get(&block.name) {
                     if block.enabled {
                         view.state = if b.command_missing {
                             crate::views::ServerState::CommandNotFound
@@ -809,10 +1007,11 @@ impl State {
     }
 
     pub(crate) fn feeds(&self) -> Vec<FeedView> {
-        match &self.poller {
-            Some(p) => p.status().iter().map(json::feed_status).collect(),
+        let poller = self.poller.read().unwrap_or_else(|p| p.into_inner());
+        match poller.as_ref() {
+            Some((p, _)) => p.status().iter().map(json::feed_status).collect(),
             None => self
-                .config
+                .config()
                 .feeds
                 .iter()
                 .map(json::configured_feed)

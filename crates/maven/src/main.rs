@@ -20,6 +20,7 @@ mod notify;
 mod oauth;
 mod policy;
 mod poll;
+mod reload;
 mod views;
 mod voice;
 mod web;

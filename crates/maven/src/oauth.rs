@@ -72,21 +72,51 @@ pub(crate) fn registry(
     redirect_uri: String,
     tracker: &tokio_util::task::TaskTracker,
 ) -> Arc<Registry> {
+    let registry = Arc::new(Registry::default());
+    refill(&registry, config, store, redirect_uri, &|_| true, tracker);
+    registry
+}
+
+/// Makes the registry's members those of `config` (a reload): the authorization of a server
+/// whose block did not change (`changed` says no) is kept as it is, tokens and all; a new or
+/// changed one is built afresh and its kept credentials read on a task of `tracker`.
+pub(crate) fn refill(
+    registry: &Arc<Registry>,
+    config: &Config,
+    store: &store::Store,
+    redirect_uri: String,
+    changed: &dyn Fn(&str) -> bool,
+    tracker: &tokio_util::task::TaskTracker,
+) {
     let creds: Arc<dyn CredentialStore> = Arc::new(StoreCredentials {
         store: store.clone(),
     });
-    let registry = Arc::new(Registry::new(config.mcp_servers.keys().filter_map(
-        |name| for_server_with(config, name, creds.clone(), redirect_uri.clone()),
-    )));
-    let kept = registry.clone();
+    let mut fresh = Vec::new();
+    let members: Vec<Arc<OAuth>> = config
+        .mcp_servers
+        .keys()
+        .filter_map(|name| match registry.get(name) {
+            Some(o) if !changed(name) => Some(o),
+            _ => {
+                let o = Arc::new(for_server_with(
+                    config,
+                    name,
+                    creds.clone(),
+                    redirect_uri.clone(),
+                )?);
+                fresh.push(o.clone());
+                Some(o)
+            }
+        })
+        .collect();
+    registry.set(members);
     tracker.spawn(async move {
-        for o in kept.iter() {
+        for o in fresh {
             if let Err(e) = o.load().await {
                 tracing::warn!(server = %o.server(), error = %e, "cannot read the kept OAuth credentials");
             }
         }
     });
-    registry
 }
 
 /// The authorization of one configured HTTP server (`None` for a local one), through the

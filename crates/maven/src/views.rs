@@ -774,3 +774,29 @@ mod tests {
         );
     }
 }
+
+/// `maven reload --json`: what a reload of the configuration did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ReloadView {
+    /// The file read (`None`: no file, every default).
+    pub(crate) config: Option<String>,
+    /// Servers new to the file: started.
+    pub(crate) added: Vec<String>,
+    /// Servers gone from the file: stopped.
+    pub(crate) removed: Vec<String>,
+    /// Servers whose block changed: stopped and started afresh.
+    pub(crate) restarted: Vec<String>,
+    /// Servers left running as they were.
+    pub(crate) kept: Vec<String>,
+    /// Whether the feeds' poller was restarted on the new feeds.
+    pub(crate) feeds_restarted: bool,
+    /// Whether the router was made afresh.
+    pub(crate) router_changed: bool,
+    /// Whether the configuration's acts changed (new ones are proposed).
+    pub(crate) acts_changed: bool,
+    /// Rows withdrawn because the configuration no longer allows them (`allow_tools`,
+    /// `max_tools`), each with why.
+    pub(crate) withdrawn: Vec<(String, String)>,
+    /// Blocks that changed but take effect at the next start (`web`, `voice`).
+    pub(crate) at_start: Vec<String>,
+}

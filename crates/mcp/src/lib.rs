@@ -164,7 +164,9 @@ pub use error::{CloseReason, Error, Incomplete, Violation};
 pub use handshake::{ServerInfo, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 pub use held::OWNER_WINDOW;
 pub use input::{Ask, AskKind, CallStep, Field, InputNeeded};
-pub use manager::{Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus};
+pub use manager::{
+    Applied, Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus,
+};
 pub use rpc::Stats;
 pub use tools::{Tool, ToolOutcome};
 

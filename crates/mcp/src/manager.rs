@@ -258,6 +258,9 @@ impl CallError {
 
 struct Slot {
     managed: Managed,
+    /// Stops this server's task alone (a reload that removes or changes it); a child of the
+    /// manager's token once spawned.
+    stop: Mutex<Option<CancellationToken>>,
     inner: Mutex<SlotInner>,
     /// Wakes the server's task when a call saw the connection die.
     kick: Notify,
@@ -330,18 +333,73 @@ impl Slot {
     }
 }
 
-/// The connection manager. Cheap to clone.
+/// The connection manager. Cheap to clone: every clone sees the same servers, also after
+/// [`Manager::apply`] changed them.
 #[derive(Clone)]
 pub struct Manager {
-    slots: Arc<BTreeMap<String, Arc<Slot>>>,
-    options: ManagerOptions,
+    slots: Arc<std::sync::RwLock<BTreeMap<String, Arc<Slot>>>>,
+    options: Arc<Mutex<ManagerOptions>>,
     events: mpsc::Sender<Discovery>,
+    /// The token and tracker [`Manager::spawn`] was given: servers added later run there.
+    running: Arc<Mutex<Option<(CancellationToken, TaskTracker)>>>,
+}
+
+/// What [`Manager::apply`] did, each list in name order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// Servers that were not there before.
+    pub added: Vec<String>,
+    /// Servers that are gone: their tasks stopped, their connections closed.
+    pub removed: Vec<String>,
+    /// Servers whose configuration changed: stopped, and started afresh.
+    pub restarted: Vec<String>,
+    /// Servers left as they were, connection and all.
+    pub kept: Vec<String>,
+}
+
+impl Slot {
+    fn new(m: Managed) -> Slot {
+        let live = if m.enabled {
+            Live::Connecting
+        } else {
+            Live::Dark
+        };
+        Slot {
+            managed: m,
+            stop: Mutex::new(None),
+            inner: Mutex::new(SlotInner {
+                live,
+                ..SlotInner::default()
+            }),
+            kick: Notify::new(),
+            renew: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Stops the slot's task and takes its connection (to be closed by the caller).
+    fn stop(&self) -> Option<Arc<Client>> {
+        if let Some(t) = self.stop.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            t.cancel();
+        }
+        let mut i = self.lock();
+        match std::mem::replace(&mut i.live, Live::Stopped) {
+            Live::Connected(c) => Some(c),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for Manager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Manager")
-            .field("servers", &self.slots.keys().collect::<Vec<_>>())
+            .field(
+                "servers",
+                &self
+                    .slots()
+                    .iter()
+                    .map(|s| s.managed.config.name.clone())
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -356,61 +414,152 @@ impl Manager {
         let (tx, rx) = mpsc::channel(64);
         let slots = servers
             .into_iter()
-            .map(|m| {
-                let live = if m.enabled {
-                    Live::Connecting
-                } else {
-                    Live::Dark
-                };
-                let slot = Slot {
-                    managed: m,
-                    inner: Mutex::new(SlotInner {
-                        live,
-                        ..SlotInner::default()
-                    }),
-                    kick: Notify::new(),
-                    renew: std::sync::atomic::AtomicBool::new(false),
-                };
-                (slot.managed.config.name.clone(), Arc::new(slot))
-            })
+            .map(|m| (m.config.name.clone(), Arc::new(Slot::new(m))))
             .collect();
         (
             Manager {
-                slots: Arc::new(slots),
-                options,
+                slots: Arc::new(std::sync::RwLock::new(slots)),
+                options: Arc::new(Mutex::new(options)),
                 events: tx,
+                running: Arc::new(Mutex::new(None)),
             },
             rx,
         )
     }
 
-    /// Starts one task per enabled server on `tracker`, all stopped by `cancel`. Returns at
-    /// once.
-    pub fn spawn(&self, cancel: &CancellationToken, tracker: &TaskTracker) {
-        for (i, slot) in self
-            .slots
+    /// The servers now, in name order (the map's lock is held only to clone it).
+    fn slots(&self) -> Vec<Arc<Slot>> {
+        self.slots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
             .values()
+            .cloned()
+            .collect()
+    }
+
+    fn slot(&self, server: &str) -> Option<Arc<Slot>> {
+        self.slots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(server)
+            .cloned()
+    }
+
+    fn options(&self) -> ManagerOptions {
+        self.options
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Starts the task of one enabled slot under the manager's token, if the manager runs.
+    fn start(&self, slot: &Arc<Slot>, first_dial: Duration) {
+        let Some((cancel, tracker)) = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
+            return;
+        };
+        if !slot.managed.enabled {
+            return;
+        }
+        let stop = cancel.child_token();
+        *slot.stop.lock().unwrap_or_else(|p| p.into_inner()) = Some(stop.clone());
+        let task = ServerTask {
+            slot: slot.clone(),
+            options: self.options(),
+            events: self.events.clone(),
+            cancel: stop,
+            first_dial,
+        };
+        tracker.spawn(task.run());
+    }
+
+    /// Makes the managed servers these (a reload of the configuration): a server that is new
+    /// is started, one that is gone is stopped and its connection closed, one whose block
+    /// `changed` says changed is stopped and started afresh, and every other one keeps its
+    /// task and its connection. `options` applies to the tasks started from now on.
+    pub async fn apply(
+        &self,
+        servers: Vec<Managed>,
+        options: ManagerOptions,
+        changed: impl Fn(&str) -> bool,
+    ) -> Applied {
+        *self.options.lock().unwrap_or_else(|p| p.into_inner()) = options;
+        let mut out = Applied::default();
+        let mut closing = Vec::new();
+        let mut starting = Vec::new();
+        {
+            let mut slots = self.slots.write().unwrap_or_else(|p| p.into_inner());
+            let wanted: std::collections::BTreeSet<String> =
+                servers.iter().map(|m| m.config.name.clone()).collect();
+            let gone: Vec<String> = slots
+                .keys()
+                .filter(|k| !wanted.contains(*k))
+                .cloned()
+                .collect();
+            for name in gone {
+                if let Some(old) = slots.remove(&name) {
+                    closing.extend(old.stop());
+                }
+                out.removed.push(name);
+            }
+            for m in servers {
+                let name = m.config.name.clone();
+                match slots.get(&name) {
+                    Some(old) if !changed(&name) && old.managed.enabled == m.enabled => {
+                        out.kept.push(name);
+                    }
+                    Some(old) => {
+                        closing.extend(old.stop());
+                        let slot = Arc::new(Slot::new(m));
+                        slots.insert(name.clone(), slot.clone());
+                        starting.push(slot);
+                        out.restarted.push(name);
+                    }
+                    None => {
+                        let slot = Arc::new(Slot::new(m));
+                        slots.insert(name.clone(), slot.clone());
+                        starting.push(slot);
+                        out.added.push(name);
+                    }
+                }
+            }
+        }
+        for c in closing {
+            c.close().await;
+        }
+        for slot in &starting {
+            self.start(slot, Duration::ZERO);
+        }
+        out
+    }
+
+    /// Starts one task per enabled server on `tracker`, all stopped by `cancel` (and each by
+    /// [`Manager::apply`] when it removes or changes it). Returns at once.
+    pub fn spawn(&self, cancel: &CancellationToken, tracker: &TaskTracker) {
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((cancel.clone(), tracker.clone()));
+        let stagger = self.options().stagger;
+        for (i, slot) in self
+            .slots()
+            .iter()
             .filter(|s| s.managed.enabled)
             .enumerate()
         {
-            let task = ServerTask {
-                slot: slot.clone(),
-                options: self.options.clone(),
-                events: self.events.clone(),
-                cancel: cancel.clone(),
-                first_dial: self
-                    .options
-                    .stagger
-                    .saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)),
-            };
-            tracker.spawn(task.run());
+            self.start(
+                slot,
+                stagger.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)),
+            );
         }
     }
 
     /// Dial a server again now: a live connection is dropped and dialled afresh (it was
     /// authorized, or its credentials were forgotten), a parked one is dialled.
     pub fn redial(&self, server: &str) {
-        if let Some(slot) = self.slots.get(server) {
+        if let Some(slot) = self.slot(server) {
             slot.renew.store(true, std::sync::atomic::Ordering::SeqCst);
             slot.kick.notify_one();
         }
@@ -418,8 +567,9 @@ impl Manager {
 
     /// A snapshot of every server, in name order. Never waits on a server.
     pub fn status(&self) -> Vec<ServerStatus> {
-        self.slots
-            .values()
+        let oauth = self.options().oauth;
+        self.slots()
+            .iter()
             .map(|slot| {
                 let mut i = slot.lock();
                 if let Some(c) = i.live.client().cloned() {
@@ -428,9 +578,7 @@ impl Manager {
                 }
                 // Honest state: a connection whose authorization is gone (forgotten, refused,
                 // expired without a refresh token) is not ready, whatever the socket says.
-                let auth_gone = self
-                    .options
-                    .oauth
+                let auth_gone = oauth
                     .get(&slot.managed.config.name)
                     .and_then(|o| o.needs_authorization());
                 let mut state = i.live.state();
@@ -476,7 +624,7 @@ impl Manager {
             reason = "the manager's call, itself held by the lint"
         )]
         let res = client.call_tool(tool, arguments).await;
-        Self::after_call(slot, &client, server, res)
+        Self::after_call(&slot, &client, server, res)
     }
 
     /// The first round of a call made for the owner: its result, or what the server asks the
@@ -494,7 +642,7 @@ impl Manager {
             reason = "the manager's call, itself held by the lint"
         )]
         let res = client.start_owner_call(tool, arguments).await;
-        Self::after_call(slot, &client, server, res)
+        Self::after_call(&slot, &client, server, res)
     }
 
     /// The next round of a call that waited for input (on the server's live connection,
@@ -511,25 +659,27 @@ impl Manager {
             reason = "the manager's call, itself held by the lint"
         )]
         let res = client.resume_call(needed, replies).await;
-        Self::after_call(slot, &client, server, res)
+        Self::after_call(&slot, &client, server, res)
     }
 
-    fn live(&self, server: &str) -> Result<(&Slot, Arc<Client>), CallError> {
+    fn live(&self, server: &str) -> Result<(Arc<Slot>, Arc<Client>), CallError> {
         let slot = self
-            .slots
-            .get(server)
+            .slot(server)
             .ok_or_else(|| CallError::UnknownServer(server.to_owned()))?;
         if !slot.managed.enabled {
             return Err(CallError::Dark(server.to_owned()));
         }
-        let i = slot.lock();
-        match i.live.client() {
-            Some(c) if c.closed().is_none() => Ok((slot, c.clone())),
-            _ => Err(CallError::NotConnected {
-                server: server.to_owned(),
-                state: describe_state(&i),
-            }),
-        }
+        let found = {
+            let i = slot.lock();
+            match i.live.client() {
+                Some(c) if c.closed().is_none() => Ok(c.clone()),
+                _ => Err(CallError::NotConnected {
+                    server: server.to_owned(),
+                    state: describe_state(&i),
+                }),
+            }
+        };
+        found.map(|c| (slot, c))
     }
 
     fn after_call<T>(
@@ -551,8 +701,8 @@ impl Manager {
     /// Call after cancelling the tasks.
     pub async fn close(&self) {
         let clients: Vec<Arc<Client>> = self
-            .slots
-            .values()
+            .slots()
+            .iter()
             .filter_map(|s| {
                 let mut i = s.lock();
                 match std::mem::take(&mut i.live) {

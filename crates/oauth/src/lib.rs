@@ -349,37 +349,57 @@ const REVOKE: &str = "token revocation";
 
 /// The authorizations of a daemon's servers: one [`OAuth`] per HTTP server, by name. The daemon
 /// builds it once; the connection manager (each server's requests) and the page (Connect,
-/// the callback, Disconnect) borrow the same one, so both act on the same tokens.
+/// the callback, Disconnect) borrow the same one, so both act on the same tokens. A reload of
+/// the configuration changes its members in place ([`Registry::set`]), keeping the
+/// authorization (and its tokens) of every server whose block did not change.
 #[derive(Debug, Default)]
 pub struct Registry {
-    by_server: std::collections::BTreeMap<String, Arc<OAuth>>,
+    by_server: std::sync::RwLock<std::collections::BTreeMap<String, Arc<OAuth>>>,
 }
 
 impl Registry {
     /// The registry of these authorizations, each under its [`OAuth::server`] (a later one of
     /// the same name replaces an earlier).
     pub fn new(all: impl IntoIterator<Item = OAuth>) -> Registry {
-        Registry {
-            by_server: all
-                .into_iter()
-                .map(|o| (o.server().to_owned(), Arc::new(o)))
-                .collect(),
-        }
+        let r = Registry::default();
+        r.set(all.into_iter().map(Arc::new));
+        r
+    }
+
+    /// Makes these the members, each under its [`OAuth::server`].
+    pub fn set(&self, all: impl IntoIterator<Item = Arc<OAuth>>) {
+        let map = all
+            .into_iter()
+            .map(|o| (o.server().to_owned(), o))
+            .collect();
+        *self.by_server.write().unwrap_or_else(|p| p.into_inner()) = map;
     }
 
     /// The authorization of `server`, if it has one.
-    pub fn get(&self, server: &str) -> Option<&Arc<OAuth>> {
-        self.by_server.get(server)
+    pub fn get(&self, server: &str) -> Option<Arc<OAuth>> {
+        self.by_server
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(server)
+            .cloned()
     }
 
     /// Every authorization, in name order.
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<OAuth>> {
-        self.by_server.values()
+    pub fn all(&self) -> Vec<Arc<OAuth>> {
+        self.by_server
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// No server has one.
     pub fn is_empty(&self) -> bool {
-        self.by_server.is_empty()
+        self.by_server
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
     }
 }
 
@@ -629,13 +649,19 @@ mod tests {
             )
         };
         let r = Registry::new([one("b"), one("a")]);
-        assert_eq!(r.get("a").map(|o| o.server()), Some("a"));
-        assert_eq!(r.get("b").map(|o| o.server()), Some("b"));
+        assert_eq!(
+            r.get("a").map(|o| o.server().to_owned()),
+            Some("a".to_owned())
+        );
+        assert_eq!(
+            r.get("b").map(|o| o.server().to_owned()),
+            Some("b".to_owned())
+        );
         assert!(
             r.get("c").is_none(),
             "no authorization for a server not given"
         );
-        let names: Vec<_> = r.iter().map(|o| o.server().to_owned()).collect();
+        let names: Vec<_> = r.all().iter().map(|o| o.server().to_owned()).collect();
         assert_eq!(names, ["a", "b"], "in name order");
         assert!(!r.is_empty());
         assert!(Registry::default().is_empty());

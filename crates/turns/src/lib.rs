@@ -24,6 +24,7 @@ pub mod rules;
 pub mod voice;
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use store::{Store, ToolRow, ToolState};
@@ -280,7 +281,8 @@ fn report_done(row: &ToolRow, result: Result<Ran, ExecError>, lang: Lang) -> Ans
 pub struct Turns {
     store: Store,
     executor: Executor,
-    llm: Option<llm::LlmRouter>,
+    /// Replaced whole by a reload of the configuration ([`Turns::reconfigure`]).
+    llm: std::sync::RwLock<Option<Arc<llm::LlmRouter>>>,
     pending: Mutex<Option<Held>>,
     /// The server's question the next turn answers, and when it was asked: what the page
     /// shows (read without waiting for a turn).
@@ -294,10 +296,18 @@ impl Turns {
         Turns {
             store,
             executor,
-            llm,
+            llm: std::sync::RwLock::new(llm.map(Arc::new)),
             pending: Mutex::new(None),
             asking: std::sync::Mutex::new(None),
         }
+    }
+
+    /// What a reload of the configuration changes: what it approves, and the model router
+    /// (`None`: the rules router alone). A confirmation or a question already pending stays;
+    /// an act confirmed under the old approvals is judged again, against these, when it runs.
+    pub fn reconfigure(&self, approvals: Arc<allowlist::Approvals>, llm: Option<llm::LlmRouter>) {
+        self.executor.set_approvals(approvals);
+        *self.llm.write().unwrap_or_else(|p| p.into_inner()) = llm.map(Arc::new);
     }
 
     /// The server's question the owner's next turn answers, while it stands (two minutes).
@@ -426,7 +436,8 @@ impl Turns {
                 tool: r.tool.clone(),
             })
             .collect();
-        let decision = match &self.llm {
+        let router = self.llm.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let decision = match router.as_deref() {
             None => rules::route(text, &acts),
             Some(llm) => {
                 let catalogue: Vec<llm::CatalogueEntry> = enabled
@@ -458,7 +469,7 @@ impl Turns {
         let outcome = match decision {
             Decision::FeedsDigest(lang) => (self.digest(lang).await?, None),
             Decision::NotesSearch(q, lang) => (self.search(&q, lang).await?, None),
-            Decision::Help(lang) => (help(&enabled, self.executor.approvals(), lang), None),
+            Decision::Help(lang) => (help(&enabled, &self.executor.approvals(), lang), None),
             Decision::Say(answer) => (Answer::say(answer), None),
             Decision::CannotHelp(lang) => {
                 // Naming an act that exists but may not run deserves its reason.
@@ -473,7 +484,7 @@ impl Turns {
                 match rules::match_act(text, &others)
                     .and_then(|(name, _)| rows.iter().find(|r| r.name == name))
                     .and_then(|r| {
-                        allowlist::may_run(r, self.executor.approvals())
+                        allowlist::may_run(r, &self.executor.approvals())
                             .err()
                             .map(|reason| (r, reason))
                     }) {
@@ -484,7 +495,7 @@ impl Turns {
                         None,
                     ),
                     None => {
-                        let mut a = cannot_help(text, &enabled, self.executor.approvals(), lang);
+                        let mut a = cannot_help(text, &enabled, &self.executor.approvals(), lang);
                         a.understood = false;
                         (a, None)
                     }

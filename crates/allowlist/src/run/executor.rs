@@ -20,7 +20,8 @@ use crate::CONFIRM_WINDOW;
 #[derive(Clone)]
 pub struct Executor {
     store: Store,
-    approvals: Arc<Approvals>,
+    /// Replaced whole by a reload of the configuration ([`Executor::set_approvals`]).
+    approvals: Arc<std::sync::RwLock<Arc<Approvals>>>,
     manager: Option<mcp::Manager>,
 }
 
@@ -111,20 +112,30 @@ impl Executor {
     pub fn new(store: Store, approvals: Arc<Approvals>, manager: Option<mcp::Manager>) -> Self {
         Executor {
             store,
-            approvals,
+            approvals: Arc::new(std::sync::RwLock::new(approvals)),
             manager,
         }
     }
 
-    /// What the configuration approves.
-    pub fn approvals(&self) -> &Approvals {
-        &self.approvals
+    /// What the configuration approves, now.
+    pub fn approvals(&self) -> Arc<Approvals> {
+        self.approvals
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// What the configuration approves from now on (a reload). An act already confirmed is
+    /// judged again when it runs, against these.
+    pub fn set_approvals(&self, approvals: Arc<Approvals>) {
+        *self.approvals.write().unwrap_or_else(|p| p.into_inner()) = approvals;
     }
 
     /// Checks `row` before anything runs or is asked: [`may_run`], then (for an MCP row) that
     /// the tail binds. A destructive row comes back as a [`Request`] for the owner.
     pub fn prepare(&self, row: &ToolRow, args: &Args, utterance: &str) -> Result<Next, ExecError> {
-        let approved = approved(row, &self.approvals).map_err(ExecError::Refused)?;
+        let approvals = self.approvals();
+        let approved = approved(row, &approvals).map_err(ExecError::Refused)?;
         bound(row, &approved, args)?;
         if needs_confirmation(row, &approved, args) {
             return Ok(Next::Confirm(Request {
@@ -183,7 +194,8 @@ impl Executor {
             }
             Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
         };
-        let approved = approved(&row, &self.approvals).map_err(ExecError::Refused)?;
+        let approvals = self.approvals();
+        let approved = approved(&row, &approvals).map_err(ExecError::Refused)?;
         let work = self.plan(&row, approved, confirmed_by, call)?;
         let id = self
             .record(&row, utterance, work.arguments(), confirmed_by)

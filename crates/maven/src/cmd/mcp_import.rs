@@ -56,6 +56,7 @@ fn sandbox_for(
     name: &str,
     command: &str,
     args: &[&str],
+    env_paths: &[(String, String)],
     home: Option<&std::path::Path>,
 ) -> (Option<SandboxBlock>, Vec<(String, String)>, Vec<String>) {
     let mut read: Vec<String> = Vec::new();
@@ -151,6 +152,34 @@ fn sandbox_for(
             }
         }
     }
+    if let Some(home) = home.filter(|h| h.is_absolute()) {
+        for (key, value) in env_paths {
+            let Some((p, grant)) = env_grant(value, home, path.as_deref()) else {
+                continue;
+            };
+            let shown = p.display().to_string();
+            if read.contains(&shown) || write.contains(&shown) {
+                continue;
+            }
+            match grant {
+                EnvGrant::Write(why) => {
+                    notes.push(format!(
+                        "{name}: writes {shown} ({why}, named in env.{key})"
+                    ));
+                    write.push(shown);
+                }
+                EnvGrant::Read(why) => {
+                    notes.push(format!("{name}: reads {shown} (named in env.{key}); {why}"));
+                    read.push(shown);
+                }
+                EnvGrant::None(why) => {
+                    notes.push(format!(
+                        "{name}: env.{key} names {value}: not granted: {why}"
+                    ));
+                }
+            }
+        }
+    }
     if read.is_empty() && write.is_empty() {
         return (None, env, notes);
     }
@@ -160,6 +189,108 @@ fn sandbox_for(
         ..SandboxPolicy::default()
     };
     (Some(SandboxBlock::Policy(Box::new(policy))), env, notes)
+}
+
+/// What the sandbox grants for a path an environment value names.
+enum EnvGrant {
+    /// Writable: the server's data (a file, or the directory a file it makes will be in).
+    Write(&'static str),
+    /// Readable only, and why not writable.
+    Read(String),
+    /// Nothing, and why.
+    None(String),
+}
+
+/// The grant a path in an environment value needs (`None`: the value is not a path). A value
+/// names a file a server keeps its data in (`MEMORY_FILE_PATH`), or the directory it works in:
+/// both writable, unless it covers a directory other programs load code from (then readable).
+/// A file that does not exist yet is granted its directory when that directory exists and is
+/// neither the home nor shared code; never the home itself.
+fn env_grant(
+    value: &str,
+    home: &std::path::Path,
+    path: Option<&std::ffi::OsStr>,
+) -> Option<(std::path::PathBuf, EnvGrant)> {
+    let p = match value.strip_prefix("~/") {
+        Some(rest) => home.join(rest),
+        None if value.starts_with('/') => std::path::PathBuf::from(value),
+        None => return None,
+    };
+    if p.components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Some((p, EnvGrant::None("it climbs with \"..\"".into())));
+    }
+    let shared = |d: &std::path::Path| sandbox::shared_code(d, Some(home), path);
+    if p.is_file() {
+        return Some(match p.parent().and_then(shared) {
+            Some((s, what)) => {
+                let why = format!("not writable: it is under {} ({what})", s.display());
+                (p, EnvGrant::Read(why))
+            }
+            None => (p, EnvGrant::Write("a file")),
+        });
+    }
+    if p.is_dir() {
+        return Some(match shared(&p) {
+            Some((s, what)) => {
+                let why = format!("not writable: it covers {} ({what})", s.display());
+                (p, EnvGrant::Read(why))
+            }
+            None if p == home => (
+                p,
+                EnvGrant::None(
+                    "it is the home directory itself; grant what it needs yourself".into(),
+                ),
+            ),
+            None => (p, EnvGrant::Write("a directory")),
+        });
+    }
+    let Some(dir) = p.parent().filter(|d| d.is_dir()) else {
+        return Some((
+            p,
+            EnvGrant::None("neither it nor its directory exists".into()),
+        ));
+    };
+    let dir = dir.to_path_buf();
+    Some(if dir == home || dir.parent().is_none() {
+        (
+            p,
+            EnvGrant::None(format!(
+                "it does not exist yet, and its directory is {}; create it, or grant a directory of its own in \"sandbox\": {{\"write\": [...]}}",
+                dir.display()
+            )),
+        )
+    } else if let Some((s, what)) = shared(&dir) {
+        (
+            p,
+            EnvGrant::None(format!(
+                "it does not exist yet, and its directory is under {} ({what})",
+                s.display()
+            )),
+        )
+    } else {
+        (dir, EnvGrant::Write("the directory of a file it makes"))
+    })
+}
+
+/// Whether an environment variable's name or value says it holds a secret: a name with TOKEN,
+/// KEY, SECRET, PASSWORD, PASS, AUTH or CREDENTIAL in it, or a value shaped like a token. Only
+/// those become `${VAR}` references; a path, a flag or a name stays as written.
+fn secret_env(key: &str, value: &str) -> bool {
+    let k = key.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "KEY",
+        "SECRET",
+        "PASSWORD",
+        "PASS",
+        "AUTH",
+        "CREDENTIAL",
+    ]
+    .iter()
+    .any(|w| k.contains(w))
+        || crate::json::mask_word(value, false) != value
 }
 
 /// The arguments with every literal that looks secret (the value after `--token` or another
@@ -259,14 +390,22 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
                 .unwrap_or_default();
             block.args = secret_args(&name, &args, &mut notes);
             let mut env = BTreeMap::new();
-            for (k, _) in string_map(obj.get("env")) {
-                let var = env_name(&name, &k);
-                notes.push(format!(
-                    "{name}: env.{k} is now ${{{var}}}: set {var} in the daemon's environment"
-                ));
-                env.insert(k, format!("${{{var}}}"));
+            let mut plain = Vec::new();
+            for (k, v) in string_map(obj.get("env")) {
+                if v.contains("${") {
+                    env.insert(k, v);
+                } else if secret_env(&k, &v) {
+                    let var = env_name(&name, &k);
+                    notes.push(format!(
+                        "{name}: env.{k} is now ${{{var}}}: set {var} in the daemon's environment"
+                    ));
+                    env.insert(k, format!("${{{var}}}"));
+                } else {
+                    plain.push((k.clone(), v.clone()));
+                    env.insert(k, v);
+                }
             }
-            let (sandbox, extra, mut sb_notes) = sandbox_for(&name, cmd, &args, home);
+            let (sandbox, extra, mut sb_notes) = sandbox_for(&name, cmd, &args, &plain, home);
             for (k, v) in extra {
                 env.entry(k).or_insert(v);
             }
@@ -333,8 +472,46 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
     })
 }
 
-/// Runs the command.
-pub(crate) fn run(file: &str) -> ExitCode {
+/// Where `--write` merges the converted blocks.
+pub(crate) struct WriteTo<'a> {
+    /// The configuration file (`--config`, else the default).
+    pub(crate) config: &'a std::path::Path,
+    /// `--replace`: a block of the same name is replaced, not refused.
+    pub(crate) replace: bool,
+    /// The data directory of the daemon to reload.
+    pub(crate) data_dir: &'a std::path::Path,
+}
+
+/// Merges the converted blocks into `file`: a block whose name is taken is replaced only with
+/// `replace`, else the whole merge is refused, naming every one.
+fn merge(
+    file: &mut ConfigFile,
+    blocks: &ConfigFile,
+    replace: bool,
+    path: &str,
+) -> Result<(), String> {
+    let taken: Vec<&String> = blocks
+        .mcp_servers
+        .keys()
+        .filter(|k| file.mcp_servers.contains_key(*k))
+        .collect();
+    if !taken.is_empty() && !replace {
+        let names: Vec<String> = taken.iter().map(|k| format!("mcp_servers.{k}")).collect();
+        return Err(format!(
+            "{} already in {path}: nothing was written (add --replace to replace {})",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    for (k, b) in &blocks.mcp_servers {
+        file.mcp_servers.insert(k.clone(), b.clone());
+    }
+    Ok(())
+}
+
+/// Runs the command: prints the converted blocks, or with `write` merges them into the
+/// configuration file and reloads a running daemon.
+pub(crate) fn run(file: &str, write: Option<WriteTo<'_>>) -> ExitCode {
     let bytes = if file == "-" {
         let mut b = Vec::new();
         if let Err(e) = std::io::Read::read_to_end(&mut std::io::stdin(), &mut b) {
@@ -378,8 +555,41 @@ pub(crate) fn run(file: &str) -> ExitCode {
         // Notes quote the names of another host's file: shown, never obeyed.
         errln!("note: {}", shown::line(n));
     }
-    outln!("{text}");
-    ExitCode::SUCCESS
+    let Some(to) = write else {
+        outln!("{text}");
+        return ExitCode::SUCCESS;
+    };
+    let shown_path = to.config.display().to_string();
+    let written = crate::cmd::config_edit::edit(to.config, |f| {
+        merge(f, &imported.block, to.replace, &shown_path)
+    });
+    match written {
+        Ok(w) => {
+            let names: Vec<&str> = imported
+                .block
+                .mcp_servers
+                .keys()
+                .map(String::as_str)
+                .collect();
+            outln!(
+                "imported {} server(s), each \"enabled\": false until you enable it: {}",
+                names.len(),
+                shown::line(&names.join(", "))
+            );
+            let ok = crate::cmd::runtime(async {
+                if crate::cmd::config_edit::written_then_reload(&w, to.data_dir).await {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(EXIT_FAILED)
+                }
+            });
+            ok
+        }
+        Err(e) => {
+            errln!("maven mcp import: {}", shown::block(&e));
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
 }
 
 #[cfg(test)]

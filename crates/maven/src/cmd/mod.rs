@@ -4,6 +4,7 @@
 
 pub(crate) mod completions;
 pub(crate) mod config_check;
+pub(crate) mod config_edit;
 pub(crate) mod doctor;
 pub(crate) mod feeds_parse;
 pub(crate) mod fetch;
@@ -12,6 +13,7 @@ pub(crate) mod man;
 pub(crate) mod mcp_import;
 pub(crate) mod mcp_inspect;
 pub(crate) mod mcp_login;
+pub(crate) mod reload;
 pub(crate) mod say;
 pub(crate) mod service;
 pub(crate) mod show;

@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 
 use super::protocol::RpcError;
 use crate::views::{
-    AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ServerStatusView,
-    StatusView, ToolView, TurnView,
+    AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ReloadView,
+    ServerStatusView, StatusView, ToolView, TurnView,
 };
 
 /// The longest utterance of one turn, in bytes.
@@ -37,11 +37,12 @@ pub(crate) enum Method {
     McpAuth,
     McpLogin,
     WebEnroll,
+    Reload,
 }
 
 impl Method {
     /// Every method.
-    pub(crate) const ALL: [Method; 11] = [
+    pub(crate) const ALL: [Method; 12] = [
         Method::Status,
         Method::Turn,
         Method::SpokenTurn,
@@ -53,6 +54,7 @@ impl Method {
         Method::McpAuth,
         Method::McpLogin,
         Method::WebEnroll,
+        Method::Reload,
     ];
 
     /// The method's name on the wire.
@@ -69,6 +71,7 @@ impl Method {
             Method::McpAuth => "mcp_auth",
             Method::McpLogin => "mcp_login",
             Method::WebEnroll => "web_enroll",
+            Method::Reload => "reload",
         }
     }
 
@@ -110,6 +113,8 @@ pub(crate) enum Request {
     McpLogin { name: String },
     /// `maven web enroll`: a one-time passkey enrollment link.
     WebEnroll,
+    /// `maven reload` (and SIGHUP): read the configuration again and apply the difference.
+    Reload,
 }
 
 impl Request {
@@ -192,6 +197,7 @@ impl Request {
                     .to_owned(),
             },
             Method::WebEnroll => Request::WebEnroll,
+            Method::Reload => Request::Reload,
         })
     }
 
@@ -209,6 +215,7 @@ impl Request {
             Request::McpAuth { .. } => Method::McpAuth,
             Request::McpLogin { .. } => Method::McpLogin,
             Request::WebEnroll => Method::WebEnroll,
+            Request::Reload => Method::Reload,
         }
     }
 
@@ -219,7 +226,8 @@ impl Request {
             | Request::Tools
             | Request::McpServers
             | Request::Feeds
-            | Request::WebEnroll => json!({}),
+            | Request::WebEnroll
+            | Request::Reload => json!({}),
             Request::Turn { text } => json!({ "text": text }),
             Request::SpokenTurn { text, conversation } => {
                 json!({ "text": text, "conversation": conversation })
@@ -248,6 +256,7 @@ pub(crate) enum Reply {
     McpLogout(ForgottenView),
     McpAuth(AuthView),
     WebEnroll(EnrollLink),
+    Reload(ReloadView),
 }
 
 impl Reply {
@@ -264,6 +273,7 @@ impl Reply {
             Reply::McpLogout(_) => Method::McpLogout,
             Reply::McpAuth(_) => Method::McpAuth,
             Reply::WebEnroll(_) => Method::WebEnroll,
+            Reply::Reload(_) => Method::Reload,
         }
     }
 
@@ -280,6 +290,7 @@ impl Reply {
             Reply::McpLogout(v) => serde_json::to_value(v),
             Reply::McpAuth(v) => serde_json::to_value(v),
             Reply::WebEnroll(v) => serde_json::to_value(v),
+            Reply::Reload(v) => serde_json::to_value(v),
         }
     }
 
@@ -302,6 +313,7 @@ impl Reply {
             Method::McpLogout => Reply::McpLogout(serde_json::from_value(v)?),
             Method::McpAuth => Reply::McpAuth(serde_json::from_value(v)?),
             Method::WebEnroll => Reply::WebEnroll(serde_json::from_value(v)?),
+            Method::Reload => Reply::Reload(serde_json::from_value(v)?),
         })
     }
 }
@@ -341,6 +353,7 @@ reply_view! {
     McpLogout => ForgottenView,
     McpAuth => AuthView,
     WebEnroll => EnrollLink,
+    Reload => ReloadView,
 }
 
 #[cfg(test)]
@@ -377,6 +390,7 @@ mod tests {
             Request::McpAuth { name: "a".into() },
             Request::McpLogin { name: "a".into() },
             Request::WebEnroll,
+            Request::Reload,
         ] {
             assert_eq!(Request::parse(r.method().name(), &r.params()).unwrap(), r);
         }

@@ -389,7 +389,7 @@ impl Authorizations {
     }
 
     /// The authorization of this HTTP server, if it has one.
-    pub(super) fn get(&self, server: &str) -> Option<&Arc<::oauth::OAuth>> {
+    pub(super) fn get(&self, server: &str) -> Option<Arc<::oauth::OAuth>> {
         self.registry.get(server)
     }
 
