@@ -706,9 +706,16 @@ impl State {
                 notes.remove(gone);
             }
         }
-        view.added = applied.added;
+        let enabled = |n: &String| config.mcp_servers.get(n).is_some_and(|b| b.enabled);
+        let (added, dark): (Vec<String>, Vec<String>) =
+            applied.added.into_iter().partition(enabled);
+        let (restarted, dark_too): (Vec<String>, Vec<String>) =
+            applied.restarted.into_iter().partition(enabled);
+        view.added = added;
+        view.restarted = restarted;
+        view.not_enabled = dark.into_iter().chain(dark_too).collect();
+        view.not_enabled.sort();
         view.removed = applied.removed;
-        view.restarted = applied.restarted;
         view.kept = applied.kept;
 
         // The feeds: the poller is started afresh on the new list (its state is in the

@@ -788,6 +788,8 @@ pub(crate) struct ReloadView {
     pub(crate) restarted: Vec<String>,
     /// Servers left running as they were.
     pub(crate) kept: Vec<String>,
+    /// Of the servers added or changed, those written `"enabled": false`: known, never dialled.
+    pub(crate) not_enabled: Vec<String>,
     /// Whether the feeds' poller was restarted on the new feeds.
     pub(crate) feeds_restarted: bool,
     /// Whether the router was made afresh.

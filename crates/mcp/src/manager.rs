@@ -261,6 +261,8 @@ struct Slot {
     /// Stops this server's task alone (a reload that removes or changes it); a child of the
     /// manager's token once spawned.
     stop: Mutex<Option<CancellationToken>>,
+    /// The slot's task, while it runs: [`Manager::apply`] waits for a stopped one to end.
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     inner: Mutex<SlotInner>,
     /// Wakes the server's task when a call saw the connection die.
     kick: Notify,
@@ -344,6 +346,10 @@ pub struct Manager {
     running: Arc<Mutex<Option<(CancellationToken, TaskTracker)>>>,
 }
 
+/// How long [`Manager::apply`] waits for a stopped server's task: its close (stdin closed,
+/// SIGTERM, SIGKILL, each after its grace) ends well within it.
+const STOP_WAIT: Duration = Duration::from_secs(15);
+
 /// What [`Manager::apply`] did, each list in name order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Applied {
@@ -367,6 +373,7 @@ impl Slot {
         Slot {
             managed: m,
             stop: Mutex::new(None),
+            task: Mutex::new(None),
             inner: Mutex::new(SlotInner {
                 live,
                 ..SlotInner::default()
@@ -376,16 +383,13 @@ impl Slot {
         }
     }
 
-    /// Stops the slot's task and takes its connection (to be closed by the caller).
-    fn stop(&self) -> Option<Arc<Client>> {
+    /// Stops the slot's task: returns it, to be waited for (it closes its connection, a
+    /// stdio server's process group reaped, before it ends).
+    fn stop(&self) -> Option<tokio::task::JoinHandle<()>> {
         if let Some(t) = self.stop.lock().unwrap_or_else(|p| p.into_inner()).take() {
             t.cancel();
         }
-        let mut i = self.lock();
-        match std::mem::replace(&mut i.live, Live::Stopped) {
-            Live::Connected(c) => Some(c),
-            _ => None,
-        }
+        self.task.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -474,7 +478,8 @@ impl Manager {
             cancel: stop,
             first_dial,
         };
-        tracker.spawn(task.run());
+        let handle = tracker.spawn(task.run());
+        *slot.task.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
     }
 
     /// Makes the managed servers these (a reload of the configuration): a server that is new
@@ -528,8 +533,12 @@ impl Manager {
                 }
             }
         }
-        for c in closing {
-            c.close().await;
+        // A changed server's old process is gone before its new one starts (a server that
+        // holds a file, a port, a lock never meets its successor).
+        for task in closing {
+            if tokio::time::timeout(STOP_WAIT, task).await.is_err() {
+                tracing::warn!("a stopped server's task did not end within {STOP_WAIT:?}");
+            }
         }
         for slot in &starting {
             self.start(slot, Duration::ZERO);

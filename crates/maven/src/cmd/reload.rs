@@ -71,6 +71,12 @@ pub(crate) fn lines(v: &ReloadView) -> Vec<String> {
             out.push(format!("servers {what}: {}", names(list)));
         }
     }
+    if !v.not_enabled.is_empty() {
+        out.push(format!(
+            "servers known, not enabled (never dialled): {}",
+            names(&v.not_enabled)
+        ));
+    }
     if !v.kept.is_empty() {
         out.push(format!(
             "servers unchanged (connections kept): {}",

@@ -22,6 +22,7 @@ mod notify;
 mod npm_install;
 mod oauth;
 mod oauth_peers;
+mod reload;
 mod sandboxing;
 mod service;
 mod soak;
