@@ -62,6 +62,11 @@ enum Command {
     Tools(JsonFlag),
     /// List notes, newest first (read-only).
     Notes(NotesArgs),
+    /// List the acts that ran, newest first: when, which, who confirmed, the outcome, how long,
+    /// and the first line of what each returned (read-only).
+    ///
+    /// Asks the running daemon; without one, reads the data directory's store under its lock.
+    Acts(ActsArgs),
     /// Check the configuration file.
     #[command(subcommand)]
     Config(ConfigCmd),
@@ -154,6 +159,16 @@ struct NotesArgs {
     source: Option<String>,
     /// At most this many notes
     #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ActsArgs {
+    /// At most this many acts (1 to 1000)
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
     limit: u32,
     /// Print JSON
     #[arg(long)]
@@ -299,6 +314,7 @@ pub(crate) fn main() -> ExitCode {
             };
             show::client(&data_dir, req, a.json, show::print_notes)
         }
+        Command::Acts(a) => crate::cmd::acts::run(&data_dir, a.limit, a.json),
         Command::Config(ConfigCmd::Check { path }) => {
             crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()))
         }

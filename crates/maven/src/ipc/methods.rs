@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::protocol::RpcError;
 use crate::views::{
-    AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ServerStatusView,
+    ActRecordView, AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ServerStatusView,
     StatusView, ToolView, TurnView,
 };
 
@@ -21,6 +21,10 @@ pub(crate) const MAX_TURN: usize = 4096;
 pub(crate) const NOTES_DEFAULT: u32 = 50;
 /// The most notes one `notes` request may ask for.
 pub(crate) const NOTES_MAX: u64 = 10_000;
+/// How many acts `acts` answers when no `limit` is given.
+pub(crate) const ACTS_DEFAULT: u32 = 20;
+/// The most acts one `acts` request may ask for.
+pub(crate) const ACTS_MAX: u64 = 1000;
 
 /// The methods, by their names on the wire: the tag of every [`Request`] and [`Reply`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,11 +41,12 @@ pub(crate) enum Method {
     McpAuth,
     McpLogin,
     WebEnroll,
+    Acts,
 }
 
 impl Method {
     /// Every method.
-    pub(crate) const ALL: [Method; 11] = [
+    pub(crate) const ALL: [Method; 12] = [
         Method::Status,
         Method::Turn,
         Method::SpokenTurn,
@@ -53,6 +58,7 @@ impl Method {
         Method::McpAuth,
         Method::McpLogin,
         Method::WebEnroll,
+        Method::Acts,
     ];
 
     /// The method's name on the wire.
@@ -69,6 +75,7 @@ impl Method {
             Method::McpAuth => "mcp_auth",
             Method::McpLogin => "mcp_login",
             Method::WebEnroll => "web_enroll",
+            Method::Acts => "acts",
         }
     }
 
@@ -110,6 +117,8 @@ pub(crate) enum Request {
     McpLogin { name: String },
     /// `maven web enroll`: a one-time passkey enrollment link.
     WebEnroll,
+    /// `maven acts`: the newest recorded acts (read-only).
+    Acts { limit: u32 },
 }
 
 impl Request {
@@ -192,6 +201,19 @@ impl Request {
                     .to_owned(),
             },
             Method::WebEnroll => Request::WebEnroll,
+            Method::Acts => Request::Acts {
+                limit: match params.get("limit") {
+                    None | Some(Value::Null) => ACTS_DEFAULT,
+                    Some(v) => match v.as_u64().filter(|n| (1..=ACTS_MAX).contains(n)) {
+                        Some(n) => u32::try_from(n).unwrap_or(ACTS_DEFAULT),
+                        None => {
+                            return Err(RpcError::invalid_params(format!(
+                                "limit: expected an integer from 1 to {ACTS_MAX}, got {v}"
+                            )))
+                        }
+                    },
+                },
+            },
         })
     }
 
@@ -209,6 +231,7 @@ impl Request {
             Request::McpAuth { .. } => Method::McpAuth,
             Request::McpLogin { .. } => Method::McpLogin,
             Request::WebEnroll => Method::WebEnroll,
+            Request::Acts { .. } => Method::Acts,
         }
     }
 
@@ -225,6 +248,7 @@ impl Request {
                 json!({ "text": text, "conversation": conversation })
             }
             Request::Notes { source, limit } => json!({"source": source, "limit": limit}),
+            Request::Acts { limit } => json!({ "limit": limit }),
             Request::McpLogout { name }
             | Request::McpAuth { name }
             | Request::McpLogin { name } => {
@@ -248,6 +272,7 @@ pub(crate) enum Reply {
     McpLogout(ForgottenView),
     McpAuth(AuthView),
     WebEnroll(EnrollLink),
+    Acts(Vec<ActRecordView>),
 }
 
 impl Reply {
@@ -264,6 +289,7 @@ impl Reply {
             Reply::McpLogout(_) => Method::McpLogout,
             Reply::McpAuth(_) => Method::McpAuth,
             Reply::WebEnroll(_) => Method::WebEnroll,
+            Reply::Acts(_) => Method::Acts,
         }
     }
 
@@ -280,6 +306,7 @@ impl Reply {
             Reply::McpLogout(v) => serde_json::to_value(v),
             Reply::McpAuth(v) => serde_json::to_value(v),
             Reply::WebEnroll(v) => serde_json::to_value(v),
+            Reply::Acts(v) => serde_json::to_value(v),
         }
     }
 
@@ -302,6 +329,7 @@ impl Reply {
             Method::McpLogout => Reply::McpLogout(serde_json::from_value(v)?),
             Method::McpAuth => Reply::McpAuth(serde_json::from_value(v)?),
             Method::WebEnroll => Reply::WebEnroll(serde_json::from_value(v)?),
+            Method::Acts => Reply::Acts(serde_json::from_value(v)?),
         })
     }
 }
@@ -341,6 +369,7 @@ reply_view! {
     McpLogout => ForgottenView,
     McpAuth => AuthView,
     WebEnroll => EnrollLink,
+    Acts => Vec<ActRecordView>,
 }
 
 #[cfg(test)]
@@ -377,6 +406,10 @@ mod tests {
             Request::McpAuth { name: "a".into() },
             Request::McpLogin { name: "a".into() },
             Request::WebEnroll,
+            Request::Acts { limit: 3 },
+            Request::Acts {
+                limit: ACTS_DEFAULT,
+            },
         ] {
             assert_eq!(Request::parse(r.method().name(), &r.params()).unwrap(), r);
         }
@@ -456,6 +489,16 @@ mod tests {
             ),
             ("mcp_logout", json!({}), "name: expected a string"),
             ("mcp_auth", json!({"name": 1}), "name: expected a string"),
+            (
+                "acts",
+                json!({"limit": 0}),
+                "limit: expected an integer from 1 to 1000, got 0",
+            ),
+            (
+                "acts",
+                json!({"limit": 1001}),
+                "limit: expected an integer from 1 to 1000, got 1001",
+            ),
         ] {
             assert_eq!(
                 refused(method, params),
