@@ -8,6 +8,7 @@ mod support;
 
 mod cli;
 mod completions;
+mod acts;
 mod crash;
 mod daemon;
 mod doctor;
@@ -22,6 +23,7 @@ mod notify;
 mod npm_install;
 mod oauth;
 mod oauth_peers;
+mod readme_demo;
 mod sandboxing;
 mod service;
 mod soak;
