@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 use config::{FeedConfig, McpServerConfig, McpTarget};
 
 use crate::views::{
-    ActRecordView, AuthState, AuthView, DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerAuth,
-    ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
+    ActRecordView, AuthState, AuthView, DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool,
+    ServerAuth, ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
 };
 
 /// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.

@@ -833,4 +833,3 @@ mod tests {
         assert_eq!(*polls.borrow(), 4);
     }
 }
-

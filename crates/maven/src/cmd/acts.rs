@@ -17,8 +17,7 @@ use crate::views::ActRecordView;
 
 pub(crate) fn run(data_dir: &Path, limit: u32, as_json: bool) -> ExitCode {
     runtime(async {
-        let rows = match ipc::ask::<Vec<ActRecordView>>(data_dir, &Request::Acts { limit }).await
-        {
+        let rows = match ipc::ask::<Vec<ActRecordView>>(data_dir, &Request::Acts { limit }).await {
             Ok(rows) => rows,
             // No daemon, and a database to read: read it under the data directory's lock.
             Err(IpcError::NoDaemon { .. }) if data_dir.join(crate::datadir::DB_NAME).is_file() => {

@@ -471,7 +471,10 @@ pub(crate) fn feed_check(f: &crate::views::FeedView) -> Option<Check> {
     let name = shown::line(&f.name);
     let label = format!("daemon feed:{name}");
     let error = f.last_error.as_deref().map(shown::line);
-    let next = f.next_poll.as_deref().map_or(std::borrow::Cow::Borrowed("none"), shown::line);
+    let next = f
+        .next_poll
+        .as_deref()
+        .map_or(std::borrow::Cow::Borrowed("none"), shown::line);
     Some(match (f.enabled, error) {
         // Configured off: nothing to say.
         (false, None) => return None,
@@ -750,6 +753,104 @@ mod tests {
             "warn  daemon: none — start one\n\
              fail  config: the configuration does not validate — fix it\n      a: x\n      b: y\n"
         );
+    }
+
+    fn server(
+        state: serde_json::Value,
+        last_error: Option<&str>,
+    ) -> crate::views::ServerStatusView {
+        serde_json::from_value(json!({
+            "name": "s", "transport": "stdio", "target": "x", "enabled": true,
+            "state": state, "trust": "t", "protocol_version": null, "era": null,
+            "era_chosen": null, "server_info": null, "tools_offered": null,
+            "tools_proposed": 0, "tools_enabled": 0, "tools_refused": [],
+            "last_error": last_error, "next_retry": null, "stderr_tail": null,
+            "violations": 0, "dials": 1, "unstable": null,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_server_still_connecting_is_a_warning_only_in_the_first_seconds() {
+        let at = |secs| {
+            let c = server_check(
+                &server(json!("connecting"), None),
+                Duration::from_secs(secs),
+            )
+            .unwrap();
+            (c.status, c.message)
+        };
+        assert_eq!(
+            at(3),
+            (
+                Status::Warn,
+                "connecting: the daemon started 3 s ago".to_owned()
+            )
+        );
+        assert_eq!(
+            at(45),
+            (
+                Status::Fail,
+                "still connecting 45 s after the daemon started".to_owned()
+            )
+        );
+        let c = server_check(
+            &server(json!("sandbox_refused"), Some("no Landlock")),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (
+                Status::Fail,
+                "not started: its sandbox cannot be applied; last error: no Landlock"
+            ),
+            "a refusal fails at once, grace or not"
+        );
+        let c = server_check(
+            &server(json!("needs_authorization"), None),
+            Duration::from_secs(100),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.status, c.fix.as_str()),
+            (Status::Fail, "run `maven mcp login s`")
+        );
+        let mut off = server(json!("dark"), None);
+        off.enabled = false;
+        assert!(server_check(&off, Duration::ZERO).is_none());
+    }
+
+    #[test]
+    fn a_feed_failing_is_a_warning_and_one_the_daemon_stopped_a_failure() {
+        let feed = |enabled: bool, error: Option<&str>, failures: u32| {
+            serde_json::from_value::<crate::views::FeedView>(json!({
+                "name": "news", "url": "https://a.example/f", "enabled": enabled,
+                "last_success": null, "last_error": error, "next_poll": "2026-12-03T22:00:00Z",
+                "items_noted": 0, "state": "x", "moved_to": null, "failures": failures,
+                "warning": null,
+            }))
+            .unwrap()
+        };
+        let c = feed_check(&feed(true, None, 0)).unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (Status::Ok, "not polled yet; next poll 2026-12-03T22:00:00Z")
+        );
+        let c = feed_check(&feed(true, Some("HTTP 500"), 2)).unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (
+                Status::Warn,
+                "2 failed poll(s) in a row: HTTP 500; next poll 2026-12-03T22:00:00Z"
+            )
+        );
+        let c = feed_check(&feed(false, Some("gone (410)"), 1)).unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (Status::Fail, "the daemon stopped polling it: gone (410)")
+        );
+        assert!(feed_check(&feed(false, None, 0)).is_none());
     }
 
     #[test]

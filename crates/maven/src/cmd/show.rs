@@ -62,7 +62,6 @@ fn indented_block(s: &str, indent: &str) -> String {
     shown::block(s).replace('\n', &format!("\n{indent}"))
 }
 
-
 // Every field below that a server, a feed or a child wrote (and, to be plain about it, every
 // other string field too) is shown through `shown`: `line` for one-line fields, `block` for
 // text that may span lines. The `--json` outputs print the daemon's answer as it is.

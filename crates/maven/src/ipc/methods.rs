@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 
 use super::protocol::RpcError;
 use crate::views::{
-    ActRecordView, AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ServerStatusView,
-    StatusView, ToolView, TurnView,
+    ActRecordView, AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink,
+    ServerStatusView, StatusView, ToolView, TurnView,
 };
 
 /// The longest utterance of one turn, in bytes.

@@ -62,7 +62,10 @@ fn an_interrupted_say_leaves_the_act_running_and_acts_shows_its_result() {
     // Nothing ran yet: the store has no act.
     let out = home.run(&["acts"]);
     assert_eq!(
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()),
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
         (Some(0), "no acts recorded yet\n"),
         "{}",
         stderr(&out)
@@ -95,9 +98,8 @@ fn an_interrupted_say_leaves_the_act_running_and_acts_shows_its_result() {
     assert!(out.stdout.is_empty(), "nothing on stdout");
 
     // The act goes on in the daemon: recorded as sent, then settled with its result.
-    let acts = |home: &Home| -> Vec<Value> {
-        home.json(&["acts", "--json"]).as_array().unwrap().clone()
-    };
+    let acts =
+        |home: &Home| -> Vec<Value> { home.json(&["acts", "--json"]).as_array().unwrap().clone() };
     let running = acts(&home);
     assert_eq!(running.len(), 1, "{running:?}");
     assert_eq!(running[0]["act"], "slow_report");
@@ -121,7 +123,8 @@ fn an_interrupted_say_leaves_the_act_running_and_acts_shows_its_result() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let at = done["at"].as_str().unwrap();
-    let want = format!("{at}  slow_report  ok  {ms} ms  no confirmation asked\n    called report\n");
+    let want =
+        format!("{at}  slow_report  ok  {ms} ms  no confirmation asked\n    called report\n");
     assert_eq!(text(&home), want);
 
     // Without the daemon, the same from the store.

@@ -6,9 +6,9 @@
 
 mod support;
 
+mod acts;
 mod cli;
 mod completions;
-mod acts;
 mod crash;
 mod daemon;
 mod doctor;

@@ -186,7 +186,11 @@ fn wait_ready(home: &Home, enabled: usize) {
 fn the_readme_demo_says_what_happens() {
     let readme = readme();
     let (blocks, between) = blocks(section(&readme));
-    assert_eq!(blocks.len(), 2, "the demo has two blocks: before and after the page");
+    assert_eq!(
+        blocks.len(),
+        2,
+        "the demo has two blocks: before and after the page"
+    );
     let before = steps(blocks[0]);
     let after = steps(blocks[1]);
     let enable = to_enable(between);
@@ -222,7 +226,10 @@ fn the_readme_demo_says_what_happens() {
 fn the_demo_convention_reads_as_documented() {
     assert!(matches("a … b", "a 12 b"));
     assert!(matches("…maven-demo-todo", "/x/maven-demo-todo"));
-    assert!(matches("http://localhost:…/enroll#…", "http://localhost:1/enroll#ab"));
+    assert!(matches(
+        "http://localhost:…/enroll#…",
+        "http://localhost:1/enroll#ab"
+    ));
     assert!(!matches("a … b", "a 12 c"));
     assert!(!matches("ab…ba", "aba"));
     assert!(!matches("exact", "exact "));
