@@ -488,5 +488,14 @@ fn beside_a_daemon_each_server_is_reported_as_it_runs_and_a_crashed_one_fails() 
         gone["fix"].as_str().unwrap()
     );
     assert!(text.lines().any(|l| l == line), "{text}");
+    // `mcp status` says a server that never listed has none listed, never `null`.
+    let out = home.run(&["mcp", "status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l == "  tools:    none listed yet, 0 proposed, 0 enabled"),
+        "{text}"
+    );
+    assert!(!text.contains("null"), "{text}");
     drop(d);
 }
