@@ -90,7 +90,9 @@ enum Command {
     Service(crate::cmd::service::ServiceCmd),
     /// Check the set-up, offline and changing nothing: the config, the data directory's owner
     /// and modes, a running daemon, each enabled stdio server's command, each HTTP door's URL
-    /// (vetted, never requested), the page's port.
+    /// (vetted, never requested), the page's port; beside a running daemon, each enabled MCP
+    /// server's state and last error (failing when one is not ready: crashed, backing off, not
+    /// started) and each polled feed's.
     ///
     /// One line per check: `ok|warn|fail  <check>: <what> — <what to do>`. Exit 0, or 1 when
     /// any check fails.
