@@ -5,7 +5,8 @@
 //! it), `update_task` (writes, with a required `task_id`: Maven refuses to guess a write's
 //! arguments from a sentence) and `clear_done` (writes, no arguments: Maven asks for
 //! confirmation every time). The list lives in
-//! memory and starts with a few tasks; nothing is written to disk.
+//! memory and starts with a few open tasks and one done (so `clear_done` has one to remove);
+//! nothing is written to disk.
 //!
 //! Line-delimited JSON-RPC 2.0 on stdin/stdout, one message per line; requests are answered in
 //! order. Lines longer than 1 MiB are refused without being assembled.
@@ -81,18 +82,19 @@ fn text(s: String, is_error: bool) -> Value {
 
 impl Todo {
     fn new() -> Todo {
-        let t = |id, project: &str, title: &str| Task {
+        let t = |id, project: &str, title: &str, done| Task {
             id,
             project: project.into(),
             title: title.into(),
-            done: false,
+            done,
         };
         Todo {
             tasks: vec![
-                t(1, "inbox", "Buy milk"),
-                t(2, "inbox", "Call the plumber"),
-                t(3, "inbox", "Renew the passport"),
-                t(4, "garden", "Plant the tulips"),
+                t(1, "inbox", "Buy milk", false),
+                t(2, "inbox", "Call the plumber", false),
+                t(3, "inbox", "Renew the passport", false),
+                t(4, "garden", "Plant the tulips", false),
+                t(5, "garden", "Buy tulip bulbs", true),
             ],
         }
     }
@@ -140,12 +142,19 @@ impl Todo {
                 }
             }
             "clear_done" => {
-                let before = self.tasks.len();
+                let removed: Vec<String> = self
+                    .tasks
+                    .iter()
+                    .filter(|t| t.done)
+                    .map(|t| format!("{}. {}", t.id, t.title))
+                    .collect();
                 self.tasks.retain(|t| !t.done);
-                text(
-                    format!("Removed {} done task(s).", before - self.tasks.len()),
-                    false,
-                )
+                let said = match removed.len() {
+                    0 => "No task is done: nothing to remove.".to_owned(),
+                    1 => format!("Removed 1 done task ({}).", removed.join(", ")),
+                    n => format!("Removed {n} done tasks ({}).", removed.join(", ")),
+                };
+                text(said, false)
             }
             other => text(format!("unknown tool {other:?}"), true),
         }

@@ -72,6 +72,11 @@ enum Command {
     Tools(JsonFlag),
     /// List notes, newest first (read-only).
     Notes(NotesArgs),
+    /// List the acts that ran, newest first: when, which, who confirmed, the outcome, how long,
+    /// and the first line of what each returned (read-only).
+    ///
+    /// Asks the running daemon; without one, reads the data directory's store under its lock.
+    Acts(ActsArgs),
     /// Check the configuration file.
     #[command(subcommand)]
     Config(ConfigCmd),
@@ -95,7 +100,9 @@ enum Command {
     Service(crate::cmd::service::ServiceCmd),
     /// Check the set-up, offline and changing nothing: the config, the data directory's owner
     /// and modes, a running daemon, each enabled stdio server's command, each HTTP door's URL
-    /// (vetted, never requested), the page's port.
+    /// (vetted, never requested), the page's port; beside a running daemon, each enabled MCP
+    /// server's state and last error (failing when one is not ready: crashed, backing off, not
+    /// started) and each polled feed's.
     ///
     /// One line per check: `ok|warn|fail  <check>: <what> — <what to do>`. Exit 0, or 1 when
     /// any check fails.
@@ -164,6 +171,16 @@ struct NotesArgs {
     source: Option<String>,
     /// At most this many notes
     #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ActsArgs {
+    /// At most this many acts (1 to 1000)
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
     limit: u32,
     /// Print JSON
     #[arg(long)]
@@ -325,6 +342,7 @@ pub(crate) fn main() -> ExitCode {
             };
             show::client(&data_dir, req, a.json, show::print_notes)
         }
+        Command::Acts(a) => crate::cmd::acts::run(&data_dir, a.limit, a.json),
         Command::Config(ConfigCmd::Check { path }) => {
             crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()))
         }

@@ -824,6 +824,10 @@ impl State {
                 Reply::Notes(notes.iter().map(json::note).collect())
             }
             Request::McpServers => Reply::McpServers(self.mcp_servers().await),
+            Request::Acts { limit } => {
+                let rows = self.store.acts_log(limit).await.map_err(internal)?;
+                Reply::Acts(rows.iter().map(json::act_record).collect())
+            }
             Request::Feeds => Reply::Feeds(self.feeds()),
             Request::McpLogout { name } => Reply::McpLogout(self.mcp_logout(&name).await?),
             Request::McpAuth { name } => Reply::McpAuth(self.mcp_auth(&name)?),

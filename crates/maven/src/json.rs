@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 use config::{FeedConfig, McpServerConfig, McpTarget};
 
 use crate::views::{
-    AuthState, AuthView, DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool, ServerAuth,
-    ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
+    ActRecordView, AuthState, AuthView, DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool,
+    ServerAuth, ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
 };
 
 /// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
@@ -131,6 +131,25 @@ pub(crate) fn note(n: &store::Note) -> NoteView {
         text: n.text.clone(),
         link: n.link.clone(),
         created: time_str(n.created),
+    }
+}
+
+/// One row of `maven acts --json`: the stored outcome text ("ok: LINE", "error: LINE",
+/// "unknown: WHY") split into its word, which the row's `result` column decides, and its line.
+pub(crate) fn act_record(a: &store::ActLogRow) -> ActRecordView {
+    let line = ["ok:", "error:", store::OUTCOME_UNKNOWN]
+        .iter()
+        .find_map(|p| a.outcome.strip_prefix(p))
+        .unwrap_or(if a.outcome == "ok" { "" } else { &a.outcome });
+    ActRecordView {
+        id: a.id,
+        at: time_str(a.at),
+        act: a.tool.clone(),
+        utterance: shown::cut(&a.utterance, 200).into_owned(),
+        confirmed_by: a.confirmed_by.clone(),
+        outcome: a.result().as_str().to_owned(),
+        duration_ms: a.duration_ms,
+        result: line.trim().to_owned(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The typed shapes of what the daemon answers (I-3): `maven status`, `maven tools`,
-//! `maven notes`, `maven mcp status`, `maven feeds status`, a turn, an enrollment link and what
-//! the daemon holds of a server's OAuth authorization.
+//! `maven notes`, `maven mcp status`, `maven feeds status`, `maven acts`, a turn, an enrollment
+//! link and what the daemon holds of a server's OAuth authorization.
 //!
 //! The daemon builds them, IPC carries them as JSON, the command line and the page read them
 //! back typed. The field order is the key order of the JSON (a stable interface); absent values
@@ -463,6 +463,28 @@ pub(crate) struct ActView {
     /// `ok`, `failed` or `unknown` (the store's `result` column).
     pub(crate) outcome: &'static str,
     pub(crate) duration_ms: u64,
+}
+
+/// One recorded act of `maven acts --json` (the `acts` method), newest first: when, what, who
+/// confirmed it, what became of it and the first line of what it returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ActRecordView {
+    pub(crate) id: i64,
+    /// When it was recorded, just before it ran (RFC 3339).
+    pub(crate) at: Option<String>,
+    /// The act's local name.
+    pub(crate) act: String,
+    /// The turn that asked for it, cut to 200 characters.
+    pub(crate) utterance: String,
+    /// Who confirmed it (a destructive act); null for one that needed no confirmation.
+    pub(crate) confirmed_by: Option<String>,
+    /// `ok`, `failed` or `unknown` (sent, and no answer came: it may have run).
+    pub(crate) outcome: String,
+    /// How long it ran, in milliseconds (0 while it runs).
+    pub(crate) duration_ms: u64,
+    /// The first line of what it returned (of the error, for a failure; why the outcome is
+    /// unknown); the server's words, exact: a terminal shows them only through `shown`.
+    pub(crate) result: String,
 }
 
 /// A one-time link that starts a server's OAuth authorization on the page (the `mcp_login`

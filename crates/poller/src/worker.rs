@@ -261,10 +261,10 @@ impl Worker {
         });
         match &res {
             Ok(r) => {
-                tracing::debug!(feed = %self.spec.name, outcome = ?r.outcome, next = ?delay, "feed polled")
+                tracing::debug!(feed = %self.spec.name, outcome = ?r.outcome, next = %in_words(delay), "feed polled")
             }
             Err(e) => {
-                tracing::warn!(feed = %self.spec.name, error = %e, next = ?delay, "feed poll failed")
+                tracing::warn!(feed = %self.spec.name, error = %e, next = %in_words(delay), "feed poll failed")
             }
         }
         let st = self.status();
@@ -626,6 +626,38 @@ pub(crate) async fn drive<D, P, Fut>(
         match next {
             Some(n) => at = n,
             None => return,
+        }
+    }
+}
+
+/// When the next poll is, as the log says it to people: `none` (no next poll: the feed is
+/// disabled), `in 45s`, `in 31m52s`, `in 2h05m`.
+fn in_words(delay: Option<Duration>) -> String {
+    let Some(d) = delay else {
+        return "none".to_owned();
+    };
+    let s = d.as_secs() + u64::from(d.subsec_millis() >= 500);
+    match s {
+        0..60 => format!("in {s}s"),
+        60..3600 => format!("in {}m{:02}s", s / 60, s % 60),
+        _ => format!("in {}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod in_words_tests {
+    use super::*;
+
+    #[test]
+    fn the_next_poll_is_said_in_words() {
+        for (d, want) in [
+            (None, "none"),
+            (Some(Duration::from_millis(400)), "in 0s"),
+            (Some(Duration::from_secs(45)), "in 45s"),
+            (Some(Duration::from_secs_f64(1912.18)), "in 31m52s"),
+            (Some(Duration::from_secs(7500)), "in 2h05m"),
+        ] {
+            assert_eq!(in_words(d), want);
         }
     }
 }

@@ -313,7 +313,12 @@ impl Executor {
                 ActResult::Ok,
                 "waiting: the server asks for input".to_owned(),
             ),
-            Ok(r) if r.ok => (ActResult::Ok, "ok".to_string()),
+            // The result's first line is kept, so the owner can see it later (`maven acts`),
+            // even when nobody waited for the answer.
+            Ok(r) if r.ok => match first_line(&r.text) {
+                line if line.trim().is_empty() => (ActResult::Ok, "ok".to_string()),
+                line => (ActResult::Ok, format!("ok: {line}")),
+            },
             Ok(r) => (ActResult::Failed, format!("error: {}", first_line(&r.text))),
             Err(e @ ExecError::Unknown { .. }) => (
                 ActResult::Unknown,

@@ -116,7 +116,7 @@ fn tasks_are_listed_and_updated() {
         (
             "list_tasks",
             json!({"project": "garden"}),
-            "4. [ ] Plant the tulips",
+            "4. [ ] Plant the tulips\n5. [x] Buy tulip bulbs",
             false,
         ),
         (
@@ -160,6 +160,30 @@ fn tasks_are_listed_and_updated() {
             json!({"task_id": "3"}),
             "update_task needs an integer \"task_id\"",
             true,
+        ),
+        (
+            "update_task",
+            json!({"task_id": 1}),
+            "Task 1 (Buy milk) is now done.",
+            false,
+        ),
+        (
+            "clear_done",
+            json!({}),
+            "Removed 2 done tasks (1. Buy milk, 5. Buy tulip bulbs).",
+            false,
+        ),
+        (
+            "clear_done",
+            json!({}),
+            "No task is done: nothing to remove.",
+            false,
+        ),
+        (
+            "list_tasks",
+            json!({"project": "garden"}),
+            "4. [ ] Plant the tulips",
+            false,
         ),
         (
             "delete_everything",

@@ -5,6 +5,12 @@
 //! request, no lookup); the page's port is free or held by our daemon (a bind on loopback,
 //! released at once).
 //!
+//! Beside a running daemon, its `status` view (typed, never its text) adds a line per MCP server
+//! and per feed the daemon runs (`daemon mcp:NAME`, `daemon feed:NAME`): its state and last
+//! error. An enabled server that is not ready fails the report, but one still connecting within
+//! [`CONNECT_GRACE`] of the daemon's start, which is a warning; a feed that keeps failing is a
+//! warning (the daemon retries it on its schedule), one the daemon stopped polling a failure.
+//!
 //! One line per check, `ok|warn|fail  <check>: <what> — <what to do>`; with `--json` an array
 //! of `{check, status, message, fix}`. Exit 0, or 1 when any check fails.
 
@@ -25,6 +31,8 @@ use crate::ipc::protocol::socket_path;
 
 /// How long the daemon has to answer `status`.
 const STATUS_DEADLINE: Duration = Duration::from_secs(3);
+/// How long after the daemon's start a server still connecting is only a warning.
+pub(crate) const CONNECT_GRACE: Duration = Duration::from_secs(30);
 /// The database file's name inside the data directory (the daemon's `DB_NAME`).
 const DB_NAME: &str = "maven.db";
 
@@ -119,13 +127,16 @@ pub(crate) async fn checks(config_path: Option<&Path>, data_dir: &Path) -> Vec<C
     let mut out = Vec::new();
     let cfg = config_check(config_path, &mut out);
     data_dir_checks(data_dir, &mut out);
-    let daemon_answers = daemon_check(data_dir, &mut out).await;
+    let status = daemon_check(data_dir, &mut out).await;
     if let Some(cfg) = cfg {
         stdio_checks(&cfg, &mut out);
         grant_checks(&cfg, data_dir, &mut out);
         sandbox_check(&cfg, &mut out);
         door_checks(&cfg, &mut out);
-        out.push(port_check(cfg.web.listen, daemon_answers));
+        out.push(port_check(cfg.web.listen, status.is_some()));
+    }
+    if let Some(status) = &status {
+        running_checks(status, &mut out);
     }
     out
 }
@@ -290,8 +301,8 @@ fn private(name: &str, shown: &str, meta: &std::fs::Metadata, want: u32, fix: &s
     )
 }
 
-/// Whether a daemon on `data_dir` answers `status` within the deadline.
-async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
+/// Whether a daemon on `data_dir` answers `status` within the deadline: its status when it does.
+async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> Option<crate::views::StatusView> {
     let sock = socket_path(data_dir).display().to_string();
     match tokio::time::timeout(
         STATUS_DEADLINE,
@@ -310,7 +321,7 @@ async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
                 ),
                 "nothing to do",
             ));
-            true
+            Some(v)
         }
         Ok(Err(IpcError::NoDaemon { reason, .. })) => {
             out.push(check(
@@ -323,7 +334,7 @@ async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
                 ),
                 "start one with `maven daemon` (or as a service, see the README)",
             ));
-            false
+            None
         }
         Ok(Err(e)) => {
             out.push(check(
@@ -335,7 +346,7 @@ async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
                 ),
                 "read its log; restart it if it stays so",
             ));
-            false
+            None
         }
         Err(_) => {
             out.push(check(
@@ -347,9 +358,153 @@ async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> bool {
                 ),
                 "read its log; restart it if it stays so",
             ));
-            false
+            None
         }
     }
+}
+
+/// A line per enabled MCP server and per feed the running daemon polls, from its status view.
+fn running_checks(status: &crate::views::StatusView, out: &mut Vec<Check>) {
+    let uptime = Duration::from_secs(status.uptime_s);
+    out.extend(
+        status
+            .mcp_servers
+            .iter()
+            .filter_map(|s| server_check(s, uptime)),
+    );
+    out.extend(status.feeds.iter().filter_map(feed_check));
+}
+
+/// An enabled server as the daemon sees it; `None` for one the configuration leaves off.
+pub(crate) fn server_check(s: &crate::views::ServerStatusView, uptime: Duration) -> Option<Check> {
+    use crate::views::ServerState as S;
+    if !s.enabled {
+        return None;
+    }
+    let name = shown::line(&s.name);
+    let label = format!("daemon mcp:{name}");
+    let error = s
+        .last_error
+        .as_deref()
+        .map(|e| format!("; last error: {}", shown::line(e)))
+        .unwrap_or_default();
+    let state = shown::line(&s.state.text()).into_owned();
+    let started = uptime.as_secs();
+    let (status, message, fix) = match &s.state {
+        S::Ready => {
+            let tools = s.tools_offered.map_or_else(
+                || "its tools not listed yet".to_owned(),
+                |n| format!("{n} tools offered"),
+            );
+            (
+                Status::Ok,
+                format!(
+                    "ready ({tools}, {} proposed, {} enabled)",
+                    s.tools_proposed, s.tools_enabled
+                ),
+                "nothing to do".to_owned(),
+            )
+        }
+        S::Connecting | S::NotConnected if uptime < CONNECT_GRACE => (
+            Status::Warn,
+            format!("{state}: the daemon started {started} s ago{error}"),
+            "run `maven doctor` again in a few seconds".to_owned(),
+        ),
+        S::Connecting | S::NotConnected => (
+            Status::Fail,
+            format!("still {state} {started} s after the daemon started{error}"),
+            format!(
+                "read its stderr in `maven mcp status` and the daemon's log; `maven mcp inspect {name}` dials it alone"
+            ),
+        ),
+        S::BackingOff { .. } | S::Stopped => (
+            Status::Fail,
+            format!("{state}{error}"),
+            format!(
+                "fix what the error names (its stderr is in `maven mcp status`; `maven mcp inspect {name}` dials it alone); the daemon dials it again by itself"
+            ),
+        ),
+        S::CommandNotFound => (
+            Status::Fail,
+            format!("{state}{error}"),
+            format!(
+                "install it, or fix mcp_servers.{name}.command, then restart the daemon"
+            ),
+        ),
+        S::SandboxRefused => (
+            Status::Fail,
+            format!("{state}{error}"),
+            format!(
+                "fix what the sandbox checks name, or set \"sandbox\": false in mcp_servers.{name}, then restart the daemon"
+            ),
+        ),
+        S::NeedsAuthorization => (
+            Status::Fail,
+            format!("{state}{error}"),
+            format!("run `maven mcp login {name}`"),
+        ),
+        S::OverCap(_) => (
+            Status::Fail,
+            state.clone(),
+            format!(
+                "name the tools it may offer in mcp_servers.{name}.allow_tools (`maven mcp inspect {name}` prints the line), then restart the daemon"
+            ),
+        ),
+        S::Dark | S::Unknown => (
+            Status::Warn,
+            format!("{state}{error}"),
+            "read `maven mcp status` and the daemon's log".to_owned(),
+        ),
+    };
+    Some(Check {
+        check: label,
+        status,
+        message,
+        fix,
+    })
+}
+
+/// A feed the daemon polls (or stopped polling), from its status; `None` for one the
+/// configuration leaves off.
+pub(crate) fn feed_check(f: &crate::views::FeedView) -> Option<Check> {
+    let live = f.live.as_ref()?;
+    let name = shown::line(&f.name);
+    let label = format!("daemon feed:{name}");
+    let error = f.last_error.as_deref().map(shown::line);
+    let next = f
+        .next_poll
+        .as_deref()
+        .map_or(std::borrow::Cow::Borrowed("none"), shown::line);
+    Some(match (f.enabled, error) {
+        // Configured off: nothing to say.
+        (false, None) => return None,
+        (false, Some(e)) => check(
+            label,
+            Status::Fail,
+            format!("the daemon stopped polling it: {e}"),
+            &format!("fix or remove the feed \"{name}\" in the configuration, then restart the daemon"),
+        ),
+        (true, Some(e)) if live.failures > 0 => check(
+            label,
+            Status::Warn,
+            format!("{} failed poll(s) in a row: {e}; next poll {next}", live.failures),
+            &format!("check its URL (`maven fetch URL --door feed:{name}`); the daemon retries it on its schedule"),
+        ),
+        (true, _) => {
+            let last = f
+                .last_success
+                .as_deref()
+                .map_or(std::borrow::Cow::Borrowed("not polled yet"), |t| {
+                    std::borrow::Cow::Owned(format!("last polled {}", shown::line(t)))
+                });
+            check(
+                label,
+                Status::Ok,
+                format!("{last}; next poll {next}"),
+                "nothing to do",
+            )
+        }
+    })
 }
 
 fn stdio_checks(cfg: &Config, out: &mut Vec<Check>) {
@@ -598,6 +753,104 @@ mod tests {
             "warn  daemon: none — start one\n\
              fail  config: the configuration does not validate — fix it\n      a: x\n      b: y\n"
         );
+    }
+
+    fn server(
+        state: serde_json::Value,
+        last_error: Option<&str>,
+    ) -> crate::views::ServerStatusView {
+        serde_json::from_value(json!({
+            "name": "s", "transport": "stdio", "target": "x", "enabled": true,
+            "state": state, "trust": "t", "protocol_version": null, "era": null,
+            "era_chosen": null, "server_info": null, "tools_offered": null,
+            "tools_proposed": 0, "tools_enabled": 0, "tools_refused": [],
+            "last_error": last_error, "next_retry": null, "stderr_tail": null,
+            "violations": 0, "dials": 1, "unstable": null,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_server_still_connecting_is_a_warning_only_in_the_first_seconds() {
+        let at = |secs| {
+            let c = server_check(
+                &server(json!("connecting"), None),
+                Duration::from_secs(secs),
+            )
+            .unwrap();
+            (c.status, c.message)
+        };
+        assert_eq!(
+            at(3),
+            (
+                Status::Warn,
+                "connecting: the daemon started 3 s ago".to_owned()
+            )
+        );
+        assert_eq!(
+            at(45),
+            (
+                Status::Fail,
+                "still connecting 45 s after the daemon started".to_owned()
+            )
+        );
+        let c = server_check(
+            &server(json!("sandbox_refused"), Some("no Landlock")),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (
+                Status::Fail,
+                "not started: its sandbox cannot be applied; last error: no Landlock"
+            ),
+            "a refusal fails at once, grace or not"
+        );
+        let c = server_check(
+            &server(json!("needs_authorization"), None),
+            Duration::from_secs(100),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.status, c.fix.as_str()),
+            (Status::Fail, "run `maven mcp login s`")
+        );
+        let mut off = server(json!("dark"), None);
+        off.enabled = false;
+        assert!(server_check(&off, Duration::ZERO).is_none());
+    }
+
+    #[test]
+    fn a_feed_failing_is_a_warning_and_one_the_daemon_stopped_a_failure() {
+        let feed = |enabled: bool, error: Option<&str>, failures: u32| {
+            serde_json::from_value::<crate::views::FeedView>(json!({
+                "name": "news", "url": "https://a.example/f", "enabled": enabled,
+                "last_success": null, "last_error": error, "next_poll": "2026-12-03T22:00:00Z",
+                "items_noted": 0, "state": "x", "moved_to": null, "failures": failures,
+                "warning": null,
+            }))
+            .unwrap()
+        };
+        let c = feed_check(&feed(true, None, 0)).unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (Status::Ok, "not polled yet; next poll 2026-12-03T22:00:00Z")
+        );
+        let c = feed_check(&feed(true, Some("HTTP 500"), 2)).unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (
+                Status::Warn,
+                "2 failed poll(s) in a row: HTTP 500; next poll 2026-12-03T22:00:00Z"
+            )
+        );
+        let c = feed_check(&feed(false, Some("gone (410)"), 1)).unwrap();
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (Status::Fail, "the daemon stopped polling it: gone (410)")
+        );
+        assert!(feed_check(&feed(false, None, 0)).is_none());
     }
 
     #[test]

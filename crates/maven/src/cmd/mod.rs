@@ -2,6 +2,7 @@
 //! and calls them. What several of them share is here: loading the configuration, its name,
 //! a runtime.
 
+pub(crate) mod acts;
 pub(crate) mod completions;
 pub(crate) mod config_check;
 pub(crate) mod config_edit;

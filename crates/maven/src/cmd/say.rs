@@ -1,4 +1,8 @@
 //! `maven say TEXT…`: one turn.
+//!
+//! A Ctrl-C (SIGINT) while the answer is awaited ends the command with exit 130, and says on
+//! stderr what it does not stop: the daemon goes on with the turn, an act it runs finishes
+//! there and is recorded with its result, which `maven acts` shows.
 
 use crate::exit::{errln, outln};
 use std::path::Path;
@@ -10,12 +14,43 @@ use crate::ipc::client as ipc;
 use crate::ipc::methods::Request;
 use crate::views::TurnView;
 
+/// The exit code of a command ended by SIGINT (128 + 2), as shells report it.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// What an interrupted `maven say` says on stderr.
+const INTERRUPTED: &str = "maven say: interrupted. The daemon goes on with the turn: \
+an act it runs finishes there and is recorded; `maven acts` shows its result.";
+
 pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
     runtime(async {
+        // Watched before the request is sent: a Ctrl-C from then on is this command's.
+        let mut interrupt =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    errln!("maven say: cannot watch Ctrl-C ({e}); it ends the command at once");
+                    None
+                }
+            };
+        let interrupted = async {
+            match interrupt.as_mut() {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
         let req = Request::Turn {
             text: text.to_owned(),
         };
-        match ipc::ask::<TurnView>(data_dir, &req).await {
+        let answer = tokio::select! {
+            a = ipc::ask::<TurnView>(data_dir, &req) => a,
+            () = interrupted => {
+                errln!("{INTERRUPTED}");
+                return ExitCode::from(EXIT_INTERRUPTED);
+            }
+        };
+        match answer {
             Ok(turn) => {
                 if as_json {
                     print_json(&turn);

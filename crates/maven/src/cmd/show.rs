@@ -62,11 +62,6 @@ fn indented_block(s: &str, indent: &str) -> String {
     shown::block(s).replace('\n', &format!("\n{indent}"))
 }
 
-/// An optional count as the tables show it: `null` when absent, as the JSON has it.
-fn or_null<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map_or_else(|| "null".to_owned(), |n| n.to_string())
-}
-
 // Every field below that a server, a feed or a child wrote (and, to be plain about it, every
 // other string field too) is shown through `shown`: `line` for one-line fields, `block` for
 // text that may span lines. The `--json` outputs print the daemon's answer as it is.
@@ -247,9 +242,11 @@ pub(crate) fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
                 outln!("  era:      {} ({})", line(era), line(how));
             }
         }
+        // No listing yet (not connected, or listing): said so, never as `null`.
         outln!(
-            "  tools:    {} offered, {} proposed, {} enabled",
-            or_null(r.tools_offered),
+            "  tools:    {}, {} proposed, {} enabled",
+            r.tools_offered
+                .map_or_else(|| "none listed yet".to_owned(), |n| format!("{n} offered")),
             r.tools_proposed,
             r.tools_enabled
         );

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::protocol::RpcError;
 use crate::views::{
-    AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ReloadView,
+    ActRecordView, AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ReloadView,
     ServerStatusView, StatusView, ToolView, TurnView,
 };
 
@@ -21,6 +21,10 @@ pub(crate) const MAX_TURN: usize = 4096;
 pub(crate) const NOTES_DEFAULT: u32 = 50;
 /// The most notes one `notes` request may ask for.
 pub(crate) const NOTES_MAX: u64 = 10_000;
+/// How many acts `acts` answers when no `limit` is given.
+pub(crate) const ACTS_DEFAULT: u32 = 20;
+/// The most acts one `acts` request may ask for.
+pub(crate) const ACTS_MAX: u64 = 1000;
 
 /// The methods, by their names on the wire: the tag of every [`Request`] and [`Reply`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,11 +42,12 @@ pub(crate) enum Method {
     McpLogin,
     WebEnroll,
     Reload,
+    Acts,
 }
 
 impl Method {
     /// Every method.
-    pub(crate) const ALL: [Method; 12] = [
+    pub(crate) const ALL: [Method; 13] = [
         Method::Status,
         Method::Turn,
         Method::SpokenTurn,
@@ -55,6 +60,7 @@ impl Method {
         Method::McpLogin,
         Method::WebEnroll,
         Method::Reload,
+        Method::Acts,
     ];
 
     /// The method's name on the wire.
@@ -72,6 +78,7 @@ impl Method {
             Method::McpLogin => "mcp_login",
             Method::WebEnroll => "web_enroll",
             Method::Reload => "reload",
+            Method::Acts => "acts",
         }
     }
 
@@ -115,6 +122,8 @@ pub(crate) enum Request {
     WebEnroll,
     /// `maven reload` (and SIGHUP): read the configuration again and apply the difference.
     Reload,
+    /// `maven acts`: the newest recorded acts (read-only).
+    Acts { limit: u32 },
 }
 
 impl Request {
@@ -198,6 +207,19 @@ impl Request {
             },
             Method::WebEnroll => Request::WebEnroll,
             Method::Reload => Request::Reload,
+            Method::Acts => Request::Acts {
+                limit: match params.get("limit") {
+                    None | Some(Value::Null) => ACTS_DEFAULT,
+                    Some(v) => match v.as_u64().filter(|n| (1..=ACTS_MAX).contains(n)) {
+                        Some(n) => u32::try_from(n).unwrap_or(ACTS_DEFAULT),
+                        None => {
+                            return Err(RpcError::invalid_params(format!(
+                                "limit: expected an integer from 1 to {ACTS_MAX}, got {v}"
+                            )))
+                        }
+                    },
+                },
+            },
         })
     }
 
@@ -216,6 +238,7 @@ impl Request {
             Request::McpLogin { .. } => Method::McpLogin,
             Request::WebEnroll => Method::WebEnroll,
             Request::Reload => Method::Reload,
+            Request::Acts { .. } => Method::Acts,
         }
     }
 
@@ -233,6 +256,7 @@ impl Request {
                 json!({ "text": text, "conversation": conversation })
             }
             Request::Notes { source, limit } => json!({"source": source, "limit": limit}),
+            Request::Acts { limit } => json!({ "limit": limit }),
             Request::McpLogout { name }
             | Request::McpAuth { name }
             | Request::McpLogin { name } => {
@@ -257,6 +281,7 @@ pub(crate) enum Reply {
     McpAuth(AuthView),
     WebEnroll(EnrollLink),
     Reload(ReloadView),
+    Acts(Vec<ActRecordView>),
 }
 
 impl Reply {
@@ -274,6 +299,7 @@ impl Reply {
             Reply::McpAuth(_) => Method::McpAuth,
             Reply::WebEnroll(_) => Method::WebEnroll,
             Reply::Reload(_) => Method::Reload,
+            Reply::Acts(_) => Method::Acts,
         }
     }
 
@@ -291,6 +317,7 @@ impl Reply {
             Reply::McpAuth(v) => serde_json::to_value(v),
             Reply::WebEnroll(v) => serde_json::to_value(v),
             Reply::Reload(v) => serde_json::to_value(v),
+            Reply::Acts(v) => serde_json::to_value(v),
         }
     }
 
@@ -314,6 +341,7 @@ impl Reply {
             Method::McpAuth => Reply::McpAuth(serde_json::from_value(v)?),
             Method::WebEnroll => Reply::WebEnroll(serde_json::from_value(v)?),
             Method::Reload => Reply::Reload(serde_json::from_value(v)?),
+            Method::Acts => Reply::Acts(serde_json::from_value(v)?),
         })
     }
 }
@@ -354,6 +382,7 @@ reply_view! {
     McpAuth => AuthView,
     WebEnroll => EnrollLink,
     Reload => ReloadView,
+    Acts => Vec<ActRecordView>,
 }
 
 #[cfg(test)]
@@ -391,6 +420,10 @@ mod tests {
             Request::McpLogin { name: "a".into() },
             Request::WebEnroll,
             Request::Reload,
+            Request::Acts { limit: 3 },
+            Request::Acts {
+                limit: ACTS_DEFAULT,
+            },
         ] {
             assert_eq!(Request::parse(r.method().name(), &r.params()).unwrap(), r);
         }
@@ -470,6 +503,16 @@ mod tests {
             ),
             ("mcp_logout", json!({}), "name: expected a string"),
             ("mcp_auth", json!({"name": 1}), "name: expected a string"),
+            (
+                "acts",
+                json!({"limit": 0}),
+                "limit: expected an integer from 1 to 1000, got 0",
+            ),
+            (
+                "acts",
+                json!({"limit": 1001}),
+                "limit: expected an integer from 1 to 1000, got 1001",
+            ),
         ] {
             assert_eq!(
                 refused(method, params),

@@ -49,7 +49,7 @@ fn config_check_of_an_explicit_missing_file_fails() {
 #[test]
 fn commands_without_a_daemon_say_so_and_exit_2() {
     let home = Home::new();
-    for cmd in [&["status"][..], &["tools", "--json"], &["notes"]] {
+    for cmd in [&["status"][..], &["tools", "--json"], &["notes"], &["acts"]] {
         let out = home.run(cmd);
         assert_eq!(out.status.code(), Some(2), "{cmd:?}");
         let err = stderr(&out);

@@ -379,3 +379,123 @@ fn a_write_grant_over_shared_code_is_named_by_doctor() {
         "{config}"
     );
 }
+
+/// The demo server, built now (a build of this package's tests does not build it).
+fn demo_server() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = std::process::Command::new(cargo)
+        .args(["build", "-p", "demo-todo", "--bin", "maven-demo-todo"])
+        .status()
+        .unwrap();
+    assert!(st.success(), "cannot build maven-demo-todo");
+    dir.join("maven-demo-todo")
+}
+
+#[test]
+fn beside_a_daemon_each_server_is_reported_as_it_runs_and_a_crashed_one_fails() {
+    let home = Home::new();
+    let demo = demo_server();
+    let config = |servers: Value| {
+        serde_json::json!({"web": {"listen": "127.0.0.1:0"}, "mcp_servers": servers}).to_string()
+    };
+    // A healthy server alone: every line ok.
+    home.write_config(&config(serde_json::json!({
+        "todo": {"command": demo, "enabled": true},
+        "off": {"command": "/bin/false", "enabled": false}
+    })));
+    let d = home.start();
+    let (code, checks) = crate::support::eventually("the demo server to be ready", || {
+        let (code, checks) = doctor(&home);
+        (find(&checks, "daemon mcp:todo")["status"] == "ok").then_some((code, checks))
+    });
+    assert_eq!(code, Some(0), "{checks:?}");
+    let todo = find(&checks, "daemon mcp:todo");
+    assert_eq!(
+        todo["message"],
+        "ready (3 tools offered, 3 proposed, 0 enabled)"
+    );
+    assert_eq!(todo["fix"], "nothing to do");
+    assert!(
+        checks.iter().all(|c| c["check"] != "daemon mcp:off"),
+        "a disabled server has no line: {checks:?}"
+    );
+    assert!(d.signal("-TERM").status.success());
+
+    // One that exits at once and one whose command does not exist: each fails, by its state.
+    home.write_config(&config(serde_json::json!({
+        "todo": {"command": demo, "enabled": true},
+        "quits": {"command": "/bin/false", "sandbox": false, "enabled": true},
+        "gone": {"command": "no-such-mcp-server-x", "enabled": true}
+    })));
+    let d = home.start();
+    let (code, checks) = crate::support::eventually("the failing server to back off", || {
+        let (code, checks) = doctor(&home);
+        let quits = find(&checks, "daemon mcp:quits");
+        (quits["status"] == "fail" && find(&checks, "daemon mcp:todo")["status"] == "ok")
+            .then_some((code, checks))
+    });
+    assert_eq!(code, Some(1), "{checks:?}");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let gone = find(&checks, "daemon mcp:gone");
+    assert_eq!(gone["status"], "fail");
+    assert_eq!(
+        gone["message"],
+        format!(
+            "not started: command not found; last error: command not found: no-such-mcp-server-x (not on PATH: {path})"
+        )
+    );
+    assert_eq!(
+        gone["fix"],
+        "install it, or fix mcp_servers.gone.command, then restart the daemon"
+    );
+    let quits = find(&checks, "daemon mcp:quits");
+    let message = quits["message"].as_str().unwrap();
+    let until = message
+        .strip_prefix("backing off until ")
+        .and_then(|m| m.split_once("; last error: "))
+        .unwrap_or_else(|| panic!("{quits}"));
+    assert!(
+        until.0.len() == 20 && until.0.ends_with('Z'),
+        "an RFC 3339 time: {quits}"
+    );
+    assert!(
+        until.1.contains("exited with code 1"),
+        "the last error says how it ended: {quits}"
+    );
+    assert_eq!(
+        quits["fix"],
+        "fix what the error names (its stderr is in `maven mcp status`; `maven mcp inspect quits` dials it alone); the daemon dials it again by itself"
+    );
+    let failing: Vec<&str> = checks
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .filter_map(|c| c["check"].as_str())
+        .collect();
+    assert_eq!(
+        failing,
+        ["mcp:gone", "daemon mcp:gone", "daemon mcp:quits"],
+        "the offline check of the missing command, then the daemon's two servers"
+    );
+    // The text form: the same line, exit 1.
+    let out = home.run(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = format!(
+        "fail  daemon mcp:gone: {} — {}",
+        gone["message"].as_str().unwrap(),
+        gone["fix"].as_str().unwrap()
+    );
+    assert!(text.lines().any(|l| l == line), "{text}");
+    // `mcp status` says a server that never listed has none listed, never `null`.
+    let out = home.run(&["mcp", "status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l == "  tools:    none listed yet, 0 proposed, 0 enabled"),
+        "{text}"
+    );
+    assert!(!text.contains("null"), "{text}");
+    drop(d);
+}

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod acts;
 mod cli;
 mod completions;
 mod crash;
@@ -22,6 +23,7 @@ mod notify;
 mod npm_install;
 mod oauth;
 mod oauth_peers;
+mod readme_demo;
 mod reload;
 mod sandboxing;
 mod service;

@@ -239,6 +239,15 @@ fn server_and_feed_text_is_shown_escaped_and_json_keeps_it_exact() {
         answer["answer"].as_str().unwrap(),
         HOSTILE_RESULT,
     );
+    // The acts log shows the result's first line escaped; its JSON keeps it exact.
+    let out = human(&home, &["acts"]);
+    assert_contains(
+        "acts",
+        &out,
+        "    \\e]52;c;cHduZWQ=\\u{7}\\e]2;owned\\u{7}result:hello\n",
+    );
+    let acts = home.json(&["acts", "--json"]);
+    assert_eq!(acts[0]["result"], format!("{HOSTILE_RESULT}hello"));
     assert!(d.signal("-TERM").status.success());
 
     // The human log: one line per event, nothing raw, the server named in its escaped form.

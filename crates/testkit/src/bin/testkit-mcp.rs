@@ -17,7 +17,8 @@
 //!   silence), `--wrong-id`, `--string-id`, `--result-and-error`, `--neither`,
 //!   `--server-requests` (sampling, roots and elicitation requests; the call's text reports the
 //!   answers), `--ping-flood N` (N pings before the answer), `--stdout-garbage N` (N non-JSON
-//!   lines before the answer; stdio), `--crash-mid-call` (exit 3).
+//!   lines before the answer; stdio), `--crash-mid-call` (exit 3), `--call-delay-ms MS` (answer
+//!   each call MS ms after it came: a slow tool).
 //! - On `tools/list`: `--tools N` (N generated read-only tools), `--description-bytes N`,
 //!   `--pages N` (one tool per page), `--endless-pages`, `--repeated-cursor`, `--churn MS`
 //!   (send `notifications/tools/list_changed` every MS ms, and change every tool's description
@@ -130,6 +131,7 @@ struct Opts {
     ping_flood: Option<u32>,
     stdout_garbage: Option<u32>,
     crash_mid_call: bool,
+    call_delay_ms: Option<u64>,
     tools: Option<u32>,
     description_bytes: Option<usize>,
     pages: Option<u32>,
@@ -200,6 +202,7 @@ fn parse_args() -> Result<Opts, String> {
             "--ping-flood" => o.ping_flood = Some(num(value()?, &flag)?),
             "--stdout-garbage" => o.stdout_garbage = Some(num(value()?, &flag)?),
             "--crash-mid-call" => o.crash_mid_call = true,
+            "--call-delay-ms" => o.call_delay_ms = Some(num(value()?, &flag)?),
             "--tools" => o.tools = Some(num(value()?, &flag)?),
             "--description-bytes" => o.description_bytes = Some(num(value()?, &flag)?),
             "--pages" => o.pages = Some(num(value()?, &flag)?),
@@ -600,6 +603,9 @@ impl Server {
         }
         if o.mute_mid_call {
             return;
+        }
+        if let Some(ms) = o.call_delay_ms {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
         }
         if let Some(n) = o.giant_line {
             let chunk = vec![b'x'; 64 * 1024];
