@@ -260,7 +260,9 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
             })
         }
     };
-    let turns = Arc::new(turns::Turns::new(store.clone(), executor, llm));
+    let turns = Arc::new(
+        turns::Turns::new(store.clone(), executor, llm).with_feeds(feed_health(&config, &poller)),
+    );
     let voice = match state_voice_listener(&config).await {
         Ok(v) => v,
         Err(e) => {
@@ -584,9 +586,10 @@ impl State {
     }
 
     /// Answers one IPC request. Every method here reads, but for `turn` (the one path to an
-    /// act) and three that change the daemon's state and never call or enable a tool:
+    /// act) and four that change the daemon's state and never call or enable a tool:
     /// `mcp_logout` (forgets a server's OAuth credentials and redials it), `mcp_login` and
-    /// `web_enroll` (each keeps the hash of a one-time link in memory).
+    /// `web_enroll` (each keeps the hash of a one-time link in memory), `feeds_refresh` (polls
+    /// feeds now, as their schedules would).
     async fn answer(&self, req: Request) -> Result<Reply, RpcError> {
         Ok(match req {
             Request::Status => Reply::Status(Box::new(self.status().await?)),
@@ -623,6 +626,7 @@ impl State {
             }
             Request::McpServers => Reply::McpServers(self.mcp_servers().await),
             Request::Feeds => Reply::Feeds(self.feeds()),
+            Request::FeedsRefresh { name } => Reply::FeedsRefresh(self.refresh(name).await?),
             Request::McpLogout { name } => Reply::McpLogout(self.mcp_logout(&name).await?),
             Request::McpAuth { name } => Reply::McpAuth(self.mcp_auth(&name)?),
             Request::McpLogin { name } => {
@@ -808,6 +812,29 @@ impl State {
             .collect()
     }
 
+    /// `maven feeds refresh [NAME]`: the poller polls now, within each host's spacing and a
+    /// failing feed's backoff.
+    async fn refresh(
+        &self,
+        name: Option<String>,
+    ) -> Result<Vec<crate::views::RefreshView>, RpcError> {
+        let Some(p) = &self.poller else {
+            return Err(RpcError::invalid_params(
+                match self.config.feeds.is_empty() {
+                    true => "no feeds are configured: add one with `maven feeds add URL`",
+                    false => "no feed is enabled, so none is polled",
+                },
+            ));
+        };
+        let done = p.refresh(name.as_deref()).await.map_err(|e| match e {
+            poller::Error::UnknownFeed(_) | poller::Error::Disabled { .. } => {
+                RpcError::invalid_params(e.to_string())
+            }
+            e => RpcError::internal(e.to_string()),
+        })?;
+        Ok(done.into_iter().map(json::refreshed).collect())
+    }
+
     pub(crate) fn feeds(&self) -> Vec<FeedView> {
         match &self.poller {
             Some(p) => p.status().iter().map(json::feed_status).collect(),
@@ -839,6 +866,30 @@ impl StatusSource for State {
             .get(server)
             .and_then(|n| n.unstable.clone())
     }
+}
+
+/// What the digest is told of the feeds: every configured one and, while its polls fail (or a
+/// 410 stopped it), the poller's last error.
+fn feed_health(config: &config::Config, poller: &Option<poller::Poller>) -> turns::FeedsSource {
+    let names: Vec<String> = config.feeds.iter().map(|f| f.name.clone()).collect();
+    let poller = poller.clone();
+    Arc::new(move || match &poller {
+        Some(p) => p
+            .status()
+            .into_iter()
+            .map(|s| turns::FeedHealth {
+                failing: s.last_error.filter(|_| s.state != poller::FeedState::Off),
+                name: s.name,
+            })
+            .collect(),
+        None => names
+            .iter()
+            .map(|n| turns::FeedHealth {
+                name: n.clone(),
+                failing: None,
+            })
+            .collect(),
+    })
 }
 
 fn internal(e: store::Error) -> RpcError {

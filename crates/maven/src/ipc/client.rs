@@ -88,7 +88,7 @@ pub(crate) async fn ask<T: TryFrom<Reply, Error = Reply>>(
     })
 }
 
-async fn call(data_dir: &Path, method: &str, params: Value) -> Result<Value, IpcError> {
+pub(crate) async fn call(data_dir: &Path, method: &str, params: Value) -> Result<Value, IpcError> {
     let path = socket_path(data_dir);
     let no_daemon = |reason: String| IpcError::NoDaemon {
         data_dir: data_dir.display().to_string(),

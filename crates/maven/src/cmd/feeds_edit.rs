@@ -1,0 +1,196 @@
+//! Writing feed blocks into the configuration file, then asking a running daemon to reload.
+//!
+//! [`append_feeds`] reads the file (a missing one is an empty configuration), appends the
+//! blocks to `feeds` through the file's typed form ([`config::file::ConfigFile`]), validates
+//! the result as `maven config check` does *before* anything is written, keeps the previous
+//! file as `config.json.bak`, and writes the new one atomically (a temporary file beside it,
+//! the same mode, renamed over it). [`reload`] then asks the daemon (IPC `reload`).
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use config::file::ConfigFile;
+use serde_json::Value;
+
+use crate::ipc::client::{self, IpcError};
+use crate::ipc::protocol::METHOD_NOT_FOUND;
+
+/// The file `--config` names, else the one the daemon reads by default.
+pub(crate) fn config_path(explicit: Option<&Path>) -> PathBuf {
+    explicit
+        .map(Path::to_path_buf)
+        .unwrap_or_else(config::default_config_path)
+}
+
+/// The file as written; a missing file is an empty configuration.
+pub(crate) fn read_file(path: &Path) -> Result<ConfigFile, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
+        Err(e) => return Err(format!("{}: cannot read it: {e}", path.display())),
+    };
+    serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{}: not a configuration this command can edit: {e}",
+            path.display()
+        )
+    })
+}
+
+/// The `url` of every feed block of the file, with its name.
+pub(crate) fn configured_feeds(file: &ConfigFile) -> Vec<(String, String)> {
+    file.rest
+        .get("feeds")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|b| {
+                    let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                    (s("name"), s("url"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Appends `blocks` to the file's `feeds`, validated before it is written, the previous file
+/// kept as `<file>.bak`, the new one renamed into place.
+pub(crate) fn append_feeds(path: &Path, blocks: Vec<Value>) -> Result<(), String> {
+    let mut file = read_file(path)?;
+    let feeds = file
+        .rest
+        .entry("feeds")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Value::Array(list) = feeds else {
+        return Err(format!(
+            "{}: \"feeds\" is not a list; fix it first (maven config check)",
+            path.display()
+        ));
+    };
+    list.extend(blocks);
+    let text = format!("{}\n", file.to_text());
+    let name = path.display().to_string();
+    config::Config::parse(&name, text.as_bytes(), &|k| std::env::var(k).ok()).map_err(|e| {
+        format!("the configuration would not be valid, so it is left as it is:\n{e}")
+    })?;
+    write_atomically(path, text.as_bytes())
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let shown = path.display();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+    let mode = match std::fs::metadata(path) {
+        Ok(m) => {
+            let mut bak = path.as_os_str().to_owned();
+            bak.push(".bak");
+            std::fs::copy(path, &bak).map_err(|e| {
+                format!("{}: cannot keep a copy: {e}", PathBuf::from(&bak).display())
+            })?;
+            m.permissions().mode() & 0o7777
+        }
+        Err(_) => 0o600,
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "config.json".to_owned());
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("{shown}: cannot write it: {e}"));
+    }
+    Ok(())
+}
+
+/// What asking the daemon to reload came to, in words for the owner.
+pub(crate) async fn reload(data_dir: &Path) -> String {
+    match client::call(data_dir, "reload", serde_json::json!({})).await {
+        Ok(_) => "the running daemon reloaded its configuration".to_owned(),
+        Err(IpcError::Remote {
+            code: METHOD_NOT_FOUND,
+            ..
+        }) => "restart the daemon to apply it".to_owned(),
+        Err(IpcError::NoDaemon { .. }) => {
+            "no daemon is running; it applies when one starts".to_owned()
+        }
+        Err(e) => format!(
+            "the daemon did not reload ({}); restart it to apply it",
+            shown::line(&e.to_string())
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_block_is_appended_validated_and_the_old_file_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        // A missing file is created.
+        append_feeds(
+            &path,
+            vec![json!({"name": "a", "url": "https://example.org/a.xml"})],
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        append_feeds(
+            &path,
+            vec![json!({"name": "b", "url": "https://example.org/b.xml"})],
+        )
+        .unwrap();
+        let file = read_file(&path).unwrap();
+        assert_eq!(
+            configured_feeds(&file),
+            [
+                ("a".to_owned(), "https://example.org/a.xml".to_owned()),
+                ("b".to_owned(), "https://example.org/b.xml".to_owned())
+            ]
+        );
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        let bak = read_file(&dir.path().join("config.json.bak")).unwrap();
+        assert_eq!(configured_feeds(&bak).len(), 1);
+        // An invalid result writes nothing.
+        let before = std::fs::read(&path).unwrap();
+        let e = append_feeds(
+            &path,
+            vec![json!({"name": "a", "url": "https://example.org/c"})],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("feeds[2].name") && e.contains("left as it is"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers.len(), 2, "{leftovers:?}");
+    }
+}
