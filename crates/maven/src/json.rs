@@ -131,6 +131,7 @@ pub(crate) fn note(n: &store::Note) -> NoteView {
         text: n.text.clone(),
         link: n.link.clone(),
         created: time_str(n.created),
+        published: n.published.and_then(time_str),
     }
 }
 

@@ -425,6 +425,9 @@ pub(crate) struct NoteView {
     pub(crate) text: String,
     pub(crate) link: Option<String>,
     pub(crate) created: Option<String>,
+    /// When the item says it was published (RFC 3339), when its feed gave a date.
+    #[serde(default)]
+    pub(crate) published: Option<String>,
 }
 
 /// The answer to one turn (`maven say --json`): the turn's structured answer (its parts, the

@@ -488,6 +488,8 @@ impl Worker {
                     key: e.key.clone(),
                     text: note_text(item),
                     link: note_link(item),
+                    // The item's own date: published, else updated (Atom's one required date).
+                    published: item.published.or(item.updated),
                 }
             })
             .collect();

@@ -1462,6 +1462,7 @@ mod tests {
                     key: key.into(),
                     text: text.into(),
                     link: Some(format!("https://example.org/{key}")),
+                    published: None,
                 })
                 .await
                 .unwrap();

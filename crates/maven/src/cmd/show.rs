@@ -226,9 +226,13 @@ pub(crate) fn print_notes(rows: &Vec<NoteView>) {
     }
     for n in rows {
         // A note is a feed item's title and summary: its lines are kept, indented under the row.
+        // The item's own date when its feed gave one, else when it was noted.
+        let when = match &n.published {
+            Some(p) => format!("published {}", line(p)),
+            None => format!("noted {}", or_dash(&n.created)),
+        };
         outln!(
-            "[{}] {} — {}",
-            or_dash(&n.created),
+            "[{when}] {} — {}",
             line(&n.source),
             indented_block(&n.text, "    ")
         );
