@@ -269,10 +269,8 @@ pub fn read(bytes: &[u8]) -> Result<Opml, OpmlError> {
                     title.push_str(&s);
                 }
             }
-            Event::Text(t) if open.is_empty() => {
-                if !t.iter().all(u8::is_ascii_whitespace) {
-                    return Err(syntax(text, at, "text outside the root element"));
-                }
+            Event::Text(t) if open.is_empty() && !t.iter().all(u8::is_ascii_whitespace) => {
+                return Err(syntax(text, at, "text outside the root element"));
             }
             Event::Eof => break,
             // The declaration, comments, processing instructions and the DTD (never read:

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use webfetch::{header, HeaderValue, Request};
 
 use super::feeds_edit;
@@ -284,10 +284,11 @@ async fn add(
         Some(n) => n.to_owned(),
         None => derive_name(feed.title.as_deref(), &feed_url, &taken),
     };
-    let mut block = json!({"name": name, "url": feed_url});
-    if allow_private {
-        block["allow_private"] = Value::Bool(true);
-    }
+    let block = if allow_private {
+        json!({"name": name, "url": feed_url, "allow_private": true})
+    } else {
+        json!({"name": name, "url": feed_url})
+    };
     feeds_edit::append_feeds(path, vec![block]).map_err(|e| fail(EXIT_FAILED, e))?;
     let title = feed
         .title

@@ -349,17 +349,20 @@ fn the_feeds_digest_answers_from_a_polled_feed() {
     drop(d);
 }
 
+/// A path and its answer: status, content type, body.
+type Routes = Arc<Mutex<Vec<(String, u16, String, String)>>>;
+
 /// A loopback site for `maven feeds add`: each path answers its status, content type and
 /// body (anything else 404), one request per connection.
 struct Site {
     base: String,
-    routes: Arc<Mutex<Vec<(String, u16, String, String)>>>,
+    routes: Routes,
 }
 
 impl Site {
     fn start() -> Site {
         use std::io::{Read, Write};
-        let routes: Arc<Mutex<Vec<(String, u16, String, String)>>> = Arc::default();
+        let routes: Routes = Arc::default();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let r = routes.clone();
