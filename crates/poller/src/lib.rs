@@ -158,6 +158,14 @@ impl Poller {
                         reason: "not enabled in the configuration".to_owned(),
                     });
                 }
+                if !w.is_active() {
+                    return Err(Error::Disabled {
+                        reason: w
+                            .status()
+                            .last_error
+                            .unwrap_or_else(|| "stopped by the server".to_owned()),
+                    });
+                }
                 vec![w]
             }
             None => self

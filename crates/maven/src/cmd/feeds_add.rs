@@ -156,14 +156,24 @@ fn is_html(ct: Option<&str>, e: &feeds::NotAFeed) -> bool {
         })
 }
 
-/// The feed at `url`, or the first feed the page at `url` names: its URL and its parse.
-pub(crate) async fn find_feed(
-    fetcher: &webfetch::Fetcher,
-    url: &str,
-) -> Result<(String, feeds::Feed), Failure> {
+/// A feed found at a URL: its own URL, its parse, and the other feeds its page named.
+pub(crate) struct Found {
+    pub(crate) url: String,
+    pub(crate) feed: feeds::Feed,
+    pub(crate) others: Vec<String>,
+}
+
+/// The feed at `url`, or the first feed the page at `url` names.
+pub(crate) async fn find_feed(fetcher: &webfetch::Fetcher, url: &str) -> Result<Found, Failure> {
     let (final_url, ct, body) = get(fetcher, url).await?;
     let e = match parse(&final_url, ct.as_deref(), &body) {
-        Ok(feed) => return Ok((url.to_owned(), feed)),
+        Ok(feed) => {
+            return Ok(Found {
+                url: url.to_owned(),
+                feed,
+                others: Vec::new(),
+            })
+        }
         Err(e) => e,
     };
     if !is_html(ct.as_deref(), &e) {
@@ -185,7 +195,11 @@ pub(crate) async fn find_feed(
     };
     let (feed_final, ct, body) = get(fetcher, &link.url).await?;
     match parse(&feed_final, ct.as_deref(), &body) {
-        Ok(feed) => Ok((link.url.clone(), feed)),
+        Ok(feed) => Ok(Found {
+            url: link.url.clone(),
+            feed,
+            others: links.iter().skip(1).map(|l| l.url.clone()).collect(),
+        }),
         Err(e) if is_html(ct.as_deref(), &e) => Err(fail(
             EXIT_FAILED,
             format!(
@@ -276,7 +290,11 @@ async fn add(
     }
     let door = door(&cfg, allow_private).map_err(|e| fail(EXIT_USAGE, e))?;
     let fetcher = webfetch::Fetcher::new(door);
-    let (feed_url, feed) = find_feed(&fetcher, url).await?;
+    let Found {
+        url: feed_url,
+        feed,
+        others,
+    } = find_feed(&fetcher, url).await?;
     if let Some(d) = duplicate_url(&feed_url) {
         return Err(d);
     }
@@ -296,11 +314,19 @@ async fn add(
         .filter(|t| !t.is_empty())
         .map(|t| format!(" ({})", shown::line(t)))
         .unwrap_or_default();
-    Ok(format!(
+    let mut said = format!(
         "added the feed {name}: {}{title} to {}",
         shown::line(&feed_url),
         path.display()
-    ))
+    );
+    if !others.is_empty() {
+        let others: Vec<String> = others.iter().map(|o| shown::line(o).into_owned()).collect();
+        said.push_str(&format!(
+            "\nthe page names other feeds too (add each with `maven feeds add URL`): {}",
+            others.join(", ")
+        ));
+    }
+    Ok(said)
 }
 
 /// `maven feeds add`.

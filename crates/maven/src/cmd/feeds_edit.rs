@@ -142,6 +142,28 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn everything_else_in_the_file_is_written_back_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo.json");
+        let original: Value = serde_json::from_slice(&std::fs::read(demo).unwrap()).unwrap();
+        std::fs::copy(demo, &path).unwrap();
+        let block = json!({"name": "zz-added", "url": "https://example.org/a.xml"});
+        append_feeds(&path, vec![block.clone()]).unwrap();
+        let mut want = original.clone();
+        match want.get_mut("feeds").and_then(Value::as_array_mut) {
+            Some(list) => list.push(block),
+            None => {
+                want.as_object_mut()
+                    .unwrap()
+                    .insert("feeds".into(), json!([block]));
+            }
+        }
+        let got: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn a_block_is_appended_validated_and_the_old_file_kept() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.json");

@@ -445,7 +445,7 @@ fn feeds_add_takes_a_feed_or_the_feed_a_page_links_to_and_refuses_what_is_not_on
     let _ = site.route("/blog/atom.xml", 200, "application/atom+xml",
         r#"<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Blog</title><id>urn:x</id><updated>2026-11-30T05:00:00Z</updated><entry><id>urn:1</id><title>One</title><updated>2026-11-30T05:00:00Z</updated></entry></feed>"#);
     let page = site.route("/blog/index.html", 200, "text/html; charset=utf-8",
-        r#"<!doctype html><html><head><title>Blog</title><link rel="stylesheet" href="/s.css"><link rel="alternate" type="application/atom+xml" title="Blog" href="atom.xml"></head><body>hi</body></html>"#);
+        r#"<!doctype html><html><head><title>Blog</title><link rel="stylesheet" href="/s.css"><link rel="alternate" type="application/atom+xml" title="Blog" href="atom.xml"><link rel="alternate" type="application/rss+xml" href="/feed.xml"></head><body>hi</body></html>"#);
     let bare = site.route(
         "/bare.html",
         200,
@@ -500,6 +500,13 @@ fn feeds_add_takes_a_feed_or_the_feed_a_page_links_to_and_refuses_what_is_not_on
         &["feeds", "add", &page, "--allow-private", "--name", "blog"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "the page names other feeds too (add each with `maven feeds add URL`): {feed}"
+        )),
+        "{}",
+        stdout(&out)
+    );
     let feeds = configured(&home);
     assert_eq!(feeds[1]["name"], "blog");
     assert_eq!(feeds[1]["url"], format!("{}/blog/atom.xml", site.base));
