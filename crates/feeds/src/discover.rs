@@ -294,4 +294,13 @@ mod tests {
             let _ = discover(s, "https://example.org/");
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_page_gives_only_absolute_http_links_never_a_panic(s in "(<link |<LINK |rel=|alternate |type=|application/rss\\+xml|href=|/a|'|\"|>|<!--|-->|<script>|</script>|<base href=/b/>|[a-z &;:]){0,40}") {
+            for l in discover(&s, "https://example.org/p/") {
+                proptest::prop_assert!(l.url.starts_with("https://") || l.url.starts_with("http://"));
+            }
+        }
+    }
 }

@@ -513,4 +513,15 @@ mod tests {
         );
         assert_eq!(escape_attr("a\u{1}b\u{fffe}"), "ab");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_are_a_list_or_an_error_never_a_panic(s in "(<opml>|<body>|<outline |xmlUrl=\"|text=\"|\"|/>|</outline>|</body>|</opml>|&amp;|&x;|<!DOCTYPE opml [<!ENTITY x \"y\">]>|[a-z: ]){0,40}") {
+            if let Ok(list) = read(s.as_bytes()) {
+                let again = read(write("t", &list.subscriptions).as_bytes());
+                proptest::prop_assert!(again.is_ok());
+                proptest::prop_assert_eq!(again.unwrap().subscriptions.len(), list.subscriptions.len());
+            }
+        }
+    }
 }

@@ -231,6 +231,9 @@ enum FeedsCmd {
     Refresh {
         /// The feed's name [default: every enabled feed]
         name: Option<String>,
+        /// Print JSON: [{"name", "polled", "noted", "error", "held_back", "until"}]
+        #[arg(long)]
+        json: bool,
     },
     /// Show each feed from the running daemon: state, last success, last error, next poll,
     /// items noted (read-only).
@@ -363,10 +366,10 @@ pub(crate) fn main() -> ExitCode {
             &file,
         )),
         Command::Feeds(FeedsCmd::Export) => crate::cmd::feeds_opml::export(cli.config.as_deref()),
-        Command::Feeds(FeedsCmd::Refresh { name }) => show::client(
+        Command::Feeds(FeedsCmd::Refresh { name, json }) => show::client(
             &data_dir,
             Request::FeedsRefresh { name },
-            false,
+            json,
             show::print_refresh,
         ),
         Command::Feeds(FeedsCmd::Status { json }) => {
