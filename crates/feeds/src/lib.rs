@@ -41,6 +41,11 @@
 //! XML that had to be repaired, an unknown encoding name, bytes read in another encoding than the
 //! one declared or implied, a non-XML content type, bytes invalid in their encoding and undeclared
 //! namespace prefixes.
+//!
+//! Beside the parser, two readers the feeds commands need, also without IO: `opml` reads and
+//! writes OPML 1.0/2.0 subscription lists (strictly: a broken file is an error naming its line
+//! and column; a DTD is never read), and `discover` finds the feeds an HTML page names in its
+//! `<link rel="alternate">` elements.
 
 // This crate reads untrusted bytes: a failure is an error value, never a panic. Tests may
 // use `expect` (clippy.toml allows it in tests); a test module that needs `panic!` allows
@@ -49,12 +54,14 @@
 
 mod date;
 mod decode;
+pub mod discover;
 mod dom;
 mod dtd;
 mod entities;
 mod html;
 mod json;
 mod model;
+pub mod opml;
 mod outcome;
 mod xml;
 
@@ -180,9 +187,13 @@ pub mod fuzzing {
         if let Ok(feed) = crate::parse(data, &hints) {
             let _ = feed.to_json();
         }
+        if let Ok(list) = crate::opml::read(data) {
+            let _ = crate::opml::write("fuzz", &list.subscriptions);
+        }
         if let Ok(s) = std::str::from_utf8(data) {
             let _ = crate::html::to_text(s);
             let _ = crate::date::parse(s);
+            let _ = crate::discover::discover(s, "http://example.com/page/");
         }
     }
 }

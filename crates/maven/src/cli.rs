@@ -86,7 +86,7 @@ enum Command {
     /// allow/deny list, a forbidden redirect, too many redirects); 1 any other failure;
     /// 2 usage error.
     Fetch(FetchArgs),
-    /// Feeds: parse a feed file; show the poller's status.
+    /// Feeds: add, import, export, refresh; parse a feed file; show the poller's status.
     #[command(subcommand)]
     Feeds(FeedsCmd),
     /// MCP servers.
@@ -229,6 +229,39 @@ enum FeedsCmd {
         #[arg(long)]
         content_location: Option<String>,
     },
+    /// Add a feed: URL is the feed, or a site's page whose <link rel="alternate"> names it.
+    ///
+    /// The feed is fetched and parsed through the door the poller uses before its block is
+    /// written to the config file (validated first, the old file kept as config.json.bak);
+    /// a running daemon is then asked to reload. Exit 0 added, 1 not added (no feed there, a
+    /// duplicate name or URL), 2 usage, 3 the address was refused (see --allow-private).
+    Add {
+        /// The feed's URL, or a page that links to it
+        url: String,
+        /// The feed's name [default: made of its title, else its host]
+        #[arg(long)]
+        name: Option<String>,
+        /// Let the feed be on a private or loopback address (its block gets "allow_private": true)
+        #[arg(long)]
+        allow_private: bool,
+    },
+    /// Add every feed of an OPML subscription list (OPML 1.0 or 2.0, folders read through);
+    /// feeds already configured or listed twice are skipped and named. Nothing is fetched.
+    Import {
+        /// The OPML file
+        file: std::path::PathBuf,
+    },
+    /// Print the configured feeds as an OPML 2.0 subscription list on stdout.
+    Export,
+    /// Ask the running daemon to poll now (one feed, or every enabled feed), within the
+    /// per-host spacing and a failing feed's backoff: a feed they hold back is named, with when.
+    Refresh {
+        /// The feed's name [default: every enabled feed]
+        name: Option<String>,
+        /// Print JSON: [{"name", "polled", "noted", "error", "held_back", "until"}]
+        #[arg(long)]
+        json: bool,
+    },
     /// Show each feed from the running daemon: state, last success, last error, next poll,
     /// items noted (read-only).
     Status {
@@ -359,6 +392,29 @@ pub(crate) fn main() -> ExitCode {
             url.as_deref(),
             content_type.as_deref(),
             content_location.as_deref(),
+        ),
+        Command::Feeds(FeedsCmd::Add {
+            url,
+            name,
+            allow_private,
+        }) => runtime(crate::cmd::feeds_add::run(
+            cli.config.as_deref(),
+            &data_dir,
+            &url,
+            name.as_deref(),
+            allow_private,
+        )),
+        Command::Feeds(FeedsCmd::Import { file }) => runtime(crate::cmd::feeds_opml::import(
+            cli.config.as_deref(),
+            &data_dir,
+            &file,
+        )),
+        Command::Feeds(FeedsCmd::Export) => crate::cmd::feeds_opml::export(cli.config.as_deref()),
+        Command::Feeds(FeedsCmd::Refresh { name, json }) => show::client(
+            &data_dir,
+            Request::FeedsRefresh { name },
+            json,
+            show::print_refresh,
         ),
         Command::Feeds(FeedsCmd::Status { json }) => {
             show::client(&data_dir, Request::Feeds, json, show::print_feeds)

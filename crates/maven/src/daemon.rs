@@ -52,6 +52,9 @@ pub(crate) struct Options {
 /// The configuration in force: replaced whole by a reload, read by every task that needs it.
 pub(crate) type Current = Arc<std::sync::RwLock<Arc<Config>>>;
 
+/// The feed poller in force and the token that stops it alone: replaced by a reload.
+type Feeds = Arc<std::sync::RwLock<Option<(poller::Poller, CancellationToken)>>>;
+
 /// What request handlers share.
 pub(crate) struct State {
     /// The open-descriptor limit the daemon runs under.
@@ -66,7 +69,7 @@ pub(crate) struct State {
     store: store::Store,
     /// The feed poller and the token that stops it alone; `None` when no feed is enabled
     /// (F-8: no task, no request).
-    poller: std::sync::RwLock<Option<(poller::Poller, CancellationToken)>>,
+    poller: Feeds,
     /// The MCP connection manager (with no server, it runs nothing).
     manager: mcp::Manager,
     /// The OAuth authorization of each HTTP server: the one registry the manager and the page
@@ -263,11 +266,11 @@ async fn run(
         servers, &current, &store, &discovery, &cancel, &tracker, &oauth,
     );
     let executor = allowlist::Executor::new(store.clone(), approvals, Some(manager.clone()));
-    let turns = Arc::new(turns::Turns::new(
-        store.clone(),
-        executor,
-        llm_router(&config)?,
-    ));
+    let poller = Arc::new(std::sync::RwLock::new(poller));
+    let turns = Arc::new(
+        turns::Turns::new(store.clone(), executor, llm_router(&config)?)
+            .with_feeds(feed_health(&current, &poller)),
+    );
     let voice = match state_voice_listener(&config).await {
         Ok(v) => v,
         Err(e) => {
@@ -287,7 +290,7 @@ async fn run(
         config: current,
         file: std::sync::Mutex::new(file),
         store,
-        poller: std::sync::RwLock::new(poller),
+        poller,
         manager,
         oauth,
         discovery,
@@ -786,9 +789,10 @@ impl State {
     }
 
     /// Answers one IPC request. Every method here reads, but for `turn` (the one path to an
-    /// act) and three that change the daemon's state and never call or enable a tool:
+    /// act) and four that change the daemon's state and never call or enable a tool:
     /// `mcp_logout` (forgets a server's OAuth credentials and redials it), `mcp_login` and
-    /// `web_enroll` (each keeps the hash of a one-time link in memory).
+    /// `web_enroll` (each keeps the hash of a one-time link in memory), `feeds_refresh` (polls
+    /// feeds now, as their schedules would).
     async fn answer(&self, req: Request) -> Result<Reply, RpcError> {
         Ok(match req {
             Request::Status => Reply::Status(Box::new(self.status().await?)),
@@ -829,6 +833,7 @@ impl State {
                 Reply::Acts(rows.iter().map(json::act_record).collect())
             }
             Request::Feeds => Reply::Feeds(self.feeds()),
+            Request::FeedsRefresh { name } => Reply::FeedsRefresh(self.refresh(name).await?),
             Request::McpLogout { name } => Reply::McpLogout(self.mcp_logout(&name).await?),
             Request::McpAuth { name } => Reply::McpAuth(self.mcp_auth(&name)?),
             Request::McpLogin { name } => {
@@ -1017,6 +1022,35 @@ impl State {
             .collect()
     }
 
+    /// `maven feeds refresh [NAME]`: the poller polls now, within each host's spacing and a
+    /// failing feed's backoff.
+    async fn refresh(
+        &self,
+        name: Option<String>,
+    ) -> Result<Vec<crate::views::RefreshView>, RpcError> {
+        let running = self
+            .poller
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|(p, _)| p.clone());
+        let Some(p) = running else {
+            return Err(RpcError::invalid_params(
+                match self.config().feeds.is_empty() {
+                    true => "no feeds are configured: add one with `maven feeds add URL`",
+                    false => "no feed is enabled, so none is polled",
+                },
+            ));
+        };
+        let done = p.refresh(name.as_deref()).await.map_err(|e| match e {
+            poller::Error::UnknownFeed(_) | poller::Error::Disabled { .. } => {
+                RpcError::invalid_params(e.to_string())
+            }
+            e => RpcError::internal(e.to_string()),
+        })?;
+        Ok(done.into_iter().map(json::refreshed).collect())
+    }
+
     pub(crate) fn feeds(&self) -> Vec<FeedView> {
         let poller = self.poller.read().unwrap_or_else(|p| p.into_inner());
         match poller.as_ref() {
@@ -1049,6 +1083,36 @@ impl StatusSource for State {
             .get(server)
             .and_then(|n| n.unstable.clone())
     }
+}
+
+/// What the digest is told of the feeds: every configured one and, while its polls fail (or a
+/// 410 stopped it), the poller's last error.
+fn feed_health(config: &Current, poller: &Feeds) -> turns::FeedsSource {
+    let (config, poller) = (config.clone(), poller.clone());
+    Arc::new(move || {
+        let running = poller
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|(p, _)| p.status());
+        match running {
+            Some(status) => status
+                .into_iter()
+                .map(|s| turns::FeedHealth {
+                    failing: s.last_error.filter(|_| s.state != poller::FeedState::Off),
+                    name: s.name,
+                })
+                .collect(),
+            None => current(&config)
+                .feeds
+                .iter()
+                .map(|f| turns::FeedHealth {
+                    name: f.name.clone(),
+                    failing: None,
+                })
+                .collect(),
+        }
+    })
 }
 
 fn internal(e: store::Error) -> RpcError {

@@ -131,6 +131,7 @@ pub(crate) fn note(n: &store::Note) -> NoteView {
         text: n.text.clone(),
         link: n.link.clone(),
         created: time_str(n.created),
+        published: n.published.and_then(time_str),
     }
 }
 
@@ -458,8 +459,47 @@ pub(crate) fn feed_status(s: &poller::FeedStatus) -> FeedView {
             moved_to: s.moved_to.as_deref().map(mask_url),
             failures: s.failures,
             warning: s.warning.clone(),
+            refused: s.refused,
         }),
     }
+}
+
+/// One feed of `maven feeds refresh`.
+pub(crate) fn refreshed(r: poller::Refreshed) -> crate::views::RefreshView {
+    let mut v = crate::views::RefreshView {
+        name: String::new(),
+        polled: false,
+        noted: None,
+        error: None,
+        held_back: None,
+        until: None,
+    };
+    match r {
+        poller::Refreshed::Polled { name, result } => {
+            v.name = name;
+            v.polled = true;
+            match result {
+                Ok(rep) => {
+                    v.noted = Some(match rep.outcome {
+                        poller::Outcome::Fetched { noted, .. } => noted,
+                        _ => 0,
+                    });
+                }
+                Err(e) => v.error = Some(e),
+            }
+        }
+        poller::Refreshed::HeldBack {
+            name,
+            reason,
+            until,
+        } => {
+            v.name = name;
+            v.held_back = Some(reason);
+            v.until = time_str(until);
+        }
+        _ => {}
+    }
+    v
 }
 
 #[cfg(test)]

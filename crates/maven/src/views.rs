@@ -312,6 +312,21 @@ pub(crate) struct FeedView {
     pub(crate) live: Option<FeedLive>,
 }
 
+/// One feed of `maven feeds refresh`: polled now (with what it noted, or its error), or held
+/// back (why, and when it may be polled).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RefreshView {
+    pub(crate) name: String,
+    pub(crate) polled: bool,
+    /// Notes written by the poll (0 for a 304).
+    pub(crate) noted: Option<u32>,
+    pub(crate) error: Option<String>,
+    /// Why it was not polled.
+    pub(crate) held_back: Option<String>,
+    /// When a feed held back may be polled (RFC 3339).
+    pub(crate) until: Option<String>,
+}
+
 /// What the poller adds to a feed's row.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct FeedLive {
@@ -320,6 +335,9 @@ pub(crate) struct FeedLive {
     pub(crate) moved_to: Option<String>,
     pub(crate) failures: u32,
     pub(crate) warning: Option<String>,
+    /// The last poll was refused by the feed's door (present only then).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) refused: bool,
 }
 
 /// One row of `maven tools --json`.
@@ -407,6 +425,9 @@ pub(crate) struct NoteView {
     pub(crate) text: String,
     pub(crate) link: Option<String>,
     pub(crate) created: Option<String>,
+    /// When the item says it was published (RFC 3339), when its feed gave a date.
+    #[serde(default)]
+    pub(crate) published: Option<String>,
 }
 
 /// The answer to one turn (`maven say --json`): the turn's structured answer (its parts, the

@@ -63,7 +63,8 @@ pub use error::Error;
 #[cfg(feature = "test-hooks")]
 pub use model::COMMIT_HOLD_ENV;
 pub use model::{
-    FeedSpec, FeedState, FeedStatus, Options, Outcome, PollReport, MAX_NOTES_PER_DAY, SEEN_FLOOR,
+    FeedSpec, FeedState, FeedStatus, Options, Outcome, PollReport, Refreshed, MAX_NOTES_PER_DAY,
+    SEEN_FLOOR,
 };
 pub use plan::{Kind, MAX_NOTES_PER_FETCH};
 pub use schedule::MAX_DELAY;
@@ -137,6 +138,75 @@ impl Poller {
             });
         }
         w.poll_recorded().await.0
+    }
+
+    /// Polls now what `name` names (one feed, or every active feed), politely: a feed whose
+    /// failures hold it back, or whose host was asked less than its door's `host_interval`
+    /// ago, is not polled, and its entry says so and when it may be. Feeds are polled one
+    /// after another, each recorded like a scheduled poll.
+    pub async fn refresh(&self, name: Option<&str>) -> Result<Vec<Refreshed>, Error> {
+        let workers: Vec<&Arc<Worker>> = match name {
+            Some(n) => {
+                let w = self
+                    .inner
+                    .workers
+                    .iter()
+                    .find(|w| w.spec.name == n)
+                    .ok_or_else(|| Error::UnknownFeed(n.to_owned()))?;
+                if !w.spec.enabled {
+                    return Err(Error::Disabled {
+                        reason: "not enabled in the configuration".to_owned(),
+                    });
+                }
+                if !w.is_active() {
+                    return Err(Error::Disabled {
+                        reason: w
+                            .status()
+                            .last_error
+                            .unwrap_or_else(|| "stopped by the server".to_owned()),
+                    });
+                }
+                vec![w]
+            }
+            None => self
+                .inner
+                .workers
+                .iter()
+                .filter(|w| w.is_active())
+                .collect(),
+        };
+        let mut out = Vec::with_capacity(workers.len());
+        for w in workers {
+            let name = w.spec.name.clone();
+            let wall = |d: std::time::Duration| time::OffsetDateTime::now_utc() + d;
+            if let Some(at) = w.backing_off() {
+                let wait = at.saturating_duration_since(tokio::time::Instant::now());
+                out.push(Refreshed::HeldBack {
+                    name,
+                    reason: format!("backing off after {} failed polls", w.status().failures),
+                    until: wall(wait),
+                });
+                continue;
+            }
+            let interval = w.spec.fetcher.door().host_interval;
+            if let Err(wait) = self.inner.gate.try_reserve(w.host(), interval) {
+                out.push(Refreshed::HeldBack {
+                    name,
+                    reason: format!(
+                        "its host was asked less than {} ms ago",
+                        interval.as_millis()
+                    ),
+                    until: wall(wait),
+                });
+                continue;
+            }
+            let (res, _) = w.poll_recorded().await;
+            out.push(Refreshed::Polled {
+                name,
+                result: res.map_err(|e| e.to_string()),
+            });
+        }
+        Ok(out)
     }
 
     /// Runs every active feed's schedule until `cancel` fires. Each feed runs on its own task;

@@ -146,6 +146,9 @@ pub struct FeedStatus {
     pub moved_to: Option<String>,
     /// The last warning of a successful poll (a re-baseline, a capped flood).
     pub warning: Option<String>,
+    /// The last poll was refused by the feed's door (its address is private, or a host
+    /// list excludes it): the owner's to fix in the configuration.
+    pub refused: bool,
 }
 
 /// What a poll did.
@@ -185,4 +188,26 @@ impl PollReport {
     pub fn max_age(&self) -> Option<Duration> {
         self.fresh.max_age
     }
+}
+
+/// What `Poller::refresh` did with one feed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Refreshed {
+    /// Polled now: the poll's report, or its error in words.
+    Polled {
+        /// The feed.
+        name: String,
+        /// How the poll went.
+        result: Result<PollReport, String>,
+    },
+    /// Not polled: its backoff or its host's spacing holds it back.
+    HeldBack {
+        /// The feed.
+        name: String,
+        /// Why, in words.
+        reason: String,
+        /// When it may be polled.
+        until: OffsetDateTime,
+    },
 }

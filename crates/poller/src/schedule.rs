@@ -135,6 +135,18 @@ impl HostGate {
         map.insert(host.to_owned(), slot + interval);
         slot
     }
+
+    /// Takes `host`'s slot now if it is free, else says how long until it is: a poll asked
+    /// for out of schedule (`maven feeds refresh`) keeps the host's spacing and does not wait.
+    pub(crate) fn try_reserve(&self, host: &str, interval: Duration) -> Result<(), Duration> {
+        let now = Instant::now();
+        let mut map = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = map.get(host).filter(|t| **t > now) {
+            return Err(*t - now);
+        }
+        map.insert(host.to_owned(), now + interval);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -159,6 +159,7 @@ impl Worker {
             failures: poll.failures,
             moved_to: poll.moved_to,
             warning: poll.warning,
+            refused: false,
         };
         Ok(Worker {
             host,
@@ -195,6 +196,18 @@ impl Worker {
     /// Scheduled and not disabled.
     pub(crate) fn is_active(&self) -> bool {
         self.spec.enabled && self.inner().disabled.is_none()
+    }
+
+    /// The feed's host, lowercase (the host gate's key).
+    pub(crate) fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// When a failing feed's backoff lets it be polled again, while it holds it back.
+    pub(crate) fn backing_off(&self) -> Option<Instant> {
+        let failures = self.status().failures;
+        let at = self.next_at();
+        (failures > 0 && at > Instant::now()).then_some(at)
     }
 
     pub(crate) fn next_at(&self) -> Instant {
@@ -235,6 +248,7 @@ impl Worker {
         self.update_status(|s| {
             s.failures = failures;
             s.next_poll = next_wall;
+            s.refused = res.as_ref().is_err_and(Error::is_refused);
             match &res {
                 Ok(r) => {
                     s.state = FeedState::Scheduled;
@@ -474,6 +488,8 @@ impl Worker {
                     key: e.key.clone(),
                     text: note_text(item),
                     link: note_link(item),
+                    // The item's own date: published, else updated (Atom's one required date).
+                    published: item.published.or(item.updated),
                 }
             })
             .collect();

@@ -24,6 +24,7 @@ fn note(i: usize) -> NewNote {
             i % 97
         ),
         link: Some(format!("https://example.org/{i}")),
+        published: None,
     }
 }
 

@@ -56,6 +56,7 @@
 //!     key: "https://lwn.net/Articles/1/".into(),
 //!     text: "A headline".into(),
 //!     link: Some("https://lwn.net/Articles/1/".into()),
+//!     published: None,
 //! };
 //! assert!(store.add_note(note.clone()).await?.is_some());
 //! assert!(store.add_note(note).await?.is_none()); // (source, key) is unique

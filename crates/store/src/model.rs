@@ -15,6 +15,8 @@ pub struct NewNote {
     pub text: String,
     /// Where to read more.
     pub link: Option<String>,
+    /// When its item says it was published, if it says.
+    pub published: Option<OffsetDateTime>,
 }
 
 /// A stored note.
@@ -32,6 +34,8 @@ pub struct Note {
     pub link: Option<String>,
     /// When it was written.
     pub created: OffsetDateTime,
+    /// When its item says it was published, if it says.
+    pub published: Option<OffsetDateTime>,
 }
 
 /// Which notes [`crate::Store::notes`] returns (newest first).

@@ -43,11 +43,20 @@ fn limit(n: u32) -> i64 {
 // ---------------------------------------------------------------------------------------------
 // notes
 
-const NOTE_COLS: &str = "id, source, key, text, link, created";
+const NOTE_COLS: &str = "id, source, key, text, link, created, published";
 
-fn note_from_row(
-    r: &Row<'_>,
-) -> rusqlite::Result<(i64, String, String, String, Option<String>, i64)> {
+/// A note's columns as read: id, source, key, text, link, created, published.
+type NoteRow = (
+    i64,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    Option<i64>,
+);
+
+fn note_from_row(r: &Row<'_>) -> rusqlite::Result<NoteRow> {
     Ok((
         r.get(0)?,
         r.get(1)?,
@@ -55,12 +64,11 @@ fn note_from_row(
         r.get(3)?,
         r.get(4)?,
         r.get(5)?,
+        r.get(6)?,
     ))
 }
 
-fn finish_note(
-    (id, source, key, text, link, created): (i64, String, String, String, Option<String>, i64),
-) -> Result<Note, Error> {
+fn finish_note((id, source, key, text, link, created, published): NoteRow) -> Result<Note, Error> {
     Ok(Note {
         id,
         source,
@@ -68,17 +76,23 @@ fn finish_note(
         text,
         link,
         created: from_ms(created)?,
+        published: published.map(from_ms).transpose()?,
     })
 }
 
 /// Inserts a note unless (source, key) exists; returns its id when written.
 fn insert_note(conn: &Connection, n: &NewNote, now: i64) -> Result<Option<i64>, Error> {
     let mut st = conn.prepare_cached(
-        "INSERT INTO notes (source, key, text, link, created) VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO notes (source, key, text, link, created, published)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (source, key) DO NOTHING RETURNING id",
     )?;
+    let published = n.published.map(to_ms);
     Ok(st
-        .query_row(params![n.source, n.key, n.text, n.link, now], |r| r.get(0))
+        .query_row(
+            params![n.source, n.key, n.text, n.link, now, published],
+            |r| r.get(0),
+        )
         .optional()?)
 }
 
@@ -93,6 +107,7 @@ pub(crate) fn add_note(conn: &mut Connection, n: &NewNote) -> Result<Option<Note
             text: n.text.clone(),
             link: n.link.clone(),
             created: from_ms(now)?,
+            published: n.published.map(to_ms).map(from_ms).transpose()?,
         })),
     }
 }
@@ -168,7 +183,7 @@ pub(crate) fn search_notes(conn: &mut Connection, text: &str, n: u32) -> Result<
         return Ok(Vec::new());
     };
     let mut st = conn.prepare_cached(
-        "SELECT n.id, n.source, n.key, n.text, n.link, n.created
+        "SELECT n.id, n.source, n.key, n.text, n.link, n.created, n.published
          FROM notes_fts JOIN notes AS n ON n.id = notes_fts.rowid
          WHERE notes_fts MATCH ?1 ORDER BY notes_fts.rank, n.id DESC LIMIT ?2",
     )?;

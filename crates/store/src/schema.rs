@@ -18,7 +18,7 @@ pub(crate) const APPLICATION_ID: u32 = 0x4D56_4E31;
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The migrations, in order. Index 0 is version 1.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The newest schema version this build knows.
 pub(crate) fn latest_version() -> u32 {
@@ -317,4 +317,10 @@ WHERE name = 'acts_log_v4' AND EXISTS (SELECT 1 FROM sqlite_sequence WHERE name 
 DROP TABLE acts_log;
 ALTER TABLE acts_log_v4 RENAME TO acts_log;
 CREATE INDEX acts_log_by_tool ON acts_log (tool, id);
+"#;
+
+/// Migration 5: a note keeps the time its item says it was published (milliseconds since the
+/// epoch, UTC), when its feed gave one; the notes before it have none.
+const V5: &str = r#"
+ALTER TABLE notes ADD COLUMN published INTEGER;
 "#;

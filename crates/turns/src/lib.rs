@@ -277,12 +277,30 @@ fn report_done(row: &ToolRow, result: Result<Ran, ExecError>, lang: Lang) -> Ans
     }
 }
 
+/// A configured feed as the digest speaks of it: its name and, while its polls fail, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedHealth {
+    /// The feed's name.
+    pub name: String,
+    /// The last poll's error, while the feed is failing.
+    pub failing: Option<String>,
+}
+
+/// Where the digest learns which feeds are configured and which fail (the daemon's poller).
+pub type FeedsSource = std::sync::Arc<dyn Fn() -> Vec<FeedHealth> + Send + Sync>;
+
+/// The longest error of a failing feed the digest says.
+const FEED_ERROR_CAP: usize = 120;
+
 /// The turn pipeline. Turns run one at a time.
 pub struct Turns {
     store: Store,
     executor: Executor,
     /// Replaced whole by a reload of the configuration ([`Turns::reconfigure`]).
     llm: std::sync::RwLock<Option<Arc<llm::LlmRouter>>>,
+    /// The configured feeds, when known: the digest names the failing ones, and says how to
+    /// add one when there is none.
+    feeds: Option<FeedsSource>,
     pending: Mutex<Option<Held>>,
     /// The server's question the next turn answers, and when it was asked: what the page
     /// shows (read without waiting for a turn).
@@ -297,6 +315,7 @@ impl Turns {
             store,
             executor,
             llm: std::sync::RwLock::new(llm.map(Arc::new)),
+            feeds: None,
             pending: Mutex::new(None),
             asking: std::sync::Mutex::new(None),
         }
@@ -308,6 +327,12 @@ impl Turns {
     pub fn reconfigure(&self, approvals: Arc<allowlist::Approvals>, llm: Option<llm::LlmRouter>) {
         self.executor.set_approvals(approvals);
         *self.llm.write().unwrap_or_else(|p| p.into_inner()) = llm.map(Arc::new);
+    }
+
+    /// The same pipeline, its digest told of the configured feeds by `feeds`.
+    pub fn with_feeds(mut self, feeds: FeedsSource) -> Turns {
+        self.feeds = Some(feeds);
+        self
     }
 
     /// The server's question the owner's next turn answers, while it stands (two minutes).
@@ -768,6 +793,44 @@ impl Turns {
     }
 
     async fn digest(&self, lang: Lang) -> Result<Answer, store::Error> {
+        let health = self.feeds.as_ref().map(|f| f());
+        if health.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(Answer::say(match lang {
+                Lang::En => "You have no feeds yet. Add one with `maven feeds add URL` (a feed's address, or a site's page that links to one).",
+                Lang::Ru => "Лент пока нет. Добавьте ленту: `maven feeds add URL` (адрес ленты или страницы сайта, которая на неё ссылается).",
+            })
+            .in_lang(lang));
+        }
+        let failing: Vec<String> = health
+            .iter()
+            .flatten()
+            .filter_map(|f| {
+                let e = f.failing.as_deref()?;
+                Some(format!(
+                    "{} ({})",
+                    shown::line(&f.name),
+                    shown::line(&shown::cut(e, FEED_ERROR_CAP))
+                ))
+            })
+            .collect();
+        let failing_part = (!failing.is_empty()).then(|| Part::Maven {
+            text: match lang {
+                Lang::En => format!("Failing: {}.", failing.join("; ")),
+                Lang::Ru => format!("Не обновляются: {}.", failing.join("; ")),
+            },
+        });
+        let answer = self.digest_notes(lang).await?;
+        Ok(match failing_part {
+            Some(p) => {
+                let mut a = answer;
+                a.parts.push(p);
+                a
+            }
+            None => answer,
+        })
+    }
+
+    async fn digest_notes(&self, lang: Lang) -> Result<Answer, store::Error> {
         let last: i64 = self
             .store
             .fact(DIGEST_FACT)
@@ -1410,6 +1473,7 @@ mod tests {
                     key: key.into(),
                     text: text.into(),
                     link: Some(format!("https://example.org/{key}")),
+                    published: None,
                 })
                 .await
                 .unwrap();
@@ -1424,6 +1488,45 @@ mod tests {
             t.text(),
             "В лентах ничего нового с тех пор, как вы спрашивали."
         );
+        // With the configured feeds known, a failing one is named after the news, and no
+        // feed at all says how to add one.
+        let feeds = Arc::new(std::sync::Mutex::new(vec![
+            FeedHealth {
+                name: "lwn".into(),
+                failing: None,
+            },
+            FeedHealth {
+                name: "habr".into(),
+                failing: Some("http status 500 Internal Server Error".into()),
+            },
+        ]));
+        let f2 = feeds.clone();
+        let executor = Executor::new(
+            store.clone(),
+            Arc::new(allowlist::Approvals::default()),
+            None,
+        );
+        let told = Turns::new(store.clone(), executor, None)
+            .with_feeds(Arc::new(move || f2.lock().unwrap().clone()));
+        assert_eq!(
+            told.turn("news").await.text(),
+            "Nothing new in your feeds since you last asked.\nFailing: habr (http status 500 Internal Server Error)."
+        );
+        assert_eq!(
+            told.turn("что нового в лентах?").await.text(),
+            "В лентах ничего нового с тех пор, как вы спрашивали.\nНе обновляются: habr (http status 500 Internal Server Error)."
+        );
+        feeds.lock().unwrap().clear();
+        assert!(told
+            .turn("news")
+            .await
+            .text()
+            .starts_with("You have no feeds yet. Add one with `maven feeds add URL`"));
+        assert!(told
+            .turn("что нового")
+            .await
+            .text()
+            .starts_with("Лент пока нет. Добавьте ленту: `maven feeds add URL`"));
         let t = turns.turn("notes about kernel").await;
         assert!(
             t.text().contains("Kernel 7.0 released") && t.text().contains("Rust in the kernel"),

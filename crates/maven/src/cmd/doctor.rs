@@ -671,10 +671,7 @@ fn door_check(cfg: &Config, door_name: &config::Door, url: &str, block: &str) ->
             label,
             Status::Fail,
             format!("{shown_url}: {}", shown::line(&e.to_string())),
-            &format!(
-                "change the URL of {block}, or widen its door (allow_private on the block, \
-                 fetch.allow_hosts / fetch.deny_hosts) if the address is yours"
-            ),
+            &super::door_fix(block),
         ),
     }
 }

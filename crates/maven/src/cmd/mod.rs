@@ -7,6 +7,9 @@ pub(crate) mod completions;
 pub(crate) mod config_check;
 pub(crate) mod config_edit;
 pub(crate) mod doctor;
+pub(crate) mod feeds_add;
+pub(crate) mod feeds_edit;
+pub(crate) mod feeds_opml;
 pub(crate) mod feeds_parse;
 pub(crate) mod fetch;
 pub(crate) mod listen;
@@ -27,6 +30,15 @@ use std::process::ExitCode;
 use config::Config;
 
 use crate::exit::EXIT_FAILED;
+
+/// What to do about a door that refuses the URL of `block` (`the feed "x"`, `mcp_servers.y`):
+/// the one wording of `maven doctor`, `maven feeds status` and `maven feeds add`.
+pub(crate) fn door_fix(block: &str) -> String {
+    format!(
+        "change the URL of {block}, or widen its door (allow_private on the block, \
+         fetch.allow_hosts / fetch.deny_hosts) if the address is yours"
+    )
+}
 
 pub(crate) fn config_name(cfg: &Config) -> String {
     cfg.source

@@ -12,7 +12,7 @@ use shown::line;
 use super::runtime;
 use crate::ipc::client as ipc;
 use crate::ipc::methods::{Reply, Request};
-use crate::views::{FeedView, NoteView, ServerStatusView, StatusView, ToolView};
+use crate::views::{FeedView, NoteView, RefreshView, ServerStatusView, StatusView, ToolView};
 
 /// Runs one IPC request against the daemon and prints its reply, the view `T`: as JSON with
 /// `--json`, else handed to `show`.
@@ -184,9 +184,32 @@ pub(crate) fn print_feeds(rows: &Vec<FeedView>) {
         }
         if let Some(e) = &f.last_error {
             outln!("    error: {}", line(e));
+            if live.is_some_and(|l| l.refused) {
+                let block = format!("the feed {:?}", line(&f.name));
+                outln!("    fix: {}", super::door_fix(&block));
+            }
         }
         if let Some(w) = live.and_then(|l| l.warning.as_deref()) {
             outln!("    warning: {}", line(w));
+        }
+    }
+}
+
+pub(crate) fn print_refresh(rows: &Vec<RefreshView>) {
+    if rows.is_empty() {
+        outln!("no enabled feed to poll");
+        return;
+    }
+    for r in rows {
+        let name = line(&r.name);
+        match (&r.held_back, &r.error) {
+            (Some(why), _) => outln!(
+                "{name}: not polled: {}; it may be polled at {}",
+                line(why),
+                or_dash(&r.until)
+            ),
+            (None, Some(e)) => outln!("{name}: polled, and it failed: {}", line(e)),
+            (None, None) => outln!("{name}: polled, {} new", r.noted.unwrap_or(0)),
         }
     }
 }
@@ -198,9 +221,13 @@ pub(crate) fn print_notes(rows: &Vec<NoteView>) {
     }
     for n in rows {
         // A note is a feed item's title and summary: its lines are kept, indented under the row.
+        // The item's own date when its feed gave one, else when it was noted.
+        let when = match &n.published {
+            Some(p) => format!("published {}", line(p)),
+            None => format!("noted {}", or_dash(&n.created)),
+        };
         outln!(
-            "[{}] {} — {}",
-            or_dash(&n.created),
+            "[{when}] {} — {}",
             line(&n.source),
             indented_block(&n.text, "    ")
         );

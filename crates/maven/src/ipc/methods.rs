@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 
 use super::protocol::RpcError;
 use crate::views::{
-    ActRecordView, AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, ReloadView,
-    ServerStatusView, StatusView, ToolView, TurnView,
+    ActRecordView, AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, RefreshView,
+    ReloadView, ServerStatusView, StatusView, ToolView, TurnView,
 };
 
 /// The longest utterance of one turn, in bytes.
@@ -37,6 +37,7 @@ pub(crate) enum Method {
     Notes,
     McpServers,
     Feeds,
+    FeedsRefresh,
     McpLogout,
     McpAuth,
     McpLogin,
@@ -47,7 +48,7 @@ pub(crate) enum Method {
 
 impl Method {
     /// Every method.
-    pub(crate) const ALL: [Method; 13] = [
+    pub(crate) const ALL: [Method; 14] = [
         Method::Status,
         Method::Turn,
         Method::SpokenTurn,
@@ -55,6 +56,7 @@ impl Method {
         Method::Notes,
         Method::McpServers,
         Method::Feeds,
+        Method::FeedsRefresh,
         Method::McpLogout,
         Method::McpAuth,
         Method::McpLogin,
@@ -73,6 +75,7 @@ impl Method {
             Method::Notes => "notes",
             Method::McpServers => "mcp_servers",
             Method::Feeds => "feeds",
+            Method::FeedsRefresh => "feeds_refresh",
             Method::McpLogout => "mcp_logout",
             Method::McpAuth => "mcp_auth",
             Method::McpLogin => "mcp_login",
@@ -94,8 +97,9 @@ impl std::fmt::Display for Method {
     }
 }
 
-/// One IPC request. Every method only reads, but for `turn` (the one path to an act) and
-/// `mcp_logout` (which forgets a server's credentials).
+/// One IPC request. Every method only reads, but for `turn` (the one path to an act),
+/// `mcp_logout` (which forgets a server's credentials) and `feeds_refresh` (which polls feeds
+/// now, as their schedules would).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Request {
     /// `maven status`.
@@ -112,6 +116,8 @@ pub(crate) enum Request {
     McpServers,
     /// `maven feeds status`.
     Feeds,
+    /// `maven feeds refresh [NAME]`: poll now, within the host's spacing and the backoff.
+    FeedsRefresh { name: Option<String> },
     /// `maven mcp logout NAME`.
     McpLogout { name: String },
     /// What the daemon holds of a server's authorization (`maven mcp inspect`).
@@ -195,6 +201,13 @@ impl Request {
             }
             Method::McpServers => Request::McpServers,
             Method::Feeds => Request::Feeds,
+            Method::FeedsRefresh => Request::FeedsRefresh {
+                name: match params.get("name") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(_) => return Err(RpcError::invalid_params("name: expected a string")),
+                },
+            },
             Method::McpLogout => Request::McpLogout { name: name()? },
             Method::McpAuth => Request::McpAuth { name: name()? },
             // A missing name is a name no server has: the answer says so.
@@ -233,6 +246,7 @@ impl Request {
             Request::Notes { .. } => Method::Notes,
             Request::McpServers => Method::McpServers,
             Request::Feeds => Method::Feeds,
+            Request::FeedsRefresh { .. } => Method::FeedsRefresh,
             Request::McpLogout { .. } => Method::McpLogout,
             Request::McpAuth { .. } => Method::McpAuth,
             Request::McpLogin { .. } => Method::McpLogin,
@@ -257,6 +271,7 @@ impl Request {
             }
             Request::Notes { source, limit } => json!({"source": source, "limit": limit}),
             Request::Acts { limit } => json!({ "limit": limit }),
+            Request::FeedsRefresh { name } => json!({ "name": name }),
             Request::McpLogout { name }
             | Request::McpAuth { name }
             | Request::McpLogin { name } => {
@@ -276,6 +291,7 @@ pub(crate) enum Reply {
     Notes(Vec<NoteView>),
     McpServers(Vec<ServerStatusView>),
     Feeds(Vec<FeedView>),
+    FeedsRefresh(Vec<RefreshView>),
     McpLogin(OAuthLink),
     McpLogout(ForgottenView),
     McpAuth(AuthView),
@@ -294,6 +310,7 @@ impl Reply {
             Reply::Notes(_) => Method::Notes,
             Reply::McpServers(_) => Method::McpServers,
             Reply::Feeds(_) => Method::Feeds,
+            Reply::FeedsRefresh(_) => Method::FeedsRefresh,
             Reply::McpLogin(_) => Method::McpLogin,
             Reply::McpLogout(_) => Method::McpLogout,
             Reply::McpAuth(_) => Method::McpAuth,
@@ -312,6 +329,7 @@ impl Reply {
             Reply::Notes(v) => serde_json::to_value(v),
             Reply::McpServers(v) => serde_json::to_value(v),
             Reply::Feeds(v) => serde_json::to_value(v),
+            Reply::FeedsRefresh(v) => serde_json::to_value(v),
             Reply::McpLogin(v) => serde_json::to_value(v),
             Reply::McpLogout(v) => serde_json::to_value(v),
             Reply::McpAuth(v) => serde_json::to_value(v),
@@ -336,6 +354,7 @@ impl Reply {
             Method::Notes => Reply::Notes(serde_json::from_value(v)?),
             Method::McpServers => Reply::McpServers(serde_json::from_value(v)?),
             Method::Feeds => Reply::Feeds(serde_json::from_value(v)?),
+            Method::FeedsRefresh => Reply::FeedsRefresh(serde_json::from_value(v)?),
             Method::McpLogin => Reply::McpLogin(serde_json::from_value(v)?),
             Method::McpLogout => Reply::McpLogout(serde_json::from_value(v)?),
             Method::McpAuth => Reply::McpAuth(serde_json::from_value(v)?),
@@ -377,6 +396,7 @@ reply_view! {
     Notes => Vec<NoteView>,
     McpServers => Vec<ServerStatusView>,
     Feeds => Vec<FeedView>,
+    FeedsRefresh => Vec<RefreshView>,
     McpLogin => OAuthLink,
     McpLogout => ForgottenView,
     McpAuth => AuthView,
@@ -415,6 +435,10 @@ mod tests {
             },
             Request::McpServers,
             Request::Feeds,
+            Request::FeedsRefresh { name: None },
+            Request::FeedsRefresh {
+                name: Some("a".into()),
+            },
             Request::McpLogout { name: "a".into() },
             Request::McpAuth { name: "a".into() },
             Request::McpLogin { name: "a".into() },

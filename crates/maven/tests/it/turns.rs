@@ -124,7 +124,11 @@ fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirm
     // Any other turn clears the pending act.
     say(&home, "todo purge");
     let (_, answer) = say(&home, "what's new in my feeds?");
-    assert_eq!(answer, "Nothing new in your feeds since you last asked.");
+    // No feed is configured: the digest says how to add one.
+    assert!(
+        answer.starts_with("You have no feeds yet. Add one with `maven feeds add URL`"),
+        "{answer}"
+    );
     let (_, answer) = say(&home, "yes");
     assert_eq!(answer, "There is nothing to confirm.");
     assert_eq!(record_calls(&record), 2);

@@ -568,3 +568,98 @@ async fn items_rekeyed_from_dc_identifier_to_rdf_about_are_not_noted_again() {
     );
     assert_eq!(env.notes("rdf").await.len(), 1);
 }
+
+#[tokio::test]
+async fn retry_after_as_an_http_date_is_honoured_and_a_hostile_one_is_capped_at_a_day() {
+    let in_two_hours = (time::OffsetDateTime::now_utc() + time::Duration::hours(2))
+        .format(time::macros::format_description!(
+            "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+        ))
+        .unwrap();
+    let server = Server::start(move |_| {
+        Reply::Full(429, vec![("Retry-After", in_two_hours.clone())], Vec::new())
+    })
+    .await;
+    let env = Env::new().await;
+    let p = env.poller(vec![spec("busy", &server.url("/"))]).await;
+    let err = p.poll_now("busy").await.unwrap_err();
+    assert_eq!(err.status().map(|s| s.as_u16()), Some(429));
+    let asked = err.retry_after().unwrap();
+    assert!(
+        (Duration::from_secs(7100)..=Duration::from_secs(7200)).contains(&asked),
+        "{asked:?}"
+    );
+    let wait = p.status()[0].next_poll.unwrap() - time::OffsetDateTime::now_utc();
+    assert!(wait >= time::Duration::seconds(7000), "next poll in {wait}");
+
+    // Ten years, as seconds or as a date: the next poll is no more than a day away.
+    let day = time::Duration::seconds(i64::try_from(poller::MAX_DELAY.as_secs()).unwrap());
+    for hostile in ["315360000", "Fri, 01 Dec 2036 00:00:00 GMT"] {
+        server.set(move |_| Reply::Full(429, vec![("Retry-After", hostile.into())], Vec::new()));
+        let err = p.poll_now("busy").await.unwrap_err();
+        assert!(err.retry_after().unwrap() > Duration::from_secs(86_400 * 365));
+        let wait = p.status()[0].next_poll.unwrap() - time::OffsetDateTime::now_utc();
+        assert!(
+            wait <= day + time::Duration::seconds(5) && wait >= day / 2,
+            "{hostile}: next poll in {wait}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_polls_now_but_keeps_the_hosts_spacing_and_the_backoff() {
+    let body = doc(&ten());
+    let server =
+        Server::start(move |_| Reply::Full(200, Vec::new(), body.clone().into_bytes())).await;
+    let env = Env::new().await;
+    let mut spaced = door("a");
+    spaced.host_interval = Duration::from_secs(3600);
+    let p = env
+        .poller(vec![
+            spec_with("a", &server.url("/a"), spaced.clone()),
+            spec_with("b", &server.url("/b"), spaced),
+        ])
+        .await;
+    let done = p.refresh(None).await.unwrap();
+    assert_eq!(done.len(), 2);
+    match &done[0] {
+        poller::Refreshed::Polled { name, result } => {
+            assert_eq!(name, "a");
+            assert_eq!(noted(&result.as_ref().unwrap().outcome).0, 3);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The second feed is on the same host: it waits for the host's next slot.
+    match &done[1] {
+        poller::Refreshed::HeldBack {
+            name,
+            reason,
+            until,
+        } => {
+            assert_eq!(name, "b");
+            assert!(reason.contains("its host was asked"), "{reason}");
+            assert!(*until > time::OffsetDateTime::now_utc() + time::Duration::minutes(50));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+
+    // A failing feed backs off: a refresh does not poll it before its time.
+    let server = Server::start(|_| Reply::status(500)).await;
+    let mut down = spec("down", &server.url("/"));
+    down.interval = Duration::from_secs(600);
+    let p = env.poller(vec![down]).await;
+    let done = p.refresh(Some("down")).await.unwrap();
+    assert!(
+        matches!(&done[0], poller::Refreshed::Polled { result: Err(e), .. } if e.contains("500"))
+    );
+    let done = p.refresh(Some("down")).await.unwrap();
+    match &done[0] {
+        poller::Refreshed::HeldBack { reason, .. } => {
+            assert_eq!(reason, "backing off after 1 failed polls");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+    assert!(p.refresh(Some("nope")).await.is_err());
+}

@@ -88,6 +88,7 @@ pub(crate) fn note(source: &str, key: &str, text: &str) -> NewNote {
         key: key.to_owned(),
         text: text.to_owned(),
         link: Some(format!("https://example.org/{key}")),
+        published: None,
     }
 }
 

@@ -213,6 +213,7 @@ async fn the_published_limits_are_the_schemas() {
         key: x(limits::NOTE_KEY),
         text: x(limits::NOTE_TEXT),
         link: Some(x(limits::NOTE_LINK)),
+        published: None,
     };
     s.add_note(at.clone()).await.unwrap().unwrap();
     let over: Vec<NewNote> = vec![
@@ -272,4 +273,41 @@ async fn the_published_limits_are_the_schemas() {
     t.tool = "t2".into();
     t.cmd[2] = "t2".into();
     assert!(s.propose_tool(t).await.unwrap_err().is_constraint());
+}
+
+#[tokio::test]
+async fn a_note_keeps_its_items_published_time_and_a_batch_writes_it() {
+    let db = Db::new().await;
+    let at = time::macros::datetime!(2026-11-30 05:06:07.123 UTC);
+    let mut n = note("rss:a", "k", "one");
+    n.published = Some(at);
+    let added = db.store.add_note(n).await.unwrap().unwrap();
+    assert_eq!(added.published, Some(at));
+    let mut later = note("rss:a", "k2", "two");
+    later.published = None;
+    db.store
+        .commit_feed_batch(store::FeedBatch {
+            feed: "a".into(),
+            notes: vec![later],
+            seen_keys: vec!["k2".into()],
+            facts: Vec::new(),
+            remove_facts: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let got = db.store.note_by_key("rss:a", "k").await.unwrap().unwrap();
+    assert_eq!(got.published, Some(at));
+    let rows = db
+        .store
+        .notes(NotesQuery {
+            source_prefix: Some("rss:".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let published: Vec<_> = rows.iter().map(|r| (r.key.as_str(), r.published)).collect();
+    assert_eq!(published, [("k2", None), ("k", Some(at))]);
+    let found = db.store.search_notes("one", 5).await.unwrap();
+    assert_eq!(found[0].published, Some(at));
 }

@@ -7,7 +7,7 @@ use store::{Error, NotesQuery, Store};
 use crate::{local_tool, mcp_tool, note, raw, Db};
 
 /// The newest schema version of this build.
-const LATEST: u32 = 4;
+const LATEST: u32 = 5;
 
 /// The SQLite header: bytes 18/19 are 2 in WAL mode; user_version is at 60, application_id at 68.
 fn header(path: &Path) -> Vec<u8> {
@@ -198,15 +198,20 @@ async fn a_version_1_file_is_migrated_forward_keeping_its_data() {
     let path = db.path();
     db.store.add_note(note("rss:a", "k", "kept")).await.unwrap();
     db.store.close().await.unwrap();
-    // Turn the file back into what version 1 wrote: no passkeys table, no OAuth table.
+    // Turn the file back into what version 1 wrote: no passkeys table, no OAuth table, no
+    // published time of a note.
     raw(&path)
-        .execute_batch("DROP TABLE passkeys; DROP TABLE mcp_oauth; PRAGMA user_version = 1;")
+        .execute_batch(
+            "DROP TABLE passkeys; DROP TABLE mcp_oauth; ALTER TABLE notes DROP COLUMN published;
+             PRAGMA user_version = 1;",
+        )
         .unwrap();
 
     let store = Store::open(&path).await.unwrap();
     assert_eq!(store.schema_version().await.unwrap(), LATEST);
     let notes = store.notes(NotesQuery::default()).await.unwrap();
     assert_eq!(notes[0].text, "kept");
+    assert_eq!(notes[0].published, None);
     assert!(store.passkeys().await.unwrap().is_empty());
     store.add_passkey("ab01", "{}").await.unwrap();
     assert!(store.oauth_servers().await.unwrap().is_empty());
@@ -257,7 +262,8 @@ async fn a_version_3_file_gets_each_acts_result_from_its_ok_and_its_text() {
     }
     // Rows 6 to 9 were written and are gone: their ids are not given again.
     old.execute_batch(
-        "UPDATE sqlite_sequence SET seq = 9 WHERE name = 'acts_log'; PRAGMA user_version = 3;",
+        "UPDATE sqlite_sequence SET seq = 9 WHERE name = 'acts_log';
+         ALTER TABLE notes DROP COLUMN published; PRAGMA user_version = 3;",
     )
     .unwrap();
     drop(old);
