@@ -12,8 +12,8 @@ use super::error::AppError;
 use super::{creds, diff, session};
 use crate::json;
 use crate::views::{
-    ActView, FeedView, FreshStepUpView, PageAction, PageToolView, ServerStatusView, SessionView,
-    ShapeChangeView, ToolEventView,
+    ActView, FeedView, FreshStepUpView, LeftView, PageAction, PageToolView, ReadOnlyEnabledView,
+    ServerStatusView, SessionView, ShapeChangeView, ToolEventView,
 };
 
 /// How many history entries each act shows.
@@ -83,10 +83,11 @@ pub(super) fn changes(r: &ToolRow) -> Vec<diff::Change> {
     }
 }
 
-/// Which buttons a row gets: only transitions the owner makes, and never "run".
+/// Which buttons a row gets: only transitions the owner makes, and never "run". A proposed
+/// row waits for a yes: it gets Enable alone (left alone, it stays off).
 pub(super) fn actions(state: ToolState) -> &'static [PageAction] {
     match state {
-        ToolState::Proposed => &[PageAction::Enable, PageAction::Disable],
+        ToolState::Proposed => &[PageAction::Enable],
         ToolState::Enabled => &[PageAction::Disable],
         ToolState::Disabled => &[PageAction::Enable],
         ToolState::Withdrawn => &[],
@@ -269,6 +270,94 @@ async fn change(
     tracing::info!(act = %name, state = %to, %actor, "act state changed on the page");
     let history = app.web.store.tool_events(Some(name), HISTORY).await?;
     Ok(Json(tool_view(&row, &history)))
+}
+
+/// Why a server's row is not one that "Enable all read-only" enables; `None` when it is: an
+/// MCP row of that server, proposed or disabled, read-only by the allowlist's own verdict (the
+/// row's `destructive`, raised by any listing that stopped claiming read-only and never
+/// lowered), whose shape did not change since the owner approved it (a changed one is
+/// reviewed on its own). Rows of other servers, enabled and withdrawn ones are `Some("")`:
+/// not this server's to wait on.
+pub(super) fn not_read_only_candidate(r: &ToolRow, server: &str) -> Option<&'static str> {
+    if r.kind != store::ToolKind::Mcp
+        || r.server != server
+        || !r.state.can_become(ToolState::Enabled)
+    {
+        return Some("");
+    }
+    if r.destructive {
+        return Some("may write: enable it on its own");
+    }
+    if !changes(r).is_empty() {
+        return Some("changed since you approved it: review it on its own");
+    }
+    None
+}
+
+/// `POST /api/mcp_servers/{name}/enable_read_only`: behind one fresh step-up, enables exactly
+/// the server's proposed and disabled rows that are read-only (see
+/// [`not_read_only_candidate`]), chosen and changed in one store transaction so that a listing
+/// meanwhile cannot slip a write tool in; never a write tool, never a withdrawn row.
+pub(super) async fn enable_read_only(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Path(server): Path<String>,
+) -> Result<Json<ReadOnlyEnabledView>, AppError> {
+    let step = app.web.fresh_step_up(&c.0)?;
+    let rows = app.web.store.tools().await?;
+    if !rows
+        .iter()
+        .any(|r| r.kind == store::ToolKind::Mcp && r.server == server)
+    {
+        return Err(AppError::new(
+            StatusCode::NOT_FOUND,
+            Code::NotFound,
+            format!("no act of an MCP server named {server:?}"),
+        ));
+    }
+    if let Some(why) = app.status.unstable(&server) {
+        return Err(AppError::new(
+            StatusCode::CONFLICT,
+            Code::Unstable,
+            format!("the tools of {server:?} stay proposed while it is {why}"),
+        ));
+    }
+    let actor = step.actor();
+    let picked = server.clone();
+    let enabled = app
+        .web
+        .store
+        .owner_enables_where(
+            &step,
+            "enabled on the page with the server's other read-only tools",
+            move |r| not_read_only_candidate(r, &picked).is_none(),
+        )
+        .await?;
+    let enabled: Vec<String> = enabled.into_iter().map(|r| r.name).collect();
+    tracing::info!(%server, acts = enabled.len(), %actor, "read-only acts enabled on the page");
+    let left = app
+        .web
+        .store
+        .tools()
+        .await?
+        .iter()
+        .filter_map(|r| match not_read_only_candidate(r, &server) {
+            Some("") => None,
+            Some(why) => Some(LeftView {
+                name: r.name.clone(),
+                why,
+            }),
+            None => Some(LeftView {
+                name: r.name.clone(),
+                why: "changed meanwhile: look again",
+            }),
+        })
+        .collect();
+    Ok(Json(ReadOnlyEnabledView {
+        server,
+        enabled,
+        left,
+    }))
 }
 
 /// The name a passkey goes by in the audit trail.
