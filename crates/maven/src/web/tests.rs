@@ -1192,9 +1192,10 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
         // The act.
         format!("<dt>title</dt><dd>{want}</dd>"),
         format!("<dt>runs</dt><dd><code>mcp srv {want}</code></dd>"),
-        format!("<dt>description</dt><dd>{want}</dd>"),
+        format!("<dt>description</dt><dd class=\"desc\">{want}</dd>"),
         format!("<dt>provenance</dt><dd>{want}</dd>"),
-        format!("<dt>fingerprint</dt><dd><code>{want}</code></dd>"),
+        // The fingerprint: short, the whole one in its title, both as text.
+        format!("<dt>fingerprint</dt><dd><code class=\"fingerprint\" title=\"{want}\">"),
         // The MCP servers card.
         format!("<dt>target</dt><dd><code>{want}</code></dd>"),
         format!("<dt>trust</dt><dd>{want}</dd>"),
@@ -1210,9 +1211,9 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
         ),
         format!("<pre>first line\n{}</pre>", pages::esc(&shown::block(HOSTILE))),
         // The feeds card.
-        format!("<tr><td>{want}</td><td><code>{want}</code></td><td>true</td><td>{want}</td><td>{want}</td><td>{want}</td><td>3</td></tr>"),
+        format!("<tr><td class=\"token\">{want}</td><td class=\"url\"><code>{want}</code></td><td>yes</td><td class=\"when\">{want}</td><td class=\"when\">{want}</td><td>{want}</td><td>3</td></tr>"),
         // Recent acts.
-        format!("<td>srv_echo</td><td>{want}</td><td>{want}</td>"),
+        format!("<td class=\"token\">srv_echo</td><td>{want}</td><td>{want}</td>"),
     ];
     for f in &fields {
         assert!(page.contains(f.as_str()), "the page lacks {f}");
@@ -1852,4 +1853,84 @@ async fn a_session_that_enrolled_a_passkey_is_signed_in_and_still_steps_up_to_en
     t.clock.advance(Duration::from_secs(12 * 3600 + 1));
     let r = send(&t, get_with("/api/tools", &s)).await;
     assert_eq!(r.error(), "sign_in_required");
+}
+
+/// The page at scale: a folding section per server with its counts and its "Enable all
+/// read-only" (counting only the rows it would enable), a filter box, a proposed row with
+/// Enable alone, short fingerprints with the whole one on hover, times in words.
+#[tokio::test]
+async fn the_page_groups_acts_by_server_and_offers_only_what_it_does() {
+    let t = setup().await;
+    let o = owner(&t).await;
+    for i in 0..10 {
+        t.store
+            .propose_tool(mcp_row("kit", &format!("read_{i}"), true))
+            .await
+            .unwrap();
+    }
+    t.store
+        .propose_tool(mcp_row("kit", "wipe", false))
+        .await
+        .unwrap();
+    t.store
+        .propose_tool(mcp_row("todo", "list", true))
+        .await
+        .unwrap();
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    crate::testing::set_state(&t.store, "todo_list", ToolState::Enabled, "test")
+        .await
+        .unwrap();
+    let page = send(&t, get_with("/tools", &o)).await.body;
+    let section = |server: &str| {
+        let start = page
+            .find(&format!("<details class=\"group\" data-server=\"{server}\""))
+            .unwrap_or_else(|| panic!("no section for {server:?}: {page}"));
+        let end = page[start..].find("</details><details class=\"group\"").map_or(
+            page[start..].find("</section>").unwrap(),
+            |e| e,
+        );
+        page[start..start + end].to_owned()
+    };
+    // 13 acts: more than fit open, so every section starts folded.
+    let kit = section("kit");
+    assert!(kit.starts_with("<details class=\"group\" data-server=\"kit\"><summary>"), "{kit}");
+    assert!(kit.contains("MCP server kit"), "{kit}");
+    assert!(kit.contains("<span class=\"counts\">11 proposed</span>"), "{kit}");
+    assert!(
+        kit.contains("data-bulk=\"enable_read_only\" data-server=\"kit\">Enable all read-only (10)</button>"),
+        "{kit}"
+    );
+    assert_eq!(kit.matches("<article class=\"act\"").count(), 11);
+    let todo = section("todo");
+    assert!(todo.contains("1 enabled"), "{todo}");
+    assert!(!todo.contains("data-bulk"), "nothing of todo waits: {todo}");
+    let local = section("");
+    assert!(local.contains("The configuration&#39;s acts") || local.contains("The configuration's acts"));
+    assert!(!local.contains("data-bulk"), "only an MCP server's tools: {local}");
+    assert!(page.contains("<input type=\"search\" id=\"filter\""));
+    // A proposed row: Enable, no Disable. An enabled one: Disable.
+    assert!(page.contains("data-action=\"enable\" data-name=\"kit_read_0\""));
+    assert!(!page.contains("data-action=\"disable\" data-name=\"kit_read_0\""));
+    assert!(page.contains("data-action=\"disable\" data-name=\"todo_list\""));
+    // The fingerprint: short, the whole one on hover.
+    let full = format!("sha256:{}", "ab".repeat(32));
+    assert!(
+        page.contains(&format!(
+            "<code class=\"fingerprint\" title=\"{full}\">sha256:abababababab…</code>"
+        )),
+        "{page}"
+    );
+    assert!(!page.contains(&format!(">{full}<")));
+    // History times: words, the exact time on hover.
+    assert!(page.contains("<time datetime=\""), "{page}");
+    assert!(page.contains("just now</time>"), "{page}");
+    // Few acts: the sections are open.
+    let t = setup().await;
+    let o = owner(&t).await;
+    t.store
+        .propose_tool(mcp_row("kit", "list", true))
+        .await
+        .unwrap();
+    let page = send(&t, get_with("/tools", &o)).await.body;
+    assert!(page.contains("<details class=\"group\" data-server=\"kit\" open>"), "{page}");
 }
