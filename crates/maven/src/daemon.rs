@@ -293,7 +293,7 @@ async fn run(data_dir: PathBuf, config: Config) -> anyhow::Result<()> {
             }
         };
         let oauth = crate::web::Authorizations::new(state.oauth.clone(), Arc::new(redial));
-        tracker.spawn(web.run(state.clone(), oauth, cancel.clone()));
+        tracker.spawn(crate::web::run(web, state.clone(), oauth, cancel.clone()));
     }
     tracker.spawn(ipc::serve(
         listener,

@@ -120,7 +120,11 @@ pub(crate) fn print_status(v: &StatusView) {
         Some(w) if matches!(w.listening, PageListening::Listening { .. }) => {
             print_page(w);
         }
-        Some(w) => outln!("page: {} — {}", line(&w.listening.to_string()), line(&w.url)),
+        Some(w) => outln!(
+            "page: {} — {}",
+            line(&w.listening.to_string()),
+            line(&w.url)
+        ),
         None => outln!("page: not listening: this daemon did not say"),
     }
     if let Some(l) = &v.limits {

@@ -305,9 +305,7 @@ impl Web {
     /// enrollment made in it) is younger than `web.session_hours`. `None`: not signed in (or no such session).
     pub(super) fn signed_in_for(&self, cookie: &str) -> Option<std::time::Duration> {
         let now = self.clock.now();
-        let at = self
-            .sessions
-            .with(cookie, now, |s| s.signed_in_at())??;
+        let at = self.sessions.with(cookie, now, |s| s.signed_in_at())??;
         self.session_for
             .checked_sub(now.saturating_duration_since(at))
             .filter(|left| !left.is_zero())

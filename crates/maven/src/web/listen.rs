@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::app::{App, Authorizations, StatusSource, Web, RP_ID};
+use super::app::{Web, RP_ID};
 use super::limits::Limits;
 use super::session::Clock;
 use crate::views::{PageListening, WebStatusView};
@@ -21,7 +21,8 @@ pub(crate) const RETRY_FIRST: Duration = Duration::from_secs(1);
 /// The longest wait between two attempts: a port that frees is taken within about this.
 pub(crate) const RETRY_CAP: Duration = Duration::from_secs(15);
 
-/// The page, listening or not yet: its state once bound, and what status says of it.
+/// The page, listening or not yet: its state once bound, and what status says of it;
+/// `web::run` serves it.
 pub(crate) struct Page {
     cfg: config::WebConfig,
     store: store::Store,
@@ -29,11 +30,11 @@ pub(crate) struct Page {
     clock: Arc<dyn Clock>,
     /// The page's state, made once the listener is bound (its address decides the origins).
     web: OnceLock<Arc<Web>>,
-    /// The listener bound at start-up, until [`Page::run`] serves it.
+    /// The listener bound at start-up, until [`Page::listener`] hands it over.
     bound: Mutex<Option<TcpListener>>,
     /// What status says: listening, or why not.
     listening: Mutex<PageListening>,
-    /// The retry delay, taken by [`Page::run`].
+    /// The retry delay, taken by [`Page::listener`].
     backoff: Mutex<Option<backoff::Backoff>>,
 }
 
@@ -67,7 +68,7 @@ fn why(cfg: &config::WebConfig, e: &std::io::Error) -> String {
 
 impl Page {
     /// Tries to bind `web.listen` once; a failure is remembered for status and retried by
-    /// [`Page::run`].
+    /// [`Page::listener`].
     pub(crate) async fn start(
         cfg: &config::WebConfig,
         store: &store::Store,
@@ -149,7 +150,8 @@ impl Page {
     /// The page's port: the one bound, else the one configured (0 when `web.listen` says any
     /// port and none is bound yet). Every sandbox denies it.
     pub(crate) fn port(&self) -> u16 {
-        self.web().map_or(self.cfg.listen.port(), |w| w.addr().port())
+        self.web()
+            .map_or(self.cfg.listen.port(), |w| w.addr().port())
     }
 
     /// The page's OAuth callback, once it listens.
@@ -176,27 +178,19 @@ impl Page {
         }
     }
 
-    /// Serves the page until `cancel` fires: at once when it was bound at start-up, else once
-    /// a retry binds it. Between attempts it waits on the backoff; a refusal that is not
-    /// transient ends the retries (status says so).
-    pub(crate) async fn run(
-        self: Arc<Self>,
-        status: Arc<dyn StatusSource>,
-        oauth: Authorizations,
-        cancel: CancellationToken,
-    ) {
+    /// The listener to serve and the page's state: at once when it was bound at start-up,
+    /// else once a retry binds it. Between attempts it waits on the backoff; `None` when
+    /// `cancel` fires first or a refusal is not transient (status says so).
+    pub(crate) async fn listener(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Option<(TcpListener, Arc<Web>)> {
         let bound = lock(&self.bound).take();
         let listener = match bound {
             Some(l) => l,
-            None => match self.retry(&cancel).await {
-                Some(l) => l,
-                None => return,
-            },
+            None => self.retry(cancel).await?,
         };
-        let Some(web) = self.web().cloned() else {
-            return;
-        };
-        super::serve(listener, App::new(web, status, oauth), cancel).await;
+        Some((listener, self.web()?.clone()))
     }
 
     /// Binds again until it works, a refusal is not transient, or `cancel` fires.

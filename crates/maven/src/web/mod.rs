@@ -56,10 +56,10 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use app::{no_session, Conn, SessionCookie, CSRF_HEADER};
-pub(crate) use app::{App, Authorizations, StatusSource};
 #[cfg(test)]
 use app::Web;
+use app::{no_session, Conn, SessionCookie, CSRF_HEADER};
+pub(crate) use app::{App, Authorizations, StatusSource};
 use error::AppError;
 #[cfg(test)]
 use limits::Limits;
@@ -252,7 +252,7 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
 /// also on embedded defaults with no configuration file: listening on loopback sends nothing
 /// anywhere. A port that is taken is logged as an error and bound again with the one backoff
 /// while the daemon runs on (see `listen`): the page is one way in among others, and
-/// `maven web enroll` says meanwhile that it is not running. [`Page::run`] serves it.
+/// `maven web enroll` says meanwhile that it is not running. [`run`] serves it.
 pub(crate) async fn start(
     config: &config::Config,
     store: &store::Store,
@@ -268,6 +268,19 @@ pub(crate) async fn start(
     .await
 }
 
+/// Serves the page until `cancel` fires: at once when its port was bound at start-up, else
+/// once the listener's retries bind it (see `listen`); never when they end.
+pub(crate) async fn run(
+    page: Arc<Page>,
+    status: Arc<dyn StatusSource>,
+    oauth: Authorizations,
+    cancel: CancellationToken,
+) {
+    if let Some((listener, web)) = page.listener(&cancel).await {
+        serve(listener, App::new(web, status, oauth), cancel).await;
+    }
+}
+
 /// Serves the page until `cancel` fires, then lets open requests finish (briefly).
 ///
 /// On loopback a connection whose peer is not a process of the owner's uid is closed at
@@ -275,7 +288,7 @@ pub(crate) async fn start(
 /// served by hyper with the deadlines of [`Limits`]; beyond [`Limits::max_connections`] a
 /// connection is answered 503 at once and closed, never queued; the last
 /// [`Limits::reserved`] slots serve only signed-in sessions.
-pub(crate) async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
+async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let limits = app.web.limits.clone();
     let web = app.web.clone();

@@ -279,7 +279,11 @@ const OPEN_UP_TO: usize = 12;
 
 /// The acts, a folding section per server: its counts, its "Enable all read-only", its acts
 /// (waiting ones first).
-fn acts_card(h: &mut String, rows: &[(store::ToolRow, Vec<store::ToolEvent>)], now: OffsetDateTime) {
+fn acts_card(
+    h: &mut String,
+    rows: &[(store::ToolRow, Vec<store::ToolEvent>)],
+    now: OffsetDateTime,
+) {
     h.push_str(
         "<p class=\"filter\"><label for=\"filter\">Filter</label> <input type=\"search\" \
          id=\"filter\" placeholder=\"name, description or server\" autocomplete=\"off\"> \
@@ -764,7 +768,12 @@ mod tests {
                 "page.js has no words for the code {name}"
             );
         }
-        for name in ["NotAllowedError", "InvalidStateError", "AbortError", "SecurityError"] {
+        for name in [
+            "NotAllowedError",
+            "InvalidStateError",
+            "AbortError",
+            "SecurityError",
+        ] {
             assert!(SCRIPT.contains(&format!("\n    {name}:")), "{name}");
         }
         // Text reaches the page only through textContent.

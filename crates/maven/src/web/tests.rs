@@ -685,7 +685,11 @@ async fn a_demoted_act_shows_what_changed_field_by_field() {
     let v = send(&t, get_with("/api/tools", &o)).await.json();
     let row = &v[0];
     assert_eq!(row["state"], "proposed");
-    assert_eq!(row["actions"], json!(["enable"]), "a proposed row gets Enable alone");
+    assert_eq!(
+        row["actions"],
+        json!(["enable"]),
+        "a proposed row gets Enable alone"
+    );
     let fields: Vec<&str> = row["changed"]
         .as_array()
         .unwrap()
@@ -1560,7 +1564,8 @@ async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
     // The configured port is known before it is bound: every sandbox still denies it.
     assert_eq!(page.port(), port);
     let cancel = CancellationToken::new();
-    let run = tokio::spawn(page.clone().run(
+    let run = tokio::spawn(super::run(
+        page.clone(),
         Arc::new(cfg) as Arc<dyn StatusSource>,
         super::Authorizations::none(),
         cancel.clone(),
@@ -1613,11 +1618,20 @@ async fn a_free_port_is_bound_at_start() {
         .unwrap();
     let cfg = Config::parse(
         "config.json",
-        json!({"web": {"listen": "127.0.0.1:0"}}).to_string().as_bytes(),
+        json!({"web": {"listen": "127.0.0.1:0"}})
+            .to_string()
+            .as_bytes(),
         &|_| None,
     )
     .unwrap();
-    let page = Page::start(&cfg.web, &store, 8, Arc::new(SystemClock), listen::backoff()).await;
+    let page = Page::start(
+        &cfg.web,
+        &store,
+        8,
+        Arc::new(SystemClock),
+        listen::backoff(),
+    )
+    .await;
     let port = page.web().unwrap().addr().port();
     assert_ne!(port, 0);
     assert_eq!(page.port(), port);
@@ -1883,21 +1897,30 @@ async fn the_page_groups_acts_by_server_and_offers_only_what_it_does() {
     let page = send(&t, get_with("/tools", &o)).await.body;
     let section = |server: &str| {
         let start = page
-            .find(&format!("<details class=\"group\" data-server=\"{server}\""))
+            .find(&format!(
+                "<details class=\"group\" data-server=\"{server}\""
+            ))
             .unwrap_or_else(|| panic!("no section for {server:?}: {page}"));
-        let end = page[start..].find("</details><details class=\"group\"").map_or(
-            page[start..].find("</section>").unwrap(),
-            |e| e,
-        );
+        let end = page[start..]
+            .find("</details><details class=\"group\"")
+            .map_or(page[start..].find("</section>").unwrap(), |e| e);
         page[start..start + end].to_owned()
     };
     // 13 acts: more than fit open, so every section starts folded.
     let kit = section("kit");
-    assert!(kit.starts_with("<details class=\"group\" data-server=\"kit\"><summary>"), "{kit}");
-    assert!(kit.contains("MCP server kit"), "{kit}");
-    assert!(kit.contains("<span class=\"counts\">11 proposed</span>"), "{kit}");
     assert!(
-        kit.contains("data-bulk=\"enable_read_only\" data-server=\"kit\">Enable all read-only (10)</button>"),
+        kit.starts_with("<details class=\"group\" data-server=\"kit\"><summary>"),
+        "{kit}"
+    );
+    assert!(kit.contains("MCP server kit"), "{kit}");
+    assert!(
+        kit.contains("<span class=\"counts\">11 proposed</span>"),
+        "{kit}"
+    );
+    assert!(
+        kit.contains(
+            "data-bulk=\"enable_read_only\" data-server=\"kit\">Enable all read-only (10)</button>"
+        ),
         "{kit}"
     );
     assert_eq!(kit.matches("<article class=\"act\"").count(), 11);
@@ -1905,8 +1928,14 @@ async fn the_page_groups_acts_by_server_and_offers_only_what_it_does() {
     assert!(todo.contains("1 enabled"), "{todo}");
     assert!(!todo.contains("data-bulk"), "nothing of todo waits: {todo}");
     let local = section("");
-    assert!(local.contains("The configuration&#39;s acts") || local.contains("The configuration's acts"));
-    assert!(!local.contains("data-bulk"), "only an MCP server's tools: {local}");
+    assert!(
+        local.contains("The configuration&#39;s acts")
+            || local.contains("The configuration's acts")
+    );
+    assert!(
+        !local.contains("data-bulk"),
+        "only an MCP server's tools: {local}"
+    );
     assert!(page.contains("<input type=\"search\" id=\"filter\""));
     // A proposed row: Enable, no Disable. An enabled one: Disable.
     assert!(page.contains("data-action=\"enable\" data-name=\"kit_read_0\""));
@@ -1932,5 +1961,8 @@ async fn the_page_groups_acts_by_server_and_offers_only_what_it_does() {
         .await
         .unwrap();
     let page = send(&t, get_with("/tools", &o)).await.body;
-    assert!(page.contains("<details class=\"group\" data-server=\"kit\" open>"), "{page}");
+    assert!(
+        page.contains("<details class=\"group\" data-server=\"kit\" open>"),
+        "{page}"
+    );
 }

@@ -265,7 +265,10 @@ fn a_daemon_started_while_the_page_port_is_taken_serves_the_page_once_it_frees()
     assert!(out.status.success());
     let log = stderr(&out);
     assert!(log.contains("cannot listen on 127.0.0.1:"), "{log}");
-    assert!(log.contains("the daemon runs without the page for now"), "{log}");
+    assert!(
+        log.contains("the daemon runs without the page for now"),
+        "{log}"
+    );
     assert!(log.contains("the page's port is free again"), "{log}");
 }
 

@@ -589,7 +589,11 @@ async fn the_owner_enables_what_the_pick_chooses_among_rows_that_may_become_enab
         .await
         .unwrap();
     let names: Vec<&str> = picked.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["srv_a", "srv_b"], "withdrawn and enabled rows are never picked");
+    assert_eq!(
+        names,
+        ["srv_a", "srv_b"],
+        "withdrawn and enabled rows are never picked"
+    );
     assert!(picked.iter().all(|r| r.state == Enabled));
     for (name, state) in [
         ("srv_a", Enabled),
@@ -598,7 +602,11 @@ async fn the_owner_enables_what_the_pick_chooses_among_rows_that_may_become_enab
         ("srv_d", Proposed),
         ("srv_e", Enabled),
     ] {
-        assert_eq!(db.store.tool(name).await.unwrap().unwrap().state, state, "{name}");
+        assert_eq!(
+            db.store.tool(name).await.unwrap().unwrap().state,
+            state,
+            "{name}"
+        );
     }
     let events = db.store.tool_events(None, 100).await.unwrap();
     assert_eq!(events.len(), before + 2, "one event per row enabled");
