@@ -18,8 +18,9 @@
 // keeps the document short; the filter narrows the rows; a proposed row has Enable and no
 // Disable; "Enable all read-only" on mixed asks the passkey (the step-up) and enables echo
 // and not delete_item, nor any other server's row. Screenshots at that scale are kept.
-// At the end a wrong authenticator (the credential gone) is told in words, not as the
-// browser's NotAllowedError.
+// Enrolling the same authenticator again (a fresh link) is told in words, not as the browser's
+// InvalidStateError; at the end so is a wrong authenticator (the credential gone), not as its
+// NotAllowedError.
 //
 // OAuth through the page: `testkit-authserver` (a loopback authorization server that is also
 // the MCP server it protects) is configured as "notes". `maven mcp login notes` prints a
@@ -235,6 +236,16 @@ async function main() {
   await page.waitForFunction(() => document.getElementById("enroll-status").textContent.length > 0);
   const again = await page.textContent("#enroll-status");
   if (!/unknown, used or expired/.test(again)) fail(`a used link was accepted again: ${again}`);
+  // A fresh link, the same authenticator: the browser's InvalidStateError, said in words.
+  const second = (await cli("web", "enroll")).stdout.trim();
+  await page.goto("about:blank");
+  await page.goto(second);
+  await page.click("#enroll-button");
+  await page.waitForFunction(() => document.getElementById("enroll-status").textContent.length > 0, null, {
+    timeout: 30_000,
+  });
+  const twice = await page.textContent("#enroll-status");
+  if (twice !== "this authenticator is already enrolled") fail(`enrolling twice is told: ${JSON.stringify(twice)}`);
 
   // A new browser session is not signed in; signing in is a passkey step-up.
   await context.clearCookies();
