@@ -272,31 +272,40 @@ async fn change(
     Ok(Json(tool_view(&row, &history)))
 }
 
-/// Why a server's row is not one that "Enable all read-only" enables; `None` when it is: an
-/// MCP row of that server, proposed or disabled, read-only by the allowlist's own verdict (the
-/// row's `destructive`, raised by any listing that stopped claiming read-only and never
-/// lowered), whose shape did not change since the owner approved it (a changed one is
-/// reviewed on its own). Rows of other servers, enabled and withdrawn ones are `Some("")`:
-/// not this server's to wait on.
-pub(super) fn not_read_only_candidate(r: &ToolRow, server: &str) -> Option<&'static str> {
+/// What a server's "Enable all read-only" makes of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Bulk {
+    /// Not one of that server's rows waiting for the owner (another server's, a local act, an
+    /// enabled or a withdrawn row): none of its business.
+    Other,
+    /// It enables this one.
+    Enables,
+    /// It leaves this one to the owner, for this reason.
+    Leaves(&'static str),
+}
+
+/// What "Enable all read-only" of `server` makes of `r`: it enables an MCP row of that
+/// server, proposed or disabled, read-only by the allowlist's own verdict (the row's
+/// `destructive`, raised by any listing that stopped claiming read-only and never lowered),
+/// whose shape did not change since the owner approved it (a changed one is reviewed on its
+/// own).
+pub(super) fn bulk_verdict(r: &ToolRow, server: &str) -> Bulk {
     if r.kind != store::ToolKind::Mcp
         || r.server != server
         || !r.state.can_become(ToolState::Enabled)
     {
-        return Some("");
+        Bulk::Other
+    } else if r.destructive {
+        Bulk::Leaves("may write: enable it on its own")
+    } else if !changes(r).is_empty() {
+        Bulk::Leaves("changed since you approved it: review it on its own")
+    } else {
+        Bulk::Enables
     }
-    if r.destructive {
-        return Some("may write: enable it on its own");
-    }
-    if !changes(r).is_empty() {
-        return Some("changed since you approved it: review it on its own");
-    }
-    None
 }
 
 /// `POST /api/mcp_servers/{name}/enable_read_only`: behind one fresh step-up, enables exactly
-/// the server's proposed and disabled rows that are read-only (see
-/// [`not_read_only_candidate`]), chosen and changed in one store transaction so that a listing
+/// the server's proposed and disabled rows that are read-only (see [`bulk_verdict`]), chosen and changed in one store transaction so that a listing
 /// meanwhile cannot slip a write tool in; never a write tool, never a withdrawn row.
 pub(super) async fn enable_read_only(
     State(app): State<App>,
@@ -330,7 +339,7 @@ pub(super) async fn enable_read_only(
         .owner_enables_where(
             &step,
             "enabled on the page with the server's other read-only tools",
-            move |r| not_read_only_candidate(r, &picked).is_none(),
+            move |r| bulk_verdict(r, &picked) == Bulk::Enables,
         )
         .await?;
     let enabled: Vec<String> = enabled.into_iter().map(|r| r.name).collect();
@@ -341,16 +350,17 @@ pub(super) async fn enable_read_only(
         .tools()
         .await?
         .iter()
-        .filter_map(|r| match not_read_only_candidate(r, &server) {
-            Some("") => None,
-            Some(why) => Some(LeftView {
+        .filter_map(|r| {
+            let why = match bulk_verdict(r, &server) {
+                Bulk::Other => return None,
+                Bulk::Leaves(why) => why,
+                // Offered again or changed after the transaction: not enabled by this one.
+                Bulk::Enables => "changed meanwhile: look again",
+            };
+            Some(LeftView {
                 name: r.name.clone(),
                 why,
-            }),
-            None => Some(LeftView {
-                name: r.name.clone(),
-                why: "changed meanwhile: look again",
-            }),
+            })
         })
         .collect();
     Ok(Json(ReadOnlyEnabledView {

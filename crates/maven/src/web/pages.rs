@@ -318,7 +318,7 @@ fn acts_card(
         );
         let read_only = group
             .iter()
-            .filter(|(r, _)| api::not_read_only_candidate(r, server).is_none())
+            .filter(|(r, _)| api::bulk_verdict(r, server) == api::Bulk::Enables)
             .count();
         if read_only > 0 {
             let _ = write!(
