@@ -395,6 +395,16 @@ async function atScale(page, cdp, authenticatorId) {
     if (n > 1) fail(`the feeds table breaks ${JSON.stringify(text)} over ${n} lines`);
   }
   if (!lines.some(([t]) => t === "techcrunch")) fail(`the feeds table: ${JSON.stringify(lines)}`);
+  // Times in words, the exact RFC 3339 time in datetime and on hover.
+  const times = await page.evaluate(() =>
+    [...document.querySelectorAll("#acts time")].map((t) => [t.textContent, t.dateTime, t.title]),
+  );
+  if (!times.length) fail("no time on the page");
+  for (const [words, exact, title] of times) {
+    if (!/^(just now|\d+ (minute|hour|day)s? ago)$/.test(words) || exact !== title || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(exact)) {
+      fail(`a time reads ${JSON.stringify([words, exact, title])}`);
+    }
+  }
   // A proposed row has Enable and no Disable.
   for (const a of all.filter((a) => a.state === "proposed")) {
     if (JSON.stringify(a.buttons) !== JSON.stringify(["enable"])) {
