@@ -3,7 +3,8 @@
 # playwright-core. Installs Chromium when /usr/bin/chromium is missing (apt, as root) and the
 # npm package into testenv/browser/, builds the maven, demo server, testkit-mcp and
 # testkit-authserver binaries, runs
-# testenv/browser/test.mjs and keeps the screenshot in ci-artifacts/web-tools.png.
+# testenv/browser/test.mjs and keeps the screenshots in ci-artifacts/ (web-tools.png, the page
+# at 40+ tools folded, filtered and opened, web-oauth.png).
 # Fails loudly when anything is missing.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -12,6 +12,16 @@
 // string carries terminal control sequences and bidirectional overrides: the page shows them
 // as visible escapes (`\e]0;pwned`, `\u{202e}`), as text, never as markup or as themselves.
 //
+// The page at scale: two more testkit servers, "many" (`--tools 40`, all read-only) and
+// "mixed" (its default echo, read-only, and delete_item, which writes), bring the acts past 40.
+// Enrolling signs the browser in (no step-up yet): /tools folds a section per server and
+// keeps the document short; the filter narrows the rows; a proposed row has Enable and no
+// Disable; "Enable all read-only" on mixed asks the passkey (the step-up) and enables echo
+// and not delete_item, nor any other server's row. Screenshots at that scale are kept.
+// Enrolling the same authenticator again (a fresh link) is told in words, not as the browser's
+// InvalidStateError; at the end so is a wrong authenticator (the credential gone), not as its
+// NotAllowedError.
+//
 // OAuth through the page: `testkit-authserver` (a loopback authorization server that is also
 // the MCP server it protects) is configured as "notes". `maven mcp login notes` prints a
 // one-time link; in a fresh session (no step-up yet) the page asks the passkey, sends the
@@ -48,6 +58,8 @@ const FLAGS = [
   "--disable-quic",
 ];
 const ACT = "say_hello";
+// The folded page at 40+ acts stays under this height (as one list it was about 14,500 px).
+const HEIGHT_BOUND = 4000;
 // What `testkit-mcp --hostile-text` writes, and how the page must show it.
 const HOSTILE_NAME = "esc\u001b]0;pwned\u0007";
 const HOSTILE_DESCRIPTION =
@@ -92,8 +104,18 @@ writeFileSync(
     mcp_servers: {
       todo: { command: demo, enabled: true, allow_tools: ["list_tasks", "update_task"] },
       hostile: { command: testkit, args: ["--hostile-text"], enabled: true },
+      many: { command: testkit, args: ["--tools", "40"], enabled: true, max_tools: 50 },
+      mixed: { command: testkit, enabled: true },
       notes: { url: `${asBase}/mcp`, allow_private: true, enabled: true },
     },
+    // Never polled: only its row on the feeds card, whose words must not break mid-word.
+    feeds: [
+      {
+        name: "techcrunch",
+        url: "https://techcrunch.com/feed/?utm_source=maven&utm_medium=a-long-token-that-has-to-wrap-somewhere",
+        enabled: false,
+      },
+    ],
   }),
 );
 mkdirSync(artifacts, { recursive: true });
@@ -140,7 +162,11 @@ async function main() {
   for (;;) {
     const rows = JSON.parse((await cli("tools", "--json")).stdout);
     const echo = rows.find((r) => r.name.startsWith("hostile_") && r.state === "proposed");
-    if (rows.some((r) => r.name === "todo_list_tasks" && r.state === "proposed") && echo) {
+    const many = rows.filter((r) => r.name.startsWith("many_") && r.state === "proposed").length;
+    const mixed = ["mixed_echo", "mixed_delete_item"].every((n) =>
+      rows.some((r) => r.name === n && r.state === "proposed"),
+    );
+    if (rows.some((r) => r.name === "todo_list_tasks" && r.state === "proposed") && echo && many === 40 && mixed) {
       hostileAct = echo.name;
       break;
     }
@@ -181,7 +207,11 @@ async function main() {
     },
   });
 
-  // Enroll through the one-time link.
+  // Before a sign-in the page shows the step-up card and nothing else, and the API no owner
+  // data.
+  await notSignedIn(page, base);
+
+  // Enroll through the one-time link: that signs this browser in.
   await page.goto(link);
   await page.click("#enroll-button");
   await page.waitForFunction(
@@ -190,9 +220,14 @@ async function main() {
     { timeout: 30_000 },
   );
   const enrolled = await page.textContent("#enroll-status");
-  if (!/^Enrolled \(passkey [0-9a-f]{8}\)/.test(enrolled)) fail(`enrollment failed: ${enrolled}`);
+  if (!/^Enrolled \(passkey [0-9a-f]{8}\)\. You are signed in/.test(enrolled)) fail(`enrollment failed: ${enrolled}`);
   const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
   if (credentials.length !== 1) fail(`the virtual authenticator holds ${credentials.length} credentials`);
+  if (!(await page.isVisible("#enroll-continue a[href='/tools']"))) fail("no way on to Tools after enrolling");
+  await Promise.all([page.waitForURL(`${base}/tools`), page.click("#enroll-continue a")]);
+  const signedIn = await page.textContent("#stepup-state");
+  if (!/^Signed in for \d+ more hours/.test(signedIn)) fail(`after enrolling the page says: ${signedIn}`);
+  await atScale(page, cdp, authenticatorId);
 
   // The link works once (load it afresh: from /enroll it would be a same-document jump).
   await page.goto("about:blank");
@@ -201,30 +236,22 @@ async function main() {
   await page.waitForFunction(() => document.getElementById("enroll-status").textContent.length > 0);
   const again = await page.textContent("#enroll-status");
   if (!/unknown, used or expired/.test(again)) fail(`a used link was accepted again: ${again}`);
+  // A fresh link, the same authenticator: the browser's InvalidStateError, said in words.
+  const second = (await cli("web", "enroll")).stdout.trim();
+  await page.goto("about:blank");
+  await page.goto(second);
+  await page.click("#enroll-button");
+  await page.waitForFunction(() => document.getElementById("enroll-status").textContent.length > 0, null, {
+    timeout: 30_000,
+  });
+  const twice = await page.textContent("#enroll-status");
+  if (twice !== "this authenticator is already enrolled") fail(`enrolling twice is told: ${JSON.stringify(twice)}`);
 
-  // Before a sign-in the page shows the step-up card and nothing else, and the API no owner
-  // data; signing in is a passkey step-up.
-  await page.goto(`${base}/tools`);
-  if ((await page.locator("#stepup").count()) !== 1) fail("the landing page has no step-up card");
-  for (const sel of ["#acts", "#mcp-servers", "#feeds", "#acts-log", `article#act-${ACT}`]) {
-    if ((await page.locator(sel).count()) !== 0) fail(`the page shows ${sel} before a sign-in`);
-  }
-  const landing = await page.textContent("main");
-  if (/say_hello|maven-demo-todo|hostile/.test(landing)) fail(`owner data before a sign-in: ${landing}`);
-  if (!/^Not verified: sign in/.test(await page.textContent("#stepup-state"))) {
-    fail(`the landing page says: ${await page.textContent("#stepup-state")}`);
-  }
-  for (const path of ["/api/tools", "/api/mcp_servers", "/api/feeds", "/api/acts_log"]) {
-    const r = await page.evaluate(async (p) => {
-      const res = await fetch(p);
-      return { status: res.status, body: await res.json() };
-    }, path);
-    if (r.status !== 401 || r.body.error !== "sign_in_required") {
-      fail(`${path} before a sign-in: ${JSON.stringify(r)}`);
-    }
-  }
+  // A new browser session is not signed in; signing in is a passkey step-up.
+  await context.clearCookies();
+  await notSignedIn(page, base);
   await page.click("#stepup-passkey");
-  await page.waitForSelector(`article#act-${ACT}`, { timeout: 30_000 });
+  await page.waitForSelector(`article#act-${ACT}`, { state: "attached", timeout: 30_000 });
 
   // Signed in: the proposed act, then enable it (the sign-in's step-up is still fresh).
   const proposed = page.locator(`article#act-${ACT}[data-state="proposed"]`);
@@ -232,11 +259,16 @@ async function main() {
   if ((await page.locator("button[data-action=run], button:text-is('Run')").count()) !== 0) {
     fail("the page has a run button");
   }
+  await filterTo(page, ACT);
   await page.click(`button[data-action="enable"][data-name="${ACT}"]`);
-  await page.waitForSelector(`article#act-${ACT}[data-state="enabled"]`, { timeout: 30_000 });
+  await page.waitForSelector(`article#act-${ACT}[data-state="enabled"]`, { state: "attached", timeout: 30_000 });
   // The step-up is still fresh: the MCP tool is enabled without asking the passkey again.
+  await filterTo(page, "todo_list_tasks");
   await page.click(`button[data-action="enable"][data-name="todo_list_tasks"]`);
-  await page.waitForSelector(`article#act-todo_list_tasks[data-state="enabled"]`, { timeout: 30_000 });
+  await page.waitForSelector(`article#act-todo_list_tasks[data-state="enabled"]`, {
+    state: "attached",
+    timeout: 30_000,
+  });
   const card = await page.textContent("#mcp-servers");
   for (const want of ["todo", "stdio", "ready", "sandboxed local process", "maven-demo-todo", "3 offered"]) {
     if (!card.includes(want)) fail(`the MCP servers card lacks ${JSON.stringify(want)}: ${card}`);
@@ -260,10 +292,190 @@ async function main() {
   if (!/^owner \(passkey [0-9a-f]{8}\)$/.test(actor)) fail(`audit actor: ${actor}`);
 
   await oauthThroughThePage(context, page, base);
+  await aWrongAuthenticatorIsToldInWords(context, page, base, cdp, authenticatorId);
 
   const csp = problems.filter((p) => /Content Security Policy|Refused to/i.test(p));
   if (csp.length) fail(`the page broke its own CSP:\n${csp.join("\n")}`);
   console.log(`browser: enrolled, stepped up and enabled ${ACT}; screenshot ${join(artifacts, "web-tools.png")}`);
+}
+
+// /tools before a sign-in: the step-up card alone, and no owner data from the API.
+async function notSignedIn(page, base) {
+  await page.goto(`${base}/tools`);
+  if ((await page.locator("#stepup").count()) !== 1) fail("the landing page has no step-up card");
+  for (const sel of ["#acts", "#mcp-servers", "#feeds", "#acts-log", `article#act-${ACT}`]) {
+    if ((await page.locator(sel).count()) !== 0) fail(`the page shows ${sel} before a sign-in`);
+  }
+  const landing = await page.textContent("main");
+  if (/say_hello|maven-demo-todo|hostile/.test(landing)) fail(`owner data before a sign-in: ${landing}`);
+  if (!/^Not verified: sign in/.test(await page.textContent("#stepup-state"))) {
+    fail(`the landing page says: ${await page.textContent("#stepup-state")}`);
+  }
+  for (const path of ["/api/tools", "/api/mcp_servers", "/api/feeds", "/api/acts_log"]) {
+    const r = await page.evaluate(async (p) => {
+      const res = await fetch(p);
+      return { status: res.status, body: await res.json() };
+    }, path);
+    if (r.status !== 401 || r.body.error !== "sign_in_required") {
+      fail(`${path} before a sign-in: ${JSON.stringify(r)}`);
+    }
+  }
+}
+
+// Types `what` into the filter: the sections with a match open.
+async function filterTo(page, what) {
+  await page.fill("#filter", what);
+  await page.waitForFunction(
+    (w) =>
+      [...document.querySelectorAll("#acts article.act:not([hidden])")].every((a) =>
+        (a.textContent + " " + a.dataset.server).toLowerCase().includes(w.toLowerCase()),
+      ),
+    what,
+  );
+}
+
+// What the acts look like.
+async function acts(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll("#acts article.act")].map((a) => ({
+      name: a.dataset.name,
+      state: a.dataset.state,
+      server: a.dataset.server,
+      group: a.closest("details.group").dataset.server,
+      visible: !a.hidden && a.closest("details.group").open && !a.closest("details.group").hidden,
+      buttons: [...a.querySelectorAll("button[data-action]")].map((b) => b.dataset.action),
+    })),
+  );
+}
+
+// The page at 40+ tools, signed in by the enrollment (no step-up yet).
+async function atScale(page, cdp, authenticatorId) {
+  const all = await acts(page);
+  if (all.length < 40) fail(`only ${all.length} acts on the page`);
+  // A section per server, each act in its server's.
+  const groups = await page.evaluate(() =>
+    [...document.querySelectorAll("#acts details.group")].map((g) => ({
+      server: g.dataset.server,
+      open: g.open,
+      summary: g.querySelector("summary").textContent,
+    })),
+  );
+  const names = groups.map((g) => g.server).sort();
+  for (const want of ["", "hostile", "many", "mixed", "todo"]) {
+    if (!names.includes(want)) fail(`no section for ${JSON.stringify(want)}: ${JSON.stringify(names)}`);
+  }
+  for (const a of all) {
+    if (a.group !== a.server) fail(`${a.name} of ${a.server} is in the section of ${a.group}`);
+  }
+  const many = groups.find((g) => g.server === "many");
+  if (!/MCP server many/.test(many.summary) || !/40 proposed/.test(many.summary)) {
+    fail(`the section of many says ${JSON.stringify(many.summary)}`);
+  }
+  // Folded at this scale, the document stays short (it was about 14,500 px as one list).
+  if (groups.some((g) => g.open)) fail(`a section starts open at ${all.length} acts`);
+  if (all.some((a) => a.visible)) fail("an act is visible in a folded section");
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  console.log(`browser: ${all.length} acts in ${groups.length} sections; the folded page is ${height} px tall`);
+  if (height > HEIGHT_BOUND) fail(`the folded page is ${height} px tall (bound ${HEIGHT_BOUND})`);
+  await page.screenshot({ path: join(artifacts, "web-tools-folded.png"), fullPage: true });
+  // The feeds table keeps its words whole: the feed's name, its "no" and every header are
+  // one line each (only the URL may break).
+  const lines = await page.evaluate(() => {
+    const count = (el) => {
+      const r = document.createRange();
+      r.selectNodeContents(el);
+      return new Set([...r.getClientRects()].map((c) => Math.round(c.top))).size;
+    };
+    return [...document.querySelectorAll("#feeds th, #feeds td:not(.url)")].map((el) => [
+      el.textContent,
+      count(el),
+    ]);
+  });
+  for (const [text, n] of lines) {
+    if (n > 1) fail(`the feeds table breaks ${JSON.stringify(text)} over ${n} lines`);
+  }
+  if (!lines.some(([t]) => t === "techcrunch")) fail(`the feeds table: ${JSON.stringify(lines)}`);
+  // Times in words, the exact RFC 3339 time in datetime and on hover.
+  const times = await page.evaluate(() =>
+    [...document.querySelectorAll("#acts time")].map((t) => [t.textContent, t.dateTime, t.title]),
+  );
+  if (!times.length) fail("no time on the page");
+  for (const [words, exact, title] of times) {
+    if (!/^(just now|\d+ (minute|hour|day)s? ago)$/.test(words) || exact !== title || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(exact)) {
+      fail(`a time reads ${JSON.stringify([words, exact, title])}`);
+    }
+  }
+  // A proposed row has Enable and no Disable.
+  for (const a of all.filter((a) => a.state === "proposed")) {
+    if (JSON.stringify(a.buttons) !== JSON.stringify(["enable"])) {
+      fail(`the proposed ${a.name} has the buttons ${JSON.stringify(a.buttons)}`);
+    }
+  }
+  // The filter narrows the rows, by name, by server, by description.
+  await filterTo(page, "tool_1");
+  let seen = (await acts(page)).filter((a) => a.visible).map((a) => a.name).sort();
+  const want = ["many_tool_1", ...Array.from({ length: 10 }, (_, i) => `many_tool_1${i}`)].sort();
+  if (JSON.stringify(seen) !== JSON.stringify(want)) fail(`the filter "tool_1" shows ${JSON.stringify(seen)}`);
+  const count = await page.textContent("#filter-count");
+  if (count !== `11 of ${all.length} acts`) fail(`the filter count says ${JSON.stringify(count)}`);
+  await page.screenshot({ path: join(artifacts, "web-tools-filtered.png"), fullPage: true });
+  await filterTo(page, "mixed");
+  seen = (await acts(page)).filter((a) => a.visible).map((a) => a.name).sort();
+  if (JSON.stringify(seen) !== JSON.stringify(["mixed_delete_item", "mixed_echo"])) {
+    fail(`the filter "mixed" shows ${JSON.stringify(seen)}`);
+  }
+  await filterTo(page, "delete an item");
+  seen = (await acts(page)).filter((a) => a.visible).map((a) => a.name);
+  if (JSON.stringify(seen) !== JSON.stringify(["mixed_delete_item"])) {
+    fail(`the filter "delete an item" shows ${JSON.stringify(seen)}`);
+  }
+  await page.fill("#filter", "");
+  if ((await acts(page)).some((a) => a.visible)) fail("clearing the filter did not fold the sections back");
+
+  // Enable all read-only of mixed: the step-up is asked (a passkey assertion), then echo and
+  // only echo is enabled.
+  const before = JSON.parse((await cli("tools", "--json")).stdout);
+  const signCount = async () =>
+    (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials[0].signCount;
+  const counted = await signCount();
+  await page.click('#acts details.group[data-server="mixed"] > summary');
+  const bulk = page.locator('button[data-bulk="enable_read_only"][data-server="mixed"]');
+  if ((await bulk.textContent()) !== "Enable all read-only (1)") fail(`the button says ${await bulk.textContent()}`);
+  await bulk.click();
+  await page.waitForSelector('article#act-mixed_echo[data-state="enabled"]', { state: "attached", timeout: 30_000 });
+  if ((await signCount()) <= counted) fail("Enable all read-only did not ask for the passkey");
+  const after = JSON.parse((await cli("tools", "--json")).stdout);
+  for (const row of after) {
+    const was = before.find((r) => r.name === row.name);
+    if (!was) continue;
+    const want = row.name === "mixed_echo" ? "enabled" : was.state;
+    if (row.state !== want) fail(`${row.name} went from ${was.state} to ${row.state}`);
+  }
+  if (after.find((r) => r.name === "mixed_delete_item").state !== "proposed") fail("a write tool was enabled");
+  const api = await page.evaluate(async () => (await fetch("/api/tools")).json());
+  const ev = api.find((t) => t.name === "mixed_echo").history[0];
+  if (!/^owner \(passkey [0-9a-f]{8}\)$/.test(ev.actor) || !/other read-only tools/.test(ev.reason)) {
+    fail(`the audit trail of mixed_echo: ${JSON.stringify(ev)}`);
+  }
+  await page.click('#acts details.group[data-server="many"] > summary');
+  await page.screenshot({ path: join(artifacts, "web-tools-many.png"), fullPage: true });
+}
+
+// A passkey the authenticator no longer holds: the browser's NotAllowedError is said in words.
+async function aWrongAuthenticatorIsToldInWords(context, page, base, cdp, authenticatorId) {
+  await context.clearCookies();
+  await page.goto(`${base}/tools`);
+  await cdp.send("WebAuthn.clearCredentials", { authenticatorId });
+  await page.click("#stepup-passkey");
+  await page.waitForFunction(() => document.getElementById("status").textContent.length > 0, null, {
+    timeout: 60_000,
+  });
+  const said = await page.textContent("#status");
+  if (said !== "this passkey is not enrolled here, or the request was cancelled") {
+    fail(`a wrong authenticator is told: ${JSON.stringify(said)}`);
+  }
+  const words = await page.evaluate(() => window.mavenCodeWords.webauthn);
+  if (!/did not verify/.test(words)) fail(`the words of webauthn: ${words}`);
 }
 
 // `maven mcp login notes` → the page (a fresh session: the step-up is asked) → the

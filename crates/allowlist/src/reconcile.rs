@@ -548,7 +548,11 @@ mod tests {
     #[tokio::test]
     async fn a_narrowed_policy_withdraws_enabled_rows_with_or_without_a_listing() {
         let (_d, s) = store().await;
-        let tools = [tool("a", "x", Some(true)), tool("b", "y", None), tool("c", "z", None)];
+        let tools = [
+            tool("a", "x", Some(true)),
+            tool("b", "y", None),
+            tool("c", "z", None),
+        ];
         reconcile(&s, &server(&[], 12), &tools).await.unwrap();
         for n in ["kit_a", "kit_b"] {
             s.owner_sets_tool_state(n, ToolState::Enabled, &stepup::testing::step_up(), "t")
@@ -559,15 +563,25 @@ mod tests {
         let gone = narrow(&s, &server(&["a"], 12)).await.unwrap();
         let names: Vec<&str> = gone.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["kit_b", "kit_c"]);
-        assert!(gone[0].1.starts_with("withdrawn: not named in allow_tools of mcp:kit (configuration at "));
+        assert!(gone[0]
+            .1
+            .starts_with("withdrawn: not named in allow_tools of mcp:kit (configuration at "));
         assert_eq!(row(&s, "kit_a").await.state, ToolState::Enabled);
         assert_eq!(row(&s, "kit_b").await.state, ToolState::Withdrawn);
-        assert!(row(&s, "kit_b").await.provenance.starts_with("withdrawn: not named in allow_tools"));
+        assert!(row(&s, "kit_b")
+            .await
+            .provenance
+            .starts_with("withdrawn: not named in allow_tools"));
         // Nothing more to do the second time.
         assert!(narrow(&s, &server(&["a"], 12)).await.unwrap().is_empty());
         // A withdrawn row cannot be enabled.
         let e = s
-            .owner_sets_tool_state("kit_b", ToolState::Enabled, &stepup::testing::step_up(), "t")
+            .owner_sets_tool_state(
+                "kit_b",
+                ToolState::Enabled,
+                &stepup::testing::step_up(),
+                "t",
+            )
             .await
             .unwrap_err();
         assert!(matches!(e, store::Error::BadTransition { .. }), "{e}");
@@ -575,9 +589,14 @@ mod tests {
         let r = reconcile(&s, &server(&[], 12), &tools).await.unwrap();
         assert_eq!(r.reoffered, ["kit_b", "kit_c"]);
         // A listing under a narrower policy withdraws the refused tool's row itself.
-        let r = reconcile(&s, &server(&["b", "c"], 12), &tools).await.unwrap();
+        let r = reconcile(&s, &server(&["b", "c"], 12), &tools)
+            .await
+            .unwrap();
         assert_eq!(r.withdrawn, ["kit_a"]);
-        assert_eq!(r.refused, [("a".to_owned(), "not named in allow_tools".to_owned())]);
+        assert_eq!(
+            r.refused,
+            [("a".to_owned(), "not named in allow_tools".to_owned())]
+        );
         assert_eq!(row(&s, "kit_a").await.state, ToolState::Withdrawn);
         // max_tools lowered below the rows there are: the server contributes nothing.
         let gone = narrow(&s, &server(&[], 1)).await.unwrap();

@@ -77,8 +77,8 @@ pub(crate) struct State {
     oauth: Arc<::oauth::Registry>,
     /// What the last listing of each server did to the allowlist (for status).
     discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
-    /// The local page, when it could bind its address.
-    web: Option<Arc<crate::web::Web>>,
+    /// The local page, listening or retrying its port.
+    web: Arc<crate::web::Page>,
     /// The turn pipeline: the only path that runs an act.
     turns: Arc<turns::Turns>,
     /// Servers that are not started, and why: a sandbox that cannot be applied (X-2: fail
@@ -233,9 +233,7 @@ async fn run(
     let web = crate::web::start(&config, &store, page_connections).await;
     // The page is bound before any server's plan is made: the port every sandbox denies is
     // the one bound (`web.listen` may say port 0), else the one configured.
-    let page_port = web
-        .as_ref()
-        .map_or(config.web.listen.port(), |(w, _)| w.addr().port());
+    let page_port = web.port();
     // The door is bound before any server starts: a proxied server's launcher hands its
     // listeners over there. Without it such a server cannot start (its launcher says so).
     let door = crate::netdoor::Door::in_data_dir(&data_dir);
@@ -256,10 +254,9 @@ async fn run(
     } = crate::confine::launches(&config, &data_dir, page_port, &door);
     // The authorization servers send the owner back to the page's callback, at the address
     // the page actually bound (`web.listen` may say port 0).
-    let redirect_uri = match &web {
-        Some((w, _)) => w.callback_url(),
-        None => crate::oauth::redirect_uri(&config),
-    };
+    let redirect_uri = web
+        .callback_url()
+        .unwrap_or_else(|| crate::oauth::redirect_uri(&config));
     let oauth = crate::oauth::registry(&config, &store, redirect_uri.clone(), &tracker);
     let current: Current = Arc::new(std::sync::RwLock::new(config.clone()));
     let manager = start_manager(
@@ -294,7 +291,7 @@ async fn run(
         manager,
         oauth,
         discovery,
-        web: web.as_ref().map(|(w, _)| w.clone()),
+        web: web.clone(),
         turns,
         blocked: std::sync::RwLock::new(blocked),
         plans: std::sync::RwLock::new(plans),
@@ -305,12 +302,11 @@ async fn run(
         tracker: tracker.clone(),
         reloading: tokio::sync::Mutex::new(()),
     });
-    if let Some((w, l)) = web {
+    {
         let manager = state.manager.clone();
         let redial = move |server: &str| manager.redial(server);
         let oauth = crate::web::Authorizations::new(state.oauth.clone(), Arc::new(redial));
-        let app = crate::web::App::new(w, state.clone(), oauth);
-        tracker.spawn(crate::web::serve(l, app, cancel.clone()));
+        tracker.spawn(crate::web::run(web, state.clone(), oauth, cancel.clone()));
     }
     tracker.spawn(ipc::serve(
         listener,
@@ -844,18 +840,18 @@ impl State {
                         "no enabled HTTP server named {name:?} is configured"
                     )));
                 }
-                match self.web.as_deref() {
+                match self.web.web() {
                     Some(w) => Reply::McpLogin(w.oauth_link(name)),
                     None => return Err(RpcError::internal(
-                        "the page is not running (web.listen could not be bound; see the daemon's log), and authorization goes through it",
+                        "the page is not running (web.listen could not be bound; `maven status` says why), and authorization goes through it",
                     )),
                 }
             }
             Request::Reload => Reply::Reload(self.reload().await?),
-            Request::WebEnroll => match self.web.as_deref() {
+            Request::WebEnroll => match self.web.web() {
                 Some(w) => Reply::WebEnroll(w.enroll_link()),
                 None => return Err(RpcError::internal(
-                    "the page is not running: web.listen could not be bound (see the daemon's log)",
+                    "the page is not running: web.listen could not be bound (`maven status` says why)",
                 )),
             },
         })
@@ -877,7 +873,7 @@ impl State {
                 withdrawn: count(store::ToolState::Withdrawn),
             },
             log_lines_dropped: crate::logsink::dropped(),
-            web: self.web.as_deref().map(crate::web::Web::status),
+            web: Some(self.web.status()),
             limits: Some({
                 let (open, refused) = ipc::stats();
                 LimitsView {

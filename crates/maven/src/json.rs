@@ -1,7 +1,6 @@
 //! The JSON shapes of the stable machine-readable interface (I-3). Times are RFC 3339 UTC;
 //! absent values are null.
 
-use serde_json::Value;
 use time::OffsetDateTime;
 
 use config::{FeedConfig, McpServerConfig, McpTarget};
@@ -11,15 +10,8 @@ use crate::views::{
     ServerAuth, ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
 };
 
-/// RFC 3339 in UTC, e.g. `2026-11-30T05:08:27Z`.
-pub(crate) fn time(t: OffsetDateTime) -> Value {
-    match store::rfc3339(t) {
-        s if s.is_empty() => Value::Null,
-        s => Value::String(s),
-    }
-}
-
-/// RFC 3339 in UTC, or `None` for a time that has no such spelling.
+/// RFC 3339 in UTC (e.g. `2026-11-30T05:08:27Z`), or `None` for a time that has no such
+/// spelling.
 pub(crate) fn time_str(t: OffsetDateTime) -> Option<String> {
     Some(store::rfc3339(t)).filter(|s| !s.is_empty())
 }
@@ -505,7 +497,6 @@ pub(crate) fn refreshed(r: poller::Refreshed) -> crate::views::RefreshView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn urls_are_masked() {
@@ -574,6 +565,6 @@ mod tests {
     #[test]
     fn times_are_rfc3339_utc() {
         let t = OffsetDateTime::from_unix_timestamp(1_764_479_307).unwrap();
-        assert_eq!(time(t), json!("2025-11-30T05:08:27Z"));
+        assert_eq!(time_str(t).as_deref(), Some("2025-11-30T05:08:27Z"));
     }
 }

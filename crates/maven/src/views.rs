@@ -41,9 +41,13 @@ pub(crate) struct StatusView {
     pub(crate) limits: Option<LimitsView>,
 }
 
-/// The page in `maven status`: its connection limits, and the passphrase gate.
+/// The page in `maven status`: whether it listens, its connection limits, and the passphrase
+/// gate.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct WebStatusView {
+    /// Whether the page listens now, or why not.
+    #[serde(default)]
+    pub(crate) listening: PageListening,
     pub(crate) url: String,
     pub(crate) connections: usize,
     pub(crate) max_connections: usize,
@@ -68,6 +72,40 @@ pub(crate) struct WebStatusView {
     /// How long a step-up keeps a session signed in (`web.session_hours`).
     #[serde(default)]
     pub(crate) session_hours: u64,
+}
+
+/// Whether the page listens, as status says it. The JSON names the variant
+/// (`{"listening": {"addr": "127.0.0.1:8765"}}`, `{"not_listening": {"why": …, "retrying":
+/// true}}`); the owner reads its Display, and no reader parses it back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PageListening {
+    /// Bound and serving at `addr`.
+    Listening { addr: String },
+    /// Not bound: why the last attempt failed, and whether another one is coming (the
+    /// listener retries a busy port with the one backoff).
+    NotListening { why: String, retrying: bool },
+    /// A state this build does not name (an answer from a daemon of another version).
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+impl std::fmt::Display for PageListening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageListening::Listening { addr } => write!(f, "listening on {addr}"),
+            PageListening::NotListening {
+                why,
+                retrying: true,
+            } => write!(f, "not listening: {why} (retrying)"),
+            PageListening::NotListening {
+                why,
+                retrying: false,
+            } => write!(f, "not listening: {why}"),
+            PageListening::Unknown => f.write_str("in a state this version does not name"),
+        }
+    }
 }
 
 /// The daemon's own limits in `maven status`.
@@ -397,6 +435,23 @@ impl PageAction {
     }
 }
 
+/// The answer of a server's "Enable all read-only" (`POST
+/// /api/mcp_servers/NAME/enable_read_only`): the rows enabled, and those of that server still
+/// waiting for the owner, each with why it was left.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ReadOnlyEnabledView {
+    pub(crate) server: String,
+    pub(crate) enabled: Vec<String>,
+    pub(crate) left: Vec<LeftView>,
+}
+
+/// A row a bulk enable left as it was, and why.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct LeftView {
+    pub(crate) name: String,
+    pub(crate) why: &'static str,
+}
+
 /// One field of a shape that changed since its approval.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ShapeChangeView {
@@ -679,6 +734,53 @@ mod tests {
             serde_json::from_value::<ServerState>(json!("warming_up")).unwrap(),
             ServerState::Unknown
         );
+    }
+
+    #[test]
+    fn the_pages_listening_is_named_by_its_variant_on_the_wire_and_read_back() {
+        for (s, wire, text) in [
+            (
+                PageListening::Listening {
+                    addr: "127.0.0.1:8765".into(),
+                },
+                json!({"listening": {"addr": "127.0.0.1:8765"}}),
+                "listening on 127.0.0.1:8765",
+            ),
+            (
+                PageListening::NotListening {
+                    why: "cannot listen on 127.0.0.1:8765 (web.listen): Address in use".into(),
+                    retrying: true,
+                },
+                json!({"not_listening": {
+                    "why": "cannot listen on 127.0.0.1:8765 (web.listen): Address in use",
+                    "retrying": true}}),
+                "not listening: cannot listen on 127.0.0.1:8765 (web.listen): Address in use (retrying)",
+            ),
+            (
+                PageListening::NotListening {
+                    why: "no WebAuthn".into(),
+                    retrying: false,
+                },
+                json!({"not_listening": {"why": "no WebAuthn", "retrying": false}}),
+                "not listening: no WebAuthn",
+            ),
+        ] {
+            assert_eq!(serde_json::to_value(&s).unwrap(), wire);
+            assert_eq!(serde_json::from_value::<PageListening>(wire).unwrap(), s);
+            assert_eq!(s.to_string(), text);
+        }
+        assert_eq!(
+            serde_json::from_value::<PageListening>(json!("warming_up")).unwrap(),
+            PageListening::Unknown
+        );
+        // A reply without the key (another version's daemon) reads as not named.
+        let w: WebStatusView = serde_json::from_value(json!({
+            "url": "u", "connections": 0, "max_connections": 1, "connections_refused": 0,
+            "header_deadline_s": 1, "request_deadline_s": 1, "sessions": 0,
+            "passphrase_verifications": 0, "passphrase_attempts_refused": 0,
+            "passphrase_locked_for_s": null}))
+        .unwrap();
+        assert_eq!(w.listening, PageListening::Unknown);
     }
 
     #[test]

@@ -394,6 +394,23 @@ impl Store {
             .await
     }
 
+    /// The owner enables, in one transaction, every row that may become enabled (proposed or
+    /// disabled) and that `pick` chooses, each with its own event naming the step-up; returns
+    /// the rows enabled, by name. The rows are read and changed under the one write lock, so
+    /// `pick` decides on each row as it is when it changes: a listing that redefined a row
+    /// meanwhile (say, raised its `destructive`) is seen. Like
+    /// [`Store::owner_sets_tool_state`], only a [`stepup::StepUp`] opens this door.
+    pub async fn owner_enables_where(
+        &self,
+        step_up: &stepup::StepUp,
+        reason: &str,
+        pick: impl Fn(&ToolRow) -> bool + Send + 'static,
+    ) -> Result<Vec<ToolRow>, Error> {
+        let (r, a) = (reason.to_owned(), step_up.actor());
+        self.call(move |c| ops::enable_where(c, &pick, &r, &a))
+            .await
+    }
+
     /// The audit trail, newest first; one tool's when `name` is given.
     pub async fn tool_events(
         &self,

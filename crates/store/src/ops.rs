@@ -633,6 +633,31 @@ pub(crate) fn set_tool_state(
     Ok(row)
 }
 
+pub(crate) fn enable_where(
+    conn: &mut Connection,
+    pick: &dyn Fn(&ToolRow) -> bool,
+    reason: &str,
+    actor: &str,
+) -> Result<Vec<ToolRow>, Error> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now_ms();
+    let mut enabled = Vec::new();
+    for row in all_tools(&tx)? {
+        if row.state.can_become(ToolState::Enabled) && pick(&row) {
+            enabled.push(state_in(
+                &tx,
+                &row.name,
+                ToolState::Enabled,
+                reason,
+                actor,
+                now,
+            )?);
+        }
+    }
+    tx.commit()?;
+    Ok(enabled)
+}
+
 fn state_in(
     tx: &Connection,
     name: &str,

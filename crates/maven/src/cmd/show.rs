@@ -12,7 +12,9 @@ use shown::line;
 use super::runtime;
 use crate::ipc::client as ipc;
 use crate::ipc::methods::{Reply, Request};
-use crate::views::{FeedView, NoteView, RefreshView, ServerStatusView, StatusView, ToolView};
+use crate::views::{
+    FeedView, NoteView, PageListening, RefreshView, ServerStatusView, StatusView, ToolView,
+};
 
 /// Runs one IPC request against the daemon and prints its reply, the view `T`: as JSON with
 /// `--json`, else handed to `show`.
@@ -66,6 +68,27 @@ fn indented_block(s: &str, indent: &str) -> String {
 // other string field too) is shown through `shown`: `line` for one-line fields, `block` for
 // text that may span lines. The `--json` outputs print the daemon's answer as it is.
 
+/// The page's line when it listens: its address and URL, then its counters.
+fn print_page(w: &crate::views::WebStatusView) {
+    outln!(
+        "page: {} — {} — {}/{} connections, {} refused; passphrase: {} verified, {} refused{}",
+        line(&w.listening.to_string()),
+        line(&w.url),
+        w.connections,
+        w.max_connections,
+        w.connections_refused,
+        w.passphrase_verifications,
+        w.passphrase_attempts_refused,
+        w.passphrase_locked_for_s
+            .map_or_else(String::new, |s| format!(", locked for {s} s"))
+    );
+    outln!(
+        "page peers: uid check {}; {} connections of other users closed",
+        line(&w.peer_uid_check),
+        w.connections_refused_other_uid
+    );
+}
+
 pub(crate) fn print_status(v: &StatusView) {
     outln!("maven {} — up {}s", line(&v.version), v.uptime_s);
     outln!("data: {}", line(&v.data_dir));
@@ -90,23 +113,16 @@ pub(crate) fn print_status(v: &StatusView) {
         outln!("  {:<20} {}", line(&f.name), line(&f.url));
     }
     outln!("log lines dropped: {}", v.log_lines_dropped);
-    if let Some(w) = &v.web {
-        outln!(
-            "page: {} — {}/{} connections, {} refused; passphrase: {} verified, {} refused{}",
-            line(&w.url),
-            w.connections,
-            w.max_connections,
-            w.connections_refused,
-            w.passphrase_verifications,
-            w.passphrase_attempts_refused,
-            w.passphrase_locked_for_s
-                .map_or_else(String::new, |s| format!(", locked for {s} s"))
-        );
-        outln!(
-            "page peers: uid check {}; {} connections of other users closed",
-            line(&w.peer_uid_check),
-            w.connections_refused_other_uid
-        );
+    match &v.web {
+        Some(w) if matches!(w.listening, PageListening::Listening { .. }) => {
+            print_page(w);
+        }
+        Some(w) => outln!(
+            "page: {} — {}",
+            line(&w.listening.to_string()),
+            line(&w.url)
+        ),
+        None => outln!("page: not listening: this daemon did not say"),
     }
     if let Some(l) = &v.limits {
         outln!(

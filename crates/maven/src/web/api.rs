@@ -12,8 +12,8 @@ use super::error::AppError;
 use super::{creds, diff, session};
 use crate::json;
 use crate::views::{
-    ActView, FeedView, FreshStepUpView, PageAction, PageToolView, ServerStatusView, SessionView,
-    ShapeChangeView, ToolEventView,
+    ActView, FeedView, FreshStepUpView, LeftView, PageAction, PageToolView, ReadOnlyEnabledView,
+    ServerStatusView, SessionView, ShapeChangeView, ToolEventView,
 };
 
 /// How many history entries each act shows.
@@ -83,10 +83,11 @@ pub(super) fn changes(r: &ToolRow) -> Vec<diff::Change> {
     }
 }
 
-/// Which buttons a row gets: only transitions the owner makes, and never "run".
+/// Which buttons a row gets: only transitions the owner makes, and never "run". A proposed
+/// row waits for a yes: it gets Enable alone (left alone, it stays off).
 pub(super) fn actions(state: ToolState) -> &'static [PageAction] {
     match state {
-        ToolState::Proposed => &[PageAction::Enable, PageAction::Disable],
+        ToolState::Proposed => &[PageAction::Enable],
         ToolState::Enabled => &[PageAction::Disable],
         ToolState::Disabled => &[PageAction::Enable],
         ToolState::Withdrawn => &[],
@@ -269,6 +270,104 @@ async fn change(
     tracing::info!(act = %name, state = %to, %actor, "act state changed on the page");
     let history = app.web.store.tool_events(Some(name), HISTORY).await?;
     Ok(Json(tool_view(&row, &history)))
+}
+
+/// What a server's "Enable all read-only" makes of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Bulk {
+    /// Not one of that server's rows waiting for the owner (another server's, a local act, an
+    /// enabled or a withdrawn row): none of its business.
+    Other,
+    /// It enables this one.
+    Enables,
+    /// It leaves this one to the owner, for this reason.
+    Leaves(&'static str),
+}
+
+/// What "Enable all read-only" of `server` makes of `r`: it enables an MCP row of that
+/// server, proposed or disabled, read-only by the allowlist's own verdict (the row's
+/// `destructive`, raised by any listing that stopped claiming read-only and never lowered),
+/// whose shape did not change since the owner approved it (a changed one is reviewed on its
+/// own).
+pub(super) fn bulk_verdict(r: &ToolRow, server: &str) -> Bulk {
+    if r.kind != store::ToolKind::Mcp
+        || r.server != server
+        || !r.state.can_become(ToolState::Enabled)
+    {
+        Bulk::Other
+    } else if r.destructive {
+        Bulk::Leaves("may write: enable it on its own")
+    } else if !changes(r).is_empty() {
+        Bulk::Leaves("changed since you approved it: review it on its own")
+    } else {
+        Bulk::Enables
+    }
+}
+
+/// `POST /api/mcp_servers/{name}/enable_read_only`: behind one fresh step-up, enables exactly
+/// the server's proposed and disabled rows that are read-only (see [`bulk_verdict`]), chosen and changed in one store transaction so that a listing
+/// meanwhile cannot slip a write tool in; never a write tool, never a withdrawn row.
+pub(super) async fn enable_read_only(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    Path(server): Path<String>,
+) -> Result<Json<ReadOnlyEnabledView>, AppError> {
+    let step = app.web.fresh_step_up(&c.0)?;
+    let rows = app.web.store.tools().await?;
+    if !rows
+        .iter()
+        .any(|r| r.kind == store::ToolKind::Mcp && r.server == server)
+    {
+        return Err(AppError::new(
+            StatusCode::NOT_FOUND,
+            Code::NotFound,
+            format!("no act of an MCP server named {server:?}"),
+        ));
+    }
+    if let Some(why) = app.status.unstable(&server) {
+        return Err(AppError::new(
+            StatusCode::CONFLICT,
+            Code::Unstable,
+            format!("the tools of {server:?} stay proposed while it is {why}"),
+        ));
+    }
+    let actor = step.actor();
+    let picked = server.clone();
+    let enabled = app
+        .web
+        .store
+        .owner_enables_where(
+            &step,
+            "enabled on the page with the server's other read-only tools",
+            move |r| bulk_verdict(r, &picked) == Bulk::Enables,
+        )
+        .await?;
+    let enabled: Vec<String> = enabled.into_iter().map(|r| r.name).collect();
+    tracing::info!(%server, acts = enabled.len(), %actor, "read-only acts enabled on the page");
+    let left = app
+        .web
+        .store
+        .tools()
+        .await?
+        .iter()
+        .filter_map(|r| {
+            let why = match bulk_verdict(r, &server) {
+                Bulk::Other => return None,
+                Bulk::Leaves(why) => why,
+                // Offered again or changed after the transaction: not enabled by this one.
+                Bulk::Enables => "changed meanwhile: look again",
+            };
+            Some(LeftView {
+                name: r.name.clone(),
+                why,
+            })
+        })
+        .collect();
+    Ok(Json(ReadOnlyEnabledView {
+        server,
+        enabled,
+        left,
+    }))
 }
 
 /// The name a passkey goes by in the audit trail.

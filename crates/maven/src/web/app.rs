@@ -194,6 +194,9 @@ impl Web {
         let now = self.clock.now();
         let gate = self.gate.status(now);
         crate::views::WebStatusView {
+            listening: crate::views::PageListening::Listening {
+                addr: self.addr.to_string(),
+            },
             url: format!("{}/tools", self.base_url()),
             connections: self.limits.open.load(Ordering::Relaxed),
             max_connections: self.limits.max_connections,
@@ -298,13 +301,11 @@ impl Web {
         Ok((c, Some(set)))
     }
 
-    /// How much longer the session of `cookie` stays signed in: its last step-up is younger
-    /// than `web.session_hours`. `None`: not signed in (or no such session).
+    /// How much longer the session of `cookie` stays signed in: its last step-up (or the
+    /// enrollment made in it) is younger than `web.session_hours`. `None`: not signed in (or no such session).
     pub(super) fn signed_in_for(&self, cookie: &str) -> Option<std::time::Duration> {
         let now = self.clock.now();
-        let at = self
-            .sessions
-            .with(cookie, now, |s| s.step_up.as_ref().map(stepup::StepUp::at))??;
+        let at = self.sessions.with(cookie, now, |s| s.signed_in_at())??;
         self.session_for
             .checked_sub(now.saturating_duration_since(at))
             .filter(|left| !left.is_zero())

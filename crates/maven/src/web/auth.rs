@@ -64,7 +64,8 @@ pub(super) async fn enroll_start(
 }
 
 /// `POST /api/enroll/finish <credential>`: verifies the authenticator's answer, stores the
-/// passkey and uses up the link.
+/// passkey, uses up the link and signs the session in (for `web.session_hours`, as a sign-in
+/// does; enabling an act still asks for a step-up).
 pub(super) async fn enroll_finish(
     State(app): State<App>,
     Extension(c): Extension<SessionCookie>,
@@ -83,7 +84,11 @@ pub(super) async fn enroll_finish(
         return Err(gone("this enrollment link was used or expired meanwhile"));
     }
     let id = web.creds.add(&passkey).await?;
-    tracing::info!(passkey = %super::creds::short_id(&id), "passkey enrolled on the page");
+    // Enrolling signs this browser in, as a sign-in does; it makes no step-up.
+    web.sessions
+        .with(&c.0, now, |s| s.enrolled = Some(now))
+        .ok_or_else(no_session)?;
+    tracing::info!(passkey = %super::creds::short_id(&id), "passkey enrolled on the page; the session is signed in");
     Ok(Json(EnrolledReply {
         enrolled: api::passkey_method(&id),
     }))

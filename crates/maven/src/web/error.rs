@@ -38,6 +38,39 @@ pub(crate) enum Code {
     Webauthn,
 }
 
+impl Code {
+    /// Every code, so the page's script can be checked to word each one.
+    #[cfg(test)]
+    pub(crate) const ALL: [Code; 26] = [
+        Code::BadTransition,
+        Code::Busy,
+        Code::CeremonyExpired,
+        Code::Csrf,
+        Code::EnrollLink,
+        Code::Host,
+        Code::Internal,
+        Code::NoCeremony,
+        Code::NoPasskey,
+        Code::NoPassphrase,
+        Code::NoSession,
+        Code::NotFound,
+        Code::Oauth,
+        Code::OauthLink,
+        Code::Origin,
+        Code::Passphrase,
+        Code::SignInRequired,
+        Code::StepUpRequired,
+        Code::StepUpStale,
+        Code::Timeout,
+        Code::TooLarge,
+        Code::TooManyAttempts,
+        Code::TooManySessions,
+        Code::Unchanged,
+        Code::Unstable,
+        Code::Webauthn,
+    ];
+}
+
 /// A refusal or failure, answered as `{"error": code, "message": text}`.
 #[derive(Debug)]
 pub(crate) struct AppError {
@@ -90,5 +123,49 @@ impl IntoResponse for AppError {
             );
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Code;
+
+    /// [`Code::ALL`] names every code: this match stops compiling when one is added, and the
+    /// count of the array then says to add it there too.
+    #[test]
+    fn all_is_every_code() {
+        for c in Code::ALL {
+            match c {
+                Code::BadTransition
+                | Code::Busy
+                | Code::CeremonyExpired
+                | Code::Csrf
+                | Code::EnrollLink
+                | Code::Host
+                | Code::Internal
+                | Code::NoCeremony
+                | Code::NoPasskey
+                | Code::NoPassphrase
+                | Code::NoSession
+                | Code::NotFound
+                | Code::Oauth
+                | Code::OauthLink
+                | Code::Origin
+                | Code::Passphrase
+                | Code::SignInRequired
+                | Code::StepUpRequired
+                | Code::StepUpStale
+                | Code::Timeout
+                | Code::TooLarge
+                | Code::TooManyAttempts
+                | Code::TooManySessions
+                | Code::Unchanged
+                | Code::Unstable
+                | Code::Webauthn => {}
+            }
+        }
+        let mut names: Vec<_> = Code::ALL.iter().map(|c| format!("{c:?}")).collect();
+        names.dedup();
+        assert_eq!(names.len(), 26);
     }
 }

@@ -5,7 +5,8 @@
 //! - on loopback, a connection from another user's process is closed at accept (see `peer`);
 //! - every route that shows the owner's data (`/tools` beyond the step-up card, `/api/tools`,
 //!   `/api/mcp_servers`, `/api/feeds`, `/api/acts_log`) needs a signed-in session: a step-up
-//!   within `web.session_hours` (401 `sign_in_required`);
+//!   (or a passkey enrolled in that session) within `web.session_hours` (401
+//!   `sign_in_required`);
 //! - the Host header must name the configured `web.hosts` or the listen address, with the
 //!   listen port (DNS-rebinding defence), else 421;
 //! - every request other than GET/HEAD needs an allowed `Origin` (403 `origin`), a live
@@ -16,8 +17,9 @@
 //!   `Referrer-Policy: no-referrer` and `Cache-Control: no-store`;
 //! - enabling or disabling an act needs a step-up (a passkey assertion, or the configured
 //!   passphrase) verified within the last five minutes (401 `step_up_required` /
-//!   `step_up_stale`), and so does authorizing an MCP server over OAuth (`/oauth/login`,
-//!   Connect, Disconnect); the authorization server's redirect back to `/oauth/callback`
+//!   `step_up_stale`), and so does a server's "Enable all read-only" (one step-up for that
+//!   server's read-only rows, never a write tool), and authorizing an MCP server over OAuth
+//!   (`/oauth/login`, Connect, Disconnect); the authorization server's redirect back to `/oauth/callback`
 //!   carries no session cookie (SameSite=Strict) and is bound by its one-time `state` instead
 //!   (see `oauth`).
 //!
@@ -32,6 +34,7 @@ mod error;
 mod flows;
 mod gate;
 mod limits;
+mod listen;
 mod oauth;
 mod once;
 mod pages;
@@ -40,26 +43,28 @@ pub(crate) use peer::{owner_uid, peer_uid};
 mod session;
 
 use crate::web::error::Code;
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use config::WebConfig;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(test)]
+use app::Web;
 use app::{no_session, Conn, SessionCookie, CSRF_HEADER};
-pub(crate) use app::{App, Authorizations, StatusSource, Web};
+pub(crate) use app::{App, Authorizations, StatusSource};
 use error::AppError;
-pub(crate) use limits::{Limits, MAX_CONNECTIONS};
+#[cfg(test)]
+use limits::Limits;
+pub(crate) use limits::MAX_CONNECTIONS;
+pub(crate) use listen::Page;
 #[cfg(test)]
 use session::Clock;
 use session::SystemClock;
@@ -96,6 +101,10 @@ pub(crate) fn router(app: App) -> Router {
         .route(
             "/api/mcp_servers/{name}/disconnect",
             post(oauth::disconnect),
+        )
+        .route(
+            "/api/mcp_servers/{name}/enable_read_only",
+            post(api::enable_read_only),
         )
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
@@ -239,52 +248,37 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
     next.run(req).await
 }
 
-/// Binds the page and builds its state, for the daemon.
-///
-/// The page listens on `web.listen` (default 127.0.0.1:8765, loopback only), also on embedded
-/// defaults with no configuration file: listening on loopback sends nothing anywhere.
-/// A page that cannot start (the port is taken) is logged as an error and the daemon runs on
-/// without it: the page is one way in among others, and `maven web enroll` then says so.
+/// The page for the daemon: bound on `web.listen` (default 127.0.0.1:8765, loopback only),
+/// also on embedded defaults with no configuration file: listening on loopback sends nothing
+/// anywhere. A port that is taken is logged as an error and bound again with the one backoff
+/// while the daemon runs on (see `listen`): the page is one way in among others, and
+/// `maven web enroll` says meanwhile that it is not running. [`run`] serves it.
 pub(crate) async fn start(
     config: &config::Config,
     store: &store::Store,
     max_connections: usize,
-) -> Option<(Arc<Web>, TcpListener)> {
-    let (listener, addr) = match bind(&config.web).await {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::error!("{e:#}; the daemon runs without the page (is another program on that port? set web.listen)");
-            return None;
-        }
-    };
-    match Web::new(
+) -> Arc<Page> {
+    Page::start(
         &config.web,
-        addr,
-        store.clone(),
+        store,
+        max_connections,
         Arc::new(SystemClock),
-        Limits::new(max_connections),
-    ) {
-        Ok(w) => {
-            tracing::info!(url = %format!("{}/tools", w.base_url()), "the page is listening");
-            Some((Arc::new(w), listener))
-        }
-        Err(e) => {
-            tracing::error!("{e:#}; the daemon runs without the page");
-            None
-        }
-    }
+        listen::backoff(),
+    )
+    .await
 }
 
-/// Binds the page's listener on `web.listen`; returns it with the address actually bound.
-pub(crate) async fn bind(cfg: &WebConfig) -> anyhow::Result<(TcpListener, SocketAddr)> {
-    let l = TcpListener::bind(cfg.listen)
-        .await
-        .with_context(|| format!("cannot listen on {} (web.listen)", cfg.listen))?;
-    let addr = l.local_addr().context("the page's listening address")?;
-    if !addr.ip().is_loopback() {
-        tracing::warn!(%addr, "the page listens beyond loopback (web.listen); it is plain HTTP");
+/// Serves the page until `cancel` fires: at once when its port was bound at start-up, else
+/// once the listener's retries bind it (see `listen`); never when they end.
+pub(crate) async fn run(
+    page: Arc<Page>,
+    status: Arc<dyn StatusSource>,
+    oauth: Authorizations,
+    cancel: CancellationToken,
+) {
+    if let Some((listener, web)) = page.listener(&cancel).await {
+        serve(listener, App::new(web, status, oauth), cancel).await;
     }
-    Ok((l, addr))
 }
 
 /// Serves the page until `cancel` fires, then lets open requests finish (briefly).
@@ -294,7 +288,7 @@ pub(crate) async fn bind(cfg: &WebConfig) -> anyhow::Result<(TcpListener, Socket
 /// served by hyper with the deadlines of [`Limits`]; beyond [`Limits::max_connections`] a
 /// connection is answered 503 at once and closed, never queued; the last
 /// [`Limits::reserved`] slots serve only signed-in sessions.
-pub(crate) async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
+async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let limits = app.web.limits.clone();
     let web = app.web.clone();

@@ -33,6 +33,67 @@
   // Read-only, so the browser test can hold it against the server's rendering.
   Object.defineProperty(window, "mavenShown", { value: shown });
 
+  // What went wrong, in words. A WebAuthn ceremony fails with a DOMException whose name is
+  // all the browser says ("NotAllowedError"); the server refuses with a code of
+  // web::error::Code. Each gets the owner's words; a code mapped to null keeps the server's
+  // own message, which names what it is about (an act, a server, a wait).
+  const DOM_WORDS = {
+    NotAllowedError: "this passkey is not enrolled here, or the request was cancelled",
+    InvalidStateError: "this authenticator is already enrolled",
+    AbortError: "the request was cancelled",
+    TimeoutError: "the authenticator did not answer in time: try again",
+    SecurityError:
+      "passkeys work only on the page's own address (http://localhost:PORT): open the link exactly as printed",
+    NotSupportedError: "this browser or authenticator cannot make the kind of passkey asked for",
+    ConstraintError: "this authenticator cannot verify you (it has no PIN or biometric set up)",
+    NotReadableError: "the authenticator could not be read: try again",
+    UnknownError: "the authenticator failed: try again",
+  };
+  const CODE_WORDS = {
+    bad_transition: null,
+    busy: "the page is busy right now: try again in a few seconds",
+    ceremony_expired: "the passkey took too long to answer: try again",
+    csrf: "this page is out of date: reload it and try again",
+    enroll_link: null,
+    host: "open the page at the address Maven printed (http://localhost:PORT)",
+    internal: "Maven failed to do this; its log says why",
+    no_ceremony: "the passkey request was lost (the page was reloaded?): try again",
+    no_passkey: "no passkey is enrolled yet: run `maven web enroll` on this machine and open the link",
+    no_passphrase: "no passphrase is configured: use your passkey",
+    no_session: "your session ended (Maven restarted?): reload the page",
+    not_found: null,
+    oauth: null,
+    oauth_link: null,
+    origin: "this request did not come from Maven's own page: reload it and try again",
+    passphrase: "wrong passphrase",
+    sign_in_required: "sign in first: verify with your passkey (or the passphrase)",
+    step_up_required: null,
+    step_up_stale: "your last verification is more than 5 minutes old: verify again",
+    timeout: "Maven did not answer in time: try again",
+    too_large: "the request was too large",
+    too_many_attempts: null,
+    too_many_sessions: null,
+    unchanged: null,
+    unstable: null,
+    webauthn: "the passkey did not verify: it may belong to another Maven, or not be enrolled here",
+  };
+  Object.defineProperty(window, "mavenCodeWords", { value: Object.freeze(Object.assign({}, CODE_WORDS)) });
+
+  function words(e) {
+    if (e && e.refusal && CODE_WORDS[e.refusal]) return CODE_WORDS[e.refusal];
+    if (e && typeof DOMException !== "undefined" && e instanceof DOMException && DOM_WORDS[e.name]) {
+      return DOM_WORDS[e.name];
+    }
+    return String((e && e.message) || e);
+  }
+
+  // A refusal of the server as an Error that carries its code.
+  function refused(data, fallback) {
+    const err = new Error((data && data.message) || fallback);
+    err.refusal = data && data.error;
+    return err;
+  }
+
   function say(text, bad) {
     const el = document.getElementById("status") || document.getElementById("enroll-status");
     if (!el) return;
@@ -73,7 +134,7 @@
 
   async function enroll(token) {
     const start = await post("/api/enroll/start", { token: token });
-    if (!start.ok) throw new Error(start.data.message || "enrollment refused");
+    if (!start.ok) throw refused(start.data, "enrollment refused");
     const pk = start.data.publicKey;
     pk.challenge = fromB64u(pk.challenge);
     pk.user.id = fromB64u(pk.user.id);
@@ -94,13 +155,13 @@
       },
     };
     const fin = await post("/api/enroll/finish", body);
-    if (!fin.ok) throw new Error(fin.data.message || "the passkey was not accepted");
+    if (!fin.ok) throw refused(fin.data, "the passkey was not accepted");
     return fin.data.enrolled;
   }
 
   async function verifyPasskey() {
     const start = await post("/api/stepup/passkey/start");
-    if (!start.ok) throw new Error(start.data.message || "verification refused");
+    if (!start.ok) throw refused(start.data, "verification refused");
     const pk = start.data.publicKey;
     pk.challenge = fromB64u(pk.challenge);
     if (pk.allowCredentials) {
@@ -123,7 +184,7 @@
       },
     };
     const fin = await post("/api/stepup/passkey/finish", body);
-    if (!fin.ok) throw new Error(fin.data.message || "the passkey did not verify");
+    if (!fin.ok) throw refused(fin.data, "the passkey did not verify");
     return fin.data.step_up;
   }
 
@@ -134,13 +195,13 @@
     if (!res.ok && (res.data.error === "step_up_required" || res.data.error === "step_up_stale")) {
       const state = document.getElementById("stepup-state");
       if (!state || state.dataset.passkeys === "0") {
-        throw new Error(res.data.message);
+        throw refused(res.data);
       }
       say("Verify with your passkey to " + what + "…");
       await verifyPasskey();
       res = await post(path, body);
     }
-    if (!res.ok) throw new Error(res.data.message || "refused");
+    if (!res.ok) throw refused(res.data, "refused");
     return res.data;
   }
 
@@ -148,7 +209,63 @@
     return guarded("/api/tools/" + encodeURIComponent(name) + "/" + action, {}, action + " " + name);
   }
 
+  // The filter over the acts: every word typed must be in an act's name, description or
+  // server. Sections with a match open while filtering and fold back as they were after.
+  function wireFilter() {
+    const input = document.getElementById("filter");
+    if (!input) return;
+    const count = document.getElementById("filter-count");
+    const acts = Array.from(document.querySelectorAll("#acts article.act"));
+    const groups = Array.from(document.querySelectorAll("#acts details.group"));
+    groups.forEach(function (g) {
+      g.dataset.folded = g.open ? "no" : "yes";
+    });
+    function apply() {
+      const want = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      acts.forEach(function (a) {
+        const desc = a.querySelector("dd.desc");
+        const hay = [a.dataset.name, a.dataset.server, desc ? desc.textContent : ""]
+          .join(" ")
+          .toLowerCase();
+        const hit = want.every(function (w) {
+          return hay.includes(w);
+        });
+        a.hidden = !hit;
+        if (hit) shown++;
+      });
+      groups.forEach(function (g) {
+        const any = g.querySelector("article.act:not([hidden])") !== null;
+        g.hidden = !any;
+        g.open = want.length ? any : g.dataset.folded === "no";
+      });
+      count.textContent = want.length ? shown + " of " + acts.length + " acts" : acts.length + " acts";
+    }
+    input.addEventListener("input", apply);
+    apply();
+  }
+
   function wire() {
+    wireFilter();
+
+    // A server's "Enable all read-only": one step-up, then the server enables exactly that
+    // server's read-only tools that wait for the owner.
+    document.querySelectorAll("button[data-bulk]").forEach(function (b) {
+      b.addEventListener("click", async function () {
+        const server = b.dataset.server;
+        b.disabled = true;
+        try {
+          const path = "/api/mcp_servers/" + encodeURIComponent(server) + "/" + b.dataset.bulk;
+          const r = await guarded(path, {}, "enable the read-only tools of " + server);
+          say(r.enabled.length + " read-only tools of " + server + " enabled.");
+          window.location.reload();
+        } catch (e) {
+          say(words(e), true);
+          b.disabled = false;
+        }
+      });
+    });
+
     document.querySelectorAll("button[data-action]").forEach(function (b) {
       b.addEventListener("click", async function () {
         const name = b.dataset.name;
@@ -159,7 +276,7 @@
           say(name + " is now " + row.state + ".");
           window.location.reload();
         } catch (e) {
-          say(String(e.message || e), true);
+          say(words(e), true);
           b.disabled = false;
         }
       });
@@ -183,7 +300,7 @@
             window.location.reload();
           }
         } catch (e) {
-          say(String(e.message || e), true);
+          say(words(e), true);
           b.disabled = false;
         }
       });
@@ -206,7 +323,7 @@
             say("Sending you to " + r.issuer + "…");
             window.location.assign(r.redirect);
           } catch (e) {
-            say(String(e.message || e), true);
+            say(words(e), true);
             loginButton.disabled = false;
           }
         });
@@ -221,7 +338,7 @@
           say("Verified with " + m + ".");
           window.location.reload();
         } catch (e) {
-          say(String(e.message || e), true);
+          say(words(e), true);
         }
       });
     }
@@ -237,7 +354,7 @@
           say("Verified with the passphrase.");
           window.location.reload();
         } else {
-          say(res.data.message || "refused", true);
+          say(words(refused(res.data, "refused")), true);
         }
       });
     }
@@ -256,9 +373,11 @@
         enrollButton.disabled = true;
         try {
           const who = await enroll(token);
-          say("Enrolled (" + who + "). Open Tools to review your acts.");
+          say("Enrolled (" + who + "). You are signed in: open Tools to review your acts.");
+          const next = document.getElementById("enroll-continue");
+          if (next) next.hidden = false;
         } catch (e) {
-          say(String(e.message || e), true);
+          say(words(e), true);
           enrollButton.disabled = false;
         }
       });

@@ -12,6 +12,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Extension;
 use serde_json::Value;
 use store::ToolState;
+use time::OffsetDateTime;
 
 use super::api;
 use super::app::{peer_of, App, Conn};
@@ -49,15 +50,6 @@ pub(super) fn text(s: &str) -> String {
 /// its escape ([`shown::block`]), then escaped for HTML.
 fn block(s: &str) -> String {
     esc(&shown::block(s))
-}
-
-/// A JSON value as page text: strings bare, null as a dash.
-fn val(v: Option<&Value>) -> String {
-    match v {
-        None | Some(Value::Null) => "—".to_owned(),
-        Some(Value::String(s)) => text(s),
-        Some(other) => text(&other.to_string()),
-    }
 }
 
 fn head(title: &str, csrf: &str) -> String {
@@ -113,10 +105,11 @@ pub(super) async fn enroll(
         "<header><h1>Maven</h1><nav><a href=\"/tools\">Tools</a></nav></header><main>\
          <section class=\"card\" id=\"enroll\"><h2>Enroll a passkey</h2>\
          <p>This one-time link lets you register a passkey (a security key, or this device's \
-         built-in authenticator). The passkey then verifies you before any act is enabled or \
-         disabled.</p>\
+         built-in authenticator). Enrolling signs this browser in; the passkey then verifies \
+         you before any act is enabled or disabled.</p>\
          <p><button type=\"button\" id=\"enroll-button\">Create a passkey</button></p>\
-         <p id=\"enroll-status\" role=\"status\"></p></section></main></body></html>",
+         <p id=\"enroll-status\" role=\"status\"></p>\
+         <p id=\"enroll-continue\" hidden><a href=\"/tools\">Open Tools</a></p></section></main></body></html>",
     );
     Ok(with_cookie(h, set))
 }
@@ -210,15 +203,6 @@ fn question_card(h: &mut String, q: &Question) {
     );
 }
 
-fn state_title(s: ToolState) -> &'static str {
-    match s {
-        ToolState::Proposed => "Proposed — waiting for you",
-        ToolState::Enabled => "Enabled",
-        ToolState::Disabled => "Disabled",
-        ToolState::Withdrawn => "Withdrawn — no longer offered",
-    }
-}
-
 /// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts — for a
 /// signed-in session. Without a sign-in, the step-up card and nothing else.
 pub(super) async fn tools(
@@ -248,44 +232,31 @@ pub(super) async fn tools(
         question_card(&mut h, &q);
     }
 
-    // Acts by state.
+    // Acts by server: a section each (the configuration's own acts first), folded when the
+    // page lists many, under one filter.
+    let now = time::OffsetDateTime::now_utc();
     h.push_str("<section class=\"card\" id=\"acts\"><h2>Acts</h2>");
     if rows.is_empty() {
         h.push_str("<p>No acts yet: they come from <code>acts</code> in the configuration and from enabled MCP servers.</p>");
-    }
-    for st in ToolState::ALL {
-        let group: Vec<_> = rows.iter().filter(|(r, _)| r.state == st).collect();
-        if group.is_empty() {
-            continue;
-        }
-        let _ = write!(
-            h,
-            "<h3 class=\"state-{0}\">{1} ({2})</h3><div class=\"group\" data-state=\"{0}\">",
-            st.as_str(),
-            esc(state_title(st)),
-            group.len()
-        );
-        for (r, hist) in group {
-            act(&mut h, r, hist);
-        }
-        h.push_str("</div>");
+    } else {
+        acts_card(&mut h, &rows, now);
     }
     h.push_str("</section>");
 
-    servers_card(&mut h, &app.status.mcp_servers().await);
-    feeds_card(&mut h, &app.status.feeds().await);
+    servers_card(&mut h, &app.status.mcp_servers().await, now);
+    feeds_card(&mut h, &app.status.feeds().await, now);
 
     // Recent acts.
     h.push_str("<section class=\"card\" id=\"acts-log\"><h2>Recent acts</h2>");
     if acts.is_empty() {
         h.push_str("<p>Nothing ran yet.</p>");
     } else {
-        h.push_str("<table><thead><tr><th>when</th><th>act</th><th>said</th><th>confirmed by</th><th>outcome</th><th>ms</th></tr></thead><tbody>");
+        h.push_str("<table class=\"acts-log\"><thead><tr><th>when</th><th>act</th><th>said</th><th>confirmed by</th><th>outcome</th><th>ms</th></tr></thead><tbody>");
         for a in &acts {
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                val(Some(&json::time(a.at))),
+                "<tr><td class=\"when\">{}</td><td class=\"token\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                when_at(a.at, now),
                 text(&a.tool),
                 text(&shown::cut(&a.utterance, 200)),
                 text(a.confirmed_by.as_deref().unwrap_or("—")),
@@ -303,27 +274,103 @@ pub(super) async fn tools(
     Ok(with_cookie(h, set))
 }
 
-fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
+/// With more acts than this the server sections start folded (the filter opens them).
+const OPEN_UP_TO: usize = 12;
+
+/// The acts, a folding section per server: its counts, its "Enable all read-only", its acts
+/// (waiting ones first).
+fn acts_card(
+    h: &mut String,
+    rows: &[(store::ToolRow, Vec<store::ToolEvent>)],
+    now: OffsetDateTime,
+) {
+    h.push_str(
+        "<p class=\"filter\"><label for=\"filter\">Filter</label> <input type=\"search\" \
+         id=\"filter\" placeholder=\"name, description or server\" autocomplete=\"off\"> \
+         <span id=\"filter-count\" role=\"status\"></span></p>",
+    );
+    let mut servers: Vec<&str> = rows.iter().map(|(r, _)| r.server.as_str()).collect();
+    servers.sort_unstable();
+    servers.dedup();
+    let fold = rows.len() > OPEN_UP_TO;
+    for server in servers {
+        let mut group: Vec<_> = rows.iter().filter(|(r, _)| r.server == server).collect();
+        group.sort_by_key(|(r, _)| ToolState::ALL.iter().position(|s| *s == r.state));
+        let counts: Vec<String> = ToolState::ALL
+            .iter()
+            .filter_map(|st| {
+                let n = group.iter().filter(|(r, _)| r.state == *st).count();
+                (n > 0).then(|| format!("{n} {}", st.as_str()))
+            })
+            .collect();
+        let _ = write!(
+            h,
+            "<details class=\"group\" data-server=\"{}\"{}><summary><span class=\"group-name\">{}</span> \
+             <span class=\"counts\">{}</span></summary>",
+            esc(server),
+            if fold { "" } else { " open" },
+            if server.is_empty() {
+                "The configuration's acts".to_owned()
+            } else {
+                format!("MCP server {}", text(server))
+            },
+            counts.join(" · "),
+        );
+        let read_only = group
+            .iter()
+            .filter(|(r, _)| api::bulk_verdict(r, server) == api::Bulk::Enables)
+            .count();
+        if read_only > 0 {
+            let _ = write!(
+                h,
+                "<p class=\"group-actions\"><button type=\"button\" class=\"act-enable\" \
+                 data-bulk=\"enable_read_only\" data-server=\"{}\">Enable all read-only ({})</button> \
+                 <span class=\"muted\">one step-up for this server's tools that only read; a tool \
+                 that may write is enabled on its own</span></p>",
+                esc(server),
+                read_only
+            );
+        }
+        for (r, hist) in group {
+            act(h, r, hist, now);
+        }
+        h.push_str("</details>");
+    }
+}
+
+/// A fingerprint as the page shows it: its algorithm and the first 12 hex digits (the whole
+/// one on demand, in the title).
+fn short_fingerprint(fp: &str) -> String {
+    let (algo, hex) = fp.rsplit_once(':').unwrap_or(("", fp));
+    let short: String = hex.chars().take(12).collect();
+    let more = if hex.chars().count() > 12 { "…" } else { "" };
+    let algo = if algo.is_empty() {
+        String::new()
+    } else {
+        format!("{algo}:")
+    };
+    format!(
+        "<code class=\"fingerprint\" title=\"{}\">{}{}{more}</code>",
+        text(fp),
+        text(&algo),
+        text(&short)
+    )
+}
+
+fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent], now: OffsetDateTime) {
     let _ = write!(
         h,
-        "<article class=\"act\" id=\"act-{0}\" data-name=\"{0}\" data-state=\"{1}\"><h4>{8} \
-         <span class=\"badge state\">{1}</span>{2}</h4><dl>{9}\
-         <dt>scope</dt><dd>{3}</dd><dt>runs</dt><dd><code>{4}</code></dd>\
-         <dt>description</dt><dd>{5}</dd><dt>provenance</dt><dd>{6}</dd>\
-         <dt>fingerprint</dt><dd><code>{7}</code></dd></dl>",
+        "<article class=\"act\" id=\"act-{0}\" data-name=\"{0}\" data-state=\"{1}\" data-server=\"{3}\"><h4>{2} \
+         <span class=\"badge state\">{1}</span>{4}</h4><dl>{5}<dt>description</dt><dd class=\"desc\">{6}</dd></dl>",
         esc(&r.name),
         r.state.as_str(),
+        text(&r.name),
+        esc(&r.server),
         if r.destructive {
             " <span class=\"badge destructive\">may write: asks for confirmation every time</span>"
         } else {
             " <span class=\"badge readonly\">read-only</span>"
         },
-        text(&r.scope),
-        text(&r.cmd.join(" ")),
-        text(&shown::cut(&r.description, api::DESCRIPTION_CAP)),
-        text(&r.provenance),
-        text(r.fingerprint.as_deref().unwrap_or("—")),
-        text(&r.name),
         match r.shape.get("title").and_then(Value::as_str) {
             Some(t) => format!(
                 "<dt>title</dt><dd>{}</dd>",
@@ -331,6 +378,7 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
             ),
             None => String::new(),
         },
+        text(&shown::cut(&r.description, api::DESCRIPTION_CAP)),
     );
     let changes = api::changes(r);
     if !changes.is_empty() {
@@ -364,22 +412,92 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent]) {
         }
         h.push_str("</p>");
     }
+    let _ = write!(
+        h,
+        "<details class=\"more\"><summary>Details</summary><dl>\
+         <dt>scope</dt><dd>{}</dd><dt>runs</dt><dd><code>{}</code></dd>\
+         <dt>provenance</dt><dd>{}</dd><dt>fingerprint</dt><dd>{}</dd></dl>",
+        text(&r.scope),
+        text(&r.cmd.join(" ")),
+        text(&r.provenance),
+        r.fingerprint
+            .as_deref()
+            .map_or_else(|| "—".to_owned(), short_fingerprint),
+    );
     if !hist.is_empty() {
-        h.push_str("<details><summary>History</summary><ol class=\"history\">");
+        h.push_str("<p class=\"history-title\">History</p><ol class=\"history\">");
         for e in hist {
             let _ = write!(
                 h,
                 "<li>{} — {} → {} by {}: {}</li>",
-                val(Some(&json::time(e.at))),
+                when_at(e.at, now),
                 e.from.map(ToolState::as_str).unwrap_or("(new)"),
                 e.to.as_str(),
                 text(&e.actor),
                 text(&e.reason)
             );
         }
-        h.push_str("</ol></details>");
+        h.push_str("</ol>");
     }
-    h.push_str("</article>");
+    h.push_str("</details></article>");
+}
+
+/// How long ago (or how far ahead) `then` is from `now`, in words: "just now", "3 minutes
+/// ago", "in 2 hours", "5 days ago"; a date beyond a month.
+pub(super) fn ago(then: OffsetDateTime, now: OffsetDateTime) -> String {
+    let secs = (now - then).whole_seconds();
+    let (n, past) = (secs.unsigned_abs(), secs >= 0);
+    let unit = |n: u64, one: &str| {
+        let words = if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        };
+        if past {
+            format!("{words} ago")
+        } else {
+            format!("in {words}")
+        }
+    };
+    match n {
+        0..45 => if past { "just now" } else { "in a few seconds" }.to_owned(),
+        45..5_400 => unit(n.div_ceil(60).max(1), "minute"),
+        5_400..84_600 => unit((n + 1_800) / 3_600, "hour"),
+        84_600..2_592_000 => unit(((n + 43_200) / 86_400).max(1), "day"),
+        _ => {
+            let d = then.date();
+            format!("{}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+        }
+    }
+}
+
+/// A time for the page: in words, the exact RFC 3339 time in `datetime` and on hover.
+fn when_at(t: OffsetDateTime, now: OffsetDateTime) -> String {
+    match json::time_str(t) {
+        Some(exact) => format!(
+            "<time datetime=\"{0}\" title=\"{0}\">{1}</time>",
+            esc(&exact),
+            esc(&ago(t, now))
+        ),
+        None => "—".to_owned(),
+    }
+}
+
+/// An RFC 3339 time from a view as [`when_at`] shows it; a dash when absent, and the text as
+/// it is when it is not such a time.
+fn when(t: Option<&str>, now: OffsetDateTime) -> String {
+    use time::format_description::well_known::Rfc3339;
+    match t {
+        None => "—".to_owned(),
+        Some(s) => match OffsetDateTime::parse(s, &Rfc3339) {
+            Ok(at) => format!(
+                "<time datetime=\"{0}\" title=\"{0}\">{1}</time>",
+                text(s),
+                esc(&ago(at, now))
+            ),
+            Err(_) => text(s),
+        },
+    }
 }
 
 /// Optional page text: shown as [`text`], or a dash when absent.
@@ -392,7 +510,7 @@ const REFUSED_NAME_CAP: usize = 80;
 /// How many refused tools the card lists.
 const REFUSED_LIST: usize = 50;
 
-fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
+fn servers_card(h: &mut String, servers: &[ServerStatusView], now: OffsetDateTime) {
     h.push_str("<section class=\"card\" id=\"mcp-servers\"><h2>MCP servers</h2>");
     if servers.is_empty() {
         h.push_str("<p>No MCP server is configured (<code>mcp_servers</code>).</p></section>");
@@ -418,8 +536,13 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             s.enabled,
             text(&s.state.text()),
             match (&s.protocol_version, &s.era, &s.era_chosen) {
-                (Some(v), Some(era), Some(how)) =>
-                    format!("{} ({}: {})", text(v), text(era), text(how)),
+                // How the era was chosen is the protocol's business: folded away.
+                (Some(v), Some(era), Some(how)) => format!(
+                    "{} <details class=\"era\"><summary>{}</summary>{}</details>",
+                    text(v),
+                    text(era),
+                    text(how)
+                ),
                 (v, _, _) => opt(v.as_deref()),
             },
             info,
@@ -427,7 +550,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
             s.tools_proposed,
             s.tools_enabled,
             opt(s.last_error.as_deref()),
-            opt(s.next_retry.as_deref()),
+            when(s.next_retry.as_deref(), now),
             text(&s.name),
         );
         if !s.tools_refused.is_empty() {
@@ -484,22 +607,22 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView]) {
     h.push_str("</section>");
 }
 
-fn feeds_card(h: &mut String, feeds: &[FeedView]) {
+fn feeds_card(h: &mut String, feeds: &[FeedView], now: OffsetDateTime) {
     h.push_str("<section class=\"card\" id=\"feeds\"><h2>Feeds</h2>");
     if feeds.is_empty() {
         h.push_str("<p>No feed is configured (<code>feeds</code>).</p></section>");
         return;
     }
-    h.push_str("<table><thead><tr><th>feed</th><th>url</th><th>enabled</th><th>last poll</th><th>next poll</th><th>last error</th><th>items noted</th></tr></thead><tbody>");
+    h.push_str("<table class=\"feeds\"><thead><tr><th>feed</th><th>url</th><th>enabled</th><th>last poll</th><th>next poll</th><th>last error</th><th>items noted</th></tr></thead><tbody>");
     for f in feeds {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"token\">{}</td><td class=\"url\"><code>{}</code></td><td>{}</td><td class=\"when\">{}</td><td class=\"when\">{}</td><td>{}</td><td>{}</td></tr>",
             text(&f.name),
             text(&f.url),
-            f.enabled,
-            opt(f.last_success.as_deref()),
-            opt(f.next_poll.as_deref()),
+            if f.enabled { "yes" } else { "no" },
+            when(f.last_success.as_deref(), now),
+            when(f.next_poll.as_deref(), now),
             opt(f.last_error.as_deref()),
             opt(f.items_noted),
         );
@@ -568,20 +691,94 @@ mod tests {
             network: None,
         };
         let mut http = String::new();
-        servers_card(&mut http, &[server(Transport::Http)]);
+        servers_card(
+            &mut http,
+            &[server(Transport::Http)],
+            OffsetDateTime::UNIX_EPOCH,
+        );
         assert!(http.contains("<span class=\"badge\">http</span>"), "{http}");
         assert!(
             http.contains("data-oauth=\"connect\" data-name=\"notes\""),
             "{http}"
         );
         let mut stdio = String::new();
-        servers_card(&mut stdio, &[server(Transport::Stdio)]);
+        servers_card(
+            &mut stdio,
+            &[server(Transport::Stdio)],
+            OffsetDateTime::UNIX_EPOCH,
+        );
         assert!(
             stdio.contains("<span class=\"badge\">stdio</span>"),
             "{stdio}"
         );
         assert!(!stdio.contains("data-oauth"), "{stdio}");
         assert!(stdio.contains("<dt>state</dt><dd>ready</dd>"), "{stdio}");
+    }
+
+    #[test]
+    fn times_are_said_in_words_with_the_exact_time_on_hover() {
+        use time::macros::datetime;
+        let now = datetime!(2026-12-03 12:00:00 UTC);
+        for (then, words) in [
+            (datetime!(2026-12-03 12:00:00 UTC), "just now"),
+            (datetime!(2026-12-03 11:59:20 UTC), "just now"),
+            (datetime!(2026-12-03 11:59:00 UTC), "1 minute ago"),
+            (datetime!(2026-12-03 11:57:00 UTC), "3 minutes ago"),
+            (datetime!(2026-12-03 12:05:00 UTC), "in 5 minutes"),
+            (datetime!(2026-12-03 10:00:00 UTC), "2 hours ago"),
+            (datetime!(2026-12-04 13:00:00 UTC), "in 1 day"),
+            (datetime!(2026-11-28 12:00:00 UTC), "5 days ago"),
+            (datetime!(2026-09-01 08:00:00 UTC), "2026-09-01"),
+        ] {
+            assert_eq!(ago(then, now), words, "{then}");
+        }
+        assert_eq!(
+            when(Some("2026-12-03T11:57:00Z"), now),
+            "<time datetime=\"2026-12-03T11:57:00Z\" title=\"2026-12-03T11:57:00Z\">3 minutes ago</time>"
+        );
+        assert_eq!(when(None, now), "—");
+        // Not a time: shown as text, never as markup.
+        assert_eq!(when(Some("<b>soon</b>"), now), "&lt;b&gt;soon&lt;/b&gt;");
+        assert_eq!(
+            when_at(datetime!(2026-12-03 10:00:00 UTC), now),
+            "<time datetime=\"2026-12-03T10:00:00Z\" title=\"2026-12-03T10:00:00Z\">2 hours ago</time>"
+        );
+    }
+
+    #[test]
+    fn a_fingerprint_is_shown_short_with_the_whole_one_on_hover() {
+        let full = format!("sha256:{}", "0123456789abcdef".repeat(4));
+        assert_eq!(
+            short_fingerprint(&full),
+            format!("<code class=\"fingerprint\" title=\"{full}\">sha256:0123456789ab…</code>")
+        );
+        assert_eq!(
+            short_fingerprint("sha256:abcd"),
+            "<code class=\"fingerprint\" title=\"sha256:abcd\">sha256:abcd</code>"
+        );
+    }
+
+    #[test]
+    fn the_script_words_every_refusal_code_of_the_server() {
+        for code in crate::web::error::Code::ALL {
+            let name = serde_json::to_value(code).unwrap();
+            let name = name.as_str().unwrap();
+            assert!(
+                SCRIPT.contains(&format!("\n    {name}:")),
+                "page.js has no words for the code {name}"
+            );
+        }
+        for name in [
+            "NotAllowedError",
+            "InvalidStateError",
+            "AbortError",
+            "SecurityError",
+        ] {
+            assert!(SCRIPT.contains(&format!("\n    {name}:")), "{name}");
+        }
+        // Text reaches the page only through textContent.
+        assert!(!SCRIPT.contains("innerHTML") && !SCRIPT.contains("insertAdjacentHTML"));
+        assert!(!SCRIPT.contains("document.write"));
     }
 
     #[test]

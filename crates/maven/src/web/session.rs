@@ -61,10 +61,24 @@ pub(crate) struct Session {
     last_used: Instant,
     /// The last verified step-up (only verifying the owner makes one).
     pub(crate) step_up: Option<stepup::StepUp>,
+    /// When this session enrolled a passkey through a one-time link: that signs it in as a
+    /// sign-in does (the link came from the owner's own `maven web enroll`), and makes no
+    /// step-up (enabling an act still asks the passkey).
+    pub(crate) enrolled: Option<Instant>,
     /// A registration in progress: its state and the enrollment token's hash, when it started.
     pub(crate) registration: Option<((PasskeyRegistration, String), Instant)>,
     /// An authentication in progress and when it started.
     pub(crate) authentication: Option<(PasskeyAuthentication, Instant)>,
+}
+
+impl Session {
+    /// When the session was last signed in: its last step-up, or its enrollment.
+    pub(crate) fn signed_in_at(&self) -> Option<Instant> {
+        self.step_up
+            .as_ref()
+            .map(stepup::StepUp::at)
+            .max(self.enrolled)
+    }
 }
 
 /// Compares two secrets without an early exit on the first differing byte.
@@ -164,11 +178,11 @@ impl Sessions {
         g.sessions
             .retain(|_, s| now.saturating_duration_since(s.last_used) < idle);
         if g.sessions.len() >= MAX_SESSIONS {
-            // Anonymous sessions go first; one that holds a step-up is never evicted.
+            // Anonymous sessions go first; one that holds a sign-in is never evicted.
             let oldest = g
                 .sessions
                 .iter()
-                .filter(|(_, s)| s.step_up.is_none())
+                .filter(|(_, s)| s.signed_in_at().is_none())
                 .min_by_key(|(_, s)| s.last_used)
                 .map(|(k, _)| k.clone());
             match oldest {
@@ -184,6 +198,7 @@ impl Sessions {
                 csrf: token(),
                 last_used: now,
                 step_up: None,
+                enrolled: None,
                 registration: None,
                 authentication: None,
             },

@@ -685,7 +685,11 @@ async fn a_demoted_act_shows_what_changed_field_by_field() {
     let v = send(&t, get_with("/api/tools", &o)).await.json();
     let row = &v[0];
     assert_eq!(row["state"], "proposed");
-    assert_eq!(row["actions"], json!(["enable", "disable"]));
+    assert_eq!(
+        row["actions"],
+        json!(["enable"]),
+        "a proposed row gets Enable alone"
+    );
     let fields: Vec<&str> = row["changed"]
         .as_array()
         .unwrap()
@@ -1192,9 +1196,10 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
         // The act.
         format!("<dt>title</dt><dd>{want}</dd>"),
         format!("<dt>runs</dt><dd><code>mcp srv {want}</code></dd>"),
-        format!("<dt>description</dt><dd>{want}</dd>"),
+        format!("<dt>description</dt><dd class=\"desc\">{want}</dd>"),
         format!("<dt>provenance</dt><dd>{want}</dd>"),
-        format!("<dt>fingerprint</dt><dd><code>{want}</code></dd>"),
+        // The fingerprint: short, the whole one in its title, both as text.
+        format!("<dt>fingerprint</dt><dd><code class=\"fingerprint\" title=\"{want}\">"),
         // The MCP servers card.
         format!("<dt>target</dt><dd><code>{want}</code></dd>"),
         format!("<dt>trust</dt><dd>{want}</dd>"),
@@ -1210,9 +1215,9 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
         ),
         format!("<pre>first line\n{}</pre>", pages::esc(&shown::block(HOSTILE))),
         // The feeds card.
-        format!("<tr><td>{want}</td><td><code>{want}</code></td><td>true</td><td>{want}</td><td>{want}</td><td>{want}</td><td>3</td></tr>"),
+        format!("<tr><td class=\"token\">{want}</td><td class=\"url\"><code>{want}</code></td><td>yes</td><td class=\"when\">{want}</td><td class=\"when\">{want}</td><td>{want}</td><td>3</td></tr>"),
         // Recent acts.
-        format!("<td>srv_echo</td><td>{want}</td><td>{want}</td>"),
+        format!("<td class=\"token\">srv_echo</td><td>{want}</td><td>{want}</td>"),
     ];
     for f in &fields {
         assert!(page.contains(f.as_str()), "the page lacks {f}");
@@ -1513,4 +1518,451 @@ async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() 
         ::oauth::AuthStatus::NeedsAuthorization
     );
     assert_eq!(source.redials.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// A port held by someone else: the page is not listening (status says why and that it
+/// retries), the daemon's side goes on, and once the port frees the page binds it and serves.
+#[tokio::test]
+async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
+    use crate::views::PageListening;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let store = store::Store::open(&dir.path().join("maven.db"))
+        .await
+        .unwrap();
+    let cfg = Config::parse(
+        "config.json",
+        json!({"web": {"listen": format!("127.0.0.1:{port}")}})
+            .to_string()
+            .as_bytes(),
+        &|_| None,
+    )
+    .unwrap();
+    let quick = backoff::Backoff::new(Duration::from_millis(20), Duration::from_millis(100));
+    let page = Page::start(&cfg.web, &store, 8, Arc::new(SystemClock), quick).await;
+    let not_yet = |page: &Page| {
+        let st = page.status();
+        match st.listening {
+            PageListening::NotListening {
+                why,
+                retrying: true,
+            } => {
+                assert!(
+                    why.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+                    "{why}"
+                );
+                assert!(why.contains("in use"), "{why}");
+                assert_eq!(st.url, format!("http://localhost:{port}/tools"));
+            }
+            other => panic!("the page says {other:?} while its port is taken"),
+        }
+        assert!(page.web().is_none());
+    };
+    not_yet(&page);
+    // The configured port is known before it is bound: every sandbox still denies it.
+    assert_eq!(page.port(), port);
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(super::run(
+        page.clone(),
+        Arc::new(cfg) as Arc<dyn StatusSource>,
+        super::Authorizations::none(),
+        cancel.clone(),
+    ));
+    // Several retries fail meanwhile, and say so.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    not_yet(&page);
+    drop(taken);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !matches!(page.status().listening, PageListening::Listening { .. }) {
+        assert!(Instant::now() < deadline, "the page never came up");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        page.status().listening,
+        PageListening::Listening {
+            addr: format!("127.0.0.1:{port}")
+        }
+    );
+    assert_eq!(
+        page.status().listening.to_string(),
+        format!("listening on 127.0.0.1:{port}")
+    );
+    assert_eq!(page.web().unwrap().addr().port(), port);
+    // And it serves, with every layer in place.
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    s.write_all(
+        format!("GET /api/session HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut got = String::new();
+    s.read_to_string(&mut got).await.unwrap();
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    assert!(got.contains("csrf_token"), "{got}");
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+/// A free port is bound at start-up: status says where at once.
+#[tokio::test]
+async fn a_free_port_is_bound_at_start() {
+    use crate::views::PageListening;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store::Store::open(&dir.path().join("maven.db"))
+        .await
+        .unwrap();
+    let cfg = Config::parse(
+        "config.json",
+        json!({"web": {"listen": "127.0.0.1:0"}})
+            .to_string()
+            .as_bytes(),
+        &|_| None,
+    )
+    .unwrap();
+    let page = Page::start(
+        &cfg.web,
+        &store,
+        8,
+        Arc::new(SystemClock),
+        listen::backoff(),
+    )
+    .await;
+    let port = page.web().unwrap().addr().port();
+    assert_ne!(port, 0);
+    assert_eq!(page.port(), port);
+    assert_eq!(
+        page.status().listening,
+        PageListening::Listening {
+            addr: format!("127.0.0.1:{port}")
+        }
+    );
+    assert_eq!(page.status().url, format!("http://localhost:{port}/tools"));
+}
+
+fn mcp_row(server: &str, tool: &str, read_only: bool) -> NewTool {
+    let name = format!("{server}_{tool}");
+    NewTool {
+        name: name.clone(),
+        kind: store::ToolKind::Mcp,
+        server: server.into(),
+        tool: tool.into(),
+        cmd: vec!["mcp".into(), server.into(), tool.into()],
+        scope: format!("mcp:{server}"),
+        destructive: !read_only,
+        fingerprint: Some(format!("sha256:{}", "ab".repeat(32))),
+        description: format!("{tool} on {server}"),
+        shape: json!({"name": tool, "description": format!("{tool} on {server}"),
+                      "inputSchema": {"type": "object"},
+                      "annotations": {"readOnlyHint": read_only}}),
+        provenance: format!("discovered on {server}"),
+    }
+}
+
+async fn states(t: &T) -> Vec<(String, ToolState)> {
+    t.store
+        .tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.name, r.state))
+        .collect()
+}
+
+/// "Enable all read-only": one fresh step-up; exactly the server's proposed and disabled
+/// read-only rows; a write tool, a withdrawn row, a changed row and another server's rows stay
+/// as they were.
+#[tokio::test]
+async fn enabling_a_servers_read_only_tools_needs_a_step_up_and_never_enables_a_write_tool() {
+    let t = setup().await;
+    for (tool, read_only) in [
+        ("list", true),
+        ("get", true),
+        ("delete", false),
+        ("gone", true),
+        ("off", true),
+        ("changed", true),
+    ] {
+        t.store
+            .propose_tool(mcp_row("kit", tool, read_only))
+            .await
+            .unwrap();
+    }
+    t.store
+        .propose_tool(mcp_row("other", "list", true))
+        .await
+        .unwrap();
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    crate::testing::set_state(&t.store, "kit_gone", ToolState::Withdrawn, "gone")
+        .await
+        .unwrap();
+    crate::testing::set_state(&t.store, "kit_off", ToolState::Disabled, "test")
+        .await
+        .unwrap();
+    crate::testing::set_state(&t.store, "kit_changed", ToolState::Enabled, "test")
+        .await
+        .unwrap();
+    let mut shape = mcp_row("kit", "changed", true).shape;
+    shape["description"] = json!("now something else");
+    let redefine = store::ToolChange::Redefine {
+        name: "kit_changed".into(),
+        redefinition: Redefinition {
+            fingerprint: "sha256:cccc".into(),
+            description: "now something else".into(),
+            shape,
+            cmd: None,
+            raise_destructive: false,
+            provenance: "redefined by kit: description changed".into(),
+        },
+    };
+    t.store
+        .apply_listing(move |_| (vec![redefine], ()))
+        .await
+        .unwrap();
+    let before = states(&t).await;
+    let path = "/api/mcp_servers/kit/enable_read_only";
+
+    // No step-up, then a stale one: refused, and nothing changes.
+    let s = session(&t).await;
+    let r = send(&t, post(path, &s, json!({}))).await;
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::UNAUTHORIZED, "step_up_required"),
+        "{}",
+        r.body
+    );
+    step_up(&t, &s).await;
+    t.clock.advance(Duration::from_secs(301));
+    let r = send(&t, post(path, &s, json!({}))).await;
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::UNAUTHORIZED, "step_up_stale")
+    );
+    assert_eq!(states(&t).await, before);
+
+    // A fresh one: the read-only rows of kit that wait for the owner, and nothing else.
+    step_up(&t, &s).await;
+    let r = send(&t, post(path, &s, json!({}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["server"], "kit");
+    assert_eq!(v["enabled"], json!(["kit_get", "kit_list", "kit_off"]));
+    assert_eq!(
+        v["left"],
+        json!([
+            {"name": "kit_changed", "why": "changed since you approved it: review it on its own"},
+            {"name": "kit_delete", "why": "may write: enable it on its own"},
+        ])
+    );
+    let after: std::collections::HashMap<_, _> = states(&t).await.into_iter().collect();
+    for (name, state) in [
+        ("kit_list", ToolState::Enabled),
+        ("kit_get", ToolState::Enabled),
+        ("kit_off", ToolState::Enabled),
+        ("kit_delete", ToolState::Proposed),
+        ("kit_gone", ToolState::Withdrawn),
+        ("kit_changed", ToolState::Proposed),
+        ("other_list", ToolState::Proposed),
+        ("say_hi", ToolState::Proposed),
+    ] {
+        assert_eq!(after[name], state, "{name}");
+    }
+    let ev = &t.store.tool_events(Some("kit_list"), 1).await.unwrap()[0];
+    assert_eq!(
+        (ev.to, ev.actor.as_str(), ev.reason.as_str()),
+        (
+            ToolState::Enabled,
+            "owner (passphrase)",
+            "enabled on the page with the server's other read-only tools"
+        )
+    );
+    // Again: nothing left to enable.
+    let r = send(&t, post(path, &s, json!({}))).await;
+    assert_eq!(r.json()["enabled"], json!([]));
+    // No such server; and no GET does it.
+    let r = send(
+        &t,
+        post("/api/mcp_servers/nope/enable_read_only", &s, json!({})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::NOT_FOUND, "not_found")
+    );
+    let r = send(&t, get_with(path, &s)).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+/// A server whose tools churn keeps them proposed: the bulk enable is refused like the single
+/// one.
+#[tokio::test]
+async fn an_unstable_servers_read_only_tools_stay_proposed() {
+    struct Churning;
+    impl StatusSource for Churning {
+        fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+            Box::pin(std::future::ready(Vec::new()))
+        }
+        fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+            Box::pin(std::future::ready(Vec::new()))
+        }
+        fn unstable(&self, _server: &str) -> Option<String> {
+            Some("changing its tools too often".into())
+        }
+    }
+    let t = setup_with_status(
+        json!({"web": {"passphrase_hash": cheap_hash(PASSPHRASE)}}),
+        Some(Arc::new(Churning)),
+    )
+    .await;
+    t.store
+        .propose_tool(mcp_row("kit", "list", true))
+        .await
+        .unwrap();
+    let s = owner(&t).await;
+    let r = send(
+        &t,
+        post("/api/mcp_servers/kit/enable_read_only", &s, json!({})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.error().as_str()),
+        (StatusCode::CONFLICT, "unstable")
+    );
+    assert_eq!(
+        t.store.tool("kit_list").await.unwrap().unwrap().state,
+        ToolState::Proposed
+    );
+}
+
+/// Enrolling a passkey signs the session in as a sign-in does (the owner data shows), and
+/// makes no step-up: enabling still asks for one.
+#[tokio::test]
+async fn a_session_that_enrolled_a_passkey_is_signed_in_and_still_steps_up_to_enable() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let s = session(&t).await;
+    let r = send(&t, get_with("/api/tools", &s)).await;
+    assert_eq!(r.error(), "sign_in_required");
+    let value = s.cookie.split_once('=').unwrap().1.to_owned();
+    let now = t.clock.now();
+    t.app
+        .web
+        .sessions
+        .with(&value, now, |x| x.enrolled = Some(now))
+        .unwrap();
+    let r = send(&t, get_with("/api/tools", &s)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = send(&t, get_with("/tools", &s)).await.body;
+    assert!(page.contains("id=\"act-say_hi\""), "{page}");
+    let v = send(&t, get_with("/api/session", &s)).await.json();
+    assert!(v["signed_in_for_s"].as_u64().is_some(), "{v}");
+    assert_eq!(v["step_up"], Value::Null);
+    let r = send(&t, post("/api/tools/say_hi/enable", &s, json!({}))).await;
+    assert_eq!(r.error(), "step_up_required");
+    // The sign-in lasts web.session_hours (12 by default), like any other.
+    t.clock.advance(Duration::from_secs(12 * 3600 + 1));
+    let r = send(&t, get_with("/api/tools", &s)).await;
+    assert_eq!(r.error(), "sign_in_required");
+}
+
+/// The page at scale: a folding section per server with its counts and its "Enable all
+/// read-only" (counting only the rows it would enable), a filter box, a proposed row with
+/// Enable alone, short fingerprints with the whole one on hover, times in words.
+#[tokio::test]
+async fn the_page_groups_acts_by_server_and_offers_only_what_it_does() {
+    let t = setup().await;
+    let o = owner(&t).await;
+    for i in 0..10 {
+        t.store
+            .propose_tool(mcp_row("kit", &format!("read_{i}"), true))
+            .await
+            .unwrap();
+    }
+    t.store
+        .propose_tool(mcp_row("kit", "wipe", false))
+        .await
+        .unwrap();
+    t.store
+        .propose_tool(mcp_row("todo", "list", true))
+        .await
+        .unwrap();
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    crate::testing::set_state(&t.store, "todo_list", ToolState::Enabled, "test")
+        .await
+        .unwrap();
+    let page = send(&t, get_with("/tools", &o)).await.body;
+    let section = |server: &str| {
+        let start = page
+            .find(&format!(
+                "<details class=\"group\" data-server=\"{server}\""
+            ))
+            .unwrap_or_else(|| panic!("no section for {server:?}: {page}"));
+        let end = page[start..]
+            .find("</details><details class=\"group\"")
+            .map_or(page[start..].find("</section>").unwrap(), |e| e);
+        page[start..start + end].to_owned()
+    };
+    // 13 acts: more than fit open, so every section starts folded.
+    let kit = section("kit");
+    assert!(
+        kit.starts_with("<details class=\"group\" data-server=\"kit\"><summary>"),
+        "{kit}"
+    );
+    assert!(kit.contains("MCP server kit"), "{kit}");
+    assert!(
+        kit.contains("<span class=\"counts\">11 proposed</span>"),
+        "{kit}"
+    );
+    assert!(
+        kit.contains(
+            "data-bulk=\"enable_read_only\" data-server=\"kit\">Enable all read-only (10)</button>"
+        ),
+        "{kit}"
+    );
+    assert_eq!(kit.matches("<article class=\"act\"").count(), 11);
+    let todo = section("todo");
+    assert!(todo.contains("1 enabled"), "{todo}");
+    assert!(!todo.contains("data-bulk"), "nothing of todo waits: {todo}");
+    let local = section("");
+    assert!(
+        local.contains("The configuration&#39;s acts")
+            || local.contains("The configuration's acts")
+    );
+    assert!(
+        !local.contains("data-bulk"),
+        "only an MCP server's tools: {local}"
+    );
+    assert!(page.contains("<input type=\"search\" id=\"filter\""));
+    // A proposed row: Enable, no Disable. An enabled one: Disable.
+    assert!(page.contains("data-action=\"enable\" data-name=\"kit_read_0\""));
+    assert!(!page.contains("data-action=\"disable\" data-name=\"kit_read_0\""));
+    assert!(page.contains("data-action=\"disable\" data-name=\"todo_list\""));
+    // The fingerprint: short, the whole one on hover.
+    let full = format!("sha256:{}", "ab".repeat(32));
+    assert!(
+        page.contains(&format!(
+            "<code class=\"fingerprint\" title=\"{full}\">sha256:abababababab…</code>"
+        )),
+        "{page}"
+    );
+    assert!(!page.contains(&format!(">{full}<")));
+    // History times: words, the exact time on hover.
+    assert!(page.contains("<time datetime=\""), "{page}");
+    assert!(page.contains("just now</time>"), "{page}");
+    // Few acts: the sections are open.
+    let t = setup().await;
+    let o = owner(&t).await;
+    t.store
+        .propose_tool(mcp_row("kit", "list", true))
+        .await
+        .unwrap();
+    let page = send(&t, get_with("/tools", &o)).await.body;
+    assert!(
+        page.contains("<details class=\"group\" data-server=\"kit\" open>"),
+        "{page}"
+    );
 }

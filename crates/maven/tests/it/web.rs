@@ -1,6 +1,6 @@
 //! The page on a real daemon, over a real loopback socket: enrollment links, the Host and
 //! Origin checks, a passphrase step-up that enables an act end to end, and a daemon that keeps
-//! running when the page's port is taken.
+//! running when the page's port is taken and serves the page once it frees.
 
 use std::io::{Read, Write};
 use std::process::Stdio;
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::{maven, stderr, Home};
+use crate::support::{eventually, maven, stderr, Home};
 
 pub(crate) const PASSPHRASE: &str = "correct horse battery staple";
 
@@ -207,14 +207,34 @@ fn a_passphrase_step_up_enables_an_act_end_to_end() {
 }
 
 #[test]
-fn the_daemon_runs_without_the_page_when_its_port_is_taken() {
+fn a_daemon_started_while_the_page_port_is_taken_serves_the_page_once_it_frees() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let home = Home::new();
     home.write_config(&json!({"web": {"listen": format!("127.0.0.1:{port}")}}).to_string());
     let d = home.start();
+    // The daemon runs without its page meanwhile, and says so.
     let status = home.json(&["status", "--json"]);
     assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
+    let listening = &status["web"]["listening"]["not_listening"];
+    assert_eq!(listening["retrying"], true, "{status}");
+    let why = listening["why"].as_str().unwrap();
+    assert!(
+        why.contains(&format!("cannot listen on 127.0.0.1:{port} (web.listen)")),
+        "{why}"
+    );
+    let out = home.run(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("page: "))
+        .unwrap_or_else(|| panic!("no page line: {text}"));
+    assert!(
+        line.starts_with(&format!(
+            "page: not listening: cannot listen on 127.0.0.1:{port} (web.listen)"
+        )) && line.contains("(retrying)"),
+        "{line}"
+    );
     let out = home.run(&["web", "enroll"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -222,11 +242,34 @@ fn the_daemon_runs_without_the_page_when_its_port_is_taken() {
         "{}",
         stderr(&out)
     );
+    // The port frees: the page comes up by itself, on that port.
+    drop(taken);
+    eventually("the page to listen", || {
+        let s = home.json(&["status", "--json"]);
+        (s["web"]["listening"]["listening"]["addr"] == format!("127.0.0.1:{port}")).then_some(())
+    });
+    let out = home.run(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.lines().any(|l| l.starts_with(&format!(
+            "page: listening on 127.0.0.1:{port} — http://localhost:{port}/tools"
+        ))),
+        "{text}"
+    );
+    let (url, enrolled_port) = enroll(&home);
+    assert_eq!(enrolled_port, port, "{url}");
+    let (status, _, body) = get(port, "/tools", &format!("localhost:{port}"), "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("No passkey is enrolled yet"), "{body}");
     let out = d.signal("-TERM");
     assert!(out.status.success());
     let log = stderr(&out);
     assert!(log.contains("cannot listen on 127.0.0.1:"), "{log}");
-    assert!(log.contains("the daemon runs without the page"), "{log}");
+    assert!(
+        log.contains("the daemon runs without the page for now"),
+        "{log}"
+    );
+    assert!(log.contains("the page's port is free again"), "{log}");
 }
 
 #[test]

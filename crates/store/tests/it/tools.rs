@@ -571,3 +571,46 @@ async fn a_complete_listing_withdraws_what_the_server_stopped_offering() {
         .unwrap()
         .is_empty());
 }
+
+#[tokio::test]
+async fn the_owner_enables_what_the_pick_chooses_among_rows_that_may_become_enabled() {
+    let db = Db::new().await;
+    row_in(&db, "srv_a", Proposed).await;
+    row_in(&db, "srv_b", Disabled).await;
+    row_in(&db, "srv_c", Withdrawn).await;
+    row_in(&db, "srv_d", Proposed).await;
+    row_in(&db, "srv_e", Enabled).await;
+    let before = db.store.tool_events(None, 100).await.unwrap().len();
+    let picked = db
+        .store
+        .owner_enables_where(&stepup::testing::step_up(), "all of them", |r| {
+            r.name != "srv_d"
+        })
+        .await
+        .unwrap();
+    let names: Vec<&str> = picked.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["srv_a", "srv_b"],
+        "withdrawn and enabled rows are never picked"
+    );
+    assert!(picked.iter().all(|r| r.state == Enabled));
+    for (name, state) in [
+        ("srv_a", Enabled),
+        ("srv_b", Enabled),
+        ("srv_c", Withdrawn),
+        ("srv_d", Proposed),
+        ("srv_e", Enabled),
+    ] {
+        assert_eq!(
+            db.store.tool(name).await.unwrap().unwrap().state,
+            state,
+            "{name}"
+        );
+    }
+    let events = db.store.tool_events(None, 100).await.unwrap();
+    assert_eq!(events.len(), before + 2, "one event per row enabled");
+    assert!(events[..2]
+        .iter()
+        .all(|e| e.actor == "owner (passphrase)" && e.reason == "all of them"));
+}
