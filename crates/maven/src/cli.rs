@@ -60,9 +60,9 @@ enum Command {
     Status(JsonFlag),
     /// Make the running daemon read its configuration file again and apply the difference,
     /// without a restart (as SIGHUP does): added servers start, removed ones stop, changed ones
-    /// restart, unchanged ones keep their connections; feeds, doors, acts and the router
-    /// follow, and rows a narrowed `allow_tools` no longer allows are withdrawn. `web` and
-    /// `voice` take effect at the next start.
+    /// restart, unchanged ones keep their connections; feeds, doors, acts, the router, the
+    /// page (its sessions end) and the voice listener follow, and rows a narrowed
+    /// `allow_tools` no longer allows are withdrawn.
     ///
     /// The daemon reads the file it was started with. Exit 0 when applied; 1 when the file
     /// does not validate (the error `maven config check` gives; the configuration in force

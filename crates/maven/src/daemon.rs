@@ -78,7 +78,11 @@ pub(crate) struct State {
     /// What the last listing of each server did to the allowlist (for status).
     discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     /// The local page, listening or retrying its port.
-    web: Arc<crate::web::Page>,
+    web: std::sync::RwLock<(Arc<crate::web::Page>, CancellationToken)>,
+    /// How many connections the page may hold (from the descriptor limit).
+    page_connections: usize,
+    /// The voice listener's own token (`None`: no `voice.listen`), replaced by a reload.
+    voice: std::sync::Mutex<Option<CancellationToken>>,
     /// The turn pipeline: the only path that runs an act.
     turns: Arc<turns::Turns>,
     /// Servers that are not started, and why: a sandbox that cannot be applied (X-2: fail
@@ -88,8 +92,6 @@ pub(crate) struct State {
     plans: std::sync::RwLock<BTreeMap<String, sandbox::Plan>>,
     /// The door of the servers whose network goes through Maven (their counters).
     door: Arc<crate::netdoor::Door>,
-    /// The page's port, which every sandbox denies.
-    page_port: u16,
     /// Where authorization servers send the owner back.
     redirect_uri: String,
     /// The daemon's token and task tree, for what a reload starts.
@@ -97,6 +99,8 @@ pub(crate) struct State {
     tracker: TaskTracker,
     /// Held while a reload applies: a second one meanwhile is refused.
     reloading: tokio::sync::Mutex<()>,
+    /// The state itself, for the tasks a reload starts (set once it is made).
+    me: std::sync::OnceLock<std::sync::Weak<State>>,
 }
 
 pub(crate) fn main(opts: Options) -> ExitCode {
@@ -268,17 +272,8 @@ async fn run(
         turns::Turns::new(store.clone(), executor, llm_router(&config)?)
             .with_feeds(feed_health(&current, &poller)),
     );
-    let voice = match state_voice_listener(&config).await {
-        Ok(v) => v,
-        Err(e) => {
-            // A voice listen that cannot be had is the owner's to fix; the rest still runs.
-            tracing::error!(error = %e, "voice: not serving");
-            None
-        }
-    };
-    if let Some((l, gate)) = voice {
-        tracker.spawn(crate::voice::serve(l, gate, turns.clone(), cancel.clone()));
-    }
+    let voice = start_voice(&config, &turns, &cancel, &tracker).await;
+    let page_stop = cancel.child_token();
     let state = Arc::new(State {
         descriptors,
         started: Instant::now(),
@@ -291,23 +286,21 @@ async fn run(
         manager,
         oauth,
         discovery,
-        web: web.clone(),
+        web: std::sync::RwLock::new((web.clone(), page_stop.clone())),
+        page_connections,
+        voice: std::sync::Mutex::new(voice),
         turns,
         blocked: std::sync::RwLock::new(blocked),
         plans: std::sync::RwLock::new(plans),
         door,
-        page_port,
         redirect_uri,
         cancel: cancel.clone(),
         tracker: tracker.clone(),
         reloading: tokio::sync::Mutex::new(()),
+        me: std::sync::OnceLock::new(),
     });
-    {
-        let manager = state.manager.clone();
-        let redial = move |server: &str| manager.redial(server);
-        let oauth = crate::web::Authorizations::new(state.oauth.clone(), Arc::new(redial));
-        tracker.spawn(crate::web::run(web, state.clone(), oauth, cancel.clone()));
-    }
+    let _ = state.me.set(Arc::downgrade(&state));
+    state.serve_page(web, page_stop);
     tracker.spawn(ipc::serve(
         listener,
         state.clone(),
@@ -625,6 +618,20 @@ impl Dispatch for State {
 }
 
 impl State {
+    /// The page in force.
+    fn page(&self) -> Arc<crate::web::Page> {
+        self.web.read().unwrap_or_else(|p| p.into_inner()).0.clone()
+    }
+
+    /// Serves `page` under `stop` (its own token: a reload that changes `web` stops it there).
+    fn serve_page(self: &Arc<Self>, page: Arc<crate::web::Page>, stop: CancellationToken) {
+        let manager = self.manager.clone();
+        let redial = move |server: &str| manager.redial(server);
+        let oauth = crate::web::Authorizations::new(self.oauth.clone(), Arc::new(redial));
+        self.tracker
+            .spawn(crate::web::run(page, self.clone(), oauth, stop));
+    }
+
     /// The configuration in force.
     fn config(&self) -> Arc<Config> {
         current(&self.config)
@@ -653,7 +660,6 @@ impl State {
         let diff = crate::reload::Diff::new(&old, &file);
         let mut view = ReloadView {
             config: config.source.as_ref().map(|p| p.display().to_string()),
-            at_start: diff.at_start(),
             ..ReloadView::default()
         };
         // The router first: what fails here (a door that cannot be built) changes nothing.
@@ -678,13 +684,24 @@ impl State {
         view.router_changed = diff.router_changed();
         view.acts_changed = diff.acts_changed();
 
+        // The page and the voice listener, before the servers: the page's port is what every
+        // sandbox denies.
+        if diff.page_changed() {
+            self.restart_page(&config).await;
+            view.page_restarted = true;
+        }
+        if diff.voice_changed() {
+            self.restart_voice(&config).await;
+            view.voice_restarted = true;
+        }
+
         // The servers: only those whose blocks changed are touched.
         let changed = |name: &str| diff.server_changed(name);
         let crate::confine::Launches {
             servers,
             blocked,
             plans,
-        } = crate::confine::launches(&config, &self.data_dir, self.page_port, &self.door);
+        } = crate::confine::launches(&config, &self.data_dir, self.page().port(), &self.door);
         *self.blocked.write().unwrap_or_else(|p| p.into_inner()) = blocked;
         *self.plans.write().unwrap_or_else(|p| p.into_inner()) = plans;
         crate::oauth::refill(
@@ -741,16 +758,59 @@ impl State {
             restarted = ?view.restarted,
             kept = view.kept.len(),
             feeds_restarted = view.feeds_restarted,
+            page_restarted = view.page_restarted,
+            voice_restarted = view.voice_restarted,
             withdrawn = view.withdrawn.len(),
             "configuration reloaded"
         );
-        if !view.at_start.is_empty() {
-            tracing::warn!(
-                blocks = ?view.at_start,
-                "these blocks changed and take effect at the next start of the daemon"
-            );
-        }
         Ok(view)
+    }
+
+    /// Stops the page and serves it afresh on the new `web` block: its sessions end, and its
+    /// listener binds (waiting on its backoff while the old one lets go of the port).
+    async fn restart_page(&self, config: &Config) {
+        let old = self.web.read().unwrap_or_else(|p| p.into_inner()).1.clone();
+        old.cancel();
+        let page = crate::web::start(config, &self.store, self.page_connections).await;
+        let stop = self.cancel.child_token();
+        *self.web.write().unwrap_or_else(|p| p.into_inner()) = (page.clone(), stop.clone());
+        match self.me.get().and_then(std::sync::Weak::upgrade) {
+            Some(me) => me.serve_page(page, stop),
+            None => tracing::error!("the page cannot be served again: the daemon is stopping"),
+        }
+    }
+
+    /// Stops the voice listener and starts it on the new `voice` block; its address may take a
+    /// moment to be free again, so a bind that finds it in use is tried again, for 2 s at most.
+    async fn restart_voice(&self, config: &Config) {
+        if let Some(t) = self.voice.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            t.cancel();
+        }
+        let mut started = None;
+        for _ in 0..20 {
+            match state_voice_listener(config).await {
+                Ok(Some((l, gate))) => {
+                    let stop = self.cancel.child_token();
+                    self.tracker.spawn(crate::voice::serve(
+                        l,
+                        gate,
+                        self.turns.clone(),
+                        stop.clone(),
+                    ));
+                    started = Some(stop);
+                    break;
+                }
+                Ok(None) => break,
+                Err(e) if e.source.kind() == std::io::ErrorKind::AddrInUse => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "voice: not serving");
+                    break;
+                }
+            }
+        }
+        *self.voice.lock().unwrap_or_else(|p| p.into_inner()) = started;
     }
 
     /// The configured stdio server whose process is `pid`, by its command line (the launcher
@@ -840,7 +900,7 @@ impl State {
                         "no enabled HTTP server named {name:?} is configured"
                     )));
                 }
-                match self.web.web() {
+                match self.page().web().cloned() {
                     Some(w) => Reply::McpLogin(w.oauth_link(name)),
                     None => return Err(RpcError::internal(
                         "the page is not running (web.listen could not be bound; `maven status` says why), and authorization goes through it",
@@ -848,7 +908,7 @@ impl State {
                 }
             }
             Request::Reload => Reply::Reload(self.reload().await?),
-            Request::WebEnroll => match self.web.web() {
+            Request::WebEnroll => match self.page().web().cloned() {
                 Some(w) => Reply::WebEnroll(w.enroll_link()),
                 None => return Err(RpcError::internal(
                     "the page is not running: web.listen could not be bound (`maven status` says why)",
@@ -873,7 +933,7 @@ impl State {
                 withdrawn: count(store::ToolState::Withdrawn),
             },
             log_lines_dropped: crate::logsink::dropped(),
-            web: Some(self.web.status()),
+            web: Some(self.page().status()),
             limits: Some({
                 let (open, refused) = ipc::stats();
                 LimitsView {
@@ -1116,16 +1176,47 @@ fn internal(e: store::Error) -> RpcError {
     RpcError::internal(format!("store: {e}"))
 }
 
+/// `voice.listen` could not be bound.
+#[derive(Debug, thiserror::Error)]
+#[error("voice.listen {addr}: cannot listen: {source}")]
+struct VoiceBindError {
+    addr: std::net::SocketAddr,
+    source: std::io::Error,
+}
+
+/// Serves the Wyoming protocol on `voice.listen`, if configured, under a token of its own
+/// (returned: a reload stops it there). A listen that cannot be had is the owner's to fix and
+/// logged; the rest of the daemon runs.
+async fn start_voice(
+    config: &Config,
+    turns: &Arc<turns::Turns>,
+    cancel: &CancellationToken,
+    tracker: &TaskTracker,
+) -> Option<CancellationToken> {
+    match state_voice_listener(config).await {
+        Ok(Some((l, gate))) => {
+            let stop = cancel.child_token();
+            tracker.spawn(crate::voice::serve(l, gate, turns.clone(), stop.clone()));
+            Some(stop)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            tracing::error!(error = %e, "voice: not serving");
+            None
+        }
+    }
+}
+
 /// The Wyoming listener of `voice.listen`, bound, with who may connect; `None` without one.
 async fn state_voice_listener(
     config: &config::Config,
-) -> anyhow::Result<Option<(tokio::net::TcpListener, crate::voice::Gate)>> {
+) -> Result<Option<(tokio::net::TcpListener, crate::voice::Gate)>, VoiceBindError> {
     let Some(addr) = config.voice.listen else {
         return Ok(None);
     };
     let l = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| anyhow::anyhow!("voice.listen {addr}: cannot listen: {e}"))?;
+        .map_err(|source| VoiceBindError { addr, source })?;
     tracing::info!(listen = %addr, "voice: serving the Wyoming protocol");
     Ok(Some((
         l,

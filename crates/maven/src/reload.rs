@@ -2,19 +2,17 @@
 //! as written: the JSON the daemon loaded before beside the JSON it loads now, block by block.
 //!
 //! A server restarts when its own block changed, or a block every server's connection is made
-//! from (`fetch`: the doors; `mcp_timing`: the manager's timing); a server whose block did not
-//! change keeps its task and its connection. The feeds' poller restarts when `feeds`,
-//! `feed_min_interval` or `fetch` changed; the router is rebuilt when `router` or `fetch`
-//! changed. The page and the voice listener hold sockets and sessions: a change of `web` or
-//! `voice` takes effect at the next start, and the reload says so.
+//! from (`fetch`: the doors; `mcp_timing`: the manager's timing; `web.listen`: the page's port,
+//! which every sandbox denies); a server whose block did not change keeps its task and its
+//! connection. The feeds' poller restarts when `feeds`, `feed_min_interval` or `fetch` changed;
+//! the router is rebuilt when `router` or `fetch` changed; the page is served afresh (its
+//! sessions ended: the owner signs in again) when `web` changed, and the voice listener when
+//! `voice` changed.
 
 use serde_json::Value;
 
 /// The top-level blocks whose change restarts every server.
 const EVERY_SERVER: &[&str] = &["fetch", "mcp_timing"];
-
-/// The blocks a reload does not apply (they take effect at the next start).
-const AT_START: &[&str] = &["web", "voice"];
 
 /// The difference between the file the daemon runs on and the one it loads now.
 #[derive(Debug)]
@@ -36,7 +34,9 @@ impl<'a> Diff<'a> {
     /// counts as changed).
     pub(crate) fn server_changed(&self, name: &str) -> bool {
         let block = |v: &Value| v.get("mcp_servers").and_then(|s| s.get(name)).cloned();
-        block(self.old) != block(self.new) || EVERY_SERVER.iter().any(|k| self.differs(k))
+        block(self.old) != block(self.new)
+            || EVERY_SERVER.iter().any(|k| self.differs(k))
+            || self.old.pointer("/web/listen") != self.new.pointer("/web/listen")
     }
 
     /// Whether the feeds' poller restarts.
@@ -56,13 +56,14 @@ impl<'a> Diff<'a> {
         self.differs("acts")
     }
 
-    /// The blocks that changed but take effect only at the next start.
-    pub(crate) fn at_start(&self) -> Vec<String> {
-        AT_START
-            .iter()
-            .filter(|k| self.differs(k))
-            .map(|k| (*k).to_owned())
-            .collect()
+    /// Whether the page is served afresh.
+    pub(crate) fn page_changed(&self) -> bool {
+        self.differs("web")
+    }
+
+    /// Whether the voice listener is started afresh.
+    pub(crate) fn voice_changed(&self) -> bool {
+        self.differs("voice")
     }
 }
 
@@ -81,7 +82,7 @@ mod tests {
         assert!(d.server_changed("b"));
         assert!(d.server_changed("c"), "a new server counts as changed");
         assert!(!d.feeds_changed() && !d.router_changed() && !d.acts_changed());
-        assert!(d.at_start().is_empty());
+        assert!(!d.page_changed() && !d.voice_changed());
         let fetch = json!({"mcp_servers": {"a": {"command": "x"}}, "fetch": {"allow_hosts": ["a.example"]}});
         let d = Diff::new(&old, &fetch);
         assert!(d.server_changed("a"), "fetch builds every door");
@@ -89,13 +90,19 @@ mod tests {
     }
 
     #[test]
-    fn the_page_and_voice_are_named_as_taking_effect_at_start() {
+    fn the_page_and_voice_follow_and_a_new_page_port_restarts_every_server() {
         let old = json!({"web": {"listen": "127.0.0.1:8765"}});
         let new = json!({"web": {"listen": "127.0.0.1:9000"}, "voice": {"listen": "127.0.0.1:10700"}, "router": {"kind": "rules"}});
         let d = Diff::new(&old, &new);
-        assert_eq!(d.at_start(), ["web", "voice"]);
-        assert!(d.router_changed());
+        assert!(d.page_changed() && d.voice_changed() && d.router_changed());
+        assert!(
+            d.server_changed("a"),
+            "the page's port is denied to every sandbox"
+        );
+        let hours = json!({"web": {"listen": "127.0.0.1:8765", "session_hours": 2}});
+        let d = Diff::new(&old, &hours);
+        assert!(d.page_changed() && !d.server_changed("a"));
         let same = Diff::new(&old, &old);
-        assert!(same.at_start().is_empty() && !same.server_changed("a") && !same.feeds_changed());
+        assert!(!same.page_changed() && !same.server_changed("a") && !same.feeds_changed());
     }
 }

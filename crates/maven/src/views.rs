@@ -944,6 +944,8 @@ pub(crate) struct ReloadView {
     /// Rows withdrawn because the configuration no longer allows them (`allow_tools`,
     /// `max_tools`), each with why.
     pub(crate) withdrawn: Vec<(String, String)>,
-    /// Blocks that changed but take effect at the next start (`web`, `voice`).
-    pub(crate) at_start: Vec<String>,
+    /// Whether the page was served afresh (its sessions ended: the owner signs in again).
+    pub(crate) page_restarted: bool,
+    /// Whether the voice listener was started afresh.
+    pub(crate) voice_restarted: bool,
 }

@@ -99,11 +99,11 @@ pub(crate) fn lines(v: &ReloadView) -> Vec<String> {
             shown::line(why)
         ));
     }
-    if !v.at_start.is_empty() {
-        out.push(format!(
-            "changed, applied at the next start of the daemon: {}",
-            names(&v.at_start)
-        ));
+    if v.page_restarted {
+        out.push("page: served afresh on the new settings (sign in again)".into());
+    }
+    if v.voice_restarted {
+        out.push("voice: the listener follows the new settings".into());
     }
     out
 }

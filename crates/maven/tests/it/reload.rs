@@ -369,3 +369,64 @@ fn a_second_reload_while_one_applies_is_refused_and_changes_nothing() {
         (!running(&stubborn)).then_some(())
     });
 }
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test asks whether the daemon's own loopback listeners are there"
+)]
+fn listening(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+#[test]
+fn the_page_and_the_voice_listener_follow_a_reload() {
+    let home = Home::new();
+    let (page1, page2, voice1, voice2) = (free_port(), free_port(), free_port(), free_port());
+    let config = |page: u16, voice: u16| {
+        json!({"web": {"listen": format!("127.0.0.1:{page}")},
+               "voice": {"listen": format!("127.0.0.1:{voice}")}})
+        .to_string()
+    };
+    home.write_config(&config(page1, voice1));
+    let _d = home.start();
+    assert_eq!(crate::support::page_port(&home), page1);
+    assert!(listening(voice1));
+
+    home.write_config(&config(page2, voice2));
+    let out = home.run(&["reload"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(
+        said.lines()
+            .any(|l| l == "page: served afresh on the new settings (sign in again)"),
+        "{said}"
+    );
+    assert!(
+        said.lines()
+            .any(|l| l == "voice: the listener follows the new settings"),
+        "{said}"
+    );
+    let st = eventually("the page on its new port", || {
+        let st = home.json(&["status", "--json"]);
+        (st["web"]["listening"]["listening"]["addr"] == format!("127.0.0.1:{page2}")).then_some(st)
+    });
+    assert_eq!(
+        st["web"]["url"],
+        format!("http://localhost:{page2}/tools"),
+        "{st}"
+    );
+    let (code, _, _) = crate::web::get(page2, "/tools", &format!("localhost:{page2}"), "");
+    assert_eq!(code, 200);
+    eventually("the old page and voice ports to be let go", || {
+        (!listening(page1) && !listening(voice1)).then_some(())
+    });
+    assert!(listening(voice2));
+}
