@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::support::Home;
+use crate::support::{free_port, Home};
 
 /// A data directory with mode 0700, as the daemon makes it.
 fn private_data(home: &Home) {
@@ -25,15 +25,6 @@ fn find<'a>(checks: &'a [Value], name: &str) -> &'a Value {
         .iter()
         .find(|c| c["check"] == name)
         .unwrap_or_else(|| panic!("no check {name:?} in {checks:?}"))
-}
-
-/// A free port on loopback (bound and released).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

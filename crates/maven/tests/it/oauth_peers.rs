@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::{by_name, eventually, stderr, Home};
+use crate::support::{by_name, eventually, free_port, stderr, Home};
 use crate::web::{get as page_get, http, passphrase_hash, post, signed_in, PASSPHRASE};
 
 fn testenv() -> PathBuf {
@@ -699,15 +699,6 @@ fn seen(peer: &Peer, prefix: &str, n: usize) {
         (peer.count(prefix) >= n).then_some(())
     });
     assert_eq!(peer.count(prefix), n, "{prefix}: {}", peer.said());
-}
-
-/// A free loopback port (for the page, whose callback the pre-registered client names).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{by_name, eventually, stderr, testkit_mcp, Home};
+use crate::support::{by_name, eventually, free_port, stderr, testkit_mcp, Home};
 
 /// A testkit server block; `marker` is an argument the server ignores, which names its
 /// process on the machine.
@@ -192,30 +192,8 @@ fn a_narrowed_allow_tools_withdraws_enabled_rows_on_reload_and_at_start() {
     drop(_d);
 
     // A withdrawn row cannot be enabled.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "a test reads the database of a daemon that has stopped"
-        )]
-        let s = store::Store::open(&home.data().join("maven.db"))
-            .await
-            .unwrap();
-        let e = s
-            .owner_sets_tool_state(
-                "kit_delete_item",
-                store::ToolState::Enabled,
-                &stepup::testing::step_up(),
-                "test",
-            )
-            .await
-            .unwrap_err();
-        assert!(matches!(e, store::Error::BadTransition { .. }), "{e}");
-        s.close().await.unwrap();
-    });
+    let e = home.try_enable("kit_delete_item").unwrap_err();
+    assert!(matches!(e, store::Error::BadTransition { .. }), "{e}");
 
     // At start, before any listing: a file narrowed while the daemon was down.
     let mut other = server(&marker);
@@ -368,14 +346,6 @@ fn a_second_reload_while_one_applies_is_refused_and_changes_nothing() {
     eventually("the stubborn server's process to end", || {
         (!running(&stubborn)).then_some(())
     });
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[expect(

@@ -78,6 +78,13 @@ impl Home {
     /// Enables rows through the store directly (the daemon must be stopped): the stand-in for
     /// the page's step-up path.
     pub(crate) fn enable(&self, names: &[&str]) {
+        for n in names {
+            self.try_enable(n).unwrap();
+        }
+    }
+    /// Enables one row through the store directly, as the page's step-up path would (the
+    /// daemon must be stopped), and says what the store answered.
+    pub(crate) fn try_enable(&self, name: &str) -> Result<store::ToolRow, store::Error> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -90,18 +97,17 @@ impl Home {
             let s = store::Store::open(&self.data().join("maven.db"))
                 .await
                 .unwrap();
-            for n in names {
-                s.owner_sets_tool_state(
-                    n,
+            let r = s
+                .owner_sets_tool_state(
+                    name,
                     store::ToolState::Enabled,
                     &stepup::testing::step_up(),
                     "test",
                 )
-                .await
-                .unwrap();
-            }
+                .await;
             s.close().await.unwrap();
-        });
+            r
+        })
     }
     /// Runs a CLI command that prints JSON and returns it.
     pub(crate) fn json(&self, args: &[&str]) -> serde_json::Value {
@@ -321,6 +327,15 @@ pub(crate) fn testkit_mcp() -> PathBuf {
     }
     assert!(bin.exists(), "no testkit-mcp at {}", bin.display());
     bin
+}
+
+/// A free port on loopback (bound and released).
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Polls `f` every 50 ms for up to 60 s.
