@@ -733,6 +733,18 @@ impl State {
         view.not_enabled.sort();
         view.removed = applied.removed;
         view.kept = applied.kept;
+        // A kept server that keeps failing is tried again now: a reload is what the owner does
+        // after fixing what it lacked (a directory, a grant's owner, a service it needs).
+        let live = self.manager.status();
+        for name in &view.kept {
+            let failing = live
+                .iter()
+                .any(|s| s.name == *name && matches!(s.state, mcp::ServerState::BackingOff { .. }));
+            if failing {
+                self.manager.redial(name);
+                view.retried.push(name.clone());
+            }
+        }
 
         // The feeds: the poller is started afresh on the new list (its state is in the
         // store: nothing is fetched twice, no item noted twice).

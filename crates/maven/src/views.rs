@@ -933,6 +933,9 @@ pub(crate) struct ReloadView {
     pub(crate) restarted: Vec<String>,
     /// Servers left running as they were.
     pub(crate) kept: Vec<String>,
+    /// Unchanged servers that were backing off after failed dials: dialled again now (what
+    /// they lacked may be there now).
+    pub(crate) retried: Vec<String>,
     /// Of the servers added or changed, those written `"enabled": false`: known, never dialled.
     pub(crate) not_enabled: Vec<String>,
     /// Whether the feeds' poller was restarted on the new feeds.

@@ -566,7 +566,8 @@ impl Manager {
     }
 
     /// Dial a server again now: a live connection is dropped and dialled afresh (it was
-    /// authorized, or its credentials were forgotten), a parked one is dialled.
+    /// authorized, or its credentials were forgotten), a parked one is dialled, and one
+    /// backing off after failed dials is dialled without waiting for the rest of its delay.
     pub fn redial(&self, server: &str) {
         if let Some(slot) = self.slot(server) {
             slot.renew.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -896,9 +897,22 @@ impl ServerTask {
             let until = SystemTime::now() + delay;
             self.set(|i| i.live = Live::BackingOff { until });
             tracing::info!(server = %name, delay_s = delay.as_secs_f64(), "backing off before the next dial");
+            // A redial ([`Manager::redial`]: the owner fixed something) ends the wait early;
+            // a kick left over from a call does not.
+            let renewed = async {
+                loop {
+                    self.slot.kick.notified().await;
+                    if self.slot.renew.load(std::sync::atomic::Ordering::SeqCst) {
+                        break;
+                    }
+                }
+            };
             tokio::select! {
                 _ = self.cancel.cancelled() => break,
                 _ = tokio::time::sleep(delay) => {}
+                _ = renewed => {
+                    tracing::info!(server = %name, "dialling again now, as asked");
+                }
             }
         }
         self.set(|i| i.live = Live::Stopped);

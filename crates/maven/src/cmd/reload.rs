@@ -71,6 +71,12 @@ pub(crate) fn lines(v: &ReloadView) -> Vec<String> {
             out.push(format!("servers {what}: {}", names(list)));
         }
     }
+    if !v.retried.is_empty() {
+        out.push(format!(
+            "servers that were failing, dialled again now: {}",
+            names(&v.retried)
+        ));
+    }
     if !v.not_enabled.is_empty() {
         out.push(format!(
             "servers known, not enabled (never dialled): {}",

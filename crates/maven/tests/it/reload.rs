@@ -400,3 +400,50 @@ fn the_page_and_the_voice_listener_follow_a_reload() {
     });
     assert!(listening(voice2));
 }
+
+#[test]
+fn a_reload_dials_a_failing_server_again_without_waiting_for_its_backoff() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = Home::new();
+    // A server that starts only once the owner has made `ok` beside it.
+    let dir = home.dir.path().join("srv");
+    std::fs::create_dir_all(&dir).unwrap();
+    for d in [home.dir.path(), dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let script = dir.join("srv.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ -f \"$(dirname \"$0\")/ok\" ] || {{ echo 'srv: not set up yet' >&2; exit 3; }}\nexec {} \"$@\"\n",
+            testkit_mcp().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = json!({"mcp_servers": {"srv": {"command": script, "enabled": true,
+        "sandbox": {"read": [testkit_mcp().parent().unwrap()]}}},
+        "mcp_timing": {"backoff_min": "10m", "backoff_max": "30m"}})
+    .to_string();
+    home.write_config(&cfg);
+    let _d = home.start();
+    eventually("the server to back off", || {
+        let st = home.json(&["mcp", "status", "--json"]);
+        by_name(&st, "srv")["state"]
+            .get("backing_off")
+            .is_some()
+            .then_some(())
+    });
+    // The owner fixes it; the file did not change, and its backoff has ten minutes to run.
+    std::fs::write(dir.join("ok"), "").unwrap();
+    let out = home.run(&["reload"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(
+        said.lines()
+            .any(|l| l == "servers that were failing, dialled again now: srv"),
+        "{said}"
+    );
+    let st = ready(&home, &["srv"]);
+    assert_eq!(by_name(&st, "srv")["dials"], 2, "{st}");
+}
