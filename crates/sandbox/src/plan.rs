@@ -478,7 +478,8 @@ impl Plan {
             if !system(&g.path) && !matches!(nolink::check(&g.path), Ok(true)) {
                 return;
             }
-            if !system(&g.path) && !shown_read.contains(&g) {
+            // Each path is named once in the trust line, with the first reason it has.
+            if !system(&g.path) && !shown_read.iter().any(|s| s.path == g.path) {
                 shown_read.push(g.clone());
             }
             push_unique(read, g.path);
@@ -1210,6 +1211,20 @@ mod tests {
         // Neither a file that does not exist nor a directory is read implicitly.
         assert!(!plan.read.contains(&t.path().join("missing.txt")));
         assert!(!plan.read.contains(&t.path().to_path_buf()));
+        assert_eq!(
+            plan.trust(),
+            format!(
+                "sandboxed local process: reads {} (named in its arguments), writes only its own directory, network through Maven: public addresses only, memory bounded per process",
+                script.display()
+            )
+        );
+        // Granted as well (what `maven mcp import` writes for a server's own script): named
+        // once, with the first reason.
+        let policy = Policy {
+            read: vec![script.clone()],
+            ..Policy::default()
+        };
+        let plan = Plan::resolve("s", &policy, "/bin/sh", &args, &ctx).unwrap();
         assert_eq!(
             plan.trust(),
             format!(
