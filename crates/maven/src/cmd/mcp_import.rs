@@ -1,7 +1,10 @@
-//! `maven mcp import FILE` (C-5): reads the `mcpServers` shape other MCP hosts use
-//! (`command`/`args`/`env`, or `url`/`headers`) and prints a Maven `mcp_servers` block with
-//! every server `enabled: false`. Secret-bearing values (environment values, header values)
-//! are never printed: they become `${NAME}` references, and stderr says which variables to set.
+//! `maven mcp import FILE [--write [--replace]]` (C-5): reads the `mcpServers` shape other MCP
+//! hosts use (`command`/`args`/`env`, or `url`/`headers`) and prints Maven `mcp_servers` blocks
+//! with every server `enabled: false`, or merges them into the configuration file
+//! (`cmd::config_edit`) and reloads a running daemon. Secret-bearing values (header values,
+//! environment values that look secret by name or shape, secret-looking arguments) are never
+//! printed nor written: they become `${NAME}` references, and stderr says which variables to
+//! set. Any other environment value stays as written; a path in it gets its sandbox grant.
 
 use crate::exit::{errln, outln};
 use std::collections::BTreeMap;
@@ -822,6 +825,70 @@ mod tests {
             "{notes}"
         );
         Config::parse("x", text.as_bytes(), &|_| None).unwrap();
+    }
+
+    #[test]
+    fn env_values_stay_unless_secret_and_a_path_in_one_gets_its_grant() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path();
+        let data = home.join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let db = data.join("app.db");
+        std::fs::write(&db, "").unwrap();
+        let cargo = home.join(".cargo");
+        std::fs::create_dir_all(&cargo).unwrap();
+        let d = |p: &std::path::Path| p.display().to_string();
+        let input = json!({"mcpServers": {"s": {"command": "srv", "env": {
+            "DB": d(&db),
+            "WORK": "~/data",
+            "LIB": d(&cargo),
+            "TOP": d(&home.join("new.json")),
+            "UP": d(&home.join("data/../data")),
+            "MODE": "fast",
+            "API_KEY": "plain-looking",
+            "THING": "ghp_abcdefghijklmnopqrstuvwx",
+            "FROM_ENV": "${ALREADY}"
+        }}}});
+        let out = convert_with_home(&input, Some(home)).unwrap();
+        let v = serde_json::to_value(&out.block).unwrap();
+        let s = &v["mcp_servers"]["s"];
+        assert_eq!(s["env"]["DB"], d(&db));
+        assert_eq!(s["env"]["WORK"], "~/data");
+        assert_eq!(s["env"]["MODE"], "fast");
+        assert_eq!(
+            s["env"]["API_KEY"], "${MCP_S_API_KEY}",
+            "secret by its name"
+        );
+        assert_eq!(s["env"]["THING"], "${MCP_S_THING}", "secret by its shape");
+        assert_eq!(s["env"]["FROM_ENV"], "${ALREADY}");
+        // The file and the directory are writable; shared code is read only; the home itself
+        // and a path that climbs are never granted.
+        assert_eq!(s["sandbox"]["write"], json!([d(&db), d(&data)]));
+        assert_eq!(s["sandbox"]["read"], json!([d(&cargo)]));
+        let notes = out.notes.join("\n");
+        for want in [
+            format!("s: writes {} (a file, named in env.DB)", d(&db)),
+            format!("s: writes {} (a directory, named in env.WORK)", d(&data)),
+            format!(
+                "s: env.TOP names {}: not granted: it does not exist yet, and its directory is {}",
+                d(&home.join("new.json")),
+                d(home)
+            ),
+            format!(
+                "s: env.UP names {}: not granted: it climbs with \"..\"",
+                d(&home.join("data/../data"))
+            ),
+        ] {
+            assert!(notes.contains(&want), "{want}\nin\n{notes}");
+        }
+        assert!(
+            notes.contains(&format!(
+                "s: reads {} (named in env.LIB); not writable: it covers",
+                d(&cargo)
+            )),
+            "{notes}"
+        );
+        Config::parse("x", out.block.to_text().as_bytes(), &|_| None).unwrap();
     }
 
     #[test]
