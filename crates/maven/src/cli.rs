@@ -38,7 +38,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the daemon in the foreground until SIGINT or SIGTERM.
+    /// Run the daemon in the foreground until SIGINT or SIGTERM; SIGHUP reloads its
+    /// configuration (as `maven reload` does).
     ///
     /// With no config file it starts on embedded defaults and makes no outbound connection.
     Daemon(DaemonArgs),
