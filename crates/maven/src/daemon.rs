@@ -92,8 +92,6 @@ pub(crate) struct State {
     plans: std::sync::RwLock<BTreeMap<String, sandbox::Plan>>,
     /// The door of the servers whose network goes through Maven (their counters).
     door: Arc<crate::netdoor::Door>,
-    /// Where authorization servers send the owner back.
-    redirect_uri: String,
     /// The daemon's token and task tree, for what a reload starts.
     cancel: CancellationToken,
     tracker: TaskTracker,
@@ -261,7 +259,7 @@ async fn run(
     let redirect_uri = web
         .callback_url()
         .unwrap_or_else(|| crate::oauth::redirect_uri(&config));
-    let oauth = crate::oauth::registry(&config, &store, redirect_uri.clone(), &tracker);
+    let oauth = crate::oauth::registry(&config, &store, redirect_uri, &tracker);
     let current: Current = Arc::new(std::sync::RwLock::new(config.clone()));
     let manager = start_manager(
         servers, &current, &store, &discovery, &cancel, &tracker, &oauth,
@@ -293,7 +291,6 @@ async fn run(
         blocked: std::sync::RwLock::new(blocked),
         plans: std::sync::RwLock::new(plans),
         door,
-        redirect_uri,
         cancel: cancel.clone(),
         tracker: tracker.clone(),
         reloading: tokio::sync::Mutex::new(()),
@@ -708,7 +705,10 @@ impl State {
             &self.oauth,
             &config,
             &self.store,
-            self.redirect_uri.clone(),
+            // The page's callback as it is now (a reload may have moved the page).
+            self.page()
+                .callback_url()
+                .unwrap_or_else(|| crate::oauth::redirect_uri(&config)),
             &changed,
             &self.tracker,
         );

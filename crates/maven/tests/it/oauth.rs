@@ -748,3 +748,26 @@ fn a_confidential_client_authenticates_one_way_and_adds_its_id_only_when_asked()
         assert_eq!(asked, token_posts - 1, "{hostile:?}: {log}");
     }
 }
+
+#[test]
+fn after_a_reload_moves_the_page_the_authorization_server_sends_the_owner_to_its_new_port() {
+    let home = Home::new();
+    let server = authserver_with(testkit::authserver::Hostile::None);
+    let _d = daemon_with(&home, &server.base);
+    let old = crate::support::page_port(&home);
+    let moved = crate::support::free_port();
+    let mut cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.config()).unwrap()).unwrap();
+    cfg["web"]["listen"] = json!(format!("127.0.0.1:{moved}"));
+    home.write_config(&cfg.to_string());
+    let out = home.run(&["reload"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    eventually("the page on its new port", || {
+        (crate::support::page_port(&home) == moved).then_some(())
+    });
+    assert_ne!(old, moved);
+    // The callback the authorization server sends the owner back to is the moved page's.
+    let p = page(&home);
+    assert_eq!(p.port, moved);
+    authorize(&home, &p);
+}
