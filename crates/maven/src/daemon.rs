@@ -1013,13 +1013,10 @@ impl State {
     pub(crate) async fn mcp_servers(&self) -> Vec<ServerStatusView> {
         let live = self.manager.status();
         let config = self.config();
-        let plans = self.plans.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let blocked = self
-            .blocked
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
         let rows = self.store.tools().await.unwrap_or_default();
+        // Read in place, after the last await: no lock is held across one.
+        let plans = self.plans.read().unwrap_or_else(|p| p.into_inner());
+        let blocked = self.blocked.read().unwrap_or_else(|p| p.into_inner());
         let auth = self.auth_states();
         let notes = self
             .discovery
