@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::support::{free_port, Home};
+use crate::support::{demo_server, free_port, Home};
 
 /// A data directory with mode 0700, as the daemon makes it.
 fn private_data(home: &Home) {
@@ -369,19 +369,6 @@ fn a_write_grant_over_shared_code_is_named_by_doctor() {
         )),
         "{config}"
     );
-}
-
-/// The demo server, built now (a build of this package's tests does not build it).
-fn demo_server() -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = std::process::Command::new(cargo)
-        .args(["build", "-p", "demo-todo", "--bin", "maven-demo-todo"])
-        .status()
-        .unwrap();
-    assert!(st.success(), "cannot build maven-demo-todo");
-    dir.join("maven-demo-todo")
 }
 
 #[test]

@@ -361,7 +361,7 @@ struct Site {
 
 impl Site {
     fn start() -> Site {
-        use std::io::{Read, Write};
+        use std::io::Write;
         let routes: Routes = Arc::default();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -369,15 +369,7 @@ impl Site {
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(mut conn) = conn else { return };
-                let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
+                let head = crate::support::read_head(&mut conn);
                 let head = String::from_utf8_lossy(&head);
                 let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
                 let found = r

@@ -6,11 +6,11 @@
 //! enabled as the page would (the store, with the daemon stopped). A README whose demo no
 //! longer says what happens fails here.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{by_name, eventually, stderr, Home};
+use crate::support::{by_name, demo_server, eventually, stderr, Home};
 
 /// One command of the demo and what the README says it prints.
 #[derive(Debug)]
@@ -127,19 +127,6 @@ fn matches(want: &str, got: &str) -> bool {
         }
     }
     true
-}
-
-/// The bundled demo server, built now (a build of this package's tests does not build it).
-fn demo_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = std::process::Command::new(cargo)
-        .args(["build", "-p", "demo-todo", "--bin", "maven-demo-todo"])
-        .status()
-        .unwrap();
-    assert!(st.success(), "cannot build maven-demo-todo");
-    dir.join("maven-demo-todo")
 }
 
 /// Runs one step and compares it with what the README says.

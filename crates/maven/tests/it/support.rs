@@ -314,19 +314,50 @@ pub(crate) fn testkit_trust(network: bool) -> String {
 }
 
 pub(crate) fn testkit_mcp() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-    let bin = dir.join("testkit-mcp");
+    let bin = bin_dir().join("testkit-mcp");
     if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let st = Command::new(cargo)
-            .args(["build", "-p", "testkit", "--bin", "testkit-mcp"])
-            .status()
-            .unwrap();
-        assert!(st.success(), "cannot build testkit-mcp");
+        build("testkit", "testkit-mcp");
     }
     assert!(bin.exists(), "no testkit-mcp at {}", bin.display());
     bin
+}
+
+/// The bundled demo server, built now (a build of this package's tests does not build it).
+pub(crate) fn demo_server() -> PathBuf {
+    build("demo-todo", "maven-demo-todo");
+    bin_dir().join("maven-demo-todo")
+}
+
+/// Where the workspace's binaries are built: beside the test binary's directory.
+fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf()
+}
+
+/// Builds one binary of a workspace package.
+fn build(package: &str, bin: &str) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = Command::new(cargo)
+        .args(["build", "-p", package, "--bin", bin])
+        .status()
+        .unwrap();
+    assert!(st.success(), "cannot build {bin}");
+}
+
+/// Reads an HTTP request's head (up to the blank line, at most 64 KiB, 5 s) from a test
+/// server's connection.
+pub(crate) fn read_head(conn: &mut std::net::TcpStream) -> Vec<u8> {
+    use std::io::Read;
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    head
 }
 
 /// A free port on loopback (bound and released).
@@ -357,21 +388,13 @@ pub(crate) fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 /// A loopback HTTP/1.1 responder for feed tests: one request per connection, each answered with
 /// the `(status, body)` that `answer` gives (as RSS). Returns the feed's URL.
 pub(crate) fn serve_feed(answer: impl Fn() -> (u16, String) + Send + 'static) -> String {
-    use std::io::{Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/feed.xml", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut conn) = conn else { return };
-            let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut head = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
-                match conn.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
-            }
+            read_head(&mut conn);
             let (status, body) = answer();
             let resp = format!(
                 "HTTP/1.1 {status} X\r\nContent-Type: application/rss+xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
