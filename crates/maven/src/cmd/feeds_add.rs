@@ -337,7 +337,7 @@ pub(crate) async fn run(
     name: Option<&str>,
     allow_private: bool,
 ) -> ExitCode {
-    let path = feeds_edit::config_path(config);
+    let path = super::config_edit::target(config);
     match add(&path, url.trim(), name, allow_private).await {
         Ok(said) => {
             outln!("{said}");

@@ -6,19 +6,12 @@
 //! file as `config.json.bak`, and writes the new one atomically (all through
 //! [`super::config_edit`]). [`reload`] then asks the daemon (IPC `reload`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use config::file::ConfigFile;
 use serde_json::Value;
 
 use crate::ipc::client::IpcError;
-
-/// The file `--config` names, else the one the daemon reads by default.
-pub(crate) fn config_path(explicit: Option<&Path>) -> PathBuf {
-    explicit
-        .map(Path::to_path_buf)
-        .unwrap_or_else(config::default_config_path)
-}
 
 /// The file as written; a missing file is an empty configuration.
 pub(crate) fn read_file(path: &Path) -> Result<ConfigFile, String> {

@@ -75,7 +75,7 @@ pub(crate) async fn import(config: Option<&Path>, data_dir: &Path, file: &Path) 
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    let path = feeds_edit::config_path(config);
+    let path = super::config_edit::target(config);
     let existing = match feeds_edit::read_file(&path) {
         Ok(f) => feeds_edit::configured_feeds(&f),
         Err(e) => {
