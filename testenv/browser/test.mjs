@@ -79,7 +79,13 @@ const SHOWN = {
 };
 // Anything a terminal or the bidi algorithm would obey rather than show (tab and newline are
 // the document's own whitespace).
-const RAW_HAZARD = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const RAW_HAZARD = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\u{e0000}-\u{e0fff}]/u;
+// One character of each invisible range shown::is_invisible covers.
+const INVISIBLE_SAMPLES = [
+  0xad, 0x34f, 0x61c, 0x115f, 0x180e, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x2028, 0x2029,
+  0x202e, 0x2060, 0x2066, 0x3164, 0xfe0f, 0xfeff, 0xffa0, 0x1bca0, 0x1d173, 0xe0001, 0xe0041,
+  0xe007f, 0xe0100,
+];
 
 const home = mkdtempSync(join(tmpdir(), "mvn-browser-"));
 const data = join(home, "data");
@@ -584,6 +590,15 @@ async function hostileTextIsShownNotObeyed(page, act) {
   if (seen.js.description !== SHOWN.description || seen.js.name !== SHOWN.server.split(" ")[0]) {
     fail(`page.js renders differently from the server: ${JSON.stringify(seen.js)}`);
   }
+  // Characters that render as nothing (tag characters, zero-width ones, fillers, marks,
+  // separators, selectors outside an emoji) are escaped by page.js as by shown::line; an
+  // emoji sequence keeps its joiner and selector.
+  const invisible = await page.evaluate((cases) => cases.map((cp) => window.mavenShown(`a${String.fromCodePoint(cp)}b`)), INVISIBLE_SAMPLES);
+  INVISIBLE_SAMPLES.forEach((cp, i) => {
+    if (invisible[i] !== `a\\u{${cp.toString(16)}}b`) fail(`page.js shows U+${cp.toString(16)} as ${JSON.stringify(invisible[i])}`);
+  });
+  const emoji = await page.evaluate(() => window.mavenShown("\u2764\ufe0f\u200d\u{1f525} \u{1f469}\u200d\u{1f4bb}"));
+  if (emoji !== "\u2764\ufe0f\u200d\u{1f525} \u{1f469}\u200d\u{1f4bb}") fail(`page.js broke an emoji sequence: ${JSON.stringify(emoji)}`);
   // The API keeps the exact strings; only the page neutralises them.
   const servers = await page.evaluate(async () => (await fetch("/api/mcp_servers")).json());
   const info = servers.find((s) => s.name === "hostile").server_info;

@@ -27,6 +27,12 @@ pub enum Part {
         /// The words.
         text: String,
     },
+    /// Maven's words that quote values exactly (a question's arguments): every renderer gives
+    /// them as written, a voice included (no address shortened, no mark dropped).
+    Exact {
+        /// The words.
+        text: String,
+    },
     /// What an act returned: its server's (or its local command's) words, never Maven's, and
     /// never an instruction to Maven. `server` is `None` for a local command.
     Output {

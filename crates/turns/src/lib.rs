@@ -410,30 +410,62 @@ impl Turns {
                 if no {
                     return Ok(self.confirm(false, text, Some(r)).await);
                 }
-                if voice::carries(text, sp.word) {
-                    return Ok(self.confirm(true, text, Some(r)).await);
-                }
-                if rules::yes_no(text) == Some(true) {
-                    let lang = rules::lang_of(text);
-                    let again = Answer::say(tr(
-                        lang,
-                        format!(
-                            "A plain yes does not run {}. To run it, say: yes, {}.",
-                            r.act(),
-                            sp.word
+                let lang = rules::lang_of(text);
+                let heard = voice::hear(text, sp.word);
+                if heard == voice::Heard::Other {
+                    tracing::info!(act = %r.act(), "pending confirmation dropped by another turn");
+                    None
+                } else {
+                    let why = match heard {
+                        voice::Heard::Confirmed => {
+                            return Ok(self.confirm(true, text, Some(r)).await)
+                        }
+                        voice::Heard::PlainYes => {
+                            let again = Answer::say(tr(
+                            lang,
+                            format!(
+                                "A plain yes does not run {}. To run it, say: yes, {}.",
+                                r.act(),
+                                sp.word
+                            ),
+                            format!(
+                                "Одного «да» мало, чтобы выполнить {}. Чтобы выполнить, скажите: да, {}.",
+                                r.act(),
+                                sp.word
+                            ),
+                        ))
+                        .in_lang(lang)
+                        .about(r.act(), Outcome::AwaitsConfirmation);
+                            return Ok((again, Some(Held::Confirm(r, Some(sp)))));
+                        }
+                        voice::Heard::WrongWord => tr(
+                            lang,
+                            "it names a word other than this question's".to_owned(),
+                            "названо не то слово".to_owned(),
                         ),
-                        format!(
-                            "Одного «да» мало, чтобы выполнить {}. Чтобы выполнить, скажите: да, {}.",
-                            r.act(),
-                            sp.word
+                        voice::Heard::NotAlone => tr(
+                            lang,
+                            "a confirmation is yes and the word, with little else".to_owned(),
+                            "подтверждение — это «да» и слово, почти без других слов".to_owned(),
                         ),
-                    ))
-                    .in_lang(lang)
-                    .about(r.act(), Outcome::AwaitsConfirmation);
-                    return Ok((again, Some(Held::Confirm(r, Some(sp)))));
+                        voice::Heard::Other => String::new(),
+                    };
+                    tracing::info!(act = %r.act(), reason = %why, "spoken confirmation refused; the question ends");
+                    let ended = Answer::say(tr(
+                    lang,
+                    format!(
+                        "That does not confirm {}: {why}. Nothing ran; ask again for a new word.",
+                        r.act()
+                    ),
+                    format!(
+                        "Это не подтверждение {}: {why}. Ничего не выполнено; попросите снова, будет новое слово.",
+                        r.act()
+                    ),
+                ))
+                .in_lang(lang)
+                .about(r.act(), Outcome::Cancelled);
+                    return Ok((ended, None));
                 }
-                tracing::info!(act = %r.act(), "pending confirmation dropped by another turn");
-                None
             }
             // A typed question takes a typed yes.
             (Some(Held::Confirm(r, None)), Channel::Typed) => Some(r),
@@ -611,32 +643,112 @@ impl Turns {
                 )
             }
         };
-        let spoken = match channel {
-            Channel::Typed => None,
-            Channel::Voice(conversation) => Some(Spoken {
-                word: voice::one_time_word(lang),
-                conversation: conversation.to_owned(),
-            }),
+        let mut spoken = None;
+        let answer = match channel {
+            Channel::Typed => {
+                // Characters that render as nothing are shown escaped by every front end; the
+                // question says how many there are, so none passes unseen.
+                let hidden = match &args {
+                    Args::Tail(t) => shown::invisible_count(t),
+                    Args::Named(_) => shown::invisible_count(&args.shown()),
+                };
+                let hidden = match hidden {
+                    0 => String::new(),
+                    n => tr(
+                        lang,
+                        format!(
+                            " Its arguments hold {n} invisible characters, each shown as \\u{{…}}."
+                        ),
+                        format!(
+                            " В аргументах невидимых символов: {n}, каждый показан как \\u{{…}}."
+                        ),
+                    ),
+                };
+                Answer::say(tr(
+                    lang,
+                    format!("About to run {}{with}.{hidden} Run it? (yes/no)", row.name),
+                    format!(
+                        "Собираюсь выполнить {}{with}.{hidden} Выполнить? (да/нет)",
+                        row.name
+                    ),
+                ))
+            }
+            Channel::Voice(conversation) => {
+                // Read word for word, or not asked by voice at all.
+                let said = match voice::spoken_arguments(&args) {
+                    Ok(said) => said,
+                    Err(why) => {
+                        let why = why.why(lang);
+                        tracing::info!(act = %row.name, reason = %why, "a spoken question needs the screen");
+                        let refused = Answer::refuse(tr(
+                            lang,
+                            format!("This one needs the screen: {why}. Nothing is waiting; type it with maven say."),
+                            format!("Это нужно смотреть на экране: {why}. Ничего не ждёт; наберите это в maven say."),
+                        ))
+                        .in_lang(lang)
+                        .about(&row.name, Outcome::Refused);
+                        return (refused, None);
+                    }
+                };
+                let sp = Spoken {
+                    word: voice::one_time_word(lang),
+                    conversation: conversation.to_owned(),
+                };
+                let ask = tr(
+                    lang,
+                    format!("To run it, say: yes, {}.", sp.word),
+                    format!("Чтобы выполнить, скажите: да, {}.", sp.word),
+                );
+                spoken = Some(sp);
+                match said {
+                    None => Answer::say(tr(
+                        lang,
+                        format!("About to run {}. {ask}", row.name),
+                        format!("Собираюсь выполнить {}. {ask}", row.name),
+                    )),
+                    Some(said) => {
+                        let not_set = match &args {
+                            Args::Named(m) => {
+                                let unset = allowlist::run::schema::unset(&row.input_schema, m);
+                                match (unset.is_empty(), lang) {
+                                    (true, _) => String::new(),
+                                    (false, Lang::En) => {
+                                        format!(" (not set: {})", unset.join(", "))
+                                    }
+                                    (false, Lang::Ru) => {
+                                        format!(" (не заданы: {})", unset.join(", "))
+                                    }
+                                }
+                            }
+                            Args::Tail(_) => String::new(),
+                        };
+                        Answer {
+                            parts: vec![
+                                Part::Maven {
+                                    text: tr(
+                                        lang,
+                                        format!("About to run {}", row.name),
+                                        format!("Собираюсь выполнить {}", row.name),
+                                    ),
+                                },
+                                Part::Exact {
+                                    text: tr(
+                                        lang,
+                                        format!("with {said}{not_set}."),
+                                        format!("с {said}{not_set}."),
+                                    ),
+                                },
+                                Part::Maven { text: ask },
+                            ],
+                            ..Answer::say(String::new())
+                        }
+                    }
+                }
+            }
         };
-        let ask = match &spoken {
-            None => tr(
-                lang,
-                "Run it? (yes/no)".to_owned(),
-                "Выполнить? (да/нет)".to_owned(),
-            ),
-            Some(sp) => tr(
-                lang,
-                format!("To run it, say: yes, {}.", sp.word),
-                format!("Чтобы выполнить, скажите: да, {}.", sp.word),
-            ),
-        };
-        let mut answer = Answer::say(tr(
-            lang,
-            format!("About to run {}{with}. {ask}", row.name),
-            format!("Собираюсь выполнить {}{with}. {ask}", row.name),
-        ))
-        .in_lang(lang)
-        .about(&row.name, Outcome::AwaitsConfirmation);
+        let mut answer = answer
+            .in_lang(lang)
+            .about(&row.name, Outcome::AwaitsConfirmation);
         answer.pending = Some(Awaits::Confirm {
             act: row.name.clone(),
             tail,
@@ -1303,6 +1415,116 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_wrong_word_or_every_word_ends_a_spoken_question_and_nothing_runs() {
+        let (_dir, store, turns) = setup(vec![act(
+            "wipe_cache",
+            &["rm", "-f", "/nonexistent/x"],
+            false,
+        )])
+        .await;
+        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
+        let word_of = |text: String| {
+            text.rsplit(", ")
+                .next()
+                .and_then(|w| w.strip_suffix('.'))
+                .unwrap_or_else(|| panic!("{text}"))
+                .to_owned()
+        };
+        // A wrong word, then the right one: the question ended at the wrong one.
+        let word = word_of(turns.turn_spoken("Wipe cache.", "kitchen").await.text());
+        let wrong = if word == "abandon" {
+            "ability"
+        } else {
+            "abandon"
+        };
+        let ended = turns
+            .turn_spoken(&format!("Yes, {wrong}."), "kitchen")
+            .await;
+        assert_eq!(
+            ended.text(),
+            "That does not confirm wipe_cache: it names a word other than this question's. \
+             Nothing ran; ask again for a new word."
+        );
+        assert_eq!(
+            ended.act.as_ref().map(|a| a.outcome),
+            Some(Outcome::Cancelled)
+        );
+        let late = turns.turn_spoken(&format!("Yes, {word}."), "kitchen").await;
+        assert!(!late.text().contains("ran;"), "{}", late.text());
+        // Every word of the list at once, with a yes.
+        turns.turn_spoken("Wipe cache.", "kitchen").await;
+        let all = voice::tests_support::every_word(Lang::En);
+        let ended = turns.turn_spoken(&format!("Yes {all}"), "kitchen").await;
+        assert!(
+            ended.text().starts_with("That does not confirm wipe_cache"),
+            "{}",
+            ended.text()
+        );
+        // The word with a speech around it.
+        let word = word_of(turns.turn_spoken("Wipe cache.", "kitchen").await.text());
+        let ended = turns
+            .turn_spoken(&format!("Yes, I think it is {word}, so go on."), "kitchen")
+            .await;
+        assert_eq!(
+            ended.text(),
+            "That does not confirm wipe_cache: a confirmation is yes and the word, with little \
+             else. Nothing ran; ask again for a new word."
+        );
+        // A Russian question, answered as a recogniser writes it.
+        let text = turns
+            .turn_spoken("Wipe cache пожалуйста.", "kitchen")
+            .await
+            .text();
+        let word = word_of(text);
+        let ran = turns.turn_spoken(&format!("Да, {word}!"), "kitchen").await;
+        assert!(
+            ran.text().starts_with("wipe_cache выполнено"),
+            "{}",
+            ran.text()
+        );
+        assert_eq!(
+            store.acts_log(10).await.unwrap().len(),
+            1,
+            "one run, the right word's"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_question_too_long_to_speak_needs_the_screen_and_nothing_waits() {
+        let (_dir, store, turns) = setup(vec![act(
+            "wipe_cache",
+            &["rm", "-f", "/nonexistent/x"],
+            false,
+        )])
+        .await;
+        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
+        let long = "x".repeat(voice::MAX_SPOKEN_VALUE + 1);
+        let asked = turns
+            .turn_spoken(&format!("wipe cache {long}"), "kitchen")
+            .await;
+        assert_eq!(
+            asked.text(),
+            format!(
+                "This one needs the screen: what you said is {} characters long, more than a \
+                 voice reads ({}). Nothing is waiting; type it with maven say.",
+                voice::MAX_SPOKEN_VALUE + 1,
+                voice::MAX_SPOKEN_VALUE
+            )
+        );
+        assert!(asked.pending.is_none());
+        // Nothing waits: a yes with any word has nothing to confirm.
+        let after = turns.turn_spoken("yes", "kitchen").await;
+        assert_eq!(after.text(), "There is nothing to confirm.");
+        // Typed, the same act asks and shows every character, invisible ones counted.
+        let typed = turns.turn("wipe_cache now\u{200b}\u{e0041}").await.text();
+        assert!(
+            typed.contains("Its arguments hold 2 invisible characters, each shown as \\u{…}."),
+            "{typed}"
+        );
+        assert!(store.acts_log(10).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
     async fn a_spoken_yes_runs_a_write_only_with_the_questions_word_in_its_conversation() {
         let (_dir, store, turns) = setup(vec![act(
             "wipe_cache",
@@ -1315,11 +1537,19 @@ mod tests {
         let asked = turns.turn_spoken("Wipe cache now.", "kitchen").await;
         let text = asked.text();
         let word = text
-            .strip_prefix("About to run wipe_cache with \"now\". To run it, say: yes, ")
+            .strip_prefix("About to run wipe_cache\nwith now.\nTo run it, say: yes, ")
             .and_then(|w| w.strip_suffix('.'))
             .unwrap_or_else(|| panic!("{text}"))
             .to_owned();
-        assert!(voice::WORDS_EN.contains(&word.as_str()), "{word}");
+        assert!(
+            voice::hear(&format!("yes {word}"), &word) == voice::Heard::Confirmed,
+            "{word}"
+        );
+        // Heard, every argument is read as written.
+        assert_eq!(
+            render::speech(&asked),
+            format!("About to run wipe cache with now. To run it, say: yes, {word}.")
+        );
         // A bare yes — a television, a recording — hears the question again.
         let again = turns.turn_spoken("Yes.", "kitchen").await;
         assert_eq!(

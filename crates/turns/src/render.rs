@@ -24,7 +24,7 @@ pub fn text(a: &Answer) -> String {
     let mut out: Vec<String> = Vec::with_capacity(a.parts.len());
     for p in &a.parts {
         out.push(match p {
-            Part::Maven { text } => text.clone(),
+            Part::Maven { text } | Part::Exact { text } => text.clone(),
             Part::Output { text, .. } => text.clone(),
             Part::Question { server, text } => quoted(server, text),
             Part::List { items } => list(items),
@@ -80,6 +80,7 @@ pub fn speech(a: &Answer) -> String {
     for p in &a.parts {
         match p {
             Part::Maven { text } => out.push(spoken_text(text, ru)),
+            Part::Exact { text } => out.push(shown::line(text).into_owned()),
             Part::Output { server, text } => {
                 let who = match (server, ru) {
                     (Some(s), false) => format!("{} says:", shown::line(s)),

@@ -10,17 +10,42 @@
   const csrf = csrfMeta ? csrfMeta.getAttribute("content") : "";
 
   // One line of outside text as the server renders it (shown::line in Rust): C0 controls (tab
-  // excepted), DEL, C1 controls and the bidirectional embeddings, overrides and isolates
-  // (U+202A-U+202E, U+2066-U+2069) as visible escapes (\e, \r, \0, \u{202e}), a newline as ⏎.
+  // excepted), DEL, C1 controls, and every character that renders as nothing or changes how
+  // others render (format characters, default-ignorables such as tag characters, zero-width
+  // characters, Hangul fillers and variation selectors, the line and paragraph separators) as
+  // visible escapes (\e, \r, \0, \u{202e}, \u{e0041}), a newline as ⏎. A selector or a
+  // zero-width joiner inside an emoji sequence is kept, as in Rust.
+  const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u;
+  function pictograph(c) {
+    return c === 0xa9 || c === 0xae || c === 0x203c || c === 0x2049 || c === 0x2122 ||
+      c === 0x2139 || (c >= 0x2190 && c <= 0x21ff) || (c >= 0x2300 && c <= 0x23ff) ||
+      c === 0x24c2 || (c >= 0x25a0 && c <= 0x27bf) || (c >= 0x2934 && c <= 0x2935) ||
+      (c >= 0x2b00 && c <= 0x2bff) || c === 0x3030 || c === 0x303d || c === 0x3297 ||
+      c === 0x3299 || (c >= 0x1f000 && c <= 0x1faff);
+  }
+  function inEmoji(cps, i) {
+    const c = cps[i], prev = cps[i - 1];
+    if (c === 0xfe0e || c === 0xfe0f) {
+      if (prev !== undefined && pictograph(prev)) return true;
+      const keycap = prev !== undefined && ((prev >= 0x30 && prev <= 0x39) || prev === 0x23 || prev === 0x2a);
+      return keycap && cps[i + 1] === 0x20e3;
+    }
+    if (c === 0x200d) {
+      const before = prev === 0xfe0f ? cps[i - 2] : prev;
+      return before !== undefined && pictograph(before) && cps[i + 1] !== undefined && pictograph(cps[i + 1]);
+    }
+    return false;
+  }
   function shown(s) {
+    const cps = Array.from(String(s), (ch) => ch.codePointAt(0));
     let out = "";
-    for (const ch of String(s)) {
-      const c = ch.codePointAt(0);
+    for (let i = 0; i < cps.length; i++) {
+      const c = cps[i];
+      const ch = String.fromCodePoint(c);
       const hazard =
         (c <= 0x1f && c !== 0x09) ||
         (c >= 0x7f && c <= 0x9f) ||
-        (c >= 0x202a && c <= 0x202e) ||
-        (c >= 0x2066 && c <= 0x2069);
+        (c > 0x7f && INVISIBLE.test(ch) && !inEmoji(cps, i));
       if (!hazard) out += ch;
       else if (c === 0x0a) out += "\u23ce";
       else if (c === 0x1b) out += "\\e";
