@@ -6,7 +6,10 @@
 //! Who may connect is decided at accept, before a byte is read: on the loopback only the
 //! owner's own processes (the page's peer check, by the socket's uid); elsewhere only the
 //! addresses in `voice.peers` (the configuration refuses a non-loopback `listen` without
-//! them). Every voice turn is logged with its peer. A conversation is the Wyoming context's
+//! them); and never a process the daemon started or one of its descendants, sandboxed or not
+//! (the processes holding the peer's socket, found by its inode, judged as IPC judges its
+//! peers: `ipc::peer`), so no server can say a write and then its yes. Every voice turn is
+//! logged with its peer. A conversation is the Wyoming context's
 //! `conversation_id`, else the connection.
 
 use std::net::{IpAddr, SocketAddr};
@@ -42,22 +45,39 @@ impl Gate {
         }
     }
 
-    /// Whether the connection `local` ← `peer` may be served, and if not, why.
-    fn admits(&self, local: SocketAddr, peer: SocketAddr) -> Result<(), String> {
+    /// Whether the connection `local` ← `peer` may be served, and if not, why. Decided before
+    /// a byte is read: the owner's uid on the loopback, `voice.peers` elsewhere, and in both
+    /// never a process the daemon started or one of its descendants (a server, sandboxed or
+    /// not, would otherwise say a write and then its yes).
+    pub(crate) fn admits(&self, local: SocketAddr, peer: SocketAddr) -> Result<(), String> {
+        let socket = crate::web::peer_socket(local, peer);
         match self {
-            Gate::Owner(owner) => match crate::web::peer_uid(local, peer) {
-                Some(uid) if uid == *owner => Ok(()),
-                Some(uid) => Err(format!("uid {uid} is not the owner's ({owner})")),
-                None => Err("its uid cannot be known".to_owned()),
+            Gate::Owner(owner) => match socket {
+                Some(s) if s.uid == *owner => {}
+                Some(s) => return Err(format!("uid {} is not the owner's ({owner})", s.uid)),
+                None => return Err("its uid cannot be known".to_owned()),
             },
             Gate::Peers(peers) => {
-                if peers.contains(&peer.ip()) {
-                    Ok(())
-                } else {
-                    Err(format!("{} is not in voice.peers", peer.ip()))
+                if !peers.contains(&peer.ip()) {
+                    return Err(format!("{} is not in voice.peers", peer.ip()));
+                }
+                // A peer on another machine has no socket here; one on this machine does, and
+                // is judged as on the loopback.
+                if socket.is_none() {
+                    return Ok(());
                 }
             }
         }
+        let Some(s) = socket else {
+            return Err("its uid cannot be known".to_owned());
+        };
+        crate::ipc::peer::admit_socket(s.inode).map_err(|r| {
+            let mut why = format!("pid {}: {}", r.pid, r.reason);
+            if let Some(child) = r.child {
+                why.push_str(&format!(" (through the daemon's child {child})"));
+            }
+            why
+        })
     }
 }
 

@@ -55,6 +55,55 @@ pub(crate) fn admit(stream: &tokio::net::UnixStream) -> Result<(), Refusal> {
     }
 }
 
+/// The most processes [`holders`] looks at, and the most descriptors of one.
+const MAX_PROCESSES: usize = 65_536;
+const MAX_FDS: usize = 65_536;
+
+/// The processes that hold the socket `inode` (a descriptor linking to `socket:[INODE]`):
+/// those this daemon can see and read the descriptors of (its own uid's, and its sandboxes').
+pub(crate) fn holders(inode: u32) -> Vec<u32> {
+    let want = format!("socket:[{inode}]");
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in procs.flatten().take(MAX_PROCESSES) {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        if fds.flatten().take(MAX_FDS).any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == want.as_str())
+        }) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Checks the processes holding the peer's socket `inode`: `Ok` when at least one is found
+/// and none descends from this daemon or lives in another user namespace (X-3, V-7: a
+/// server, sandboxed or not, never speaks to a door that acts for the owner). A socket no
+/// process can be found holding is refused (fail closed).
+pub(crate) fn admit_socket(inode: u32) -> Result<(), Refusal> {
+    let daemon = std::process::id();
+    let found = holders(inode);
+    if found.is_empty() {
+        return Err(Refusal {
+            pid: 0,
+            child: None,
+            group: None,
+            reason: "no process can be found holding its socket",
+        });
+    }
+    for pid in found {
+        check(pid, daemon)?;
+    }
+    Ok(())
+}
+
 /// `Ok` when `pid` does not descend from `daemon` and shares its user namespace.
 pub(crate) fn check(pid: u32, daemon: u32) -> Result<(), Refusal> {
     let mut r = Refusal {
@@ -203,6 +252,45 @@ mod tests {
         );
         assert_eq!(parse_stat(b"42 (x"), None);
         assert_eq!(parse_stat(b""), None);
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a loopback listener of this test's own"
+    )]
+    fn a_socket_held_by_a_child_is_refused_and_ones_own_admitted() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        // A child of this process (the daemon, here) connects and holds its socket.
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                &format!(
+                    "import socket,time; s=socket.create_connection(('127.0.0.1',{port})); time.sleep(10)"
+                ),
+            ])
+            .spawn()
+            .unwrap();
+        let (s, peer) = l.accept().unwrap();
+        let sock = crate::web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
+        assert_eq!(holders(sock.inode), vec![child.id()]);
+        let r = admit_socket(sock.inode).unwrap_err();
+        assert_eq!(r.reason, "it descends from the daemon");
+        assert_eq!(r.child, Some(child.id()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // This process's own connection is admitted.
+        let c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (s, peer) = l.accept().unwrap();
+        assert_eq!(peer, c.local_addr().unwrap());
+        let sock = crate::web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
+        assert_eq!(admit_socket(sock.inode), Ok(()));
+        // A socket nobody holds is refused.
+        assert_eq!(
+            admit_socket(u32::MAX).unwrap_err().reason,
+            "no process can be found holding its socket"
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ mod oauth;
 mod once;
 mod pages;
 mod peer;
-pub(crate) use peer::{owner_uid, peer_uid};
+pub(crate) use peer::{owner_uid, peer_socket};
 mod session;
 
 use crate::web::error::Code;

@@ -87,6 +87,19 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 /// The uid of the kernel's answer `reply`; `None` for an error (no such socket), a socket of
 /// no process (inode 0), or an answer too short to hold one.
 fn uid_of_reply(reply: &[u8]) -> Option<u32> {
+    socket_of_reply(reply).map(|s| s.uid)
+}
+
+/// The peer's socket as the kernel knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PeerSocket {
+    /// The uid of the process that made it.
+    pub(crate) uid: u32,
+    /// Its inode: what `/proc/PID/fd` of every process holding it links to (`socket:[N]`).
+    pub(crate) inode: u32,
+}
+
+fn socket_of_reply(reply: &[u8]) -> Option<PeerSocket> {
     let kind = u16::from_ne_bytes(reply.get(4..6)?.try_into().ok()?);
     if kind == NLMSG_ERROR || kind != SOCK_DIAG_BY_FAMILY {
         return None;
@@ -94,12 +107,19 @@ fn uid_of_reply(reply: &[u8]) -> Option<u32> {
     let msg = reply.get(NLMSG_HDR..)?;
     let uid = u32_at(msg, MSG_UID)?;
     let inode = u32_at(msg, MSG_INODE)?;
-    (inode != 0).then_some(uid)
+    (inode != 0).then_some(PeerSocket { uid, inode })
 }
 
 /// The uid of the process at the other end of the loopback connection `local` ← `peer`;
 /// `None` when the kernel knows no such socket (it went away) or cannot be asked.
 pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
+    peer_socket(local, peer).map(|s| s.uid)
+}
+
+/// The socket at the other end of the connection `local` ← `peer` on this machine (its uid
+/// and inode); `None` when the kernel knows no such socket (it went away, or the peer is on
+/// another machine) or cannot be asked.
+pub(crate) fn peer_socket(local: SocketAddr, peer: SocketAddr) -> Option<PeerSocket> {
     #[expect(
         clippy::disallowed_methods,
         reason = "the page's peer check asks the kernel (sock_diag) who is at the other end: it reaches nothing"
@@ -116,7 +136,7 @@ pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
     // The kernel answers within the send: the reply is queued when it returns.
     let mut buf = [0u8; 512];
     let (got, _) = rustix::net::recv(&fd, &mut buf, RecvFlags::DONTWAIT).ok()?;
-    uid_of_reply(buf.get(..got)?)
+    socket_of_reply(buf.get(..got)?)
 }
 
 /// How often at most the log says that connections of other users were refused.

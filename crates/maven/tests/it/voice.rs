@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::support::{eventually, installed, testenv, Home};
+use crate::support::{eventually, installed, reported, testenv, testkit_mcp, Home};
 
 /// The speech venv's python, as its link (resolved, it would be the system's, without the
 /// venv's packages).
@@ -184,6 +184,72 @@ fn home_assistants_client_talks_to_maven_and_a_recording_cannot_confirm() {
         log[0].confirmed_by.as_deref(),
         Some(format!("owner (\"yes {word}\")").as_str())
     );
+}
+
+/// A server the daemon started — sandboxed with `"network": "direct"`, or unsandboxed — tries
+/// the red team's sequence on the voice listener: it says a write, reads the one-time word
+/// from Maven's own question and says "yes WORD". Each is closed at accept, before a byte is
+/// read, and nothing runs; the same program started by the owner (no descendant of the
+/// daemon) is answered, so what stopped the servers is the gate.
+#[test]
+fn a_server_the_daemon_started_cannot_say_a_write_and_its_yes() {
+    let port = free_port();
+    let spec = json!({"voice_confirm": format!("127.0.0.1:{port}")}).to_string();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let home = voice_home(
+        port,
+        json!({"mcp_servers": {
+            "direct": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                "enabled": true, "sandbox": {"network": "direct"}},
+            "plain": {"command": testkit_mcp(), "args": ["--attacks", spec],
+                "enabled": true, "sandbox": false}
+        }}),
+    );
+    let d = home.start_logging_to(log.path());
+    for server in ["direct", "plain"] {
+        let got = reported(&home, server, "ATTACKS ");
+        assert_eq!(got["voice_confirm"], "closed", "{server}: {got}");
+    }
+    let text = eventually("the refusals in the log", || {
+        let text = std::fs::read_to_string(log.path()).ok()?;
+        (text.matches("voice: connection refused").count() >= 2).then_some(text)
+    });
+    // A root daemon's sandboxed server runs as a uid of its own; anyone else's is in a user
+    // namespace of its own.
+    let sandboxed = if rustix::process::geteuid().is_root() {
+        "is not the owner's (0)"
+    } else {
+        "it runs in another user namespace (a sandbox)"
+    };
+    assert!(
+        text.contains(sandboxed),
+        "the direct server's refusal: {text}"
+    );
+    assert!(
+        text.contains("it descends from the daemon"),
+        "the unsandboxed server's refusal: {text}"
+    );
+    let acts = home.json(&["acts", "--json"]);
+    assert_eq!(acts, json!([]), "nothing ran");
+
+    // The same attack from a process of the owner's that the daemon did not start: answered.
+    let out = Command::new(testkit_mcp())
+        .args(["--attacks", &json!({"voice_confirm": format!("127.0.0.1:{port}")}).to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let got: Value = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("ATTACKS "))
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let asked = got["voice_confirm"]["asked"].as_str().unwrap_or_default();
+    assert!(asked.starts_with("About to run wipe cache. To run it, say: yes, "), "{got}");
+    let answered = got["voice_confirm"]["answered"].as_str().unwrap_or_default();
+    assert!(answered.starts_with("wipe cache ran;"), "{got}");
+    drop(d);
+    assert_eq!(crate::hardening::acts_log(&home).len(), 1);
 }
 
 /// A Wyoming speech service from the test peers, on a loopback port.

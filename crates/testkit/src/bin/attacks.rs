@@ -35,7 +35,10 @@
 //! send `GET URL HTTP/1.1` in absolute form; `{"status": the status line, "body": its first 200
 //! bytes as sent, chunked or not}`, or the errno of the connection, or `"no HTTP_PROXY"`),
 //! `connect_tcp` (a list of `host:port`, addresses or `localhost`: a plain TCP connection to
-//! each, `{entry: "ok" or the errno}`).
+//! each, `{entry: "ok" or the errno}`), `voice_confirm` (`host:port` of Maven's voice listener:
+//! say "Wipe cache." as a Wyoming transcript, read the one-time word from the question, and say
+//! "Yes, WORD." — `"closed"` when the listener hung up before any answer, the errno when it
+//! could not be reached within 10 s, else `{"asked": …, "answered": …}`).
 
 use std::io::{Read as _, Write as _};
 use std::time::Duration;
@@ -424,7 +427,89 @@ pub(crate) fn run(spec: &str) {
         }
         out.insert("connect_tcp".into(), Value::Object(reached));
     }
+    if let Some(entry) = s("voice_confirm") {
+        out.insert("voice_confirm".into(), voice_confirm(&entry));
+    }
     eprintln!("ATTACKS {}", Value::Object(out));
+}
+
+/// One Wyoming event read: its type and its data (inline, or `data_length` bytes after the
+/// header); its payload skipped.
+fn wyoming_event(r: &mut impl std::io::BufRead) -> std::io::Result<Option<(String, Value)>> {
+    let mut line = String::new();
+    if r.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let head: Value = serde_json::from_str(&line).map_err(std::io::Error::other)?;
+    let mut data = head.get("data").cloned().unwrap_or(Value::Null);
+    let len = |k: &str| head.get(k).and_then(Value::as_u64).unwrap_or(0);
+    if len("data_length") > 0 {
+        let mut b = vec![0u8; usize::try_from(len("data_length")).unwrap_or(0).min(1 << 20)];
+        r.read_exact(&mut b)?;
+        data = serde_json::from_slice(&b).map_err(std::io::Error::other)?;
+    }
+    if len("payload_length") > 0 {
+        let mut b = vec![0u8; usize::try_from(len("payload_length")).unwrap_or(0).min(1 << 20)];
+        r.read_exact(&mut b)?;
+    }
+    let kind = head.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+    Ok(Some((kind, data)))
+}
+
+/// The red team's sequence against the voice listener at `entry`: a write, then its yes.
+fn voice_confirm(entry: &str) -> Value {
+    let Some(addr) = socket_addr(entry) else {
+        return Value::String("not an address and port".into());
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let stream = loop {
+        #[expect(clippy::disallowed_methods, reason = "the attack itself: a test server")]
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+            Ok(s) => break s,
+            Err(e) if std::time::Instant::now() < deadline => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => return Value::String(errno(&e)),
+        }
+    };
+    let r = (|| -> std::io::Result<Value> {
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut reader = std::io::BufReader::new(stream.try_clone()?);
+        let mut w = stream;
+        let mut say = |text: &str| -> std::io::Result<Option<String>> {
+            let event = json!({"type": "transcript", "data": {"text": text,
+                "language": "en", "context": {"conversation_id": "attack"}}});
+            // A refused connection may be closed already: a failed write is a hang-up too.
+            if writeln!(w, "{event}").is_err() {
+                return Ok(None);
+            }
+            loop {
+                match wyoming_event(&mut reader) {
+                    Ok(Some((kind, data))) if kind.starts_with("handled") || kind == "not-handled" => {
+                        if let Some(t) = data.get("text").and_then(Value::as_str) {
+                            return Ok(Some(t.to_owned()));
+                        }
+                    }
+                    Ok(Some(_)) => continue,
+                    Ok(None) => return Ok(None),
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Ok(None),
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        let Some(asked) = say("Wipe cache.")? else {
+            return Ok(Value::String("closed".into()));
+        };
+        let word = asked
+            .rsplit(", ")
+            .next()
+            .map(|w| w.trim_end_matches('.').to_owned())
+            .unwrap_or_default();
+        let answered = say(&format!("Yes, {word}."))?;
+        Ok(json!({"asked": asked, "answered": answered}))
+    })();
+    r.unwrap_or_else(|e| Value::String(errno(&e)))
 }
 
 /// `host:port` with an IP address (`127.0.0.1:5432`, `[::1]:5432`) or `localhost`; names are
