@@ -104,7 +104,15 @@ impl Policy {
             .iter()
             .map(|p| Grant::new(p.clone(), Why::Granted))
             .collect();
-        let mut line = trust_line(&read, &self.write, &[], &self.network, None);
+        let owner_home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut line = trust_line(
+            &read,
+            &self.write,
+            &[],
+            &self.network,
+            None,
+            owner_home.as_deref(),
+        );
         if let Some(rest) = line.strip_prefix("sandboxed local process: reads none of your files") {
             line = format!("sandboxed local process: reads only its program's directories{rest}");
         } else {
@@ -218,12 +226,15 @@ pub const CREDENTIALS: &[&str] = &[
 /// created nor bound), so the server gets nothing there.
 const ABSENT: &str = "granted, absent: left out";
 
+/// The trust line. `home` shortens paths to `~/…` when given; `code_home` is the home whose
+/// shared code a write is judged against (the owner's, even where paths are shown whole).
 fn trust_line(
     read: &[Grant],
     write: &[PathBuf],
     absent: &[PathBuf],
     network: &Network,
     home: Option<&Path>,
+    code_home: Option<&Path>,
 ) -> String {
     let reads = if read.is_empty() {
         "reads none of your files".to_owned()
@@ -254,6 +265,22 @@ fn trust_line(
                     "granted"
                 };
                 format!("{} ({why})", shown(p, home))
+            })
+            .collect();
+        format!("writes {}", list.join(", "))
+    } else if write
+        .iter()
+        .any(|p| crate::shared::shared_code(p, code_home, None).is_some())
+    {
+        // A write the block opted into where other programs run code is said in words.
+        let list: Vec<String> = write
+            .iter()
+            .map(|p| match crate::shared::shared_code(p, code_home, None) {
+                Some(_) => format!(
+                    "{} (granted: where other programs run code)",
+                    shown(p, home)
+                ),
+                None => format!("{} (granted)", shown(p, home)),
             })
             .collect();
         format!("writes {}", list.join(", "))
@@ -577,6 +604,7 @@ impl Plan {
             &self.owner_write,
             &self.absent,
             &self.network,
+            self.owner_home.as_deref(),
             self.owner_home.as_deref(),
         )
     }

@@ -1,15 +1,18 @@
-//! What a server may never be granted to write, however the block asks: a directory other
-//! programs load code from (a package manager's cache, a `bin` directory, a directory on
-//! `PATH`, the shell's start-up files), where a server could plant code the owner later runs
-//! outside any sandbox; and the server's own program or script, which a compromised run
-//! could rewrite to persist.
+//! What a server may never be granted to write, however the block asks: a place other
+//! programs load code or commands from (a package manager's cache or settings, a `bin`
+//! directory, a directory on `PATH`, every shell's start-up files, git's, SSH's and the
+//! editors' settings, the owner's services and autostart entries, the credentials helpers of
+//! the cloud tools), where a server could plant code the owner later runs outside any
+//! sandbox; and the server's own program or script, which a compromised run could rewrite to
+//! persist. Such a write is refused unless the block sets `"allow_shared_code": true`, and the
+//! trust line then says it in words ("writes ~/.ssh (granted: where other programs run code)").
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-/// Below the owner's home: caches, prefixes and files other programs run code from. A `write`
-/// that covers one of these (or lies inside one) is refused unless the block sets
-/// `"allow_shared_code": true`.
+/// Below the owner's home: caches, prefixes, settings and files other programs run code from
+/// (each tested below). A `write` that covers one of these (or lies inside one) is refused
+/// unless the block sets `"allow_shared_code": true`.
 pub const SHARED_CODE: &[(&str, &str)] = &[
     (".npm", "npm's cache (npx runs packages from it)"),
     (".cache/uv", "uv's cache (uvx runs packages from it)"),
@@ -30,14 +33,80 @@ pub const SHARED_CODE: &[(&str, &str)] = &[
     ("go/pkg", "Go's module cache"),
     (".cache/yarn", "Yarn's cache"),
     (".local/share/pnpm", "pnpm's store"),
+    (
+        ".ssh",
+        "SSH's keys and settings (authorized_keys, config: commands run on log-in)",
+    ),
+    (".gnupg", "GnuPG's keys and settings"),
+    (
+        ".gitconfig",
+        "git's settings (core.fsmonitor, aliases and hooks run commands)",
+    ),
+    (
+        ".config/git",
+        "git's settings (core.fsmonitor, aliases and hooks run commands)",
+    ),
     (".bashrc", "the shell's start-up file"),
     (".bash_profile", "the shell's start-up file"),
+    (".bash_login", "the shell's start-up file"),
+    (".bash_logout", "the shell's start-up file"),
     (".profile", "the shell's start-up file"),
     (".zshrc", "the shell's start-up file"),
+    (".zshenv", "the shell's start-up file"),
     (".zprofile", "the shell's start-up file"),
+    (".zlogin", "the shell's start-up file"),
+    (".zlogout", "the shell's start-up file"),
+    (".config/zsh", "zsh's start-up files"),
+    (".kshrc", "the shell's start-up file"),
+    (".mkshrc", "the shell's start-up file"),
+    (".cshrc", "the shell's start-up file"),
+    (".tcshrc", "the shell's start-up file"),
+    (".login", "the shell's start-up file"),
+    (".xprofile", "the session's start-up file"),
+    (".xinitrc", "the session's start-up file"),
+    (".xsession", "the session's start-up file"),
+    (".xsessionrc", "the session's start-up file"),
+    (".pam_environment", "the session's environment"),
     (".config/fish", "fish's start-up files"),
+    (".config/nushell", "nushell's start-up files"),
     (".config/autostart", "programs started at log-in"),
     (".config/systemd", "the owner's services"),
+    (".local/share/systemd", "the owner's services"),
+    (".config/environment.d", "the session's environment"),
+    (".local/share/applications", "programs the desktop starts"),
+    (".vimrc", "vim's settings, which run commands"),
+    (".vim", "vim's settings and plugins"),
+    (".gvimrc", "vim's settings, which run commands"),
+    (".exrc", "vi's settings, which run commands"),
+    (".config/nvim", "Neovim's settings and plugins"),
+    (".local/share/nvim", "Neovim's plugins"),
+    (".emacs", "Emacs's settings, which run code"),
+    (".emacs.d", "Emacs's settings and packages"),
+    (".config/emacs", "Emacs's settings and packages"),
+    (".vscode", "VS Code's extensions"),
+    (".config/Code", "VS Code's settings and tasks"),
+    (".config/helix", "Helix's settings"),
+    (
+        ".kube",
+        "Kubernetes' credentials and settings (exec plugins run commands)",
+    ),
+    (
+        ".aws",
+        "AWS's credentials and settings (credential_process runs commands)",
+    ),
+    (
+        ".docker",
+        "Docker's credentials and settings (credential helpers run commands)",
+    ),
+    (".netrc", "passwords other programs send"),
+    (".npmrc", "npm's settings (scripts and registries)"),
+    (".yarnrc", "Yarn's settings"),
+    (".yarnrc.yml", "Yarn's settings"),
+    (".pypirc", "PyPI's credentials"),
+    (".config/pip", "pip's settings (where packages come from)"),
+    (".pip", "pip's settings (where packages come from)"),
+    (".gemrc", "RubyGems' settings"),
+    (".config/containers", "the container tools' settings"),
 ];
 
 /// Outside the home: the system's own code.
@@ -171,6 +240,55 @@ mod tests {
             shared("/home/me/.npmrc-notes").is_none(),
             "a sibling with a longer name is not inside"
         );
+    }
+
+    /// Every place the owner's other programs run code or commands from is shared code: a
+    /// write there (or over its directory) is never granted implicitly.
+    #[test]
+    fn every_place_other_programs_run_code_from_is_covered() {
+        let home = Path::new("/home/me");
+        for rel in [
+            ".ssh",
+            ".ssh/authorized_keys",
+            ".gnupg",
+            ".gitconfig",
+            ".config/git",
+            ".config/git/config",
+            ".bashrc",
+            ".bash_profile",
+            ".bash_login",
+            ".profile",
+            ".zshrc",
+            ".zshenv",
+            ".zprofile",
+            ".zlogin",
+            ".config/fish/config.fish",
+            ".config/autostart/x.desktop",
+            ".config/systemd/user/x.service",
+            ".config/environment.d/x.conf",
+            ".local/share/applications/x.desktop",
+            ".vimrc",
+            ".config/nvim/init.lua",
+            ".emacs.d/init.el",
+            ".vscode/extensions",
+            ".kube/config",
+            ".aws/config",
+            ".docker/config.json",
+            ".netrc",
+            ".npmrc",
+            ".pypirc",
+            ".config/pip/pip.conf",
+            ".cargo/config.toml",
+        ] {
+            let p = home.join(rel);
+            assert!(
+                shared_code(&p, Some(home), None).is_some(),
+                "{rel} must be shared code"
+            );
+        }
+        // ~/.config itself covers some of them: never implicitly writable either.
+        assert!(shared_code(&home.join(".config"), Some(home), None).is_some());
+        assert!(shared_code(&home.join(".config/maven-notes"), Some(home), None).is_none());
     }
 
     #[test]

@@ -165,6 +165,17 @@ fn sandbox_for(
                 continue;
             }
             match grant {
+                EnvGrant::Write(_) if own.iter().any(|o| o.starts_with(&p)) => {
+                    let program = own
+                        .iter()
+                        .find(|o| o.starts_with(&p))
+                        .map(|o| o.display().to_string())
+                        .unwrap_or_default();
+                    notes.push(format!(
+                        "{name}: reads {shown} (named in env.{key}); not writable: it holds its own program {program}, which a server must never rewrite. To let it write {value}, create that file first (touch {value}) and import again: an existing file is granted by itself"
+                    ));
+                    read.push(shown);
+                }
                 EnvGrant::Write(why) => {
                     notes.push(format!(
                         "{name}: writes {shown} ({why}, named in env.{key})"
@@ -464,7 +475,13 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
             }
         }
         block.enabled = Some(false);
-        out.insert(name, block);
+        match valid_alone(&name, block) {
+            Ok((block, note)) => {
+                notes.extend(note);
+                out.insert(name, block);
+            }
+            Err(why) => notes.push(why),
+        }
     }
     Ok(Imported {
         block: ConfigFile {
@@ -473,6 +490,51 @@ fn convert_with_home(input: &Value, home: Option<&std::path::Path>) -> Result<Im
         },
         notes,
     })
+}
+
+/// Why `block`, alone in a configuration, does not validate; `None` when it does.
+fn invalid(name: &str, block: &McpBlock) -> Option<String> {
+    let mut one = BTreeMap::new();
+    one.insert(name.to_owned(), block.clone());
+    let file = ConfigFile {
+        mcp_servers: one,
+        rest: Map::new(),
+    };
+    Config::parse("(imported)", file.to_text().as_bytes(), &|_| None)
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// `block` as it is when it validates alone; else with its write grants made read-only (and a
+/// note why); else an error note that skips it. A converted block never goes into the file
+/// unless it validates, and one server that cannot be converted never keeps the others out.
+fn valid_alone(name: &str, mut block: McpBlock) -> Result<(McpBlock, Option<String>), String> {
+    let Some(why) = invalid(name, &block) else {
+        return Ok((block, None));
+    };
+    let why = why.replace('\n', "; ");
+    if let Some(SandboxBlock::Policy(p)) = block.sandbox.as_mut() {
+        if !p.write.is_empty() {
+            let moved = std::mem::take(&mut p.write);
+            for w in &moved {
+                if !p.read.contains(w) {
+                    p.read.push(w.clone());
+                }
+            }
+            if invalid(name, &block).is_none() {
+                return Ok((
+                    block,
+                    Some(format!(
+                        "{name}: reads {} only: as a write grant its block does not validate ({why})",
+                        moved.join(", ")
+                    )),
+                ));
+            }
+        }
+    }
+    Err(format!(
+        "{name}: skipped: its converted block does not validate: {why}"
+    ))
 }
 
 /// Where `--write` merges the converted blocks.

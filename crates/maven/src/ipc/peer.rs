@@ -68,15 +68,21 @@ pub(crate) fn holders(inode: u32) -> Vec<u32> {
         return out;
     };
     for entry in procs.flatten().take(MAX_PROCESSES) {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
             continue;
         };
-        if fds.flatten().take(MAX_FDS).any(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == want.as_str())
-        }) {
+        if fds
+            .flatten()
+            .take(MAX_FDS)
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == want.as_str()))
+        {
             out.push(pid);
         }
     }

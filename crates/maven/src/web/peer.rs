@@ -84,12 +84,6 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_ne_bytes(w))
 }
 
-/// The uid of the kernel's answer `reply`; `None` for an error (no such socket), a socket of
-/// no process (inode 0), or an answer too short to hold one.
-fn uid_of_reply(reply: &[u8]) -> Option<u32> {
-    socket_of_reply(reply).map(|s| s.uid)
-}
-
 /// The peer's socket as the kernel knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PeerSocket {
@@ -99,6 +93,8 @@ pub(crate) struct PeerSocket {
     pub(crate) inode: u32,
 }
 
+/// The socket of the kernel's answer `reply`; `None` for an error (no such socket), a socket
+/// of no process (inode 0), or an answer too short to hold one.
 fn socket_of_reply(reply: &[u8]) -> Option<PeerSocket> {
     let kind = u16::from_ne_bytes(reply.get(4..6)?.try_into().ok()?);
     if kind == NLMSG_ERROR || kind != SOCK_DIAG_BY_FAMILY {
@@ -182,6 +178,10 @@ impl Refusals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn uid_of_reply(reply: &[u8]) -> Option<u32> {
+        socket_of_reply(reply).map(|s| s.uid)
+    }
 
     #[test]
     fn the_request_names_the_socket_and_the_reply_gives_its_uid() {

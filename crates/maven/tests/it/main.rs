@@ -27,6 +27,7 @@ mod readme_demo;
 mod reload;
 mod sandboxing;
 mod service;
+mod shared_code;
 mod soak;
 mod turns;
 mod untrusted_text;

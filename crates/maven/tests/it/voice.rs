@@ -234,7 +234,10 @@ fn a_server_the_daemon_started_cannot_say_a_write_and_its_yes() {
 
     // The same attack from a process of the owner's that the daemon did not start: answered.
     let out = Command::new(testkit_mcp())
-        .args(["--attacks", &json!({"voice_confirm": format!("127.0.0.1:{port}")}).to_string()])
+        .args([
+            "--attacks",
+            &json!({"voice_confirm": format!("127.0.0.1:{port}")}).to_string(),
+        ])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -245,8 +248,13 @@ fn a_server_the_daemon_started_cannot_say_a_write_and_its_yes() {
         .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or_else(|| panic!("{stderr}"));
     let asked = got["voice_confirm"]["asked"].as_str().unwrap_or_default();
-    assert!(asked.starts_with("About to run wipe cache. To run it, say: yes, "), "{got}");
-    let answered = got["voice_confirm"]["answered"].as_str().unwrap_or_default();
+    assert!(
+        asked.starts_with("About to run wipe cache. To run it, say: yes, "),
+        "{got}"
+    );
+    let answered = got["voice_confirm"]["answered"]
+        .as_str()
+        .unwrap_or_default();
     assert!(answered.starts_with("wipe cache ran;"), "{got}");
     drop(d);
     assert_eq!(crate::hardening::acts_log(&home).len(), 1);

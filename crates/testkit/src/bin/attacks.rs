@@ -35,7 +35,8 @@
 //! send `GET URL HTTP/1.1` in absolute form; `{"status": the status line, "body": its first 200
 //! bytes as sent, chunked or not}`, or the errno of the connection, or `"no HTTP_PROXY"`),
 //! `connect_tcp` (a list of `host:port`, addresses or `localhost`: a plain TCP connection to
-//! each, `{entry: "ok" or the errno}`), `voice_confirm` (`host:port` of Maven's voice listener:
+//! each, `{entry: "ok" or the errno}`), `append` (`{path: text}`: append each text to its file,
+//! made if missing, reported as `append PATH`), `voice_confirm` (`host:port` of Maven's voice listener:
 //! say "Wipe cache." as a Wyoming transcript, read the one-time word from the question, and say
 //! "Yes, WORD." — `"closed"` when the listener hung up before any answer, the errno when it
 //! could not be reached within 10 s, else `{"asked": …, "answered": …}`).
@@ -427,6 +428,16 @@ pub(crate) fn run(spec: &str) {
         }
         out.insert("connect_tcp".into(), Value::Object(reached));
     }
+    if let Some(files) = spec.get("append").and_then(Value::as_object) {
+        for (path, text) in files {
+            let r = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(text.as_str().unwrap_or_default().as_bytes()));
+            out.insert(format!("append {path}"), outcome(r));
+        }
+    }
     if let Some(entry) = s("voice_confirm") {
         out.insert("voice_confirm".into(), voice_confirm(&entry));
     }
@@ -444,15 +455,29 @@ fn wyoming_event(r: &mut impl std::io::BufRead) -> std::io::Result<Option<(Strin
     let mut data = head.get("data").cloned().unwrap_or(Value::Null);
     let len = |k: &str| head.get(k).and_then(Value::as_u64).unwrap_or(0);
     if len("data_length") > 0 {
-        let mut b = vec![0u8; usize::try_from(len("data_length")).unwrap_or(0).min(1 << 20)];
+        let mut b = vec![
+            0u8;
+            usize::try_from(len("data_length"))
+                .unwrap_or(0)
+                .min(1 << 20)
+        ];
         r.read_exact(&mut b)?;
         data = serde_json::from_slice(&b).map_err(std::io::Error::other)?;
     }
     if len("payload_length") > 0 {
-        let mut b = vec![0u8; usize::try_from(len("payload_length")).unwrap_or(0).min(1 << 20)];
+        let mut b = vec![
+            0u8;
+            usize::try_from(len("payload_length"))
+                .unwrap_or(0)
+                .min(1 << 20)
+        ];
         r.read_exact(&mut b)?;
     }
-    let kind = head.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+    let kind = head
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     Ok(Some((kind, data)))
 }
 
@@ -463,7 +488,10 @@ fn voice_confirm(entry: &str) -> Value {
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let stream = loop {
-        #[expect(clippy::disallowed_methods, reason = "the attack itself: a test server")]
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the attack itself: a test server"
+        )]
         match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
             Ok(s) => break s,
             Err(e) if std::time::Instant::now() < deadline => {
@@ -486,7 +514,9 @@ fn voice_confirm(entry: &str) -> Value {
             }
             loop {
                 match wyoming_event(&mut reader) {
-                    Ok(Some((kind, data))) if kind.starts_with("handled") || kind == "not-handled" => {
+                    Ok(Some((kind, data)))
+                        if kind.starts_with("handled") || kind == "not-handled" =>
+                    {
                         if let Some(t) = data.get("text").and_then(Value::as_str) {
                             return Ok(Some(t.to_owned()));
                         }
