@@ -15,6 +15,9 @@
 #                         carry, run offline by testenv/run-wyoming-*.sh
 #   testenv/.venv-wake    a Python venv with testenv/requirements-wake.txt: the Wyoming
 #                         wake-word service (openWakeWord, its models in its wheel)
+#   testenv/.venv-sentences  a Python venv with testenv/requirements-sentences.txt: hassil and
+#                         Home Assistant's sentence data, for the `sentences` crate's
+#                         differential test and benchmark (testenv/hassil_peer.py)
 #   testenv/speech        real human recordings with their transcripts, copied from Debian's
 #                         pocketsphinx-testdata (installed with apt-get when missing)
 #   testenv/.venv-llm     a Python venv with testenv/requirements-llm.txt: llama-cpp-python's
@@ -206,6 +209,26 @@ else
     fail "wyoming-openwakeword installed no models/ok_nabu_v0.1.tflite into testenv/.venv-wake"
   echo "$wake_stamp" >"$wake_stamp_file"
   echo "install-test-peers: wake-word venv installed"
+fi
+
+# --- hassil and Home Assistant's sentence data ------------------------------------------------
+svenv="$env_dir/.venv-sentences"
+sentences_stamp="$( (stamp_of requirements-sentences.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
+sentences_stamp_file="$svenv/.maven-install-stamp"
+if [[ -f "$sentences_stamp_file" && "$(cat "$sentences_stamp_file")" == "$sentences_stamp" &&
+  -x "$svenv/bin/python" ]]; then
+  echo "install-test-peers: sentences venv up to date"
+else
+  echo "install-test-peers: creating testenv/.venv-sentences ..."
+  rm -rf "$svenv"
+  python3 -m venv "$svenv" || fail "'python3 -m venv' failed (Debian needs the python3-venv package)"
+  "$svenv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    -r "$env_dir/requirements-sentences.txt" ||
+    fail "pip install -r testenv/requirements-sentences.txt failed (is PyPI reachable?)"
+  "$svenv/bin/python" -c 'import hassil, home_assistant_intents' ||
+    fail "hassil does not import in testenv/.venv-sentences"
+  echo "$sentences_stamp" >"$sentences_stamp_file"
+  echo "install-test-peers: sentences venv installed (hassil $("$svenv/bin/python" -c "import importlib.metadata as m; print(m.version('hassil'))"))"
 fi
 
 # --- human recordings -------------------------------------------------------------------------

@@ -1,0 +1,496 @@
+//! The matcher: a set-of-states simulation of the program over the sentence's characters (a
+//! Pike VM). Threads advance together one character at a time; two threads in the same state
+//! (the same step, word-start flag, open list or wildcard, and context) have the same future,
+//! so only the better one is kept: the one with the better score so far, or, scores equal, the
+//! one hassil's depth-first search would have found first (kept by the order of the thread
+//! list). The work per character is bounded by the program, never by the sentence: matching is
+//! linear in the sentence's length for any templates.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde_json::Value as J;
+
+use crate::compile::{Inst, Program, NO_SLOT};
+
+const NONE: u32 = u32::MAX;
+
+/// The sentence as matching sees it.
+pub(crate) struct Input {
+    /// Folded characters (lower case, ё as е).
+    pub(crate) s: Vec<char>,
+    /// The characters as said (same length).
+    pub(crate) orig: Vec<char>,
+}
+
+impl Input {
+    pub(crate) fn new(text: &str) -> Input {
+        let orig: Vec<char> = text.chars().collect();
+        let s = orig.iter().map(|&c| crate::text::fold(c)).collect();
+        Input { s, orig }
+    }
+}
+
+/// A slot's value as recorded while matching.
+#[derive(Debug, Clone)]
+pub(crate) enum SlotVal {
+    /// A list value (index into `Program::values`) and the span said.
+    Value(u32, u32, u32),
+    /// A number said in digits.
+    Digits(f64),
+    /// A number said in words.
+    Words(f64, bool),
+    /// A wildcard's span.
+    Wild(u32, u32),
+}
+
+#[derive(Debug)]
+pub(crate) struct SlotNode {
+    pub(crate) slot: u32,
+    pub(crate) val: SlotVal,
+    pub(crate) next: Option<Rc<SlotNode>>,
+}
+
+/// hassil's ranking, lowest first: fewer wildcards, more literal characters, fewer characters
+/// taken by wildcards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(crate) struct Score {
+    pub(crate) wilds: u32,
+    pub(crate) neg_literal: i64,
+    pub(crate) wild_len: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Frame {
+    ret: u32,
+    start: u32,
+    sow: bool,
+    slot: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Wild {
+    slot: u32,
+    start: u32,
+    end: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Thread {
+    pc: u32,
+    sow: bool,
+    frame: Option<Frame>,
+    wild: Option<Wild>,
+    ctx: u32,
+    score: Score,
+    slots: Option<Rc<SlotNode>>,
+    template: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    pc: u32,
+    sow: bool,
+    frame: Option<Frame>,
+    wild: Option<(u32, bool)>,
+    ctx: u32,
+}
+
+impl Thread {
+    fn key(&self) -> Key {
+        Key {
+            pc: self.pc,
+            sow: self.sow,
+            frame: self.frame,
+            wild: self.wild.map(|w| (w.slot, w.start != NONE)),
+            ctx: self.ctx,
+        }
+    }
+
+    /// The score with an open wildcard's characters counted.
+    fn effective(&self) -> Score {
+        let mut s = self.score;
+        if let Some(w) = self.wild {
+            if w.start != NONE {
+                s.wild_len += w.end - w.start;
+            }
+        }
+        s
+    }
+
+    fn push_slot(&mut self, slot: u32, val: SlotVal) {
+        if slot == NO_SLOT {
+            return;
+        }
+        self.slots = Some(Rc::new(SlotNode {
+            slot,
+            val,
+            next: self.slots.take(),
+        }));
+    }
+}
+
+/// A complete match of one template.
+#[derive(Debug)]
+pub(crate) struct Done {
+    pub(crate) template: u32,
+    pub(crate) rank: usize,
+    pub(crate) score: Score,
+    pub(crate) slots: Option<Rc<SlotNode>>,
+    pub(crate) ctx: u32,
+}
+
+struct Vm<'a> {
+    p: &'a Program,
+    input: &'a Input,
+    steps: u64,
+    ctxs: Vec<Vec<(String, J)>>,
+    merged: HashMap<(u32, u32), u32>,
+    stack: Vec<Item>,
+}
+
+/// Work of the closure: a thread to follow, or a consuming thread to put in the list once the
+/// threads of higher priority it leads to are in.
+enum Item {
+    Follow(Thread),
+    Insert(Thread, Score),
+}
+
+struct List {
+    threads: Vec<(Thread, bool)>,
+    seen: HashMap<Key, (Score, usize)>,
+}
+
+impl List {
+    fn new() -> List {
+        List {
+            threads: Vec::new(),
+            seen: HashMap::new(),
+        }
+    }
+}
+
+impl Vm<'_> {
+    fn merge_ctx(&mut self, ctx: u32, value: u32) -> u32 {
+        if let Some(&c) = self.merged.get(&(ctx, value)) {
+            return c;
+        }
+        let extra = match self.p.values.get(value as usize) {
+            Some(v) => &v.context,
+            None => return ctx,
+        };
+        let mut m = self.ctxs.get(ctx as usize).cloned().unwrap_or_default();
+        for (k, v) in extra {
+            m.retain(|(mk, _)| mk != k);
+            m.push((k.clone(), v.clone()));
+        }
+        let id = match self.ctxs.iter().position(|c| *c == m) {
+            Some(i) => i as u32,
+            None => {
+                self.ctxs.push(m);
+                (self.ctxs.len() - 1) as u32
+            }
+        };
+        self.merged.insert((ctx, value), id);
+        id
+    }
+
+    /// Adds a thread at `pos` and everything it reaches without reading a character.
+    fn add(&mut self, list: &mut List, t: Thread, pos: usize) {
+        let s = &self.input.s;
+        self.stack.push(Item::Follow(t));
+        while let Some(item) = self.stack.pop() {
+            let mut t = match item {
+                Item::Follow(t) => t,
+                Item::Insert(t, eff) => {
+                    let key = t.key();
+                    if list.seen.get(&key).is_some_and(|&(best, _)| best == eff) {
+                        list.seen.insert(key, (eff, list.threads.len()));
+                        list.threads.push((t, true));
+                    }
+                    continue;
+                }
+            };
+            self.steps += 1;
+            let key = t.key();
+            let eff = t.effective();
+            if let Some(&(best, idx)) = list.seen.get(&key) {
+                if eff >= best {
+                    continue;
+                }
+                if idx != usize::MAX {
+                    if let Some(old) = list.threads.get_mut(idx) {
+                        old.1 = false;
+                    }
+                }
+            }
+            let Some(inst) = self.p.insts.get(t.pc as usize) else {
+                continue;
+            };
+            match inst {
+                Inst::Char(_) | Inst::Digit | Inst::Match { .. } => {
+                    list.seen.insert(key, (eff, list.threads.len()));
+                    list.threads.push((t, true));
+                }
+                Inst::Skip => {
+                    list.seen.insert(key, (eff, list.threads.len()));
+                    let mut next = t.clone();
+                    next.pc += 1;
+                    list.threads.push((t, true));
+                    self.stack.push(Item::Follow(next));
+                }
+                Inst::WildAny => {
+                    // Closing here comes first: hassil tries the shortest wildcard first.
+                    list.seen.insert(key, (eff, usize::MAX));
+                    let content = t.wild.is_some_and(|w| w.start != NONE);
+                    let next = content.then(|| {
+                        let mut n = t.clone();
+                        n.pc += 1;
+                        n
+                    });
+                    self.stack.push(Item::Insert(t, eff));
+                    if let Some(n) = next {
+                        self.stack.push(Item::Follow(n));
+                    }
+                }
+                Inst::Chunk {
+                    full,
+                    strip,
+                    space_only,
+                    end,
+                } => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    let (full, strip, space_only, end) = (*full, *strip, *space_only, *end);
+                    if !t.sow && space_only && pos >= s.len() {
+                        let mut n = t.clone();
+                        n.pc = end;
+                        self.stack.push(Item::Follow(n));
+                    }
+                    t.pc = if t.sow { strip } else { full };
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::ChunkEnd { sow, score } => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    t.sow = *sow;
+                    t.score.neg_literal -= i64::from(*score);
+                    t.pc += 1;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::Split(targets) => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    for &target in targets.iter().rev() {
+                        let mut n = t.clone();
+                        n.pc = target;
+                        self.stack.push(Item::Follow(n));
+                    }
+                }
+                Inst::Jmp(target) => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    t.pc = *target;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::Call { sub, slot, ret } => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    if t.frame.is_some() {
+                        continue;
+                    }
+                    t.frame = Some(Frame {
+                        ret: *ret,
+                        start: pos as u32,
+                        sow: t.sow,
+                        slot: *slot,
+                    });
+                    t.pc = *sub;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::ValueEnd(v) => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    let v = *v;
+                    let Some(f) = t.frame.take() else { continue };
+                    t.push_slot(f.slot, SlotVal::Value(v, f.start, pos as u32));
+                    t.ctx = self.merge_ctx(t.ctx, v);
+                    t.sow = f.sow;
+                    t.pc = f.ret;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::WordsEnd { value, int } => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    let Some(f) = t.frame.take() else { continue };
+                    t.push_slot(f.slot, SlotVal::Words(*value, *int));
+                    t.pc = f.ret;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::DigitsEnd { range } => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    let Some(r) = self.p.ranges.get(*range as usize) else {
+                        continue;
+                    };
+                    let Some(f) = t.frame.take() else { continue };
+                    // Greedy, as the regular expression is: no digit may follow.
+                    if s.get(pos).is_some_and(char::is_ascii_digit) {
+                        continue;
+                    }
+                    let said: String = self.input.orig[f.start as usize..pos].iter().collect();
+                    if r.fractions != 0
+                        && !said.contains(['.', ','])
+                        && s.get(pos).is_some_and(|c| matches!(c, '.' | ','))
+                        && s.get(pos + 1).is_some_and(char::is_ascii_digit)
+                    {
+                        continue;
+                    }
+                    let Ok(n) = said.trim().replace(',', ".").parse::<f64>() else {
+                        continue;
+                    };
+                    if !r.contains(n) {
+                        continue;
+                    }
+                    let value = match r.multiplier {
+                        Some(m) => n * m,
+                        None => n,
+                    };
+                    t.push_slot(f.slot, SlotVal::Digits(value));
+                    t.sow = f.sow;
+                    t.pc = f.ret;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::WildOpen { slot } => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    if t.wild.is_some() {
+                        continue;
+                    }
+                    t.wild = Some(Wild {
+                        slot: *slot,
+                        start: NONE,
+                        end: NONE,
+                    });
+                    t.pc += 1;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::WildClose => {
+                    list.seen.insert(key, (eff, usize::MAX));
+                    let Some(w) = t.wild.take() else { continue };
+                    if w.start == NONE {
+                        continue;
+                    }
+                    t.score.wilds += 1;
+                    t.score.wild_len += w.end - w.start;
+                    t.push_slot(w.slot, SlotVal::Wild(w.start, w.end));
+                    t.sow = true;
+                    t.pc += 1;
+                    self.stack.push(Item::Follow(t));
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, clist: List, pos: usize) -> List {
+        let mut nlist = List::new();
+        let Some(&c) = self.input.s.get(pos) else {
+            return nlist;
+        };
+        for (mut t, alive) in clist.threads {
+            if !alive {
+                continue;
+            }
+            self.steps += 1;
+            let Some(inst) = self.p.insts.get(t.pc as usize) else {
+                continue;
+            };
+            let ok = match inst {
+                Inst::Char(x) => {
+                    let ok = c == *x || (*x == ' ' && (c == '-' || c == '_'));
+                    t.pc += 1;
+                    ok
+                }
+                Inst::Skip | Inst::Match { .. } => c == ' ',
+                Inst::Digit => {
+                    t.pc += 1;
+                    c.is_ascii_digit()
+                }
+                Inst::WildAny => {
+                    if let Some(w) = &mut t.wild {
+                        if c != ' ' {
+                            if w.start == NONE {
+                                w.start = pos as u32;
+                            }
+                            w.end = pos as u32 + 1;
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            };
+            if ok {
+                self.add(&mut nlist, t, pos + 1);
+            }
+        }
+        nlist
+    }
+}
+
+/// Runs the templates `templates` (in hassil's order) over `input`; returns every complete
+/// match in priority order, the contexts they reference, and the steps taken.
+pub(crate) fn run(p: &Program, input: &Input, templates: &[u32], ctx0: &[(String, J)]) -> Run {
+    let mut vm = Vm {
+        p,
+        input,
+        steps: 0,
+        ctxs: vec![ctx0.to_vec()],
+        merged: HashMap::new(),
+        stack: Vec::new(),
+    };
+    let mut list = List::new();
+    for &ti in templates {
+        let Some(meta) = p.templates.get(ti as usize) else {
+            continue;
+        };
+        let t = Thread {
+            pc: meta.entry,
+            sow: true,
+            frame: None,
+            wild: None,
+            ctx: 0,
+            score: Score::default(),
+            slots: None,
+            template: ti,
+        };
+        vm.add(&mut list, t, 0);
+    }
+    for pos in 0..input.s.len() {
+        if list.threads.is_empty() {
+            break;
+        }
+        list = vm.step(list, pos);
+    }
+    let mut done = Vec::new();
+    for (rank, (t, alive)) in list.threads.into_iter().enumerate() {
+        if !alive {
+            continue;
+        }
+        if let Some(Inst::Match { template }) = p.insts.get(t.pc as usize) {
+            debug_assert_eq!(*template, t.template);
+            done.push(Done {
+                template: *template,
+                rank,
+                score: t.score,
+                slots: t.slots,
+                ctx: t.ctx,
+            });
+        }
+    }
+    Run {
+        done,
+        ctxs: vm.ctxs,
+        steps: vm.steps,
+    }
+}
+
+/// What one run found.
+pub(crate) struct Run {
+    /// The complete matches, in priority order.
+    pub(crate) done: Vec<Done>,
+    /// The contexts they name.
+    pub(crate) ctxs: Vec<Vec<(String, J)>>,
+    /// Steps taken.
+    pub(crate) steps: u64,
+}

@@ -1,0 +1,114 @@
+//! The format's features, each checked on a small file.
+
+use sentences::{Context, Sentences};
+use serde_json::json;
+
+const YAML: &str = r#"
+language: en
+intents:
+  SetTemperature:
+    data:
+      - sentences:
+          - "set [the] temperature to {temperature} [degrees]"
+        metadata:
+          source: test
+  TurnOn:
+    data:
+      - sentences:
+          - "turn on [the] {device}"
+          - "(switch;on) {device}"
+        slots:
+          done: true
+  AddItem:
+    data:
+      - sentences:
+          - "add {item} to [my] list"
+  FrontEnd:
+    data:
+      - sentences:
+          - "say hello"
+        requires_context:
+          front_end: voice
+lists:
+  temperature:
+    range:
+      from: 0
+      to: 100
+  device:
+    values:
+      - in: "(lamp|light)"
+        out: {kind: light, id: 7}
+      - "fan"
+  item:
+    wildcard: true
+skip_words:
+  - please
+"#;
+
+fn s() -> Sentences {
+    let mut s = Sentences::new();
+    s.add_yaml("test.yaml", YAML).unwrap();
+    s
+}
+
+#[test]
+fn numbers_as_digits_and_words_in_english_and_russian() {
+    let s = s();
+    let ctx = Context::new();
+    let m = s
+        .match_best("Set the temperature to 21 degrees.", &ctx)
+        .unwrap();
+    assert_eq!(m.slots["temperature"], json!(21.0));
+    assert_eq!(m.metadata, Some(json!({"source": "test"})));
+    let m = s.match_best("set temperature to twenty one", &ctx).unwrap();
+    assert_eq!(m.slots["temperature"], json!(21));
+    assert!(s.match_best("set temperature to 101", &ctx).is_none());
+
+    let mut ru = Sentences::new();
+    ru.add_yaml(
+        "ru.yaml",
+        "language: ru\nintents:\n  T:\n    data:\n      - sentences:\n          - \"поставь {n} градусов\"\n\
+         lists:\n  n:\n    range:\n      from: 0\n      to: 100\n",
+    )
+    .unwrap();
+    let m = ru
+        .match_best("Поставь двадцать один градусов", &ctx)
+        .unwrap();
+    assert_eq!(m.slots["n"], json!(21));
+}
+
+#[test]
+fn out_values_fixed_slots_permutations_skip_words_and_wildcards() {
+    let s = s();
+    let ctx = Context::new();
+    let m = s.match_best("please turn on the lamp", &ctx).unwrap();
+    assert_eq!(m.intent, "TurnOn");
+    assert_eq!(m.slots["device"], json!({"kind": "light", "id": 7}));
+    assert_eq!(m.slots["done"], json!(true));
+    assert_eq!(m.template.at.line, 13);
+    let m = s.match_best("on switch fan", &ctx).unwrap();
+    assert_eq!(m.slots["device"], json!("fan"));
+    let m = s.match_best("add oat milk to my list", &ctx).unwrap();
+    assert_eq!(m.slots["item"], json!("oat milk"));
+    assert_eq!((m.wildcards, m.wildcard_chars), (1, 8));
+}
+
+#[test]
+fn context_from_the_caller() {
+    let s = s();
+    assert!(s.match_best("say hello", &Context::new()).is_none());
+    let m = s.match_best("say hello", &Context::new().with("front_end", "voice"));
+    assert_eq!(m.unwrap().intent, "FrontEnd");
+    assert!(s
+        .match_best("say hello", &Context::new().with("front_end", "page"))
+        .is_none());
+}
+
+#[test]
+fn templates_are_listed_with_their_file() {
+    let s = s();
+    let t = s.templates("TurnOn");
+    assert_eq!(t.len(), 2);
+    assert_eq!(t[0].text, "turn on [the] {device}");
+    assert_eq!(t[0].at.to_string(), "test.yaml:13:13");
+}

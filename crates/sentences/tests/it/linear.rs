@@ -1,0 +1,59 @@
+//! Matching time is linear in the sentence for any templates: adversarial templates (nested
+//! optionals, wildcards next to each other, a permutation, a long list of prefixes of each
+//! other) against sentences of growing length; the steps per character stay flat.
+
+use sentences::{Context, Sentences};
+
+const YAML: &str = r#"
+language: en
+intents:
+  Adversarial:
+    data:
+      - sentences:
+          - "[[[a] a] a] [[[a] a] a] [[[a] a] a] [[[a] a] a] b"
+          - "{w1} {w2} {w3} c"
+          - "(a;[a];[a] a;a [a]) d"
+          - "{prefix} {prefix} {prefix} e"
+lists:
+  w1:
+    wildcard: true
+  w2:
+    wildcard: true
+  w3:
+    wildcard: true
+  prefix:
+    values:
+      - "a"
+      - "a a"
+      - "a a a"
+      - "a a a a"
+      - "a a a a a"
+"#;
+
+#[test]
+fn steps_per_character_stay_flat_on_adversarial_templates() {
+    let mut s = Sentences::new();
+    s.add_yaml("adversarial.yaml", YAML).unwrap();
+    let ctx = Context::new();
+    let mut per_char = Vec::new();
+    for n in [16usize, 64, 256, 1024, 4096] {
+        // "a a a … a" never matches (no final word): the worst case for a backtracker.
+        let text = vec!["a"; n].join(" ");
+        let (matches, steps) = s.match_counted(&text, &ctx);
+        assert!(matches.is_empty());
+        per_char.push(steps as f64 / text.len() as f64);
+        println!(
+            "{n} words: {steps} steps, {:.1} per character",
+            per_char.last().unwrap()
+        );
+    }
+    let first = per_char[1];
+    for &p in &per_char[1..] {
+        assert!(p < first * 1.5, "steps per character grew: {per_char:?}");
+    }
+    // And they do match when the last word is there.
+    let (m, _) = s.match_counted(&format!("{} b", ["a"; 12].join(" ")), &ctx);
+    assert_eq!(m[0].intent, "Adversarial");
+    let (m, _) = s.match_counted("x y z zz c", &ctx);
+    assert_eq!(m[0].slots["w1"], "x");
+}
