@@ -25,6 +25,10 @@ pub enum Args {
     /// Named arguments a model chose, checked against the tool's input schema; an act that may
     /// write runs on them only after the owner saw them and said yes.
     Named(Map<String, Value>),
+    /// Named arguments the owner said, each the words (or a list's value for them) in a slot a
+    /// sentence template names: checked against the schema like a model's, but no guess, so a
+    /// read-only act runs on them at once; an act that may write still asks first.
+    Said(Map<String, Value>),
 }
 
 impl Args {
@@ -32,7 +36,15 @@ impl Args {
     pub fn shown(&self) -> String {
         match self {
             Args::Tail(t) => format!("{t:?}"),
-            Args::Named(m) => Value::Object(m.clone()).to_string(),
+            Args::Named(m) | Args::Said(m) => Value::Object(m.clone()).to_string(),
+        }
+    }
+
+    /// The named arguments, a model's or said; `None` for a tail.
+    pub fn named(&self) -> Option<&Map<String, Value>> {
+        match self {
+            Args::Tail(_) => None,
+            Args::Named(m) | Args::Said(m) => Some(m),
         }
     }
 }

@@ -81,6 +81,13 @@ pub const MAX_TOTAL_SIZE: usize = 16_000_000;
 /// The most numbers one range may hold.
 pub const MAX_RANGE_NUMBERS: usize = 100_000;
 
+/// `text` as the matcher sees it (hassil's `normalize_for_matching`: whitespace, NFC,
+/// punctuation at the edges of words removed), before case is folded. A caller that wants a
+/// wildcard's words exactly as written finds the span of its text that normalises to them.
+pub fn normalize(text: &str) -> String {
+    text::normalize_for_matching(text)
+}
+
 /// What the caller knows about the turn (for Maven: the language and the front end), checked by
 /// `requires_context` and `excludes_context` together with what the matched values add.
 #[derive(Debug, Clone, Default, PartialEq)]

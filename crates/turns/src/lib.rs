@@ -21,6 +21,7 @@ pub mod answer;
 pub mod llm;
 pub mod render;
 pub mod rules;
+pub mod templates;
 pub mod voice;
 
 use std::fmt::Write as _;
@@ -301,6 +302,10 @@ pub struct Turns {
     /// The configured feeds, when known: the digest names the failing ones, and says how to
     /// add one when there is none.
     feeds: Option<FeedsSource>,
+    /// The sentence templates (the owner's and the phrasebook), replaced whole by a reload.
+    templates: std::sync::RwLock<Arc<templates::Templates>>,
+    /// Each server's `serverInfo.name`, which the phrasebook is keyed by.
+    server_names: Option<templates::ServerNames>,
     pending: Mutex<Option<Held>>,
     /// The server's question the next turn answers, and when it was asked: what the page
     /// shows (read without waiting for a turn).
@@ -316,6 +321,8 @@ impl Turns {
             executor,
             llm: std::sync::RwLock::new(llm.map(Arc::new)),
             feeds: None,
+            templates: std::sync::RwLock::new(Arc::new(templates::Templates::phrasebook())),
+            server_names: None,
             pending: Mutex::new(None),
             asking: std::sync::Mutex::new(None),
         }
@@ -333,6 +340,30 @@ impl Turns {
     pub fn with_feeds(mut self, feeds: FeedsSource) -> Turns {
         self.feeds = Some(feeds);
         self
+    }
+
+    /// The same pipeline, the phrasebook told which server is which by `names`.
+    pub fn with_server_names(mut self, names: templates::ServerNames) -> Turns {
+        self.server_names = Some(names);
+        self
+    }
+
+    /// Routes by `templates` from now on (the owner's files as loaded, and the phrasebook).
+    pub fn set_templates(&self, templates: templates::Templates) {
+        *self.templates.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(templates);
+    }
+
+    /// The templates in force.
+    pub fn templates(&self) -> Arc<templates::Templates> {
+        self.templates
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Each configured server's `serverInfo.name`, as far as it is known.
+    pub fn server_names(&self) -> std::collections::BTreeMap<String, String> {
+        self.server_names.as_ref().map(|f| f()).unwrap_or_default()
     }
 
     /// The server's question the owner's next turn answers, while it stands (two minutes).
@@ -482,6 +513,20 @@ impl Turns {
             tracing::info!(act = %p.act(), "pending confirmation dropped by another turn");
         }
         let rows = self.store.tools().await?;
+        // Sentence templates first: the owner's, then the phrasebook. Their arguments are the
+        // owner's words in the slots a template names, never a guess.
+        let names = self.server_names();
+        let front = match channel {
+            Channel::Typed => "typed",
+            Channel::Voice(_) => "voice",
+        };
+        let templates = self.templates();
+        if let Some(r) = templates.route(text, rules::lang_of(text), front, &rows, &names) {
+            tracing::info!(act = %r.act, template = %r.template.at, "a sentence template matched");
+            return Ok(self
+                .run_act(&r.act, Args::Said(r.arguments), text, channel)
+                .await);
+        }
         let enabled: Vec<&ToolRow> = rows
             .iter()
             .filter(|r| r.state == ToolState::Enabled)
@@ -526,7 +571,16 @@ impl Turns {
         let outcome = match decision {
             Decision::FeedsDigest(lang) => (self.digest(lang).await?, None),
             Decision::NotesSearch(q, lang) => (self.search(&q, lang).await?, None),
-            Decision::Help(lang) => (help(&enabled, &self.executor.approvals(), lang), None),
+            Decision::Help(lang) => (
+                with_phrases(
+                    help(&enabled, &self.executor.approvals(), lang),
+                    &enabled,
+                    &templates,
+                    &names,
+                    lang,
+                ),
+                None,
+            ),
             Decision::Say(answer) => (Answer::say(answer), None),
             Decision::CannotHelp(lang) => {
                 // Naming an act that exists but may not run deserves its reason.
@@ -552,7 +606,13 @@ impl Turns {
                         None,
                     ),
                     None => {
-                        let mut a = cannot_help(text, &enabled, &self.executor.approvals(), lang);
+                        let mut a = with_phrases(
+                            cannot_help(text, &enabled, &self.executor.approvals(), lang),
+                            &enabled,
+                            &templates,
+                            &names,
+                            lang,
+                        );
                         a.understood = false;
                         (a, None)
                     }
@@ -620,12 +680,14 @@ impl Turns {
         // yes is to exactly what is shown.
         let (with, tail, arguments) = match &args {
             Args::Tail(t) if t.is_empty() => (String::new(), String::new(), None),
+            // A template with no slot: nothing to show.
+            Args::Said(m) if m.is_empty() => (String::new(), String::new(), None),
             Args::Tail(t) => (
                 tr(lang, format!(" with {t:?}"), format!(" с {t:?}")),
                 t.clone(),
                 None,
             ),
-            Args::Named(m) => {
+            Args::Named(m) | Args::Said(m) => {
                 let unset = allowlist::run::schema::unset(&row.input_schema, m);
                 let unset = match (unset.is_empty(), lang) {
                     (true, Lang::En) => "none".to_owned(),
@@ -650,7 +712,7 @@ impl Turns {
                 // question says how many there are, so none passes unseen.
                 let hidden = match &args {
                     Args::Tail(t) => shown::invisible_count(t),
-                    Args::Named(_) => shown::invisible_count(&args.shown()),
+                    Args::Named(_) | Args::Said(_) => shown::invisible_count(&args.shown()),
                 };
                 let hidden = match hidden {
                     0 => String::new(),
@@ -708,7 +770,7 @@ impl Turns {
                     )),
                     Some(said) => {
                         let not_set = match &args {
-                            Args::Named(m) => {
+                            Args::Named(m) | Args::Said(m) => {
                                 let unset = allowlist::run::schema::unset(&row.input_schema, m);
                                 match (unset.is_empty(), lang) {
                                     (true, _) => String::new(),
@@ -1225,6 +1287,38 @@ fn cannot_help(
     with_acts(out, enabled, approvals, lang)
 }
 
+/// Each listed act with a phrase of its templates, when one serves it (the owner's first, in
+/// the answer's language first): "…; or say \"what time is it in {city}\"".
+fn with_phrases(
+    mut answer: Answer,
+    enabled: &[&ToolRow],
+    templates: &templates::Templates,
+    names: &std::collections::BTreeMap<String, String>,
+    lang: Lang,
+) -> Answer {
+    for part in &mut answer.parts {
+        let Part::List { items } = part else {
+            continue;
+        };
+        for (item, row) in items.iter_mut().zip(enabled) {
+            let serving = templates.serving(row, names.get(&row.server).map(String::as_str));
+            let in_lang = serving
+                .iter()
+                .find(|(_, l, _)| *l == lang)
+                .or_else(|| serving.first());
+            if let Some((_, _, t)) = in_lang {
+                let phrase = templates::sample(&t.text);
+                item.text.push_str(&tr(
+                    lang,
+                    format!("; or say \"{phrase}\""),
+                    format!("; или скажите «{phrase}»"),
+                ));
+            }
+        }
+    }
+    answer
+}
+
 /// Maven's sentence, then the enabled acts as a list.
 fn with_acts(
     sentence: String,
@@ -1411,6 +1505,52 @@ mod tests {
         assert!(
             ru.contains("скажите «todo list tasks …» (остаток фразы — его аргумент)"),
             "{ru}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_owners_template_routes_to_its_act_and_a_write_still_asks() {
+        let (_dir, store, turns) = setup(vec![
+            act("wipe_cache", &["rm", "-f", "/nonexistent/x"], false),
+            act("uptime", &["true"], true),
+        ])
+        .await;
+        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
+        let files = [templates::SentenceFile {
+            name: "sentences/en/mine.yaml".into(),
+            lang: Some(Lang::En),
+            text: "language: en\nintents:\n  wipe_cache:\n    data:\n      - sentences:\n          - \"(clean|wipe) [out] the cache [please]\"\n  uptime:\n    data:\n      - sentences:\n          - \"how long have you been up\"\n".into(),
+        }];
+        turns.set_templates(templates::Templates::load(&files).unwrap());
+        let asked = turns.turn("Clean out the cache, please").await;
+        assert_eq!(asked.text(), "About to run wipe_cache. Run it? (yes/no)");
+        assert!(turns
+            .turn("yes")
+            .await
+            .text()
+            .starts_with("wipe_cache ran;"));
+        // A template of a proposed act says so, in the same words as its name would.
+        let proposed = turns.turn("how long have you been up").await;
+        assert_eq!(
+            proposed.text(),
+            "I won't run that: uptime is only proposed: enable it on the page first."
+        );
+        // help names each act's phrase.
+        let help = turns.turn("help").await.text();
+        assert!(help.contains("; or say \"clean the cache\""), "{help}");
+        // A file that does not load names its place.
+        let broken = [templates::SentenceFile {
+            name: "sentences/en/broken.yaml".into(),
+            lang: Some(Lang::En),
+            text: "intents:\n  wipe_cache:\n    data:\n      - sentences:\n          - \"(unclosed\"\n".into(),
+        }];
+        let errors = templates::Templates::load(&broken).unwrap_err();
+        assert!(
+            errors[0]
+                .to_string()
+                .starts_with("sentences/en/broken.yaml:5:"),
+            "{}",
+            errors[0]
         );
     }
 

@@ -253,8 +253,8 @@ pub fn spoken_arguments(args: &allowlist::Args) -> Result<Option<String>, Unspea
             speakable("what you said", t)?;
             Ok(Some(t.trim().to_owned()))
         }
-        allowlist::Args::Named(m) if m.is_empty() => Ok(None),
-        allowlist::Args::Named(m) => {
+        allowlist::Args::Named(m) | allowlist::Args::Said(m) if m.is_empty() => Ok(None),
+        allowlist::Args::Named(m) | allowlist::Args::Said(m) => {
             let mut said = Vec::with_capacity(m.len());
             let mut total = 0;
             for (name, value) in m {

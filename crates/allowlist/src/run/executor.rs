@@ -58,13 +58,15 @@ fn bound<'a>(
         (Approved::Mcp { allow_tools }, Args::Tail(tail)) => {
             Ok(Bound::Mcp(bind_positional(row, allow_tools, tail)?))
         }
-        (Approved::Mcp { .. }, Args::Named(m)) => {
+        (Approved::Mcp { .. }, Args::Named(m) | Args::Said(m)) => {
             super::schema::validate(&row.name, &row.input_schema, m)?;
             Ok(Bound::Mcp(m.clone()))
         }
         (Approved::Local(_), Args::Tail(tail)) => Ok(Bound::Local(tail)),
-        (Approved::Local(_), Args::Named(m)) if m.is_empty() => Ok(Bound::Local("")),
-        (Approved::Local(_), Args::Named(_)) => Err(ExecError::Args(super::schema::ArgError {
+        (Approved::Local(_), Args::Named(m) | Args::Said(m)) if m.is_empty() => {
+            Ok(Bound::Local(""))
+        }
+        (Approved::Local(_), Args::Named(_) | Args::Said(_)) => Err(ExecError::Args(super::schema::ArgError {
             tool: row.name.clone(),
             path: String::new(),
             problem: "a local act takes no named arguments".to_owned(),
@@ -74,7 +76,8 @@ fn bound<'a>(
 
 /// Whether running `row` with `args` needs the owner's yes first: a destructive row always;
 /// named arguments (a model's) unless the row claims not to write **and** its server's
-/// `allow_tools` names it (the owner's own word that it reads).
+/// `allow_tools` names it (the owner's own word that it reads). Arguments the owner said in a
+/// template's slots are no guess: only a destructive row asks.
 fn needs_confirmation(row: &ToolRow, approved: &Approved<'_>, args: &Args) -> bool {
     if row.destructive {
         return true;

@@ -1,0 +1,822 @@
+//! Sentences routed to acts without a model: templates in Home Assistant's format (hassil's,
+//! matched by the `sentences` crate), from two places, in this order:
+//!
+//! 1. **The owner's files** (`$XDG_CONFIG_HOME/maven/sentences/<lang>/*.yaml`, the layout of Home
+//!    Assistant's `custom_sentences/<lang>/`, and the files or folders `"sentences"` names). An
+//!    intent is an act's row name (`time_get_current_time`); a slot is a property of that act's
+//!    input schema.
+//! 2. **The phrasebook** that ships with Maven ([`PHRASEBOOK`]): English and Russian phrases for
+//!    the demo's server and the servers people install first. An intent is
+//!    `SERVERINFO::TOOL` — the server's `serverInfo.name` and the tool's name — so a phrase
+//!    serves whatever name the owner gave the server, and only a server that says it is that
+//!    one.
+//!
+//! Then the rules router's name rule, and a model when one is configured.
+//!
+//! A slot's name may be a path into the arguments (`entities[0].name`, `a.b`): the value is put
+//! there, so a template can fill a schema that wants an object or a list. A match is used only
+//! when its act exists and every slot's first step is a property of the act's input schema; a
+//! slot's words become the type the schema names for them when they read as one (digits for an
+//! integer, "true"/"false" for a boolean, one string in a list of strings). What the schema
+//! then refuses is refused at the executor, as any arguments are.
+//!
+//! The arguments of a match are words the owner said, each in a slot a template names, or a
+//! list's value for those words: never a guess ([`allowlist::Args::Said`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use store::ToolRow;
+
+use crate::answer::Lang;
+
+/// The phrasebook: each file's name, its language and its text.
+pub const PHRASEBOOK: &[(&str, Lang, &str)] = &[
+    (
+        "phrasebook/en/time.yaml",
+        Lang::En,
+        include_str!("../phrasebook/en/time.yaml"),
+    ),
+    (
+        "phrasebook/en/filesystem.yaml",
+        Lang::En,
+        include_str!("../phrasebook/en/filesystem.yaml"),
+    ),
+    (
+        "phrasebook/en/memory.yaml",
+        Lang::En,
+        include_str!("../phrasebook/en/memory.yaml"),
+    ),
+    (
+        "phrasebook/en/fetch.yaml",
+        Lang::En,
+        include_str!("../phrasebook/en/fetch.yaml"),
+    ),
+    (
+        "phrasebook/en/git.yaml",
+        Lang::En,
+        include_str!("../phrasebook/en/git.yaml"),
+    ),
+    (
+        "phrasebook/en/everything.yaml",
+        Lang::En,
+        include_str!("../phrasebook/en/everything.yaml"),
+    ),
+    (
+        "phrasebook/en/todo.yaml",
+        Lang::En,
+        include_str!("../phrasebook/en/todo.yaml"),
+    ),
+    (
+        "phrasebook/ru/time.yaml",
+        Lang::Ru,
+        include_str!("../phrasebook/ru/time.yaml"),
+    ),
+    (
+        "phrasebook/ru/filesystem.yaml",
+        Lang::Ru,
+        include_str!("../phrasebook/ru/filesystem.yaml"),
+    ),
+    (
+        "phrasebook/ru/memory.yaml",
+        Lang::Ru,
+        include_str!("../phrasebook/ru/memory.yaml"),
+    ),
+    (
+        "phrasebook/ru/fetch.yaml",
+        Lang::Ru,
+        include_str!("../phrasebook/ru/fetch.yaml"),
+    ),
+    (
+        "phrasebook/ru/git.yaml",
+        Lang::Ru,
+        include_str!("../phrasebook/ru/git.yaml"),
+    ),
+    (
+        "phrasebook/ru/everything.yaml",
+        Lang::Ru,
+        include_str!("../phrasebook/ru/everything.yaml"),
+    ),
+    (
+        "phrasebook/ru/todo.yaml",
+        Lang::Ru,
+        include_str!("../phrasebook/ru/todo.yaml"),
+    ),
+];
+
+/// Where a template comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The owner's files.
+    Owner,
+    /// The phrasebook.
+    Phrasebook,
+}
+
+/// A sentence file of the owner's: its name (shown in errors) and text, and the language its
+/// folder names (`sentences/<lang>/`), when it does; a file's own `language` key wins.
+#[derive(Debug, Clone)]
+pub struct SentenceFile {
+    /// The file's path, as errors name it.
+    pub name: String,
+    /// Its text.
+    pub text: String,
+    /// The language of its folder, if any.
+    pub lang: Option<Lang>,
+}
+
+/// Why the owner's sentence files cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LoadError {
+    /// The file does not parse, or breaks a bound (the error names `FILE:LINE:COL`).
+    #[error("{0}")]
+    File(#[from] sentences::Error),
+    /// The file names no language, and no folder names one.
+    #[error("{file}: no language: put it under sentences/en/ or sentences/ru/, or add `language: en` (or ru)")]
+    NoLanguage {
+        /// The file.
+        file: String,
+    },
+    /// A language Maven does not speak.
+    #[error("{file}: language {lang:?}: Maven's sentences are English (en) or Russian (ru)")]
+    Language {
+        /// The file.
+        file: String,
+        /// What it named.
+        lang: String,
+    },
+}
+
+/// The sentence data of one origin and language.
+#[derive(Debug, Clone, Default)]
+struct Group {
+    en: sentences::Sentences,
+    ru: sentences::Sentences,
+}
+
+impl Group {
+    fn of(&self, lang: Lang) -> &sentences::Sentences {
+        match lang {
+            Lang::En => &self.en,
+            Lang::Ru => &self.ru,
+        }
+    }
+
+    fn add(&mut self, file: &str, text: &str, lang: Option<Lang>) -> Result<(), LoadError> {
+        let mut probe = sentences::Sentences::new();
+        probe.add_yaml(file, text)?;
+        let lang = match probe.language() {
+            Some("en") => Lang::En,
+            Some("ru") => Lang::Ru,
+            Some(other) => {
+                return Err(LoadError::Language {
+                    file: file.to_owned(),
+                    lang: other.to_owned(),
+                })
+            }
+            None => lang.ok_or_else(|| LoadError::NoLanguage {
+                file: file.to_owned(),
+            })?,
+        };
+        match lang {
+            Lang::En => self.en.add_yaml(file, text)?,
+            Lang::Ru => self.ru.add_yaml(file, text)?,
+        }
+        Ok(())
+    }
+}
+
+/// A sentence matched to an act.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Routed {
+    /// The act's row name.
+    pub act: String,
+    /// Its arguments, from the template's slots.
+    pub arguments: Map<String, Value>,
+    /// The template that matched.
+    pub template: sentences::Template,
+    /// Where the template comes from.
+    pub origin: Origin,
+}
+
+/// Every template Maven routes by: the owner's, then the phrasebook's.
+#[derive(Debug, Clone)]
+pub struct Templates {
+    owner: Group,
+    book: Group,
+}
+
+/// The `serverInfo.name` of each configured server (by the name the owner gave it), when it
+/// is known: what the phrasebook's intents are keyed by.
+pub type ServerNames = std::sync::Arc<dyn Fn() -> BTreeMap<String, String> + Send + Sync>;
+
+impl Templates {
+    /// The phrasebook alone (compiled once per process).
+    pub fn phrasebook() -> Templates {
+        static BOOK: std::sync::OnceLock<Group> = std::sync::OnceLock::new();
+        Templates {
+            owner: Group::default(),
+            book: BOOK.get_or_init(Self::compile_phrasebook).clone(),
+        }
+    }
+
+    fn compile_phrasebook() -> Group {
+        let mut book = Group::default();
+        for (file, lang, text) in PHRASEBOOK {
+            if let Err(e) = book.add(file, text, Some(*lang)) {
+                // Tested: every file of the phrasebook loads (`the_phrasebook_loads`).
+                tracing::error!(error = %e, "a phrasebook file does not load; it is left out");
+            }
+        }
+        book
+    }
+
+    /// The owner's files, then the phrasebook. Every file that does not load is an error
+    /// (naming its file, line and column); none of the owner's files is used then.
+    pub fn load(files: &[SentenceFile]) -> Result<Templates, Vec<LoadError>> {
+        let mut t = Templates::phrasebook();
+        let mut errors = Vec::new();
+        for f in files {
+            if let Err(e) = t.owner.add(&f.name, &f.text, f.lang) {
+                errors.push(e);
+            }
+        }
+        if errors.is_empty() {
+            Ok(t)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The owner's intents that name no act among `rows` (a warning: acts come and go).
+    pub fn unknown_intents(&self, rows: &[ToolRow]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in [&self.owner.en, &self.owner.ru] {
+            for i in s.intents() {
+                if !rows.iter().any(|r| r.name == i) && !out.iter().any(|o| o == i) {
+                    out.push(i.to_owned());
+                }
+            }
+        }
+        out
+    }
+
+    /// The templates that serve `row` (its server's `serverInfo.name` is `server_name`), the
+    /// owner's first, each with its language.
+    pub fn serving(
+        &self,
+        row: &ToolRow,
+        server_name: Option<&str>,
+    ) -> Vec<(Origin, Lang, sentences::Template)> {
+        let mut out = Vec::new();
+        for lang in [Lang::En, Lang::Ru] {
+            for t in self.owner.of(lang).templates(&row.name) {
+                out.push((Origin::Owner, lang, t));
+            }
+        }
+        if let Some(server) = server_name {
+            let intent = format!("{server}::{}", row.tool);
+            for lang in [Lang::En, Lang::Ru] {
+                for t in self.book.of(lang).templates(&intent) {
+                    out.push((Origin::Phrasebook, lang, t));
+                }
+            }
+        }
+        out
+    }
+
+    /// The best match of `text` to an act of `rows`: the owner's templates first, then the
+    /// phrasebook's; in the language of the sentence first, then the other. `names` gives each
+    /// server's `serverInfo.name`; `front` is the front end (`typed`, `voice`), given to the
+    /// templates' `requires_context` with the language.
+    pub fn route(
+        &self,
+        text: &str,
+        lang: Lang,
+        front: &str,
+        rows: &[ToolRow],
+        names: &BTreeMap<String, String>,
+    ) -> Option<Routed> {
+        let other = match lang {
+            Lang::En => Lang::Ru,
+            Lang::Ru => Lang::En,
+        };
+        for (origin, group) in [
+            (Origin::Owner, &self.owner),
+            (Origin::Phrasebook, &self.book),
+        ] {
+            for l in [lang, other] {
+                let context = sentences::Context::new()
+                    .with("language", code(l))
+                    .with("front", front);
+                for m in group.of(l).match_all(text, &context) {
+                    let row = match origin {
+                        Origin::Owner => rows.iter().find(|r| r.name == m.intent),
+                        Origin::Phrasebook => {
+                            m.intent.rsplit_once("::").and_then(|(server, tool)| {
+                                rows.iter().find(|r| {
+                                    r.tool == tool
+                                        && names.get(&r.server).map(String::as_str) == Some(server)
+                                })
+                            })
+                        }
+                    };
+                    let Some(row) = row else {
+                        continue;
+                    };
+                    let slots: BTreeMap<String, Value> = m
+                        .slots
+                        .iter()
+                        .map(|(k, v)| (k.clone(), as_written(text, v)))
+                        .collect();
+                    match arguments(&row.input_schema, &slots) {
+                        Ok(arguments) => {
+                            return Some(Routed {
+                                act: row.name.clone(),
+                                arguments,
+                                template: m.template,
+                                origin,
+                            })
+                        }
+                        Err(slot) => tracing::warn!(
+                            act = %row.name,
+                            template = %m.template.at,
+                            slot = %slot,
+                            "a template's slot is not a property of its act's input schema; the match is not used"
+                        ),
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A template as one plain sentence for `help`: each alternative's first choice, optionals left
+/// out, permutations in their written order, a list as `{name}`, rules as `<rule>`.
+pub fn sample(template: &str) -> String {
+    fn group(chars: &[char], i: &mut usize, out: &mut String, optional: bool, depth: usize) {
+        let mut first = true;
+        let mut inner = String::new();
+        while let Some(&c) = chars.get(*i) {
+            *i += 1;
+            match c {
+                '\\' => {
+                    if let Some(&n) = chars.get(*i) {
+                        *i += 1;
+                        if first {
+                            inner.push(n);
+                        }
+                    }
+                }
+                '(' | '[' if depth < 32 => {
+                    let mut sub = String::new();
+                    group(chars, i, &mut sub, c == '[', depth + 1);
+                    if first {
+                        inner.push_str(&sub);
+                    }
+                }
+                ')' | ']' => break,
+                '|' => first = false,
+                ';' => inner.push(' '),
+                '{' => {
+                    let mut name = String::new();
+                    while let Some(&n) = chars.get(*i) {
+                        *i += 1;
+                        if n == '}' {
+                            break;
+                        }
+                        name.push(n);
+                    }
+                    if first {
+                        let list = name.split(':').next().unwrap_or("");
+                        inner.push_str(&format!("{{{list}}}"));
+                    }
+                }
+                c if first => inner.push(c),
+                _ => {}
+            }
+        }
+        if !optional {
+            out.push_str(&inner);
+        }
+    }
+    let chars: Vec<char> = template.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let before = i;
+        group(&chars, &mut i, &mut out, false, 0);
+        if i == before {
+            i += 1;
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The longest sentence whose words are looked for as written.
+const MAX_WRITTEN: usize = 2000;
+
+/// A slot's value as the owner wrote it: the matcher takes words without the punctuation at
+/// their edges (hassil's normalisation makes `https://x` `https//x`); a string that is not in
+/// `text` as it is, but that a span of whole words of `text` normalises to, is that span. Any
+/// other value (a list's, a number) is kept.
+fn as_written(text: &str, value: &Value) -> Value {
+    let Value::String(v) = value else {
+        return value.clone();
+    };
+    if text.contains(v.as_str()) || text.len() > MAX_WRITTEN {
+        return value.clone();
+    }
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            text.char_indices()
+                .filter(|(_, c)| c.is_whitespace())
+                .map(|(i, c)| i + c.len_utf8()),
+        )
+        .collect();
+    let ends: Vec<usize> = text
+        .char_indices()
+        .filter(|(_, c)| c.is_whitespace())
+        .map(|(i, _)| i)
+        .chain(std::iter::once(text.len()))
+        .collect();
+    let want = v.to_lowercase();
+    for &a in &starts {
+        for &b in ends.iter().filter(|&&b| b > a) {
+            let Some(span) = text.get(a..b) else {
+                continue;
+            };
+            if sentences::normalize(span).to_lowercase() == want {
+                // The span without the punctuation a sentence ends with, when it still reads
+                // the same ("fetch https://x.org." takes https://x.org).
+                let bare = span.trim_end_matches(['?', '!', ',', ';', '.']);
+                let span = if !bare.is_empty() && sentences::normalize(bare).to_lowercase() == want
+                {
+                    bare
+                } else {
+                    span
+                };
+                return Value::String(span.to_owned());
+            }
+        }
+    }
+    value.clone()
+}
+
+fn code(l: Lang) -> &'static str {
+    match l {
+        Lang::En => "en",
+        Lang::Ru => "ru",
+    }
+}
+
+/// One step of a slot's path: a property, or an index into a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The most steps a slot's path may have, and the largest index it may name.
+const MAX_PATH_STEPS: usize = 8;
+const MAX_INDEX: usize = 64;
+
+/// `a.b[0].c` as steps; `None` when it is not a path (an empty key, an index too large, too
+/// deep, brackets that do not close).
+fn path(slot: &str) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    for part in slot.split('.') {
+        let (key, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if key.is_empty() && steps.is_empty() {
+            return None;
+        }
+        if !key.is_empty() {
+            steps.push(Step::Key(key.to_owned()));
+        }
+        while let Some(r) = rest.strip_prefix('[') {
+            let (n, after) = r.split_once(']')?;
+            let n: usize = n.parse().ok().filter(|n| *n <= MAX_INDEX)?;
+            steps.push(Step::Index(n));
+            rest = after;
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+    }
+    (steps.len() <= MAX_PATH_STEPS && !steps.is_empty()).then_some(steps)
+}
+
+/// Puts `value` at `steps` inside `at`, making the objects and lists on the way.
+fn put(at: &mut Value, steps: &[Step], value: Value) {
+    let Some((first, rest)) = steps.split_first() else {
+        *at = value;
+        return;
+    };
+    match first {
+        Step::Key(k) => {
+            if !at.is_object() {
+                *at = Value::Object(Map::new());
+            }
+            if let Value::Object(m) = at {
+                put(m.entry(k.clone()).or_insert(Value::Null), rest, value);
+            }
+        }
+        Step::Index(i) => {
+            if !at.is_array() {
+                *at = Value::Array(Vec::new());
+            }
+            if let Value::Array(a) = at {
+                while a.len() <= *i {
+                    a.push(Value::Null);
+                }
+                if let Some(slot) = a.get_mut(*i) {
+                    put(slot, rest, value);
+                }
+            }
+        }
+    }
+}
+
+/// The words of a slot as the type its schema names for them, when they read as one.
+fn typed(schema: Option<&Value>, value: Value) -> Value {
+    let kind = schema.and_then(|s| s.get("type")).and_then(Value::as_str);
+    match (kind, value) {
+        (Some("integer"), Value::String(s)) => match s.trim().parse::<i64>() {
+            Ok(n) => Value::from(n),
+            Err(_) => Value::String(s),
+        },
+        (Some("number"), Value::String(s)) => match s.trim().parse::<f64>() {
+            Ok(n) if n.is_finite() => serde_json::Number::from_f64(n)
+                .map(Value::Number)
+                .unwrap_or(Value::String(s)),
+            _ => Value::String(s),
+        },
+        (Some("boolean"), Value::String(s)) => match s.trim().to_lowercase().as_str() {
+            "true" | "yes" | "да" => Value::Bool(true),
+            "false" | "no" | "нет" => Value::Bool(false),
+            _ => Value::String(s),
+        },
+        (Some("array"), Value::String(s)) => Value::Array(vec![Value::String(s)]),
+        // A range gives numbers; a whole one is written as an integer (3, not 3.0).
+        (Some("integer" | "number") | None, Value::Number(n)) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            _ => Value::Number(n),
+        },
+        (_, v) => v,
+    }
+}
+
+/// A match's slots as the act's arguments; `Err(slot)` when a slot's first step is not a
+/// property of `schema`.
+fn arguments(
+    schema: &Value,
+    slots: &BTreeMap<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    let props = schema.get("properties").and_then(Value::as_object);
+    let mut out = Value::Object(Map::new());
+    for (slot, value) in slots {
+        let steps = path(slot).ok_or_else(|| slot.clone())?;
+        let Some(Step::Key(first)) = steps.first() else {
+            return Err(slot.clone());
+        };
+        let Some(prop) = props.and_then(|p| p.get(first)) else {
+            return Err(slot.clone());
+        };
+        let value = if steps.len() == 1 {
+            typed(Some(prop), value.clone())
+        } else {
+            value.clone()
+        };
+        put(&mut out, &steps, value);
+    }
+    Ok(match out {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_phrasebook_loads() {
+        for (file, lang, text) in PHRASEBOOK {
+            let mut g = Group::default();
+            g.add(file, text, Some(*lang))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let t = Templates::phrasebook();
+        assert!(t.book.en.intents().len() >= 30, "{:?}", t.book.en.intents());
+        assert!(t.book.ru.intents().len() >= 30, "{:?}", t.book.ru.intents());
+    }
+
+    /// The catalogue's rows of the servers the phrasebook knows, named as an owner might
+    /// (`bench/route/catalogue.json`, the servers' own listings).
+    fn rows() -> (Vec<ToolRow>, BTreeMap<String, String>) {
+        let catalogue: Vec<Value> =
+            serde_json::from_str(include_str!("../../../bench/route/catalogue.json")).unwrap();
+        let info = |server: &str| match server {
+            "todo" => "maven-demo-todo",
+            "memory" => "memory-server",
+            "time" => "mcp-time",
+            "filesystem" => "secure-filesystem-server",
+            "fetch" => "mcp-fetch",
+            "git" => "mcp-git",
+            _ => "mcp-servers/everything",
+        };
+        let mut names = BTreeMap::new();
+        let rows = catalogue
+            .iter()
+            .map(|t| {
+                let server = t["server"].as_str().unwrap_or_default().to_owned();
+                let tool = t["name"].as_str().unwrap_or_default().to_owned();
+                names.insert(server.clone(), info(&server).to_owned());
+                ToolRow {
+                    name: format!("{server}_{}", tool.replace('-', "_")),
+                    kind: store::ToolKind::Mcp,
+                    cmd: vec!["mcp".into(), server.clone(), tool.clone()],
+                    scope: format!("mcp:{server}"),
+                    server,
+                    tool,
+                    state: store::ToolState::Enabled,
+                    destructive: false,
+                    fingerprint: None,
+                    description: String::new(),
+                    input_schema: t["inputSchema"].clone(),
+                    shape: Value::Null,
+                    approved_shape: None,
+                    provenance: String::new(),
+                    created: time::OffsetDateTime::UNIX_EPOCH,
+                    updated: time::OffsetDateTime::UNIX_EPOCH,
+                }
+            })
+            .collect();
+        (rows, names)
+    }
+
+    #[test]
+    fn the_phrasebook_routes_plain_sentences_in_both_languages() {
+        let t = Templates::phrasebook();
+        let (rows, names) = rows();
+        for (text, lang, act, args) in [
+            (
+                "what time is it in Tokyo?",
+                Lang::En,
+                "time_get_current_time",
+                json!({"timezone": "Asia/Tokyo"}),
+            ),
+            (
+                "который час в Токио?",
+                Lang::Ru,
+                "time_get_current_time",
+                json!({"timezone": "Asia/Tokyo"}),
+            ),
+            (
+                "сколько времени в Лондоне",
+                Lang::Ru,
+                "time_get_current_time",
+                json!({"timezone": "Europe/London"}),
+            ),
+            (
+                "list the files in /tmp/x",
+                Lang::En,
+                "filesystem_list_directory",
+                json!({"path": "/tmp/x"}),
+            ),
+            (
+                "покажи файлы в папке /tmp/x",
+                Lang::Ru,
+                "filesystem_list_directory",
+                json!({"path": "/tmp/x"}),
+            ),
+            (
+                "remember that my sister's birthday is May 3",
+                Lang::En,
+                "memory_create_entities",
+                json!({"entities": [{"name": "my sister's birthday is May 3", "entityType": "fact", "observations": []}]}),
+            ),
+            (
+                "запомни, что день рождения сестры 3 мая",
+                Lang::Ru,
+                "memory_create_entities",
+                json!({"entities": [{"name": "день рождения сестры 3 мая", "entityType": "fact", "observations": []}]}),
+            ),
+            (
+                "mark task 3 done",
+                Lang::En,
+                "todo_update_task",
+                json!({"task_id": 3, "done": true}),
+            ),
+            (
+                "отметь задачу 3 как выполненную",
+                Lang::Ru,
+                "todo_update_task",
+                json!({"task_id": 3, "done": true}),
+            ),
+            (
+                "what is 2 plus 3",
+                Lang::En,
+                "everything_get_sum",
+                json!({"a": 2, "b": 3}),
+            ),
+            (
+                "git status of /srv/repo",
+                Lang::En,
+                "git_git_status",
+                json!({"repo_path": "/srv/repo"}),
+            ),
+            (
+                "fetch https://example.org/a?b=c",
+                Lang::En,
+                "fetch_fetch",
+                json!({"url": "https://example.org/a?b=c"}),
+            ),
+        ] {
+            let r = t
+                .route(text, lang, "typed", &rows, &names)
+                .unwrap_or_else(|| panic!("no route: {text}"));
+            assert_eq!(
+                (r.act.as_str(), Value::Object(r.arguments)),
+                (act, args),
+                "{text}"
+            );
+            assert_eq!(r.origin, Origin::Phrasebook);
+        }
+        // A server that does not say it is that one is not served by its phrases.
+        let mut other = names.clone();
+        other.insert("time".into(), "someone-else".into());
+        assert_eq!(
+            t.route("what time is it in Tokyo", Lang::En, "typed", &rows, &other),
+            None
+        );
+        // A city the list does not know is not guessed.
+        assert_eq!(
+            t.route(
+                "what time is it in Atlantis",
+                Lang::En,
+                "typed",
+                &rows,
+                &names
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_template_reads_as_one_plain_sentence() {
+        for (t, want) in [
+            (
+                "what time is it [now|right now] in {city:timezone} [now]",
+                "what time is it in {city}",
+            ),
+            (
+                "(list|show [me]) [all] [the] files in {path}",
+                "list files in {path}",
+            ),
+            ("(what is|what's) {a} plus {b}", "what is {a} plus {b}"),
+            ("(a;b) c", "a b c"),
+            (
+                "запомни[,] что {fact:entities[0].name}",
+                "запомни что {fact}",
+            ),
+        ] {
+            assert_eq!(sample(t), want, "{t}");
+        }
+    }
+
+    #[test]
+    fn a_slot_path_builds_the_argument_the_schema_wants() {
+        let schema = json!({"properties": {"entities": {"type": "array"}, "task_id": {"type": "integer"},
+            "done": {"type": "boolean"}, "files": {"type": "array"}}});
+        let slots: BTreeMap<String, Value> = [
+            (
+                "entities[0].name".to_owned(),
+                json!("sister's birthday is May 3"),
+            ),
+            ("entities[0].entityType".to_owned(), json!("fact")),
+            ("entities[0].observations".to_owned(), json!([])),
+            ("task_id".to_owned(), json!("3")),
+            ("done".to_owned(), json!(true)),
+            ("files".to_owned(), json!("a.txt")),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            Value::Object(arguments(&schema, &slots).unwrap()),
+            json!({"entities": [{"name": "sister's birthday is May 3", "entityType": "fact", "observations": []}],
+                "task_id": 3, "done": true, "files": ["a.txt"]})
+        );
+        let mut bad = slots.clone();
+        bad.insert("nope".into(), json!(1));
+        assert_eq!(arguments(&schema, &bad), Err("nope".to_owned()));
+        for slot in ["", "[0]", "a[", "a[x]", "a[999]", "a.b.c.d.e.f.g.h.i"] {
+            assert_eq!(path(slot), None, "{slot}");
+        }
+    }
+}
