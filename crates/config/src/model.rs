@@ -57,6 +57,9 @@ pub struct Config {
     pub acts: Vec<ActConfig>,
     /// The `voice` block.
     pub voice: VoiceConfig,
+    /// `sentences`: more sentence files, or folders of them, besides those beside the
+    /// configuration file (`sentences/<lang>/*.yaml`).
+    pub sentences: Vec<PathBuf>,
 }
 
 /// The `voice` block: Maven as a Wyoming conversation agent (`listen`), and the speech

@@ -363,7 +363,7 @@ fn errors_name_file_path_value_and_expectation() {
         ),
         (
             r#"{"mcp_serverz": {}}"#,
-            &["config.json: mcp_serverz: unknown key (expected one of: web, router, fetch, feeds, feed_min_interval, mcp_servers, mcp_timing, acts, voice)"],
+            &["config.json: mcp_serverz: unknown key (expected one of: web, router, fetch, feeds, feed_min_interval, mcp_servers, mcp_timing, acts, voice, sentences)"],
         ),
         (
             r#"[1, 2]"#,

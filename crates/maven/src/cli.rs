@@ -93,6 +93,16 @@ enum Command {
     /// MCP servers.
     #[command(subcommand)]
     Mcp(McpCmd),
+    /// Sentence templates in Home Assistant's format (hassil's): what a sentence matches, which
+    /// templates serve an act, whether the owner's files load. No daemon needed.
+    ///
+    /// The owner's files are `sentences/<lang>/*.yaml` beside the configuration file
+    /// (`$XDG_CONFIG_HOME/maven/sentences/en/`, as Home Assistant's `custom_sentences/en/`) and
+    /// the files or folders `"sentences"` names; an intent is an act's name, a slot a property
+    /// of its input schema. The phrasebook that ships with Maven serves the servers people
+    /// install first.
+    #[command(subcommand)]
+    Sentences(SentencesCmd),
     /// The local page: passkey enrollment and the fallback passphrase.
     #[command(subcommand)]
     Web(WebCmd),
@@ -116,6 +126,38 @@ enum Command {
     },
     /// Print the man page (roff) on stdout, e.g. `maven man > ~/.local/share/man/man1/maven.1`.
     Man,
+}
+
+#[derive(Subcommand, Debug)]
+enum SentencesCmd {
+    /// Match each SENTENCE and print its intent and slots (as `python -m hassil` does). Exit
+    /// 1 when one matched nothing.
+    Match {
+        /// Only this language (en or ru); else the sentence's own first, then the other
+        #[arg(long)]
+        lang: Option<String>,
+        /// Match these files alone (repeatable); else the owner's files and the phrasebook
+        #[arg(long = "file")]
+        files: Vec<std::path::PathBuf>,
+        /// One JSON line per sentence: {"intent": NAME, "slots": {...}}, or {"intent": null}
+        #[arg(long)]
+        json: bool,
+        /// The sentences
+        #[arg(required = true)]
+        sentences: Vec<String>,
+    },
+    /// List the templates that serve ACT (a row name such as time_get_current_time, or a
+    /// tool's name), or every template, with the file and line of each.
+    List {
+        /// The act
+        act: Option<String>,
+    },
+    /// Load the owner's files (or these) and name every problem with FILE:LINE:COL. Exit 1
+    /// when one does not load.
+    Check {
+        /// The files
+        files: Vec<std::path::PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -377,6 +419,24 @@ pub(crate) fn main() -> ExitCode {
             show::client(&data_dir, req, a.json, show::print_notes)
         }
         Command::Acts(a) => crate::cmd::acts::run(&data_dir, a.limit, a.json),
+        Command::Sentences(SentencesCmd::Match {
+            lang,
+            files,
+            json,
+            sentences,
+        }) => crate::cmd::sentences::matching(
+            cli.config.as_deref(),
+            &files,
+            lang.as_deref(),
+            json,
+            &sentences,
+        ),
+        Command::Sentences(SentencesCmd::List { act }) => {
+            crate::cmd::sentences::list(cli.config.as_deref(), act.as_deref())
+        }
+        Command::Sentences(SentencesCmd::Check { files }) => {
+            crate::cmd::sentences::check(cli.config.as_deref(), &files)
+        }
         Command::Config(ConfigCmd::Check { path }) => {
             crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()))
         }

@@ -268,8 +268,10 @@ async fn run(
     let poller = Arc::new(std::sync::RwLock::new(poller));
     let turns = Arc::new(
         turns::Turns::new(store.clone(), executor, llm_router(&config)?)
-            .with_feeds(feed_health(&current, &poller)),
+            .with_feeds(feed_health(&current, &poller))
+            .with_server_names(server_names(&manager)),
     );
+    load_templates(&config, config_path.as_deref(), &turns, &store).await;
     let voice = start_voice(&config, &turns, &cancel, &tracker).await;
     let page_stop = cancel.child_token();
     let state = Arc::new(State {
@@ -678,6 +680,13 @@ impl State {
         *self.config.write().unwrap_or_else(|p| p.into_inner()) = config.clone();
         *self.file.lock().unwrap_or_else(|p| p.into_inner()) = file.clone();
         self.turns.reconfigure(approvals, llm);
+        load_templates(
+            &config,
+            self.config_path.as_deref(),
+            &self.turns,
+            &self.store,
+        )
+        .await;
         view.router_changed = diff.router_changed();
         view.acts_changed = diff.acts_changed();
 
@@ -1152,6 +1161,39 @@ impl StatusSource for State {
 
 /// What the digest is told of the feeds: every configured one and, while its polls fail (or a
 /// 410 stopped it), the poller's last error.
+/// Each configured server's `serverInfo.name`, as its live (or last) connection said it.
+fn server_names(manager: &mcp::Manager) -> turns::templates::ServerNames {
+    let manager = manager.clone();
+    Arc::new(move || {
+        manager
+            .status()
+            .into_iter()
+            .filter_map(|s| s.server_info.map(|(name, _)| (s.name, name)))
+            .collect()
+    })
+}
+
+/// Reads the owner's sentence files and gives the templates to the turn pipeline. A file that
+/// does not load is logged (naming its file, line and column) and the phrasebook alone is used
+/// until it is fixed and the configuration reloaded; an intent that names no act is a warning.
+async fn load_templates(
+    config: &Config,
+    config_path: Option<&std::path::Path>,
+    turns: &turns::Turns,
+    store: &store::Store,
+) {
+    let (templates, errors) = crate::phrases::load(config, config_path);
+    for e in &errors {
+        tracing::error!(error = %shown::line(e), "a sentence file does not load; the owner's sentences are not used until it is fixed and the configuration reloaded");
+    }
+    if let Ok(rows) = store.tools().await {
+        for intent in templates.unknown_intents(&rows) {
+            tracing::warn!(intent = %shown::line(&intent), "a sentence file's intent names no act (yet)");
+        }
+    }
+    turns.set_templates(templates);
+}
+
 fn feed_health(config: &Current, poller: &Feeds) -> turns::FeedsSource {
     let (config, poller) = (config.clone(), poller.clone());
     Arc::new(move || {

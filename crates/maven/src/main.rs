@@ -18,6 +18,7 @@ mod logsink;
 mod netdoor;
 mod notify;
 mod oauth;
+mod phrases;
 mod policy;
 mod poll;
 mod reload;

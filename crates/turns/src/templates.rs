@@ -248,6 +248,77 @@ impl Templates {
         }
     }
 
+    /// `files` alone, without the phrasebook (what `maven sentences match --file` matches).
+    pub fn only(files: &[SentenceFile]) -> Result<Templates, Vec<LoadError>> {
+        let mut t = Templates {
+            owner: Group::default(),
+            book: Group::default(),
+        };
+        let errors: Vec<LoadError> = files
+            .iter()
+            .filter_map(|f| t.owner.add(&f.name, &f.text, f.lang).err())
+            .collect();
+        if errors.is_empty() {
+            Ok(t)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The best match of `text` by the matcher alone (no act looked up): the owner's templates
+    /// first, then the phrasebook's; in `lang` (else the language of the text first, then the
+    /// other).
+    pub fn match_sentence(
+        &self,
+        text: &str,
+        lang: Option<Lang>,
+        front: &str,
+    ) -> Option<(Origin, Lang, sentences::Match)> {
+        let first = lang.unwrap_or_else(|| crate::rules::lang_of(text));
+        let langs: Vec<Lang> = match lang {
+            Some(l) => vec![l],
+            None => vec![first, other(first)],
+        };
+        for (origin, group) in [
+            (Origin::Owner, &self.owner),
+            (Origin::Phrasebook, &self.book),
+        ] {
+            for &l in &langs {
+                let context = sentences::Context::new()
+                    .with("language", code(l))
+                    .with("front", front);
+                if let Some(mut m) = group.of(l).match_best(text, &context) {
+                    m.slots = m
+                        .slots
+                        .iter()
+                        .map(|(k, v)| (k.clone(), as_written(text, v)))
+                        .collect();
+                    return Some((origin, l, m));
+                }
+            }
+        }
+        None
+    }
+
+    /// Every intent with its templates: the owner's, then the phrasebook's.
+    pub fn all(&self) -> Vec<(Origin, Lang, sentences::Template)> {
+        let mut out = Vec::new();
+        for (origin, group) in [
+            (Origin::Owner, &self.owner),
+            (Origin::Phrasebook, &self.book),
+        ] {
+            for l in [Lang::En, Lang::Ru] {
+                let s = group.of(l);
+                for i in s.intents() {
+                    for t in s.templates(i) {
+                        out.push((origin, l, t));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The owner's intents that name no act among `rows` (a warning: acts come and go).
     pub fn unknown_intents(&self, rows: &[ToolRow]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
@@ -464,7 +535,15 @@ fn as_written(text: &str, value: &Value) -> Value {
     value.clone()
 }
 
-fn code(l: Lang) -> &'static str {
+fn other(l: Lang) -> Lang {
+    match l {
+        Lang::En => Lang::Ru,
+        Lang::Ru => Lang::En,
+    }
+}
+
+/// The language's code, as sentence files write it.
+pub fn code(l: Lang) -> &'static str {
     match l {
         Lang::En => "en",
         Lang::Ru => "ru",

@@ -66,11 +66,13 @@ fn bound<'a>(
         (Approved::Local(_), Args::Named(m) | Args::Said(m)) if m.is_empty() => {
             Ok(Bound::Local(""))
         }
-        (Approved::Local(_), Args::Named(_) | Args::Said(_)) => Err(ExecError::Args(super::schema::ArgError {
-            tool: row.name.clone(),
-            path: String::new(),
-            problem: "a local act takes no named arguments".to_owned(),
-        })),
+        (Approved::Local(_), Args::Named(_) | Args::Said(_)) => {
+            Err(ExecError::Args(super::schema::ArgError {
+                tool: row.name.clone(),
+                path: String::new(),
+                problem: "a local act takes no named arguments".to_owned(),
+            }))
+        }
     }
 }
 

@@ -36,6 +36,7 @@ impl Validator<'_> {
                 "mcp_timing",
                 "acts",
                 "voice",
+                "sentences",
             ],
             true,
         );
@@ -49,6 +50,22 @@ impl Validator<'_> {
         let mcp_timing = self.mcp_timing(root.get("mcp_timing"));
         let acts = self.acts(root.get("acts"), &mcp_servers);
         let voice = self.voice(root.get("voice"));
+        let mut sentences = Vec::new();
+        for (i, p) in self.string_list(&top, "sentences").into_iter().enumerate() {
+            let pp = std::path::Path::new(&p);
+            let dotted = pp
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+            if !pp.is_absolute() || dotted || p.contains('\0') {
+                self.bad_value(
+                    &format!("sentences[{i}]"),
+                    "an absolute path without \"..\" (a sentence file or a folder of them)",
+                    format!("{p:?}"),
+                );
+            } else {
+                sentences.push(std::path::PathBuf::from(p));
+            }
+        }
         Config {
             source: None,
             web,
@@ -60,6 +77,7 @@ impl Validator<'_> {
             mcp_timing,
             acts,
             voice,
+            sentences,
         }
     }
 

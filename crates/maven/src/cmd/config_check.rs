@@ -37,6 +37,11 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
                 errln!("mcp_servers.{name}: will not start: {}", shown::line(&why));
                 refused = true;
             }
+            // The owner's sentence files, each problem with its file, line and column.
+            for e in crate::cmd::sentences::problems(&c, path) {
+                errln!("sentences: {}", shown::line(&e));
+                refused = true;
+            }
             if refused {
                 return ExitCode::from(EXIT_FAILED);
             }

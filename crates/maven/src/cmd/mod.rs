@@ -19,6 +19,7 @@ pub(crate) mod mcp_inspect;
 pub(crate) mod mcp_login;
 pub(crate) mod reload;
 pub(crate) mod say;
+pub(crate) mod sentences;
 pub(crate) mod service;
 pub(crate) mod show;
 pub(crate) mod web;
