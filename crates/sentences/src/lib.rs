@@ -278,6 +278,10 @@ impl Sentences {
         let no_skip = text::remove_skip_words(&with_skip, &p.skip_words, text::Ends::Both);
         let had_skip = no_skip != with_skip;
         let keywords: Vec<&str> = no_skip.split_whitespace().collect();
+        let haystack: String = format!("{with_skip}\n{no_skip}")
+            .chars()
+            .map(text::fold)
+            .collect();
         let mut at_end: Option<String> = None;
         let mut at_start: Option<String> = None;
         // Which texts each template is tried on, in order.
@@ -305,6 +309,13 @@ impl Sentences {
             else {
                 continue;
             };
+            if !t
+                .required
+                .iter()
+                .all(|clause| clause.iter().any(|f| haystack.contains(f.as_str())))
+            {
+                continue;
+            }
             if let Some(kw) = &block.required_keywords {
                 if !kw.iter().any(|k| keywords.contains(&k.as_str())) {
                     continue;
