@@ -65,6 +65,11 @@ seed() {
             put $'{"type":"transcript","version":"1.10.2","data_length":13}\n{"text":"hi"}'
             put $'{"type":"audio-chunk","data":{"rate":16000,"width":2,"channels":1},"payload_length":4}\n\x01\x02\x03\x04{"type":"audio-stop"}\n'
             put $'RIFF\x28\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00\x10\x00data\x04\x00\x00\x00\x01\x02\x03\x04' ;;
+        sentences_template)
+            put 'turn on [the] {name} [in <area>]'
+            put '(a;b;[c]) {1..10:n} \\(x\\)'
+            put $'language: en\nintents:\n  X:\n    data:\n      - sentences: ["say {l}"]\nlists:\n  l:\n    values: [a, {in: "(b|c)", out: 1}]\n'
+            put $'a: &x [1]\nb: *x\n' ;;
         url_vet)
             put 'http://127.0.0.1:8080/x'
             put 'https://[::ffff:169.254.169.254]/'

@@ -92,6 +92,9 @@ pub(crate) struct TemplateMeta {
     pub(crate) kind: Kind,
     pub(crate) text: String,
     pub(crate) at: Location,
+    /// Words a matching sentence must contain: one of each clause (hassil's
+    /// `get_required_clauses`), folded. A sound filter: it skips only templates that cannot match.
+    pub(crate) required: Vec<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -683,10 +686,70 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
                     kind,
                     text: sentence.text.clone(),
                     at: sentence.at.clone(),
+                    required: required(&sentence.expr, data, block, 0),
                 });
             }
         }
     }
     b.subroutines()?;
     Ok(b.p)
+}
+
+/// hassil's `_required_clauses`: literal words any match must contain, in conjunctive form.
+fn required(e: &Expr, data: &Data, block: &DataDef, depth: usize) -> Vec<Vec<String>> {
+    if depth > 24 {
+        return Vec::new();
+    }
+    let add = |out: &mut Vec<Vec<String>>, c: Vec<String>| {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    };
+    match e {
+        Expr::Text(t) => {
+            let mut out = Vec::new();
+            for piece in t.split_whitespace() {
+                if !piece
+                    .chars()
+                    .any(|c| ".。,，?¿？؟!¡！;；:：’…—–―".contains(c))
+                {
+                    add(&mut out, vec![piece.chars().map(fold).collect()]);
+                }
+            }
+            out
+        }
+        Expr::Alt(items) => {
+            let optional = matches!(items.last(), Some(Expr::Text(t)) if t.is_empty());
+            if optional || items.is_empty() {
+                return Vec::new();
+            }
+            let mut merged: Vec<String> = Vec::new();
+            for item in items {
+                let branch = required(item, data, block, depth + 1);
+                let Some(smallest) = branch.iter().min_by_key(|c| c.len()) else {
+                    return Vec::new();
+                };
+                for f in smallest {
+                    if !merged.contains(f) {
+                        merged.push(f.clone());
+                    }
+                }
+            }
+            vec![merged]
+        }
+        Expr::Seq(items) | Expr::Perm(items) => {
+            let mut out = Vec::new();
+            for item in items {
+                for c in required(item, data, block, depth + 1) {
+                    add(&mut out, c);
+                }
+            }
+            out
+        }
+        Expr::Rule(r) => match block.rules.get(r).or_else(|| data.rules.get(r)) {
+            Some(body) => required(&body.expr, data, block, depth + 1),
+            None => Vec::new(),
+        },
+        Expr::List(_) => Vec::new(),
+    }
 }

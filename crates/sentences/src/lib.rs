@@ -285,6 +285,10 @@ impl Sentences {
         let no_skip = text::remove_skip_words(&with_skip, &p.skip_words, text::Ends::Both);
         let had_skip = no_skip != with_skip;
         let keywords: Vec<&str> = no_skip.split_whitespace().collect();
+        let haystack: String = format!("{with_skip}\n{no_skip}")
+            .chars()
+            .map(text::fold)
+            .collect();
         let mut at_end: Option<String> = None;
         let mut at_start: Option<String> = None;
         // Which texts each template is tried on, in order.
@@ -312,6 +316,13 @@ impl Sentences {
             else {
                 continue;
             };
+            if !t
+                .required
+                .iter()
+                .all(|clause| clause.iter().any(|f| haystack.contains(f.as_str())))
+            {
+                continue;
+            }
             if let Some(kw) = &block.required_keywords {
                 if !kw.iter().any(|k| keywords.contains(&k.as_str())) {
                     continue;
@@ -483,8 +494,25 @@ impl Sentences {
 /// Entry points for the fuzz targets (`fuzz/`); not part of the API.
 #[doc(hidden)]
 pub mod fuzzing {
-    /// Parses one template; never panics.
-    pub fn parse_template(text: &str) -> bool {
-        crate::template::parse_sentence(text).is_ok()
+    /// Parses `text` as one template, as a YAML sentence file, and as a template inside a
+    /// file, then matches `text` against what loaded; never panics.
+    pub fn template_and_file(text: &str) {
+        let _ = crate::template::parse_sentence(text);
+        let mut s = crate::Sentences::new();
+        if let Err(e) = s.add_yaml("fuzz.yaml", text) {
+            let _ = e.to_string();
+        }
+        let _ = s.match_all(text, &crate::Context::new());
+        let quoted = serde_json::Value::String(text.to_owned());
+        let file = serde_json::json!({
+            "language": "en",
+            "intents": {"X": {"data": [{"sentences": [quoted]}]}},
+            "lists": {"l": {"values": ["a", "b c"]}, "n": {"range": {"from": 0, "to": 20}},
+                      "w": {"wildcard": true}},
+        });
+        if let Ok(s) = crate::Sentences::from_json("fuzz.json", &file) {
+            let _ = s.match_all(text, &crate::Context::new());
+            let _ = s.match_all("a b c twenty one 7", &crate::Context::new());
+        }
     }
 }
