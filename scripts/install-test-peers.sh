@@ -18,6 +18,9 @@
 #   testenv/.venv-sentences  a Python venv with testenv/requirements-sentences.txt: hassil and
 #                         Home Assistant's sentence data, for the `sentences` crate's
 #                         differential test and benchmark (testenv/hassil_peer.py)
+#   testenv/.venv-servers a Python venv with testenv/requirements-servers.txt: the Python MCP
+#                         servers people install first (mcp-server-time, mcp-server-fetch,
+#                         mcp-server-git), for the phrasebook's end-to-end test
 #   testenv/speech        real human recordings with their transcripts, copied from Debian's
 #                         pocketsphinx-testdata (installed with apt-get when missing)
 #   testenv/.venv-llm     a Python venv with testenv/requirements-llm.txt: llama-cpp-python's
@@ -152,6 +155,27 @@ else
   echo "$py_stamp" >"$py_stamp_file"
   pyver() { "$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))" 2>/dev/null; }
   echo "install-test-peers: Python venv installed (mcp $(pyver mcp), feedparser $(pyver feedparser))"
+fi
+
+# --- the Python MCP servers people install first -----------------------------------------------
+srvenv="$env_dir/.venv-servers"
+servers_stamp="$( (stamp_of requirements-servers.txt && python3 --version) | sha256sum | cut -d' ' -f1)"
+servers_stamp_file="$srvenv/.maven-install-stamp"
+if [[ -f "$servers_stamp_file" && "$(cat "$servers_stamp_file")" == "$servers_stamp" &&
+  -x "$srvenv/bin/mcp-server-time" && -x "$srvenv/bin/mcp-server-fetch" && -x "$srvenv/bin/mcp-server-git" ]]; then
+  echo "install-test-peers: Python MCP servers up to date"
+else
+  echo "install-test-peers: creating testenv/.venv-servers ..."
+  rm -rf "$srvenv"
+  python3 -m venv "$srvenv" || fail "'python3 -m venv' failed (Debian needs the python3-venv package)"
+  "$srvenv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    -r "$env_dir/requirements-servers.txt" ||
+    fail "pip install -r testenv/requirements-servers.txt failed (is PyPI reachable?)"
+  for s in mcp-server-time mcp-server-fetch mcp-server-git; do
+    [[ -x "$srvenv/bin/$s" ]] || fail "testenv/.venv-servers/bin/$s is missing after pip install"
+  done
+  echo "$servers_stamp" >"$servers_stamp_file"
+  echo "install-test-peers: Python MCP servers installed"
 fi
 
 if [[ "$mcp_only" == 1 ]]; then

@@ -139,6 +139,7 @@ pub(crate) fn act_record(a: &store::ActLogRow) -> ActRecordView {
         at: time_str(a.at),
         act: a.tool.clone(),
         utterance: shown::cut(&a.utterance, 200).into_owned(),
+        arguments: a.arguments.clone(),
         confirmed_by: a.confirmed_by.clone(),
         outcome: a.result().as_str().to_owned(),
         duration_ms: a.duration_ms,

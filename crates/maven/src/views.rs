@@ -552,6 +552,9 @@ pub(crate) struct ActRecordView {
     pub(crate) act: String,
     /// The turn that asked for it, cut to 200 characters.
     pub(crate) utterance: String,
+    /// The arguments it ran with, exactly (a local act's: its argv).
+    #[serde(default)]
+    pub(crate) arguments: serde_json::Value,
     /// Who confirmed it (a destructive act); null for one that needed no confirmation.
     pub(crate) confirmed_by: Option<String>,
     /// `ok`, `failed` or `unknown` (sent, and no answer came: it may have run).

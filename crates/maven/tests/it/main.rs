@@ -26,6 +26,7 @@ mod oauth_peers;
 mod readme_demo;
 mod reload;
 mod sandboxing;
+mod sentences;
 mod service;
 mod shared_code;
 mod soak;
