@@ -3,7 +3,7 @@
 //!
 //! `route-bench [--url URL --model NAME --context 4096 --tools auto|off --timeout 120]
 //! [--catalogue bench/route/catalogue.json] [--sentences bench/route/sentences.json]
-//! [--limit N] [--verbose]`
+//! [--owner bench/route/owner] [--limit N] [--verbose]`
 //!
 //! The catalogue is the tool listing of real MCP servers (each entry `{server, name,
 //! description, inputSchema, annotations}`), named as the daemon names rows
@@ -16,6 +16,12 @@
 //! a time, and the table puts three routers side by side: `rules`, `model` (asked directly),
 //! and `rules+model` (what the daemon does: the rules router's decision unless it cannot help,
 //! then the model's; a model error falls back to the rules).
+//!
+//! The sentence templates are measured beside them, without a model: `phrasebook` (the
+//! phrasebook that ships with Maven, keyed by each server's `serverInfo.name`), `phrasebook+rules`
+//! (the phrasebook, then the rules router), and `files+phrasebook+rules` (the owner's files in
+//! `--owner`, written for this catalogue, then the phrasebook, then the rules): what the daemon
+//! does before it asks a model.
 //!
 //! Each sentence lands in one category: the right act with the right arguments; the right act
 //! with arguments that are wrong or missing (a tail the act cannot bind, named arguments its
@@ -41,6 +47,7 @@ type Res<T> = Result<T, BoxError>;
 
 #[derive(Debug, Clone)]
 struct Opts {
+    owner: String,
     url: Option<String>,
     model: String,
     context: u64,
@@ -61,6 +68,7 @@ fn parse(args: &[String]) -> Res<Opts> {
         timeout: 120,
         catalogue: "bench/route/catalogue.json".to_owned(),
         sentences: "bench/route/sentences.json".to_owned(),
+        owner: "bench/route/owner".to_owned(),
         limit: None,
         verbose: false,
     };
@@ -85,6 +93,7 @@ fn parse(args: &[String]) -> Res<Opts> {
             "--timeout" => o.timeout = val()?.parse()?,
             "--catalogue" => o.catalogue = val()?,
             "--sentences" => o.sentences = val()?,
+            "--owner" => o.owner = val()?,
             "--limit" => o.limit = Some(val()?.parse()?),
             "--verbose" => o.verbose = true,
             other => return Err(format!("unknown argument {other:?}").into()),
@@ -405,6 +414,58 @@ fn read_json(path: &str) -> Res<Value> {
     Ok(serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?)
 }
 
+/// The `serverInfo.name` each catalogue server gives (bench/route/README.md names the
+/// listings): what the phrasebook's intents are keyed by.
+fn server_infos() -> BTreeMap<String, String> {
+    [
+        ("todo", "maven-demo-todo"),
+        ("memory", "memory-server"),
+        ("time", "mcp-time"),
+        ("filesystem", "secure-filesystem-server"),
+        ("fetch", "mcp-fetch"),
+        ("git", "mcp-git"),
+        ("everything", "mcp-servers/everything"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    .collect()
+}
+
+/// The owner's sentence files in `dir` (`en/*.yaml`, `ru/*.yaml`).
+fn owner_files(dir: &str) -> Res<Vec<turns::templates::SentenceFile>> {
+    let mut out = Vec::new();
+    for (sub, lang) in [("en", turns::Lang::En), ("ru", turns::Lang::Ru)] {
+        let Ok(entries) = std::fs::read_dir(format!("{dir}/{sub}")) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for p in paths
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        {
+            out.push(turns::templates::SentenceFile {
+                name: p.display().to_string(),
+                text: std::fs::read_to_string(&p)?,
+                lang: Some(lang),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// What a template route runs with: its arguments checked against the act's schema.
+fn templated(r: Option<turns::templates::Routed>, acts: &[Act]) -> Option<Chosen> {
+    let r = r?;
+    let a = acts.iter().find(|a| a.entry.act.name == r.act)?;
+    Some(Chosen::Act(
+        r.act.clone(),
+        allowlist::run::schema::validate(&r.act, &a.entry.schema, &r.arguments)
+            .ok()
+            .map(|()| r.arguments),
+    ))
+}
+
 async fn run(o: Opts) -> Res<()> {
     let acts = catalogue(&read_json(&o.catalogue)?)?;
     let mut all = sentences(&read_json(&o.sentences)?)?;
@@ -439,7 +500,45 @@ async fn run(o: Opts) -> Res<()> {
 
     let (mut by_rules, mut by_model, mut by_daemon) =
         (Tally::default(), Tally::default(), Tally::default());
+    let (mut by_book, mut by_book_rules, mut by_files) =
+        (Tally::default(), Tally::default(), Tally::default());
+    let rows: Vec<allowlist::ToolRow> = acts.iter().map(row).collect();
+    let infos = server_infos();
+    let book = turns::templates::Templates::phrasebook();
+    let files = turns::templates::Templates::load(&owner_files(&o.owner)?).map_err(|e| {
+        e.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
     for s in &all {
+        let lang = if s.lang == "ru" {
+            turns::Lang::Ru
+        } else {
+            turns::Lang::En
+        };
+        for (tally, templates, then_rules) in [
+            (&mut by_book, &book, false),
+            (&mut by_book_rules, &book, true),
+            (&mut by_files, &files, true),
+        ] {
+            let t0 = tokio::time::Instant::now();
+            let routed = templated(
+                templates.route(&s.text, lang, "typed", &rows, &infos),
+                &acts,
+            );
+            let chose = match (routed, then_rules) {
+                (Some(c), _) => c,
+                (None, false) => Chosen::Nothing("no template".into()),
+                (None, true) => chosen(&rules::route(&s.text, &names), &acts, &allow_tools),
+            };
+            let took = t0.elapsed();
+            let out = score(&s.expect, &chose, read_only);
+            if o.verbose && then_rules {
+                eprintln!("templates {out:?}\t{}\t{}", s.text, describe(&chose));
+            }
+            tally.rows.push((s.lang.clone(), out, took));
+        }
         let t0 = tokio::time::Instant::now();
         let decision = rules::route(&s.text, &names);
         let rules_took = t0.elapsed();
@@ -480,7 +579,12 @@ async fn run(o: Opts) -> Res<()> {
         by_daemon.rows.push((s.lang.clone(), daemon.0, daemon.1));
     }
 
-    let mut routers = vec![("rules", &by_rules)];
+    let mut routers = vec![
+        ("rules", &by_rules),
+        ("phrasebook", &by_book),
+        ("phrasebook+rules", &by_book_rules),
+        ("files+phrasebook+rules", &by_files),
+    ];
     if model.is_some() {
         routers.push(("model", &by_model));
         routers.push(("rules+model", &by_daemon));

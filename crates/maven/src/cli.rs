@@ -195,6 +195,10 @@ struct SayArgs {
     /// Print the whole answer as JSON: {"answer", "pending", "ok"}
     #[arg(long)]
     json: bool,
+    /// Also say (on stderr, or as "explain" in the JSON) which sentence template matched,
+    /// from which file, or why none did
+    #[arg(long)]
+    explain: bool,
 }
 
 #[derive(Args, Debug)]
@@ -400,7 +404,7 @@ pub(crate) fn main() -> ExitCode {
             log_format: a.log_format,
             log_filter: a.log,
         }),
-        Command::Say(a) => crate::cmd::say::run(&data_dir, &a.text.join(" "), a.json),
+        Command::Say(a) => crate::cmd::say::run(&data_dir, &a.text.join(" "), a.json, a.explain),
         Command::Listen(a) => crate::cmd::listen::run(crate::cmd::listen::Listen {
             config: cli.config.as_deref(),
             data_dir: &data_dir,

@@ -873,10 +873,16 @@ impl State {
     async fn answer(&self, req: Request) -> Result<Reply, RpcError> {
         Ok(match req {
             Request::Status => Reply::Status(Box::new(self.status().await?)),
-            Request::Turn { text } => {
+            Request::Turn { text, explain } => {
+                // Explained before the turn, which may change what a next one finds.
+                let explain = match explain {
+                    true => Some(self.turns.explain(&text).await),
+                    false => None,
+                };
                 let turn = self.turns.turn(&text).await;
                 Reply::Turn(TurnView {
                     answer: turn.text(),
+                    explain,
                     turn,
                 })
             }
@@ -885,6 +891,7 @@ impl State {
                 let turn = self.turns.turn_spoken(&text, &conversation).await;
                 Reply::Turn(TurnView {
                     answer: turn.text(),
+                    explain: None,
                     turn,
                 })
             }

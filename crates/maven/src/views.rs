@@ -491,6 +491,9 @@ pub(crate) struct NoteView {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct TurnView {
     pub(crate) answer: String,
+    /// Which sentence template matched, or why none did (`maven say --explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) explain: Option<String>,
     #[serde(flatten)]
     pub(crate) turn: turns::Answer,
 }

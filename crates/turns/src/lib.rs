@@ -366,6 +366,22 @@ impl Turns {
         self.server_names.as_ref().map(|f| f()).unwrap_or_default()
     }
 
+    /// Which sentence template would route `text` (typed) and to what act, or why none does.
+    pub async fn explain(&self, text: &str) -> String {
+        let rows = match self.store.tools().await {
+            Ok(r) => r,
+            Err(e) => return format!("the acts cannot be read: {e}"),
+        };
+        let text = text.trim();
+        self.templates().explain(
+            text,
+            rules::lang_of(text),
+            "typed",
+            &rows,
+            &self.server_names(),
+        )
+    }
+
     /// The server's question the owner's next turn answers, while it stands (two minutes).
     pub fn question(&self) -> Option<Question> {
         let g = self.asking.lock().unwrap_or_else(|p| p.into_inner());

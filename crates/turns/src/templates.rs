@@ -15,10 +15,11 @@
 //!
 //! A slot's name may be a path into the arguments (`entities[0].name`, `a.b`): the value is put
 //! there, so a template can fill a schema that wants an object or a list. A match is used only
-//! when its act exists and every slot's first step is a property of the act's input schema; a
-//! slot's words become the type the schema names for them when they read as one (digits for an
-//! integer, "true"/"false" for a boolean, one string in a list of strings). What the schema
-//! then refuses is refused at the executor, as any arguments are.
+//! when its act exists, every slot's first step is a property of the act's input schema, and
+//! the arguments fit the schema (the validator the executor asks again); a slot's words become
+//! the type the schema names for them when they read as one (digits for an integer,
+//! "true"/"false" for a boolean, one string in a list of strings). A match that does not fit
+//! gives way to the next one: "open /home/anna/todo.md" is no URL for a fetch.
 //!
 //! The arguments of a match are words the owner said, each in a slot a template names, or a
 //! list's value for those words: never a guess ([`allowlist::Args::Said`]).
@@ -401,6 +402,18 @@ impl Templates {
                         .map(|(k, v)| (k.clone(), as_written(text, v)))
                         .collect();
                     match arguments(&row.input_schema, &slots) {
+                        // Words the schema refuses (a path where it wants a URL) are not what
+                        // this template meant: the next match is tried.
+                        Ok(arguments)
+                            if allowlist::run::schema::validate(
+                                &row.name,
+                                &row.input_schema,
+                                &arguments,
+                            )
+                            .is_err() =>
+                        {
+                            tracing::debug!(act = %row.name, template = %m.template.at, "a template's words do not fit its act's schema; the next match is tried");
+                        }
                         Ok(arguments) => {
                             return Some(Routed {
                                 act: row.name.clone(),
@@ -533,6 +546,77 @@ fn as_written(text: &str, value: &Value) -> Value {
         }
     }
     value.clone()
+}
+
+impl Templates {
+    /// Which template routes `text` and to what, or why none does, in words: what `maven say
+    /// --explain` prints.
+    pub fn explain(
+        &self,
+        text: &str,
+        lang: Lang,
+        front: &str,
+        rows: &[ToolRow],
+        names: &BTreeMap<String, String>,
+    ) -> String {
+        if let Some(r) = self.route(text, lang, front, rows, names) {
+            return format!(
+                "{} template \"{}\" ({}) matched: {} with {}",
+                origin_words(r.origin),
+                r.template.text,
+                r.template.at,
+                r.act,
+                Value::Object(r.arguments)
+            );
+        }
+        let Some((origin, _, m)) = self.match_sentence(text, None, front) else {
+            return "no sentence template matched; the rules router decided".to_owned();
+        };
+        let why = match origin {
+            Origin::Owner => match rows.iter().find(|r| r.name == m.intent) {
+                None => format!("its intent {} names no act", m.intent),
+                Some(row) => match arguments(&row.input_schema, &m.slots) {
+                    Err(slot) => format!(
+                        "its slot {slot} is not a property of {}'s input schema",
+                        row.name
+                    ),
+                    Ok(_) => "it was not used".to_owned(),
+                },
+            },
+            Origin::Phrasebook => match m.intent.rsplit_once("::") {
+                Some((server, tool)) => {
+                    let known: Vec<&str> = names
+                        .iter()
+                        .filter(|(_, v)| v.as_str() == server)
+                        .map(|(k, _)| k.as_str())
+                        .collect();
+                    if known.is_empty() {
+                        format!("no configured server says it is {server} (its serverInfo.name)")
+                    } else {
+                        format!(
+                            "the server {} has no act for its tool {tool} (is it offered and listed?)",
+                            known.join(", ")
+                        )
+                    }
+                }
+                None => "its intent names no server".to_owned(),
+            },
+        };
+        format!(
+            "{} template \"{}\" ({}) matched {}, but {why}; the rules router decided",
+            origin_words(origin),
+            m.template.text,
+            m.template.at,
+            m.intent
+        )
+    }
+}
+
+fn origin_words(o: Origin) -> &'static str {
+    match o {
+        Origin::Owner => "your",
+        Origin::Phrasebook => "the phrasebook's",
+    }
 }
 
 fn other(l: Lang) -> Lang {

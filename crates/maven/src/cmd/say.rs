@@ -21,7 +21,7 @@ const EXIT_INTERRUPTED: u8 = 130;
 const INTERRUPTED: &str = "maven say: interrupted. The daemon goes on with the turn: \
 an act it runs finishes there and is recorded; `maven acts` shows its result.";
 
-pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
+pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool, explain: bool) -> ExitCode {
     runtime(async {
         // Watched before the request is sent: a Ctrl-C from then on is this command's.
         let mut interrupt =
@@ -42,6 +42,7 @@ pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
         };
         let req = Request::Turn {
             text: text.to_owned(),
+            explain,
         };
         let answer = tokio::select! {
             a = ipc::ask::<TurnView>(data_dir, &req) => a,
@@ -52,6 +53,9 @@ pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool) -> ExitCode {
         };
         match answer {
             Ok(turn) => {
+                if let (Some(e), false) = (&turn.explain, as_json) {
+                    errln!("explain: {}", shown::line(e));
+                }
                 if as_json {
                     print_json(&turn);
                 } else {

@@ -190,3 +190,35 @@ pub(crate) fn check(config_path: Option<&Path>, files: &[PathBuf]) -> ExitCode {
 pub(crate) fn problems(config: &config::Config, config_path: Option<&Path>) -> Vec<String> {
     crate::phrases::load(config, config_path).1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turns::templates::SentenceFile;
+
+    /// The README's example of an owner's file loads and means what the README says.
+    #[test]
+    fn the_readmes_sentence_file_means_what_it_says() {
+        let readme = include_str!("../../../../README.md");
+        let start = readme
+            .find("# ~/.config/maven/sentences/en/mine.yaml")
+            .expect("the README's example");
+        let text = &readme[start..];
+        let text = &text[..text.find("```").expect("its end")];
+        let t = Templates::only(&[SentenceFile {
+            name: "mine.yaml".into(),
+            text: text.to_owned(),
+            lang: Some(Lang::En),
+        }])
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        for (said, zone) in [
+            ("what's the time at work?", "Europe/Berlin"),
+            ("What's the time in the office", "Europe/Berlin"),
+            ("time at home", "Europe/Rome"),
+        ] {
+            let (_, _, m) = t.match_sentence(said, None, "typed").expect(said);
+            assert_eq!(m.intent, "time_get_current_time");
+            assert_eq!(m.slots.get("timezone"), Some(&json!(zone)), "{said}");
+        }
+    }
+}

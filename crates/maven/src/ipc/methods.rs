@@ -104,8 +104,9 @@ impl std::fmt::Display for Method {
 pub(crate) enum Request {
     /// `maven status`.
     Status,
-    /// `maven say TEXT`: one turn.
-    Turn { text: String },
+    /// `maven say TEXT`: one turn; with `explain`, the reply also says which sentence
+    /// template matched, or why none did.
+    Turn { text: String, explain: bool },
     /// `maven listen`: one spoken turn (a transcript) of a conversation.
     SpokenTurn { text: String, conversation: String },
     /// `maven tools`.
@@ -156,6 +157,10 @@ impl Request {
                 }
                 Request::Turn {
                     text: text.to_owned(),
+                    explain: params
+                        .get("explain")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 }
             }
             Method::SpokenTurn => {
@@ -265,7 +270,14 @@ impl Request {
             | Request::Feeds
             | Request::WebEnroll
             | Request::Reload => json!({}),
-            Request::Turn { text } => json!({ "text": text }),
+            Request::Turn {
+                text,
+                explain: false,
+            } => json!({ "text": text }),
+            Request::Turn {
+                text,
+                explain: true,
+            } => json!({ "text": text, "explain": true }),
             Request::SpokenTurn { text, conversation } => {
                 json!({ "text": text, "conversation": conversation })
             }
@@ -419,7 +431,14 @@ mod tests {
     fn every_request_reads_back_from_what_it_sends() {
         for r in [
             Request::Status,
-            Request::Turn { text: "hi".into() },
+            Request::Turn {
+                text: "hi".into(),
+                explain: false,
+            },
+            Request::Turn {
+                text: "hi".into(),
+                explain: true,
+            },
             Request::SpokenTurn {
                 text: "hi".into(),
                 conversation: "c".into(),

@@ -210,6 +210,19 @@ fn plain_sentences_reach_the_servers_people_install_first_in_both_languages() {
         .count();
     assert_eq!(updates, 1, "{runs}");
 
+    // --explain says which template matched, from which file, or why none did.
+    let e = stderr(&home.run(&["say", "--explain", "What time is it in Tokyo?"]));
+    assert!(
+        e.contains("explain: the phrasebook's template \"what time is it [now|right now] in {city:timezone} [now|right now]\" (phrasebook/en/time.yaml:")
+            && e.contains("matched: clock_get_current_time with {\"timezone\":\"Asia/Tokyo\"}"),
+        "{e}"
+    );
+    let e = stderr(&home.run(&["say", "--explain", "book me a flight"]));
+    assert!(
+        e.contains("explain: no sentence template matched; the rules router decided"),
+        "{e}"
+    );
+
     // The owner's own file, beside the configuration: it comes first, and names acts by the
     // owner's names.
     let dir = home.config().parent().unwrap().join("sentences/en");
