@@ -153,6 +153,22 @@ pub fn relevance(text: &str, catalogue: &[CatalogueEntry]) -> Vec<usize> {
     scored.into_iter().map(|(i, _)| i).collect()
 }
 
+/// The most acts one request offers: a sentence no template matched goes to the model with
+/// the acts closest to it only.
+pub const MAX_OFFERED: usize = 8;
+
+/// The acts one request offers: the [`MAX_OFFERED`] most relevant to `text` ([`relevance`]: the
+/// words, by their first five letters — a stem for English and Russian alike — that an act's
+/// name and description share with it), in the catalogue's order, so that the same acts make
+/// the same request text and a model server's prompt cache keeps what came before the
+/// sentence (the fixed system prompt first, the owner's words last).
+pub fn offered(text: &str, catalogue: &[CatalogueEntry]) -> Vec<usize> {
+    let mut order = relevance(text, catalogue);
+    order.truncate(MAX_OFFERED);
+    order.sort_unstable();
+    order
+}
+
 /// The acts offered as tools, most relevant first, within `budget` tokens: the tools, and the
 /// names left out.
 pub fn tools(
@@ -313,7 +329,7 @@ impl LlmRouter {
         catalogue: &[CatalogueEntry],
     ) -> Result<Decision, LlmError> {
         use std::sync::atomic::Ordering;
-        let order = relevance(text, catalogue);
+        let order = offered(text, catalogue);
         if self.tools && !self.tools_refused.load(Ordering::Relaxed) {
             match self.route_tools(text, catalogue, &order).await {
                 Err(LlmError::Status(s @ (400 | 404 | 422 | 501))) => {
@@ -1020,6 +1036,10 @@ mod tests {
         );
         assert!(!left.is_empty() && !left.contains(&"time_get_current_time".to_owned()));
         // A name no endpoint takes as a function name is left out, never renamed.
+        // A request offers the eight closest, in the catalogue's order.
+        let some = offered("what time is it in Tokyo", &cat);
+        assert_eq!(some.len(), MAX_OFFERED);
+        assert_eq!(some, [0, 1, 2, 3, 4, 5, 6, 60]);
         let odd = vec![entry("srv_read.file", "Reads", json!({"type": "object"}))];
         let (kept, left) = tools(&odd, &[0], 4096);
         assert!(kept.is_empty());
