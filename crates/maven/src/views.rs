@@ -27,6 +27,10 @@ pub(crate) struct StatusView {
     pub(crate) version: String,
     pub(crate) uptime_s: u64,
     pub(crate) data_dir: String,
+    /// The configuration file the daemon reads, now and at each reload (absolute; it may not
+    /// exist yet: the defaults).
+    #[serde(default)]
+    pub(crate) config: Option<String>,
     pub(crate) mcp_servers: Vec<ServerStatusView>,
     pub(crate) feeds: Vec<FeedView>,
     pub(crate) acts: ActCounts,
@@ -938,6 +942,10 @@ pub(crate) struct ReloadView {
     pub(crate) retried: Vec<String>,
     /// Of the servers added or changed, those written `"enabled": false`: known, never dialled.
     pub(crate) not_enabled: Vec<String>,
+    /// Enabled servers that could not be started, each with why (its command is not found,
+    /// its sandbox cannot be applied): the same words as `maven mcp status`.
+    #[serde(default)]
+    pub(crate) not_started: Vec<(String, String)>,
     /// Whether the feeds' poller was restarted on the new feeds.
     pub(crate) feeds_restarted: bool,
     /// Whether the router was made afresh.

@@ -949,6 +949,9 @@ enum Takes {
     Rest,
     /// It needs named arguments, which only a model (or the service itself) gives.
     Named,
+    /// The rest of the sentence would be its one argument once its server's `allow_tools`
+    /// names it.
+    OnceAllowed,
 }
 
 /// Whether the rest of a sentence becomes `row`'s argument under the positional rule.
@@ -981,6 +984,7 @@ fn takes(row: &ToolRow, approvals: &allowlist::Approvals) -> Takes {
         Ok(_) => Takes::Rest,
         // A number the tail "1" fits, or a string: bound; anything else needs names.
         Err(allowlist::BindError::BadNumber { .. }) => Takes::Rest,
+        Err(allowlist::BindError::NotNamed { .. }) => Takes::OnceAllowed,
         Err(_) => Takes::Named,
     }
 }
@@ -997,14 +1001,19 @@ fn act_items(enabled: &[&ToolRow], approvals: &allowlist::Approvals, lang: Lang)
         .iter()
         .map(|r| {
             let phrase = r.name.replace('_', " ");
+            // Its own full stop would run into the "; " that follows.
             let d = one_line(&r.description, 100);
+            let d = d.trim_end_matches(['.', ' ']);
+            let allow = format!("maven mcp allow {} {}", r.server, r.tool);
             let how = match (takes(r, approvals), lang) {
                 (Takes::Nothing, Lang::En) => format!("say \"{phrase}\""),
                 (Takes::Rest, Lang::En) => format!("say \"{phrase} …\" (the rest of the sentence is its argument)"),
-                (Takes::Named, Lang::En) => format!("\"{phrase}\" needs named arguments: ask in your own words with a model router"),
+                (Takes::Named, Lang::En) => format!("\"{phrase}\" needs named arguments, which only a model router (the \"router\" block, kind \"llm\") fills from your own words; or use the service itself"),
+                (Takes::OnceAllowed, Lang::En) => format!("\"{phrase} …\" takes the rest of the sentence as its argument once its server's allow_tools names it: {allow}"),
                 (Takes::Nothing, Lang::Ru) => format!("скажите «{phrase}»"),
                 (Takes::Rest, Lang::Ru) => format!("скажите «{phrase} …» (остаток фразы — его аргумент)"),
-                (Takes::Named, Lang::Ru) => format!("«{phrase}» требует именованных аргументов: попросите своими словами через модель"),
+                (Takes::Named, Lang::Ru) => format!("«{phrase}» требует именованных аргументов: их заполняет только модель (блок «router», kind «llm») по вашим словам; или воспользуйтесь самим сервисом"),
+                (Takes::OnceAllowed, Lang::Ru) => format!("«{phrase} …» примет остаток фразы как аргумент, когда его назовут в allow_tools сервера: {allow}"),
             };
             let w = match (r.destructive, lang) {
                 (true, Lang::En) => " (asks first)",
@@ -1282,8 +1291,8 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "  • todo clear done — Removes done tasks. (asks first); say \"todo clear done\"",
-                "  • todo create entities — Creates entities. (asks first); \"todo create entities\" needs named arguments: ask in your own words with a model router",
+                "  • todo clear done — Removes done tasks (asks first); say \"todo clear done\"",
+                "  • todo create entities — Creates entities (asks first); \"todo create entities\" needs named arguments, which only a model router (the \"router\" block, kind \"llm\") fills from your own words; or use the service itself",
                 "  • todo list tasks — Lists tasks. • not an item of a project; say \"todo list tasks …\" (the rest of the sentence is its argument)",
             ],
             "{help}"

@@ -149,17 +149,36 @@ pub(crate) async fn written_then_reload(w: &Written, data_dir: &Path) -> bool {
             shown::line(v)
         );
     }
+    // A daemon that reads another file is not reloaded: the file written is not what it reads.
+    let written = crate::daemon::reads(Some(&w.path)).display().to_string();
+    match crate::ipc::client::ask::<crate::views::StatusView>(
+        data_dir,
+        &crate::ipc::methods::Request::Status,
+    )
+    .await
+    {
+        Ok(s) => match s.config {
+            Some(reads) if reads != written => {
+                outln!(
+                    "the running daemon reads {}, not {}: it was not reloaded; to use this file, start the daemon with --config {}, or edit the daemon's file with --config {}",
+                    shown::line(&reads),
+                    shown::line(&written),
+                    shown::line(&written),
+                    shown::line(&reads)
+                );
+                return true;
+            }
+            _ => {}
+        },
+        Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
+            outln!("no daemon is running: the file is read when it starts");
+            return true;
+        }
+        // The reload below says what is wrong with the daemon.
+        Err(_) => {}
+    }
     match super::reload::ask(data_dir).await {
         Ok(v) => {
-            if v.config.as_deref() != Some(&*w.path.display().to_string()) {
-                errln!(
-                    "note: the running daemon reads {}, not the file written: restart it with --config {} to use it",
-                    v.config
-                        .as_deref()
-                        .map_or("no configuration file".into(), shown::line),
-                    shown::line(&w.path.display().to_string())
-                );
-            }
             for l in super::reload::lines(&v) {
                 outln!("{l}");
             }

@@ -428,14 +428,14 @@ pub(crate) fn server_check(s: &crate::views::ServerStatusView, uptime: Duration)
             Status::Fail,
             format!("{state}{error}"),
             format!(
-                "install it, or fix mcp_servers.{name}.command, then restart the daemon"
+                "install it, or fix mcp_servers.{name}.command, then `maven reload`"
             ),
         ),
         S::SandboxRefused => (
             Status::Fail,
             format!("{state}{error}"),
             format!(
-                "fix what the sandbox checks name, or set \"sandbox\": false in mcp_servers.{name}, then restart the daemon"
+                "fix what the sandbox checks name, or set \"sandbox\": false in mcp_servers.{name}, then `maven reload`"
             ),
         ),
         S::NeedsAuthorization => (
@@ -447,7 +447,7 @@ pub(crate) fn server_check(s: &crate::views::ServerStatusView, uptime: Duration)
             Status::Fail,
             state.clone(),
             format!(
-                "name the tools it may offer in mcp_servers.{name}.allow_tools (`maven mcp inspect {name}` prints the line), then restart the daemon"
+                "name the tools it may offer: `maven mcp allow {name} TOOL…` (`maven mcp inspect {name}` says which claim to be read-only)"
             ),
         ),
         S::Dark | S::Unknown => (
@@ -482,7 +482,7 @@ pub(crate) fn feed_check(f: &crate::views::FeedView) -> Option<Check> {
             label,
             Status::Fail,
             format!("the daemon stopped polling it: {e}"),
-            &format!("fix or remove the feed \"{name}\" in the configuration, then restart the daemon"),
+            &format!("fix or remove the feed \"{name}\" in the configuration, then `maven reload`"),
         ),
         (true, Some(e)) if live.failures > 0 => check(
             label,

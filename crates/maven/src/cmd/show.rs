@@ -256,6 +256,49 @@ pub(crate) fn print_notes(rows: &Vec<NoteView>) {
 /// The longest refused tool name `maven mcp status` shows whole.
 const REFUSED_NAME_SHOWN: usize = 64;
 
+/// The most refused tools named under one reason.
+const REFUSED_NAMED: usize = 20;
+
+/// A server's refused tools, one line per reason (a reason many tools share is said once, with
+/// their count and names), and, over its cap, the command that fixes it.
+fn refused_lines(r: &ServerStatusView) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for t in &r.tools_refused {
+        match groups.iter_mut().find(|(why, _)| *why == t.reason) {
+            Some((_, tools)) => tools.push(&t.tool),
+            None => groups.push((&t.reason, vec![&t.tool])),
+        }
+    }
+    let mut out = Vec::new();
+    for (why, tools) in groups {
+        if let [one] = tools.as_slice() {
+            out.push(format!(
+                "  refused:  {} — {}",
+                shown::capped(one, REFUSED_NAME_SHOWN),
+                line(why)
+            ));
+            continue;
+        }
+        let mut names: Vec<String> = tools
+            .iter()
+            .take(REFUSED_NAMED)
+            .map(|t| shown::capped(t, REFUSED_NAME_SHOWN).into_owned())
+            .collect();
+        if tools.len() > REFUSED_NAMED {
+            names.push(format!("and {} more", tools.len() - REFUSED_NAMED));
+        }
+        out.push(format!("  refused:  {} tools — {}", tools.len(), line(why)));
+        out.push(format!("            {}", names.join(", ")));
+    }
+    if matches!(r.state, crate::views::ServerState::OverCap(_)) {
+        let name = line(&r.name);
+        out.push(format!(
+            "  fix:      maven mcp allow {name} TOOL… names the tools it may offer (`maven mcp inspect {name}` says which claim to be read-only)"
+        ));
+    }
+    out
+}
+
 pub(crate) fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
     if rows.is_empty() {
         outln!("no MCP servers configured");
@@ -293,12 +336,8 @@ pub(crate) fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
             r.tools_proposed,
             r.tools_enabled
         );
-        for t in &r.tools_refused {
-            outln!(
-                "  refused:  {} — {}",
-                shown::capped(&t.tool, REFUSED_NAME_SHOWN),
-                line(&t.reason)
-            );
+        for l in refused_lines(r) {
+            outln!("{l}");
         }
         if let Some(a) = &r.auth {
             outln!("  auth:     {}", line(&a.to_string()));

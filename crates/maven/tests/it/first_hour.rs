@@ -1,0 +1,353 @@
+//! The first hour of a new owner, against the real daemon and real servers (the Python SDK's
+//! server and the reference filesystem server of `testenv/`): switching a server on and off
+//! and naming its tools by command, the refusal that names the command, refusals grouped with
+//! their fix, a reload that names a server it could not start, the passphrase written into the
+//! file the daemon reads.
+
+use std::io::Write as _;
+use std::process::Stdio;
+
+use serde_json::{json, Value};
+
+use crate::support::{by_name, eventually, installed, maven, stderr, testenv, Home};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The Python SDK's test server (`lookup_word(word)`, read-only; `delete_note(note_id)`), as an
+/// imported block: not enabled.
+fn words_block() -> Value {
+    // The venv's own interpreter (its link, not what it points to), its packages granted.
+    let venv = installed(&testenv().join(".venv"));
+    let script = installed(&testenv().join("python_server.py"));
+    json!({
+        "command": venv.join("bin/python").display().to_string(),
+        "args": [script.display().to_string(), "stdio"],
+        "enabled": false,
+        "sandbox": {"read": [venv.display().to_string(), script.display().to_string()], "network": false}
+    })
+}
+
+fn state(home: &Home, name: &str) -> Value {
+    by_name(&home.json(&["mcp", "status", "--json"]), name).clone()
+}
+
+fn wait_state(home: &Home, name: &str, want: &str) -> Value {
+    eventually(&format!("{name} {want}"), || {
+        let s = state(home, name);
+        (s["state"] == want && (want != "ready" || s["tools_offered"].is_u64())).then_some(s)
+    })
+}
+
+#[test]
+fn mcp_enable_allow_and_disable_write_the_file_and_reload_the_daemon() {
+    let home = Home::new();
+    home.write_config(&json!({"mcp_servers": {"words": words_block()}}).to_string());
+    let config = home.config().display().to_string();
+    let d = home.start();
+    assert_eq!(state(&home, "words")["state"], "dark");
+
+    // An unknown server: refused, naming the file and the servers it has.
+    let out = home.run(&["mcp", "enable", "wrods"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        format!("maven mcp enable: {config}: no server named \"wrods\" in mcp_servers; its servers: words")
+    );
+
+    let out = home.run(&["mcp", "enable", "words"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().collect::<Vec<_>>(),
+        [
+            "mcp_servers.words: \"enabled\": true".to_owned(),
+            format!("wrote {config}"),
+            format!("the previous file is kept as {config}.bak"),
+            format!("reloaded {config}"),
+            "servers started: words".to_owned(),
+        ]
+    );
+    let file: Value = serde_json::from_slice(&std::fs::read(home.config()).unwrap()).unwrap();
+    assert_eq!(file["mcp_servers"]["words"]["enabled"], true);
+    wait_state(&home, "words", "ready");
+    let out = home.run(&["mcp", "enable", "words"]);
+    assert!(out.status.success());
+    assert_eq!(
+        stdout(&out).trim_end(),
+        format!("words is already enabled in {config}: nothing to change")
+    );
+
+    // The page's step-up stands in for the owner enabling the read-only tool.
+    drop(d);
+    home.enable(&["words_lookup_word"]);
+    let d = home.start();
+    wait_state(&home, "words", "ready");
+
+    // Help and the refusal both name the command that makes the sentence its argument.
+    let help = stdout(&home.run(&["say", "help"]));
+    assert!(
+        help.contains("words lookup word — Look a word up in a small built-in dictionary. Reads only; \"words lookup word …\" takes the rest of the sentence as its argument once its server's allow_tools names it: maven mcp allow words lookup_word"),
+        "{help}"
+    );
+    let out = home.run(&["say", "words", "lookup", "word", "maven"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out).trim_end(),
+        "words_lookup_word needs an argument: word (string). Run `maven mcp allow words lookup_word` to name it in the server's allow_tools, and the rest of the sentence becomes its argument."
+    );
+
+    // A tool the server does not offer: refused, naming what it offers; nothing written.
+    let before = std::fs::read(home.config()).unwrap();
+    let out = home.run(&["mcp", "allow", "words", "lookup_wrod"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "maven mcp allow: the server \"words\" offers no tool lookup_wrod; it offers: delete_note, lookup_word"
+    );
+    assert_eq!(std::fs::read(home.config()).unwrap(), before);
+
+    let out = home.run(&["mcp", "allow", "words", "lookup_word"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert_eq!(
+        said.lines().next(),
+        Some("mcp_servers.words.allow_tools: lookup_word added"),
+        "{said}"
+    );
+    assert!(
+        said.lines().any(|l| l == "servers restarted: words"),
+        "{said}"
+    );
+    let file: Value = serde_json::from_slice(&std::fs::read(home.config()).unwrap()).unwrap();
+    assert_eq!(
+        file["mcp_servers"]["words"]["allow_tools"],
+        json!(["lookup_word"])
+    );
+    wait_state(&home, "words", "ready");
+    let out = home.run(&["say", "words", "lookup", "word", "maven"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out).trim_end(),
+        "words_lookup_word ran; the MCP server \"words\" returned:\none who is expert in a particular field"
+    );
+
+    let out = home.run(&["mcp", "disable", "words"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert_eq!(
+        said.lines().next(),
+        Some("mcp_servers.words: \"enabled\": false")
+    );
+    assert!(
+        said.lines()
+            .any(|l| l == "servers known, not enabled (never dialled): words"),
+        "{said}"
+    );
+    wait_state(&home, "words", "dark");
+    drop(d);
+}
+
+#[test]
+fn refusals_over_the_cap_are_one_line_with_the_command_that_fixes_them() {
+    let home = Home::new();
+    let shared = home.dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    // A root daemon's server runs under a uid of its own: it must reach the directory.
+    if rustix::process::geteuid().is_root() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let open = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(home.dir.path(), open).unwrap();
+    }
+    crate::support::writable_by_root_servers(&shared);
+    let node = installed(&testenv().join("node_modules/.bin/node"));
+    let script = installed(
+        &testenv().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"),
+    );
+    let modules = installed(&testenv().join("node_modules"));
+    home.write_config(
+        &json!({"mcp_servers": {"files": {
+            "command": node.display().to_string(),
+            "args": [script.display().to_string(), shared.display().to_string()],
+            "enabled": true,
+            "sandbox": {"read": [modules.display().to_string()], "write": [shared.display().to_string()], "network": false}
+        }}})
+        .to_string(),
+    );
+    let _d = home.start();
+    let s = eventually("files over its cap", || {
+        let s = state(&home, "files");
+        s["state"]["over_cap"].is_string().then_some(s)
+    });
+    let offered = s["tools_offered"].as_u64().unwrap();
+    assert!(offered > 12, "{s}");
+    assert_eq!(s["tools_refused"].as_array().unwrap().len() as u64, offered);
+    let text = stdout(&home.run(&["mcp", "status"]));
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("  refused:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        lines[at],
+        format!("  refused:  {offered} tools — the server offers {offered} tools, more than max_tools (12), and allow_tools is not set")
+    );
+    assert!(
+        lines[at + 1].starts_with("            ") && lines[at + 1].contains("read_text_file"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[at + 2],
+        "  fix:      maven mcp allow files TOOL… names the tools it may offer (`maven mcp inspect files` says which claim to be read-only)"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("  refused:")).count(),
+        1,
+        "{text}"
+    );
+
+    // The fix, as said: two tools named, the others refused on one line.
+    let out = home.run(&["mcp", "allow", "files", "list_directory", "read_text_file"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = eventually("files ready with two tools", || {
+        let s = state(&home, "files");
+        (s["state"] == "ready" && s["tools_proposed"] == 2).then_some(s)
+    });
+    let text = stdout(&home.run(&["mcp", "status"]));
+    assert!(
+        text.lines().any(|l| l
+            == format!(
+                "  refused:  {} tools — not named in allow_tools",
+                s["tools_offered"].as_u64().unwrap() - 2
+            )),
+        "{text}"
+    );
+    assert!(!text.contains("  fix:"), "{text}");
+}
+
+#[test]
+fn a_reload_names_a_server_it_could_not_start_and_one_removed() {
+    let home = Home::new();
+    home.write_config(&json!({}).to_string());
+    let _d = home.start();
+    home.write_config(
+        &json!({"mcp_servers": {"ghost": {"command": "/nonexistent/ghost-server", "enabled": true}}})
+            .to_string(),
+    );
+    let out = home.run(&["reload"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.lines().any(|l| l
+            == "server not started: ghost: command not found: /nonexistent/ghost-server (no such executable file)"),
+        "{said}"
+    );
+    let v = home.json(&["reload", "--json"]);
+    assert_eq!(
+        v["not_started"],
+        json!([[
+            "ghost",
+            "command not found: /nonexistent/ghost-server (no such executable file)"
+        ]])
+    );
+    home.write_config(&json!({}).to_string());
+    let said = stdout(&home.run(&["reload"]));
+    assert!(
+        said.lines().any(|l| l == "servers stopped: ghost"),
+        "{said}"
+    );
+    assert!(!said.contains("not started"), "{said}");
+}
+
+#[test]
+fn web_passphrase_write_sets_the_hash_in_the_file_the_daemon_reads_and_reloads_it() {
+    let home = Home::new();
+    home.write_config(&json!({"web": {"listen": "127.0.0.1:0"}}).to_string());
+    let config = home.config().display().to_string();
+    let _d = home.start();
+    // No --config: the file is the one the running daemon reads.
+    let mut child = maven()
+        .arg("--data")
+        .arg(home.data())
+        .env("XDG_CONFIG_HOME", home.dir.path().join("elsewhere"))
+        .args(["web", "passphrase", "--write"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"correct horse battery\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().collect::<Vec<_>>(),
+        [
+            "web.passphrase_hash: set".to_owned(),
+            format!("wrote {config}"),
+            format!("the previous file is kept as {config}.bak"),
+            format!("reloaded {config}"),
+            "page: served afresh on the new settings (sign in again)".to_owned(),
+        ]
+    );
+    let file: Value = serde_json::from_slice(&std::fs::read(home.config()).unwrap()).unwrap();
+    assert!(
+        file["web"]["passphrase_hash"]
+            .as_str()
+            .unwrap()
+            .starts_with("$argon2id$"),
+        "{file}"
+    );
+    assert_eq!(file["web"]["listen"], "127.0.0.1:0");
+
+    // Without --write: the hash, and a reload is said to be enough.
+    let mut child = maven()
+        .args(["web", "passphrase"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"correct horse battery\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(stdout(&out).starts_with("$argon2id$"));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "Put this line in the configuration as \"web\": {\"passphrase_hash\": \"...\"} and run `maven reload` (a restart is not needed); `maven web passphrase --write` does both."
+    );
+
+    // Another file written: the daemon, which reads this one, is not reloaded, and says so.
+    let other = home.dir.path().join("other.json");
+    let import = home.dir.path().join("claude.json");
+    std::fs::write(
+        &import,
+        json!({"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}}).to_string(),
+    )
+    .unwrap();
+    let out = maven()
+        .arg("--data")
+        .arg(home.data())
+        .arg("--config")
+        .arg(&other)
+        .args(["mcp", "import", import.to_str().unwrap(), "--write"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let other = other.display().to_string();
+    assert_eq!(
+        stdout(&out).lines().last(),
+        Some(&*format!("the running daemon reads {config}, not {other}: it was not reloaded; to use this file, start the daemon with --config {other}, or edit the daemon's file with --config {config}")),
+        "{}",
+        stdout(&out)
+    );
+}
