@@ -996,11 +996,26 @@ fn one_line(s: &str, cap: usize) -> String {
     shown::cut(&joined, cap).into_owned()
 }
 
+/// How an act is said: its name's words, but a server's tool of the server's own name ("fetch
+/// fetch") by the tool's name alone when no other enabled act has that tool name (the rules
+/// router takes it so).
+fn phrase(r: &ToolRow, enabled: &[&ToolRow]) -> String {
+    let spoken = r.name.replace('_', " ");
+    let tool = |r: &ToolRow| r.tool.replace(['_', '-', '.'], " ").to_lowercase();
+    let t = tool(r);
+    let unique = enabled.iter().filter(|o| tool(o) == t).count() == 1;
+    if r.kind == store::ToolKind::Mcp && unique && spoken == format!("{t} {t}") {
+        t
+    } else {
+        spoken
+    }
+}
+
 fn act_items(enabled: &[&ToolRow], approvals: &allowlist::Approvals, lang: Lang) -> Vec<Item> {
     enabled
         .iter()
         .map(|r| {
-            let phrase = r.name.replace('_', " ");
+            let phrase = phrase(r, enabled);
             // Its own full stop would run into the "; " that follows.
             let d = one_line(&r.description, 100);
             let d = d.trim_end_matches(['.', ' ']);
@@ -1102,7 +1117,7 @@ fn cannot_help(
         Lang::Ru => String::from("С этим я не помогу."),
     };
     if let Some(r) = nearest(text, enabled) {
-        let phrase = r.name.replace('_', " ");
+        let phrase = phrase(r, enabled);
         out.push_str(&match lang {
             Lang::En => format!(" Did you mean \"{phrase}\"?"),
             Lang::Ru => format!(" Может быть, «{phrase}»?"),
@@ -1149,6 +1164,50 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Duration;
+
+    fn mcp_row(server: &str, tool: &str) -> ToolRow {
+        ToolRow {
+            name: allowlist::naming::flatten_name(server, tool),
+            kind: store::ToolKind::Mcp,
+            server: server.into(),
+            tool: tool.into(),
+            cmd: vec!["mcp".into(), server.into(), tool.into()],
+            scope: format!("mcp:{server}"),
+            state: ToolState::Enabled,
+            destructive: false,
+            fingerprint: None,
+            description: String::new(),
+            input_schema: serde_json::json!({}),
+            shape: serde_json::json!({}),
+            approved_shape: None,
+            provenance: String::new(),
+            created: time::OffsetDateTime::UNIX_EPOCH,
+            updated: time::OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn a_tool_named_as_its_server_is_said_once_and_routed_so() {
+        let fetch = mcp_row("fetch", "fetch");
+        let todo = mcp_row("todo", "list_tasks");
+        assert_eq!(phrase(&fetch, &[&fetch, &todo]), "fetch");
+        assert_eq!(phrase(&todo, &[&fetch, &todo]), "todo list tasks");
+        // Said once, it is what the rules router runs.
+        let acts: Vec<rules::ActName> = [&fetch, &todo]
+            .iter()
+            .map(|r| rules::ActName {
+                name: r.name.clone(),
+                tool: r.tool.clone(),
+            })
+            .collect();
+        assert_eq!(
+            rules::match_act("fetch https://example.org/", &acts),
+            Some(("fetch_fetch".into(), "https://example.org/".into()))
+        );
+        // Another server's tool of that name: the full name, which alone is unambiguous.
+        let other = mcp_row("web", "fetch");
+        assert_eq!(phrase(&fetch, &[&fetch, &other]), "fetch fetch");
+    }
 
     /// Brings a row to `to` the way the daemon does: the owner (with a step-up) enables and
     /// disables, a listing withdraws.

@@ -351,3 +351,92 @@ fn web_passphrase_write_sets_the_hash_in_the_file_the_daemon_reads_and_reloads_i
         stdout(&out)
     );
 }
+
+fn rss(title: &str, items: &[(&str, Option<&str>)]) -> String {
+    let items: String = items
+        .iter()
+        .map(|(t, date)| {
+            let date = date.map_or(String::new(), |d| format!("<pubDate>{d}</pubDate>"));
+            format!("<item><title>{t}</title><guid>{t}</guid>{date}</item>")
+        })
+        .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><rss version=\"2.0\"><channel><title>{title}</title><link>http://example.org/</link>{items}</channel></rss>"
+    )
+}
+
+#[test]
+fn a_russian_feed_is_named_from_its_title_its_notes_come_newest_first_and_a_refresh_waits_a_second()
+{
+    // After the first polls the feed gains an item of 2004: noted last, listed by its date.
+    let later = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gained = later.clone();
+    let feed = crate::support::serve_feed(move || {
+        let mut items = vec![
+            ("май 12", Some("Mon, 12 May 2025 08:00:00 GMT")),
+            ("старое", Some("Tue, 03 Jun 2003 09:39:21 GMT")),
+            ("май 13", Some("Tue, 13 May 2025 08:00:00 GMT")),
+        ];
+        if gained.load(std::sync::atomic::Ordering::SeqCst) {
+            items.push(("2004", Some("Thu, 01 Jan 2004 00:00:00 GMT")));
+        }
+        (200, rss("«Новости науки»", &items))
+    });
+    let home = Home::new();
+    home.write_config("{}");
+    let out = home.run(&["feeds", "add", &feed, "--allow-private"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("added the feed novosti-nauki: "),
+        "{}",
+        stdout(&out)
+    );
+    // A second feed on the same host.
+    let second = feed.replace("/feed.xml", "/other.xml");
+    let out = home.run(&[
+        "feeds",
+        "add",
+        &second,
+        "--allow-private",
+        "--name",
+        "other",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let _d = home.start();
+    let notes = eventually("the feeds polled", || {
+        let v = home.json(&["notes", "--json", "--source", "rss:novosti-nauki"]);
+        let other = home.json(&["notes", "--json", "--source", "rss:other"]);
+        (v.as_array().unwrap().len() == 3 && other.as_array().unwrap().len() == 3).then_some(v)
+    });
+    let texts: Vec<&str> = notes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["май 13", "май 12", "старое"]);
+    let text = stdout(&home.run(&["notes", "--source", "rss:novosti-nauki"]));
+    let first = text.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "[published 2025-05-13T08:00:00Z] rss:novosti-nauki — май 13"
+    );
+
+    // Right after the polls: the host's one-second spacing is waited out, each feed polled.
+    later.store(true, std::sync::atomic::Ordering::SeqCst);
+    let out = home.run(&["feeds", "refresh"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().collect::<Vec<_>>(),
+        ["novosti-nauki: polled, 1 new", "other: polled, 1 new"]
+    );
+    let notes = home.json(&["notes", "--json", "--source", "rss:novosti-nauki"]);
+    let texts: Vec<&str> = notes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["май 13", "май 12", "2004", "старое"]);
+}
