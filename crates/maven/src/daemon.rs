@@ -986,6 +986,7 @@ impl State {
                     ipc_connections_refused: refused,
                 }
             }),
+            router: Some(crate::json::router(&self.turns.router())),
         })
     }
 

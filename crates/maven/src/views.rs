@@ -43,6 +43,36 @@ pub(crate) struct StatusView {
     /// The daemon's limits and what they refused.
     #[serde(default)]
     pub(crate) limits: Option<LimitsView>,
+    /// Which router chooses what a turn does, and how the model router last answered.
+    #[serde(default)]
+    pub(crate) router: Option<RouterView>,
+}
+
+/// The router in `maven status`: its kind, the model's endpoint (secrets masked), and how its
+/// last request went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RouterView {
+    pub(crate) kind: RouterKindView,
+    /// The chat-completions URL (`llm`); null for `rules`.
+    pub(crate) endpoint: Option<String>,
+    /// The model's name (`llm`).
+    pub(crate) model: Option<String>,
+    /// When the model last answered (RFC 3339); null when it never did.
+    pub(crate) last_answer: Option<String>,
+    /// Why its last request gave no decision, when it failed; null when it answered.
+    pub(crate) last_error: Option<String>,
+    /// When that request failed.
+    pub(crate) last_error_at: Option<String>,
+}
+
+/// Which router chooses what a turn does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RouterKindView {
+    /// The rules router alone.
+    Rules,
+    /// A model router, the rules router its fallback.
+    Llm,
 }
 
 /// The page in `maven status`: whether it listens, its connection limits, and the passphrase

@@ -462,6 +462,7 @@ impl Turns {
             })
             .collect();
         let router = self.llm.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut fell_back: Option<llm::LlmError> = None;
         let decision = match router.as_deref() {
             None => rules::route(text, &acts),
             Some(llm) => {
@@ -484,6 +485,7 @@ impl Turns {
                         Ok(d) => d,
                         Err(e) => {
                             tracing::warn!(error = %e, "the llm router gave no decision; answering with the rules router");
+                            fell_back = Some(e);
                             rules::route(text, &acts)
                         }
                     },
@@ -535,7 +537,38 @@ impl Turns {
                     .await
             }
         };
+        let mut outcome = outcome;
+        if let Some(e) = fell_back {
+            // One line: the model router failed, and who answered instead.
+            let lang = outcome.0.lang;
+            outcome.0.parts.push(Part::Maven {
+                text: tr(
+                    lang,
+                    format!(
+                        "(The model router gave no answer — {e} — so the rules router answered.)"
+                    ),
+                    format!("(Модель не ответила — {e} — поэтому ответил маршрутизатор правил.)"),
+                ),
+            });
+        }
         Ok(outcome)
+    }
+
+    /// Which router chooses what a turn does, and how the model router's last request went.
+    pub fn router(&self) -> Router {
+        match self
+            .llm
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_deref()
+        {
+            None => Router::Rules,
+            Some(l) => Router::Llm {
+                url: l.url().to_owned(),
+                model: l.model().to_owned(),
+                last: l.last(),
+            },
+        }
     }
 
     async fn run_act(
@@ -938,6 +971,22 @@ fn note_item(n: &store::Note, from: Option<String>, depth: u8) -> Item {
         link: n.link.clone(),
         depth,
     }
+}
+
+/// The router of the turns, as a status shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Router {
+    /// The rules router alone.
+    Rules,
+    /// A model router, with the rules router as its fallback.
+    Llm {
+        /// Its chat-completions URL.
+        url: String,
+        /// The model's name.
+        model: String,
+        /// How its last request went; `None` before the first.
+        last: Option<llm::Last>,
+    },
 }
 
 /// What the rest of a sentence does for an act, as help says it.

@@ -89,6 +89,30 @@ fn print_page(w: &crate::views::WebStatusView) {
     );
 }
 
+/// The router's line of `maven status`.
+pub(crate) fn router_line(r: &crate::views::RouterView) -> String {
+    use crate::views::RouterKindView;
+    match r.kind {
+        RouterKindView::Rules => "router: rules (sentences matched by name; no model)".to_owned(),
+        RouterKindView::Llm => {
+            let last = match (&r.last_error, &r.last_answer) {
+                (Some(e), _) => format!(
+                    "last request failed at {}: {}",
+                    or_dash(&r.last_error_at),
+                    line(e)
+                ),
+                (None, Some(at)) => format!("last answered at {}", line(at)),
+                (None, None) => "not asked yet".to_owned(),
+            };
+            format!(
+                "router: llm — {} (model {}) — {last}",
+                or_dash(&r.endpoint),
+                or_dash(&r.model)
+            )
+        }
+    }
+}
+
 pub(crate) fn print_status(v: &StatusView) {
     outln!("maven {} — up {}s", line(&v.version), v.uptime_s);
     outln!("data: {}", line(&v.data_dir));
@@ -111,6 +135,9 @@ pub(crate) fn print_status(v: &StatusView) {
     outln!("feeds: {}", v.feeds.len());
     for f in &v.feeds {
         outln!("  {:<20} {}", line(&f.name), line(&f.url));
+    }
+    if let Some(r) = &v.router {
+        outln!("{}", router_line(r));
     }
     outln!("log lines dropped: {}", v.log_lines_dropped);
     match &v.web {

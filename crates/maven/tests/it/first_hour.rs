@@ -440,3 +440,97 @@ fn a_russian_feed_is_named_from_its_title_its_notes_come_newest_first_and_a_refr
         .collect();
     assert_eq!(texts, ["май 13", "май 12", "2004", "старое"]);
 }
+
+#[test]
+fn a_model_router_that_is_down_is_said_in_status_doctor_and_the_turn() {
+    let port = crate::support::free_port();
+    let url = format!("http://127.0.0.1:{port}/v1/chat/completions");
+    let home = Home::new();
+    home.write_config(
+        &json!({"router": {"kind": "llm", "url": url, "allow_private": true, "model": "tiny"}, "web": {"listen": "127.0.0.1:0"}})
+            .to_string(),
+    );
+    let _d = home.start();
+    let status = stdout(&home.run(&["status"]));
+    assert!(
+        status
+            .lines()
+            .any(|l| l == format!("router: llm — {url} (model tiny) — not asked yet")),
+        "{status}"
+    );
+
+    // A sentence the rules router cannot place goes to the model, which is not there.
+    let out = home.run(&["say", "book", "me", "a", "flight"]);
+    let said = stdout(&out);
+    let last = said.lines().last().unwrap();
+    assert!(
+        last.starts_with("(The model router gave no answer — the router endpoint failed: ")
+            && last.ends_with(" — so the rules router answered.)"),
+        "{said}"
+    );
+    assert_eq!(
+        said.lines()
+            .filter(|l| l.contains("model router gave"))
+            .count(),
+        1
+    );
+
+    let v = home.json(&["status", "--json"]);
+    let r = &v["router"];
+    assert_eq!(r["kind"], "llm");
+    assert_eq!(r["endpoint"], url.as_str());
+    assert_eq!(r["model"], "tiny");
+    assert!(r["last_answer"].is_null());
+    assert!(
+        r["last_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the router endpoint failed: "),
+        "{r}"
+    );
+    assert!(r["last_error_at"].as_str().unwrap().ends_with('Z'));
+    let status = stdout(&home.run(&["status"]));
+    assert!(
+        status.lines().any(|l| l.starts_with(&format!(
+            "router: llm — {url} (model tiny) — last request failed at "
+        ))),
+        "{status}"
+    );
+
+    // doctor probes the endpoint and reads the daemon's last error.
+    let out = home.run(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let probe = text
+        .lines()
+        .find(|l| l.contains("router endpoint:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        probe.starts_with(&format!("fail  router endpoint: {url}: no answer: "))
+            && probe.ends_with(&format!("start the model server at {url}, or fix router.url (or set \"router\": {{\"kind\": \"rules\"}}); until then every turn the rules router cannot place falls back to it, and says so")),
+        "{probe}"
+    );
+    assert!(
+        text.lines().any(|l| l
+            .starts_with("warn  daemon router: the daemon's last request to the model failed at ")),
+        "{text}"
+    );
+
+    // Something listening there: the probe says it answers.
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::thread::spawn(move || {
+        use std::io::Write as _;
+        for mut c in listener.incoming().flatten() {
+            crate::support::read_head(&mut c);
+            let _ = c.write_all(
+                b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let text = stdout(&home.run(&["doctor"]));
+    assert!(
+        text.lines().any(|l| l
+            == format!("ok    router endpoint: {url} answers (HTTP 405 to a GET; the model is asked only by a turn) — nothing to do")),
+        "{text}"
+    );
+}
