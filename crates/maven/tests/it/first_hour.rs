@@ -534,3 +534,59 @@ fn a_model_router_that_is_down_is_said_in_status_doctor_and_the_turn() {
         "{text}"
     );
 }
+
+#[test]
+fn doctor_asks_each_speech_service_describe_and_names_what_it_offers() {
+    let (asr_port, tts_port) = (crate::support::free_port(), crate::support::free_port());
+    let _whisper = crate::voice::engine("run-wyoming-whisper.sh", asr_port);
+    let _piper = crate::voice::engine("run-wyoming-piper.sh", tts_port);
+    let (asr, tts) = (
+        format!("tcp://127.0.0.1:{asr_port}"),
+        format!("tcp://127.0.0.1:{tts_port}"),
+    );
+    let closed = format!("tcp://127.0.0.1:{}", crate::support::free_port());
+    let home = Home::new();
+    // The wake-word service is the speech-to-text one by mistake.
+    home.write_config(
+        &json!({"voice": {"asr": asr, "tts": tts, "wake": asr, "allow_private": true}}).to_string(),
+    );
+    let text = stdout(&home.run(&["doctor"]));
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" voice {key}: ")))
+            .unwrap_or_else(|| panic!("no voice {key} line in\n{text}"))
+            .to_owned()
+    };
+    let l = line("asr");
+    assert!(
+        l.starts_with(&format!("ok    voice asr: {asr} answers describe: "))
+            && l.ends_with(" (speech-to-text) — nothing to do"),
+        "{l}"
+    );
+    let l = line("tts");
+    assert!(
+        l.starts_with(&format!("ok    voice tts: {tts} answers describe: "))
+            && l.to_lowercase().contains("piper")
+            && l.ends_with(" (text-to-speech) — nothing to do"),
+        "{l}"
+    );
+    assert_eq!(
+        line("wake"),
+        format!("fail  voice wake: {asr} answers describe, but offers no wake-word program — point voice.wake at a wake-word service")
+    );
+
+    // Nothing listening: said, with the fix.
+    home.write_config(&json!({"voice": {"asr": closed, "allow_private": true}}).to_string());
+    let out = home.run(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let l = text
+        .lines()
+        .find(|l| l.contains(" voice asr: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        l.starts_with(&format!("fail  voice asr: {closed}: "))
+            && l.ends_with(" — start the speech-to-text service (see the README's \"Voice\"), or fix voice.asr; a loopback or LAN service needs \"voice\": {\"allow_private\": true}"),
+        "{l}"
+    );
+}

@@ -187,7 +187,7 @@ fn home_assistants_client_talks_to_maven_and_a_recording_cannot_confirm() {
 }
 
 /// A Wyoming speech service from the test peers, on a loopback port.
-struct Engine(Child);
+pub(crate) struct Engine(Child);
 
 impl Drop for Engine {
     fn drop(&mut self) {
@@ -198,7 +198,7 @@ impl Drop for Engine {
     }
 }
 
-fn engine(launcher: &str, port: u16) -> Engine {
+pub(crate) fn engine(launcher: &str, port: u16) -> Engine {
     let script = installed(&testenv().join(launcher));
     let child = Command::new("bash")
         .arg(script)
