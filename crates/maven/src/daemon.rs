@@ -1086,6 +1086,17 @@ impl State {
                                 open: t.open,
                                 bytes_out: t.bytes_out,
                                 bytes_in: t.bytes_in,
+                                last_refused: self
+                                    .door
+                                    .refusals(&block.name)
+                                    .into_iter()
+                                    .map(|r| crate::views::RefusedConnection {
+                                        at: crate::json::time_str(r.at),
+                                        host: r.host,
+                                        port: r.port,
+                                        why: r.why,
+                                    })
+                                    .collect(),
                             });
                     // A server that is not up, whose last words name a path its sandbox
                     // denies: say which key to add, beside what it said.

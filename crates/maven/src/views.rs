@@ -216,7 +216,7 @@ pub(crate) struct ServerStatusView {
 }
 
 /// The connections a sandboxed server made through Maven's proxy (and its granted endpoints).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct NetworkView {
     /// Connections accepted from the server.
     pub(crate) connections: u64,
@@ -229,6 +229,21 @@ pub(crate) struct NetworkView {
     pub(crate) bytes_out: u64,
     /// Bytes that came back to it.
     pub(crate) bytes_in: u64,
+    /// Its last refused connections, newest first (at most five): what it asked for and why.
+    #[serde(default)]
+    pub(crate) last_refused: Vec<RefusedConnection>,
+}
+
+/// A connection Maven's proxy refused a server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RefusedConnection {
+    /// When (RFC 3339).
+    pub(crate) at: Option<String>,
+    /// The host it asked for, as it wrote it.
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    /// Why, as the proxy answered the server (it names the address a name resolved to).
+    pub(crate) why: String,
 }
 
 /// Where an HTTP server's OAuth authorization stands, for status. The JSON is tagged by

@@ -366,6 +366,22 @@ pub(crate) fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
         for l in refused_lines(r) {
             outln!("{l}");
         }
+        if let Some(n) = r.network.as_ref().filter(|n| n.refused > 0) {
+            outln!(
+                "  network:  {} connections through Maven, {} refused; the last:",
+                n.connections,
+                n.refused
+            );
+            for c in &n.last_refused {
+                outln!(
+                    "            {} {}:{} — {}",
+                    or_dash(&c.at),
+                    line(&c.host),
+                    c.port,
+                    line(&c.why)
+                );
+            }
+        }
         if let Some(a) = &r.auth {
             outln!("  auth:     {}", line(&a.to_string()));
         }
