@@ -430,7 +430,7 @@ pub(crate) fn main() -> ExitCode {
         }
         Command::Acts(a) => crate::cmd::acts::run(&data_dir, a.limit, a.json),
         Command::Config(ConfigCmd::Check { path }) => {
-            crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()))
+            crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()), &data_dir)
         }
         Command::Fetch(a) => {
             crate::cmd::fetch::main(cli.config.as_deref(), &a.url, &a.door, a.json)
@@ -483,7 +483,7 @@ pub(crate) fn main() -> ExitCode {
                 replace,
                 data_dir: &data_dir,
             });
-            crate::cmd::mcp_import::run(&file, to)
+            crate::cmd::mcp_import::run(&file, to, &data_dir)
         }
         Command::Mcp(McpCmd::Enable { name }) => {
             mcp_edit(cli.config.as_deref(), &data_dir, name, Change::Enable)

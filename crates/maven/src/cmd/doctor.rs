@@ -703,6 +703,16 @@ fn grant_checks(cfg: &Config, data_dir: &Path, out: &mut Vec<Check>) {
             continue;
         }
         let label = format!("sandbox grants mcp:{name}");
+        if let Some(policy) = &block.sandbox {
+            for why in crate::confine::root_unwritable(data_dir, name, &policy.write) {
+                out.push(check(
+                    label.clone(),
+                    Status::Fail,
+                    why,
+                    "fix the owner as said, then `maven reload`; until then its start is refused",
+                ));
+            }
+        }
         match crate::confine::plan(cfg, data_dir, name, cfg.web.listen.port()) {
             Some(Err(e @ sandbox::PlanError::Grant(_))) => out.push(check(
                 label,

@@ -590,3 +590,73 @@ fn doctor_asks_each_speech_service_describe_and_names_what_it_offers() {
         "{l}"
     );
 }
+
+#[test]
+fn a_root_daemons_server_that_cannot_write_its_grant_is_said_before_the_start_with_the_chown_line()
+{
+    let home = Home::new();
+    let shared = home.dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    // Both open to every uid but for writing: only the grant's own mode is in the way.
+    for p in [home.dir.path(), &shared] {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let above = home.dir.path().display().to_string();
+    let s = shared.display().to_string();
+    let import = home.dir.path().join("claude.json");
+    std::fs::write(
+        &import,
+        json!({"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", s]}}})
+            .to_string(),
+    )
+    .unwrap();
+    home.write_config("{}");
+    let out = home.run(&["mcp", "import", import.to_str().unwrap(), "--write"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let root = rustix::process::geteuid().is_root();
+    let id = sandbox::FIRST_SERVER_UID;
+    let said = format!("a root daemon runs files as a uid of its own ({id}), which cannot write {s} (owner uid 0, mode 755): `chown -R {id} {s}` gives it to that uid (for a path only this server uses), or run the daemon as an ordinary user");
+    if !root {
+        // An ordinary owner's server runs as the owner: nothing to say.
+        assert!(!err.contains("a root daemon"), "{err}");
+        return;
+    }
+    assert!(err.lines().any(|l| l == format!("note: {said}")), "{err}");
+    let out = home.run(&["config", "check"]);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out)
+            .lines()
+            .any(|l| l == format!("note: mcp_servers.files: {said}")),
+        "{}",
+        stderr(&out)
+    );
+    let out = home.run(&["mcp", "enable", "files"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&home.run(&["doctor"]));
+    assert!(
+        text.lines().any(|l| l
+            == format!("fail  sandbox grants mcp:files: {said} — fix the owner as said, then `maven reload`; until then its start is refused")),
+        "{text}"
+    );
+    // The fix as said; then the directory above it, which lets no other uid through.
+    std::os::unix::fs::chown(&shared, Some(id), None).unwrap();
+    let mode = |p: &std::path::Path, m: u32| {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    mode(home.dir.path(), 0o700);
+    let text = stdout(&home.run(&["doctor"]));
+    assert!(
+        text.lines().any(|l| l
+            == format!("fail  sandbox grants mcp:files: a root daemon runs files as a uid of its own ({id}), which cannot reach {s}: {above} (owner uid 0, mode 700) does not let it through: `chmod o+x {above}` does (or grant a path elsewhere) — fix the owner as said, then `maven reload`; until then its start is refused")),
+        "{text}"
+    );
+    mode(home.dir.path(), 0o701);
+    let text = stdout(&home.run(&["doctor"]));
+    assert!(!text.contains("a root daemon runs files"), "{text}");
+    let out = home.run(&["config", "check"]);
+    assert!(!stderr(&out).contains("a root daemon"), "{}", stderr(&out));
+}
