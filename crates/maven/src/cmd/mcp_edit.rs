@@ -53,7 +53,11 @@ pub(crate) async fn run(config: &Path, data_dir: &Path, name: &str, change: Chan
                 let unknown: Vec<&String> =
                     tools.iter().filter(|t| !offered.contains(*t)).collect();
                 if !unknown.is_empty() {
-                    errln!("{cmd}: {}", unknown_tools(name, &unknown, &offered));
+                    errln!(
+                        "{cmd}: {}; nothing was written to {}",
+                        unknown_tools(name, &unknown, &offered),
+                        shown::line(&config.display().to_string())
+                    );
                     return ExitCode::from(EXIT_FAILED);
                 }
             }

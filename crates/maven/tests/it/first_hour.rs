@@ -103,7 +103,7 @@ fn mcp_enable_allow_and_disable_write_the_file_and_reload_the_daemon() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out).trim_end(),
-        "maven mcp allow: the server \"words\" offers no tool lookup_wrod; it offers: delete_note, lookup_word"
+        format!("maven mcp allow: the server \"words\" offers no tool lookup_wrod; it offers: delete_note, lookup_word; nothing was written to {config}")
     );
     assert_eq!(std::fs::read(home.config()).unwrap(), before);
 
