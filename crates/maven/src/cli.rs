@@ -264,7 +264,8 @@ enum FeedsCmd {
     /// Print the configured feeds as an OPML 2.0 subscription list on stdout.
     Export,
     /// Ask the running daemon to poll now (one feed, or every enabled feed), within the
-    /// per-host spacing and a failing feed's backoff: a feed they hold back is named, with when.
+    /// per-host spacing and a failing feed's backoff: a spacing that ends within 5 s is waited
+    /// out; a feed they hold back longer is named, with when.
     Refresh {
         /// The feed's name [default: every enabled feed]
         name: Option<String>,
