@@ -43,6 +43,7 @@ impl Change {
 /// not validate, the daemon refused the file), 2 for a usage error.
 pub(crate) async fn run(config: &Path, data_dir: &Path, name: &str, change: Change) -> ExitCode {
     let cmd = change.command();
+    let mut listed = None;
     if let Change::Allow(tools) = &change {
         if let Some(bad) = tools.iter().find(|t| t.trim().is_empty()) {
             errln!("{cmd}: {:?} is not a tool name", shown::line(bad));
@@ -50,6 +51,7 @@ pub(crate) async fn run(config: &Path, data_dir: &Path, name: &str, change: Chan
         }
         match offered(data_dir, name).await {
             Offered::Listed(offered) => {
+                listed = Some(offered.clone());
                 let unknown: Vec<&String> =
                     tools.iter().filter(|t| !offered.contains(*t)).collect();
                 if !unknown.is_empty() {
@@ -70,7 +72,12 @@ pub(crate) async fn run(config: &Path, data_dir: &Path, name: &str, change: Chan
     let shown_path = config.display().to_string();
     let mut already = None;
     let mut on = true;
+    let mut was_unset = false;
     let res = super::config_edit::edit(config, |file| {
+        was_unset = file
+            .mcp_servers
+            .get(name)
+            .is_some_and(|b| b.allow_tools.as_ref().is_none_or(Vec::is_empty));
         already = apply(file, &shown_path, name, &change)?;
         on = file.mcp_servers.get(name).and_then(|b| b.enabled) == Some(true);
         // Nothing to change: nothing is written.
@@ -86,6 +93,26 @@ pub(crate) async fn run(config: &Path, data_dir: &Path, name: &str, change: Chan
         }
         (Ok(w), None) => {
             outln!("{}", done(name, &change));
+            // allow_tools set for the first time: the tools it does not name go.
+            if let (true, Change::Allow(tools), Some(offered)) = (was_unset, &change, &listed) {
+                let gone: Vec<String> = offered
+                    .iter()
+                    .filter(|t| !tools.contains(t))
+                    .cloned()
+                    .collect();
+                if !gone.is_empty() {
+                    errln!(
+                        "note: with allow_tools set, {} offers only the tools it names: {} {} no longer offered (name {} too to keep {}: `maven mcp allow {} {}`)",
+                        shown::line(name),
+                        names(&gone),
+                        if gone.len() == 1 { "is" } else { "are" },
+                        if gone.len() == 1 { "it" } else { "them" },
+                        if gone.len() == 1 { "it" } else { "them" },
+                        shown::line(name),
+                        names(&gone).replace(", ", " ")
+                    );
+                }
+            }
             if !on && matches!(change, Change::Allow(_)) {
                 errln!(
                     "note: {0} is not enabled: `maven mcp enable {0}` switches it on",

@@ -109,6 +109,10 @@ fn mcp_enable_allow_and_disable_write_the_file_and_reload_the_daemon() {
 
     let out = home.run(&["mcp", "allow", "words", "lookup_word"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "note: with allow_tools set, words offers only the tools it names: delete_note is no longer offered (name it too to keep it: `maven mcp allow words delete_note`)"
+    );
     let said = stdout(&out);
     assert_eq!(
         said.lines().next(),
