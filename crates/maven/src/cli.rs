@@ -100,11 +100,13 @@ enum Command {
     /// Run the daemon as a systemd user service: write, remove or inspect its unit.
     #[command(subcommand)]
     Service(crate::cmd::service::ServiceCmd),
-    /// Check the set-up, offline and changing nothing: the config, the data directory's owner
-    /// and modes, a running daemon, each enabled stdio server's command, each HTTP door's URL
-    /// (vetted, never requested), the page's port; beside a running daemon, each enabled MCP
-    /// server's state and last error (failing when one is not ready: crashed, backing off, not
-    /// started) and each polled feed's.
+    /// Check the set-up, changing nothing: the config, the data directory's owner and modes, a
+    /// running daemon, each enabled stdio server's command (and, for a root daemon, each write
+    /// grant its server's own uid could not use, with the chown line), each HTTP door's URL
+    /// (vetted, never requested), the page's port; the model router's endpoint (one GET) and
+    /// each speech service of `voice` (a Wyoming describe) are probed; beside a running daemon,
+    /// each enabled MCP server's state and last error (failing when one is not ready: crashed,
+    /// backing off, not started), each polled feed's, and the router's last error.
     ///
     /// One line per check: `ok|warn|fail  <check>: <what> — <what to do>`. Exit 0, or 1 when
     /// any check fails.
