@@ -132,7 +132,7 @@ fn catalogue(v: &Value) -> Res<Vec<Act>> {
                     description,
                     allowlist::DESCRIPTION_CAP,
                 )
-                .to_owned(),
+                .into_owned(),
                 schema: e.get("inputSchema").cloned().unwrap_or_else(|| json!({})),
             },
             read_only,

@@ -17,9 +17,23 @@ pub fn valid_row_name(name: &str) -> bool {
     (1..=ROW_NAME_MAX).contains(&name.len()) && name_bytes(name)
 }
 
-/// Cap a description at `cap` characters.
-pub fn cap_description(s: &str, cap: usize) -> &str {
-    shown::prefix_chars(s, cap)
+/// Cap a description at `cap` characters: a longer one is cut after its last whole word that
+/// fits (mid-word only when one word alone is that long) and marked with `…`.
+pub fn cap_description(s: &str, cap: usize) -> std::borrow::Cow<'_, str> {
+    if s.chars().count() <= cap {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let room = shown::prefix_chars(s, cap.saturating_sub(1));
+    // The cut falls inside a word unless the next character is a space.
+    let next_is_space = s[room.len()..].starts_with(char::is_whitespace);
+    let words = if next_is_space {
+        room
+    } else {
+        room.rfind(char::is_whitespace).map_or(room, |i| &room[..i])
+    };
+    let words = words.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':'));
+    let kept = if words.is_empty() { room } else { words };
+    std::borrow::Cow::Owned(format!("{kept}…"))
 }
 
 /// Why a tool's `inputSchema` is malformed, or `None` when it is usable: an object with `type:
@@ -106,6 +120,32 @@ pub fn verdicts(tools: &[Tool], allow_tools: &[String], max_tools: usize) -> Vec
             Verdict::Propose
         })
         .collect()
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::cap_description;
+
+    #[test]
+    fn a_long_description_is_cut_after_a_whole_word_and_marked() {
+        for (s, cap, want) in [
+            ("short", 10, "short"),
+            ("exactly ten", 11, "exactly ten"),
+            (
+                "Reads a file from disk, returning its text",
+                20,
+                "Reads a file from…",
+            ),
+            ("Reads a file, returning", 15, "Reads a file…"),
+            ("word boundary here", 14, "word boundary…"),
+            ("Supercalifragilistic", 10, "Supercali…"),
+            ("Читает файл с диска целиком", 15, "Читает файл с…"),
+        ] {
+            let got = cap_description(s, cap);
+            assert_eq!(got, want, "{s:?} at {cap}");
+            assert!(got.chars().count() <= cap);
+        }
+    }
 }
 
 #[cfg(test)]

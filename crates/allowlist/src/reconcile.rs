@@ -120,7 +120,7 @@ pub fn plan(
         }
         let fp = tool.fingerprint();
         let description =
-            cap_description(tool.description().unwrap_or(""), DESCRIPTION_CAP).to_owned();
+            cap_description(tool.description().unwrap_or(""), DESCRIPTION_CAP).into_owned();
         let existing = rows
             .iter()
             .find(|r| r.kind == ToolKind::Mcp && r.server == *name && r.tool == tool.name);

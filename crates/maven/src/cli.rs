@@ -7,6 +7,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use config::Config;
 
+use crate::cmd::mcp_edit::Change;
 use crate::cmd::{runtime, show};
 use crate::exit::LogFormat;
 use crate::ipc::methods::Request;
@@ -109,11 +110,13 @@ enum Command {
     /// Run the daemon as a systemd user service: write, remove or inspect its unit.
     #[command(subcommand)]
     Service(crate::cmd::service::ServiceCmd),
-    /// Check the set-up, offline and changing nothing: the config, the data directory's owner
-    /// and modes, a running daemon, each enabled stdio server's command, each HTTP door's URL
-    /// (vetted, never requested), the page's port; beside a running daemon, each enabled MCP
-    /// server's state and last error (failing when one is not ready: crashed, backing off, not
-    /// started) and each polled feed's.
+    /// Check the set-up, changing nothing: the config, the data directory's owner and modes, a
+    /// running daemon, each enabled stdio server's command (and, for a root daemon, each write
+    /// grant its server's own uid could not use, with the chown line), each HTTP door's URL
+    /// (vetted, never requested), the page's port; the model router's endpoint (one GET) and
+    /// each speech service of `voice` (a Wyoming describe) are probed; beside a running daemon,
+    /// each enabled MCP server's state and last error (failing when one is not ready: crashed,
+    /// backing off, not started), each polled feed's, and the router's last error.
     ///
     /// One line per check: `ok|warn|fail  <check>: <what> — <what to do>`. Exit 0, or 1 when
     /// any check fails.
@@ -167,7 +170,15 @@ enum WebCmd {
     Enroll,
     /// Read a passphrase (from the terminal, or one line of standard input) and print its
     /// argon2id hash for `web.passphrase_hash`: the step-up for machines without a passkey.
-    Passphrase,
+    ///
+    /// With --write the hash is not printed: it is set as `web.passphrase_hash` in the
+    /// configuration file (--config, else the one the running daemon reads, else the default;
+    /// validated first, the previous file kept as FILE.bak) and a running daemon reloaded.
+    Passphrase {
+        /// Write the hash into the configuration file and reload the daemon
+        #[arg(long)]
+        write: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -301,7 +312,8 @@ enum FeedsCmd {
     /// Print the configured feeds as an OPML 2.0 subscription list on stdout.
     Export,
     /// Ask the running daemon to poll now (one feed, or every enabled feed), within the
-    /// per-host spacing and a failing feed's backoff: a feed they hold back is named, with when.
+    /// per-host spacing and a failing feed's backoff: a spacing that ends within 5 s is waited
+    /// out; a feed they hold back longer is named, with when.
     Refresh {
         /// The feed's name [default: every enabled feed]
         name: Option<String>,
@@ -345,6 +357,37 @@ enum McpCmd {
         #[arg(long, requires = "write")]
         replace: bool,
     },
+    /// Switch a configured server on (`"enabled": true` in its block), then reload a running
+    /// daemon, which starts it. Through the one config writer: validated first, the previous
+    /// file kept as FILE.bak.
+    ///
+    /// Exit 0 when written (or already enabled), 1 when there is no such server or the daemon
+    /// refused the file.
+    Enable {
+        /// The server's name in mcp_servers
+        name: String,
+    },
+    /// Switch a configured server off (`"enabled": false`), then reload a running daemon,
+    /// which stops it. Exit codes as `enable`.
+    Disable {
+        /// The server's name in mcp_servers
+        name: String,
+    },
+    /// Name tools in a server's `allow_tools` (added to those it names), then reload a running
+    /// daemon: only the named tools are proposed, whatever their number, and a read-only tool
+    /// named there with one argument takes the rest of the sentence as it (`maven mcp allow
+    /// time get_current_time`, then `maven say time get current time Asia/Tokyo`).
+    ///
+    /// A tool the running daemon's listing of the server does not have is refused, naming
+    /// what it offers. Exit 0 when written (or already named), 1 when refused.
+    Allow {
+        /// The server's name in mcp_servers
+        name: String,
+        /// The tools, as the server names them (`maven mcp status` and `maven mcp inspect`
+        /// show them)
+        #[arg(required = true)]
+        tools: Vec<String>,
+    },
     /// Show every configured MCP server as the running daemon sees it: transport, target
     /// (secrets masked), state, trust, protocol, counts, last error, stderr tail.
     Status {
@@ -385,6 +428,18 @@ enum McpCmd {
         /// The server's name in mcp_servers
         name: String,
     },
+}
+
+/// `maven mcp enable|disable|allow`: the block changed in `--config`'s file (else the
+/// default), and the daemon reloaded.
+fn mcp_edit(
+    config: Option<&std::path::Path>,
+    data_dir: &std::path::Path,
+    name: String,
+    change: Change,
+) -> ExitCode {
+    let config = crate::cmd::config_edit::target(config);
+    runtime(crate::cmd::mcp_edit::run(&config, data_dir, &name, change))
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -442,7 +497,7 @@ pub(crate) fn main() -> ExitCode {
             crate::cmd::sentences::check(cli.config.as_deref(), &files)
         }
         Command::Config(ConfigCmd::Check { path }) => {
-            crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()))
+            crate::cmd::config_check::run(path.as_deref().or(cli.config.as_deref()), &data_dir)
         }
         Command::Fetch(a) => {
             crate::cmd::fetch::main(cli.config.as_deref(), &a.url, &a.door, a.json)
@@ -495,7 +550,16 @@ pub(crate) fn main() -> ExitCode {
                 replace,
                 data_dir: &data_dir,
             });
-            crate::cmd::mcp_import::run(&file, to)
+            crate::cmd::mcp_import::run(&file, to, &data_dir)
+        }
+        Command::Mcp(McpCmd::Enable { name }) => {
+            mcp_edit(cli.config.as_deref(), &data_dir, name, Change::Enable)
+        }
+        Command::Mcp(McpCmd::Disable { name }) => {
+            mcp_edit(cli.config.as_deref(), &data_dir, name, Change::Disable)
+        }
+        Command::Mcp(McpCmd::Allow { name, tools }) => {
+            mcp_edit(cli.config.as_deref(), &data_dir, name, Change::Allow(tools))
         }
         Command::Mcp(McpCmd::Status { json }) => show::client(
             &data_dir,
@@ -504,7 +568,9 @@ pub(crate) fn main() -> ExitCode {
             show::print_mcp_servers,
         ),
         Command::Web(WebCmd::Enroll) => crate::cmd::web::enroll(&data_dir),
-        Command::Web(WebCmd::Passphrase) => crate::cmd::web::passphrase(),
+        Command::Web(WebCmd::Passphrase { write }) => {
+            crate::cmd::web::passphrase(cli.config.as_deref(), &data_dir, write)
+        }
         Command::Service(c) => {
             crate::cmd::service::run(c, cli.config.as_deref(), cli.data.as_deref())
         }

@@ -6,7 +6,7 @@
 //! was looked for, and nothing of the sandbox (no sandbox setting would make it run).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use config::{Config, McpTarget};
 
@@ -257,4 +257,71 @@ pub(crate) fn launches(
         blocked,
         plans,
     }
+}
+
+/// For a daemon running as root (whose every sandboxed server runs as a uid of its own): each
+/// path of `writes` that server `name`'s uid may not write by the path's owner and mode, said
+/// with the `chown` line that fixes it; nothing for an ordinary owner, or a path not there.
+/// The words `mcp import`, `config check` and `doctor` say before the start (the launcher
+/// refuses the start with the same finding).
+pub(crate) fn root_unwritable(data_dir: &Path, name: &str, writes: &[PathBuf]) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    if !rustix::process::geteuid().is_root() || writes.is_empty() {
+        return Vec::new();
+    }
+    let home = sandbox::private_dir(data_dir, name);
+    let Ok(id) = sandbox::server_uid(&home) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in writes.iter().filter(|p| !p.starts_with(&home)) {
+        // A grant that is a link is refused as it is (`sandbox::Policy::refused_grant`).
+        if p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            continue;
+        }
+        let Ok(m) = std::fs::metadata(p) else {
+            continue;
+        };
+        // The bits of a file's mode that apply to that uid.
+        let bits = |m: &std::fs::Metadata| {
+            if m.uid() == id {
+                m.mode() >> 6
+            } else if m.gid() == id {
+                m.mode() >> 3
+            } else {
+                m.mode()
+            }
+        };
+        let shown = shown::line(&p.display().to_string()).into_owned();
+        // Every directory above it must let that uid through.
+        let closed = p
+            .ancestors()
+            .skip(1)
+            .filter_map(|a| std::fs::metadata(a).ok().map(|m| (a, m)))
+            .find(|(_, m)| bits(m) & 0o1 == 0);
+        if let Some((a, am)) = closed {
+            let a = shown::line(&a.display().to_string()).into_owned();
+            out.push(format!(
+                "a root daemon runs {} as a uid of its own ({id}), which cannot reach {shown}: {a} (owner uid {}, mode {:o}) does not let it through: `chmod o+x {a}` does (or grant a path elsewhere)",
+                shown::line(name),
+                am.uid(),
+                am.mode() & 0o7777
+            ));
+            continue;
+        }
+        // Write, and for a directory search, by the bits that apply to that uid.
+        let want = if m.is_dir() { 0o3 } else { 0o2 };
+        if bits(&m) & want == want {
+            continue;
+        }
+        out.push(format!(
+            "a root daemon runs {} as a uid of its own ({id}), which cannot write {shown} (owner uid {}, mode {:o}): `chown -R {id} {shown}` gives it to that uid (for a path only this server uses), or run the daemon as an ordinary user",
+            shown::line(name),
+            m.uid(),
+            m.mode() & 0o7777
+        ));
+    }
+    out
 }

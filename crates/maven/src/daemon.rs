@@ -708,6 +708,10 @@ impl State {
             blocked,
             plans,
         } = crate::confine::launches(&config, &self.data_dir, self.page().port(), &self.door);
+        view.not_started = blocked
+            .iter()
+            .map(|(n, b)| (n.clone(), b.why.clone()))
+            .collect();
         *self.blocked.write().unwrap_or_else(|p| p.into_inner()) = blocked;
         *self.plans.write().unwrap_or_else(|p| p.into_inner()) = plans;
         crate::oauth::refill(
@@ -736,11 +740,36 @@ impl State {
             applied.added.into_iter().partition(enabled);
         let (restarted, dark_too): (Vec<String>, Vec<String>) =
             applied.restarted.into_iter().partition(enabled);
+        // A server switched on was not running: it starts, it does not restart.
+        let was_on = |n: &String| {
+            old.pointer(&format!(
+                "/mcp_servers/{}/enabled",
+                n.replace('~', "~0").replace('/', "~1")
+            )) == Some(&Value::Bool(true))
+        };
+        let (restarted, switched_on): (Vec<String>, Vec<String>) =
+            restarted.into_iter().partition(was_on);
         view.added = added;
+        view.added.extend(switched_on);
+        view.added.sort();
         view.restarted = restarted;
         view.not_enabled = dark.into_iter().chain(dark_too).collect();
         view.not_enabled.sort();
+        // A removed server the manager never ran (it could not start) is removed all the same.
+        let servers_of = |f: &Value| -> Vec<String> {
+            f.get("mcp_servers")
+                .and_then(Value::as_object)
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let now = servers_of(&file);
         view.removed = applied.removed;
+        for gone in servers_of(&old) {
+            if !now.contains(&gone) && !view.removed.contains(&gone) {
+                view.removed.push(gone);
+            }
+        }
+        view.removed.sort();
         view.kept = applied.kept;
         // A kept server that keeps failing is tried again now: a reload is what the owner does
         // after fixing what it lacked (a directory, a grant's owner, a service it needs).
@@ -952,6 +981,7 @@ impl State {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             uptime_s: self.started.elapsed().as_secs(),
             data_dir: self.data_dir.display().to_string(),
+            config: Some(reads(self.config_path.as_deref()).display().to_string()),
             mcp_servers: self.mcp_servers().await,
             feeds: self.feeds(),
             acts: ActCounts {
@@ -972,6 +1002,7 @@ impl State {
                     ipc_connections_refused: refused,
                 }
             }),
+            router: Some(crate::json::router(&self.turns.router())),
         })
     }
 
@@ -1071,6 +1102,17 @@ impl State {
                                 open: t.open,
                                 bytes_out: t.bytes_out,
                                 bytes_in: t.bytes_in,
+                                last_refused: self
+                                    .door
+                                    .refusals(&block.name)
+                                    .into_iter()
+                                    .map(|r| crate::views::RefusedConnection {
+                                        at: crate::json::time_str(r.at),
+                                        host: r.host,
+                                        port: r.port,
+                                        why: r.why,
+                                    })
+                                    .collect(),
                             });
                     // A server that is not up, whose last words name a path its sandbox
                     // denies: say which key to add, beside what it said.
@@ -1280,4 +1322,13 @@ async fn state_voice_listener(
         l,
         crate::voice::Gate::for_listen(addr, &config.voice.peers),
     )))
+}
+
+/// The file a daemon started with `--config explicit` reads, as an absolute path (the default
+/// path without one).
+pub(crate) fn reads(explicit: Option<&std::path::Path>) -> PathBuf {
+    let p = explicit
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(config::default_config_path);
+    std::path::absolute(&p).unwrap_or(p)
 }

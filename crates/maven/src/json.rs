@@ -495,6 +495,41 @@ pub(crate) fn refreshed(r: poller::Refreshed) -> crate::views::RefreshView {
     v
 }
 
+/// The turns' router as `maven status` shows it.
+pub(crate) fn router(r: &turns::Router) -> crate::views::RouterView {
+    use crate::views::{RouterKindView, RouterView};
+    match r {
+        turns::Router::Rules => RouterView {
+            kind: RouterKindView::Rules,
+            endpoint: None,
+            model: None,
+            last_answer: None,
+            last_error: None,
+            last_error_at: None,
+        },
+        turns::Router::Llm { url, model, last } => {
+            let at = |l: &turns::llm::Last| time_str(OffsetDateTime::from(l.at));
+            let (mut last_answer, mut last_error, mut last_error_at) = (None, None, None);
+            match last {
+                Some(l) if l.error.is_none() => last_answer = at(l),
+                Some(l) => {
+                    last_error.clone_from(&l.error);
+                    last_error_at = at(l);
+                }
+                None => {}
+            }
+            RouterView {
+                kind: RouterKindView::Llm,
+                endpoint: Some(mask_word(url, false)),
+                model: Some(model.clone()),
+                last_answer,
+                last_error,
+                last_error_at,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,6 +60,21 @@ impl Drop for Door {
 struct Net {
     counters: Arc<Counters>,
     stop: CancellationToken,
+    /// Its last refused connections, newest last (at most [`REFUSALS_KEPT`]).
+    refusals: Arc<Mutex<std::collections::VecDeque<Refusal>>>,
+}
+
+/// How many of a server's refused connections are kept for its status.
+pub(crate) const REFUSALS_KEPT: usize = 5;
+
+/// A connection the proxy refused a server: when, what it asked for, and why (the words the
+/// proxy answered it, which name the address a name resolved to).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub(crate) at: time::OffsetDateTime,
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) why: String,
 }
 
 impl Door {
@@ -109,6 +124,7 @@ impl Door {
             .or_insert_with(|| Net {
                 counters: Arc::new(Counters::default()),
                 stop: CancellationToken::new(),
+                refusals: Arc::default(),
             });
         token
     }
@@ -117,6 +133,13 @@ impl Door {
     /// proxy).
     pub(crate) fn tally(&self, name: &str) -> Option<Tally> {
         lock(&self.nets).get(name).map(|n| n.counters.tally())
+    }
+
+    /// Server `name`'s last refused connections, newest first.
+    pub(crate) fn refusals(&self, name: &str) -> Vec<Refusal> {
+        let kept = lock(&self.nets).get(name).map(|n| n.refusals.clone());
+        kept.map(|r| lock(&r).iter().rev().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Binds the door's socket (a stale one from a crashed daemon is replaced; the data
@@ -221,7 +244,7 @@ impl Door {
             }
         };
         let server = admitted.server.clone();
-        let (counters, stop) = {
+        let (counters, stop, refusals) = {
             let mut nets = lock(&self.nets);
             let Some(net) = nets.get_mut(&server) else {
                 return;
@@ -230,9 +253,9 @@ impl Door {
             // lives) stops here.
             net.stop.cancel();
             net.stop = CancellationToken::new();
-            (net.counters.clone(), net.stop.clone())
+            (net.counters.clone(), net.stop.clone(), net.refusals.clone())
         };
-        let relays = match serve_listeners(&admitted, handed.listeners, &counters) {
+        let relays = match serve_listeners(&admitted, handed.listeners, &counters, refusals) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(server = %server, error = %e, "sandbox network door");
@@ -299,6 +322,7 @@ fn serve_listeners(
     admitted: &Admitted,
     listeners: Vec<(sandbox::door::Purpose, std::net::TcpListener)>,
     counters: &Arc<Counters>,
+    refusals: Arc<Mutex<std::collections::VecDeque<Refusal>>>,
 ) -> Result<JoinSet<()>, String> {
     let mut door = webfetch::DoorConfig::new(format!("mcp:{}", admitted.server));
     door.allow_hosts = admitted.hosts.clone();
@@ -308,7 +332,21 @@ fn serve_listeners(
             .build(),
     );
     let server = admitted.server.clone();
-    let log: Arc<dyn Fn(Event) + Send + Sync> = Arc::new(move |e: Event| log_event(&server, &e));
+    let log: Arc<dyn Fn(Event) + Send + Sync> = Arc::new(move |e: Event| {
+        log_event(&server, &e);
+        if let Outcome::Refused(why) = &e.outcome {
+            let mut kept = lock(&refusals);
+            if kept.len() >= REFUSALS_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(Refusal {
+                at: time::OffsetDateTime::now_utc(),
+                host: e.host.clone(),
+                port: e.port,
+                why: why.clone(),
+            });
+        }
+    });
     let mut set = JoinSet::new();
     for (purpose, l) in listeners {
         l.set_nonblocking(true)

@@ -27,6 +27,10 @@ pub(crate) struct StatusView {
     pub(crate) version: String,
     pub(crate) uptime_s: u64,
     pub(crate) data_dir: String,
+    /// The configuration file the daemon reads, now and at each reload (absolute; it may not
+    /// exist yet: the defaults).
+    #[serde(default)]
+    pub(crate) config: Option<String>,
     pub(crate) mcp_servers: Vec<ServerStatusView>,
     pub(crate) feeds: Vec<FeedView>,
     pub(crate) acts: ActCounts,
@@ -39,6 +43,36 @@ pub(crate) struct StatusView {
     /// The daemon's limits and what they refused.
     #[serde(default)]
     pub(crate) limits: Option<LimitsView>,
+    /// Which router chooses what a turn does, and how the model router last answered.
+    #[serde(default)]
+    pub(crate) router: Option<RouterView>,
+}
+
+/// The router in `maven status`: its kind, the model's endpoint (secrets masked), and how its
+/// last request went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RouterView {
+    pub(crate) kind: RouterKindView,
+    /// The chat-completions URL (`llm`); null for `rules`.
+    pub(crate) endpoint: Option<String>,
+    /// The model's name (`llm`).
+    pub(crate) model: Option<String>,
+    /// When the model last answered (RFC 3339); null when it never did.
+    pub(crate) last_answer: Option<String>,
+    /// Why its last request gave no decision, when it failed; null when it answered.
+    pub(crate) last_error: Option<String>,
+    /// When that request failed.
+    pub(crate) last_error_at: Option<String>,
+}
+
+/// Which router chooses what a turn does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RouterKindView {
+    /// The rules router alone.
+    Rules,
+    /// A model router, the rules router its fallback.
+    Llm,
 }
 
 /// The page in `maven status`: whether it listens, its connection limits, and the passphrase
@@ -182,7 +216,7 @@ pub(crate) struct ServerStatusView {
 }
 
 /// The connections a sandboxed server made through Maven's proxy (and its granted endpoints).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct NetworkView {
     /// Connections accepted from the server.
     pub(crate) connections: u64,
@@ -195,6 +229,21 @@ pub(crate) struct NetworkView {
     pub(crate) bytes_out: u64,
     /// Bytes that came back to it.
     pub(crate) bytes_in: u64,
+    /// Its last refused connections, newest first (at most five): what it asked for and why.
+    #[serde(default)]
+    pub(crate) last_refused: Vec<RefusedConnection>,
+}
+
+/// A connection Maven's proxy refused a server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RefusedConnection {
+    /// When (RFC 3339).
+    pub(crate) at: Option<String>,
+    /// The host it asked for, as it wrote it.
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    /// Why, as the proxy answered the server (it names the address a name resolved to).
+    pub(crate) why: String,
 }
 
 /// Where an HTTP server's OAuth authorization stands, for status. The JSON is tagged by
@@ -944,6 +993,10 @@ pub(crate) struct ReloadView {
     pub(crate) retried: Vec<String>,
     /// Of the servers added or changed, those written `"enabled": false`: known, never dialled.
     pub(crate) not_enabled: Vec<String>,
+    /// Enabled servers that could not be started, each with why (its command is not found,
+    /// its sandbox cannot be applied): the same words as `maven mcp status`.
+    #[serde(default)]
+    pub(crate) not_started: Vec<(String, String)>,
     /// Whether the feeds' poller was restarted on the new feeds.
     pub(crate) feeds_restarted: bool,
     /// Whether the router was made afresh.

@@ -68,6 +68,10 @@ pub use model::{
 };
 pub use plan::{Kind, MAX_NOTES_PER_FETCH};
 pub use schedule::MAX_DELAY;
+
+/// How long one [`Poller::refresh`] waits, in all, for hosts' spacings to end: a spacing that
+/// ends sooner is waited out (the owner asked now, and a second is now); a longer one is said.
+pub const REFRESH_WAITS: std::time::Duration = std::time::Duration::from_secs(5);
 pub use worker::{MAX_LINK, MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
 
 use schedule::HostGate;
@@ -142,7 +146,9 @@ impl Poller {
 
     /// Polls now what `name` names (one feed, or every active feed), politely: a feed whose
     /// failures hold it back, or whose host was asked less than its door's `host_interval`
-    /// ago, is not polled, and its entry says so and when it may be. Feeds are polled one
+    /// ago, is not polled, and its entry says so and when it may be — but a host's spacing
+    /// that ends within [`REFRESH_WAITS`] (all the waits of one refresh together) is waited
+    /// out, and the feed polled. Feeds are polled one
     /// after another, each recorded like a scheduled poll.
     pub async fn refresh(&self, name: Option<&str>) -> Result<Vec<Refreshed>, Error> {
         let workers: Vec<&Arc<Worker>> = match name {
@@ -176,6 +182,7 @@ impl Poller {
                 .collect(),
         };
         let mut out = Vec::with_capacity(workers.len());
+        let mut budget = REFRESH_WAITS;
         for w in workers {
             let name = w.spec.name.clone();
             let wall = |d: std::time::Duration| time::OffsetDateTime::now_utc() + d;
@@ -189,7 +196,17 @@ impl Poller {
                 continue;
             }
             let interval = w.spec.fetcher.door().host_interval;
-            if let Err(wait) = self.inner.gate.try_reserve(w.host(), interval) {
+            // A spacing that ends within the refresh's budget is waited out, not refused.
+            let mut reserved = self.inner.gate.try_reserve(w.host(), interval);
+            while let Err(wait) = reserved {
+                if wait > budget {
+                    break;
+                }
+                tokio::time::sleep(wait).await;
+                budget = budget.saturating_sub(wait);
+                reserved = self.inner.gate.try_reserve(w.host(), interval);
+            }
+            if let Err(wait) = reserved {
                 out.push(Refreshed::HeldBack {
                     name,
                     reason: format!(

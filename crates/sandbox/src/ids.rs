@@ -43,10 +43,36 @@ fn named_ids() -> HashSet<u32> {
 /// directory already belongs to when that is still its own, else the first free one of the
 /// block; the directory and everything in it (links included, never followed) are given to it.
 pub(crate) fn allocate(home: &Path) -> std::io::Result<u32> {
+    let id = choose(home)?;
+    let owned = home
+        .symlink_metadata()
+        .is_ok_and(|m| m.uid() == id && m.gid() == id);
+    if !owned {
+        give(home, id)?;
+    }
+    Ok(id)
+}
+
+/// The uid a root daemon's server whose private directory is `home` (in `DATA/sandbox/`) runs
+/// as: the one its directory already belongs to, else the one its next start gives it (the
+/// first free id of the block, as that start chooses it; another server started first may take
+/// it). Changes nothing: what a check says before the start.
+pub fn server_uid(home: &Path) -> std::io::Result<u32> {
+    choose(home)
+}
+
+/// The id [`allocate`] gives the server whose private directory is `home`.
+fn choose(home: &Path) -> std::io::Result<u32> {
     let named = named_ids();
     let mut taken: HashSet<u32> = HashSet::new();
     if let Some(sandboxes) = home.parent() {
-        for e in std::fs::read_dir(sandboxes)?.flatten() {
+        let entries = match std::fs::read_dir(sandboxes) {
+            Ok(d) => Some(d),
+            // No server has started yet: none is taken.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        for e in entries.into_iter().flatten().flatten() {
             if e.path() == home {
                 continue;
             }
@@ -72,12 +98,6 @@ pub(crate) fn allocate(home: &Path) -> std::io::Result<u32> {
                 ))
             })?,
     };
-    let owned = home
-        .symlink_metadata()
-        .is_ok_and(|m| m.uid() == id && m.gid() == id);
-    if !owned {
-        give(home, id)?;
-    }
     Ok(id)
 }
 

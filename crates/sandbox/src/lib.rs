@@ -128,7 +128,7 @@ mod nolink;
 mod plan;
 mod shared;
 
-pub use ids::{FIRST_SERVER_UID, SERVER_UIDS};
+pub use ids::{server_uid, FIRST_SERVER_UID, SERVER_UIDS};
 pub use launch::{bounds, close_inherited, group, hidden, init, launch, probe, Missing, HOSTNAME};
 pub use net::{Endpoint, Network, DOOR_TOKEN_ENV, PROXY};
 pub use nolink::Refusal;

@@ -203,7 +203,7 @@ impl Store {
         self.call(move |c| ops::add_note(c, &n)).await
     }
 
-    /// Notes, newest first.
+    /// Notes, newest first: by the time their item was published, else when they were noted.
     pub async fn notes(&self, q: NotesQuery) -> Result<Vec<Note>, Error> {
         self.call(move |c| ops::notes(c, &q)).await
     }

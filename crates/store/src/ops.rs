@@ -117,7 +117,7 @@ pub(crate) fn notes(conn: &mut Connection, q: &NotesQuery) -> Result<Vec<Note>, 
         "SELECT {NOTE_COLS} FROM notes
          WHERE (:prefix IS NULL OR substr(source, 1, length(:prefix)) = :prefix)
            AND (:before IS NULL OR id < :before)
-         ORDER BY id DESC LIMIT :limit"
+         ORDER BY coalesce(published, created) DESC, id DESC LIMIT :limit"
     ))?;
     let rows = st.query_map(
         named_params! {":prefix": q.source_prefix, ":before": q.before_id, ":limit": limit(q.limit)},

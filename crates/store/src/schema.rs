@@ -18,7 +18,7 @@ pub(crate) const APPLICATION_ID: u32 = 0x4D56_4E31;
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The migrations, in order. Index 0 is version 1.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The newest schema version this build knows.
 pub(crate) fn latest_version() -> u32 {
@@ -323,4 +323,10 @@ CREATE INDEX acts_log_by_tool ON acts_log (tool, id);
 /// epoch, UTC), when its feed gave one; the notes before it have none.
 const V5: &str = r#"
 ALTER TABLE notes ADD COLUMN published INTEGER;
+"#;
+
+/// Migration 6: notes are listed newest first by the time their item was published, else the
+/// time they were noted.
+const V6: &str = r#"
+CREATE INDEX notes_by_when ON notes (coalesce(published, created) DESC, id DESC);
 "#;

@@ -555,6 +555,7 @@ impl Turns {
             })
             .collect();
         let router = self.llm.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut fell_back: Option<llm::LlmError> = None;
         let decision = match router.as_deref() {
             None => rules::route(text, &acts),
             Some(llm) => {
@@ -577,6 +578,7 @@ impl Turns {
                         Ok(d) => d,
                         Err(e) => {
                             tracing::warn!(error = %e, "the llm router gave no decision; answering with the rules router");
+                            fell_back = Some(e);
                             rules::route(text, &acts)
                         }
                     },
@@ -643,7 +645,38 @@ impl Turns {
                     .await
             }
         };
+        let mut outcome = outcome;
+        if let Some(e) = fell_back {
+            // One line: the model router failed, and who answered instead.
+            let lang = outcome.0.lang;
+            outcome.0.parts.push(Part::Maven {
+                text: tr(
+                    lang,
+                    format!(
+                        "(The model router gave no answer — {e} — so the rules router answered.)"
+                    ),
+                    format!("(Модель не ответила — {e} — поэтому ответил маршрутизатор правил.)"),
+                ),
+            });
+        }
         Ok(outcome)
+    }
+
+    /// Which router chooses what a turn does, and how the model router's last request went.
+    pub fn router(&self) -> Router {
+        match self
+            .llm
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_deref()
+        {
+            None => Router::Rules,
+            Some(l) => Router::Llm {
+                url: l.url().to_owned(),
+                model: l.model().to_owned(),
+                last: l.last(),
+            },
+        }
     }
 
     async fn run_act(
@@ -1130,6 +1163,22 @@ fn note_item(n: &store::Note, from: Option<String>, depth: u8) -> Item {
     }
 }
 
+/// The router of the turns, as a status shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Router {
+    /// The rules router alone.
+    Rules,
+    /// A model router, with the rules router as its fallback.
+    Llm {
+        /// Its chat-completions URL.
+        url: String,
+        /// The model's name.
+        model: String,
+        /// How its last request went; `None` before the first.
+        last: Option<llm::Last>,
+    },
+}
+
 /// What the rest of a sentence does for an act, as help says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Takes {
@@ -1139,6 +1188,9 @@ enum Takes {
     Rest,
     /// It needs named arguments, which only a model (or the service itself) gives.
     Named,
+    /// The rest of the sentence would be its one argument once its server's `allow_tools`
+    /// names it.
+    OnceAllowed,
 }
 
 /// Whether the rest of a sentence becomes `row`'s argument under the positional rule (A-10).
@@ -1171,6 +1223,7 @@ fn takes(row: &ToolRow, approvals: &allowlist::Approvals) -> Takes {
         Ok(_) => Takes::Rest,
         // A number the tail "1" fits, or a string: bound; anything else needs names.
         Err(allowlist::BindError::BadNumber { .. }) => Takes::Rest,
+        Err(allowlist::BindError::NotNamed { .. }) => Takes::OnceAllowed,
         Err(_) => Takes::Named,
     }
 }
@@ -1182,19 +1235,39 @@ fn one_line(s: &str, cap: usize) -> String {
     shown::cut(&joined, cap).into_owned()
 }
 
+/// How an act is said: its name's words, but a server's tool of the server's own name ("fetch
+/// fetch") by the tool's name alone when no other enabled act has that tool name (the rules
+/// router takes it so).
+fn phrase(r: &ToolRow, enabled: &[&ToolRow]) -> String {
+    let spoken = r.name.replace('_', " ");
+    let tool = |r: &ToolRow| r.tool.replace(['_', '-', '.'], " ").to_lowercase();
+    let t = tool(r);
+    let unique = enabled.iter().filter(|o| tool(o) == t).count() == 1;
+    if r.kind == store::ToolKind::Mcp && unique && spoken == format!("{t} {t}") {
+        t
+    } else {
+        spoken
+    }
+}
+
 fn act_items(enabled: &[&ToolRow], approvals: &allowlist::Approvals, lang: Lang) -> Vec<Item> {
     enabled
         .iter()
         .map(|r| {
-            let phrase = r.name.replace('_', " ");
+            let phrase = phrase(r, enabled);
+            // Its own full stop would run into the "; " that follows.
             let d = one_line(&r.description, 100);
+            let d = d.trim_end_matches(['.', ' ']);
+            let allow = format!("maven mcp allow {} {}", r.server, r.tool);
             let how = match (takes(r, approvals), lang) {
                 (Takes::Nothing, Lang::En) => format!("say \"{phrase}\""),
                 (Takes::Rest, Lang::En) => format!("say \"{phrase} …\" (the rest of the sentence is its argument)"),
-                (Takes::Named, Lang::En) => format!("\"{phrase}\" needs named arguments: ask in your own words with a model router"),
+                (Takes::Named, Lang::En) => format!("\"{phrase}\" needs named arguments, which only a model router (the \"router\" block, kind \"llm\") fills from your own words; or use the service itself"),
+                (Takes::OnceAllowed, Lang::En) => format!("\"{phrase} …\" takes the rest of the sentence as its argument once its server's allow_tools names it: {allow}"),
                 (Takes::Nothing, Lang::Ru) => format!("скажите «{phrase}»"),
                 (Takes::Rest, Lang::Ru) => format!("скажите «{phrase} …» (остаток фразы — его аргумент)"),
-                (Takes::Named, Lang::Ru) => format!("«{phrase}» требует именованных аргументов: попросите своими словами через модель"),
+                (Takes::Named, Lang::Ru) => format!("«{phrase}» требует именованных аргументов: их заполняет только модель (блок «router», kind «llm») по вашим словам; или воспользуйтесь самим сервисом"),
+                (Takes::OnceAllowed, Lang::Ru) => format!("«{phrase} …» примет остаток фразы как аргумент, когда его назовут в allow_tools сервера: {allow}"),
             };
             let w = match (r.destructive, lang) {
                 (true, Lang::En) => " (asks first)",
@@ -1283,7 +1356,7 @@ fn cannot_help(
         Lang::Ru => String::from("С этим я не помогу."),
     };
     if let Some(r) = nearest(text, enabled) {
-        let phrase = r.name.replace('_', " ");
+        let phrase = phrase(r, enabled);
         out.push_str(&match lang {
             Lang::En => format!(" Did you mean \"{phrase}\"?"),
             Lang::Ru => format!(" Может быть, «{phrase}»?"),
@@ -1362,6 +1435,50 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Duration;
+
+    fn mcp_row(server: &str, tool: &str) -> ToolRow {
+        ToolRow {
+            name: allowlist::naming::flatten_name(server, tool),
+            kind: store::ToolKind::Mcp,
+            server: server.into(),
+            tool: tool.into(),
+            cmd: vec!["mcp".into(), server.into(), tool.into()],
+            scope: format!("mcp:{server}"),
+            state: ToolState::Enabled,
+            destructive: false,
+            fingerprint: None,
+            description: String::new(),
+            input_schema: serde_json::json!({}),
+            shape: serde_json::json!({}),
+            approved_shape: None,
+            provenance: String::new(),
+            created: time::OffsetDateTime::UNIX_EPOCH,
+            updated: time::OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn a_tool_named_as_its_server_is_said_once_and_routed_so() {
+        let fetch = mcp_row("fetch", "fetch");
+        let todo = mcp_row("todo", "list_tasks");
+        assert_eq!(phrase(&fetch, &[&fetch, &todo]), "fetch");
+        assert_eq!(phrase(&todo, &[&fetch, &todo]), "todo list tasks");
+        // Said once, it is what the rules router runs.
+        let acts: Vec<rules::ActName> = [&fetch, &todo]
+            .iter()
+            .map(|r| rules::ActName {
+                name: r.name.clone(),
+                tool: r.tool.clone(),
+            })
+            .collect();
+        assert_eq!(
+            rules::match_act("fetch https://example.org/", &acts),
+            Some(("fetch_fetch".into(), "https://example.org/".into()))
+        );
+        // Another server's tool of that name: the full name, which alone is unambiguous.
+        let other = mcp_row("web", "fetch");
+        assert_eq!(phrase(&fetch, &[&fetch, &other]), "fetch fetch");
+    }
 
     /// Brings a row to `to` the way the daemon does: the owner (with a step-up) enables and
     /// disables, a listing withdraws.
@@ -1504,8 +1621,8 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "  • todo clear done — Removes done tasks. (asks first); say \"todo clear done\"",
-                "  • todo create entities — Creates entities. (asks first); \"todo create entities\" needs named arguments: ask in your own words with a model router",
+                "  • todo clear done — Removes done tasks (asks first); say \"todo clear done\"",
+                "  • todo create entities — Creates entities (asks first); \"todo create entities\" needs named arguments, which only a model router (the \"router\" block, kind \"llm\") fills from your own words; or use the service itself",
                 "  • todo list tasks — Lists tasks. • not an item of a project; say \"todo list tasks …\" (the rest of the sentence is its argument)",
             ],
             "{help}"

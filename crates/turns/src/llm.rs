@@ -92,6 +92,17 @@ pub struct LlmRouter {
     /// The endpoint refused `json_schema`: `json_object` with the schema from then on
     /// (llama-cpp-python's server takes only that form).
     json_object: std::sync::atomic::AtomicBool,
+    /// How its last request went (held only to copy in or out, never across a request).
+    last: std::sync::Mutex<Option<Last>>,
+}
+
+/// How the model router's last request went: when, and its error (`None`: it answered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Last {
+    /// When the answer (or the failure) came.
+    pub at: std::time::SystemTime,
+    /// Why it gave no decision; `None` when it answered.
+    pub error: Option<String>,
 }
 
 /// The system prompt of a request with tools.
@@ -250,7 +261,23 @@ impl LlmRouter {
             tools: endpoint.tools,
             tools_refused: std::sync::atomic::AtomicBool::new(false),
             json_object: std::sync::atomic::AtomicBool::new(false),
+            last: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The chat-completions URL it asks.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The model's name it sends.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// How its last request went; `None` before the first.
+    pub fn last(&self) -> Option<Last> {
+        self.last.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Sends one chat-completions body; the reply's bytes, or why not.
@@ -322,8 +349,23 @@ impl LlmRouter {
         parse_tool_reply(&bytes, &names)
     }
 
-    /// Asks the model. Every failure is an error the caller answers with the rules router.
+    /// Asks the model. Every failure is an error the caller answers with the rules router; how
+    /// it went is kept for [`LlmRouter::last`].
     pub async fn route(
+        &self,
+        text: &str,
+        catalogue: &[CatalogueEntry],
+    ) -> Result<Decision, LlmError> {
+        let r = self.route_once(text, catalogue).await;
+        let last = Last {
+            at: std::time::SystemTime::now(),
+            error: r.as_ref().err().map(ToString::to_string),
+        };
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(last);
+        r
+    }
+
+    async fn route_once(
         &self,
         text: &str,
         catalogue: &[CatalogueEntry],

@@ -77,10 +77,18 @@ const SPOKEN_LINE: usize = 200;
 pub fn speech(a: &Answer) -> String {
     let ru = a.lang == crate::Lang::Ru;
     let mut out: Vec<String> = Vec::new();
-    for p in &a.parts {
+    for (i, p) in a.parts.iter().enumerate() {
         match p {
             Part::Maven { text } => out.push(spoken_text(text, ru)),
             Part::Exact { text } => out.push(shown::line(text).into_owned()),
+            // Maven's words just before already said whose words follow ("… returned:").
+            Part::Output { text, .. }
+                if i.checked_sub(1).and_then(|j| a.parts.get(j)).is_some_and(
+                    |prev| matches!(prev, Part::Maven { text: head } if head.ends_with(':')),
+                ) =>
+            {
+                out.push(spoken_lines(text, ru));
+            }
             Part::Output { server, text } => {
                 let who = match (server, ru) {
                     (Some(s), false) => format!("{} says:", shown::line(s)),
@@ -214,7 +222,7 @@ mod tests {
         };
         assert_eq!(
             speech(&a),
-            "todo list tasks ran; the MCP server todo returned: todo says: 1. task 1 a link to todo.example. 2. task 2 a link to todo.example. 3. task 3 a link to todo.example. and 6 more lines."
+            "todo list tasks ran; the MCP server todo returned: 1. task 1 a link to todo.example. 2. task 2 a link to todo.example. 3. task 3 a link to todo.example. and 6 more lines."
         );
         let list = Answer {
             parts: vec![

@@ -15,6 +15,19 @@ pub enum BindError {
         /// The required properties, each with its declared type.
         missing: Vec<String>,
     },
+    /// A read-only tool with one argument that its server's `allow_tools` does not name: the
+    /// rest of the sentence would be its argument once it is named there.
+    #[error("{tool} needs an argument: {property}. Run `maven mcp allow {server} {remote}` to name it in the server's allow_tools, and the rest of the sentence becomes its argument.")]
+    NotNamed {
+        /// The row.
+        tool: String,
+        /// The one required property, with its declared type.
+        property: String,
+        /// The row's server.
+        server: String,
+        /// The tool's name on its server.
+        remote: String,
+    },
     /// The tail is not a number the schema asks for.
     #[error("{tool}: {property} must be {kind}, and {value:?} is not")]
     BadNumber {
@@ -90,11 +103,23 @@ pub fn bind_positional(
             .collect(),
     };
     let named = allow_tools.contains(&row.tool);
-    if required.len() != 1 || row.destructive || !named {
+    if required.len() != 1 || row.destructive {
         return Err(needs());
     }
     let prop = required[0];
     let kind = property_type(schema, prop);
+    let bindable = matches!(kind, Some("string" | "integer" | "number"));
+    if !named {
+        return Err(match (bindable, row.kind) {
+            (true, store::ToolKind::Mcp) => BindError::NotNamed {
+                tool: row.name.clone(),
+                property: describe_property(schema, prop),
+                server: row.server.clone(),
+                remote: row.tool.clone(),
+            },
+            _ => needs(),
+        });
+    }
     let tail = tail.trim();
     if tail.is_empty() {
         return Err(needs());
@@ -231,12 +256,13 @@ mod tests {
             bind_positional(&r, &allow("num"), "2.5").unwrap()["p"],
             json!(2.5)
         );
-        // Not named in allow_tools: refused even though read-only.
+        // Not named in allow_tools: refused even though read-only, naming the command that
+        // names it.
         let r = row("list", false, one("string"));
-        assert!(matches!(
-            bind_positional(&r, &[], "x"),
-            Err(BindError::NeedsArgs { .. })
-        ));
+        assert_eq!(
+            bind_positional(&r, &[], "x").unwrap_err().to_string(),
+            "srv_list needs an argument: p (string). Run `maven mcp allow srv list` to name it in the server's allow_tools, and the rest of the sentence becomes its argument."
+        );
         // Two required: refused, naming both.
         let r = row(
             "update_task",

@@ -8,7 +8,7 @@ use config::Config;
 
 use crate::exit::EXIT_FAILED;
 
-pub(crate) fn run(path: Option<&Path>) -> ExitCode {
+pub(crate) fn run(path: Option<&Path>, data_dir: &Path) -> ExitCode {
     let shown = path
         .map(Path::to_path_buf)
         .unwrap_or_else(config::default_config_path);
@@ -41,6 +41,16 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
             for e in crate::cmd::sentences::problems(&c, path) {
                 errln!("sentences: {}", shown::line(&e));
                 refused = true;
+            }
+            // A root daemon's server runs as a uid of its own: a write grant it cannot use is
+            // said now, with the line that fixes it, not at its first start.
+            for (name, block) in &c.mcp_servers {
+                let Some(policy) = &block.sandbox else {
+                    continue;
+                };
+                for why in crate::confine::root_unwritable(data_dir, name, &policy.write) {
+                    errln!("note: mcp_servers.{name}: {why}");
+                }
             }
             if refused {
                 return ExitCode::from(EXIT_FAILED);

@@ -133,6 +133,26 @@ fn validate(file: &str, bytes: &[u8]) -> Result<Vec<String>, String> {
     }
 }
 
+/// When the running daemon of `data_dir` reads a configuration file other than `written`,
+/// the words that say so (and that it is not reloaded); `None` when it reads that file.
+pub(crate) async fn reads_another(
+    data_dir: &Path,
+    written: &Path,
+) -> Result<Option<String>, crate::ipc::client::IpcError> {
+    let written = crate::daemon::reads(Some(written)).display().to_string();
+    let status = crate::ipc::client::ask::<crate::views::StatusView>(
+        data_dir,
+        &crate::ipc::methods::Request::Status,
+    )
+    .await?;
+    Ok(status.config.filter(|r| *r != written).map(|reads| {
+        let (reads, written) = (shown::line(&reads), shown::line(&written));
+        format!(
+            "the running daemon reads {reads}, not {written}: it was not reloaded; to use this file, start the daemon with --config {written}, or edit the daemon's file with --config {reads}"
+        )
+    }))
+}
+
 /// Says what was written, then reloads a running daemon of `data_dir` and says what it did.
 /// Returns false when the daemon refused the file.
 pub(crate) async fn written_then_reload(w: &Written, data_dir: &Path) -> bool {
@@ -149,17 +169,22 @@ pub(crate) async fn written_then_reload(w: &Written, data_dir: &Path) -> bool {
             shown::line(v)
         );
     }
+    // A daemon that reads another file is not reloaded: the file written is not what it reads.
+    match reads_another(data_dir, &w.path).await {
+        Ok(Some(said)) => {
+            outln!("{said}");
+            return true;
+        }
+        Ok(None) => {}
+        Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
+            outln!("no daemon is running: the file is read when it starts");
+            return true;
+        }
+        // The reload below says what is wrong with the daemon.
+        Err(_) => {}
+    }
     match super::reload::ask(data_dir).await {
         Ok(v) => {
-            if v.config.as_deref() != Some(&*w.path.display().to_string()) {
-                errln!(
-                    "note: the running daemon reads {}, not the file written: restart it with --config {} to use it",
-                    v.config
-                        .as_deref()
-                        .map_or("no configuration file".into(), shown::line),
-                    shown::line(&w.path.display().to_string())
-                );
-            }
             for l in super::reload::lines(&v) {
                 outln!("{l}");
             }

@@ -1,9 +1,12 @@
-//! `maven doctor [--json]`: is this set-up right? Every check is offline and changes nothing:
-//! the config validates; the data directory, database and socket belong to the current user
-//! with private modes; a daemon on the data directory answers `status` (a short deadline); each
-//! enabled stdio server's command resolves; each HTTP door's URL passes its door's vetting (no
-//! request, no lookup); the page's port is free or held by our daemon (a bind on loopback,
-//! released at once).
+//! `maven doctor [--json]`: is this set-up right? Every check changes nothing: the config
+//! validates; the data directory, database and socket belong to the current user with private
+//! modes; a daemon on the data directory answers `status` (a short deadline); each enabled
+//! stdio server's command resolves; each HTTP door's URL passes its door's vetting (no request,
+//! no lookup); the page's port is free or held by our daemon (a bind on loopback, released at
+//! once). Two probes reach out, each through its door and within [`PROBE_DEADLINE`]: the model
+//! router's endpoint gets one GET (the model is never asked), and each configured speech service
+//! (`voice.asr`, `voice.tts`, `voice.wake`) one Wyoming `describe`, whose `info` must offer a
+//! program of its kind.
 //!
 //! Beside a running daemon, its `status` view (typed, never its text) adds a line per MCP server
 //! and per feed the daemon runs (`daemon mcp:NAME`, `daemon feed:NAME`): its state and last
@@ -134,11 +137,147 @@ pub(crate) async fn checks(config_path: Option<&Path>, data_dir: &Path) -> Vec<C
         sandbox_check(&cfg, &mut out);
         door_checks(&cfg, &mut out);
         out.push(port_check(cfg.web.listen, status.is_some()));
+        if let Some(c) = router_probe(&cfg).await {
+            out.push(c);
+        }
+        voice_probes(&cfg, &mut out).await;
     }
     if let Some(status) = &status {
         running_checks(status, &mut out);
     }
     out
+}
+
+/// How long a probe of an endpoint (the model router, a speech service) may take.
+const PROBE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The model router's endpoint asked once (a GET through the `router` door: any HTTP answer
+/// says something listens there; nothing is sent to the model). `None` for the rules router.
+async fn router_probe(cfg: &Config) -> Option<Check> {
+    if cfg.router.kind != RouterKind::Llm {
+        return None;
+    }
+    let url = cfg.router.url.as_deref()?;
+    let shown_url = shown::line(&crate::json::mask_word(url, false)).into_owned();
+    let label = "router endpoint";
+    let door = match cfg.door(&config::Door::Router) {
+        Ok(d) => d,
+        Err(e) => {
+            return Some(check(
+                label,
+                Status::Fail,
+                e.to_string(),
+                "fix the configuration",
+            ))
+        }
+    };
+    let fetcher = webfetch::Fetcher::new(door);
+    let fix = format!(
+        "start the model server at {shown_url}, or fix router.url (or set \"router\": {{\"kind\": \"rules\"}}); until then every turn the rules router cannot place falls back to it, and says so"
+    );
+    Some(
+        match tokio::time::timeout(PROBE_DEADLINE, fetcher.get(url)).await {
+            Ok(Ok(r)) => check(
+                label,
+                Status::Ok,
+                format!(
+                    "{shown_url} answers (HTTP {} to a GET; the model is asked only by a turn)",
+                    r.status().as_u16()
+                ),
+                "nothing to do",
+            ),
+            Ok(Err(e)) => check(
+                label,
+                Status::Fail,
+                format!("{shown_url}: no answer: {}", shown::line(&e.to_string())),
+                &fix,
+            ),
+            Err(_) => check(
+                label,
+                Status::Fail,
+                format!(
+                    "{shown_url}: no answer within {} s",
+                    PROBE_DEADLINE.as_secs()
+                ),
+                &fix,
+            ),
+        },
+    )
+}
+
+/// Each configured speech service (`voice.asr`, `voice.tts`, `voice.wake`) dialled through the
+/// `voice` door and asked `describe`: it must answer `info` offering a program of its kind.
+async fn voice_probes(cfg: &Config, out: &mut Vec<Check>) {
+    let door = super::listen::Door::of(cfg);
+    for (key, addr, kind) in [
+        ("asr", &cfg.voice.asr, "speech-to-text"),
+        ("tts", &cfg.voice.tts, "text-to-speech"),
+        ("wake", &cfg.voice.wake, "wake-word"),
+    ] {
+        let Some(addr) = addr else { continue };
+        let label = format!("voice {key}");
+        let at = shown::line(&addr.to_string()).into_owned();
+        let fix = format!(
+            "start the {kind} service (see the README's \"Voice\"), or fix voice.{key}; a loopback or LAN service needs \"voice\": {{\"allow_private\": true}}"
+        );
+        let asked = tokio::time::timeout(PROBE_DEADLINE, async {
+            let limits = wyoming::ClientLimits::default();
+            let mut c = wyoming::Client::connect(addr, &door, limits).await?;
+            c.describe().await
+        })
+        .await;
+        let info = match asked {
+            Ok(Ok(info)) => info,
+            Ok(Err(e)) => {
+                out.push(check(
+                    label,
+                    Status::Fail,
+                    format!("{at}: {}", shown::line(&e.to_string())),
+                    &fix,
+                ));
+                continue;
+            }
+            Err(_) => {
+                out.push(check(
+                    label,
+                    Status::Fail,
+                    format!(
+                        "{at}: no info within {} s of describe",
+                        PROBE_DEADLINE.as_secs()
+                    ),
+                    &fix,
+                ));
+                continue;
+            }
+        };
+        let programs = match key {
+            "asr" => &info.asr,
+            "tts" => &info.tts,
+            _ => &info.wake,
+        };
+        let named = |p: &wyoming::events::Program| match &p.version {
+            Some(v) => format!("{} {}", shown::line(&p.name), shown::line(v)),
+            None => shown::line(&p.name).into_owned(),
+        };
+        out.push(if programs.is_empty() {
+            check(
+                label,
+                Status::Fail,
+                format!("{at} answers describe, but offers no {kind} program"),
+                &format!("point voice.{key} at a {kind} service"),
+            )
+        } else {
+            check(
+                label,
+                Status::Ok,
+                format!(
+                    "{at} answers describe: {} ({kind})",
+                    programs.iter().map(named).collect::<Vec<_>>().join(", ")
+                ),
+                "nothing to do",
+            )
+        });
+    }
 }
 
 fn config_check(path: Option<&Path>, out: &mut Vec<Check>) -> Option<Config> {
@@ -373,6 +512,20 @@ fn running_checks(status: &crate::views::StatusView, out: &mut Vec<Check>) {
             .filter_map(|s| server_check(s, uptime)),
     );
     out.extend(status.feeds.iter().filter_map(feed_check));
+    if let Some(r) = &status.router {
+        if let Some(e) = &r.last_error {
+            out.push(check(
+                "daemon router",
+                Status::Warn,
+                format!(
+                    "the daemon's last request to the model failed at {}: {}; the rules router answered",
+                    r.last_error_at.as_deref().map_or("-".into(), shown::line),
+                    shown::line(e)
+                ),
+                "see `router endpoint` above; `maven status` shows the router's last answer",
+            ));
+        }
+    }
 }
 
 /// An enabled server as the daemon sees it; `None` for one the configuration leaves off.
@@ -428,14 +581,14 @@ pub(crate) fn server_check(s: &crate::views::ServerStatusView, uptime: Duration)
             Status::Fail,
             format!("{state}{error}"),
             format!(
-                "install it, or fix mcp_servers.{name}.command, then restart the daemon"
+                "install it, or fix mcp_servers.{name}.command, then `maven reload`"
             ),
         ),
         S::SandboxRefused => (
             Status::Fail,
             format!("{state}{error}"),
             format!(
-                "fix what the sandbox checks name, or set \"sandbox\": false in mcp_servers.{name}, then restart the daemon"
+                "fix what the sandbox checks name, or set \"sandbox\": false in mcp_servers.{name}, then `maven reload`"
             ),
         ),
         S::NeedsAuthorization => (
@@ -447,7 +600,7 @@ pub(crate) fn server_check(s: &crate::views::ServerStatusView, uptime: Duration)
             Status::Fail,
             state.clone(),
             format!(
-                "name the tools it may offer in mcp_servers.{name}.allow_tools (`maven mcp inspect {name}` prints the line), then restart the daemon"
+                "name the tools it may offer: `maven mcp allow {name} TOOL…` (`maven mcp inspect {name}` says which claim to be read-only)"
             ),
         ),
         S::Dark | S::Unknown => (
@@ -482,7 +635,7 @@ pub(crate) fn feed_check(f: &crate::views::FeedView) -> Option<Check> {
             label,
             Status::Fail,
             format!("the daemon stopped polling it: {e}"),
-            &format!("fix or remove the feed \"{name}\" in the configuration, then restart the daemon"),
+            &format!("fix or remove the feed \"{name}\" in the configuration, then `maven reload`"),
         ),
         (true, Some(e)) if live.failures > 0 => check(
             label,
@@ -550,6 +703,16 @@ fn grant_checks(cfg: &Config, data_dir: &Path, out: &mut Vec<Check>) {
             continue;
         }
         let label = format!("sandbox grants mcp:{name}");
+        if let Some(policy) = &block.sandbox {
+            for why in crate::confine::root_unwritable(data_dir, name, &policy.write) {
+                out.push(check(
+                    label.clone(),
+                    Status::Fail,
+                    why,
+                    "fix the owner as said, then `maven reload`; until then its start is refused",
+                ));
+            }
+        }
         match crate::confine::plan(cfg, data_dir, name, cfg.web.listen.port()) {
             Some(Err(e @ sandbox::PlanError::Grant(_))) => out.push(check(
                 label,

@@ -47,11 +47,21 @@ pub(crate) fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// A valid name made of `text` (a title, a host): lowercase ASCII letters and digits, runs of
-/// anything else one `-`; empty when nothing is left.
+/// A valid name made of `text` (a title, a host): its letters in any script spelled in ASCII
+/// («Новости науки» is `novosti-nauki`, «Ελληνικά» `ellenika`), lowercase letters and digits,
+/// runs of anything else one `-`; empty when nothing is left.
 pub(crate) fn slug(text: &str) -> String {
     let mut out = String::new();
-    for c in text.chars() {
+    // Only letters and digits are spelled out: a symbol (an emoji, a quote) separates.
+    let spelled = text.chars().flat_map(|c| {
+        let s = if c.is_alphanumeric() {
+            deunicode::deunicode_char(c).unwrap_or("-")
+        } else {
+            "-"
+        };
+        s.chars()
+    });
+    for c in spelled {
         if c.is_ascii_alphanumeric() {
             out.push(c.to_ascii_lowercase());
         } else if !out.ends_with('-') && !out.is_empty() {
@@ -341,7 +351,7 @@ pub(crate) async fn run(
     match add(&path, url.trim(), name, allow_private).await {
         Ok(said) => {
             outln!("{said}");
-            outln!("{}", feeds_edit::reload(data_dir).await);
+            outln!("{}", feeds_edit::reload(data_dir, &path).await);
             ExitCode::SUCCESS
         }
         Err(f) => {
@@ -363,7 +373,20 @@ mod tests {
             "lwn-net-2"
         );
         assert_eq!(
-            derive_name(Some("Новости"), "https://www.example.org/x", &taken),
+            derive_name(Some("«Новости науки»"), "http://127.0.0.1:9/", &taken),
+            "novosti-nauki"
+        );
+        assert_eq!(
+            derive_name(Some("Ελληνικά νέα"), "https://www.example.org/x", &taken),
+            "ellenika-nea"
+        );
+        assert_eq!(derive_name(Some("Café Crème"), "x", &taken), "cafe-creme");
+        assert_eq!(
+            derive_name(Some("中文新闻"), "x", &taken),
+            "zhong-wen-xin-wen"
+        );
+        assert_eq!(
+            derive_name(Some("🙂🙂"), "https://www.example.org/x", &taken),
             "example-org"
         );
         assert_eq!(

@@ -65,8 +65,12 @@ pub(crate) fn append_feeds(path: &Path, blocks: Vec<Value>) -> Result<(), String
     .map(|_| ())
 }
 
-/// What asking the daemon to reload came to, in words for the owner.
-pub(crate) async fn reload(data_dir: &Path) -> String {
+/// What asking the daemon to reload after `written` was written came to, in words for the
+/// owner (a daemon that reads another file is not asked).
+pub(crate) async fn reload(data_dir: &Path, written: &Path) -> String {
+    if let Ok(Some(said)) = super::config_edit::reads_another(data_dir, written).await {
+        return said;
+    }
     match super::reload::ask(data_dir).await {
         Ok(_) => "the running daemon reloaded its configuration".to_owned(),
         Err(IpcError::NoDaemon { .. }) => {

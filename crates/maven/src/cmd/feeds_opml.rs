@@ -109,7 +109,7 @@ pub(crate) async fn import(config: Option<&Path>, data_dir: &Path, file: &Path) 
         path.display(),
         p.skipped.len()
     );
-    outln!("{}", feeds_edit::reload(data_dir).await);
+    outln!("{}", feeds_edit::reload(data_dir, &path).await);
     ExitCode::SUCCESS
 }
 

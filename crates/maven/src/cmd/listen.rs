@@ -28,7 +28,17 @@ pub(crate) struct Listen<'a> {
 }
 
 /// Dials the speech services through the `voice` door.
-struct Door(webfetch::Fetcher);
+pub(crate) struct Door(webfetch::Fetcher);
+
+impl Door {
+    /// The `voice` door of `cfg`: loopback and LAN services only with `voice.allow_private`.
+    pub(crate) fn of(cfg: &config::Config) -> Door {
+        let mut door = webfetch::DoorConfig::new("voice");
+        door.allow_private = cfg.voice.allow_private;
+        door.host_interval = std::time::Duration::ZERO;
+        Door(webfetch::Fetcher::new(door))
+    }
+}
 
 impl wyoming::Dialer for Door {
     async fn dial(
@@ -56,10 +66,7 @@ pub(crate) fn run(args: Listen<'_>) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     };
-    let mut door = webfetch::DoorConfig::new("voice");
-    door.allow_private = cfg.voice.allow_private;
-    door.host_interval = std::time::Duration::ZERO;
-    let door = Door(webfetch::Fetcher::new(door));
+    let door = Door::of(&cfg);
     let language = cfg.voice.language.clone();
     super::runtime(async move {
         match listen(&args, &door, &asr, &tts, &language).await {

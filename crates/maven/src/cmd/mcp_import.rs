@@ -576,7 +576,7 @@ fn merge(
 
 /// Runs the command: prints the converted blocks, or with `write` merges them into the
 /// configuration file and reloads a running daemon.
-pub(crate) fn run(file: &str, write: Option<WriteTo<'_>>) -> ExitCode {
+pub(crate) fn run(file: &str, write: Option<WriteTo<'_>>, data_dir: &std::path::Path) -> ExitCode {
     let bytes = if file == "-" {
         let mut b = Vec::new();
         if let Err(e) = std::io::Read::read_to_end(&mut std::io::stdin(), &mut b) {
@@ -620,6 +620,7 @@ pub(crate) fn run(file: &str, write: Option<WriteTo<'_>>) -> ExitCode {
         // Notes quote the names of another host's file: shown, never obeyed.
         errln!("note: {}", shown::line(n));
     }
+    root_notes(&imported.block, data_dir);
     let Some(to) = write else {
         outln!("{text}");
         return ExitCode::SUCCESS;
@@ -653,6 +654,20 @@ pub(crate) fn run(file: &str, write: Option<WriteTo<'_>>) -> ExitCode {
         Err(e) => {
             errln!("maven mcp import: {}", shown::block(&e));
             ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+/// For a root daemon: each write grant a converted server's own uid could not use, as a note
+/// with the `chown` line (the grants themselves are as converted).
+fn root_notes(block: &ConfigFile, data_dir: &std::path::Path) {
+    for (name, b) in &block.mcp_servers {
+        let Some(SandboxBlock::Policy(p)) = &b.sandbox else {
+            continue;
+        };
+        let writes: Vec<std::path::PathBuf> = p.write.iter().map(Into::into).collect();
+        for why in crate::confine::root_unwritable(data_dir, name, &writes) {
+            errln!("note: {why}");
         }
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod feeds_parse;
 pub(crate) mod fetch;
 pub(crate) mod listen;
 pub(crate) mod man;
+pub(crate) mod mcp_edit;
 pub(crate) mod mcp_import;
 pub(crate) mod mcp_inspect;
 pub(crate) mod mcp_login;

@@ -77,6 +77,13 @@ pub(crate) fn lines(v: &ReloadView) -> Vec<String> {
             names(&v.retried)
         ));
     }
+    for (name, why) in &v.not_started {
+        out.push(format!(
+            "server not started: {}: {}",
+            shown::line(name),
+            shown::line(why)
+        ));
+    }
     if !v.not_enabled.is_empty() {
         out.push(format!(
             "servers known, not enabled (never dialled): {}",

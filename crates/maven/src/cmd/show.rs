@@ -89,6 +89,30 @@ fn print_page(w: &crate::views::WebStatusView) {
     );
 }
 
+/// The router's line of `maven status`.
+pub(crate) fn router_line(r: &crate::views::RouterView) -> String {
+    use crate::views::RouterKindView;
+    match r.kind {
+        RouterKindView::Rules => "router: rules (sentences matched by name; no model)".to_owned(),
+        RouterKindView::Llm => {
+            let last = match (&r.last_error, &r.last_answer) {
+                (Some(e), _) => format!(
+                    "last request failed at {}: {}",
+                    or_dash(&r.last_error_at),
+                    line(e)
+                ),
+                (None, Some(at)) => format!("last answered at {}", line(at)),
+                (None, None) => "not asked yet".to_owned(),
+            };
+            format!(
+                "router: llm — {} (model {}) — {last}",
+                or_dash(&r.endpoint),
+                or_dash(&r.model)
+            )
+        }
+    }
+}
+
 pub(crate) fn print_status(v: &StatusView) {
     outln!("maven {} — up {}s", line(&v.version), v.uptime_s);
     outln!("data: {}", line(&v.data_dir));
@@ -111,6 +135,9 @@ pub(crate) fn print_status(v: &StatusView) {
     outln!("feeds: {}", v.feeds.len());
     for f in &v.feeds {
         outln!("  {:<20} {}", line(&f.name), line(&f.url));
+    }
+    if let Some(r) = &v.router {
+        outln!("{}", router_line(r));
     }
     outln!("log lines dropped: {}", v.log_lines_dropped);
     match &v.web {
@@ -256,6 +283,49 @@ pub(crate) fn print_notes(rows: &Vec<NoteView>) {
 /// The longest refused tool name `maven mcp status` shows whole.
 const REFUSED_NAME_SHOWN: usize = 64;
 
+/// The most refused tools named under one reason.
+const REFUSED_NAMED: usize = 20;
+
+/// A server's refused tools, one line per reason (a reason many tools share is said once, with
+/// their count and names), and, over its cap, the command that fixes it.
+fn refused_lines(r: &ServerStatusView) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for t in &r.tools_refused {
+        match groups.iter_mut().find(|(why, _)| *why == t.reason) {
+            Some((_, tools)) => tools.push(&t.tool),
+            None => groups.push((&t.reason, vec![&t.tool])),
+        }
+    }
+    let mut out = Vec::new();
+    for (why, tools) in groups {
+        if let [one] = tools.as_slice() {
+            out.push(format!(
+                "  refused:  {} — {}",
+                shown::capped(one, REFUSED_NAME_SHOWN),
+                line(why)
+            ));
+            continue;
+        }
+        let mut names: Vec<String> = tools
+            .iter()
+            .take(REFUSED_NAMED)
+            .map(|t| shown::capped(t, REFUSED_NAME_SHOWN).into_owned())
+            .collect();
+        if tools.len() > REFUSED_NAMED {
+            names.push(format!("and {} more", tools.len() - REFUSED_NAMED));
+        }
+        out.push(format!("  refused:  {} tools — {}", tools.len(), line(why)));
+        out.push(format!("            {}", names.join(", ")));
+    }
+    if matches!(r.state, crate::views::ServerState::OverCap(_)) {
+        let name = line(&r.name);
+        out.push(format!(
+            "  fix:      maven mcp allow {name} TOOL… names the tools it may offer (`maven mcp inspect {name}` says which claim to be read-only)"
+        ));
+    }
+    out
+}
+
 pub(crate) fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
     if rows.is_empty() {
         outln!("no MCP servers configured");
@@ -293,12 +363,24 @@ pub(crate) fn print_mcp_servers(rows: &Vec<ServerStatusView>) {
             r.tools_proposed,
             r.tools_enabled
         );
-        for t in &r.tools_refused {
+        for l in refused_lines(r) {
+            outln!("{l}");
+        }
+        if let Some(n) = r.network.as_ref().filter(|n| n.refused > 0) {
             outln!(
-                "  refused:  {} — {}",
-                shown::capped(&t.tool, REFUSED_NAME_SHOWN),
-                line(&t.reason)
+                "  network:  {} connections through Maven, {} refused; the last:",
+                n.connections,
+                n.refused
             );
+            for c in &n.last_refused {
+                outln!(
+                    "            {} {}:{} — {}",
+                    or_dash(&c.at),
+                    line(&c.host),
+                    c.port,
+                    line(&c.why)
+                );
+            }
         }
         if let Some(a) = &r.auth {
             outln!("  auth:     {}", line(&a.to_string()));

@@ -44,8 +44,11 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
 }
 
 /// Reads a passphrase (twice, without echo, on a terminal; one line from standard input
-/// otherwise) and prints its argon2id hash line.
-pub(crate) fn passphrase() -> ExitCode {
+/// otherwise) and prints its argon2id hash line; with `write`, sets it as `web.passphrase_hash`
+/// in the configuration file instead (through the one config writer) and reloads a running
+/// daemon. The file: `config` (`--config`), else the one the running daemon reads, else the
+/// default path.
+pub(crate) fn passphrase(config: Option<&Path>, data_dir: &Path, write: bool) -> ExitCode {
     let read = if std::io::stdin().is_terminal() {
         match (
             rpassword::prompt_password("New passphrase: "),
@@ -76,13 +79,61 @@ pub(crate) fn passphrase() -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     match stepup::hash_passphrase(&pass) {
+        Ok(h) if write => super::runtime(write_hash(config, data_dir, h)),
         Ok(h) => {
             outln!("{h}");
-            errln!("Put this line in the configuration as \"web\": {{\"passphrase_hash\": \"...\"}} and restart the daemon.");
+            errln!("Put this line in the configuration as \"web\": {{\"passphrase_hash\": \"...\"}} and run `maven reload` (a restart is not needed); `maven web passphrase --write` does both.");
             ExitCode::SUCCESS
         }
         Err(e) => {
             errln!("maven web passphrase: cannot hash: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+/// Sets `web.passphrase_hash` in the file the daemon reads and reloads it.
+async fn write_hash(config: Option<&Path>, data_dir: &Path, hash: String) -> ExitCode {
+    let path = match config {
+        Some(p) => p.to_path_buf(),
+        None => match crate::ipc::client::ask::<crate::views::StatusView>(
+            data_dir,
+            &crate::ipc::methods::Request::Status,
+        )
+        .await
+        {
+            Ok(crate::views::StatusView {
+                config: Some(reads),
+                ..
+            }) => reads.into(),
+            _ => super::config_edit::target(None),
+        },
+    };
+    let res = super::config_edit::edit(&path, |file| {
+        let web = file
+            .rest
+            .entry("web")
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        let Some(web) = web.as_object_mut() else {
+            return Err(format!(
+                "{}: \"web\" is not an object; fix it first (maven config check)",
+                path.display()
+            ));
+        };
+        web.insert("passphrase_hash".into(), serde_json::Value::String(hash));
+        Ok(())
+    });
+    match res {
+        Ok(w) => {
+            outln!("web.passphrase_hash: set");
+            if super::config_edit::written_then_reload(&w, data_dir).await {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FAILED)
+            }
+        }
+        Err(e) => {
+            errln!("maven web passphrase: {e}");
             ExitCode::from(EXIT_FAILED)
         }
     }

@@ -426,7 +426,7 @@ fn beside_a_daemon_each_server_is_reported_as_it_runs_and_a_crashed_one_fails() 
     );
     assert_eq!(
         gone["fix"],
-        "install it, or fix mcp_servers.gone.command, then restart the daemon"
+        "install it, or fix mcp_servers.gone.command, then `maven reload`"
     );
     let quits = find(&checks, "daemon mcp:quits");
     let message = quits["message"].as_str().unwrap();

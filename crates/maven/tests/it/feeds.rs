@@ -608,7 +608,8 @@ fn import_skips_and_names_duplicates_and_export_round_trips_through_a_real_xml_p
         [
             json!("lwn"),
             json!("kernel-friends-boom"),
-            json!("example-org")
+            // A title in another script is spelled in ASCII, not replaced by the host.
+            json!("novosti")
         ]
     );
 
@@ -657,7 +658,7 @@ fn import_skips_and_names_duplicates_and_export_round_trips_through_a_real_xml_p
         String::from_utf8_lossy(&py.stdout),
         "lwn https://lwn.net/headlines/rss\n\
          kernel-friends-boom https://example.org/kernel.xml?a=1&b=2\n\
-         example-org https://example.org/новости.xml\n"
+         novosti https://example.org/новости.xml\n"
     );
     let fresh = Home::new();
     fresh.write_config("{}");

@@ -125,12 +125,14 @@ fn a_stderr_nobody_reads_never_stalls_the_daemon() {
             "version",
             "uptime_s",
             "data_dir",
+            "config",
             "mcp_servers",
             "feeds",
             "acts",
             "log_lines_dropped",
             "web",
-            "limits"
+            "limits",
+            "router"
         ]
     );
     let human = run_within(&home, &["status"], Duration::from_secs(10));

@@ -13,6 +13,7 @@ mod crash;
 mod daemon;
 mod doctor;
 mod feeds;
+mod first_hour;
 mod hardening;
 mod invariants;
 mod logs;

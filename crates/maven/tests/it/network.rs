@@ -404,3 +404,57 @@ fn inspect_serves_a_door_of_its_own() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// The proxy's refusals are in `mcp status` and its `--json`: host, port, when, and why (the
+/// words the server got, which name the address), not only in the log.
+#[test]
+fn the_proxys_last_refusals_are_in_mcp_status() {
+    let (proxied, proxied_seen) = serve("127.0.0.3", "the secret");
+    let url = format!("http://{proxied}/secret");
+    let python = installed(&testenv()).join(".venv/bin/python");
+    let script = installed(&testenv().join("net_probe.py"));
+    let testenv = installed(&testenv());
+    let home = Home::new();
+    home.write_config(
+        &json!({"mcp_servers": {"py": {"command": python, "args": [script, url],
+            "enabled": true, "sandbox": {"read": [testenv]}}}})
+        .to_string(),
+    );
+    let _d = home.start();
+    reported(&home, "py", "NETPROBE ");
+    let net = eventually("the refusals counted", || {
+        let v = home.json(&["mcp", "status", "--json"]);
+        let n = by_name(&v, "py")["network"].clone();
+        (n["refused"].as_u64() >= Some(1)).then_some(n)
+    });
+    let last = net["last_refused"].as_array().unwrap();
+    assert!(!last.is_empty() && last.len() <= 5, "{net}");
+    assert_eq!(last.len() as u64, net["refused"].as_u64().unwrap().min(5));
+    let first = &last[0];
+    assert_eq!(first["host"], "127.0.0.3");
+    assert_eq!(first["port"], proxied.port());
+    assert!(first["at"].as_str().unwrap().ends_with('Z'), "{first}");
+    let why = first["why"].as_str().unwrap();
+    assert!(why.contains("public addresses only"), "{why}");
+    assert_eq!(proxied_seen.load(Ordering::SeqCst), 0);
+
+    let text = String::from_utf8(home.run(&["mcp", "status"]).stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("  network:  "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        lines[at],
+        format!(
+            "  network:  {} connections through Maven, {} refused; the last:",
+            net["connections"], net["refused"]
+        )
+    );
+    assert!(
+        lines[at + 1].starts_with("            ")
+            && lines[at + 1].contains(&format!(" 127.0.0.3:{} — ", proxied.port()))
+            && lines[at + 1].contains("public addresses only"),
+        "{text}"
+    );
+}

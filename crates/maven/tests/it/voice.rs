@@ -261,7 +261,7 @@ fn a_server_the_daemon_started_cannot_say_a_write_and_its_yes() {
 }
 
 /// A Wyoming speech service from the test peers, on a loopback port.
-struct Engine(Child);
+pub(crate) struct Engine(Child);
 
 impl Drop for Engine {
     fn drop(&mut self) {
@@ -272,7 +272,7 @@ impl Drop for Engine {
     }
 }
 
-fn engine(launcher: &str, port: u16) -> Engine {
+pub(crate) fn engine(launcher: &str, port: u16) -> Engine {
     let script = installed(&testenv().join(launcher));
     let child = Command::new("bash")
         .arg(script)

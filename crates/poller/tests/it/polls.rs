@@ -644,6 +644,25 @@ async fn a_refresh_polls_now_but_keeps_the_hosts_spacing_and_the_backoff() {
     }
     assert_eq!(server.requests().len(), 1);
 
+    // A spacing that ends within the refresh's waits is waited out: both feeds are polled.
+    let mut short = door("a");
+    short.host_interval = Duration::from_millis(1000);
+    let p = env
+        .poller(vec![
+            spec_with("c", &server.url("/c"), short.clone()),
+            spec_with("d", &server.url("/d"), short),
+        ])
+        .await;
+    let started = tokio::time::Instant::now();
+    let done = p.refresh(None).await.unwrap();
+    assert!(
+        done.iter()
+            .all(|d| matches!(d, poller::Refreshed::Polled { result: Ok(_), .. })),
+        "{done:?}"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    assert_eq!(server.requests().len(), 3);
+
     // A failing feed backs off: a refresh does not poll it before its time.
     let server = Server::start(|_| Reply::status(500)).await;
     let mut down = spec("down", &server.url("/"));

@@ -311,3 +311,37 @@ async fn a_note_keeps_its_items_published_time_and_a_batch_writes_it() {
     let found = db.store.search_notes("one", 5).await.unwrap();
     assert_eq!(found[0].published, Some(at));
 }
+
+#[tokio::test]
+async fn notes_come_newest_first_by_their_published_time_else_their_noted_time() {
+    let db = Db::new().await;
+    let at = |s: &str| {
+        time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).unwrap()
+    };
+    // Noted in this order, as a poll of a feed that lists its items in any order notes them.
+    for (key, published) in [
+        ("may-12", Some("2025-05-12T08:00:00Z")),
+        ("may-11", Some("2025-05-11T08:00:00Z")),
+        ("old-a", Some("2003-06-03T09:39:21Z")),
+        ("undated", None),
+        ("old-b", Some("2003-05-30T11:06:42Z")),
+        ("may-13", Some("2025-05-13T08:00:00Z")),
+    ] {
+        let mut n = note("rss:a", key, key);
+        n.published = published.map(at);
+        db.store.add_note(n).await.unwrap().unwrap();
+    }
+    let got: Vec<String> = db
+        .store
+        .notes(NotesQuery::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.key)
+        .collect();
+    // The undated one was noted now: newer than every published time.
+    assert_eq!(
+        got,
+        ["undated", "may-13", "may-12", "may-11", "old-a", "old-b"]
+    );
+}

@@ -7,7 +7,7 @@ use store::{Error, NotesQuery, Store};
 use crate::{local_tool, mcp_tool, note, raw, Db};
 
 /// The newest schema version of this build.
-const LATEST: u32 = 5;
+const LATEST: u32 = 6;
 
 /// The SQLite header: bytes 18/19 are 2 in WAL mode; user_version is at 60, application_id at 68.
 fn header(path: &Path) -> Vec<u8> {
@@ -202,7 +202,7 @@ async fn a_version_1_file_is_migrated_forward_keeping_its_data() {
     // published time of a note.
     raw(&path)
         .execute_batch(
-            "DROP TABLE passkeys; DROP TABLE mcp_oauth; ALTER TABLE notes DROP COLUMN published;
+            "DROP TABLE passkeys; DROP TABLE mcp_oauth; DROP INDEX notes_by_when; ALTER TABLE notes DROP COLUMN published;
              PRAGMA user_version = 1;",
         )
         .unwrap();
@@ -263,7 +263,7 @@ async fn a_version_3_file_gets_each_acts_result_from_its_ok_and_its_text() {
     // Rows 6 to 9 were written and are gone: their ids are not given again.
     old.execute_batch(
         "UPDATE sqlite_sequence SET seq = 9 WHERE name = 'acts_log';
-         ALTER TABLE notes DROP COLUMN published; PRAGMA user_version = 3;",
+         DROP INDEX notes_by_when; ALTER TABLE notes DROP COLUMN published; PRAGMA user_version = 3;",
     )
     .unwrap();
     drop(old);

@@ -104,7 +104,7 @@ impl Report {
             .map(|((t, verdict), local_name)| {
                 let full = t.description().unwrap_or("");
                 let description = tools::cap_description(full, tools::DESCRIPTION_CAP);
-                if description.len() < full.len() {
+                if matches!(description, std::borrow::Cow::Owned(_)) {
                     warnings.push(format!(
                         "the description of {:?} is longer than {} characters and was cut",
                         t.name,
@@ -117,7 +117,7 @@ impl Report {
                     fingerprint: t.fingerprint(),
                     read_only_claim: t.read_only_claim(),
                     destructive: t.destructive(),
-                    description: description.to_owned(),
+                    description: description.into_owned(),
                     reason: verdict.reason().map(str::to_owned),
                     verdict,
                 }
