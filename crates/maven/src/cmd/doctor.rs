@@ -141,11 +141,33 @@ pub(crate) async fn checks(config_path: Option<&Path>, data_dir: &Path) -> Vec<C
             out.push(c);
         }
         voice_probes(&cfg, &mut out).await;
+        out.push(sentences_check(&cfg, config_path));
     }
     if let Some(status) = &status {
         running_checks(status, &mut out);
     }
     out
+}
+
+/// The owner's sentence files: each problem with its file, line and column, or how many
+/// templates of theirs load.
+fn sentences_check(cfg: &Config, config_path: Option<&Path>) -> Check {
+    let problems = crate::cmd::sentences::problems(cfg, config_path);
+    if problems.is_empty() {
+        let files = crate::phrases::paths(cfg, config_path).len();
+        return check(
+            "sentences",
+            Status::Ok,
+            format!("{files} sentence file(s) of yours load, besides the phrasebook"),
+            "nothing to do",
+        );
+    }
+    check(
+        "sentences",
+        Status::Fail,
+        shown::line(&problems.join("; ")).into_owned(),
+        "fix the file at the line and column named (maven sentences check names each problem); until then only the phrasebook is used",
+    )
 }
 
 /// How long a probe of an endpoint (the model router, a speech service) may take.

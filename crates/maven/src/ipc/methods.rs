@@ -476,6 +476,7 @@ mod tests {
     fn every_reply_reads_back_as_its_method_and_a_view_of_another_method_is_refused() {
         let turn = Reply::Turn(TurnView {
             answer: "hi".into(),
+            explain: Some("no sentence template matched".into()),
             turn: turns::Answer::say("hi"),
         });
         let v = turn.to_value().unwrap();

@@ -255,6 +255,12 @@ fn plain_sentences_reach_the_servers_people_install_first_in_both_languages() {
         "{}",
         stderr(&check)
     );
+    let doctor = out(&home.run(&["doctor"]));
+    assert!(
+        doctor.lines().any(|l| l.starts_with("fail") && l.contains("sentences: ")
+            && l.contains(&format!("{}:6:", dir.join("broken.yaml").display()))),
+        "{doctor}"
+    );
     let _ = home.run(&["reload"]);
     let got = say(&home, "What time is it in Tokyo?");
     assert!(got.starts_with("clock_get_current_time ran;"), "{got}");
