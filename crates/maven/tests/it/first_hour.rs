@@ -210,19 +210,37 @@ fn refusals_over_the_cap_are_one_line_with_the_command_that_fixes_them() {
         "{text}"
     );
 
-    // The fix, as said: two tools named, the others refused on one line.
-    let out = home.run(&["mcp", "allow", "files", "list_directory", "read_text_file"]);
+    // `mcp inspect` names the tools that claim read-only, as a command; run as said, the
+    // others are refused on one line.
+    let out = home.run(&["mcp", "inspect", "files"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let s = eventually("files ready with two tools", || {
+    let inspected = stdout(&out);
+    let command = inspected
+        .lines()
+        .find(|l| l.starts_with("or run: "))
+        .unwrap_or_else(|| panic!("{inspected}"));
+    assert_eq!(
+        command,
+        "or run: maven mcp allow files read_file read_text_file read_media_file read_multiple_files list_directory list_directory_with_sizes directory_tree search_files get_file_info list_allowed_directories"
+    );
+    let args: Vec<&str> = command
+        .strip_prefix("or run: maven ")
+        .unwrap()
+        .split(' ')
+        .collect();
+    let out = home.run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let named = args.len() as u64 - 3;
+    let s = eventually("files ready with the read-only tools", || {
         let s = state(&home, "files");
-        (s["state"] == "ready" && s["tools_proposed"] == 2).then_some(s)
+        (s["state"] == "ready" && s["tools_proposed"] == named).then_some(s)
     });
     let text = stdout(&home.run(&["mcp", "status"]));
     assert!(
         text.lines().any(|l| l
             == format!(
                 "  refused:  {} tools — not named in allow_tools",
-                s["tools_offered"].as_u64().unwrap() - 2
+                s["tools_offered"].as_u64().unwrap() - named
             )),
         "{text}"
     );

@@ -232,6 +232,18 @@ impl Report {
                 );
             }
             let _ = writeln!(s, "{}", line(&paste));
+            if !names.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "or run: maven mcp allow {} {}",
+                    line(&self.server),
+                    names
+                        .iter()
+                        .map(|n| line(n).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+            }
         }
         s
     }
@@ -368,7 +380,8 @@ mod tests {
         assert!(
             text.ends_with(
                 "to allow the 2 tools that claim read-only, paste into mcp_servers.files:\n\
-                 \"allow_tools\": [\"read_file\", \"list_directory\"]\n"
+                 \"allow_tools\": [\"read_file\", \"list_directory\"]\n\
+                 or run: maven mcp allow files read_file list_directory\n"
             ),
             "{text}"
         );
