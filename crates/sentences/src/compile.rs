@@ -46,10 +46,11 @@ pub(crate) enum Inst {
     },
     /// A list value matched: its index in `Program::values`.
     ValueEnd(u32),
-    /// A number said in words matched.
-    WordsEnd {
-        value: f64,
-        int: bool,
+    /// A number of the range said in words: read at once where a thread enters (see
+    /// `numbers::Lexicon`), then one character a step to the end of the words.
+    Words {
+        range: u32,
+        lex: u32,
     },
     Digit,
     /// Digits matched: check greediness and the range, record the number.
@@ -105,6 +106,8 @@ pub(crate) struct Program {
     pub(crate) templates: Vec<TemplateMeta>,
     pub(crate) values: Vec<ValueOut>,
     pub(crate) ranges: Vec<RangeDef>,
+    /// The number words of each language a range is said in.
+    pub(crate) lexicons: Vec<(String, numbers::Lexicon)>,
     pub(crate) slot_names: Vec<String>,
     pub(crate) skip_words: Vec<Vec<char>>,
     pub(crate) language: String,
@@ -541,24 +544,24 @@ impl<'a> Builder<'a> {
                         .words_language
                         .clone()
                         .unwrap_or_else(|| self.p.language.clone());
-                    if r.words && r.fractions == 0 && r.to - r.from <= 100_000 {
-                        for n in r.numbers() {
-                            let n = n as i64;
-                            let value = match r.multiplier {
-                                Some(m) => n as f64 * m,
-                                None => n as f64,
-                            };
-                            for w in numbers::words(&lang, n) {
-                                entries.push(self.pc());
-                                self.chunk(&w, true, &s)?;
-                                self.push(
-                                    Inst::WordsEnd {
-                                        value,
-                                        int: r.multiplier.is_none(),
-                                    },
-                                    &s,
-                                )?;
+                    if r.words && r.fractions == 0 {
+                        let lex = match self.p.lexicons.iter().position(|l| l.0 == lang) {
+                            Some(x) => x,
+                            None => {
+                                self.p
+                                    .lexicons
+                                    .push((lang.clone(), numbers::Lexicon::new(&lang)));
+                                self.p.lexicons.len() - 1
                             }
+                        };
+                        if self.p.lexicons.get(lex).is_some_and(|l| !l.1.is_empty()) {
+                            entries.push(self.push(
+                                Inst::Words {
+                                    range: id,
+                                    lex: lex as u32,
+                                },
+                                &s,
+                            )?);
                         }
                     }
                     self.set(split, Inst::Split(entries));

@@ -451,16 +451,7 @@ impl Sentences {
                             None => J::String(said(*a, *b)),
                         }
                     }
-                    vm::SlotVal::Digits(f) => {
-                        serde_json::Number::from_f64(*f).map_or(J::Null, J::Number)
-                    }
-                    vm::SlotVal::Words(f, int) => {
-                        if *int {
-                            J::from(*f as i64)
-                        } else {
-                            serde_json::Number::from_f64(*f).map_or(J::Null, J::Number)
-                        }
-                    }
+                    vm::SlotVal::Number(f) => number(*f),
                     vm::SlotVal::Wild(a, b) => J::String(said(*a, *b).trim().to_owned()),
                 };
                 slots.insert(name.clone(), v);
@@ -488,6 +479,16 @@ impl Sentences {
             metadata: block.metadata.clone(),
             context: ctx.iter().cloned().collect(),
         })
+    }
+}
+
+/// A range's value as JSON: a whole number as an integer (`3`, as hassil's Python int), else a
+/// number (`2.5`).
+fn number(f: f64) -> J {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        J::from(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map_or(J::Null, J::Number)
     }
 }
 

@@ -7,6 +7,7 @@
 //! linear in the sentence's length for any templates.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::rc::Rc;
 
 use serde_json::Value as J;
@@ -36,10 +37,8 @@ impl Input {
 pub(crate) enum SlotVal {
     /// A list value (index into `Program::values`) and the span said.
     Value(u32, u32, u32),
-    /// A number said in digits.
-    Digits(f64),
-    /// A number said in words.
-    Words(f64, bool),
+    /// A number, said in digits or in words.
+    Number(f64),
     /// A wildcard's span.
     Wild(u32, u32),
 }
@@ -85,10 +84,13 @@ struct Thread {
     score: Score,
     slots: Option<Rc<SlotNode>>,
     template: u32,
+    /// Inside number words read at once: the reading (index into `Vm::spelled`), else `NONE`.
+    wait: u32,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Key {
+    wait: u32,
     pc: u32,
     sow: bool,
     frame: Option<Frame>,
@@ -96,9 +98,57 @@ struct Key {
     ctx: u32,
 }
 
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let wild = match self.wild {
+            None => 0u64,
+            Some((slot, started)) => (u64::from(slot) << 2) | 2 | u64::from(started),
+        };
+        h.write_u64((u64::from(self.pc) << 32) | (u64::from(self.ctx) << 1) | u64::from(self.sow));
+        if let Some(f) = self.frame {
+            h.write_u64((u64::from(f.ret) << 32) | u64::from(f.start));
+            h.write_u64((u64::from(f.slot) << 1) | u64::from(f.sow));
+        }
+        if wild != 0 {
+            h.write_u64(wild);
+        }
+        if self.wait != NONE {
+            h.write_u32(self.wait);
+        }
+    }
+}
+
+/// A multiply-rotate hash (as rustc's FxHasher) for the small integer keys of the state
+/// table: the keys are the program's own, not an adversary's, and SipHash dominated the time.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
 impl Thread {
     fn key(&self) -> Key {
         Key {
+            wait: self.wait,
             pc: self.pc,
             sow: self.sow,
             frame: self.frame,
@@ -145,8 +195,12 @@ struct Vm<'a> {
     input: &'a Input,
     steps: u64,
     ctxs: Vec<Vec<(String, J)>>,
-    merged: HashMap<(u32, u32), u32>,
+    merged: FxMap<(u32, u32), u32>,
     stack: Vec<Item>,
+    /// Numbers said in words, read where a thread entered a range: (range, position) to a run
+    /// of `spelled`.
+    spelled_at: FxMap<(u32, u32), (u32, u32)>,
+    spelled: Vec<(u32, crate::numbers::Spelled)>,
 }
 
 /// Work of the closure: a thread to follow, or a consuming thread to put in the list once the
@@ -158,14 +212,14 @@ enum Item {
 
 struct List {
     threads: Vec<(Thread, bool)>,
-    seen: HashMap<Key, (Score, usize)>,
+    seen: FxMap<Key, (Score, usize)>,
 }
 
 impl List {
     fn new() -> List {
         List {
             threads: Vec::new(),
-            seen: HashMap::new(),
+            seen: FxMap::default(),
         }
     }
 }
@@ -193,6 +247,29 @@ impl Vm<'_> {
         };
         self.merged.insert((ctx, value), id);
         id
+    }
+
+    /// The readings of number words of `range` at `start`, as indices into `self.spelled`.
+    fn spell(&mut self, range: u32, lex: u32, start: usize) -> (u32, u32) {
+        if let Some(&r) = self.spelled_at.get(&(range, start as u32)) {
+            return r;
+        }
+        let a = self.spelled.len() as u32;
+        let (Some(r), Some((_, l))) = (
+            self.p.ranges.get(range as usize),
+            self.p.lexicons.get(lex as usize),
+        ) else {
+            return (a, a);
+        };
+        let mut found = Vec::new();
+        let text = self.input.s.get(start..).unwrap_or_default();
+        self.steps += l.spelled(text, |v| r.contains(v as f64), &mut found);
+        for sp in found {
+            self.spelled.push((start as u32 + sp.len, sp));
+        }
+        let b = self.spelled.len() as u32;
+        self.spelled_at.insert((range, start as u32), (a, b));
+        (a, b)
     }
 
     /// Adds a thread at `pos` and everything it reaches without reading a character.
@@ -313,10 +390,45 @@ impl Vm<'_> {
                     t.pc = f.ret;
                     self.stack.push(Item::Follow(t));
                 }
-                Inst::WordsEnd { value, int } => {
+                Inst::Words { range, lex } => {
+                    let (range, lex) = (*range, *lex);
+                    if t.wait == NONE {
+                        list.seen.insert(key, (eff, usize::MAX));
+                        let start = if t.sow {
+                            s[pos.min(s.len())..]
+                                .iter()
+                                .position(|&c| c != ' ')
+                                .map_or(s.len(), |k| pos + k)
+                        } else {
+                            pos
+                        };
+                        let (a, b) = self.spell(range, lex, start);
+                        for w in (a..b).rev() {
+                            let mut n = t.clone();
+                            n.wait = w;
+                            self.stack.push(Item::Follow(n));
+                        }
+                        continue;
+                    }
+                    let Some(&(end, sp)) = self.spelled.get(t.wait as usize) else {
+                        continue;
+                    };
+                    if (pos as u32) < end {
+                        // Reading on: one character a step, as the spelled-out words would.
+                        list.seen.insert(key, (eff, list.threads.len()));
+                        list.threads.push((t, true));
+                        continue;
+                    }
                     list.seen.insert(key, (eff, usize::MAX));
                     let Some(f) = t.frame.take() else { continue };
-                    t.push_slot(f.slot, SlotVal::Words(*value, *int));
+                    let value = match self.p.ranges.get(range as usize).and_then(|r| r.multiplier) {
+                        Some(m) => sp.value as f64 * m,
+                        None => sp.value as f64,
+                    };
+                    t.push_slot(f.slot, SlotVal::Number(value));
+                    t.score.neg_literal -= i64::from(sp.len);
+                    t.wait = NONE;
+                    t.sow = false;
                     t.pc = f.ret;
                     self.stack.push(Item::Follow(t));
                 }
@@ -348,7 +460,7 @@ impl Vm<'_> {
                         Some(m) => n * m,
                         None => n,
                     };
-                    t.push_slot(f.slot, SlotVal::Digits(value));
+                    t.push_slot(f.slot, SlotVal::Number(value));
                     t.sow = f.sow;
                     t.pc = f.ret;
                     self.stack.push(Item::Follow(t));
@@ -407,6 +519,8 @@ impl Vm<'_> {
                     t.pc += 1;
                     c.is_ascii_digit()
                 }
+                // The characters were read when the thread entered the words.
+                Inst::Words { .. } => t.wait != NONE,
                 Inst::WildAny => {
                     if let Some(w) = &mut t.wild {
                         if c != ' ' {
@@ -436,8 +550,10 @@ pub(crate) fn run(p: &Program, input: &Input, templates: &[u32], ctx0: &[(String
         input,
         steps: 0,
         ctxs: vec![ctx0.to_vec()],
-        merged: HashMap::new(),
+        merged: FxMap::default(),
         stack: Vec::new(),
+        spelled_at: FxMap::default(),
+        spelled: Vec::new(),
     };
     let mut list = List::new();
     for &ti in templates {
@@ -453,6 +569,7 @@ pub(crate) fn run(p: &Program, input: &Input, templates: &[u32], ctx0: &[(String
             score: Score::default(),
             slots: None,
             template: ti,
+            wait: NONE,
         };
         vm.add(&mut list, t, 0);
     }

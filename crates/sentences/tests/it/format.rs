@@ -52,13 +52,52 @@ fn s() -> Sentences {
 }
 
 #[test]
+fn range_values_are_integers_when_whole_and_numbers_when_not() {
+    let mut s = Sentences::new();
+    s.add_yaml(
+        "r.yaml",
+        r#"
+language: en
+intents:
+  T:
+    data:
+      - sentences:
+          - "whole {n}"
+          - "half {h}"
+          - "scaled {m}"
+lists:
+  n:
+    range: {from: 0, to: 10000}
+  h:
+    range: {from: 0, to: 10, fractions: halves}
+  m:
+    range: {from: 0, to: 100, multiplier: 0.5}
+"#,
+    )
+    .unwrap();
+    let ctx = Context::new();
+    let slot = |text: &str, name: &str| s.match_best(text, &ctx).unwrap().slots[name].to_string();
+    assert_eq!(slot("whole 3", "n"), "3");
+    assert_eq!(slot("whole three", "n"), "3");
+    assert_eq!(
+        slot("whole nine thousand nine hundred ninety-nine", "n"),
+        "9999"
+    );
+    assert_eq!(slot("half 2.5", "h"), "2.5");
+    assert_eq!(slot("half 2,5", "h"), "2.5");
+    assert_eq!(slot("half 2", "h"), "2");
+    assert_eq!(slot("scaled 3", "m"), "1.5");
+    assert_eq!(slot("scaled four", "m"), "2");
+}
+
+#[test]
 fn numbers_as_digits_and_words_in_english_and_russian() {
     let s = s();
     let ctx = Context::new();
     let m = s
         .match_best("Set the temperature to 21 degrees.", &ctx)
         .unwrap();
-    assert_eq!(m.slots["temperature"], json!(21.0));
+    assert_eq!(m.slots["temperature"], json!(21));
     assert_eq!(m.metadata, Some(json!({"source": "test"})));
     let m = s.match_best("set temperature to twenty one", &ctx).unwrap();
     assert_eq!(m.slots["temperature"], json!(21));
