@@ -94,8 +94,9 @@ pub(crate) struct TemplateMeta {
     pub(crate) text: String,
     pub(crate) at: Location,
     /// Words a matching sentence must contain: one of each clause (hassil's
-    /// `get_required_clauses`), folded. A sound filter: it skips only templates that cannot match.
-    pub(crate) required: Vec<Vec<String>>,
+    /// `get_required_clauses`), folded, as indices into `Program::fragments`. A sound filter:
+    /// it skips only templates that cannot match.
+    pub(crate) required: Vec<Vec<u32>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -109,6 +110,8 @@ pub(crate) struct Program {
     /// The number words of each language a range is said in.
     pub(crate) lexicons: Vec<(String, numbers::Lexicon)>,
     pub(crate) slot_names: Vec<String>,
+    /// The templates' required words, each once.
+    pub(crate) fragments: Vec<String>,
     pub(crate) skip_words: Vec<Vec<char>>,
     pub(crate) language: String,
     /// Lists templates name that neither the data nor the caller gives.
@@ -123,6 +126,7 @@ struct Builder<'a> {
     runtime: &'a HashMap<String, ListDef>,
     p: Program,
     slot_ids: HashMap<String, u32>,
+    fragment_ids: HashMap<String, u32>,
     subs: HashMap<SubKey, u32>,
     range_subs: HashMap<SubKey, u32>,
     pending: Vec<(u32, Pending)>,
@@ -171,6 +175,16 @@ impl<'a> Builder<'a> {
         if let Some(slot) = self.p.insts.get_mut(pc as usize) {
             *slot = i;
         }
+    }
+
+    fn fragment(&mut self, f: String) -> u32 {
+        if let Some(&id) = self.fragment_ids.get(&f) {
+            return id;
+        }
+        let id = self.p.fragments.len() as u32;
+        self.p.fragments.push(f.clone());
+        self.fragment_ids.insert(f, id);
+        id
     }
 
     fn slot(&mut self, name: &str) -> u32 {
@@ -615,6 +629,7 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
             ..Program::default()
         },
         slot_ids: HashMap::new(),
+        fragment_ids: HashMap::new(),
         subs: HashMap::new(),
         range_subs: HashMap::new(),
         pending: Vec::new(),
@@ -682,6 +697,10 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
                 b.expr(&sentence.expr, true, &mut s)?;
                 let template = b.p.templates.len() as u32;
                 b.push(Inst::Match { template }, &s)?;
+                let required: Vec<Vec<u32>> = required(&sentence.expr, data, block, 0)
+                    .into_iter()
+                    .map(|clause| clause.into_iter().map(|f| b.fragment(f)).collect())
+                    .collect();
                 b.p.templates.push(TemplateMeta {
                     intent: ii as u32,
                     data: di as u32,
@@ -689,7 +708,7 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
                     kind,
                     text: sentence.text.clone(),
                     at: sentence.at.clone(),
-                    required: required(&sentence.expr, data, block, 0),
+                    required,
                 });
             }
         }

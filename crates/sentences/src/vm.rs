@@ -88,7 +88,7 @@ struct Thread {
     wait: u32,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Key {
     wait: u32,
     pc: u32,
@@ -192,6 +192,7 @@ pub(crate) struct Done {
 
 struct Vm<'a> {
     p: &'a Program,
+    seen: &'a mut Scratch,
     input: &'a Input,
     steps: u64,
     ctxs: Vec<Vec<(String, J)>>,
@@ -212,15 +213,100 @@ enum Item {
 
 struct List {
     threads: Vec<(Thread, bool)>,
-    seen: FxMap<Key, (Score, usize)>,
 }
 
 impl List {
     fn new() -> List {
         List {
             threads: Vec::new(),
-            seen: FxMap::default(),
         }
+    }
+}
+
+/// The states of one position: for each key the best score reached and the place of its
+/// thread in the list (`usize::MAX` for a state that consumes nothing). A dense table indexed
+/// by the step, each step's keys (usually one: other open lists, wildcards or contexts add
+/// more) chained; cleared for each position by a new generation, never by a sweep.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    stamp: Vec<u32>,
+    head: Vec<u32>,
+    generation: u32,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    key: Key,
+    best: Score,
+    idx: usize,
+    next: u32,
+}
+
+impl Scratch {
+    /// Ready for a program of `n` steps, empty.
+    fn reset(&mut self, n: usize) {
+        if self.stamp.len() != n {
+            self.stamp = vec![0; n];
+            self.head = vec![NONE; n];
+            self.generation = 0;
+        }
+        self.clear();
+    }
+
+    fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+        self.entries.clear();
+    }
+
+    fn find(&self, key: &Key) -> Option<usize> {
+        let pc = key.pc as usize;
+        if self.stamp.get(pc) != Some(&self.generation) {
+            return None;
+        }
+        let mut e = self.head.get(pc).copied().unwrap_or(NONE);
+        while let Some(entry) = self.entries.get(e as usize) {
+            if entry.key == *key {
+                return Some(e as usize);
+            }
+            e = entry.next;
+        }
+        None
+    }
+
+    fn get(&self, key: &Key) -> Option<(Score, usize)> {
+        self.find(key)
+            .and_then(|e| self.entries.get(e))
+            .map(|e| (e.best, e.idx))
+    }
+
+    fn insert(&mut self, key: Key, (best, idx): (Score, usize)) {
+        if let Some(e) = self.find(&key).and_then(|e| self.entries.get_mut(e)) {
+            e.best = best;
+            e.idx = idx;
+            return;
+        }
+        let pc = key.pc as usize;
+        let (Some(stamp), Some(head)) = (self.stamp.get_mut(pc), self.head.get_mut(pc)) else {
+            return;
+        };
+        let next = if *stamp == self.generation {
+            *head
+        } else {
+            NONE
+        };
+        *stamp = self.generation;
+        *head = self.entries.len() as u32;
+        self.entries.push(Entry {
+            key,
+            best,
+            idx,
+            next,
+        });
     }
 }
 
@@ -281,8 +367,8 @@ impl Vm<'_> {
                 Item::Follow(t) => t,
                 Item::Insert(t, eff) => {
                     let key = t.key();
-                    if list.seen.get(&key).is_some_and(|&(best, _)| best == eff) {
-                        list.seen.insert(key, (eff, list.threads.len()));
+                    if self.seen.get(&key).is_some_and(|(best, _)| best == eff) {
+                        self.seen.insert(key, (eff, list.threads.len()));
                         list.threads.push((t, true));
                     }
                     continue;
@@ -291,7 +377,7 @@ impl Vm<'_> {
             self.steps += 1;
             let key = t.key();
             let eff = t.effective();
-            if let Some(&(best, idx)) = list.seen.get(&key) {
+            if let Some((best, idx)) = self.seen.get(&key) {
                 if eff >= best {
                     continue;
                 }
@@ -306,11 +392,11 @@ impl Vm<'_> {
             };
             match inst {
                 Inst::Char(_) | Inst::Digit | Inst::Match { .. } => {
-                    list.seen.insert(key, (eff, list.threads.len()));
+                    self.seen.insert(key, (eff, list.threads.len()));
                     list.threads.push((t, true));
                 }
                 Inst::Skip => {
-                    list.seen.insert(key, (eff, list.threads.len()));
+                    self.seen.insert(key, (eff, list.threads.len()));
                     let mut next = t.clone();
                     next.pc += 1;
                     list.threads.push((t, true));
@@ -318,7 +404,7 @@ impl Vm<'_> {
                 }
                 Inst::WildAny => {
                     // Closing here comes first: hassil tries the shortest wildcard first.
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let content = t.wild.is_some_and(|w| w.start != NONE);
                     let next = content.then(|| {
                         let mut n = t.clone();
@@ -336,25 +422,42 @@ impl Vm<'_> {
                     space_only,
                     end,
                 } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let (full, strip, space_only, end) = (*full, *strip, *space_only, *end);
                     if !t.sow && space_only && pos >= s.len() {
                         let mut n = t.clone();
                         n.pc = end;
                         self.stack.push(Item::Follow(n));
                     }
+                    // The chunk's first character must be the sentence's next one (after
+                    // spaces, at a word start): a thread that would die at once is not made.
+                    let (next, at) = if t.sow {
+                        let q = s[pos.min(s.len())..]
+                            .iter()
+                            .position(|&c| c != ' ')
+                            .map_or(s.len(), |k| pos + k);
+                        (strip + 1, q)
+                    } else {
+                        (full, pos)
+                    };
+                    if let Some(&Inst::Char(x)) = self.p.insts.get(next as usize) {
+                        let c = s.get(at).copied().unwrap_or('\0');
+                        if !(c == x || (x == ' ' && (c == '-' || c == '_'))) {
+                            continue;
+                        }
+                    }
                     t.pc = if t.sow { strip } else { full };
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::ChunkEnd { sow, score } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     t.sow = *sow;
                     t.score.neg_literal -= i64::from(*score);
                     t.pc += 1;
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::Split(targets) => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     for &target in targets.iter().rev() {
                         let mut n = t.clone();
                         n.pc = target;
@@ -362,12 +465,12 @@ impl Vm<'_> {
                     }
                 }
                 Inst::Jmp(target) => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     t.pc = *target;
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::Call { sub, slot, ret } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     if t.frame.is_some() {
                         continue;
                     }
@@ -381,7 +484,7 @@ impl Vm<'_> {
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::ValueEnd(v) => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let v = *v;
                     let Some(f) = t.frame.take() else { continue };
                     t.push_slot(f.slot, SlotVal::Value(v, f.start, pos as u32));
@@ -393,7 +496,7 @@ impl Vm<'_> {
                 Inst::Words { range, lex } => {
                     let (range, lex) = (*range, *lex);
                     if t.wait == NONE {
-                        list.seen.insert(key, (eff, usize::MAX));
+                        self.seen.insert(key, (eff, usize::MAX));
                         let start = if t.sow {
                             s[pos.min(s.len())..]
                                 .iter()
@@ -415,11 +518,11 @@ impl Vm<'_> {
                     };
                     if (pos as u32) < end {
                         // Reading on: one character a step, as the spelled-out words would.
-                        list.seen.insert(key, (eff, list.threads.len()));
+                        self.seen.insert(key, (eff, list.threads.len()));
                         list.threads.push((t, true));
                         continue;
                     }
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let Some(f) = t.frame.take() else { continue };
                     let value = match self.p.ranges.get(range as usize).and_then(|r| r.multiplier) {
                         Some(m) => sp.value as f64 * m,
@@ -433,7 +536,7 @@ impl Vm<'_> {
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::DigitsEnd { range } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let Some(r) = self.p.ranges.get(*range as usize) else {
                         continue;
                     };
@@ -466,7 +569,7 @@ impl Vm<'_> {
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::WildOpen { slot } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     if t.wild.is_some() {
                         continue;
                     }
@@ -479,7 +582,7 @@ impl Vm<'_> {
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::WildClose => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let Some(w) = t.wild.take() else { continue };
                     if w.start == NONE {
                         continue;
@@ -495,12 +598,16 @@ impl Vm<'_> {
         }
     }
 
-    fn step(&mut self, clist: List, pos: usize) -> List {
-        let mut nlist = List::new();
+    /// Moves the threads of `clist` over the character at `pos` into `nlist` (emptied first),
+    /// leaving `clist` empty.
+    fn step(&mut self, clist: &mut List, nlist: &mut List, pos: usize) {
+        nlist.threads.clear();
+        self.seen.clear();
         let Some(&c) = self.input.s.get(pos) else {
-            return nlist;
+            clist.threads.clear();
+            return;
         };
-        for (mut t, alive) in clist.threads {
+        for (mut t, alive) in clist.threads.drain(..) {
             if !alive {
                 continue;
             }
@@ -535,18 +642,25 @@ impl Vm<'_> {
                 _ => false,
             };
             if ok {
-                self.add(&mut nlist, t, pos + 1);
+                self.add(nlist, t, pos + 1);
             }
         }
-        nlist
     }
 }
 
 /// Runs the templates `templates` (in hassil's order) over `input`; returns every complete
 /// match in priority order, the contexts they reference, and the steps taken.
-pub(crate) fn run(p: &Program, input: &Input, templates: &[u32], ctx0: &[(String, J)]) -> Run {
+pub(crate) fn run(
+    p: &Program,
+    input: &Input,
+    templates: &[u32],
+    ctx0: &[(String, J)],
+    scratch: &mut Scratch,
+) -> Run {
+    scratch.reset(p.insts.len());
     let mut vm = Vm {
         p,
+        seen: scratch,
         input,
         steps: 0,
         ctxs: vec![ctx0.to_vec()],
@@ -573,11 +687,13 @@ pub(crate) fn run(p: &Program, input: &Input, templates: &[u32], ctx0: &[(String
         };
         vm.add(&mut list, t, 0);
     }
+    let mut next = List::new();
     for pos in 0..input.s.len() {
         if list.threads.is_empty() {
             break;
         }
-        list = vm.step(list, pos);
+        vm.step(&mut list, &mut next, pos);
+        std::mem::swap(&mut list, &mut next);
     }
     let mut done = Vec::new();
     for (rank, (t, alive)) in list.threads.into_iter().enumerate() {
