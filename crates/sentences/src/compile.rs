@@ -44,6 +44,11 @@ pub(crate) enum Inst {
         slot: u32,
         ret: u32,
     },
+    /// One word of a value of a `stem: true` list: any word of the sentence whose Snowball
+    /// stem is `Program::stems[stem]`, read at once, then one character a step to its end.
+    Stem {
+        stem: u32,
+    },
     /// A list value matched: its index in `Program::values`.
     ValueEnd(u32),
     /// A number of the range said in words: read at once where a thread enters (see
@@ -110,6 +115,10 @@ pub(crate) struct Program {
     /// The number words of each language a range is said in.
     pub(crate) lexicons: Vec<(String, numbers::Lexicon)>,
     pub(crate) slot_names: Vec<String>,
+    /// The stemmer of the language, when Snowball has one.
+    pub(crate) stemmer: Option<rust_stemmers::Algorithm>,
+    /// The stems of the words of `stem: true` lists' values, each with its number.
+    pub(crate) stems: HashMap<String, u32>,
     /// The templates' required words, each once.
     pub(crate) fragments: Vec<String>,
     pub(crate) skip_words: Vec<Vec<char>>,
@@ -133,7 +142,12 @@ struct Builder<'a> {
 }
 
 enum Pending {
-    List(Vec<crate::load::ValueDef>, Option<(u32, u32)>, Location),
+    List(
+        Vec<crate::load::ValueDef>,
+        Option<(u32, u32)>,
+        Location,
+        bool,
+    ),
     Range(RangeDef),
 }
 
@@ -175,6 +189,22 @@ impl<'a> Builder<'a> {
         if let Some(slot) = self.p.insts.get_mut(pc as usize) {
             *slot = i;
         }
+    }
+
+    /// The Snowball stems of a value's words, interned, when the language has a stemmer and
+    /// every word has a stem.
+    fn stems_of(&mut self, text: &str) -> Option<Vec<u32>> {
+        let algorithm = self.p.stemmer?;
+        let stemmer = rust_stemmers::Stemmer::create(algorithm);
+        let mut out = Vec::new();
+        for word in text.split_whitespace() {
+            let folded: String = word.chars().map(fold).collect();
+            let stem = crate::text::stem(&stemmer, &folded)?;
+            let next = self.p.stems.len() as u32;
+            let id = *self.p.stems.entry(stem).or_insert(next);
+            out.push(id);
+        }
+        (!out.is_empty()).then_some(out)
     }
 
     fn fragment(&mut self, f: String) -> u32 {
@@ -337,7 +367,7 @@ impl<'a> Builder<'a> {
                 self.push(Inst::WildAny, s)?;
                 self.push(Inst::WildClose, s)?;
             }
-            ListDef::Text(values, at) => {
+            ListDef::Text(values, at, stem) => {
                 // Values are filtered by the block's context, so a block with context gets its
                 // own copy of the list; a local list is its block's own.
                 let filtered = s
@@ -368,7 +398,7 @@ impl<'a> Builder<'a> {
                         // A placeholder until the subroutine is laid out after the templates.
                         let sub = self.pending.len() as u32;
                         self.pending
-                            .push((u32::MAX, Pending::List(kept, s.block_id, at.clone())));
+                            .push((u32::MAX, Pending::List(kept, s.block_id, at.clone(), *stem)));
                         let id = u32::MAX - 1 - sub;
                         self.subs.insert(key, id);
                         id
@@ -473,7 +503,7 @@ impl<'a> Builder<'a> {
             let job = std::mem::replace(&mut self.pending[i].1, Pending::Range(empty_range()));
             self.pending[i].0 = entry;
             match job {
-                Pending::List(values, block_id, at) => {
+                Pending::List(values, block_id, at, stem) => {
                     let block = block_id.and_then(|(it, d)| {
                         self.data
                             .intents
@@ -495,7 +525,26 @@ impl<'a> Builder<'a> {
                             continue;
                         }
                         entries.push(self.pc());
+                        let by_stem = match (&v.input, stem) {
+                            (Expr::Text(t), true) => self.stems_of(t),
+                            _ => None,
+                        };
+                        let alt = match by_stem {
+                            Some(_) => Some(self.push(Inst::Split(Vec::new()), &s)?),
+                            None => None,
+                        };
+                        let exact = self.pc();
                         self.expr(&v.input, false, &mut s)?;
+                        if let (Some(alt), Some(stems)) = (alt, by_stem) {
+                            let jmp = self.push(Inst::Jmp(0), &s)?;
+                            let by = self.pc();
+                            for stem in stems {
+                                self.push(Inst::Stem { stem }, &s)?;
+                            }
+                            let end = self.pc();
+                            self.set(jmp, Inst::Jmp(end));
+                            self.set(alt, Inst::Split(vec![exact, by]));
+                        }
                         let id = self.p.values.len() as u32;
                         self.p.values.push(ValueOut {
                             out: v.out.clone(),
@@ -625,6 +674,7 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
         runtime,
         p: Program {
             language: data.language.clone().unwrap_or_default(),
+            stemmer: data.language.as_deref().and_then(crate::text::stemmer_of),
             skip_words: crate::text::skip_word_table(&data.skip_words),
             ..Program::default()
         },

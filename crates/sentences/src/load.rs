@@ -56,7 +56,8 @@ pub(crate) struct RuleDef {
 
 #[derive(Debug, Clone)]
 pub(crate) enum ListDef {
-    Text(Vec<ValueDef>, Location),
+    /// Values, where the list is, and whether its words also match by stem (`stem: true`).
+    Text(Vec<ValueDef>, Location, bool),
     Range(RangeDef),
     Wildcard,
 }
@@ -237,7 +238,10 @@ pub(crate) fn list(name: &str, n: &Node) -> Result<ListDef, Error> {
         for v in values {
             out.push(value(v)?);
         }
-        return Ok(ListDef::Text(out, n.at.clone()));
+        // A Maven extension that hassil ignores: the words of the values also match any word
+        // of the same Snowball stem ("лондон" matches "лондоне").
+        let stem = get(m, "stem").is_some_and(truthy);
+        return Ok(ListDef::Text(out, n.at.clone(), stem));
     }
     if let Some(r) = get(m, "range") {
         let rm = map(r, "a range")?;
@@ -361,7 +365,7 @@ pub(crate) fn strings_list(values: &[String], at: &Location) -> Result<ListDef, 
             context: Vec::new(),
         });
     }
-    Ok(ListDef::Text(out, at.clone()))
+    Ok(ListDef::Text(out, at.clone(), false))
 }
 
 impl Data {
@@ -403,8 +407,9 @@ impl Data {
             for (name, l) in map(lists, "lists")? {
                 let new = list(name, l)?;
                 match (self.lists.get_mut(name), new) {
-                    (Some(ListDef::Text(old, at)), ListDef::Text(more, _)) => {
+                    (Some(ListDef::Text(old, at, stem)), ListDef::Text(more, _, more_stem)) => {
                         old.extend(more);
+                        *stem |= more_stem;
                         if old.len() > MAX_LIST_VALUES {
                             return Err(Error::ListTooLong {
                                 at: at.clone(),

@@ -202,6 +202,9 @@ struct Vm<'a> {
     /// of `spelled`.
     spelled_at: FxMap<(u32, u32), (u32, u32)>,
     spelled: Vec<(u32, crate::numbers::Spelled)>,
+    /// The sentence's words stemmed, by where they start: (end, stem), `None` when not a word.
+    stemmed: FxMap<u32, Option<(u32, u32)>>,
+    stemmer: Option<rust_stemmers::Stemmer>,
 }
 
 /// Work of the closure: a thread to follow, or a consuming thread to put in the list once the
@@ -333,6 +336,32 @@ impl Vm<'_> {
         };
         self.merged.insert((ctx, value), id);
         id
+    }
+
+    /// The word of the sentence at `start` stemmed: its end and the index of its stem among
+    /// the program's, `u32::MAX` when no value has that stem; `None` when no word starts there.
+    fn stem_at(&mut self, start: usize) -> Option<(u32, u32)> {
+        if let Some(&r) = self.stemmed.get(&(start as u32)) {
+            return r;
+        }
+        let s = &self.input.s;
+        let end = s
+            .get(start..)
+            .and_then(|rest| rest.iter().position(|&c| c == ' '))
+            .map(|k| start + k);
+        let r = match (end, &self.stemmer) {
+            (Some(end), Some(stemmer)) if end > start => {
+                let word: String = s[start..end].iter().collect();
+                self.steps += (end - start) as u64;
+                crate::text::stem(stemmer, &word).map(|st| {
+                    let id = self.p.stems.get(&st).copied().unwrap_or(u32::MAX);
+                    (end as u32, id)
+                })
+            }
+            _ => None,
+        };
+        self.stemmed.insert(start as u32, r);
+        r
     }
 
     /// The readings of number words of `range` at `start`, as indices into `self.spelled`.
@@ -493,6 +522,52 @@ impl Vm<'_> {
                     t.pc = f.ret;
                     self.stack.push(Item::Follow(t));
                 }
+                Inst::Stem { stem } => {
+                    let stem = *stem;
+                    if t.wait == NONE {
+                        self.seen.insert(key, (eff, usize::MAX));
+                        let start = if t.sow {
+                            s[pos.min(s.len())..]
+                                .iter()
+                                .position(|&c| c != ' ')
+                                .map_or(s.len(), |k| pos + k)
+                        } else {
+                            pos
+                        };
+                        let Some((end, got)) = self.stem_at(start) else {
+                            continue;
+                        };
+                        if got != stem {
+                            continue;
+                        }
+                        // The word's end, as a reading with no value.
+                        t.wait = self.spelled.len() as u32;
+                        self.spelled.push((
+                            end,
+                            crate::numbers::Spelled {
+                                len: end - start as u32,
+                                value: 0,
+                                variant: 0,
+                            },
+                        ));
+                        self.stack.push(Item::Follow(t));
+                        continue;
+                    }
+                    let Some(&(end, _)) = self.spelled.get(t.wait as usize) else {
+                        continue;
+                    };
+                    if (pos as u32) < end {
+                        self.seen.insert(key, (eff, list.threads.len()));
+                        list.threads.push((t, true));
+                        continue;
+                    }
+                    self.seen.insert(key, (eff, usize::MAX));
+                    // At a word's end: the value's next word may follow after spaces.
+                    t.wait = NONE;
+                    t.sow = true;
+                    t.pc += 1;
+                    self.stack.push(Item::Follow(t));
+                }
                 Inst::Words { range, lex } => {
                     let (range, lex) = (*range, *lex);
                     if t.wait == NONE {
@@ -627,7 +702,7 @@ impl Vm<'_> {
                     c.is_ascii_digit()
                 }
                 // The characters were read when the thread entered the words.
-                Inst::Words { .. } => t.wait != NONE,
+                Inst::Words { .. } | Inst::Stem { .. } => t.wait != NONE,
                 Inst::WildAny => {
                     if let Some(w) = &mut t.wild {
                         if c != ' ' {
@@ -668,6 +743,8 @@ pub(crate) fn run(
         stack: Vec::new(),
         spelled_at: FxMap::default(),
         spelled: Vec::new(),
+        stemmed: FxMap::default(),
+        stemmer: p.stemmer.map(rust_stemmers::Stemmer::create),
     };
     let mut list = List::new();
     for &ti in templates {

@@ -151,3 +151,58 @@ fn templates_are_listed_with_their_file() {
     assert_eq!(t[0].text, "turn on [the] {device}");
     assert_eq!(t[0].at.to_string(), "test.yaml:13:13");
 }
+
+#[test]
+fn a_stem_list_matches_word_forms_through_snowball() {
+    let mut ru = Sentences::new();
+    ru.add_yaml(
+        "ru.yaml",
+        r#"
+language: ru
+intents:
+  Weather:
+    data:
+      - sentences:
+          - "погода в {city}"
+          - "время в {exact}"
+lists:
+  city:
+    stem: true
+    values:
+      - "Лондон"
+      - in: "нижний новгород"
+        out: "Nizhny Novgorod"
+  exact:
+    values:
+      - "лондон"
+"#,
+    )
+    .unwrap();
+    let ctx = Context::new();
+    let city = |text: &str| ru.match_best(text, &ctx).map(|m| m.slots["city"].clone());
+    assert_eq!(city("погода в лондоне"), Some(json!("Лондон")));
+    assert_eq!(city("Погода в Лондоне?"), Some(json!("Лондон")));
+    assert_eq!(city("погода в лондон"), Some(json!("Лондон")));
+    assert_eq!(
+        city("погода в нижнем новгороде"),
+        Some(json!("Nizhny Novgorod"))
+    );
+    // Another word, not a form of the value's.
+    assert_eq!(city("погода в лондонский"), None);
+    assert_eq!(city("погода в лондоне сегодня"), None);
+    // Without `stem`, only the value as written.
+    assert!(ru.match_best("время в лондоне", &ctx).is_none());
+    assert!(ru.match_best("время в лондон", &ctx).is_some());
+
+    let mut en = Sentences::new();
+    en.add_yaml(
+        "en.yaml",
+        "language: en\nintents:\n  Feed:\n    data:\n      - sentences:\n          - \"feed the {pet}\"\n\
+         lists:\n  pet:\n    stem: true\n    values:\n      - cat\n      - guinea pig\n",
+    )
+    .unwrap();
+    let pet = |text: &str| en.match_best(text, &ctx).map(|m| m.slots["pet"].clone());
+    assert_eq!(pet("feed the cats"), Some(json!("cat")));
+    assert_eq!(pet("feed the guinea pigs"), Some(json!("guinea pig")));
+    assert_eq!(pet("feed the dogs"), None);
+}
