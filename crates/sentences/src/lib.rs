@@ -17,7 +17,14 @@
 //! A list is `values` (plain text, or `in` (a template) with `out` — any JSON value — and a
 //! `context`), a `range` (`from`, `to`, `step`, `fractions`, `multiplier`, `digits`, `words`:
 //! numbers as digits and, for English and Russian, as words: "twenty one", "двадцать один"), or
-//! `wildcard: true` (any words, as said).
+//! `wildcard: true` (any words, as said). A range's value is an integer when whole (`3`, as
+//! hassil's Python int), else a number (`2.5`).
+//!
+//! A Maven extension, which hassil ignores: a list of `values` with `stem: true` also matches
+//! each word of a value's plain text (`in` when it is not a template) by its Snowball stem in
+//! the file's language (Russian, English and the other languages Snowball has), so the value
+//! "лондон" matches "лондоне" and "cat" matches "cats"; the slot is the value's `out`, as for
+//! the words written.
 //!
 //! # Matching
 //!
@@ -123,7 +130,8 @@ pub struct Template {
 pub struct Match {
     /// The intent.
     pub intent: String,
-    /// Each slot's value: a list value's `out` (or the words said), a number, a wildcard's
+    /// Each slot's value: a list value's `out` (or the words said), a number (an integer when
+    /// whole), a wildcard's
     /// words as said, a block's fixed slots, context values a `requires_context` copies.
     pub slots: BTreeMap<String, J>,
     /// The template that matched.
