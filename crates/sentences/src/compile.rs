@@ -113,7 +113,7 @@ pub(crate) struct Program {
     pub(crate) values: Vec<ValueOut>,
     pub(crate) ranges: Vec<RangeDef>,
     /// The number words of each language a range is said in.
-    pub(crate) lexicons: Vec<(String, numbers::Lexicon)>,
+    pub(crate) lexicons: Vec<(String, &'static numbers::Lexicon)>,
     pub(crate) slot_names: Vec<String>,
     /// The stemmer of the language, when Snowball has one.
     pub(crate) stemmer: Option<rust_stemmers::Algorithm>,
@@ -613,7 +613,7 @@ impl<'a> Builder<'a> {
                             None => {
                                 self.p
                                     .lexicons
-                                    .push((lang.clone(), numbers::Lexicon::new(&lang)));
+                                    .push((lang.clone(), numbers::Lexicon::of(&lang)));
                                 self.p.lexicons.len() - 1
                             }
                         };
@@ -690,6 +690,7 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
         .filter(|(_, l)| matches!(l, ListDef::Wildcard))
         .map(|(n, _)| n.as_str())
         .collect();
+    let mut memo: HashMap<String, Vec<Vec<String>>> = HashMap::new();
     for (ii, intent) in data.intents.iter().enumerate() {
         for (di, block) in intent.data.iter().enumerate() {
             // hassil's order: sentences with wildcards and more text first, others after.
@@ -747,7 +748,7 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
                 b.expr(&sentence.expr, true, &mut s)?;
                 let template = b.p.templates.len() as u32;
                 b.push(Inst::Match { template }, &s)?;
-                let required: Vec<Vec<u32>> = required(&sentence.expr, data, block, 0)
+                let required: Vec<Vec<u32>> = required(&sentence.expr, data, block, 0, &mut memo)
                     .into_iter()
                     .map(|clause| clause.into_iter().map(|f| b.fragment(f)).collect())
                     .collect();
@@ -768,7 +769,16 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
 }
 
 /// hassil's `_required_clauses`: literal words any match must contain, in conjunctive form.
-fn required(e: &Expr, data: &Data, block: &DataDef, depth: usize) -> Vec<Vec<String>> {
+///
+/// `memo` holds what the data's shared rules require (a block's own rules are not kept): any
+/// clause found is a sound filter, so a rule's clauses found once serve every use.
+fn required(
+    e: &Expr,
+    data: &Data,
+    block: &DataDef,
+    depth: usize,
+    memo: &mut HashMap<String, Vec<Vec<String>>>,
+) -> Vec<Vec<String>> {
     if depth > 24 {
         return Vec::new();
     }
@@ -797,7 +807,7 @@ fn required(e: &Expr, data: &Data, block: &DataDef, depth: usize) -> Vec<Vec<Str
             }
             let mut merged: Vec<String> = Vec::new();
             for item in items {
-                let branch = required(item, data, block, depth + 1);
+                let branch = required(item, data, block, depth + 1, memo);
                 let Some(smallest) = branch.iter().min_by_key(|c| c.len()) else {
                     return Vec::new();
                 };
@@ -812,14 +822,26 @@ fn required(e: &Expr, data: &Data, block: &DataDef, depth: usize) -> Vec<Vec<Str
         Expr::Seq(items) | Expr::Perm(items) => {
             let mut out = Vec::new();
             for item in items {
-                for c in required(item, data, block, depth + 1) {
+                for c in required(item, data, block, depth + 1, memo) {
                     add(&mut out, c);
                 }
             }
             out
         }
         Expr::Rule(r) => match block.rules.get(r).or_else(|| data.rules.get(r)) {
-            Some(body) => required(&body.expr, data, block, depth + 1),
+            Some(body) => {
+                let shared = !block.rules.contains_key(r);
+                if shared {
+                    if let Some(c) = memo.get(r) {
+                        return c.clone();
+                    }
+                }
+                let c = required(&body.expr, data, block, depth + 1, memo);
+                if shared {
+                    memo.insert(r.clone(), c.clone());
+                }
+                c
+            }
             None => Vec::new(),
         },
         Expr::List(_) => Vec::new(),

@@ -235,6 +235,29 @@ impl Sentences {
         self.add_node(&node)
     }
 
+    /// Adds (merges) several YAML sentence files, `(file, text)`, in order, and compiles once:
+    /// what [`Sentences::add_yaml`] on each does, without compiling the data again after each
+    /// file. A template may use the rules and lists of any of the files, as hassil's merged
+    /// data does. On an error nothing changes.
+    pub fn add_yaml_files(&mut self, files: &[(&str, &str)]) -> Result<(), Error> {
+        let mut data = self.data.clone();
+        for (file, text) in files {
+            if text.len() > MAX_FILE_BYTES {
+                return Err(Error::FileTooLarge {
+                    at: file_loc(file),
+                    size: text.len(),
+                    max: MAX_FILE_BYTES,
+                });
+            }
+            let node = tree::Node::from_yaml(file, text)?;
+            data.merge(&node)?;
+        }
+        let program = compile::compile(&data, &self.runtime)?;
+        self.data = data;
+        self.program = program;
+        Ok(())
+    }
+
     fn add_node(&mut self, node: &tree::Node) -> Result<(), Error> {
         let mut data = self.data.clone();
         data.merge(node)?;

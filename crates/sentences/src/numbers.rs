@@ -4,6 +4,7 @@
 //! "двадцати одного", …). Other languages have digits only.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// Every way to say `n` in `language` (`en`, `ru`, or a region of them), empty when none.
 pub(crate) fn words(language: &str, n: i64) -> Vec<String> {
@@ -562,6 +563,19 @@ fn is_break(c: char) -> bool {
 }
 
 impl Lexicon {
+    /// The lexicon of `language`, made once per language family (English, Russian, and one
+    /// empty lexicon for the rest).
+    pub(crate) fn of(language: &str) -> &'static Lexicon {
+        static EN: OnceLock<Lexicon> = OnceLock::new();
+        static RU: OnceLock<Lexicon> = OnceLock::new();
+        static NONE: OnceLock<Lexicon> = OnceLock::new();
+        match language.split(['-', '_']).next().unwrap_or("") {
+            "en" => EN.get_or_init(|| Lexicon::new("en")),
+            "ru" => RU.get_or_init(|| Lexicon::new("ru")),
+            _ => NONE.get_or_init(Lexicon::default),
+        }
+    }
+
     /// The lexicon of `language`; empty (nothing said in words) for languages without words.
     pub(crate) fn new(language: &str) -> Lexicon {
         let mut toks: HashMap<Vec<char>, Tok> = HashMap::new();

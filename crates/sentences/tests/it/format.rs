@@ -206,3 +206,32 @@ lists:
     assert_eq!(pet("feed the guinea pigs"), Some(json!("guinea pig")));
     assert_eq!(pet("feed the dogs"), None);
 }
+
+#[test]
+fn files_added_at_once_match_as_files_added_one_by_one() {
+    let a =
+        "language: en\nintents:\n  A:\n    data:\n      - sentences:\n          - \"set {n}\"\n\
+             lists:\n  n:\n    range:\n      from: 0\n      to: 100\n";
+    let b = "language: en\nintents:\n  B:\n    data:\n      - sentences:\n          - \"feed the {pet}\"\n\
+             lists:\n  pet:\n    values:\n      - cat\n";
+    let mut one = Sentences::new();
+    one.add_yaml("a.yaml", a).unwrap();
+    one.add_yaml("b.yaml", b).unwrap();
+    let mut all = Sentences::new();
+    all.add_yaml_files(&[("a.yaml", a), ("b.yaml", b)]).unwrap();
+    let ctx = Context::new();
+    for text in ["set twenty one", "set 7", "feed the cat", "feed the dog"] {
+        assert_eq!(
+            one.match_best(text, &ctx),
+            all.match_best(text, &ctx),
+            "{text}"
+        );
+    }
+    // An error names its file, and changes nothing.
+    let err = all
+        .add_yaml_files(&[("c.yaml", "intents: [")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("c.yaml:"), "{err}");
+    assert_eq!(all.intents(), ["A", "B"]);
+}
