@@ -6,7 +6,8 @@ test and benchmark (testenv/.venv-sentences, scripts/install-test-peers.sh).
 prints one JSON object: the data file's path, the lists Home Assistant fills at run time (given
 to both matchers), and the cases: sentences sampled from every template of every intent with
 hassil's own sampler (`hassil.sample.sample_sentence`, the first 300 expansions of a template,
-PER_TEMPLATE of them (default 2) picked with `random.Random(SEED)` (default 1)), each with
+PER_TEMPLATE of them (default 2) picked with `random.Random(SEED)` (default 1), Python's hash
+seed also SEED, so that a SEED always gives the same sample), each with
 hassil's `recognize_best` answer: the intent and its slots, or null. Wildcard lists are sampled
 with fixed words so that templates with wildcards are tried too.
 
@@ -139,6 +140,11 @@ def main():
     if mode == "sample":
         per = int(sys.argv[3]) if len(sys.argv) > 3 else 2
         seed = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+        # hassil's sampler walks sets, whose order follows Python's string hashing: the same
+        # SEED gives the same sample only under the same hash seed.
+        if os.environ.get("PYTHONHASHSEED") != str(seed):
+            env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+            os.execve(sys.executable, [sys.executable, *sys.argv], env)
         sample(lang, per, seed)
     elif mode == "bench":
         bench(lang, int(sys.argv[3]) if len(sys.argv) > 3 else 1)

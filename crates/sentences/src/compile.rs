@@ -44,12 +44,18 @@ pub(crate) enum Inst {
         slot: u32,
         ret: u32,
     },
+    /// One word of a value of a `stem: true` list: any word of the sentence whose Snowball
+    /// stem is `Program::stems[stem]`, read at once, then one character a step to its end.
+    Stem {
+        stem: u32,
+    },
     /// A list value matched: its index in `Program::values`.
     ValueEnd(u32),
-    /// A number said in words matched.
-    WordsEnd {
-        value: f64,
-        int: bool,
+    /// A number of the range said in words: read at once where a thread enters (see
+    /// `numbers::Lexicon`), then one character a step to the end of the words.
+    Words {
+        range: u32,
+        lex: u32,
     },
     Digit,
     /// Digits matched: check greediness and the range, record the number.
@@ -93,8 +99,9 @@ pub(crate) struct TemplateMeta {
     pub(crate) text: String,
     pub(crate) at: Location,
     /// Words a matching sentence must contain: one of each clause (hassil's
-    /// `get_required_clauses`), folded. A sound filter: it skips only templates that cannot match.
-    pub(crate) required: Vec<Vec<String>>,
+    /// `get_required_clauses`), folded, as indices into `Program::fragments`. A sound filter:
+    /// it skips only templates that cannot match.
+    pub(crate) required: Vec<Vec<u32>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -105,7 +112,15 @@ pub(crate) struct Program {
     pub(crate) templates: Vec<TemplateMeta>,
     pub(crate) values: Vec<ValueOut>,
     pub(crate) ranges: Vec<RangeDef>,
+    /// The number words of each language a range is said in.
+    pub(crate) lexicons: Vec<(String, &'static numbers::Lexicon)>,
     pub(crate) slot_names: Vec<String>,
+    /// The stemmer of the language, when Snowball has one.
+    pub(crate) stemmer: Option<rust_stemmers::Algorithm>,
+    /// The stems of the words of `stem: true` lists' values, each with its number.
+    pub(crate) stems: HashMap<String, u32>,
+    /// The templates' required words, each once.
+    pub(crate) fragments: Vec<String>,
     pub(crate) skip_words: Vec<Vec<char>>,
     pub(crate) language: String,
     /// Lists templates name that neither the data nor the caller gives.
@@ -120,13 +135,19 @@ struct Builder<'a> {
     runtime: &'a HashMap<String, ListDef>,
     p: Program,
     slot_ids: HashMap<String, u32>,
+    fragment_ids: HashMap<String, u32>,
     subs: HashMap<SubKey, u32>,
     range_subs: HashMap<SubKey, u32>,
     pending: Vec<(u32, Pending)>,
 }
 
 enum Pending {
-    List(Vec<crate::load::ValueDef>, Option<(u32, u32)>, Location),
+    List(
+        Vec<crate::load::ValueDef>,
+        Option<(u32, u32)>,
+        Location,
+        bool,
+    ),
     Range(RangeDef),
 }
 
@@ -168,6 +189,32 @@ impl<'a> Builder<'a> {
         if let Some(slot) = self.p.insts.get_mut(pc as usize) {
             *slot = i;
         }
+    }
+
+    /// The Snowball stems of a value's words, interned, when the language has a stemmer and
+    /// every word has a stem.
+    fn stems_of(&mut self, text: &str) -> Option<Vec<u32>> {
+        let algorithm = self.p.stemmer?;
+        let stemmer = rust_stemmers::Stemmer::create(algorithm);
+        let mut out = Vec::new();
+        for word in text.split_whitespace() {
+            let folded: String = word.chars().map(fold).collect();
+            let stem = crate::text::stem(&stemmer, &folded)?;
+            let next = self.p.stems.len() as u32;
+            let id = *self.p.stems.entry(stem).or_insert(next);
+            out.push(id);
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    fn fragment(&mut self, f: String) -> u32 {
+        if let Some(&id) = self.fragment_ids.get(&f) {
+            return id;
+        }
+        let id = self.p.fragments.len() as u32;
+        self.p.fragments.push(f.clone());
+        self.fragment_ids.insert(f, id);
+        id
     }
 
     fn slot(&mut self, name: &str) -> u32 {
@@ -320,7 +367,7 @@ impl<'a> Builder<'a> {
                 self.push(Inst::WildAny, s)?;
                 self.push(Inst::WildClose, s)?;
             }
-            ListDef::Text(values, at) => {
+            ListDef::Text(values, at, stem) => {
                 // Values are filtered by the block's context, so a block with context gets its
                 // own copy of the list; a local list is its block's own.
                 let filtered = s
@@ -351,7 +398,7 @@ impl<'a> Builder<'a> {
                         // A placeholder until the subroutine is laid out after the templates.
                         let sub = self.pending.len() as u32;
                         self.pending
-                            .push((u32::MAX, Pending::List(kept, s.block_id, at.clone())));
+                            .push((u32::MAX, Pending::List(kept, s.block_id, at.clone(), *stem)));
                         let id = u32::MAX - 1 - sub;
                         self.subs.insert(key, id);
                         id
@@ -456,7 +503,7 @@ impl<'a> Builder<'a> {
             let job = std::mem::replace(&mut self.pending[i].1, Pending::Range(empty_range()));
             self.pending[i].0 = entry;
             match job {
-                Pending::List(values, block_id, at) => {
+                Pending::List(values, block_id, at, stem) => {
                     let block = block_id.and_then(|(it, d)| {
                         self.data
                             .intents
@@ -478,7 +525,26 @@ impl<'a> Builder<'a> {
                             continue;
                         }
                         entries.push(self.pc());
+                        let by_stem = match (&v.input, stem) {
+                            (Expr::Text(t), true) => self.stems_of(t),
+                            _ => None,
+                        };
+                        let alt = match by_stem {
+                            Some(_) => Some(self.push(Inst::Split(Vec::new()), &s)?),
+                            None => None,
+                        };
+                        let exact = self.pc();
                         self.expr(&v.input, false, &mut s)?;
+                        if let (Some(alt), Some(stems)) = (alt, by_stem) {
+                            let jmp = self.push(Inst::Jmp(0), &s)?;
+                            let by = self.pc();
+                            for stem in stems {
+                                self.push(Inst::Stem { stem }, &s)?;
+                            }
+                            let end = self.pc();
+                            self.set(jmp, Inst::Jmp(end));
+                            self.set(alt, Inst::Split(vec![exact, by]));
+                        }
                         let id = self.p.values.len() as u32;
                         self.p.values.push(ValueOut {
                             out: v.out.clone(),
@@ -541,24 +607,24 @@ impl<'a> Builder<'a> {
                         .words_language
                         .clone()
                         .unwrap_or_else(|| self.p.language.clone());
-                    if r.words && r.fractions == 0 && r.to - r.from <= 100_000 {
-                        for n in r.numbers() {
-                            let n = n as i64;
-                            let value = match r.multiplier {
-                                Some(m) => n as f64 * m,
-                                None => n as f64,
-                            };
-                            for w in numbers::words(&lang, n) {
-                                entries.push(self.pc());
-                                self.chunk(&w, true, &s)?;
-                                self.push(
-                                    Inst::WordsEnd {
-                                        value,
-                                        int: r.multiplier.is_none(),
-                                    },
-                                    &s,
-                                )?;
+                    if r.words && r.fractions == 0 {
+                        let lex = match self.p.lexicons.iter().position(|l| l.0 == lang) {
+                            Some(x) => x,
+                            None => {
+                                self.p
+                                    .lexicons
+                                    .push((lang.clone(), numbers::Lexicon::of(&lang)));
+                                self.p.lexicons.len() - 1
                             }
+                        };
+                        if self.p.lexicons.get(lex).is_some_and(|l| !l.1.is_empty()) {
+                            entries.push(self.push(
+                                Inst::Words {
+                                    range: id,
+                                    lex: lex as u32,
+                                },
+                                &s,
+                            )?);
                         }
                     }
                     self.set(split, Inst::Split(entries));
@@ -608,10 +674,12 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
         runtime,
         p: Program {
             language: data.language.clone().unwrap_or_default(),
+            stemmer: data.language.as_deref().and_then(crate::text::stemmer_of),
             skip_words: crate::text::skip_word_table(&data.skip_words),
             ..Program::default()
         },
         slot_ids: HashMap::new(),
+        fragment_ids: HashMap::new(),
         subs: HashMap::new(),
         range_subs: HashMap::new(),
         pending: Vec::new(),
@@ -622,6 +690,7 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
         .filter(|(_, l)| matches!(l, ListDef::Wildcard))
         .map(|(n, _)| n.as_str())
         .collect();
+    let mut memo: HashMap<String, Vec<Vec<String>>> = HashMap::new();
     for (ii, intent) in data.intents.iter().enumerate() {
         for (di, block) in intent.data.iter().enumerate() {
             // hassil's order: sentences with wildcards and more text first, others after.
@@ -679,6 +748,10 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
                 b.expr(&sentence.expr, true, &mut s)?;
                 let template = b.p.templates.len() as u32;
                 b.push(Inst::Match { template }, &s)?;
+                let required: Vec<Vec<u32>> = required(&sentence.expr, data, block, 0, &mut memo)
+                    .into_iter()
+                    .map(|clause| clause.into_iter().map(|f| b.fragment(f)).collect())
+                    .collect();
                 b.p.templates.push(TemplateMeta {
                     intent: ii as u32,
                     data: di as u32,
@@ -686,7 +759,7 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
                     kind,
                     text: sentence.text.clone(),
                     at: sentence.at.clone(),
-                    required: required(&sentence.expr, data, block, 0),
+                    required,
                 });
             }
         }
@@ -696,7 +769,16 @@ pub(crate) fn compile(data: &Data, runtime: &HashMap<String, ListDef>) -> Result
 }
 
 /// hassil's `_required_clauses`: literal words any match must contain, in conjunctive form.
-fn required(e: &Expr, data: &Data, block: &DataDef, depth: usize) -> Vec<Vec<String>> {
+///
+/// `memo` holds what the data's shared rules require (a block's own rules are not kept): any
+/// clause found is a sound filter, so a rule's clauses found once serve every use.
+fn required(
+    e: &Expr,
+    data: &Data,
+    block: &DataDef,
+    depth: usize,
+    memo: &mut HashMap<String, Vec<Vec<String>>>,
+) -> Vec<Vec<String>> {
     if depth > 24 {
         return Vec::new();
     }
@@ -725,7 +807,7 @@ fn required(e: &Expr, data: &Data, block: &DataDef, depth: usize) -> Vec<Vec<Str
             }
             let mut merged: Vec<String> = Vec::new();
             for item in items {
-                let branch = required(item, data, block, depth + 1);
+                let branch = required(item, data, block, depth + 1, memo);
                 let Some(smallest) = branch.iter().min_by_key(|c| c.len()) else {
                     return Vec::new();
                 };
@@ -740,14 +822,26 @@ fn required(e: &Expr, data: &Data, block: &DataDef, depth: usize) -> Vec<Vec<Str
         Expr::Seq(items) | Expr::Perm(items) => {
             let mut out = Vec::new();
             for item in items {
-                for c in required(item, data, block, depth + 1) {
+                for c in required(item, data, block, depth + 1, memo) {
                     add(&mut out, c);
                 }
             }
             out
         }
         Expr::Rule(r) => match block.rules.get(r).or_else(|| data.rules.get(r)) {
-            Some(body) => required(&body.expr, data, block, depth + 1),
+            Some(body) => {
+                let shared = !block.rules.contains_key(r);
+                if shared {
+                    if let Some(c) = memo.get(r) {
+                        return c.clone();
+                    }
+                }
+                let c = required(&body.expr, data, block, depth + 1, memo);
+                if shared {
+                    memo.insert(r.clone(), c.clone());
+                }
+                c
+            }
             None => Vec::new(),
         },
         Expr::List(_) => Vec::new(),

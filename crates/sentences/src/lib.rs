@@ -17,7 +17,14 @@
 //! A list is `values` (plain text, or `in` (a template) with `out` — any JSON value — and a
 //! `context`), a `range` (`from`, `to`, `step`, `fractions`, `multiplier`, `digits`, `words`:
 //! numbers as digits and, for English and Russian, as words: "twenty one", "двадцать один"), or
-//! `wildcard: true` (any words, as said).
+//! `wildcard: true` (any words, as said). A range's value is an integer when whole (`3`, as
+//! hassil's Python int), else a number (`2.5`).
+//!
+//! A Maven extension, which hassil ignores: a list of `values` with `stem: true` also matches
+//! each word of a value's plain text (`in` when it is not a template) by its Snowball stem in
+//! the file's language (Russian, English and the other languages Snowball has), so the value
+//! "лондон" matches "лондоне" and "cat" matches "cats"; the slot is the value's `out`, as for
+//! the words written.
 //!
 //! # Matching
 //!
@@ -123,7 +130,8 @@ pub struct Template {
 pub struct Match {
     /// The intent.
     pub intent: String,
-    /// Each slot's value: a list value's `out` (or the words said), a number, a wildcard's
+    /// Each slot's value: a list value's `out` (or the words said), a number (an integer when
+    /// whole), a wildcard's
     /// words as said, a block's fixed slots, context values a `requires_context` copies.
     pub slots: BTreeMap<String, J>,
     /// The template that matched.
@@ -146,6 +154,42 @@ pub struct Sentences {
     data: load::Data,
     runtime: HashMap<String, load::ListDef>,
     program: compile::Program,
+    scratch: Pool,
+}
+
+/// The matcher's tables, kept between calls (sized by the program, so not made anew for each
+/// sentence); one per concurrent caller.
+#[derive(Default)]
+struct Pool(std::sync::Mutex<Vec<vm::Scratch>>);
+
+impl Clone for Pool {
+    fn clone(&self) -> Pool {
+        Pool::default()
+    }
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pool")
+    }
+}
+
+impl Pool {
+    fn take(&self) -> vm::Scratch {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut v| v.pop())
+            .unwrap_or_default()
+    }
+
+    fn give(&self, s: vm::Scratch) {
+        if let Ok(mut v) = self.0.lock() {
+            if v.len() < 8 {
+                v.push(s);
+            }
+        }
+    }
 }
 
 fn file_loc(file: &str) -> Location {
@@ -189,6 +233,29 @@ impl Sentences {
         }
         let node = tree::Node::from_yaml(file, text)?;
         self.add_node(&node)
+    }
+
+    /// Adds (merges) several YAML sentence files, `(file, text)`, in order, and compiles once:
+    /// what [`Sentences::add_yaml`] on each does, without compiling the data again after each
+    /// file. A template may use the rules and lists of any of the files, as hassil's merged
+    /// data does. On an error nothing changes.
+    pub fn add_yaml_files(&mut self, files: &[(&str, &str)]) -> Result<(), Error> {
+        let mut data = self.data.clone();
+        for (file, text) in files {
+            if text.len() > MAX_FILE_BYTES {
+                return Err(Error::FileTooLarge {
+                    at: file_loc(file),
+                    size: text.len(),
+                    max: MAX_FILE_BYTES,
+                });
+            }
+            let node = tree::Node::from_yaml(file, text)?;
+            data.merge(&node)?;
+        }
+        let program = compile::compile(&data, &self.runtime)?;
+        self.data = data;
+        self.program = program;
+        Ok(())
     }
 
     fn add_node(&mut self, node: &tree::Node) -> Result<(), Error> {
@@ -291,21 +358,23 @@ impl Sentences {
             .collect();
         let mut at_end: Option<String> = None;
         let mut at_start: Option<String> = None;
-        // Which texts each template is tried on, in order.
-        let mut runs: Vec<(String, Vec<u32>)> = Vec::new();
-        let mut candidate_of: HashMap<(u32, usize), usize> = HashMap::new();
-        let add_run = |runs: &mut Vec<(String, Vec<u32>)>, text: &str, ti: u32| -> usize {
-            match runs.iter().position(|(t, _)| t == text) {
-                Some(i) => {
-                    runs[i].1.push(ti);
-                    i
+        // Whether each of the templates' required words is in the sentence, found out when a
+        // template first asks: 0 not yet, 1 yes, 2 no.
+        let mut present: Vec<u8> = vec![0; p.fragments.len()];
+        // Which texts each template is tried on, in order: each text once, with its templates
+        // (in order) and which of a template's texts it is.
+        let mut runs: Vec<(String, Vec<u32>, Vec<u8>)> = Vec::new();
+        let add_run =
+            |runs: &mut Vec<(String, Vec<u32>, Vec<u8>)>, text: &str, ti: u32, ci: u8| match runs
+                .iter_mut()
+                .find(|(t, _, _)| t == text)
+            {
+                Some(r) => {
+                    r.1.push(ti);
+                    r.2.push(ci);
                 }
-                None => {
-                    runs.push((text.to_owned(), vec![ti]));
-                    runs.len() - 1
-                }
-            }
-        };
+                None => runs.push((text.to_owned(), vec![ti], vec![ci])),
+            };
         for (ti, t) in p.templates.iter().enumerate() {
             let ti = ti as u32;
             let Some(block) = self
@@ -316,10 +385,24 @@ impl Sentences {
             else {
                 continue;
             };
+            let mut has = |f: u32| -> bool {
+                match present.get_mut(f as usize) {
+                    Some(known @ 0) => {
+                        let yes = p
+                            .fragments
+                            .get(f as usize)
+                            .is_some_and(|w| haystack.contains(w.as_str()));
+                        *known = if yes { 1 } else { 2 };
+                        yes
+                    }
+                    Some(known) => *known == 1,
+                    None => false,
+                }
+            };
             if !t
                 .required
                 .iter()
-                .all(|clause| clause.iter().any(|f| haystack.contains(f.as_str())))
+                .all(|clause| clause.iter().any(|&f| has(f)))
             {
                 continue;
             }
@@ -348,29 +431,32 @@ impl Sentences {
                 }),
                 compile::Kind::Plain => &no_skip,
             };
-            let primary = primary.to_owned();
-            let mut candidates = Vec::new();
             if had_skip && primary == no_skip {
-                candidates.push(with_skip.clone());
-            }
-            candidates.push(primary);
-            for (ci, c) in candidates.iter().enumerate() {
-                let run = add_run(&mut runs, c, ti);
-                candidate_of.insert((ti, run), ci);
+                add_run(&mut runs, &with_skip, ti, 0);
+                add_run(&mut runs, primary, ti, 1);
+            } else {
+                add_run(&mut runs, primary, ti, 0);
             }
         }
         let mut steps = 0u64;
-        let mut found: Vec<(vm::Score, &str, u32, usize, usize, Match)> = Vec::new();
-        for (ri, (text, templates)) in runs.iter().enumerate() {
+        let mut scratch = self.scratch.take();
+        let mut found: Vec<(vm::Score, &str, u32, u8, usize, Match)> = Vec::new();
+        for (text, templates, cands) in &runs {
             let input = vm::Input::new(&format!("{text} "));
             let vm::Run {
                 done,
                 ctxs,
                 steps: n,
-            } = vm::run(p, &input, templates, &context.0);
+            } = vm::run(p, &input, templates, &context.0, &mut scratch);
             steps += n;
             for d in done {
-                let ci = candidate_of.get(&(d.template, ri)).copied().unwrap_or(0);
+                // A run's templates are in order.
+                let ci = templates
+                    .binary_search(&d.template)
+                    .ok()
+                    .and_then(|i| cands.get(i))
+                    .copied()
+                    .unwrap_or(0);
                 if let Some(m) = self.finish(&d, &ctxs, &input) {
                     let name = self
                         .program
@@ -381,6 +467,7 @@ impl Sentences {
                 }
             }
         }
+        self.scratch.give(scratch);
         found.sort_by(|a, b| (a.0, a.1, a.2, a.3, a.4).cmp(&(b.0, b.1, b.2, b.3, b.4)));
         (found.into_iter().map(|f| f.5).collect(), steps)
     }
@@ -451,16 +538,7 @@ impl Sentences {
                             None => J::String(said(*a, *b)),
                         }
                     }
-                    vm::SlotVal::Digits(f) => {
-                        serde_json::Number::from_f64(*f).map_or(J::Null, J::Number)
-                    }
-                    vm::SlotVal::Words(f, int) => {
-                        if *int {
-                            J::from(*f as i64)
-                        } else {
-                            serde_json::Number::from_f64(*f).map_or(J::Null, J::Number)
-                        }
-                    }
+                    vm::SlotVal::Number(f) => number(*f),
                     vm::SlotVal::Wild(a, b) => J::String(said(*a, *b).trim().to_owned()),
                 };
                 slots.insert(name.clone(), v);
@@ -488,6 +566,16 @@ impl Sentences {
             metadata: block.metadata.clone(),
             context: ctx.iter().cloned().collect(),
         })
+    }
+}
+
+/// A range's value as JSON: a whole number as an integer (`3`, as hassil's Python int), else a
+/// number (`2.5`).
+fn number(f: f64) -> J {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        J::from(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map_or(J::Null, J::Number)
     }
 }
 

@@ -56,7 +56,8 @@ pub(crate) struct RuleDef {
 
 #[derive(Debug, Clone)]
 pub(crate) enum ListDef {
-    Text(Vec<ValueDef>, Location),
+    /// Values, where the list is, and whether its words also match by stem (`stem: true`).
+    Text(Vec<ValueDef>, Location, bool),
     Range(RangeDef),
     Wildcard,
 }
@@ -83,6 +84,7 @@ pub(crate) struct RangeDef {
 
 impl RangeDef {
     /// The numbers of the range, as hassil's `get_numbers` lists them.
+    #[cfg(test)]
     pub(crate) fn numbers(&self) -> impl Iterator<Item = f64> + '_ {
         let steps = (self.to - self.from) / self.step;
         (0..=steps).flat_map(move |i| {
@@ -102,11 +104,21 @@ impl RangeDef {
         })
     }
 
+    /// Whether `v` is one of [`RangeDef::numbers`], without listing them.
     pub(crate) fn contains(&self, v: f64) -> bool {
         if self.step == 1 && self.fractions == 0 {
             return (self.from as f64) <= v && v <= (self.to as f64);
         }
-        self.numbers().any(|n| (n - v).abs() < 1e-9)
+        let d = v - self.from as f64;
+        let step = self.step as f64;
+        let i = (d / step).floor();
+        if i < 0.0 || i > ((self.to - self.from) / self.step) as f64 {
+            return false;
+        }
+        let k = f64::from(self.fractions.max(1));
+        let j = (d - i * step) * k;
+        let jr = j.round();
+        (j - jr).abs() < 1e-9 * k && jr >= 0.0 && jr < k
     }
 }
 
@@ -226,7 +238,10 @@ pub(crate) fn list(name: &str, n: &Node) -> Result<ListDef, Error> {
         for v in values {
             out.push(value(v)?);
         }
-        return Ok(ListDef::Text(out, n.at.clone()));
+        // A Maven extension that hassil ignores: the words of the values also match any word
+        // of the same Snowball stem ("лондон" matches "лондоне").
+        let stem = get(m, "stem").is_some_and(truthy);
+        return Ok(ListDef::Text(out, n.at.clone(), stem));
     }
     if let Some(r) = get(m, "range") {
         let rm = map(r, "a range")?;
@@ -350,7 +365,7 @@ pub(crate) fn strings_list(values: &[String], at: &Location) -> Result<ListDef, 
             context: Vec::new(),
         });
     }
-    Ok(ListDef::Text(out, at.clone()))
+    Ok(ListDef::Text(out, at.clone(), false))
 }
 
 impl Data {
@@ -392,8 +407,9 @@ impl Data {
             for (name, l) in map(lists, "lists")? {
                 let new = list(name, l)?;
                 match (self.lists.get_mut(name), new) {
-                    (Some(ListDef::Text(old, at)), ListDef::Text(more, _)) => {
+                    (Some(ListDef::Text(old, at, stem)), ListDef::Text(more, _, more_stem)) => {
                         old.extend(more);
+                        *stem |= more_stem;
                         if old.len() > MAX_LIST_VALUES {
                             return Err(Error::ListTooLong {
                                 at: at.clone(),
@@ -526,5 +542,38 @@ pub(crate) fn unpack(v: &J) -> Option<&J> {
         J::Object(o) => o.get("value"),
         J::Null => None,
         other => Some(other),
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::RangeDef;
+
+    #[test]
+    fn contains_agrees_with_the_numbers_listed() {
+        for (from, to, step, fractions) in
+            [(-5, 20, 3, 0), (0, 10, 1, 2), (1, 9, 2, 10), (0, 100, 7, 2)]
+        {
+            let r = RangeDef {
+                from,
+                to,
+                step,
+                fractions,
+                multiplier: None,
+                digits: true,
+                words: false,
+                words_language: None,
+            };
+            let listed: Vec<f64> = r.numbers().collect();
+            for t in -200..=300 {
+                let v = f64::from(t) / 10.0;
+                let want = listed.iter().any(|n| (n - v).abs() < 1e-9);
+                assert_eq!(
+                    r.contains(v),
+                    want,
+                    "{from}..{to} step {step} /{fractions}: {v}"
+                );
+            }
+        }
     }
 }

@@ -281,9 +281,67 @@ pub(crate) fn remove_skip_words(text: &str, words: &[Vec<char>], ends: Ends) -> 
     out.into_iter().collect()
 }
 
+/// The Snowball stemmer of a language (`ru`, `en`, or a region of them, and the other
+/// languages Snowball has), for lists that ask to match by stem.
+pub(crate) fn stemmer_of(language: &str) -> Option<rust_stemmers::Algorithm> {
+    use rust_stemmers::Algorithm as A;
+    let family = language.split(['-', '_']).next().unwrap_or("");
+    Some(match family {
+        "ar" => A::Arabic,
+        "da" => A::Danish,
+        "nl" => A::Dutch,
+        "en" => A::English,
+        "fi" => A::Finnish,
+        "fr" => A::French,
+        "de" => A::German,
+        "el" => A::Greek,
+        "hu" => A::Hungarian,
+        "it" => A::Italian,
+        "nb" | "nn" | "no" => A::Norwegian,
+        "pt" => A::Portuguese,
+        "ro" => A::Romanian,
+        "ru" => A::Russian,
+        "es" => A::Spanish,
+        "sv" => A::Swedish,
+        "ta" => A::Tamil,
+        "tr" => A::Turkish,
+        _ => return None,
+    })
+}
+
+/// The longest word stemmed; a longer one matches only as written.
+pub(crate) const MAX_STEMMED_WORD: usize = 64;
+
+/// The stem of a folded word, or `None` when it is not a word (empty, too long, not letters)
+/// or has no stem.
+pub(crate) fn stem(stemmer: &rust_stemmers::Stemmer, word: &str) -> Option<String> {
+    let n = word.chars().count();
+    if n == 0
+        || n > MAX_STEMMED_WORD
+        || !word
+            .chars()
+            .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+    {
+        return None;
+    }
+    let s = stemmer.stem(word).into_owned();
+    (!s.is_empty()).then_some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_words_are_stemmed() {
+        let ru = rust_stemmers::Stemmer::create(stemmer_of("ru-RU").unwrap());
+        assert_eq!(stem(&ru, "лондоне").as_deref(), Some("лондон"));
+        assert_eq!(stem(&ru, "санкт-петербурге").as_deref(), Some("санкт-петербург"));
+        assert_eq!(stem(&ru, ""), None);
+        assert_eq!(stem(&ru, "42"), None);
+        assert_eq!(stem(&ru, &"я".repeat(MAX_STEMMED_WORD + 1)), None);
+        assert!(stemmer_of("xx").is_none());
+    }
 
     #[test]
     fn punctuation_goes_at_word_edges_only() {

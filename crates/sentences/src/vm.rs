@@ -7,6 +7,7 @@
 //! linear in the sentence's length for any templates.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::rc::Rc;
 
 use serde_json::Value as J;
@@ -36,10 +37,8 @@ impl Input {
 pub(crate) enum SlotVal {
     /// A list value (index into `Program::values`) and the span said.
     Value(u32, u32, u32),
-    /// A number said in digits.
-    Digits(f64),
-    /// A number said in words.
-    Words(f64, bool),
+    /// A number, said in digits or in words.
+    Number(f64),
     /// A wildcard's span.
     Wild(u32, u32),
 }
@@ -85,10 +84,13 @@ struct Thread {
     score: Score,
     slots: Option<Rc<SlotNode>>,
     template: u32,
+    /// Inside number words read at once: the reading (index into `Vm::spelled`), else `NONE`.
+    wait: u32,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Key {
+    wait: u32,
     pc: u32,
     sow: bool,
     frame: Option<Frame>,
@@ -96,9 +98,57 @@ struct Key {
     ctx: u32,
 }
 
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let wild = match self.wild {
+            None => 0u64,
+            Some((slot, started)) => (u64::from(slot) << 2) | 2 | u64::from(started),
+        };
+        h.write_u64((u64::from(self.pc) << 32) | (u64::from(self.ctx) << 1) | u64::from(self.sow));
+        if let Some(f) = self.frame {
+            h.write_u64((u64::from(f.ret) << 32) | u64::from(f.start));
+            h.write_u64((u64::from(f.slot) << 1) | u64::from(f.sow));
+        }
+        if wild != 0 {
+            h.write_u64(wild);
+        }
+        if self.wait != NONE {
+            h.write_u32(self.wait);
+        }
+    }
+}
+
+/// A multiply-rotate hash (as rustc's FxHasher) for the small integer keys of the state
+/// table: the keys are the program's own, not an adversary's, and SipHash dominated the time.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
 impl Thread {
     fn key(&self) -> Key {
         Key {
+            wait: self.wait,
             pc: self.pc,
             sow: self.sow,
             frame: self.frame,
@@ -142,11 +192,19 @@ pub(crate) struct Done {
 
 struct Vm<'a> {
     p: &'a Program,
+    seen: &'a mut Scratch,
     input: &'a Input,
     steps: u64,
     ctxs: Vec<Vec<(String, J)>>,
-    merged: HashMap<(u32, u32), u32>,
+    merged: FxMap<(u32, u32), u32>,
     stack: Vec<Item>,
+    /// Numbers said in words, read where a thread entered a range: (range, position) to a run
+    /// of `spelled`.
+    spelled_at: FxMap<(u32, u32), (u32, u32)>,
+    spelled: Vec<(u32, crate::numbers::Spelled)>,
+    /// The sentence's words stemmed, by where they start: (end, stem), `None` when not a word.
+    stemmed: FxMap<u32, Option<(u32, u32)>>,
+    stemmer: Option<rust_stemmers::Stemmer>,
 }
 
 /// Work of the closure: a thread to follow, or a consuming thread to put in the list once the
@@ -158,15 +216,100 @@ enum Item {
 
 struct List {
     threads: Vec<(Thread, bool)>,
-    seen: HashMap<Key, (Score, usize)>,
 }
 
 impl List {
     fn new() -> List {
         List {
             threads: Vec::new(),
-            seen: HashMap::new(),
         }
+    }
+}
+
+/// The states of one position: for each key the best score reached and the place of its
+/// thread in the list (`usize::MAX` for a state that consumes nothing). A dense table indexed
+/// by the step, each step's keys (usually one: other open lists, wildcards or contexts add
+/// more) chained; cleared for each position by a new generation, never by a sweep.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    stamp: Vec<u32>,
+    head: Vec<u32>,
+    generation: u32,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    key: Key,
+    best: Score,
+    idx: usize,
+    next: u32,
+}
+
+impl Scratch {
+    /// Ready for a program of `n` steps, empty.
+    fn reset(&mut self, n: usize) {
+        if self.stamp.len() != n {
+            self.stamp = vec![0; n];
+            self.head = vec![NONE; n];
+            self.generation = 0;
+        }
+        self.clear();
+    }
+
+    fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+        self.entries.clear();
+    }
+
+    fn find(&self, key: &Key) -> Option<usize> {
+        let pc = key.pc as usize;
+        if self.stamp.get(pc) != Some(&self.generation) {
+            return None;
+        }
+        let mut e = self.head.get(pc).copied().unwrap_or(NONE);
+        while let Some(entry) = self.entries.get(e as usize) {
+            if entry.key == *key {
+                return Some(e as usize);
+            }
+            e = entry.next;
+        }
+        None
+    }
+
+    fn get(&self, key: &Key) -> Option<(Score, usize)> {
+        self.find(key)
+            .and_then(|e| self.entries.get(e))
+            .map(|e| (e.best, e.idx))
+    }
+
+    fn insert(&mut self, key: Key, (best, idx): (Score, usize)) {
+        if let Some(e) = self.find(&key).and_then(|e| self.entries.get_mut(e)) {
+            e.best = best;
+            e.idx = idx;
+            return;
+        }
+        let pc = key.pc as usize;
+        let (Some(stamp), Some(head)) = (self.stamp.get_mut(pc), self.head.get_mut(pc)) else {
+            return;
+        };
+        let next = if *stamp == self.generation {
+            *head
+        } else {
+            NONE
+        };
+        *stamp = self.generation;
+        *head = self.entries.len() as u32;
+        self.entries.push(Entry {
+            key,
+            best,
+            idx,
+            next,
+        });
     }
 }
 
@@ -195,6 +338,55 @@ impl Vm<'_> {
         id
     }
 
+    /// The word of the sentence at `start` stemmed: its end and the index of its stem among
+    /// the program's, `u32::MAX` when no value has that stem; `None` when no word starts there.
+    fn stem_at(&mut self, start: usize) -> Option<(u32, u32)> {
+        if let Some(&r) = self.stemmed.get(&(start as u32)) {
+            return r;
+        }
+        let s = &self.input.s;
+        let end = s
+            .get(start..)
+            .and_then(|rest| rest.iter().position(|&c| c == ' '))
+            .map(|k| start + k);
+        let r = match (end, &self.stemmer) {
+            (Some(end), Some(stemmer)) if end > start => {
+                let word: String = s[start..end].iter().collect();
+                self.steps += (end - start) as u64;
+                crate::text::stem(stemmer, &word).map(|st| {
+                    let id = self.p.stems.get(&st).copied().unwrap_or(u32::MAX);
+                    (end as u32, id)
+                })
+            }
+            _ => None,
+        };
+        self.stemmed.insert(start as u32, r);
+        r
+    }
+
+    /// The readings of number words of `range` at `start`, as indices into `self.spelled`.
+    fn spell(&mut self, range: u32, lex: u32, start: usize) -> (u32, u32) {
+        if let Some(&r) = self.spelled_at.get(&(range, start as u32)) {
+            return r;
+        }
+        let a = self.spelled.len() as u32;
+        let (Some(r), Some((_, l))) = (
+            self.p.ranges.get(range as usize),
+            self.p.lexicons.get(lex as usize),
+        ) else {
+            return (a, a);
+        };
+        let mut found = Vec::new();
+        let text = self.input.s.get(start..).unwrap_or_default();
+        self.steps += l.spelled(text, |v| r.contains(v as f64), &mut found);
+        for sp in found {
+            self.spelled.push((start as u32 + sp.len, sp));
+        }
+        let b = self.spelled.len() as u32;
+        self.spelled_at.insert((range, start as u32), (a, b));
+        (a, b)
+    }
+
     /// Adds a thread at `pos` and everything it reaches without reading a character.
     fn add(&mut self, list: &mut List, t: Thread, pos: usize) {
         let s = &self.input.s;
@@ -204,8 +396,8 @@ impl Vm<'_> {
                 Item::Follow(t) => t,
                 Item::Insert(t, eff) => {
                     let key = t.key();
-                    if list.seen.get(&key).is_some_and(|&(best, _)| best == eff) {
-                        list.seen.insert(key, (eff, list.threads.len()));
+                    if self.seen.get(&key).is_some_and(|(best, _)| best == eff) {
+                        self.seen.insert(key, (eff, list.threads.len()));
                         list.threads.push((t, true));
                     }
                     continue;
@@ -214,7 +406,7 @@ impl Vm<'_> {
             self.steps += 1;
             let key = t.key();
             let eff = t.effective();
-            if let Some(&(best, idx)) = list.seen.get(&key) {
+            if let Some((best, idx)) = self.seen.get(&key) {
                 if eff >= best {
                     continue;
                 }
@@ -229,11 +421,11 @@ impl Vm<'_> {
             };
             match inst {
                 Inst::Char(_) | Inst::Digit | Inst::Match { .. } => {
-                    list.seen.insert(key, (eff, list.threads.len()));
+                    self.seen.insert(key, (eff, list.threads.len()));
                     list.threads.push((t, true));
                 }
                 Inst::Skip => {
-                    list.seen.insert(key, (eff, list.threads.len()));
+                    self.seen.insert(key, (eff, list.threads.len()));
                     let mut next = t.clone();
                     next.pc += 1;
                     list.threads.push((t, true));
@@ -241,7 +433,7 @@ impl Vm<'_> {
                 }
                 Inst::WildAny => {
                     // Closing here comes first: hassil tries the shortest wildcard first.
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let content = t.wild.is_some_and(|w| w.start != NONE);
                     let next = content.then(|| {
                         let mut n = t.clone();
@@ -259,25 +451,42 @@ impl Vm<'_> {
                     space_only,
                     end,
                 } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let (full, strip, space_only, end) = (*full, *strip, *space_only, *end);
                     if !t.sow && space_only && pos >= s.len() {
                         let mut n = t.clone();
                         n.pc = end;
                         self.stack.push(Item::Follow(n));
                     }
+                    // The chunk's first character must be the sentence's next one (after
+                    // spaces, at a word start): a thread that would die at once is not made.
+                    let (next, at) = if t.sow {
+                        let q = s[pos.min(s.len())..]
+                            .iter()
+                            .position(|&c| c != ' ')
+                            .map_or(s.len(), |k| pos + k);
+                        (strip + 1, q)
+                    } else {
+                        (full, pos)
+                    };
+                    if let Some(&Inst::Char(x)) = self.p.insts.get(next as usize) {
+                        let c = s.get(at).copied().unwrap_or('\0');
+                        if !(c == x || (x == ' ' && (c == '-' || c == '_'))) {
+                            continue;
+                        }
+                    }
                     t.pc = if t.sow { strip } else { full };
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::ChunkEnd { sow, score } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     t.sow = *sow;
                     t.score.neg_literal -= i64::from(*score);
                     t.pc += 1;
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::Split(targets) => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     for &target in targets.iter().rev() {
                         let mut n = t.clone();
                         n.pc = target;
@@ -285,12 +494,12 @@ impl Vm<'_> {
                     }
                 }
                 Inst::Jmp(target) => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     t.pc = *target;
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::Call { sub, slot, ret } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     if t.frame.is_some() {
                         continue;
                     }
@@ -304,7 +513,7 @@ impl Vm<'_> {
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::ValueEnd(v) => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let v = *v;
                     let Some(f) = t.frame.take() else { continue };
                     t.push_slot(f.slot, SlotVal::Value(v, f.start, pos as u32));
@@ -313,15 +522,96 @@ impl Vm<'_> {
                     t.pc = f.ret;
                     self.stack.push(Item::Follow(t));
                 }
-                Inst::WordsEnd { value, int } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                Inst::Stem { stem } => {
+                    let stem = *stem;
+                    if t.wait == NONE {
+                        self.seen.insert(key, (eff, usize::MAX));
+                        let start = if t.sow {
+                            s[pos.min(s.len())..]
+                                .iter()
+                                .position(|&c| c != ' ')
+                                .map_or(s.len(), |k| pos + k)
+                        } else {
+                            pos
+                        };
+                        let Some((end, got)) = self.stem_at(start) else {
+                            continue;
+                        };
+                        if got != stem {
+                            continue;
+                        }
+                        // The word's end, as a reading with no value.
+                        t.wait = self.spelled.len() as u32;
+                        self.spelled.push((
+                            end,
+                            crate::numbers::Spelled {
+                                len: end - start as u32,
+                                value: 0,
+                                variant: 0,
+                            },
+                        ));
+                        self.stack.push(Item::Follow(t));
+                        continue;
+                    }
+                    let Some(&(end, _)) = self.spelled.get(t.wait as usize) else {
+                        continue;
+                    };
+                    if (pos as u32) < end {
+                        self.seen.insert(key, (eff, list.threads.len()));
+                        list.threads.push((t, true));
+                        continue;
+                    }
+                    self.seen.insert(key, (eff, usize::MAX));
+                    // At a word's end: the value's next word may follow after spaces.
+                    t.wait = NONE;
+                    t.sow = true;
+                    t.pc += 1;
+                    self.stack.push(Item::Follow(t));
+                }
+                Inst::Words { range, lex } => {
+                    let (range, lex) = (*range, *lex);
+                    if t.wait == NONE {
+                        self.seen.insert(key, (eff, usize::MAX));
+                        let start = if t.sow {
+                            s[pos.min(s.len())..]
+                                .iter()
+                                .position(|&c| c != ' ')
+                                .map_or(s.len(), |k| pos + k)
+                        } else {
+                            pos
+                        };
+                        let (a, b) = self.spell(range, lex, start);
+                        for w in (a..b).rev() {
+                            let mut n = t.clone();
+                            n.wait = w;
+                            self.stack.push(Item::Follow(n));
+                        }
+                        continue;
+                    }
+                    let Some(&(end, sp)) = self.spelled.get(t.wait as usize) else {
+                        continue;
+                    };
+                    if (pos as u32) < end {
+                        // Reading on: one character a step, as the spelled-out words would.
+                        self.seen.insert(key, (eff, list.threads.len()));
+                        list.threads.push((t, true));
+                        continue;
+                    }
+                    self.seen.insert(key, (eff, usize::MAX));
                     let Some(f) = t.frame.take() else { continue };
-                    t.push_slot(f.slot, SlotVal::Words(*value, *int));
+                    let value = match self.p.ranges.get(range as usize).and_then(|r| r.multiplier) {
+                        Some(m) => sp.value as f64 * m,
+                        None => sp.value as f64,
+                    };
+                    t.push_slot(f.slot, SlotVal::Number(value));
+                    t.score.neg_literal -= i64::from(sp.len);
+                    t.wait = NONE;
+                    t.sow = false;
                     t.pc = f.ret;
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::DigitsEnd { range } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let Some(r) = self.p.ranges.get(*range as usize) else {
                         continue;
                     };
@@ -348,13 +638,13 @@ impl Vm<'_> {
                         Some(m) => n * m,
                         None => n,
                     };
-                    t.push_slot(f.slot, SlotVal::Digits(value));
+                    t.push_slot(f.slot, SlotVal::Number(value));
                     t.sow = f.sow;
                     t.pc = f.ret;
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::WildOpen { slot } => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     if t.wild.is_some() {
                         continue;
                     }
@@ -367,7 +657,7 @@ impl Vm<'_> {
                     self.stack.push(Item::Follow(t));
                 }
                 Inst::WildClose => {
-                    list.seen.insert(key, (eff, usize::MAX));
+                    self.seen.insert(key, (eff, usize::MAX));
                     let Some(w) = t.wild.take() else { continue };
                     if w.start == NONE {
                         continue;
@@ -383,12 +673,16 @@ impl Vm<'_> {
         }
     }
 
-    fn step(&mut self, clist: List, pos: usize) -> List {
-        let mut nlist = List::new();
+    /// Moves the threads of `clist` over the character at `pos` into `nlist` (emptied first),
+    /// leaving `clist` empty.
+    fn step(&mut self, clist: &mut List, nlist: &mut List, pos: usize) {
+        nlist.threads.clear();
+        self.seen.clear();
         let Some(&c) = self.input.s.get(pos) else {
-            return nlist;
+            clist.threads.clear();
+            return;
         };
-        for (mut t, alive) in clist.threads {
+        for (mut t, alive) in clist.threads.drain(..) {
             if !alive {
                 continue;
             }
@@ -407,6 +701,8 @@ impl Vm<'_> {
                     t.pc += 1;
                     c.is_ascii_digit()
                 }
+                // The characters were read when the thread entered the words.
+                Inst::Words { .. } | Inst::Stem { .. } => t.wait != NONE,
                 Inst::WildAny => {
                     if let Some(w) = &mut t.wild {
                         if c != ' ' {
@@ -421,23 +717,34 @@ impl Vm<'_> {
                 _ => false,
             };
             if ok {
-                self.add(&mut nlist, t, pos + 1);
+                self.add(nlist, t, pos + 1);
             }
         }
-        nlist
     }
 }
 
 /// Runs the templates `templates` (in hassil's order) over `input`; returns every complete
 /// match in priority order, the contexts they reference, and the steps taken.
-pub(crate) fn run(p: &Program, input: &Input, templates: &[u32], ctx0: &[(String, J)]) -> Run {
+pub(crate) fn run(
+    p: &Program,
+    input: &Input,
+    templates: &[u32],
+    ctx0: &[(String, J)],
+    scratch: &mut Scratch,
+) -> Run {
+    scratch.reset(p.insts.len());
     let mut vm = Vm {
         p,
+        seen: scratch,
         input,
         steps: 0,
         ctxs: vec![ctx0.to_vec()],
-        merged: HashMap::new(),
+        merged: FxMap::default(),
         stack: Vec::new(),
+        spelled_at: FxMap::default(),
+        spelled: Vec::new(),
+        stemmed: FxMap::default(),
+        stemmer: p.stemmer.map(rust_stemmers::Stemmer::create),
     };
     let mut list = List::new();
     for &ti in templates {
@@ -453,14 +760,17 @@ pub(crate) fn run(p: &Program, input: &Input, templates: &[u32], ctx0: &[(String
             score: Score::default(),
             slots: None,
             template: ti,
+            wait: NONE,
         };
         vm.add(&mut list, t, 0);
     }
+    let mut next = List::new();
     for pos in 0..input.s.len() {
         if list.threads.is_empty() {
             break;
         }
-        list = vm.step(list, pos);
+        vm.step(&mut list, &mut next, pos);
+        std::mem::swap(&mut list, &mut next);
     }
     let mut done = Vec::new();
     for (rank, (t, alive)) in list.threads.into_iter().enumerate() {

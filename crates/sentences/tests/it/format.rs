@@ -52,13 +52,52 @@ fn s() -> Sentences {
 }
 
 #[test]
+fn range_values_are_integers_when_whole_and_numbers_when_not() {
+    let mut s = Sentences::new();
+    s.add_yaml(
+        "r.yaml",
+        r#"
+language: en
+intents:
+  T:
+    data:
+      - sentences:
+          - "whole {n}"
+          - "half {h}"
+          - "scaled {m}"
+lists:
+  n:
+    range: {from: 0, to: 10000}
+  h:
+    range: {from: 0, to: 10, fractions: halves}
+  m:
+    range: {from: 0, to: 100, multiplier: 0.5}
+"#,
+    )
+    .unwrap();
+    let ctx = Context::new();
+    let slot = |text: &str, name: &str| s.match_best(text, &ctx).unwrap().slots[name].to_string();
+    assert_eq!(slot("whole 3", "n"), "3");
+    assert_eq!(slot("whole three", "n"), "3");
+    assert_eq!(
+        slot("whole nine thousand nine hundred ninety-nine", "n"),
+        "9999"
+    );
+    assert_eq!(slot("half 2.5", "h"), "2.5");
+    assert_eq!(slot("half 2,5", "h"), "2.5");
+    assert_eq!(slot("half 2", "h"), "2");
+    assert_eq!(slot("scaled 3", "m"), "1.5");
+    assert_eq!(slot("scaled four", "m"), "2");
+}
+
+#[test]
 fn numbers_as_digits_and_words_in_english_and_russian() {
     let s = s();
     let ctx = Context::new();
     let m = s
         .match_best("Set the temperature to 21 degrees.", &ctx)
         .unwrap();
-    assert_eq!(m.slots["temperature"], json!(21.0));
+    assert_eq!(m.slots["temperature"], json!(21));
     assert_eq!(m.metadata, Some(json!({"source": "test"})));
     let m = s.match_best("set temperature to twenty one", &ctx).unwrap();
     assert_eq!(m.slots["temperature"], json!(21));
@@ -111,4 +150,88 @@ fn templates_are_listed_with_their_file() {
     assert_eq!(t.len(), 2);
     assert_eq!(t[0].text, "turn on [the] {device}");
     assert_eq!(t[0].at.to_string(), "test.yaml:13:13");
+}
+
+#[test]
+fn a_stem_list_matches_word_forms_through_snowball() {
+    let mut ru = Sentences::new();
+    ru.add_yaml(
+        "ru.yaml",
+        r#"
+language: ru
+intents:
+  Weather:
+    data:
+      - sentences:
+          - "погода в {city}"
+          - "время в {exact}"
+lists:
+  city:
+    stem: true
+    values:
+      - "Лондон"
+      - in: "нижний новгород"
+        out: "Nizhny Novgorod"
+  exact:
+    values:
+      - "лондон"
+"#,
+    )
+    .unwrap();
+    let ctx = Context::new();
+    let city = |text: &str| ru.match_best(text, &ctx).map(|m| m.slots["city"].clone());
+    assert_eq!(city("погода в лондоне"), Some(json!("Лондон")));
+    assert_eq!(city("Погода в Лондоне?"), Some(json!("Лондон")));
+    assert_eq!(city("погода в лондон"), Some(json!("Лондон")));
+    assert_eq!(
+        city("погода в нижнем новгороде"),
+        Some(json!("Nizhny Novgorod"))
+    );
+    // Another word, not a form of the value's.
+    assert_eq!(city("погода в лондонский"), None);
+    assert_eq!(city("погода в лондоне сегодня"), None);
+    // Without `stem`, only the value as written.
+    assert!(ru.match_best("время в лондоне", &ctx).is_none());
+    assert!(ru.match_best("время в лондон", &ctx).is_some());
+
+    let mut en = Sentences::new();
+    en.add_yaml(
+        "en.yaml",
+        "language: en\nintents:\n  Feed:\n    data:\n      - sentences:\n          - \"feed the {pet}\"\n\
+         lists:\n  pet:\n    stem: true\n    values:\n      - cat\n      - guinea pig\n",
+    )
+    .unwrap();
+    let pet = |text: &str| en.match_best(text, &ctx).map(|m| m.slots["pet"].clone());
+    assert_eq!(pet("feed the cats"), Some(json!("cat")));
+    assert_eq!(pet("feed the guinea pigs"), Some(json!("guinea pig")));
+    assert_eq!(pet("feed the dogs"), None);
+}
+
+#[test]
+fn files_added_at_once_match_as_files_added_one_by_one() {
+    let a =
+        "language: en\nintents:\n  A:\n    data:\n      - sentences:\n          - \"set {n}\"\n\
+             lists:\n  n:\n    range:\n      from: 0\n      to: 100\n";
+    let b = "language: en\nintents:\n  B:\n    data:\n      - sentences:\n          - \"feed the {pet}\"\n\
+             lists:\n  pet:\n    values:\n      - cat\n";
+    let mut one = Sentences::new();
+    one.add_yaml("a.yaml", a).unwrap();
+    one.add_yaml("b.yaml", b).unwrap();
+    let mut all = Sentences::new();
+    all.add_yaml_files(&[("a.yaml", a), ("b.yaml", b)]).unwrap();
+    let ctx = Context::new();
+    for text in ["set twenty one", "set 7", "feed the cat", "feed the dog"] {
+        assert_eq!(
+            one.match_best(text, &ctx),
+            all.match_best(text, &ctx),
+            "{text}"
+        );
+    }
+    // An error names its file, and changes nothing.
+    let err = all
+        .add_yaml_files(&[("c.yaml", "intents: [")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("c.yaml:"), "{err}");
+    assert_eq!(all.intents(), ["A", "B"]);
 }

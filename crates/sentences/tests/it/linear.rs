@@ -59,3 +59,48 @@ fn steps_per_character_stay_flat_on_adversarial_templates() {
     let (m, _) = s.match_counted("x y z zz c", &ctx);
     assert_eq!(m[0].slots["w1"], "x");
 }
+
+const NUMBERS: &str = r#"
+language: en
+intents:
+  Numbers:
+    data:
+      - sentences:
+          - "{n} {n} {n} f"
+          - "[{n}] {pet} {pet} g"
+lists:
+  n:
+    range:
+      from: 0
+      to: 99999
+  pet:
+    stem: true
+    values:
+      - "twenty"
+      - "twenty twenty"
+      - "cat"
+"#;
+
+#[test]
+fn steps_per_character_stay_flat_through_number_words_and_stems() {
+    let mut s = Sentences::new();
+    s.add_yaml("numbers.yaml", NUMBERS).unwrap();
+    let ctx = Context::new();
+    let mut per_char = Vec::new();
+    for n in [16usize, 64, 256, 1024] {
+        // Every word starts a number and a stemmed value; nothing ever matches.
+        let text = format!("{} f g x", vec!["twenty"; n].join(" "));
+        let (matches, steps) = s.match_counted(&text, &ctx);
+        assert!(matches.is_empty());
+        per_char.push(steps as f64 / text.len() as f64);
+    }
+    let first = per_char[1];
+    assert!(first > 1.0, "the templates were run: {per_char:?}");
+    for &p in &per_char[1..] {
+        assert!(p < first * 1.5, "steps per character grew: {per_char:?}");
+    }
+    let (m, _) = s.match_counted("twenty one two three f", &ctx);
+    assert_eq!(m[0].slots["n"], 3);
+    let (m, _) = s.match_counted("cats twenties g", &ctx);
+    assert_eq!(m[0].slots["pet"], "twenty");
+}
