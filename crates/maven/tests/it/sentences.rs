@@ -257,7 +257,8 @@ fn plain_sentences_reach_the_servers_people_install_first_in_both_languages() {
     );
     let doctor = out(&home.run(&["doctor"]));
     assert!(
-        doctor.lines().any(|l| l.starts_with("fail") && l.contains("sentences: ")
+        doctor.lines().any(|l| l.starts_with("fail")
+            && l.contains("sentences: ")
             && l.contains(&format!("{}:6:", dir.join("broken.yaml").display()))),
         "{doctor}"
     );
