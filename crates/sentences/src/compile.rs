@@ -1,18 +1,18 @@
 //! Templates compiled into one program of character steps (a Thompson automaton): text as
 //! characters, alternatives and optionals as splits, permutations spelled out, rules inlined,
-//! lists, ranges and number words as shared subroutines. Bounded by [`crate::MAX_TEMPLATE_SIZE`]
-//! per template and [`crate::MAX_TOTAL_SIZE`] in all; rule cycles are refused.
+//! lists, ranges and number words as shared subroutines. Bounded by [`crate::limits::MAX_TEMPLATE_SIZE`]
+//! per template and [`crate::limits::MAX_TOTAL_SIZE`] in all; rule cycles are refused.
 
 use std::collections::HashMap;
 
 use serde_json::Value as J;
 
 use crate::error::{Error, Location};
+use crate::limits::{MAX_PERMUTATION, MAX_TEMPLATE_SIZE, MAX_TOTAL_SIZE};
 use crate::load::{excluded_ok, required_ok, Data, DataDef, ListDef, RangeDef, RuleDef};
 use crate::numbers;
 use crate::template::{list_names, text_chunk_count, Expr, ListRef};
 use crate::text::fold;
-use crate::{MAX_PERMUTATION, MAX_TEMPLATE_SIZE, MAX_TOTAL_SIZE};
 
 /// No slot (a capture, or a range's own value).
 pub(crate) const NO_SLOT: u32 = u32::MAX;
@@ -454,10 +454,10 @@ impl<'a> Builder<'a> {
                 cycle: cycle.join(" -> "),
             });
         }
-        if s.rules.len() >= crate::MAX_NESTING {
+        if s.rules.len() >= crate::limits::MAX_NESTING {
             return Err(Error::TooDeep {
                 at: s.at.clone(),
-                max: crate::MAX_NESTING,
+                max: crate::limits::MAX_NESTING,
             });
         }
         s.rules.push(name.to_owned());

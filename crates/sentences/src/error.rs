@@ -32,7 +32,7 @@ impl fmt::Display for Location {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The file is larger than [`crate::MAX_FILE_BYTES`].
+    /// The file is larger than [`crate::limits::MAX_FILE_BYTES`].
     #[error("{at}: the file is {size} bytes, more than the {max} a sentence file may have")]
     FileTooLarge {
         /// The file.
@@ -85,7 +85,7 @@ pub enum Error {
         /// Why, with the character offset in the template.
         why: String,
     },
-    /// A template nests groups deeper than [`crate::MAX_NESTING`].
+    /// A template nests groups deeper than [`crate::limits::MAX_NESTING`].
     #[error("{at}: template nests groups deeper than {max}")]
     TooDeep {
         /// Where the template is.
@@ -93,7 +93,7 @@ pub enum Error {
         /// The bound.
         max: usize,
     },
-    /// A list holds more values than [`crate::MAX_LIST_VALUES`].
+    /// A list holds more values than [`crate::limits::MAX_LIST_VALUES`].
     #[error("{at}: list '{list}' has more than {max} values")]
     ListTooLong {
         /// Where the list is.
@@ -103,7 +103,7 @@ pub enum Error {
         /// The bound.
         max: usize,
     },
-    /// A number range is invalid or larger than [`crate::MAX_RANGE_NUMBERS`] numbers.
+    /// A number range is invalid or larger than [`crate::limits::MAX_RANGE_NUMBERS`] numbers.
     #[error("{at}: range of list '{list}': {why}")]
     Range {
         /// Where the range is.
@@ -129,8 +129,8 @@ pub enum Error {
         /// The rule.
         rule: String,
     },
-    /// A template grows past [`crate::MAX_TEMPLATE_SIZE`] once rules are inlined and
-    /// permutations spelled out, or a permutation has more than [`crate::MAX_PERMUTATION`] items.
+    /// A template grows past [`crate::limits::MAX_TEMPLATE_SIZE`] once rules are inlined and
+    /// permutations spelled out, or a permutation has more than [`crate::limits::MAX_PERMUTATION`] items.
     #[error("{at}: template expands to more than {max} steps ({why})")]
     TooLarge {
         /// Where the template is.
@@ -140,7 +140,7 @@ pub enum Error {
         /// What grew.
         why: String,
     },
-    /// The whole data set grows past [`crate::MAX_TOTAL_SIZE`].
+    /// The whole data set grows past [`crate::limits::MAX_TOTAL_SIZE`].
     #[error("{at}: the sentence data expands to more than {max} steps in all")]
     TotalTooLarge {
         /// The file whose data crossed the bound.

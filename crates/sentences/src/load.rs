@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use serde_json::Value as J;
 
 use crate::error::{Error, Location};
+use crate::limits::{MAX_LIST_VALUES, MAX_RANGE_NUMBERS};
 use crate::template::{is_template, parse_sentence, Expr, ParseError};
 use crate::text::normalize_text;
 use crate::tree::{Node, V};
-use crate::{MAX_LIST_VALUES, MAX_RANGE_NUMBERS};
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Data {
@@ -191,7 +191,7 @@ pub(crate) fn template(text: &str, at: &Location) -> Result<Expr, Error> {
     parse_sentence(text).map_err(|e| match e {
         ParseError::TooDeep => Error::TooDeep {
             at: at.clone(),
-            max: crate::MAX_NESTING,
+            max: crate::limits::MAX_NESTING,
         },
         ParseError::Syntax(why, offset) => Error::Template {
             at: at.clone(),

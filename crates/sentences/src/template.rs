@@ -2,10 +2,10 @@
 //! `parse_expression.py`): words keep their trailing spaces, `(a|b)` alternatives, `[a]`
 //! optionals (an alternative with an empty branch), `(a;b)` permutations (each item padded with
 //! a space), `{list}` / `{list:slot}` / `{@capture}` / `{1..10:slot}`, `<rule>`, and `\` escaping
-//! the next character. Nesting is bounded by [`crate::MAX_NESTING`].
+//! the next character. Nesting is bounded by [`crate::limits::MAX_NESTING`].
 
+use crate::limits::MAX_NESTING;
 use crate::text::normalize_text;
-use crate::MAX_NESTING;
 
 /// A parsed template expression.
 #[derive(Debug, Clone, PartialEq)]

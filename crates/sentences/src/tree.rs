@@ -5,7 +5,7 @@
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use crate::error::{Error, Location};
-use crate::MAX_NESTING;
+use crate::limits::MAX_NESTING;
 
 /// A value with its place.
 #[derive(Debug, Clone)]
