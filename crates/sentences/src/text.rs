@@ -333,6 +333,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_words_are_stemmed() {
+        let ru = rust_stemmers::Stemmer::create(stemmer_of("ru-RU").unwrap());
+        assert_eq!(stem(&ru, "лондоне").as_deref(), Some("лондон"));
+        assert_eq!(
+            stem(&ru, "санкт-петербурге").as_deref(),
+            Some("санкт-петербург")
+        );
+        assert_eq!(stem(&ru, ""), None);
+        assert_eq!(stem(&ru, "42"), None);
+        assert_eq!(stem(&ru, &"я".repeat(MAX_STEMMED_WORD + 1)), None);
+        assert!(stemmer_of("xx").is_none());
+    }
+
+    #[test]
     fn punctuation_goes_at_word_edges_only() {
         assert_eq!(
             normalize_for_matching("  What's the time?  "),
