@@ -7,7 +7,7 @@
 //! linear in the sentence's length for any templates.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 use serde_json::Value as J;
@@ -84,7 +84,8 @@ struct Thread {
     score: Score,
     slots: Option<Rc<SlotNode>>,
     template: u32,
-    /// Inside number words read at once: the reading (index into `Vm::spelled`), else `NONE`.
+    /// Inside number words or a stemmed word read at once: the reading (index into
+    /// `Vm::spelled`), else `NONE`.
     wait: u32,
 }
 
@@ -98,28 +99,8 @@ struct Key {
     ctx: u32,
 }
 
-impl Hash for Key {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        let wild = match self.wild {
-            None => 0u64,
-            Some((slot, started)) => (u64::from(slot) << 2) | 2 | u64::from(started),
-        };
-        h.write_u64((u64::from(self.pc) << 32) | (u64::from(self.ctx) << 1) | u64::from(self.sow));
-        if let Some(f) = self.frame {
-            h.write_u64((u64::from(f.ret) << 32) | u64::from(f.start));
-            h.write_u64((u64::from(f.slot) << 1) | u64::from(f.sow));
-        }
-        if wild != 0 {
-            h.write_u64(wild);
-        }
-        if self.wait != NONE {
-            h.write_u32(self.wait);
-        }
-    }
-}
-
-/// A multiply-rotate hash (as rustc's FxHasher) for the small integer keys of the state
-/// table: the keys are the program's own, not an adversary's, and SipHash dominated the time.
+/// A multiply-rotate hash (as rustc's FxHasher) for the matcher's small integer keys (the
+/// program's own and positions, never the sentence's text), where SipHash is slow.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct Fx(u64);
 

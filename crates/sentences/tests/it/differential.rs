@@ -4,10 +4,10 @@
 //! `testenv/hassil_peer.py sample LANG 2 1` samples with hassil's own sampler: for every
 //! template of every intent, the first 300 expansions, 2 of them picked with
 //! `random.Random(1)` and Python's hash seed 1 (1,722 English and 1,398 Russian sentences;
-//! `HASSIL_SAMPLE_SEED=N` samples with seed N instead), and answers each with
-//! `recognize_best` (no context). The same JSON data and the same run-time lists (`area`,
-//! `name`, `floor`) are loaded here; intent and slots must agree on every sentence, including
-//! those hassil itself does not recognise.
+//! `HASSIL_SAMPLE_SEED=N` samples with seed N instead, `HASSIL_SAMPLE_PER=K` K per template),
+//! and answers each with `recognize_best` (no context). The same JSON data and the same
+//! run-time lists (`area`, `name`, `floor`) are loaded here; intent and slots must agree on
+//! every sentence, including those hassil itself does not recognise.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,7 +40,8 @@ fn same(a: &Value, b: &Value) -> bool {
 fn agree(lang: &str) {
     let out = Command::new(python())
         .arg(testenv().join("hassil_peer.py"))
-        .args(["sample", lang, "2"])
+        .args(["sample", lang])
+        .arg(std::env::var("HASSIL_SAMPLE_PER").unwrap_or_else(|_| "2".to_owned()))
         .arg(std::env::var("HASSIL_SAMPLE_SEED").unwrap_or_else(|_| "1".to_owned()))
         .output()
         .unwrap();
