@@ -384,9 +384,15 @@ fn beside_a_daemon_each_server_is_reported_as_it_runs_and_a_crashed_one_fails() 
         "off": {"command": "/bin/false", "enabled": false}
     })));
     let d = home.start();
+    // Ready, and its listing reconciled (a listing proposes its rows a moment after it ends).
     let (code, checks) = crate::support::eventually("the demo server to be ready", || {
         let (code, checks) = doctor(&home);
-        (find(&checks, "daemon mcp:todo")["status"] == "ok").then_some((code, checks))
+        let todo = find(&checks, "daemon mcp:todo");
+        (todo["status"] == "ok"
+            && todo["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("3 proposed")))
+        .then_some((code, checks))
     });
     assert_eq!(code, Some(0), "{checks:?}");
     let todo = find(&checks, "daemon mcp:todo");
