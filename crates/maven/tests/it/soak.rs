@@ -518,16 +518,28 @@ fn twenty_flapping_servers_leave_no_leak_and_no_broken_invariant() {
     eventually("exactly one child per stdio server", || {
         (stdio_children().len() == STDIO).then_some(())
     });
-    let mut fds_after = fd_count(pid);
+    // Every kind of descriptor but sockets must be back to its count. A door keeps idle
+    // keep-alive connections per origin (webfetch's pool, up to 16, evicted when next used): a
+    // call that raced a health check to an HTTP server may leave one more idle connection to it
+    // than before, so sockets may grow by at most one per HTTP server; a leak grows without
+    // bound (each flap, each call) and is caught all the same.
+    let sockets = |l: &[String]| l.iter().filter(|t| t.starts_with("socket:")).count();
+    let sockets_before = sockets(&fd_list_before);
+    let others_before = fd_list_before.len() - sockets_before;
+    let grown = |l: &[String]| {
+        let s = sockets(l);
+        s > sockets_before + HTTP || l.len() - s > others_before
+    };
+    let mut fd_list_after = fd_targets(pid);
     let settle = Instant::now() + Duration::from_secs(30);
-    while fds_after > fds_before && Instant::now() < settle {
+    while grown(&fd_list_after) && Instant::now() < settle {
         std::thread::sleep(Duration::from_millis(200));
-        fds_after = fd_count(pid);
+        fd_list_after = fd_targets(pid);
     }
+    let fds_after = fd_list_after.len();
     assert!(
-        fds_after <= fds_before,
-        "open descriptors grew from {fds_before} to {fds_after}:\nbefore {fd_list_before:?}\nafter {:?}",
-        fd_targets(pid)
+        !grown(&fd_list_after),
+        "open descriptors grew from {fds_before} to {fds_after}:\nbefore {fd_list_before:?}\nafter {fd_list_after:?}"
     );
     let rss_after = rss_kib(pid);
     assert!(
