@@ -347,6 +347,10 @@ fn errors_name_file_path_value_and_expectation() {
             &[r#"config.json: fetch.timeouts.total: expected a duration above zero, got "0""#],
         ),
         (
+            r#"{"sentences": ["mine/en.yaml"]}"#,
+            &[r#"config.json: sentences[0]: expected an absolute path without ".." (a sentence file or a folder of them), got "mine/en.yaml""#],
+        ),
+        (
             r#"{"feed_min_interval": 300}"#,
             &[r#"config.json: feed_min_interval: expected a duration string such as "30s", got 300"#],
         ),

@@ -205,6 +205,24 @@ impl Validator<'_> {
         })
     }
 
+    /// `p` as a path when it is absolute, without `..` and without NUL; else `None`, and the
+    /// error names `at` and what was expected (`what` said after it, if any).
+    pub(crate) fn absolute_path(&mut self, at: &str, what: &str, p: String) -> Option<PathBuf> {
+        let pp = std::path::Path::new(&p);
+        let dotted = pp
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+        if !pp.is_absolute() || dotted || p.contains('\0') {
+            self.bad_value(
+                at,
+                format!("an absolute path without \"..\"{what}"),
+                format!("{p:?}"),
+            );
+            return None;
+        }
+        Some(PathBuf::from(p))
+    }
+
     /// A stdio block's `sandbox`: `true` (the default), `false`, or `{"read": [paths],
     /// "write": [paths], "network": bool, "memory": bytes, "processes": n}`.
     pub(crate) fn sandbox(
@@ -234,18 +252,8 @@ impl Validator<'_> {
         };
         for (key, slot) in [("read", &mut policy.read), ("write", &mut policy.write)] {
             for (i, p) in self.string_list(&so, key).into_iter().enumerate() {
-                let pp = std::path::Path::new(&p);
-                let dotted = pp
-                    .components()
-                    .any(|c| matches!(c, std::path::Component::ParentDir));
-                if !pp.is_absolute() || dotted || p.contains('\0') {
-                    self.bad_value(
-                        &format!("{path}.{key}[{i}]"),
-                        "an absolute path without \"..\"",
-                        format!("{p:?}"),
-                    );
-                } else {
-                    slot.push(PathBuf::from(p));
+                if let Some(p) = self.absolute_path(&format!("{path}.{key}[{i}]"), "", p) {
+                    slot.push(p);
                 }
             }
         }

@@ -52,18 +52,9 @@ impl Validator<'_> {
         let voice = self.voice(root.get("voice"));
         let mut sentences = Vec::new();
         for (i, p) in self.string_list(&top, "sentences").into_iter().enumerate() {
-            let pp = std::path::Path::new(&p);
-            let dotted = pp
-                .components()
-                .any(|c| matches!(c, std::path::Component::ParentDir));
-            if !pp.is_absolute() || dotted || p.contains('\0') {
-                self.bad_value(
-                    &format!("sentences[{i}]"),
-                    "an absolute path without \"..\" (a sentence file or a folder of them)",
-                    format!("{p:?}"),
-                );
-            } else {
-                sentences.push(std::path::PathBuf::from(p));
+            let what = " (a sentence file or a folder of them)";
+            if let Some(p) = self.absolute_path(&format!("sentences[{i}]"), what, p) {
+                sentences.push(p);
             }
         }
         Config {
