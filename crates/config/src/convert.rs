@@ -7,9 +7,11 @@ use std::time::Duration;
 use crate::{Config, McpTarget, McpTiming};
 
 /// One of the configuration's webfetch doors, each with its own limits: `fetch` (the global
-/// block), `router`, `feed:NAME` and `mcp:NAME` (an HTTP server). Its [`std::fmt::Display`] is
-/// the door's name in logs and errors; [`std::str::FromStr`] reads the name a person typed
-/// (`maven fetch --door`).
+/// block), `router`, `voice` (the speech services `maven listen` and `maven doctor` dial),
+/// `feed:NAME`, `mcp:NAME` (an HTTP server) and a sandboxed server's proxy. [`Config::door`]
+/// is the one place each is built, every one from the `fetch` block. Its
+/// [`std::fmt::Display`] is the door's name in logs and errors; [`std::str::FromStr`] reads
+/// the name a person typed (`maven fetch --door`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Door {
     /// The global `fetch` block (`maven fetch`).
@@ -20,6 +22,11 @@ pub enum Door {
     Feed(String),
     /// A configured HTTP MCP server, by name.
     Mcp(String),
+    /// The proxy of a sandboxed local server whose network goes through Maven (`mcp:NAME` in
+    /// logs): the hosts its `sandbox.hosts` names, never one `fetch.deny_hosts` denies.
+    Sandbox(String),
+    /// The Wyoming speech services (`voice.asr`, `voice.tts`, `voice.wake`).
+    Voice,
 }
 
 impl std::fmt::Display for Door {
@@ -28,7 +35,8 @@ impl std::fmt::Display for Door {
             Door::Fetch => f.write_str("fetch"),
             Door::Router => f.write_str("router"),
             Door::Feed(n) => write!(f, "feed:{n}"),
-            Door::Mcp(n) => write!(f, "mcp:{n}"),
+            Door::Mcp(n) | Door::Sandbox(n) => write!(f, "mcp:{n}"),
+            Door::Voice => f.write_str("voice"),
         }
     }
 }
@@ -39,6 +47,7 @@ impl std::str::FromStr for Door {
         match s {
             "fetch" => Ok(Door::Fetch),
             "router" => Ok(Door::Router),
+            "voice" => Ok(Door::Voice),
             _ => match s.split_once(':') {
                 Some(("feed", n)) if !n.is_empty() => Ok(Door::Feed(n.to_owned())),
                 Some(("mcp", n)) if !n.is_empty() => Ok(Door::Mcp(n.to_owned())),
@@ -52,7 +61,7 @@ impl std::str::FromStr for Door {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DoorError {
     /// A name that is no door at all.
-    #[error("unknown door {0:?}: expected fetch, router, feed:<name> or mcp:<name>")]
+    #[error("unknown door {0:?}: expected fetch, router, voice, feed:<name> or mcp:<name>")]
     Unknown(String),
     /// `feed:NAME` of a feed the configuration does not have.
     #[error("no feed named {0:?} in the config")]
@@ -63,6 +72,9 @@ pub enum DoorError {
     /// `mcp:NAME` of a local (stdio) server, which has no door.
     #[error("MCP server {0:?} is a local process, not an HTTP endpoint")]
     NotHttp(String),
+    /// The proxy of a server whose network does not go through Maven.
+    #[error("MCP server {0:?} has no network through Maven's proxy")]
+    NoProxy(String),
 }
 
 impl McpTiming {
@@ -88,6 +100,29 @@ impl Config {
         out.timeouts = f.timeouts;
         match door {
             Door::Fetch => {}
+            Door::Voice => {
+                out.allow_private = self.voice.allow_private;
+                // A conversation is a few requests to one service: no per-host interval.
+                out.host_interval = Duration::ZERO;
+            }
+            Door::Sandbox(server) => {
+                let network = self
+                    .mcp_servers
+                    .get(server)
+                    .ok_or_else(|| DoorError::NoServer(server.clone()))?
+                    .sandbox
+                    .as_ref()
+                    .map(|p| &p.network);
+                let Some(sandbox::Network::Proxy { hosts, .. }) = network else {
+                    return Err(DoorError::NoProxy(server.clone()));
+                };
+                // The proxy relays connections, not requests: only the host lists apply. The
+                // block's hosts are what it may reach; the global denials hold here too.
+                let mut proxy = webfetch::DoorConfig::new(door.to_string());
+                proxy.allow_hosts = hosts.clone();
+                proxy.deny_hosts = out.deny_hosts;
+                return Ok(proxy);
+            }
             Door::Router => {
                 out.allow_private = self.router.allow_private;
                 out.timeouts.total = self.router.timeout;

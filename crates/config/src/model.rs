@@ -35,7 +35,7 @@ impl fmt::Display for Secret {
 }
 
 /// The whole configuration, validated.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// The file it came from; `None` when no file existed and every default applies.
     pub source: Option<PathBuf>,
@@ -64,7 +64,7 @@ pub struct Config {
 
 /// The `voice` block: Maven as a Wyoming conversation agent (`listen`), and the speech
 /// services `maven listen` uses (`asr`, `tts`, `wake`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VoiceConfig {
     /// Where Maven serves the Wyoming protocol; off when absent.
     pub listen: Option<std::net::SocketAddr>,
@@ -130,7 +130,7 @@ impl Default for McpTiming {
 }
 
 /// The `web` block: the local page.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WebConfig {
     /// The address the page listens on (default `127.0.0.1:8765`).
     pub listen: SocketAddr,
@@ -159,7 +159,7 @@ pub enum RouterKind {
 }
 
 /// The `router` block.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RouterConfig {
     /// `kind`: which router.
     pub kind: RouterKind,
@@ -193,7 +193,7 @@ pub enum RouterTools {
 ///
 /// Not a `webfetch::DoorConfig`: a door also has a name, `allow_private`, `allow_cgnat` and
 /// `max_redirects`, which this block does not set; [`Config::door`] builds each door from it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FetchConfig {
     /// Host patterns every door may reach (empty: any host).
     pub allow_hosts: Vec<String>,
@@ -208,7 +208,7 @@ pub struct FetchConfig {
 }
 
 /// One entry of `feeds`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FeedConfig {
     /// The feed's name (letters, digits, `-`, `_`, `.`; unique).
     pub name: String,
@@ -241,7 +241,7 @@ pub struct McpDoor {
 }
 
 /// One entry of `mcp_servers`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct McpServerConfig {
     /// The block's name (`mcp_servers.<name>`).
     pub name: String,
@@ -293,7 +293,7 @@ pub struct McpOAuthConfig {
 }
 
 /// One entry of `acts`: a local command proposed from config.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ActConfig {
     /// The act's name (lowercase letters, digits and `_`; unique).
     pub name: String,

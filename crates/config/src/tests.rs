@@ -585,7 +585,7 @@ fn doors_take_global_defaults_and_their_own_overrides() {
     );
     assert_eq!(
         door("ftp").unwrap_err().to_string(),
-        "unknown door \"ftp\": expected fetch, router, feed:<name> or mcp:<name>"
+        "unknown door \"ftp\": expected fetch, router, voice, feed:<name> or mcp:<name>"
     );
     assert_eq!(
         door("feed:").unwrap_err(),
@@ -596,9 +596,47 @@ fn doors_take_global_defaults_and_their_own_overrides() {
         crate::Door::Router,
         crate::Door::Feed("a:b".into()),
         crate::Door::Mcp("m".into()),
+        crate::Door::Voice,
     ] {
         assert_eq!(d.to_string().parse::<crate::Door>().unwrap(), d);
     }
+}
+
+#[test]
+fn the_voice_door_and_a_sandbox_proxy_are_built_from_the_fetch_block_too() {
+    let c = check(
+        r#"{"fetch": {"deny_hosts": ["evil.example"], "allow_hosts": ["*.example"], "max_body": 1000, "timeouts": {"total": "7s"}},
+            "voice": {"asr": "tcp://127.0.0.1:10300", "allow_private": true},
+            "mcp_servers": {"p": {"command": "/bin/true", "sandbox": {"hosts": ["api.example"]}},
+                            "d": {"command": "/bin/true", "sandbox": {"network": "direct"}},
+                            "u": {"command": "/bin/true", "sandbox": false}}}"#,
+    )
+    .unwrap();
+    let v = c.door(&crate::Door::Voice).unwrap();
+    assert_eq!(v.name, "voice");
+    assert!(v.allow_private);
+    assert_eq!(v.deny_hosts, vec!["evil.example".to_string()]);
+    assert_eq!(v.allow_hosts, vec!["*.example".to_string()]);
+    assert_eq!(v.max_body, 1000);
+    assert_eq!(v.timeouts.total, Duration::from_secs(7));
+    assert_eq!(v.host_interval, Duration::ZERO);
+    let off = check(r#"{"voice": {"asr": "tcp://127.0.0.1:10300"}}"#).unwrap();
+    assert!(!off.door(&crate::Door::Voice).unwrap().allow_private);
+
+    let p = c.door(&crate::Door::Sandbox("p".into())).unwrap();
+    assert_eq!(p.name, "mcp:p");
+    assert_eq!(p.allow_hosts, vec!["api.example".to_string()]);
+    assert_eq!(p.deny_hosts, vec!["evil.example".to_string()]);
+    for s in ["d", "u"] {
+        assert_eq!(
+            c.door(&crate::Door::Sandbox(s.into())).unwrap_err(),
+            crate::DoorError::NoProxy(s.into())
+        );
+    }
+    assert_eq!(
+        c.door(&crate::Door::Sandbox("nope".into())).unwrap_err(),
+        crate::DoorError::NoServer("nope".into())
+    );
 }
 
 #[test]

@@ -133,10 +133,17 @@ fn launch_planned(
     }
     // Out only through Maven: the launcher hands its namespace's listeners to the door,
     // showing the token this start alone was given.
-    let token = matches!(plan.network, sandbox::Network::Proxy { .. }).then(|| {
-        plan.door = Some(door.path().to_path_buf());
-        door.admit(name, &plan.network)
-    });
+    let token = match &plan.network {
+        sandbox::Network::Proxy { connect, .. } => {
+            let relay = match config.door(&config::Door::Sandbox(name.to_owned())) {
+                Ok(d) => d,
+                Err(e) => return Some(refused(format!("sandbox: its network: {e}"))),
+            };
+            plan.door = Some(door.path().to_path_buf());
+            Some(door.admit(name, relay, connect))
+        }
+        _ => None,
+    };
     Some(
         match through_launcher(
             server,

@@ -64,8 +64,6 @@ pub(crate) struct State {
     /// `--config` as given (`None`: the default path), read again by each reload.
     config_path: Option<PathBuf>,
     config: Current,
-    /// The configuration file as JSON, what the next reload compares with.
-    file: std::sync::Mutex<Value>,
     store: store::Store,
     /// The feed poller and the token that stops it alone; `None` when no feed is enabled
     /// (F-8: no task, no request).
@@ -115,7 +113,7 @@ pub(crate) fn main(opts: Options) -> ExitCode {
 }
 
 fn start(opts: Options) -> ExitCode {
-    let loaded = match Config::load_with_file(opts.config.as_deref()) {
+    let loaded = match Config::load(opts.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             // Each problem on its own line, so a human reads them and a log keeps them.
@@ -190,7 +188,7 @@ fn human_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 's
 async fn run(
     data_dir: PathBuf,
     config_path: Option<PathBuf>,
-    (config, file): (Config, Value),
+    config: Config,
 ) -> anyhow::Result<()> {
     prepare_data_dir(&data_dir)?;
     let lock = crate::datadir::DataLock::acquire(&data_dir)?;
@@ -280,7 +278,6 @@ async fn run(
         data_dir: data_dir.clone(),
         config_path,
         config: current,
-        file: std::sync::Mutex::new(file),
         store,
         poller,
         manager,
@@ -646,7 +643,7 @@ impl State {
                 "a reload is already being applied; nothing changed by this one (try again when it is done)",
             ));
         };
-        let (config, file) = match Config::load_with_file(self.config_path.as_deref()) {
+        let config = match Config::load(self.config_path.as_deref()) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!("reload refused, the configuration in force stays: {e}");
@@ -655,8 +652,9 @@ impl State {
                 )));
             }
         };
-        let old = self.file.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let diff = crate::reload::Diff::new(&old, &file);
+        let config = Arc::new(config);
+        let old = self.config();
+        let diff = crate::reload::Diff::new(&old, &config);
         let mut view = ReloadView {
             config: config.source.as_ref().map(|p| p.display().to_string()),
             ..ReloadView::default()
@@ -667,7 +665,6 @@ impl State {
                 "router: {e:#}\nthe configuration in force stays; nothing changed"
             ))
         })?;
-        let config = Arc::new(config);
         let approvals = Arc::new(crate::policy::approvals(&config));
         allowlist::reconcile::propose_local_acts(
             &self.store,
@@ -678,7 +675,6 @@ impl State {
         .map_err(internal)?;
         view.withdrawn = narrow_all(&config, &self.store).await.map_err(internal)?;
         *self.config.write().unwrap_or_else(|p| p.into_inner()) = config.clone();
-        *self.file.lock().unwrap_or_else(|p| p.into_inner()) = file.clone();
         self.turns.reconfigure(approvals, llm);
         load_templates(
             &config,
@@ -741,12 +737,7 @@ impl State {
         let (restarted, dark_too): (Vec<String>, Vec<String>) =
             applied.restarted.into_iter().partition(enabled);
         // A server switched on was not running: it starts, it does not restart.
-        let was_on = |n: &String| {
-            old.pointer(&format!(
-                "/mcp_servers/{}/enabled",
-                n.replace('~', "~0").replace('/', "~1")
-            )) == Some(&Value::Bool(true))
-        };
+        let was_on = |n: &String| diff.was_enabled(n);
         let (restarted, switched_on): (Vec<String>, Vec<String>) =
             restarted.into_iter().partition(was_on);
         view.added = added;
@@ -756,17 +747,10 @@ impl State {
         view.not_enabled = dark.into_iter().chain(dark_too).collect();
         view.not_enabled.sort();
         // A removed server the manager never ran (it could not start) is removed all the same.
-        let servers_of = |f: &Value| -> Vec<String> {
-            f.get("mcp_servers")
-                .and_then(Value::as_object)
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default()
-        };
-        let now = servers_of(&file);
         view.removed = applied.removed;
-        for gone in servers_of(&old) {
-            if !now.contains(&gone) && !view.removed.contains(&gone) {
-                view.removed.push(gone);
+        for gone in diff.removed_servers() {
+            if !view.removed.contains(gone) {
+                view.removed.push(gone.clone());
             }
         }
         view.removed.sort();

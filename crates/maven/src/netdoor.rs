@@ -32,7 +32,8 @@ const MAX_PENDING: usize = 16;
 #[derive(Debug, Clone)]
 struct Admitted {
     server: String,
-    hosts: Vec<String>,
+    /// The door its relays go out through (`config::Door::Sandbox`).
+    relay: webfetch::DoorConfig,
     connect: Vec<SocketAddr>,
 }
 
@@ -101,13 +102,13 @@ impl Door {
     /// Admits server `name` with this `network`: the token its launcher will show. A
     /// server admitted again gets a new token; the old one keeps working for a start already
     /// under way.
-    pub(crate) fn admit(&self, name: &str, network: &sandbox::Network) -> String {
-        let (hosts, connect) = match network {
-            sandbox::Network::Proxy { hosts, connect } => {
-                (hosts.clone(), connect.iter().map(|e| e.addr).collect())
-            }
-            _ => (Vec::new(), Vec::new()),
-        };
+    pub(crate) fn admit(
+        &self,
+        name: &str,
+        relay: webfetch::DoorConfig,
+        connect: &[sandbox::Endpoint],
+    ) -> String {
+        let connect = connect.iter().map(|e| e.addr).collect();
         let mut b = [0u8; 32];
         rand::rngs::OsRng.fill_bytes(&mut b);
         let token = hex::encode(b);
@@ -115,7 +116,7 @@ impl Door {
             token.clone(),
             Admitted {
                 server: name.to_owned(),
-                hosts,
+                relay,
                 connect,
             },
         );
@@ -324,10 +325,8 @@ fn serve_listeners(
     counters: &Arc<Counters>,
     refusals: Arc<Mutex<std::collections::VecDeque<Refusal>>>,
 ) -> Result<JoinSet<()>, String> {
-    let mut door = webfetch::DoorConfig::new(format!("mcp:{}", admitted.server));
-    door.allow_hosts = admitted.hosts.clone();
     let fetcher = Arc::new(
-        webfetch::Fetcher::builder(door)
+        webfetch::Fetcher::builder(admitted.relay.clone())
             .test_hooks_from_env()
             .build(),
     );

@@ -230,7 +230,18 @@ async fn router_probe(cfg: &Config) -> Option<Check> {
 /// Each configured speech service (`voice.asr`, `voice.tts`, `voice.wake`) dialled through the
 /// `voice` door and asked `describe`: it must answer `info` offering a program of its kind.
 async fn voice_probes(cfg: &Config, out: &mut Vec<Check>) {
-    let door = super::listen::Door::of(cfg);
+    let door = match super::listen::Door::of(cfg) {
+        Ok(d) => d,
+        Err(e) => {
+            out.push(check(
+                "voice".to_owned(),
+                Status::Fail,
+                e.to_string(),
+                "fix the configuration",
+            ));
+            return;
+        }
+    };
     for (key, addr, kind) in [
         ("asr", &cfg.voice.asr, "speech-to-text"),
         ("tts", &cfg.voice.tts, "text-to-speech"),
@@ -254,7 +265,11 @@ async fn voice_probes(cfg: &Config, out: &mut Vec<Check>) {
                 out.push(check(
                     label,
                     Status::Fail,
-                    format!("{at}: {}", shown::line(&e.to_string())),
+                    // With its causes: the door's refusal, the connection's error.
+                    format!(
+                        "{at}: {}",
+                        shown::line(&format!("{:#}", anyhow::Error::new(e)))
+                    ),
                     &fix,
                 ));
                 continue;

@@ -31,12 +31,13 @@ pub(crate) struct Listen<'a> {
 pub(crate) struct Door(webfetch::Fetcher);
 
 impl Door {
-    /// The `voice` door of `cfg`: loopback and LAN services only with `voice.allow_private`.
-    pub(crate) fn of(cfg: &config::Config) -> Door {
-        let mut door = webfetch::DoorConfig::new("voice");
-        door.allow_private = cfg.voice.allow_private;
-        door.host_interval = std::time::Duration::ZERO;
-        Door(webfetch::Fetcher::new(door))
+    /// The `voice` door of `cfg` (`config::Door::Voice`): the `fetch` block's host lists, body
+    /// cap and deadlines like every door, and loopback and LAN services only with
+    /// `voice.allow_private`.
+    pub(crate) fn of(cfg: &config::Config) -> Result<Door, config::DoorError> {
+        Ok(Door(webfetch::Fetcher::new(
+            cfg.door(&config::Door::Voice)?,
+        )))
     }
 }
 
@@ -66,7 +67,13 @@ pub(crate) fn run(args: Listen<'_>) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     };
-    let door = Door::of(&cfg);
+    let door = match Door::of(&cfg) {
+        Ok(d) => d,
+        Err(e) => {
+            errln!("maven listen: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let language = cfg.voice.language.clone();
     super::runtime(async move {
         match listen(&args, &door, &asr, &tts, &language).await {
@@ -82,7 +89,7 @@ pub(crate) fn run(args: Listen<'_>) -> ExitCode {
 type Failed = (u8, String);
 
 fn failed(what: &str) -> impl Fn(wyoming::Error) -> Failed + '_ {
-    move |e| (EXIT_FAILED, format!("{what}: {e}"))
+    move |e| (EXIT_FAILED, format!("{what}: {:#}", anyhow::Error::new(e)))
 }
 
 async fn listen(

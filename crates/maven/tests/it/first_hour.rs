@@ -597,6 +597,25 @@ fn doctor_asks_each_speech_service_describe_and_names_what_it_offers() {
         format!("fail  voice wake: {asr} answers describe, but offers no wake-word program — point voice.wake at a wake-word service")
     );
 
+    // The voice door is built from the fetch block like every door: a host it denies is
+    // refused before a connection, though a real service listens there.
+    home.write_config(
+        &json!({"voice": {"asr": asr, "allow_private": true}, "fetch": {"deny_hosts": ["127.0.0.1"]}})
+            .to_string(),
+    );
+    let out = home.run(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let l = text
+        .lines()
+        .find(|l| l.contains(" voice asr: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        l.starts_with(&format!("fail  voice asr: {asr}: "))
+            && l.contains("127.0.0.1 is on the denylist"),
+        "{l}"
+    );
+
     // Nothing listening: said, with the fix.
     home.write_config(&json!({"voice": {"asr": closed, "allow_private": true}}).to_string());
     let out = home.run(&["doctor"]);
