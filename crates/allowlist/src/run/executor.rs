@@ -362,7 +362,7 @@ pub enum InputStep {
     /// The call went on: its result (which may wait again).
     Ran(Result<Ran, ExecError>),
     /// The answer does not fit the question (the reason); the same question stands.
-    Again(Box<Waiting>, String),
+    Again(Box<Waiting>, mcp::AnswerError),
     /// The two minutes passed: nothing was sent.
     Expired(Box<Waiting>),
 }
