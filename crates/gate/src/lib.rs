@@ -20,6 +20,8 @@
 //!
 //! A leaf: it knows no door of Maven's, only sockets, processes and the kernel's answers.
 
+#![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
