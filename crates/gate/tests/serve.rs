@@ -169,6 +169,7 @@ async fn another_uids_tcp_peer_is_refused_before_a_byte_is_read() {
         }
         other => panic!("the owner was not served: {other:?}"),
     }
+    drop(own);
     cancel.cancel();
     served.await.unwrap();
 }
@@ -225,6 +226,7 @@ async fn another_uids_unix_peer_is_refused_by_its_credentials() {
         next(&mut rx).await,
         Seen::Admitted { uid: Some(u), .. } if u == owner
     ));
+    drop(own);
     cancel.cancel();
     served.await.unwrap();
 }
@@ -295,10 +297,11 @@ async fn a_descendant_is_refused_on_tcp_and_unix_and_this_process_admitted() {
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "said b''");
-    let mut own = UnixStream::connect(&path).await.unwrap();
-    assert_eq!(said(&mut own).await, "served\n");
+    let mut own_unix = UnixStream::connect(&path).await.unwrap();
+    assert_eq!(said(&mut own_unix).await, "served\n");
     assert!(matches!(next(&mut urx).await, Seen::Admitted { .. }));
 
+    drop((own, own_unix));
     cancel.cancel();
     served.await.unwrap();
     userved.await.unwrap();
@@ -369,7 +372,7 @@ async fn the_bound_holds_and_the_reserved_slots_are_taken_last() {
     let mut fifth = connect(port).await;
     assert!(matches!(next(&mut rx).await, Seen::Full));
     assert_eq!(said(&mut fifth).await, "");
-    drop(second);
+    drop((second, fourth));
     cancel.cancel();
     served.await.unwrap();
 }
