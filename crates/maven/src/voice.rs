@@ -170,3 +170,46 @@ pub(crate) async fn serve(
     };
     gate::serve(listener, gate.door(), slots, handler, cancel).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn beyond_the_loopback_only_voice_peers_are_admitted_and_one_elsewhere_without_a_socket_here() {
+        let listed: IpAddr = "192.0.2.7".parse().unwrap();
+        let door = Gate::for_listen("0.0.0.0:10700".parse().unwrap(), &[listed]).door();
+        let local = Some("192.0.2.1:10700".parse().unwrap());
+        // Not listed: refused before anything else is asked.
+        assert_eq!(
+            door.judge(&gate::Peer::Tcp {
+                local,
+                remote: "192.0.2.8:40000".parse().unwrap(),
+            }),
+            Err(gate::Refusal::NotListed("192.0.2.8".parse().unwrap()))
+        );
+        // Listed, on another machine (no socket of this one): admitted, its uid unknown.
+        assert_eq!(
+            door.judge(&gate::Peer::Tcp {
+                local,
+                remote: SocketAddr::new(listed, 40000),
+            }),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn on_the_loopback_a_peer_whose_socket_is_gone_is_refused() {
+        let door = Gate::for_listen("127.0.0.1:10700".parse().unwrap(), &[]).door();
+        assert_eq!(
+            door.judge(&gate::Peer::Tcp {
+                local: Some("127.0.0.1:10700".parse().unwrap()),
+                remote: "127.0.0.1:9".parse().unwrap(),
+            }),
+            Err(gate::Refusal::NotOwner {
+                uid: None,
+                owner: gate::owner_uid()
+            })
+        );
+    }
+}
