@@ -214,7 +214,7 @@ async fn run(
     let tracker = TaskTracker::new();
     // orphans of the servers stay the daemon's descendants (and the IPC server refuses
     // them); the reaper collects them when they exit.
-    match crate::ipc::peer::become_subreaper() {
+    match gate::become_subreaper() {
         Ok(()) => {
             tracker.spawn(reap_adopted(cancel.clone()));
         }
@@ -297,12 +297,7 @@ async fn run(
     });
     let _ = state.me.set(Arc::downgrade(&state));
     state.serve_page(web, page_stop);
-    tracker.spawn(ipc::serve(
-        listener,
-        state.clone(),
-        cancel.clone(),
-        tracker.clone(),
-    ));
+    tracker.spawn(ipc::serve(listener, state.clone(), cancel.clone()));
     state.manager.spawn(&cancel, &tracker);
     tracing::info!(
         socket = %protocol::socket_path(&data_dir).display(),
@@ -359,7 +354,7 @@ async fn reap_adopted(cancel: CancellationToken) {
         }
         // A zombie must outlast a whole pass: the runtime reaps its own children at once.
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let n = crate::ipc::peer::reap_adopted(&mut seen);
+        let n = gate::reap_adopted(&mut seen);
         if n > 0 {
             tracing::debug!(reaped = n, "reaped orphans of the servers");
         }

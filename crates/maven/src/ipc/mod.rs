@@ -8,11 +8,10 @@
 //! [`protocol`] is the wire (a leaf): the socket's place, the framing, the error object.
 //! [`server`] accepts connections and hands each request to a [`server::Dispatch`]; it knows
 //! no method; [`methods`] is every method typed (its request and its reply), which the
-//! daemon answers and the command line sends. [`peer`] refuses a peer that descends from the daemon, a leaf the accept
-//! path calls. [`client`] is the command line's side.
+//! daemon answers and the command line sends. The accept loop is `gate::serve`, whose gate
+//! refuses a peer that descends from the daemon. [`client`] is the command line's side.
 
 pub(crate) mod client;
 pub(crate) mod methods;
-pub(crate) mod peer;
 pub(crate) mod protocol;
 pub(crate) mod server;

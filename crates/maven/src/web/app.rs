@@ -88,7 +88,7 @@ pub(crate) struct Web {
     /// `None` beyond loopback, where a peer's uid cannot be known.
     pub(crate) uid_check: Option<u32>,
     /// Connections of other users refused, for the log.
-    pub(super) refusals: super::peer::Refusals,
+    pub(super) refusals: super::limits::Refusals,
 }
 
 /// What the accept loop knows of a connection, on each of its requests.
@@ -157,8 +157,8 @@ impl Web {
             oauth: super::flows::Flows::default(),
             limits: Arc::new(limits),
             session_for: cfg.session,
-            uid_check: addr.ip().is_loopback().then(super::peer::owner_uid),
-            refusals: super::peer::Refusals::default(),
+            uid_check: addr.ip().is_loopback().then(::gate::owner_uid),
+            refusals: super::limits::Refusals::default(),
         })
     }
 

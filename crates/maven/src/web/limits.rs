@@ -89,3 +89,44 @@ impl Limits {
         }
     }
 }
+
+/// How often at most the log says that connections of other users were refused.
+const LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// The refusals of other users' connections (by the gate, at accept), logged once a minute at
+/// most.
+#[derive(Default)]
+pub(super) struct Refusals {
+    /// When the last line was logged, and how many were refused since.
+    last: std::sync::Mutex<(Option<std::time::Instant>, u64)>,
+}
+
+impl Refusals {
+    /// Counts a refusal of `uid` (`None`: it could not be told) and logs it when the last
+    /// line is a minute old.
+    pub(super) fn refused(&self, uid: Option<u32>, owner: u32, now: std::time::Instant) {
+        let mut g = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        g.1 += 1;
+        if g.0
+            .is_some_and(|t| now.saturating_duration_since(t) < LOG_EVERY)
+        {
+            return;
+        }
+        let n = std::mem::take(&mut g.1);
+        g.0 = Some(now);
+        drop(g);
+        match uid {
+            Some(uid) => tracing::warn!(
+                uid,
+                owner,
+                refused = n,
+                "the page closed a connection from another user's process: it serves only its owner's (logged once a minute at most)"
+            ),
+            None => tracing::warn!(
+                owner,
+                refused = n,
+                "the page closed a connection whose process it could not tell (its socket was gone, or the kernel's socket diagnostics, NETLINK_SOCK_DIAG with tcp_diag, did not answer): it serves only its owner's (logged once a minute at most)"
+            ),
+        }
+    }
+}

@@ -2,7 +2,8 @@
 //! recent acts, and the JSON API under `/api` that the page itself uses.
 //!
 //! Hardening (U-3), applied by layers around every route:
-//! - on loopback, a connection from another user's process is closed at accept (see `peer`);
+//! - on loopback, a connection from another user's process is closed at accept (by the gate,
+//!   `gate::serve`);
 //! - every route that shows the owner's data (`/tools` beyond the step-up card, `/api/tools`,
 //!   `/api/mcp_servers`, `/api/feeds`, `/api/acts_log`) needs a signed-in session: a step-up
 //!   (or a passkey enrolled in that session) within `web.session_hours` (401
@@ -38,8 +39,6 @@ mod listen;
 mod oauth;
 mod once;
 mod pages;
-mod peer;
-pub(crate) use peer::{owner_uid, peer_socket};
 mod session;
 
 use crate::web::error::Code;
@@ -283,75 +282,49 @@ pub(crate) async fn run(
 
 /// Serves the page until `cancel` fires, then lets open requests finish (briefly).
 ///
-/// On loopback a connection whose peer is not a process of the owner's uid is closed at
-/// accept, before a byte is read and before it takes a slot (see `peer`). Each connection is
-/// served by hyper with the deadlines of [`Limits`]; beyond [`Limits::max_connections`] a
-/// connection is answered 503 at once and closed, never queued; the last
-/// [`Limits::reserved`] slots serve only signed-in sessions.
+/// The accept loop is `gate::serve`: on loopback a connection whose peer is not a process of
+/// the owner's uid is closed at accept, before a byte is read and before it takes a slot
+/// (counted in `other_uid_refused`, logged by `Refusals`). Each connection is served by hyper
+/// with the deadlines of [`Limits`]; beyond [`Limits::max_connections`] a connection is
+/// answered 503 at once and closed, never queued; the last [`Limits::reserved`] slots serve
+/// only signed-in sessions.
 async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let limits = app.web.limits.clone();
     let web = app.web.clone();
     let router = router(app);
-    let slots = Arc::new(tokio::sync::Semaphore::new(
-        limits.max_connections - limits.reserved,
-    ));
-    let kept = Arc::new(tokio::sync::Semaphore::new(limits.reserved));
-    let tracker = tokio_util::task::TaskTracker::new();
-    loop {
-        let accepted = tokio::select! {
-            _ = cancel.cancelled() => break,
-            a = listener.accept() => a,
+    // Beyond loopback the peer's uid cannot be known: anyone reaches the sign-in.
+    let mut door = ::gate::Gate::open("the page");
+    if let Some(owner) = web.uid_check {
+        door = door.owner(owner).on_refusal(move |_, why| {
+            let seen = match why {
+                ::gate::Refusal::NotOwner { uid, .. } => *uid,
+                _ => None,
+            };
+            web.limits.other_uid_refused.fetch_add(1, Ordering::Relaxed);
+            web.refusals.refused(seen, owner, web.clock.now());
+        });
+    }
+    let full = limits.clone();
+    let slots = ::gate::Slots::new(limits.max_connections)
+        .reserved(limits.reserved)
+        .when_full(move |stream: tokio::net::TcpStream, _| full.refuse(&stream));
+    let served = cancel.clone();
+    let handler = move |stream: tokio::net::TcpStream, admitted: ::gate::Admitted| {
+        let open = Open::new(&limits);
+        let conn_info = Conn {
+            uid: admitted.uid,
+            reserved: admitted.reserved,
         };
-        let (stream, peer) = match accepted {
-            Ok(s) => s,
-            Err(e) => {
-                // Out of descriptors (EMFILE) or a connection reset before accept: wait a
-                // little rather than spin.
-                tracing::warn!(error = %e, "the page's accept failed");
-                tokio::select! {
-                    _ = cancel.cancelled() => break,
-                    _ = tokio::time::sleep(Duration::from_millis(100)) => continue,
-                }
-            }
-        };
-        let uid = match web.uid_check {
-            None => None,
-            Some(owner) => {
-                let seen = stream
-                    .local_addr()
-                    .ok()
-                    .and_then(|local| peer::peer_uid(local, peer));
-                if seen != Some(owner) {
-                    limits.other_uid_refused.fetch_add(1, Ordering::Relaxed);
-                    web.refusals.refused(seen, owner, web.clock.now());
-                    drop(stream);
-                    continue;
-                }
-                seen
-            }
-        };
-        let (permit, reserved) = match slots.clone().try_acquire_owned() {
-            Ok(p) => (p, false),
-            Err(_) => match kept.clone().try_acquire_owned() {
-                Ok(p) => (p, true),
-                Err(_) => {
-                    limits.refuse(&stream);
-                    continue;
-                }
-            },
-        };
-        limits.open.fetch_add(1, Ordering::Relaxed);
-        let conn_info = Conn { uid, reserved };
         let inner = hyper_util::service::TowerToHyperService::new(router.clone());
         let svc =
             hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
                 req.extensions_mut().insert(conn_info);
                 hyper::service::Service::call(&inner, req)
             });
-        let (cancel, limits) = (cancel.clone(), limits.clone());
-        tracker.spawn(async move {
-            let _permit = permit;
+        let (cancel, limits) = (served.clone(), limits.clone());
+        async move {
+            let (_slot, _open) = (admitted.slot, open);
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
@@ -375,11 +348,26 @@ async fn serve(listener: TcpListener, app: App, cancel: CancellationToken) {
                     let _ = tokio::time::timeout(Duration::from_secs(2), conn.as_mut()).await;
                 }
             }
-            limits.open.fetch_sub(1, Ordering::Relaxed);
-        });
+        }
+    };
+    ::gate::serve(listener, door, slots, handler, cancel).await;
+}
+
+/// One open connection in [`Limits::open`], counted until it is dropped (its connection
+/// ended, or the gate aborted it after the grace).
+struct Open(Arc<limits::Limits>);
+
+impl Open {
+    fn new(limits: &Arc<limits::Limits>) -> Open {
+        limits.open.fetch_add(1, Ordering::Relaxed);
+        Open(limits.clone())
     }
-    tracker.close();
-    let _ = tokio::time::timeout(Duration::from_secs(3), tracker.wait()).await;
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Largest request head (request line and headers) read, in bytes.

@@ -962,7 +962,7 @@ async fn status_says_whether_the_peer_uid_check_applies() {
         st.peer_uid_check,
         format!(
             "applies: only processes of uid {} are served",
-            peer::owner_uid()
+            ::gate::owner_uid()
         )
     );
     assert_eq!(st.session_hours, 12);

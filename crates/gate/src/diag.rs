@@ -1,5 +1,6 @@
-//! Whose process is at the other end of a loopback connection: the page serves only the
-//! owner's own (the uid the daemon runs as).
+//! Whose process is at the other end of a TCP connection on this machine: its uid (the gate
+//! admits only the owner's, the uid the daemon runs as, where a door asks it) and its socket's
+//! inode (by which [`crate::lineage`] finds the processes holding it).
 //!
 //! The kernel's socket diagnostics (`NETLINK_SOCK_DIAG`, the interface of `ss`) look up one
 //! TCP socket by its four addresses and answer its uid and inode. The peer of an accepted
@@ -12,14 +13,12 @@
 //! table: milliseconds per connection.)
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use rustix::net::netlink::{SocketAddrNetlink, SOCK_DIAG};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
 /// The uid the daemon runs as (its effective uid): the owner.
-pub(crate) fn owner_uid() -> u32 {
+pub fn owner_uid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
@@ -86,11 +85,11 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 /// The peer's socket as the kernel knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PeerSocket {
+pub struct PeerSocket {
     /// The uid of the process that made it.
-    pub(crate) uid: u32,
+    pub uid: u32,
     /// Its inode: what `/proc/PID/fd` of every process holding it links to (`socket:[N]`).
-    pub(crate) inode: u32,
+    pub inode: u32,
 }
 
 /// The socket of the kernel's answer `reply`; `None` for an error (no such socket), a socket
@@ -108,17 +107,17 @@ fn socket_of_reply(reply: &[u8]) -> Option<PeerSocket> {
 
 /// The uid of the process at the other end of the loopback connection `local` ← `peer`;
 /// `None` when the kernel knows no such socket (it went away) or cannot be asked.
-pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
+pub fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
     peer_socket(local, peer).map(|s| s.uid)
 }
 
 /// The socket at the other end of the connection `local` ← `peer` on this machine (its uid
 /// and inode); `None` when the kernel knows no such socket (it went away, or the peer is on
 /// another machine) or cannot be asked.
-pub(crate) fn peer_socket(local: SocketAddr, peer: SocketAddr) -> Option<PeerSocket> {
+pub fn peer_socket(local: SocketAddr, peer: SocketAddr) -> Option<PeerSocket> {
     #[expect(
         clippy::disallowed_methods,
-        reason = "the page's peer check asks the kernel (sock_diag) who is at the other end: it reaches nothing"
+        reason = "the gate's peer check asks the kernel (sock_diag) who is at the other end: it reaches nothing"
     )]
     let fd = rustix::net::socket_with(
         AddressFamily::NETLINK,
@@ -133,46 +132,6 @@ pub(crate) fn peer_socket(local: SocketAddr, peer: SocketAddr) -> Option<PeerSoc
     let mut buf = [0u8; 512];
     let (got, _) = rustix::net::recv(&fd, &mut buf, RecvFlags::DONTWAIT).ok()?;
     socket_of_reply(buf.get(..got)?)
-}
-
-/// How often at most the log says that connections of other users were refused.
-const LOG_EVERY: Duration = Duration::from_secs(60);
-
-/// The refusals of other users' connections, logged once a minute at most.
-#[derive(Default)]
-pub(super) struct Refusals {
-    /// When the last line was logged, and how many were refused since.
-    last: Mutex<(Option<Instant>, u64)>,
-}
-
-impl Refusals {
-    /// Counts a refusal of `uid` (`None`: it could not be told) and logs it when the last
-    /// line is a minute old.
-    pub(super) fn refused(&self, uid: Option<u32>, owner: u32, now: Instant) {
-        let mut g = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        g.1 += 1;
-        if g.0
-            .is_some_and(|t| now.saturating_duration_since(t) < LOG_EVERY)
-        {
-            return;
-        }
-        let n = std::mem::take(&mut g.1);
-        g.0 = Some(now);
-        drop(g);
-        match uid {
-            Some(uid) => tracing::warn!(
-                uid,
-                owner,
-                refused = n,
-                "the page closed a connection from another user's process: it serves only its owner's (logged once a minute at most)"
-            ),
-            None => tracing::warn!(
-                owner,
-                refused = n,
-                "the page closed a connection whose process it could not tell (its socket was gone, or the kernel's socket diagnostics, NETLINK_SOCK_DIAG with tcp_diag, did not answer): it serves only its owner's (logged once a minute at most)"
-            ),
-        }
-    }
 }
 
 #[cfg(test)]

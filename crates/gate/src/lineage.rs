@@ -1,56 +1,57 @@
-//! Who is on the other end of an IPC connection: no process that descends from the
-//! daemon — a server it started, sandboxed or not, or anything that server started — may
-//! speak to it, so a server can never walk the confirm turn it is guarded by.
+//! Whether a peer descends from the daemon (X-3, V-7): no process the daemon started — a
+//! server, sandboxed or not, or anything that server started — may speak to a door that acts
+//! for the owner, so a server can never walk the confirm turn it is guarded by.
 //!
-//! The peer's pid comes from `SO_PEERCRED`. It is refused when the daemon is among its
-//! ancestors (the `/proc/PID/stat` parent chain) or when it lives in another user namespace
-//! than the daemon's (every sandbox has its own). The daemon is a child subreaper
-//! ([`become_subreaper`]), so a double-forked server, whose parent died, is re-parented to the
-//! daemon rather than to init and still descends from it. A peer that cannot be looked up is
-//! refused (fail closed); a pid of 0 (a process outside the daemon's pid namespace, which no
-//! descendant can be) is not a descendant.
+//! A peer is refused when the daemon is among its ancestors (the `/proc/PID/stat` parent
+//! chain) or when it lives in another user namespace than the daemon's (every sandbox has its
+//! own). The daemon is a child subreaper ([`become_subreaper`]), so a double-forked server,
+//! whose parent died, is re-parented to the daemon rather than to init and still descends
+//! from it. A peer that cannot be looked up is refused (fail closed); a pid of 0 (a process
+//! outside the daemon's pid namespace, which no descendant can be) is not a descendant.
+//!
+//! A Unix peer's pid comes from `SO_PEERCRED` ([`admit_pid`]); a TCP peer on this machine is
+//! judged by every process holding its socket, found by the socket's inode
+//! ([`admit_socket`]).
 
 use std::path::PathBuf;
 
 /// The longest parent chain walked (a chain is far shorter; a loop cannot hold the walk).
 const MAX_DEPTH: usize = 4096;
 
-/// Why a peer is refused.
+/// Why a peer is refused for its descent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
+pub struct Lineage {
     /// The peer's pid.
-    pub(crate) pid: u32,
+    pub pid: u32,
     /// The daemon's direct child it descends from (a server's process), when known.
-    pub(crate) child: Option<u32>,
+    pub child: Option<u32>,
     /// Its process group, when known (a server's group unless it left it).
-    pub(crate) group: Option<u32>,
+    pub group: Option<u32>,
     /// Why.
-    pub(crate) reason: &'static str,
+    pub reason: &'static str,
 }
 
 /// Makes the daemon the reaper of its orphaned descendants (`PR_SET_CHILD_SUBREAPER`).
-pub(crate) fn become_subreaper() -> std::io::Result<()> {
+pub fn become_subreaper() -> std::io::Result<()> {
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
     Ok(())
 }
 
-/// Checks the peer of `stream`: `Ok` for a process that does not descend from this daemon.
-pub(crate) fn admit(stream: &tokio::net::UnixStream) -> Result<(), Refusal> {
-    let refuse = |pid: u32, reason| Refusal {
-        pid,
+/// Checks a Unix peer by the pid of its credentials (`SO_PEERCRED`; `None` when they name
+/// no process): `Ok` for a process that does not descend from this daemon.
+pub fn admit_pid(pid: Option<i32>) -> Result<(), Lineage> {
+    let refuse = |reason| Lineage {
+        pid: 0,
         child: None,
         group: None,
         reason,
     };
-    let cred = stream
-        .peer_cred()
-        .map_err(|_| refuse(0, "its credentials cannot be read"))?;
-    match cred.pid() {
-        None => Err(refuse(0, "its credentials name no process")),
+    match pid {
+        None => Err(refuse("its credentials name no process")),
         Some(0) => Ok(()),
         Some(pid) => match u32::try_from(pid) {
             Ok(pid) => check(pid, std::process::id()),
-            Err(_) => Err(refuse(0, "its pid is not valid")),
+            Err(_) => Err(refuse("its pid is not valid")),
         },
     }
 }
@@ -93,11 +94,11 @@ pub(crate) fn holders(inode: u32) -> Vec<u32> {
 /// and none descends from this daemon or lives in another user namespace (X-3, V-7: a
 /// server, sandboxed or not, never speaks to a door that acts for the owner). A socket no
 /// process can be found holding is refused (fail closed).
-pub(crate) fn admit_socket(inode: u32) -> Result<(), Refusal> {
+pub fn admit_socket(inode: u32) -> Result<(), Lineage> {
     let daemon = std::process::id();
     let found = holders(inode);
     if found.is_empty() {
-        return Err(Refusal {
+        return Err(Lineage {
             pid: 0,
             child: None,
             group: None,
@@ -111,8 +112,8 @@ pub(crate) fn admit_socket(inode: u32) -> Result<(), Refusal> {
 }
 
 /// `Ok` when `pid` does not descend from `daemon` and shares its user namespace.
-pub(crate) fn check(pid: u32, daemon: u32) -> Result<(), Refusal> {
-    let mut r = Refusal {
+pub fn check(pid: u32, daemon: u32) -> Result<(), Lineage> {
+    let mut r = Lineage {
         pid,
         child: None,
         group: None,
@@ -202,7 +203,7 @@ fn parse_stat(text: &[u8]) -> Option<Stat> {
 /// reaps the servers it started as soon as they exit (each has a task waiting on it); a local
 /// act stays in the daemon's group and its task may read its output before it waits, so it is
 /// never taken. `seen` carries the zombies of the previous pass.
-pub(crate) fn reap_adopted(seen: &mut Vec<u32>) -> usize {
+pub fn reap_adopted(seen: &mut Vec<u32>) -> usize {
     let me = std::process::id();
     let Some(own_group) = stat(me).map(|s| s.pgrp) else {
         return 0;
@@ -279,7 +280,7 @@ mod tests {
             .spawn()
             .unwrap();
         let (s, peer) = l.accept().unwrap();
-        let sock = crate::web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
+        let sock = crate::diag::peer_socket(s.local_addr().unwrap(), peer).unwrap();
         assert_eq!(holders(sock.inode), vec![child.id()]);
         let r = admit_socket(sock.inode).unwrap_err();
         assert_eq!(r.reason, "it descends from the daemon");
@@ -290,7 +291,7 @@ mod tests {
         let c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         let (s, peer) = l.accept().unwrap();
         assert_eq!(peer, c.local_addr().unwrap());
-        let sock = crate::web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
+        let sock = crate::diag::peer_socket(s.local_addr().unwrap(), peer).unwrap();
         assert_eq!(admit_socket(sock.inode), Ok(()));
         // A socket nobody holds is refused.
         assert_eq!(
