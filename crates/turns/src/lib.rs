@@ -18,6 +18,7 @@
 #![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 pub mod answer;
+pub mod conversation;
 pub mod llm;
 pub mod render;
 pub mod rules;
@@ -29,10 +30,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use store::{Store, ToolRow, ToolState};
-use tokio::sync::Mutex;
 
 use allowlist::{Args, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
 pub use answer::{Act, Answer, Awaits, Item, Lang, Outcome, Part};
+pub use conversation::{Conversation, Front};
 use rules::{ActName, Decision};
 
 /// The fact that remembers where the owner stopped reading the feeds digest.
@@ -43,30 +44,13 @@ const DIGEST_PER_FEED: usize = 5;
 /// Longest text of one note in an answer.
 const NOTE_TEXT_CAP: usize = 300;
 
-/// What the next turn answers: a destructive act's confirmation, or a server's question.
+/// What a conversation's next turn answers: a destructive act's confirmation, or a server's
+/// question.
 #[derive(Debug)]
 enum Held {
-    /// An act awaiting the owner's yes; asked by voice, the yes must carry the one-time word,
-    /// in the same conversation.
-    Confirm(Request, Option<Spoken>),
+    /// An act awaiting the owner's yes; asked by voice, the yes must carry the one-time word.
+    Confirm(Request, Option<&'static str>),
     Input(Box<Waiting>),
-}
-
-/// The one-time word of a question asked by voice, and the conversation it was asked in.
-#[derive(Debug, Clone)]
-struct Spoken {
-    word: &'static str,
-    conversation: String,
-}
-
-/// Where a turn comes from.
-#[derive(Debug, Clone, Copy)]
-enum Channel<'a> {
-    /// Typed: `maven say`, the page.
-    Typed,
-    /// Spoken, in the conversation named so (a Wyoming `conversation_id`, a connection, a
-    /// `maven listen` run).
-    Voice(&'a str),
 }
 
 /// A server's question that the owner's next turn answers, as the page shows it: the
@@ -293,7 +277,8 @@ pub type FeedsSource = std::sync::Arc<dyn Fn() -> Vec<FeedHealth> + Send + Sync>
 /// The longest error of a failing feed the digest says.
 const FEED_ERROR_CAP: usize = 120;
 
-/// The turn pipeline. Turns run one at a time.
+/// The turn pipeline. The turns of one conversation run one at a time, in order; those of
+/// different conversations at the same time.
 pub struct Turns {
     store: Store,
     executor: Executor,
@@ -306,10 +291,9 @@ pub struct Turns {
     templates: std::sync::RwLock<Arc<templates::Templates>>,
     /// Each server's `serverInfo.name`, which the phrasebook is keyed by.
     server_names: Option<templates::ServerNames>,
-    pending: Mutex<Option<Held>>,
-    /// The server's question the next turn answers, and when it was asked: what the page
-    /// shows (read without waiting for a turn).
-    asking: std::sync::Mutex<Option<(Question, tokio::time::Instant)>>,
+    /// Each conversation's state: what its next turn answers (held across its turn, never
+    /// across another conversation's), and the server's question it shows.
+    conversations: conversation::Slots<Held, Question>,
 }
 
 impl Turns {
@@ -323,8 +307,7 @@ impl Turns {
             feeds: None,
             templates: std::sync::RwLock::new(Arc::new(templates::Templates::phrasebook())),
             server_names: None,
-            pending: Mutex::new(None),
-            asking: std::sync::Mutex::new(None),
+            conversations: conversation::Slots::new(conversation::MAX_CONVERSATIONS),
         }
     }
 
@@ -382,56 +365,56 @@ impl Turns {
         )
     }
 
-    /// The server's question the owner's next turn answers, while it stands (two minutes).
-    pub fn question(&self) -> Option<Question> {
-        let g = self.asking.lock().unwrap_or_else(|p| p.into_inner());
-        g.as_ref()
-            .filter(|(_, at)| at.elapsed() <= CONFIRM_WINDOW)
-            .map(|(q, _)| q.clone())
+    /// The server's question `conversation`'s next turn answers, while it stands (two
+    /// minutes).
+    pub fn question(&self, conversation: &Conversation) -> Option<Question> {
+        self.conversations.shows(conversation)
     }
 
-    /// Runs one typed turn.
-    pub async fn turn(&self, text: &str) -> Answer {
-        self.turn_on(text, Channel::Typed).await
-    }
-
-    /// Runs one spoken turn of `conversation`: the transcript made into the words said
-    /// ([`voice::normalise`]), and a question before an act that may write asked with a
-    /// one-time word that only this conversation's next answer can give.
-    pub async fn turn_spoken(&self, transcript: &str, conversation: &str) -> Answer {
-        let said = voice::normalise(transcript);
-        self.turn_on(&said, Channel::Voice(conversation)).await
-    }
-
-    async fn turn_on(&self, text: &str, channel: Channel<'_>) -> Answer {
-        // Holding the lock for the whole turn keeps turns in order and the pending act single.
-        let mut pending = self.pending.lock().await;
+    /// Runs one turn of `conversation`: `text` as typed, or a transcript when the front end
+    /// is spoken (made into the words said, [`voice::normalise`], and a question before an
+    /// act that may write asked with a one-time word only this conversation's next answer can
+    /// give). The turns of one conversation run in order; another conversation's turn never
+    /// waits for them.
+    pub async fn turn(&self, conversation: &Conversation, text: &str) -> Answer {
+        let said;
+        let text = if conversation.spoken() {
+            said = voice::normalise(text);
+            said.as_str()
+        } else {
+            text
+        };
+        let slot = self.conversations.of(conversation);
+        // This conversation's lock, for the whole turn: its turns keep their order and what it
+        // holds stays single. No other conversation waits on it.
+        let mut pending = slot.lock().await;
         let previous = pending.take();
         // Boxed: a turn's future holds the whole call (executor, manager, client, a grant),
         // too large for a task's stack in a debug build.
-        let result = Box::pin(self.turn_inner(text, previous, channel)).await;
+        let result = Box::pin(self.turn_inner(text, previous, conversation)).await;
         let asked = match &result {
-            Ok((_, Some(Held::Input(w)))) => question(w).map(|q| (q, tokio::time::Instant::now())),
+            Ok((_, Some(Held::Input(w)))) => question(w),
             _ => None,
         };
-        *self.asking.lock().unwrap_or_else(|p| p.into_inner()) = asked;
-        match result {
+        let answer = match result {
             Ok((answer, next)) => {
                 *pending = next;
                 answer
             }
             Err(e) => {
-                tracing::error!(error = %e, "turn failed");
+                tracing::error!(error = %e, conversation = %conversation, "turn failed");
                 Answer::refuse(format!("Something went wrong: {e}"))
             }
-        }
+        };
+        self.conversations.ended(conversation, asked);
+        answer
     }
 
     async fn turn_inner(
         &self,
         text: &str,
         previous: Option<Held>,
-        channel: Channel<'_>,
+        conversation: &Conversation,
     ) -> Result<(Answer, Option<Held>), store::Error> {
         let text = text.trim();
         if text.is_empty() {
@@ -440,12 +423,12 @@ impl Turns {
                 None,
             ));
         }
-        let previous = match (previous, channel) {
+        let previous = match (previous, conversation.spoken()) {
             // The turn after a server's question is its answer.
             (Some(Held::Input(w)), _) => return Ok(self.answer_input(w, text).await),
             // Asked by voice: only this conversation's answer carrying the word runs it; a
             // bare yes hears the question again; a no cancels.
-            (Some(Held::Confirm(r, Some(sp))), Channel::Voice(conv)) if conv == sp.conversation => {
+            (Some(Held::Confirm(r, Some(word))), true) => {
                 // A no at the start ("no", "no, orange", "нет, апельсин", "не надо", "don't")
                 // cancels, whatever else was said.
                 let first = text.split(' ').next().unwrap_or("");
@@ -458,7 +441,7 @@ impl Turns {
                     return Ok(self.confirm(false, text, Some(r)).await);
                 }
                 let lang = rules::lang_of(text);
-                let heard = voice::hear(text, sp.word);
+                let heard = voice::hear(text, word);
                 if heard == voice::Heard::Other {
                     tracing::info!(act = %r.act(), "pending confirmation dropped by another turn");
                     None
@@ -473,17 +456,17 @@ impl Turns {
                             format!(
                                 "A plain yes does not run {}. To run it, say: yes, {}.",
                                 r.act(),
-                                sp.word
+                                word
                             ),
                             format!(
                                 "Одного «да» мало, чтобы выполнить {}. Чтобы выполнить, скажите: да, {}.",
                                 r.act(),
-                                sp.word
+                                word
                             ),
                         ))
                         .in_lang(lang)
                         .about(r.act(), Outcome::AwaitsConfirmation);
-                            return Ok((again, Some(Held::Confirm(r, Some(sp)))));
+                            return Ok((again, Some(Held::Confirm(r, Some(word)))));
                         }
                         voice::Heard::WrongWord => tr(
                             lang,
@@ -515,9 +498,10 @@ impl Turns {
                 }
             }
             // A typed question takes a typed yes.
-            (Some(Held::Confirm(r, None)), Channel::Typed) => Some(r),
+            (Some(Held::Confirm(r, None)), false) => Some(r),
+            // A conversation's front end is spoken or typed for good: never so.
             (Some(Held::Confirm(r, _)), _) => {
-                tracing::info!(act = %r.act(), "pending confirmation dropped: answered elsewhere than it was asked");
+                tracing::info!(act = %r.act(), "pending confirmation dropped: answered otherwise than it was asked");
                 None
             }
             (None, _) => None,
@@ -532,15 +516,16 @@ impl Turns {
         // Sentence templates first: the owner's, then the phrasebook. Their arguments are the
         // owner's words in the slots a template names, never a guess.
         let names = self.server_names();
-        let front = match channel {
-            Channel::Typed => "typed",
-            Channel::Voice(_) => "voice",
+        let front = if conversation.spoken() {
+            "voice"
+        } else {
+            "typed"
         };
         let templates = self.templates();
         if let Some(r) = templates.route(text, rules::lang_of(text), front, &rows, &names) {
             tracing::info!(act = %r.act, template = %r.template.at, "a sentence template matched");
             return Ok(self
-                .run_act(&r.act, Args::Said(r.arguments), text, channel)
+                .run_act(&r.act, Args::Said(r.arguments), text, conversation)
                 .await);
         }
         let enabled: Vec<&ToolRow> = rows
@@ -638,10 +623,11 @@ impl Turns {
             }
             Decision::Confirm(yes) => self.confirm(yes, text, None).await,
             Decision::RunAct { name, tail } => {
-                self.run_act(&name, Args::Tail(tail), text, channel).await
+                self.run_act(&name, Args::Tail(tail), text, conversation)
+                    .await
             }
             Decision::CallAct { name, arguments } => {
-                self.run_act(&name, Args::Named(arguments), text, channel)
+                self.run_act(&name, Args::Named(arguments), text, conversation)
                     .await
             }
         };
@@ -684,7 +670,7 @@ impl Turns {
         name: &str,
         args: Args,
         utterance: &str,
-        channel: Channel<'_>,
+        conversation: &Conversation,
     ) -> (Answer, Option<Held>) {
         let lang = rules::lang_of(utterance);
         let row = match self.store.tool(name).await {
@@ -755,8 +741,8 @@ impl Turns {
             }
         };
         let mut spoken = None;
-        let answer = match channel {
-            Channel::Typed => {
+        let answer = match conversation.spoken() {
+            false => {
                 // Characters that render as nothing are shown escaped by every front end; the
                 // question says how many there are, so none passes unseen.
                 let hidden = match &args {
@@ -784,7 +770,7 @@ impl Turns {
                     ),
                 ))
             }
-            Channel::Voice(conversation) => {
+            true => {
                 // Read word for word, or not asked by voice at all.
                 let said = match voice::spoken_arguments(&args) {
                     Ok(said) => said,
@@ -801,16 +787,13 @@ impl Turns {
                         return (refused, None);
                     }
                 };
-                let sp = Spoken {
-                    word: voice::one_time_word(lang),
-                    conversation: conversation.to_owned(),
-                };
+                let word = voice::one_time_word(lang);
                 let ask = tr(
                     lang,
-                    format!("To run it, say: yes, {}.", sp.word),
-                    format!("Чтобы выполнить, скажите: да, {}.", sp.word),
+                    format!("To run it, say: yes, {word}."),
+                    format!("Чтобы выполнить, скажите: да, {word}."),
                 );
-                spoken = Some(sp);
+                spoken = Some(word);
                 match said {
                     None => Answer::say(tr(
                         lang,
@@ -1436,6 +1419,16 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
+    /// The owner's terminal.
+    fn term() -> Conversation {
+        Conversation::terminal()
+    }
+
+    /// The Wyoming voice conversation `id`.
+    fn voice(id: &str) -> Conversation {
+        Conversation::new(Front::Voice, id)
+    }
+
     fn mcp_row(server: &str, tool: &str) -> ToolRow {
         ToolRow {
             name: allowlist::naming::flatten_name(server, tool),
@@ -1527,7 +1520,7 @@ mod tests {
         let (dir, store, turns) =
             setup(vec![act("wipe", &["rm", "-f", "/nonexistent/x"], false)]).await;
         set_state(&store, "wipe", ToolState::Enabled, "t").await;
-        let asked = turns.turn("wipe").await;
+        let asked = turns.turn(&term(), "wipe").await;
         assert_eq!(asked.text(), "About to run wipe. Run it? (yes/no)");
         assert_eq!(
             asked.pending,
@@ -1546,7 +1539,7 @@ mod tests {
             })
         );
         tokio::time::advance(CONFIRM_WINDOW + Duration::from_secs(1)).await;
-        let late = turns.turn("yes").await;
+        let late = turns.turn(&term(), "yes").await;
         assert_eq!(
             late.text(),
             "Too late: the request to run wipe expired. Ask again."
@@ -1557,24 +1550,99 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn each_conversation_confirms_only_its_own_question() {
+        let (_dir, store, turns) = setup(vec![
+            act("wipe_cache", &["rm", "-f", "/nonexistent/x"], false),
+            act("uptime", &["true"], true),
+        ])
+        .await;
+        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
+        set_state(&store, "uptime", ToolState::Enabled, "t").await;
+        let page = Conversation::new(Front::Page, "s1");
+        let listen = Conversation::new(Front::Listen, "4242");
+        let word_of = |text: String| {
+            text.rsplit(", ")
+                .next()
+                .and_then(|w| w.strip_suffix('.'))
+                .unwrap_or_else(|| panic!("{text}"))
+                .to_owned()
+        };
+        // Four conversations, one question each.
+        assert_eq!(
+            turns.turn(&term(), "wipe_cache").await.text(),
+            "About to run wipe_cache. Run it? (yes/no)"
+        );
+        assert_eq!(
+            turns.turn(&page, "wipe_cache").await.text(),
+            "About to run wipe_cache. Run it? (yes/no)"
+        );
+        let kitchen = word_of(turns.turn(&voice("kitchen"), "Wipe cache.").await.text());
+        let session = word_of(turns.turn(&listen, "Wipe cache.").await.text());
+        // Another turn elsewhere, one that runs an act too, drops none of them.
+        assert!(turns
+            .turn(&voice("bedroom"), "uptime")
+            .await
+            .text()
+            .starts_with("uptime ran;"));
+        // The page's no cancels the page's question only.
+        assert_eq!(
+            turns.turn(&page, "no").await.text(),
+            "Cancelled: wipe_cache was not run."
+        );
+        // The terminal's yes runs the terminal's.
+        assert!(turns
+            .turn(&term(), "yes")
+            .await
+            .text()
+            .starts_with("wipe_cache ran;"));
+        // A word said in another conversation confirms nothing there and ends nothing here.
+        let elsewhere = turns
+            .turn(&voice("bedroom"), &format!("Yes, {kitchen}."))
+            .await
+            .text();
+        assert!(!elsewhere.contains("ran;"), "{elsewhere}");
+        assert!(turns
+            .turn(&voice("kitchen"), &format!("Yes, {kitchen}."))
+            .await
+            .text()
+            .starts_with("wipe_cache ran;"));
+        assert!(turns
+            .turn(&listen, &format!("Yes, {session}."))
+            .await
+            .text()
+            .starts_with("wipe_cache ran;"));
+        let log = store.acts_log(10).await.unwrap();
+        let wipes = log.iter().filter(|l| l.tool == "wipe_cache").count();
+        assert_eq!(wipes, 3, "{log:?}");
+        // Each conversation named as its log line says it.
+        assert_eq!(term().to_string(), "terminal");
+        assert_eq!(voice("kitchen").to_string(), "voice, kitchen");
+        assert_eq!(Conversation::new(Front::Page, "").to_string(), "page");
+        assert_eq!(listen.to_string(), "listen, 4242");
+    }
+
+    #[tokio::test]
     async fn a_russian_sentence_is_answered_in_russian() {
         let (_dir, store, turns) =
             setup(vec![act("wipe", &["rm", "-f", "/nonexistent/x"], false)]).await;
         set_state(&store, "wipe", ToolState::Enabled, "t").await;
-        let asked = turns.turn("wipe пожалуйста").await;
+        let asked = turns.turn(&term(), "wipe пожалуйста").await;
         assert_eq!(
             asked.text(),
             "Собираюсь выполнить wipe с \"пожалуйста\". Выполнить? (да/нет)"
         );
         assert_eq!(asked.lang, Lang::Ru);
-        let no = turns.turn("нет").await;
+        let no = turns.turn(&term(), "нет").await;
         assert_eq!(no.text(), "Отменено: wipe не выполнено.");
         assert_eq!(no.lang, Lang::Ru);
-        assert_eq!(turns.turn("да").await.text(), "Подтверждать нечего.");
-        // An English "no" to a Russian question is answered in English.
-        turns.turn("wipe пожалуйста").await;
         assert_eq!(
-            turns.turn("no").await.text(),
+            turns.turn(&term(), "да").await.text(),
+            "Подтверждать нечего."
+        );
+        // An English "no" to a Russian question is answered in English.
+        turns.turn(&term(), "wipe пожалуйста").await;
+        assert_eq!(
+            turns.turn(&term(), "no").await.text(),
             "Cancelled: wipe was not run."
         );
         assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
@@ -1616,7 +1684,7 @@ mod tests {
         };
         let executor = Executor::new(store.clone(), Arc::new(approvals), None);
         let turns = Turns::new(store.clone(), executor, None);
-        let help = turns.turn("help").await.text();
+        let help = turns.turn(&term(), "help").await.text();
         let lines: Vec<&str> = help.lines().skip(1).collect();
         assert_eq!(
             lines,
@@ -1627,14 +1695,14 @@ mod tests {
             ],
             "{help}"
         );
-        let miss = turns.turn("todo lsit tasks inbox").await.text();
+        let miss = turns.turn(&term(), "todo lsit tasks inbox").await.text();
         assert!(
             miss.starts_with("I can't help with that. Did you mean \"todo list tasks\"?"),
             "{miss}"
         );
-        let far = turns.turn("book me a flight").await.text();
+        let far = turns.turn(&term(), "book me a flight").await.text();
         assert!(!far.contains("Did you mean"), "{far}");
-        let ru = turns.turn("помощь").await.text();
+        let ru = turns.turn(&term(), "помощь").await.text();
         assert!(
             ru.contains("скажите «todo list tasks …» (остаток фразы — его аргумент)"),
             "{ru}"
@@ -1655,21 +1723,21 @@ mod tests {
             text: "language: en\nintents:\n  wipe_cache:\n    data:\n      - sentences:\n          - \"(clean|wipe) [out] the cache [please]\"\n  uptime:\n    data:\n      - sentences:\n          - \"how long have you been up\"\n".into(),
         }];
         turns.set_templates(templates::Templates::load(&files).unwrap());
-        let asked = turns.turn("Clean out the cache, please").await;
+        let asked = turns.turn(&term(), "Clean out the cache, please").await;
         assert_eq!(asked.text(), "About to run wipe_cache. Run it? (yes/no)");
         assert!(turns
-            .turn("yes")
+            .turn(&term(), "yes")
             .await
             .text()
             .starts_with("wipe_cache ran;"));
         // A template of a proposed act says so, in the same words as its name would.
-        let proposed = turns.turn("how long have you been up").await;
+        let proposed = turns.turn(&term(), "how long have you been up").await;
         assert_eq!(
             proposed.text(),
             "I won't run that: uptime is only proposed: enable it on the page first."
         );
         // help names each act's phrase.
-        let help = turns.turn("help").await.text();
+        let help = turns.turn(&term(), "help").await.text();
         assert!(help.contains("; or say \"clean the cache\""), "{help}");
         // A file that does not load names its place.
         let broken = [templates::SentenceFile {
@@ -1704,14 +1772,14 @@ mod tests {
                 .to_owned()
         };
         // A wrong word, then the right one: the question ended at the wrong one.
-        let word = word_of(turns.turn_spoken("Wipe cache.", "kitchen").await.text());
+        let word = word_of(turns.turn(&voice("kitchen"), "Wipe cache.").await.text());
         let wrong = if word == "abandon" {
             "ability"
         } else {
             "abandon"
         };
         let ended = turns
-            .turn_spoken(&format!("Yes, {wrong}."), "kitchen")
+            .turn(&voice("kitchen"), &format!("Yes, {wrong}."))
             .await;
         assert_eq!(
             ended.text(),
@@ -1722,21 +1790,26 @@ mod tests {
             ended.act.as_ref().map(|a| a.outcome),
             Some(Outcome::Cancelled)
         );
-        let late = turns.turn_spoken(&format!("Yes, {word}."), "kitchen").await;
+        let late = turns
+            .turn(&voice("kitchen"), &format!("Yes, {word}."))
+            .await;
         assert!(!late.text().contains("ran;"), "{}", late.text());
         // Every word of the list at once, with a yes.
-        turns.turn_spoken("Wipe cache.", "kitchen").await;
+        turns.turn(&voice("kitchen"), "Wipe cache.").await;
         let all = voice::tests_support::every_word(Lang::En);
-        let ended = turns.turn_spoken(&format!("Yes {all}"), "kitchen").await;
+        let ended = turns.turn(&voice("kitchen"), &format!("Yes {all}")).await;
         assert!(
             ended.text().starts_with("That does not confirm wipe_cache"),
             "{}",
             ended.text()
         );
         // The word with a speech around it.
-        let word = word_of(turns.turn_spoken("Wipe cache.", "kitchen").await.text());
+        let word = word_of(turns.turn(&voice("kitchen"), "Wipe cache.").await.text());
         let ended = turns
-            .turn_spoken(&format!("Yes, I think it is {word}, so go on."), "kitchen")
+            .turn(
+                &voice("kitchen"),
+                &format!("Yes, I think it is {word}, so go on."),
+            )
             .await;
         assert_eq!(
             ended.text(),
@@ -1745,11 +1818,11 @@ mod tests {
         );
         // A Russian question, answered as a recogniser writes it.
         let text = turns
-            .turn_spoken("Wipe cache пожалуйста.", "kitchen")
+            .turn(&voice("kitchen"), "Wipe cache пожалуйста.")
             .await
             .text();
         let word = word_of(text);
-        let ran = turns.turn_spoken(&format!("Да, {word}!"), "kitchen").await;
+        let ran = turns.turn(&voice("kitchen"), &format!("Да, {word}!")).await;
         assert!(
             ran.text().starts_with("wipe_cache выполнено"),
             "{}",
@@ -1773,7 +1846,7 @@ mod tests {
         set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
         let long = "x".repeat(voice::MAX_SPOKEN_VALUE + 1);
         let asked = turns
-            .turn_spoken(&format!("wipe cache {long}"), "kitchen")
+            .turn(&voice("kitchen"), &format!("wipe cache {long}"))
             .await;
         assert_eq!(
             asked.text(),
@@ -1786,10 +1859,13 @@ mod tests {
         );
         assert!(asked.pending.is_none());
         // Nothing waits: a yes with any word has nothing to confirm.
-        let after = turns.turn_spoken("yes", "kitchen").await;
+        let after = turns.turn(&voice("kitchen"), "yes").await;
         assert_eq!(after.text(), "There is nothing to confirm.");
         // Typed, the same act asks and shows every character, invisible ones counted.
-        let typed = turns.turn("wipe_cache now\u{200b}\u{e0041}").await.text();
+        let typed = turns
+            .turn(&term(), "wipe_cache now\u{200b}\u{e0041}")
+            .await
+            .text();
         assert!(
             typed.contains("Its arguments hold 2 invisible characters, each shown as \\u{…}."),
             "{typed}"
@@ -1807,7 +1883,7 @@ mod tests {
         .await;
         set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
         // As a recogniser writes it: capitals, a split, a full stop.
-        let asked = turns.turn_spoken("Wipe cache now.", "kitchen").await;
+        let asked = turns.turn(&voice("kitchen"), "Wipe cache now.").await;
         let text = asked.text();
         let word = text
             .strip_prefix("About to run wipe_cache\nwith now.\nTo run it, say: yes, ")
@@ -1824,21 +1900,32 @@ mod tests {
             format!("About to run wipe cache with now. To run it, say: yes, {word}.")
         );
         // A bare yes — a television, a recording — hears the question again.
-        let again = turns.turn_spoken("Yes.", "kitchen").await;
+        let again = turns.turn(&voice("kitchen"), "Yes.").await;
         assert_eq!(
             again.text(),
             format!("A plain yes does not run wipe_cache. To run it, say: yes, {word}.")
         );
-        // The word from another conversation, or typed, does not run it (and drops it).
-        turns.turn_spoken(&format!("Yes, {word}."), "bedroom").await;
-        assert!(turns
-            .turn_spoken(&format!("Yes, {word}."), "kitchen")
-            .await
-            .text()
-            .starts_with("I can't help with that."));
+        // The word from another conversation, or typed, runs nothing, and the question stands
+        // in its own conversation.
+        let elsewhere = turns
+            .turn(&voice("bedroom"), &format!("Yes, {word}."))
+            .await;
+        assert!(
+            elsewhere.text().starts_with("I can't help with that."),
+            "{}",
+            elsewhere.text()
+        );
+        assert_eq!(
+            turns.turn(&term(), "yes").await.text(),
+            "There is nothing to confirm."
+        );
         assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
+        assert_eq!(
+            turns.turn(&voice("kitchen"), "Yes.").await.text(),
+            format!("A plain yes does not run wipe_cache. To run it, say: yes, {word}.")
+        );
         // Asked again, answered with the word in the same conversation: it runs.
-        let text = turns.turn_spoken("wipe cache now", "kitchen").await.text();
+        let text = turns.turn(&voice("kitchen"), "wipe cache now").await.text();
         let word = text
             .rsplit(", ")
             .next()
@@ -1846,7 +1933,7 @@ mod tests {
             .unwrap()
             .to_owned();
         let ran = turns
-            .turn_spoken(&format!("Yes, {}!", word.to_uppercase()), "kitchen")
+            .turn(&voice("kitchen"), &format!("Yes, {}!", word.to_uppercase()))
             .await;
         assert!(ran.text().starts_with("wipe_cache ran;"), "{}", ran.text());
         let log = store.acts_log(10).await.unwrap();
@@ -1855,20 +1942,20 @@ mod tests {
             log[0].confirmed_by.as_deref(),
             Some(format!("owner (\"yes {word}\")").as_str())
         );
-        // A typed question keeps its plain yes; a spoken one answered by typing is dropped.
-        turns.turn("wipe_cache now").await;
+        // A typed question keeps its plain yes; a spoken one is not answered by typing.
+        turns.turn(&term(), "wipe_cache now").await;
         assert!(turns
-            .turn("yes")
+            .turn(&term(), "yes")
             .await
             .text()
             .starts_with("wipe_cache ran;"));
-        turns.turn_spoken("wipe cache", "kitchen").await;
+        turns.turn(&voice("kitchen"), "wipe cache").await;
         assert_eq!(
-            turns.turn("yes").await.text(),
+            turns.turn(&term(), "yes").await.text(),
             "There is nothing to confirm."
         );
         // A no with the word is still a no.
-        let text = turns.turn_spoken("wipe cache now", "kitchen").await.text();
+        let text = turns.turn(&voice("kitchen"), "wipe cache now").await.text();
         let word = text
             .rsplit(", ")
             .next()
@@ -1877,14 +1964,14 @@ mod tests {
             .to_owned();
         assert_eq!(
             turns
-                .turn_spoken(&format!("No, {word}."), "kitchen")
+                .turn(&voice("kitchen"), &format!("No, {word}."))
                 .await
                 .text(),
             "Cancelled: wipe_cache was not run."
         );
-        turns.turn_spoken("wipe cache now", "kitchen").await;
+        turns.turn(&voice("kitchen"), "wipe cache now").await;
         assert_eq!(
-            turns.turn_spoken("Don't, please.", "kitchen").await.text(),
+            turns.turn(&voice("kitchen"), "Don't, please.").await.text(),
             "Cancelled: wipe_cache was not run."
         );
         assert_eq!(
@@ -1894,12 +1981,12 @@ mod tests {
         );
         // Russian: the word is Russian.
         let ru = turns
-            .turn_spoken("Wipe cache пожалуйста.", "kitchen")
+            .turn(&voice("kitchen"), "Wipe cache пожалуйста.")
             .await
             .text();
         assert!(ru.contains("Чтобы выполнить, скажите: да, "), "{ru}");
         assert_eq!(
-            turns.turn_spoken("Нет.", "kitchen").await.text(),
+            turns.turn(&voice("kitchen"), "Нет.").await.text(),
             "Отменено: wipe_cache не выполнено."
         );
     }
@@ -1951,9 +2038,9 @@ mod tests {
             "withdrawn: test reason",
         )
         .await;
-        let t = turns.turn("off").await;
+        let t = turns.turn(&term(), "off").await;
         assert_eq!(t.text(), "I won't run that: off is disabled.");
-        let t = turns.turn("gone").await;
+        let t = turns.turn(&term(), "gone").await;
         assert_eq!(
             t.text(),
             "I won't run that: gone was withdrawn: withdrawn: test reason."
@@ -1981,12 +2068,12 @@ mod tests {
                 .await
                 .unwrap();
         }
-        let t = turns.turn("what's new in my feeds?").await;
+        let t = turns.turn(&term(), "what's new in my feeds?").await;
         assert_eq!(
             t.text(),
             "lwn (2 new):\n  • Rust in the kernel\n    https://example.org/2\n  • Kernel 7.0 released\n    https://example.org/1\nhabr (1 new):\n  • Новости Rust\n    https://example.org/a"
         );
-        let t = turns.turn("что нового в лентах?").await;
+        let t = turns.turn(&term(), "что нового в лентах?").await;
         assert_eq!(
             t.text(),
             "В лентах ничего нового с тех пор, как вы спрашивали."
@@ -2012,31 +2099,31 @@ mod tests {
         let told = Turns::new(store.clone(), executor, None)
             .with_feeds(Arc::new(move || f2.lock().unwrap().clone()));
         assert_eq!(
-            told.turn("news").await.text(),
+            told.turn(&term(), "news").await.text(),
             "Nothing new in your feeds since you last asked.\nFailing: habr (http status 500 Internal Server Error)."
         );
         assert_eq!(
-            told.turn("что нового в лентах?").await.text(),
+            told.turn(&term(), "что нового в лентах?").await.text(),
             "В лентах ничего нового с тех пор, как вы спрашивали.\nНе обновляются: habr (http status 500 Internal Server Error)."
         );
         feeds.lock().unwrap().clear();
         assert!(told
-            .turn("news")
+            .turn(&term(), "news")
             .await
             .text()
             .starts_with("You have no feeds yet. Add one with `maven feeds add URL`"));
         assert!(told
-            .turn("что нового")
+            .turn(&term(), "что нового")
             .await
             .text()
             .starts_with("Лент пока нет. Добавьте ленту: `maven feeds add URL`"));
-        let t = turns.turn("notes about kernel").await;
+        let t = turns.turn(&term(), "notes about kernel").await;
         assert!(
             t.text().contains("Kernel 7.0 released") && t.text().contains("Rust in the kernel"),
             "{}",
             t.text()
         );
-        let t = turns.turn("заметки про новости").await;
+        let t = turns.turn(&term(), "заметки про новости").await;
         assert!(t.text().contains("Новости Rust"), "{}", t.text());
     }
 }
