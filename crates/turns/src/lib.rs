@@ -257,7 +257,19 @@ fn report_done(row: &ToolRow, result: Result<Ran, ExecError>, lang: Lang) -> Ans
             row.name
         ))
         .about(&row.name, Outcome::Unknown),
-        Err(e) => Answer::refuse(format!("{} did not run: {e}", row.name))
+        // Not run: its server could not be reached or refused the call, the local command
+        // could not start, the row could not be read again or recorded, or its arguments do
+        // not bind.
+        Err(
+            e @ (ExecError::Call(_)
+            | ExecError::Spawn { .. }
+            | ExecError::Wait { .. }
+            | ExecError::Store(_)
+            | ExecError::NotRecorded(_)
+            | ExecError::NeedsConfirmation(_)
+            | ExecError::Bind(_)
+            | ExecError::Args(_)),
+        ) => Answer::refuse(format!("{} did not run: {e}", row.name))
             .about(&row.name, Outcome::Refused),
     }
 }
