@@ -435,9 +435,11 @@ impl Turns {
                 None,
             ));
         }
+        // The turn's language, decided once: every sentence of its answer is in it.
+        let lang = rules::lang_of(text);
         let previous = match (previous, conversation.spoken()) {
             // The turn after a server's question is its answer.
-            (Some(Held::Input(w)), _) => return Ok(self.answer_input(w, text).await),
+            (Some(Held::Input(w)), _) => return Ok(self.answer_input(w, text, lang).await),
             // Asked by voice: only this conversation's answer carrying the word runs it; a
             // bare yes hears the question again; a no cancels.
             (Some(Held::Confirm(r, Some(word))), true) => {
@@ -450,9 +452,8 @@ impl Turns {
                     || text.starts_with("don't")
                     || text.starts_with("do not ");
                 if no {
-                    return Ok(self.confirm(false, text, Some(r)).await);
+                    return Ok(self.confirm(false, text, Some(r), lang).await);
                 }
-                let lang = rules::lang_of(text);
                 let heard = voice::hear(text, word);
                 if heard == voice::Heard::Other {
                     tracing::info!(act = %r.act(), "pending confirmation dropped by another turn");
@@ -460,7 +461,7 @@ impl Turns {
                 } else {
                     let why = match heard {
                         voice::Heard::Confirmed => {
-                            return Ok(self.confirm(true, text, Some(r)).await)
+                            return Ok(self.confirm(true, text, Some(r), lang).await)
                         }
                         voice::Heard::PlainYes => {
                             let again = Answer::say(tr(
@@ -519,7 +520,7 @@ impl Turns {
             (None, _) => None,
         };
         if let Some(yes) = rules::yes_no(text) {
-            return Ok(self.confirm(yes, text, previous).await);
+            return Ok(self.confirm(yes, text, previous, lang).await);
         }
         if let Some(p) = &previous {
             tracing::info!(act = %p.act(), "pending confirmation dropped by another turn");
@@ -534,10 +535,10 @@ impl Turns {
             "typed"
         };
         let templates = self.templates();
-        if let Some(r) = templates.route(text, rules::lang_of(text), front, &rows, &names) {
+        if let Some(r) = templates.route(text, lang, front, &rows, &names) {
             tracing::info!(act = %r.act, template = %r.template.at, "a sentence template matched");
             return Ok(self
-                .run_act(&r.act, Args::Said(r.arguments), text, conversation)
+                .run_act(&r.act, Args::Said(r.arguments), text, conversation, lang)
                 .await);
         }
         let enabled: Vec<&ToolRow> = rows
@@ -554,7 +555,7 @@ impl Turns {
         let router = self.llm.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut fell_back: Option<llm::LlmError> = None;
         let decision = match router.as_deref() {
-            None => rules::route(text, &acts),
+            None => rules::route_in(text, lang, &acts),
             Some(llm) => {
                 let catalogue: Vec<llm::CatalogueEntry> = enabled
                     .iter()
@@ -570,13 +571,13 @@ impl Turns {
                     })
                     .collect();
                 // Built-in intents first: they need no model.
-                match rules::route(text, &acts) {
+                match rules::route_in(text, lang, &acts) {
                     Decision::CannotHelp(_) => match llm.route(text, &catalogue).await {
                         Ok(d) => d,
                         Err(e) => {
                             tracing::warn!(error = %e, "the llm router gave no decision; answering with the rules router");
                             fell_back = Some(e);
-                            rules::route(text, &acts)
+                            rules::route_in(text, lang, &acts)
                         }
                     },
                     d => d,
@@ -633,13 +634,13 @@ impl Turns {
                     }
                 }
             }
-            Decision::Confirm(yes) => self.confirm(yes, text, None).await,
+            Decision::Confirm(yes) => self.confirm(yes, text, None, lang).await,
             Decision::RunAct { name, tail } => {
-                self.run_act(&name, Args::Tail(tail), text, conversation)
+                self.run_act(&name, Args::Tail(tail), text, conversation, lang)
                     .await
             }
             Decision::CallAct { name, arguments } => {
-                self.run_act(&name, Args::Named(arguments), text, conversation)
+                self.run_act(&name, Args::Named(arguments), text, conversation, lang)
                     .await
             }
         };
@@ -683,8 +684,8 @@ impl Turns {
         args: Args,
         utterance: &str,
         conversation: &Conversation,
+        lang: Lang,
     ) -> (Answer, Option<Held>) {
-        let lang = rules::lang_of(utterance);
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
             Ok(None) => {
@@ -869,8 +870,8 @@ impl Turns {
         yes: bool,
         said: &str,
         previous: Option<Request>,
+        lang: Lang,
     ) -> (Answer, Option<Held>) {
-        let lang = rules::lang_of(said);
         let Some(p) = previous else {
             return (
                 Answer::say(tr(
@@ -983,7 +984,12 @@ impl Turns {
         clippy::disallowed_methods,
         reason = "a turn answers the server's question and the act goes on"
     )]
-    async fn answer_input(&self, w: Box<Waiting>, text: &str) -> (Answer, Option<Held>) {
+    async fn answer_input(
+        &self,
+        w: Box<Waiting>,
+        text: &str,
+        lang: Lang,
+    ) -> (Answer, Option<Held>) {
         let act = w.act().to_owned();
         match self.executor.answer_input(w, text).await {
             InputStep::Expired(w) => (
@@ -1003,7 +1009,7 @@ impl Turns {
                 (out, Some(Held::Input(w)))
             }
             InputStep::Ran(result) => match self.store.tool(&act).await {
-                Ok(Some(row)) => self.report(&row, result, rules::lang_of(text)).await,
+                Ok(Some(row)) => self.report(&row, result, lang).await,
                 Ok(None) => (Answer::refuse(format!("{act} no longer exists.")), None),
                 Err(e) => (Answer::refuse(format!("Something went wrong: {e}")), None),
             },

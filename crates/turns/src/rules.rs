@@ -114,8 +114,12 @@ const NOTES: &[&str] = &[
 
 /// Routes one utterance. `acts` are the enabled acts only.
 pub fn route(text: &str, acts: &[ActName]) -> Decision {
+    route_in(text, lang_of(text), acts)
+}
+
+/// Routes one utterance of a turn whose language is decided: `lang`.
+pub fn route_in(text: &str, lang: Lang, acts: &[ActName]) -> Decision {
     let n = normalise(text);
-    let lang = lang_of(&n);
     if let Some(yes) = yes_no(&n) {
         return Decision::Confirm(yes);
     }
