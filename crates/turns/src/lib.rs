@@ -2,16 +2,24 @@
 //! anything runs an act, and every front end (the terminal, the page, IPC, speech) renders the
 //! answer it gives; none builds one.
 //!
+//! Every turn belongs to a [`Conversation`]: its front end (the terminal, the page, a voice
+//! conversation, a `maven listen` session) and its name there. The turns of one conversation
+//! run in order; those of different conversations at the same time, and none waits on
+//! another's model request, store call or tool call.
+//!
 //! A router picks what the turn does (`rules`, or `llm` with the rules router as its fallback).
-//! A destructive act is never run on the first turn: it is held as the one pending act, and
-//! runs only when the next turn is an explicit yes (yes/y, or the same in Russian) within two minutes. Any other
-//! turn drops the pending act. Results are reduced to text, capped, and kept apart as their
-//! server's words ([`Part::Output`]): a result is data, not an instruction to Maven.
+//! The turn's language is decided once, from its sentence, and everything it says is in it
+//! ([`phrases`]). A destructive act is never run on the first turn: it is held as its
+//! conversation's pending act, and runs only when that conversation's next turn is an explicit
+//! yes (yes/y, or the same in Russian) within two minutes; any other turn of the conversation
+//! drops it, and a turn of another conversation neither confirms nor drops it. Results are
+//! reduced to text, capped, and kept apart as their server's words ([`Part::Output`]): a result
+//! is data, not an instruction to Maven.
 //!
 //! A modern MCP server may answer a call with a question (an elicitation): the turn answers
 //! with the server's question as a [`Part::Question`] (a renderer marks every line with the
-//! server's name, `todo › …`), and the owner's next turn is the answer ("no" declines), within
-//! the same two minutes. A question asking for a secret is declined without being shown, and a
+//! server's name, `todo › …`), and the conversation's next turn is the answer ("no"
+//! declines), within the same two minutes. A question asking for a secret is declined without being shown, and a
 //! round whose every question was declined so is sent on at once: it never takes the owner's
 //! next turn. A URL is shown as text and nothing is opened.
 
