@@ -887,7 +887,10 @@ impl State {
                     true => Some(self.turns.explain(&text).await),
                     false => None,
                 };
-                let turn = self.turns.turn(&text).await;
+                let turn = self
+                    .turns
+                    .turn(&turns::Conversation::terminal(), &text)
+                    .await;
                 Reply::Turn(TurnView {
                     answer: turn.text(),
                     explain,
@@ -896,7 +899,10 @@ impl State {
             }
             Request::SpokenTurn { text, conversation } => {
                 tracing::info!(conversation = %conversation, "voice turn from maven listen");
-                let turn = self.turns.turn_spoken(&text, &conversation).await;
+                // `maven listen` names its session `listen:<pid>`.
+                let id = conversation.strip_prefix("listen:").unwrap_or(&conversation);
+                let conversation = turns::Conversation::new(turns::Front::Listen, id);
+                let turn = self.turns.turn(&conversation, &text).await;
                 Reply::Turn(TurnView {
                     answer: turn.text(),
                     explain: None,
@@ -1176,7 +1182,7 @@ impl StatusSource for State {
         Box::pin(std::future::ready(State::feeds(self)))
     }
     fn question(&self) -> Option<turns::Question> {
-        self.turns.question()
+        self.turns.question(&turns::Conversation::terminal())
     }
     fn unstable(&self, server: &str) -> Option<String> {
         self.discovery

@@ -109,15 +109,20 @@ impl wyoming::server::Handler for Agent {
             .as_ref()
             .and_then(|c| c.get("conversation_id"))
             .and_then(Value::as_str)
-            .map(|c| format!("wyoming:{}", shown::cut(c, 128)))
-            .unwrap_or_else(|| format!("connection:{}", self.connection));
+            .map(|c| turns::Conversation::new(turns::Front::Voice, c))
+            .unwrap_or_else(|| {
+                turns::Conversation::new(
+                    turns::Front::Voice,
+                    &format!("connection {}", self.connection),
+                )
+            });
         tracing::info!(
             peer = %self.peer,
             conversation = %conversation,
             said = %shown::line(&shown::cut(&transcript.text, 200)),
             "voice turn"
         );
-        let turn = self.turns.turn_spoken(&transcript.text, &conversation);
+        let turn = self.turns.turn(&conversation, &transcript.text);
         match tokio::time::timeout(TURN_DEADLINE, turn).await {
             Ok(answer) => wyoming::server::Answer {
                 handled: answer.understood,
