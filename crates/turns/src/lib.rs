@@ -866,7 +866,8 @@ impl Turns {
                 None,
             ),
             InputStep::Again(w, reason) => {
-                let out = ask_owner(&w).prefixed(&phrases::en::does_not_answer(&reason));
+                let out =
+                    ask_owner(&w).prefixed(&phrases::en::does_not_answer(&reason.to_string()));
                 (out, Some(Held::Input(w)))
             }
             InputStep::More(w) => {
