@@ -27,15 +27,15 @@ use tokio_util::task::TaskTracker;
 use config::Config;
 
 use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
-use crate::ipc::methods::{Reply, Request};
-use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
-use crate::views::{
-    ActCounts, DiscoveryNote, FeedView, LimitsView, ReloadView, ServerAuth, ServerStatusView,
-    StatusView, TurnView,
-};
+use crate::json::DiscoveryNote;
 use crate::web::StatusSource;
+use wire::methods::{Reply, Request};
+use wire::protocol::{self, RpcError};
+use wire::views::{
+    ActCounts, FeedView, LimitsView, ReloadView, ServerAuth, ServerStatusView, StatusView, TurnView,
+};
 
 /// How long shutdown waits for tasks before giving up on them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -1009,7 +1009,7 @@ impl State {
     /// `maven mcp logout NAME`: forget the server's OAuth credentials (revoked first where
     /// the authorization server offers it) and dial it again. It changes state (the server's
     /// credentials and its connection), and calls no tool and enables none.
-    async fn mcp_logout(&self, name: &str) -> Result<crate::views::ForgottenView, RpcError> {
+    async fn mcp_logout(&self, name: &str) -> Result<wire::views::ForgottenView, RpcError> {
         let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no HTTP server named {name:?} is configured"
@@ -1023,7 +1023,7 @@ impl State {
         // and the dial that follows finds the server asking again.
         self.manager.redial(name);
         tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
-        Ok(crate::views::ForgottenView {
+        Ok(wire::views::ForgottenView {
             server: name.to_owned(),
             forgotten: true,
         })
@@ -1031,7 +1031,7 @@ impl State {
 
     /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the
     /// daemon holds it (no token, no secret), so the command never opens the store.
-    fn mcp_auth(&self, name: &str) -> Result<crate::views::AuthView, RpcError> {
+    fn mcp_auth(&self, name: &str) -> Result<wire::views::AuthView, RpcError> {
         let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no enabled HTTP server named {name:?} is configured"
@@ -1093,30 +1093,30 @@ impl State {
                 );
                 if let Some(plan) = plans.get(&block.name) {
                     view.trust = plan.trust();
-                    view.network =
-                        self.door
-                            .tally(&block.name)
-                            .map(|t| crate::views::NetworkView {
-                                connections: t.connections,
-                                refused: t.refused,
-                                open: t.open,
-                                bytes_out: t.bytes_out,
-                                bytes_in: t.bytes_in,
-                                last_refused: self
-                                    .door
-                                    .refusals(&block.name)
-                                    .into_iter()
-                                    .map(|r| crate::views::RefusedConnection {
-                                        at: crate::json::time_str(r.at),
-                                        host: r.host,
-                                        port: r.port,
-                                        why: r.why,
-                                    })
-                                    .collect(),
-                            });
+                    view.network = self
+                        .door
+                        .tally(&block.name)
+                        .map(|t| wire::views::NetworkView {
+                            connections: t.connections,
+                            refused: t.refused,
+                            open: t.open,
+                            bytes_out: t.bytes_out,
+                            bytes_in: t.bytes_in,
+                            last_refused: self
+                                .door
+                                .refusals(&block.name)
+                                .into_iter()
+                                .map(|r| wire::views::RefusedConnection {
+                                    at: crate::json::time_str(r.at),
+                                    host: r.host,
+                                    port: r.port,
+                                    why: r.why,
+                                })
+                                .collect(),
+                        });
                     // A server that is not up, whose last words name a path its sandbox
                     // denies: say which key to add, beside what it said.
-                    let down = view.state != crate::views::ServerState::Ready;
+                    let down = view.state != wire::views::ServerState::Ready;
                     let hint = view
                         .stderr_tail
                         .as_deref()
@@ -1132,9 +1132,9 @@ impl State {
                 if let Some(b) = blocked.get(&block.name) {
                     if block.enabled {
                         view.state = if b.command_missing {
-                            crate::views::ServerState::CommandNotFound
+                            wire::views::ServerState::CommandNotFound
                         } else {
-                            crate::views::ServerState::SandboxRefused
+                            wire::views::ServerState::SandboxRefused
                         };
                     }
                     view.last_error = Some(b.why.clone());
@@ -1150,7 +1150,7 @@ impl State {
     async fn refresh(
         &self,
         name: Option<String>,
-    ) -> Result<Vec<crate::views::RefreshView>, RpcError> {
+    ) -> Result<Vec<wire::views::RefreshView>, RpcError> {
         let running = self
             .poller
             .read()

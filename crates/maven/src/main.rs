@@ -22,7 +22,6 @@ mod phrases;
 mod policy;
 mod poll;
 mod reload;
-mod views;
 mod voice;
 mod web;
 

@@ -11,7 +11,7 @@ use super::app::{no_session, peer_of, App, Conn, SessionCookie};
 use super::error::AppError;
 use super::{creds, diff, session};
 use crate::json;
-use crate::views::{
+use wire::views::{
     ActView, FeedView, FreshStepUpView, LeftView, PageAction, PageToolView, ReadOnlyEnabledView,
     ServerStatusView, SessionView, ShapeChangeView, ToolEventView,
 };

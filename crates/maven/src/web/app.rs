@@ -14,7 +14,7 @@ use webauthn_rs::{Webauthn, WebauthnBuilder};
 use super::creds;
 use super::error::AppError;
 use super::session::{self, Clock, Sessions};
-use crate::views::{EnrollLink, FeedView, ServerStatusView};
+use wire::views::{EnrollLink, FeedView, ServerStatusView};
 
 /// The CSRF header every POST carries.
 pub(super) const CSRF_HEADER: &str = "x-csrf-token";
@@ -180,21 +180,21 @@ impl Web {
 
     /// Makes a one-time link that starts the authorization of `server`, valid ten minutes
     /// (the `mcp_login` IPC method).
-    pub(crate) fn oauth_link(&self, server: &str) -> crate::views::OAuthLink {
+    pub(crate) fn oauth_link(&self, server: &str) -> wire::views::OAuthLink {
         let token = self.oauth.new_link(server, self.clock.now());
-        crate::views::OAuthLink {
+        wire::views::OAuthLink {
             url: format!("{}/oauth/login#{token}", self.base_url()),
             valid_s: super::flows::VALID.as_secs(),
         }
     }
 
     /// The page's limits and counters, for `maven status`.
-    pub(crate) fn status(&self) -> crate::views::WebStatusView {
+    pub(crate) fn status(&self) -> wire::views::WebStatusView {
         use std::sync::atomic::Ordering;
         let now = self.clock.now();
         let gate = self.gate.status(now);
-        crate::views::WebStatusView {
-            listening: crate::views::PageListening::Listening {
+        wire::views::WebStatusView {
+            listening: wire::views::PageListening::Listening {
                 addr: self.addr.to_string(),
             },
             url: format!("{}/tools", self.base_url()),

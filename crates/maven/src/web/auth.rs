@@ -1,7 +1,6 @@
 //! Enrollment of passkeys through one-time links, and the step-ups: a passkey assertion, or
 //! the configured argon2id passphrase.
 
-use crate::views::{EnrolledReply, StepUpReply};
 use crate::web::error::Code;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -9,6 +8,7 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::Value;
 use webauthn_rs::prelude::{PublicKeyCredential, RegisterPublicKeyCredential, Uuid};
+use wire::views::{EnrolledReply, StepUpReply};
 
 use super::api;
 use super::app::{no_session, App, SessionCookie};

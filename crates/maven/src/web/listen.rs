@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::app::{Web, RP_ID};
 use super::limits::Limits;
 use super::session::Clock;
-use crate::views::{PageListening, WebStatusView};
+use wire::views::{PageListening, WebStatusView};
 
 /// The wait before the first retry of a busy port; it doubles with each failure.
 pub(crate) const RETRY_FIRST: Duration = Duration::from_secs(1);

@@ -8,7 +8,6 @@
 //! kept here under it (ten minutes, used once, whatever the outcome), and `OAuth::complete`
 //! checks `state` and `iss` again before the code is redeemed. No token reaches the page.
 
-use crate::views::AuthorizeReply;
 use crate::web::error::Code;
 use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
@@ -16,6 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
+use wire::views::AuthorizeReply;
 
 use super::app::{no_session, App, SessionCookie};
 use super::error::AppError;
@@ -124,10 +124,10 @@ pub(super) async fn disconnect(
     State(app): State<App>,
     step: FreshStepUp,
     Path(name): Path<String>,
-) -> Result<Json<crate::views::ForgottenView>, AppError> {
+) -> Result<Json<wire::views::ForgottenView>, AppError> {
     let by = forget(&app, &name, step).await?;
     tracing::info!(server = %name, by = %by, "OAuth credentials forgotten on the page");
-    Ok(Json(crate::views::ForgottenView {
+    Ok(Json(wire::views::ForgottenView {
         server: name,
         forgotten: true,
     }))

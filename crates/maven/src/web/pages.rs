@@ -18,8 +18,8 @@ use super::api;
 use super::app::{peer_of, App, Conn};
 use super::error::AppError;
 use crate::json;
-use crate::views::{FeedView, ServerStatusView, SessionView, Transport};
 use turns::Question;
+use wire::views::{FeedView, ServerStatusView, SessionView, Transport};
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -585,7 +585,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView], now: OffsetDateTim
                 opt(auth.as_deref()),
                 esc(&s.name),
             );
-            if matches!(s.auth, Some(crate::views::ServerAuth::Authorized { .. })) {
+            if matches!(s.auth, Some(wire::views::ServerAuth::Authorized { .. })) {
                 let _ = write!(
                     h,
                     " <button type=\"button\" data-oauth=\"disconnect\" data-name=\"{}\">Disconnect</button>",
@@ -671,7 +671,7 @@ mod tests {
             transport,
             target: "x".into(),
             enabled: true,
-            state: crate::views::ServerState::Ready,
+            state: wire::views::ServerState::Ready,
             trust: "t".into(),
             protocol_version: None,
             era: None,

@@ -987,10 +987,10 @@ async fn status_says_whether_the_peer_uid_check_applies() {
 struct Asking;
 
 impl StatusSource for Asking {
-    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
-    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+    fn feeds(&self) -> app::BoxFuture<'_, Vec<wire::views::FeedView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
     fn question(&self) -> Option<turns::Question> {
@@ -1086,7 +1086,7 @@ const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\u{1
 struct HostileStatus;
 
 impl StatusSource for HostileStatus {
-    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
         let v = serde_json::from_value(json!([{
             "name": "srv", "transport": "stdio", "target": HOSTILE, "enabled": true,
             "state": {"over_cap": HOSTILE}, "trust": HOSTILE, "protocol_version": HOSTILE,
@@ -1101,7 +1101,7 @@ impl StatusSource for HostileStatus {
         .unwrap();
         Box::pin(std::future::ready(v))
     }
-    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+    fn feeds(&self) -> app::BoxFuture<'_, Vec<wire::views::FeedView>> {
         let v = serde_json::from_value(json!([{
             "name": HOSTILE, "url": HOSTILE, "enabled": true, "last_success": HOSTILE,
             "last_error": HOSTILE, "next_poll": HOSTILE, "items_noted": 3,
@@ -1261,10 +1261,10 @@ struct OAuthSource {
 }
 
 impl StatusSource for OAuthSource {
-    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
-    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+    fn feeds(&self) -> app::BoxFuture<'_, Vec<wire::views::FeedView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
 }
@@ -1524,8 +1524,8 @@ async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() 
 /// retries), the daemon's side goes on, and once the port frees the page binds it and serves.
 #[tokio::test]
 async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
-    use crate::views::PageListening;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use wire::views::PageListening;
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
@@ -1611,7 +1611,7 @@ async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
 /// A free port is bound at start-up: status says where at once.
 #[tokio::test]
 async fn a_free_port_is_bound_at_start() {
-    use crate::views::PageListening;
+    use wire::views::PageListening;
     let dir = tempfile::tempdir().unwrap();
     let store = store::Store::open(&dir.path().join("maven.db"))
         .await
@@ -1803,10 +1803,10 @@ async fn enabling_a_servers_read_only_tools_needs_a_step_up_and_never_enables_a_
 async fn an_unstable_servers_read_only_tools_stay_proposed() {
     struct Churning;
     impl StatusSource for Churning {
-        fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+        fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
             Box::pin(std::future::ready(Vec::new()))
         }
-        fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+        fn feeds(&self) -> app::BoxFuture<'_, Vec<wire::views::FeedView>> {
             Box::pin(std::future::ready(Vec::new()))
         }
         fn unstable(&self, _server: &str) -> Option<String> {
