@@ -30,7 +30,7 @@ use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
 use crate::json::DiscoveryNote;
-use crate::web::StatusSource;
+use crate::page_host::StatusSource;
 use wire::methods::{Reply, Request};
 use wire::protocol::{self, RpcError};
 use wire::views::{
@@ -78,7 +78,7 @@ pub(crate) struct State {
     /// What the last listing of each server did to the allowlist (for status).
     discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     /// The local page, listening or retrying its port.
-    web: std::sync::RwLock<(Arc<crate::web::Page>, CancellationToken)>,
+    web: std::sync::RwLock<(Arc<web::Page>, CancellationToken)>,
     /// How many connections the page may hold (from the descriptor limit).
     page_connections: usize,
     /// The voice listener's own token (`None`: no `voice.listen`), replaced by a reload.
@@ -232,7 +232,7 @@ async fn run(
     // server's own task, after the IPC socket is already answering.
     let descriptors = raise_descriptor_limit();
     let page_connections = page_connections(descriptors);
-    let web = crate::web::start(&config, &store, page_connections).await;
+    let web = web::start(&config, page_connections).await;
     // The page is bound before any server's plan is made: the port every sandbox denies is
     // the one bound (`web.listen` may say port 0), else the one configured.
     let page_port = web.port();
@@ -394,13 +394,13 @@ fn raise_descriptor_limit() -> u64 {
 }
 
 /// How many connections the page may hold under a descriptor `limit`: what is left after the
-/// reserve and every IPC slot, at most [`crate::web::MAX_CONNECTIONS`], at least 4.
+/// reserve and every IPC slot, at most [`web::MAX_CONNECTIONS`], at least 4.
 pub(crate) fn page_connections(limit: u64) -> usize {
     let room = limit.saturating_sub(FD_RESERVE + ipc::MAX_CONNECTIONS as u64);
     let n = usize::try_from(room)
         .unwrap_or(usize::MAX)
-        .min(crate::web::MAX_CONNECTIONS);
-    if n < crate::web::MAX_CONNECTIONS {
+        .min(web::MAX_CONNECTIONS);
+    if n < web::MAX_CONNECTIONS {
         tracing::warn!(
             limit,
             page_connections = n.max(4),
@@ -618,17 +618,22 @@ impl Dispatch for State {
 
 impl State {
     /// The page in force.
-    fn page(&self) -> Arc<crate::web::Page> {
+    fn page(&self) -> Arc<web::Page> {
         self.web.read().unwrap_or_else(|p| p.into_inner()).0.clone()
     }
 
     /// Serves `page` under `stop` (its own token: a reload that changes `web` stops it there).
-    fn serve_page(self: &Arc<Self>, page: Arc<crate::web::Page>, stop: CancellationToken) {
+    fn serve_page(self: &Arc<Self>, page: Arc<web::Page>, stop: CancellationToken) {
         let manager = self.manager.clone();
         let redial = move |server: &str| manager.redial(server);
-        let oauth = crate::web::Authorizations::new(self.oauth.clone(), Arc::new(redial));
-        self.tracker
-            .spawn(crate::web::run(page, self.clone(), oauth, stop));
+        let oauth = crate::page_host::Authorizations::new(self.oauth.clone(), Arc::new(redial));
+        let host = crate::page_host::PageHost::new(
+            self.store.clone(),
+            self.clone(),
+            oauth,
+            Some(self.turns.clone()),
+        );
+        self.tracker.spawn(web::run(page, Arc::new(host), stop));
     }
 
     /// The configuration in force.
@@ -821,7 +826,7 @@ impl State {
     async fn restart_page(&self, config: &Config) {
         let old = self.web.read().unwrap_or_else(|p| p.into_inner()).1.clone();
         old.cancel();
-        let page = crate::web::start(config, &self.store, self.page_connections).await;
+        let page = web::start(config, self.page_connections).await;
         let stop = self.cancel.child_token();
         *self.web.write().unwrap_or_else(|p| p.into_inner()) = (page.clone(), stop.clone());
         match self.me.get().and_then(std::sync::Weak::upgrade) {

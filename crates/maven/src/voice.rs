@@ -39,7 +39,7 @@ impl Gate {
     /// The gate for a listen address: the owner's uid on the loopback, else the peers.
     pub(crate) fn for_listen(addr: SocketAddr, peers: &[IpAddr]) -> Gate {
         if addr.ip().is_loopback() {
-            Gate::Owner(crate::web::owner_uid())
+            Gate::Owner(web::owner_uid())
         } else {
             Gate::Peers(peers.to_vec())
         }
@@ -50,7 +50,7 @@ impl Gate {
     /// never a process the daemon started or one of its descendants (a server, sandboxed or
     /// not, would otherwise say a write and then its yes).
     pub(crate) fn admits(&self, local: SocketAddr, peer: SocketAddr) -> Result<(), String> {
-        let socket = crate::web::peer_socket(local, peer);
+        let socket = web::peer_socket(local, peer);
         match self {
             Gate::Owner(owner) => match socket {
                 Some(s) if s.uid == *owner => {}

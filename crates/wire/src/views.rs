@@ -517,6 +517,69 @@ pub struct PageToolView {
     pub actions: &'static [PageAction],
 }
 
+/// An act row's state, as the page decides on it (the store's states, by the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActState {
+    /// Offered, waiting for the owner.
+    Proposed,
+    /// Approved by the owner; may run.
+    Enabled,
+    /// Turned off by the owner; never runs.
+    Disabled,
+    /// No longer offered or allowed; never runs.
+    Withdrawn,
+}
+
+impl ActState {
+    /// Every state, in the order the page lists them.
+    pub const ALL: [ActState; 4] = [
+        ActState::Proposed,
+        ActState::Enabled,
+        ActState::Disabled,
+        ActState::Withdrawn,
+    ];
+
+    /// Its name: `proposed`, `enabled`, `disabled`, `withdrawn`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActState::Proposed => "proposed",
+            ActState::Enabled => "enabled",
+            ActState::Disabled => "disabled",
+            ActState::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+impl std::fmt::Display for ActState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One act row as the page draws it and decides on it, read by the daemon from the store:
+/// its `maven tools` row with the description capped, what the cards group and badge it
+/// by, and its latest state changes. The page's API answers a [`PageToolView`] made of it.
+#[derive(Debug, Clone)]
+pub struct PageTool {
+    /// Its `maven tools` row, the description capped.
+    pub row: ToolView,
+    /// Its server's name; empty for the configuration's own acts.
+    pub server: String,
+    /// "mcp" or "local".
+    pub kind: &'static str,
+    /// Its state.
+    pub state: ActState,
+    /// The states it may become (the store's transitions).
+    pub can_become: Vec<ActState>,
+    /// The `title` of its declared shape, capped; absent when it has none.
+    pub title: Option<String>,
+    /// What changed since the owner approved its shape.
+    pub changed: Vec<ShapeChangeView>,
+    /// Its latest state changes, newest first.
+    pub history: Vec<ToolEventView>,
+}
+
 /// A button of an act's card: a transition the owner makes (never "run"). On the wire its
 /// snake_case name, which is also the last segment of its `POST /api/tools/NAME/…`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

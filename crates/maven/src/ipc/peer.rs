@@ -279,7 +279,7 @@ mod tests {
             .spawn()
             .unwrap();
         let (s, peer) = l.accept().unwrap();
-        let sock = crate::web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
+        let sock = web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
         assert_eq!(holders(sock.inode), vec![child.id()]);
         let r = admit_socket(sock.inode).unwrap_err();
         assert_eq!(r.reason, "it descends from the daemon");
@@ -290,7 +290,7 @@ mod tests {
         let c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         let (s, peer) = l.accept().unwrap();
         assert_eq!(peer, c.local_addr().unwrap());
-        let sock = crate::web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
+        let sock = web::peer_socket(s.local_addr().unwrap(), peer).unwrap();
         assert_eq!(admit_socket(sock.inode), Ok(()));
         // A socket nobody holds is refused.
         assert_eq!(

@@ -19,7 +19,7 @@ use rustix::net::netlink::{SocketAddrNetlink, SOCK_DIAG};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
 /// The uid the daemon runs as (its effective uid): the owner.
-pub(crate) fn owner_uid() -> u32 {
+pub fn owner_uid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
@@ -86,11 +86,11 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 /// The peer's socket as the kernel knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PeerSocket {
+pub struct PeerSocket {
     /// The uid of the process that made it.
-    pub(crate) uid: u32,
+    pub uid: u32,
     /// Its inode: what `/proc/PID/fd` of every process holding it links to (`socket:[N]`).
-    pub(crate) inode: u32,
+    pub inode: u32,
 }
 
 /// The socket of the kernel's answer `reply`; `None` for an error (no such socket), a socket
@@ -115,7 +115,7 @@ pub(crate) fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
 /// The socket at the other end of the connection `local` ← `peer` on this machine (its uid
 /// and inode); `None` when the kernel knows no such socket (it went away, or the peer is on
 /// another machine) or cannot be asked.
-pub(crate) fn peer_socket(local: SocketAddr, peer: SocketAddr) -> Option<PeerSocket> {
+pub fn peer_socket(local: SocketAddr, peer: SocketAddr) -> Option<PeerSocket> {
     #[expect(
         clippy::disallowed_methods,
         reason = "the page's peer check asks the kernel (sock_diag) who is at the other end: it reaches nothing"
