@@ -1,7 +1,8 @@
 //! What the page asks of the daemon that serves it: the [`Host`]. The page holds no store and
 //! no connection of its own; it reads the cards, the acts and the passkeys, and makes the
-//! owner's changes, through its host, which the daemon implements over the real store. A leaf:
-//! it names only `wire`'s views.
+//! owner's changes, through its host, which the daemon implements over the real store. A leaf
+//! of the crate: it names `wire`'s views, the step-up, the servers' OAuth and the turn's
+//! answer, nothing of the page.
 //!
 //! There is no method that runs a tool: the page reaches an act only through [`Host::turn`],
 //! the turn pipeline with its confirmation.

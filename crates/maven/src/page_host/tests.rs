@@ -1971,3 +1971,29 @@ fn names() {
     }
     assert!(!valid_name(&"x".repeat(161)));
 }
+
+#[test]
+fn the_pages_states_are_the_stores_by_name_and_order() {
+    for s in ToolState::ALL {
+        let a = act_state(s);
+        assert_eq!(a.as_str(), s.as_str());
+        assert_eq!(a.to_string(), s.to_string());
+        assert_eq!(tool_state(a), s);
+    }
+    assert_eq!(wire::views::ActState::ALL.map(tool_state), ToolState::ALL);
+}
+
+#[tokio::test]
+async fn a_host_without_a_turn_pipeline_refuses_the_turn_and_runs_nothing() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let host = PageHost::new(
+        t.store.clone(),
+        Arc::new(Asking) as Arc<dyn StatusSource>,
+        Authorizations::none(),
+        None,
+    );
+    let answer = web::Host::turn(&host, "page", "say_hi").await;
+    assert!(!answer.ok);
+    assert!(t.store.acts_log(10).await.unwrap().is_empty());
+}
