@@ -27,15 +27,15 @@ use tokio_util::task::TaskTracker;
 use config::Config;
 
 use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
-use crate::ipc::methods::{Reply, Request};
-use crate::ipc::protocol::{self, RpcError};
 use crate::ipc::server::{self as ipc, BoxFuture, Dispatch};
 use crate::json;
-use crate::views::{
-    ActCounts, DiscoveryNote, FeedView, LimitsView, ReloadView, ServerAuth, ServerStatusView,
-    StatusView, TurnView,
+use crate::json::DiscoveryNote;
+use crate::page_host::StatusSource;
+use wire::methods::{Reply, Request};
+use wire::protocol::{self, RpcError};
+use wire::views::{
+    ActCounts, FeedView, LimitsView, ReloadView, ServerAuth, ServerStatusView, StatusView, TurnView,
 };
-use crate::web::StatusSource;
 
 /// How long shutdown waits for tasks before giving up on them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -76,7 +76,7 @@ pub(crate) struct State {
     /// What the last listing of each server did to the allowlist (for status).
     discovery: Arc<std::sync::Mutex<HashMap<String, DiscoveryNote>>>,
     /// The local page, listening or retrying its port.
-    web: std::sync::RwLock<(Arc<crate::web::Page>, CancellationToken)>,
+    web: std::sync::RwLock<(Arc<web::Page>, CancellationToken)>,
     /// How many connections the page may hold (from the descriptor limit).
     page_connections: usize,
     /// The voice listener's own token (`None`: no `voice.listen`), replaced by a reload.
@@ -230,7 +230,7 @@ async fn run(
     // server's own task, after the IPC socket is already answering.
     let descriptors = raise_descriptor_limit();
     let page_connections = page_connections(descriptors);
-    let web = crate::web::start(&config, &store, page_connections).await;
+    let web = web::start(&config, page_connections).await;
     // The page is bound before any server's plan is made: the port every sandbox denies is
     // the one bound (`web.listen` may say port 0), else the one configured.
     let page_port = web.port();
@@ -386,13 +386,13 @@ fn raise_descriptor_limit() -> u64 {
 }
 
 /// How many connections the page may hold under a descriptor `limit`: what is left after the
-/// reserve and every IPC slot, at most [`crate::web::MAX_CONNECTIONS`], at least 4.
+/// reserve and every IPC slot, at most [`web::MAX_CONNECTIONS`], at least 4.
 pub(crate) fn page_connections(limit: u64) -> usize {
     let room = limit.saturating_sub(FD_RESERVE + ipc::MAX_CONNECTIONS as u64);
     let n = usize::try_from(room)
         .unwrap_or(usize::MAX)
-        .min(crate::web::MAX_CONNECTIONS);
-    if n < crate::web::MAX_CONNECTIONS {
+        .min(web::MAX_CONNECTIONS);
+    if n < web::MAX_CONNECTIONS {
         tracing::warn!(
             limit,
             page_connections = n.max(4),
@@ -610,17 +610,22 @@ impl Dispatch for State {
 
 impl State {
     /// The page in force.
-    fn page(&self) -> Arc<crate::web::Page> {
+    fn page(&self) -> Arc<web::Page> {
         self.web.read().unwrap_or_else(|p| p.into_inner()).0.clone()
     }
 
     /// Serves `page` under `stop` (its own token: a reload that changes `web` stops it there).
-    fn serve_page(self: &Arc<Self>, page: Arc<crate::web::Page>, stop: CancellationToken) {
+    fn serve_page(self: &Arc<Self>, page: Arc<web::Page>, stop: CancellationToken) {
         let manager = self.manager.clone();
         let redial = move |server: &str| manager.redial(server);
-        let oauth = crate::web::Authorizations::new(self.oauth.clone(), Arc::new(redial));
-        self.tracker
-            .spawn(crate::web::run(page, self.clone(), oauth, stop));
+        let oauth = crate::page_host::Authorizations::new(self.oauth.clone(), Arc::new(redial));
+        let host = crate::page_host::PageHost::new(
+            self.store.clone(),
+            self.clone(),
+            oauth,
+            Some(self.turns.clone()),
+        );
+        self.tracker.spawn(web::run(page, Arc::new(host), stop));
     }
 
     /// The configuration in force.
@@ -800,7 +805,7 @@ impl State {
     async fn restart_page(&self, config: &Config) {
         let old = self.web.read().unwrap_or_else(|p| p.into_inner()).1.clone();
         old.cancel();
-        let page = crate::web::start(config, &self.store, self.page_connections).await;
+        let page = web::start(config, self.page_connections).await;
         let stop = self.cancel.child_token();
         *self.web.write().unwrap_or_else(|p| p.into_inner()) = (page.clone(), stop.clone());
         match self.me.get().and_then(std::sync::Weak::upgrade) {
@@ -994,7 +999,7 @@ impl State {
     /// `maven mcp logout NAME`: forget the server's OAuth credentials (revoked first where
     /// the authorization server offers it) and dial it again. It changes state (the server's
     /// credentials and its connection), and calls no tool and enables none.
-    async fn mcp_logout(&self, name: &str) -> Result<crate::views::ForgottenView, RpcError> {
+    async fn mcp_logout(&self, name: &str) -> Result<wire::views::ForgottenView, RpcError> {
         let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no HTTP server named {name:?} is configured"
@@ -1008,7 +1013,7 @@ impl State {
         // and the dial that follows finds the server asking again.
         self.manager.redial(name);
         tracing::info!(server = %name, "OAuth credentials forgotten (maven mcp logout)");
-        Ok(crate::views::ForgottenView {
+        Ok(wire::views::ForgottenView {
             server: name.to_owned(),
             forgotten: true,
         })
@@ -1016,7 +1021,7 @@ impl State {
 
     /// `maven mcp inspect NAME` next to a running daemon: the server's authorization as the
     /// daemon holds it (no token, no secret), so the command never opens the store.
-    fn mcp_auth(&self, name: &str) -> Result<crate::views::AuthView, RpcError> {
+    fn mcp_auth(&self, name: &str) -> Result<wire::views::AuthView, RpcError> {
         let Some(oauth) = self.oauth.get(name) else {
             return Err(RpcError::invalid_params(format!(
                 "no enabled HTTP server named {name:?} is configured"
@@ -1078,30 +1083,30 @@ impl State {
                 );
                 if let Some(plan) = plans.get(&block.name) {
                     view.trust = plan.trust();
-                    view.network =
-                        self.door
-                            .tally(&block.name)
-                            .map(|t| crate::views::NetworkView {
-                                connections: t.connections,
-                                refused: t.refused,
-                                open: t.open,
-                                bytes_out: t.bytes_out,
-                                bytes_in: t.bytes_in,
-                                last_refused: self
-                                    .door
-                                    .refusals(&block.name)
-                                    .into_iter()
-                                    .map(|r| crate::views::RefusedConnection {
-                                        at: crate::json::time_str(r.at),
-                                        host: r.host,
-                                        port: r.port,
-                                        why: r.why,
-                                    })
-                                    .collect(),
-                            });
+                    view.network = self
+                        .door
+                        .tally(&block.name)
+                        .map(|t| wire::views::NetworkView {
+                            connections: t.connections,
+                            refused: t.refused,
+                            open: t.open,
+                            bytes_out: t.bytes_out,
+                            bytes_in: t.bytes_in,
+                            last_refused: self
+                                .door
+                                .refusals(&block.name)
+                                .into_iter()
+                                .map(|r| wire::views::RefusedConnection {
+                                    at: crate::json::time_str(r.at),
+                                    host: r.host,
+                                    port: r.port,
+                                    why: r.why,
+                                })
+                                .collect(),
+                        });
                     // A server that is not up, whose last words name a path its sandbox
                     // denies: say which key to add, beside what it said.
-                    let down = view.state != crate::views::ServerState::Ready;
+                    let down = view.state != wire::views::ServerState::Ready;
                     let hint = view
                         .stderr_tail
                         .as_deref()
@@ -1117,9 +1122,9 @@ impl State {
                 if let Some(b) = blocked.get(&block.name) {
                     if block.enabled {
                         view.state = if b.command_missing {
-                            crate::views::ServerState::CommandNotFound
+                            wire::views::ServerState::CommandNotFound
                         } else {
-                            crate::views::ServerState::SandboxRefused
+                            wire::views::ServerState::SandboxRefused
                         };
                     }
                     view.last_error = Some(b.why.clone());
@@ -1135,7 +1140,7 @@ impl State {
     async fn refresh(
         &self,
         name: Option<String>,
-    ) -> Result<Vec<crate::views::RefreshView>, RpcError> {
+    ) -> Result<Vec<wire::views::RefreshView>, RpcError> {
         let running = self
             .poller
             .read()

@@ -6,7 +6,7 @@
 //! the daemon started and every descendant of one before a byte is read. At most `MAX_CONNECTIONS` (128) connections are served at once; one
 //! beyond them is answered with one `-32001` "busy" line and closed, so the backlog never fills.
 //! A connection has 5 s for its first complete line and 30 s between later ones; each line is
-//! one bounded JSON value ([`crate::ipc::protocol`]) and gets exactly one answer.
+//! one bounded JSON value (`wire::protocol`) and gets exactly one answer.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -19,9 +19,10 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
-use super::protocol::{
-    error_reply, read_line, result_reply, socket_path, RpcError, BUSY, INVALID_REQUEST,
-    MAX_REQUEST, PARSE_ERROR,
+use super::line::read_line;
+use wire::protocol::{
+    error_reply, result_reply, socket_path, RpcError, BUSY, INVALID_REQUEST, MAX_REQUEST,
+    PARSE_ERROR,
 };
 
 /// Connections served at once. One CLI uses one connection per command, so this is far more

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// The page's connection limits and counters (shown in `maven status` under `web`).
 #[derive(Debug)]
-pub(crate) struct Limits {
+pub struct Limits {
     /// Connections served at once; more are answered 503 and closed at once.
     pub(crate) max_connections: usize,
     /// Of [`Limits::max_connections`], the slots kept for signed-in sessions: a connection
@@ -48,7 +48,7 @@ pub(crate) fn reserved_for(max: usize) -> usize {
 }
 
 /// Default of [`Limits::max_connections`].
-pub(crate) const MAX_CONNECTIONS: usize = 64;
+pub const MAX_CONNECTIONS: usize = 64;
 /// Default of [`Limits::header_deadline`].
 pub(crate) const HEADER_DEADLINE: Duration = Duration::from_secs(10);
 /// Default of [`Limits::request_deadline`].
@@ -58,7 +58,7 @@ pub(crate) const CONNECTION_LIFETIME: Duration = Duration::from_secs(300);
 
 impl Limits {
     /// The defaults, with at most `max_connections` connections.
-    pub(crate) fn new(max_connections: usize) -> Limits {
+    pub fn new(max_connections: usize) -> Limits {
         Limits {
             max_connections,
             reserved: reserved_for(max_connections),

@@ -8,14 +8,14 @@
 //! kept here under it (ten minutes, used once, whatever the outcome), and `OAuth::complete`
 //! checks `state` and `iss` again before the code is redeemed. No token reaches the page.
 
-use crate::views::AuthorizeReply;
-use crate::web::error::Code;
+use crate::error::Code;
 use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
+use wire::views::AuthorizeReply;
 
 use super::app::{no_session, App, SessionCookie};
 use super::error::AppError;
@@ -68,7 +68,10 @@ async fn begin(
     step: FreshStepUp,
 ) -> Result<Json<AuthorizeReply>, AppError> {
     let FreshStepUp(owner) = step;
-    let oauth = app.oauth.get(server).ok_or_else(|| no_server(server))?;
+    let oauth = app
+        .host
+        .authorization(server)
+        .ok_or_else(|| no_server(server))?;
     let challenge = oauth.last_challenge().await.unwrap_or_default();
     let pending = oauth.begin(&challenge).await.map_err(|e| {
         AppError::new(
@@ -124,10 +127,10 @@ pub(super) async fn disconnect(
     State(app): State<App>,
     step: FreshStepUp,
     Path(name): Path<String>,
-) -> Result<Json<crate::views::ForgottenView>, AppError> {
+) -> Result<Json<wire::views::ForgottenView>, AppError> {
     let by = forget(&app, &name, step).await?;
     tracing::info!(server = %name, by = %by, "OAuth credentials forgotten on the page");
-    Ok(Json(crate::views::ForgottenView {
+    Ok(Json(wire::views::ForgottenView {
         server: name,
         forgotten: true,
     }))
@@ -137,7 +140,10 @@ pub(super) async fn disconnect(
 /// answers whose step-up it was (the audit trail's actor).
 async fn forget(app: &App, name: &str, step: FreshStepUp) -> Result<String, AppError> {
     let FreshStepUp(owner) = step;
-    let oauth = app.oauth.get(name).ok_or_else(|| no_server(name))?;
+    let oauth = app
+        .host
+        .authorization(name)
+        .ok_or_else(|| no_server(name))?;
     oauth.logout().await.map_err(|e| {
         AppError::new(
             StatusCode::BAD_GATEWAY,
@@ -145,7 +151,7 @@ async fn forget(app: &App, name: &str, step: FreshStepUp) -> Result<String, AppE
             format!("{}: {e}", shown::line(name)),
         )
     })?;
-    app.oauth.redial(name);
+    app.host.redial(name);
     Ok(owner.actor())
 }
 
@@ -218,7 +224,7 @@ pub(super) async fn callback(State(app): State<App>, RawQuery(query): RawQuery) 
             )
         }
     };
-    let Some(oauth) = app.oauth.get(&w.server) else {
+    let Some(oauth) = app.host.authorization(&w.server) else {
         return refused(
             port,
             "oauth",
@@ -235,7 +241,7 @@ pub(super) async fn callback(State(app): State<App>, RawQuery(query): RawQuery) 
         };
         return refused(port, code, &format!("{}: {e}", w.server));
     }
-    app.oauth.redial(&w.server);
+    app.host.redial(&w.server);
     let issuer = match oauth.status().await {
         ::oauth::AuthStatus::Authorized { issuer, .. } => issuer,
         ::oauth::AuthStatus::NeedsAuthorization => String::new(),

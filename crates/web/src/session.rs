@@ -36,13 +36,13 @@ pub(crate) const CREATE_WINDOW: Duration = Duration::from_secs(60);
 const MAX_ENROLLMENTS: usize = 8;
 
 /// Where "now" comes from. Injectable so tests can age a step-up without waiting.
-pub(crate) trait Clock: Send + Sync + 'static {
+pub trait Clock: Send + Sync + 'static {
     /// The current instant of a monotonic clock.
     fn now(&self) -> Instant;
 }
 
 /// The real monotonic clock.
-pub(crate) struct SystemClock;
+pub struct SystemClock;
 
 impl Clock for SystemClock {
     #[expect(

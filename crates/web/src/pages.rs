@@ -10,22 +10,19 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Extension;
-use serde_json::Value;
-use store::ToolState;
 use time::OffsetDateTime;
 
 use super::api;
 use super::app::{peer_of, App, Conn};
 use super::error::AppError;
-use crate::json;
-use crate::views::{FeedView, ServerStatusView, SessionView, Transport};
 use turns::Question;
+use wire::views::{ActState, FeedView, PageTool, ServerStatusView, SessionView, Transport};
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
 
 /// Escapes text for HTML element content and double-quoted attributes.
-pub(super) fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -42,7 +39,7 @@ pub(super) fn esc(s: &str) -> String {
 
 /// Outside text as one line of page text: every control character and bidirectional override
 /// shown as its escape ([`shown::line`]), then escaped for HTML.
-pub(super) fn text(s: &str) -> String {
+pub fn text(s: &str) -> String {
     esc(&shown::line(s))
 }
 
@@ -219,8 +216,8 @@ pub(super) async fn tools(
         h.push_str("</main></body></html>");
         return Ok(with_cookie(h, set));
     }
-    let rows = api::tool_views(&app).await?;
-    let acts = app.web.store.acts_log(api::ACTS_LOG).await?;
+    let rows = app.host.tools(api::HISTORY).await?;
+    let acts = app.host.acts_log(api::ACTS_LOG).await?;
     let mut h = head("Maven — tools", &s.csrf_token);
     let _ = write!(
         h,
@@ -228,7 +225,7 @@ pub(super) async fn tools(
     );
 
     stepup_card(&mut h, &s);
-    if let Some(q) = app.status.question() {
+    if let Some(q) = app.host.question() {
         question_card(&mut h, &q);
     }
 
@@ -243,8 +240,8 @@ pub(super) async fn tools(
     }
     h.push_str("</section>");
 
-    servers_card(&mut h, &app.status.mcp_servers().await, now);
-    feeds_card(&mut h, &app.status.feeds().await, now);
+    servers_card(&mut h, &app.host.mcp_servers().await, now);
+    feeds_card(&mut h, &app.host.feeds().await, now);
 
     // Recent acts.
     h.push_str("<section class=\"card\" id=\"acts-log\"><h2>Recent acts</h2>");
@@ -256,14 +253,13 @@ pub(super) async fn tools(
             let _ = write!(
                 h,
                 "<tr><td class=\"when\">{}</td><td class=\"token\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                when_at(a.at, now),
+                when(a.at.as_deref(), now),
                 text(&a.tool),
                 text(&shown::cut(&a.utterance, 200)),
                 text(a.confirmed_by.as_deref().unwrap_or("—")),
-                match a.result() {
-                    store::ActResult::Ok => "ok",
-                    store::ActResult::Failed => "failed",
-                    store::ActResult::Unknown => "unknown — may have run",
+                match a.outcome {
+                    "unknown" => "unknown — may have run",
+                    outcome => outcome,
                 },
                 a.duration_ms
             );
@@ -279,27 +275,23 @@ const OPEN_UP_TO: usize = 12;
 
 /// The acts, a folding section per server: its counts, its "Enable all read-only", its acts
 /// (waiting ones first).
-fn acts_card(
-    h: &mut String,
-    rows: &[(store::ToolRow, Vec<store::ToolEvent>)],
-    now: OffsetDateTime,
-) {
+fn acts_card(h: &mut String, rows: &[PageTool], now: OffsetDateTime) {
     h.push_str(
         "<p class=\"filter\"><label for=\"filter\">Filter</label> <input type=\"search\" \
          id=\"filter\" placeholder=\"name, description or server\" autocomplete=\"off\"> \
          <span id=\"filter-count\" role=\"status\"></span></p>",
     );
-    let mut servers: Vec<&str> = rows.iter().map(|(r, _)| r.server.as_str()).collect();
+    let mut servers: Vec<&str> = rows.iter().map(|r| r.server.as_str()).collect();
     servers.sort_unstable();
     servers.dedup();
     let fold = rows.len() > OPEN_UP_TO;
     for server in servers {
-        let mut group: Vec<_> = rows.iter().filter(|(r, _)| r.server == server).collect();
-        group.sort_by_key(|(r, _)| ToolState::ALL.iter().position(|s| *s == r.state));
-        let counts: Vec<String> = ToolState::ALL
+        let mut group: Vec<_> = rows.iter().filter(|r| r.server == server).collect();
+        group.sort_by_key(|r| ActState::ALL.iter().position(|s| *s == r.state));
+        let counts: Vec<String> = ActState::ALL
             .iter()
             .filter_map(|st| {
-                let n = group.iter().filter(|(r, _)| r.state == *st).count();
+                let n = group.iter().filter(|r| r.state == *st).count();
                 (n > 0).then(|| format!("{n} {}", st.as_str()))
             })
             .collect();
@@ -318,7 +310,7 @@ fn acts_card(
         );
         let read_only = group
             .iter()
-            .filter(|(r, _)| api::bulk_verdict(r, server) == api::Bulk::Enables)
+            .filter(|r| api::bulk_verdict(r, server) == api::Bulk::Enables)
             .count();
         if read_only > 0 {
             let _ = write!(
@@ -331,8 +323,8 @@ fn acts_card(
                 read_only
             );
         }
-        for (r, hist) in group {
-            act(h, r, hist, now);
+        for r in group {
+            act(h, r, now);
         }
         h.push_str("</details>");
     }
@@ -357,37 +349,36 @@ fn short_fingerprint(fp: &str) -> String {
     )
 }
 
-fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent], now: OffsetDateTime) {
+/// One act's card; its description and title come capped from the host (A-9).
+fn act(h: &mut String, t: &PageTool, now: OffsetDateTime) {
+    let r = &t.row;
     let _ = write!(
         h,
         "<article class=\"act\" id=\"act-{0}\" data-name=\"{0}\" data-state=\"{1}\" data-server=\"{3}\"><h4>{2} \
          <span class=\"badge state\">{1}</span>{4}</h4><dl>{5}<dt>description</dt><dd class=\"desc\">{6}</dd></dl>",
         esc(&r.name),
-        r.state.as_str(),
+        t.state.as_str(),
         text(&r.name),
-        esc(&r.server),
+        esc(&t.server),
         if r.destructive {
             " <span class=\"badge destructive\">may write: asks for confirmation every time</span>"
         } else {
             " <span class=\"badge readonly\">read-only</span>"
         },
-        match r.shape.get("title").and_then(Value::as_str) {
-            Some(t) => format!(
-                "<dt>title</dt><dd>{}</dd>",
-                text(&shown::cut(t, api::DESCRIPTION_CAP))
-            ),
+        match &t.title {
+            Some(title) => format!("<dt>title</dt><dd>{}</dd>", text(title)),
             None => String::new(),
         },
-        text(&shown::cut(&r.description, api::DESCRIPTION_CAP)),
+        text(&r.description),
     );
-    let changes = api::changes(r);
+    let changes = &t.changed;
     if !changes.is_empty() {
         h.push_str(
             "<div class=\"changed\"><p><strong>The server changed this tool since you approved \
              it.</strong> Review every field before enabling it again.</p><table><thead><tr>\
              <th>field</th><th>approved</th><th>now</th></tr></thead><tbody>",
         );
-        for c in &changes {
+        for c in changes {
             let _ = write!(
                 h,
                 "<tr><td><code>{}</code></td><td><code>{}</code></td><td><code>{}</code></td></tr>",
@@ -398,7 +389,7 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent], now: Offse
         }
         h.push_str("</tbody></table></div>");
     }
-    let actions = api::actions(r.state);
+    let actions = api::actions(t.state);
     if !actions.is_empty() {
         h.push_str("<p class=\"actions\">");
         for a in actions {
@@ -424,15 +415,15 @@ fn act(h: &mut String, r: &store::ToolRow, hist: &[store::ToolEvent], now: Offse
             .as_deref()
             .map_or_else(|| "—".to_owned(), short_fingerprint),
     );
-    if !hist.is_empty() {
+    if !t.history.is_empty() {
         h.push_str("<p class=\"history-title\">History</p><ol class=\"history\">");
-        for e in hist {
+        for e in &t.history {
             let _ = write!(
                 h,
                 "<li>{} — {} → {} by {}: {}</li>",
-                when_at(e.at, now),
-                e.from.map(ToolState::as_str).unwrap_or("(new)"),
-                e.to.as_str(),
+                when(e.at.as_deref(), now),
+                e.from.unwrap_or("(new)"),
+                e.to,
                 text(&e.actor),
                 text(&e.reason)
             );
@@ -471,20 +462,8 @@ pub(super) fn ago(then: OffsetDateTime, now: OffsetDateTime) -> String {
     }
 }
 
-/// A time for the page: in words, the exact RFC 3339 time in `datetime` and on hover.
-fn when_at(t: OffsetDateTime, now: OffsetDateTime) -> String {
-    match json::time_str(t) {
-        Some(exact) => format!(
-            "<time datetime=\"{0}\" title=\"{0}\">{1}</time>",
-            esc(&exact),
-            esc(&ago(t, now))
-        ),
-        None => "—".to_owned(),
-    }
-}
-
-/// An RFC 3339 time from a view as [`when_at`] shows it; a dash when absent, and the text as
-/// it is when it is not such a time.
+/// A time for the page from a view's RFC 3339: in words, the exact time in `datetime` and on
+/// hover; a dash when absent, and the text as it is when it is not such a time.
 fn when(t: Option<&str>, now: OffsetDateTime) -> String {
     use time::format_description::well_known::Rfc3339;
     match t {
@@ -507,6 +486,8 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 
 /// A refused tool's name is the server's and may be huge: its first characters and its length.
 const REFUSED_NAME_CAP: usize = 80;
+/// A refused tool's reason is capped as the allowlist caps a description (A-9).
+const REFUSED_REASON_CAP: usize = 300;
 /// How many refused tools the card lists.
 const REFUSED_LIST: usize = 50;
 
@@ -564,7 +545,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView], now: OffsetDateTim
                     h,
                     "<li><code>{}</code>: {}</li>",
                     esc(&shown::capped(&t.tool, REFUSED_NAME_CAP)),
-                    text(&shown::cut(&t.reason, api::DESCRIPTION_CAP))
+                    text(&shown::cut(&t.reason, REFUSED_REASON_CAP))
                 );
             }
             if s.tools_refused.len() > REFUSED_LIST {
@@ -585,7 +566,7 @@ fn servers_card(h: &mut String, servers: &[ServerStatusView], now: OffsetDateTim
                 opt(auth.as_deref()),
                 esc(&s.name),
             );
-            if matches!(s.auth, Some(crate::views::ServerAuth::Authorized { .. })) {
+            if matches!(s.auth, Some(wire::views::ServerAuth::Authorized { .. })) {
                 let _ = write!(
                     h,
                     " <button type=\"button\" data-oauth=\"disconnect\" data-name=\"{}\">Disconnect</button>",
@@ -671,7 +652,7 @@ mod tests {
             transport,
             target: "x".into(),
             enabled: true,
-            state: crate::views::ServerState::Ready,
+            state: wire::views::ServerState::Ready,
             trust: "t".into(),
             protocol_version: None,
             era: None,
@@ -740,7 +721,7 @@ mod tests {
         // Not a time: shown as text, never as markup.
         assert_eq!(when(Some("<b>soon</b>"), now), "&lt;b&gt;soon&lt;/b&gt;");
         assert_eq!(
-            when_at(datetime!(2026-12-03 10:00:00 UTC), now),
+            when(Some("2026-12-03T10:00:00Z"), now),
             "<time datetime=\"2026-12-03T10:00:00Z\" title=\"2026-12-03T10:00:00Z\">2 hours ago</time>"
         );
     }
@@ -760,7 +741,7 @@ mod tests {
 
     #[test]
     fn the_script_words_every_refusal_code_of_the_server() {
-        for code in crate::web::error::Code::ALL {
+        for code in crate::error::Code::ALL {
             let name = serde_json::to_value(code).unwrap();
             let name = name.as_str().unwrap();
             assert!(

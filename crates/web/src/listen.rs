@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::app::{Web, RP_ID};
 use super::limits::Limits;
 use super::session::Clock;
-use crate::views::{PageListening, WebStatusView};
+use wire::views::{PageListening, WebStatusView};
 
 /// The wait before the first retry of a busy port; it doubles with each failure.
 pub(crate) const RETRY_FIRST: Duration = Duration::from_secs(1);
@@ -23,9 +23,8 @@ pub(crate) const RETRY_CAP: Duration = Duration::from_secs(15);
 
 /// The page, listening or not yet: its state once bound, and what status says of it;
 /// `web::run` serves it.
-pub(crate) struct Page {
+pub struct Page {
     cfg: config::WebConfig,
-    store: store::Store,
     max_connections: usize,
     clock: Arc<dyn Clock>,
     /// The page's state, made once the listener is bound (its address decides the origins).
@@ -69,16 +68,14 @@ fn why(cfg: &config::WebConfig, e: &std::io::Error) -> String {
 impl Page {
     /// Tries to bind `web.listen` once; a failure is remembered for status and retried by
     /// [`Page::listener`].
-    pub(crate) async fn start(
+    pub async fn start(
         cfg: &config::WebConfig,
-        store: &store::Store,
         max_connections: usize,
         clock: Arc<dyn Clock>,
         backoff: backoff::Backoff,
     ) -> Arc<Page> {
         let page = Page {
             cfg: cfg.clone(),
-            store: store.clone(),
             max_connections,
             clock,
             web: OnceLock::new(),
@@ -115,7 +112,6 @@ impl Page {
         match Web::new(
             &self.cfg,
             addr,
-            self.store.clone(),
             self.clock.clone(),
             Limits::new(self.max_connections),
         ) {
@@ -143,25 +139,25 @@ impl Page {
     }
 
     /// The page's state, once it listens.
-    pub(crate) fn web(&self) -> Option<&Arc<Web>> {
+    pub fn web(&self) -> Option<&Arc<Web>> {
         self.web.get()
     }
 
     /// The page's port: the one bound, else the one configured (0 when `web.listen` says any
     /// port and none is bound yet). Every sandbox denies it.
-    pub(crate) fn port(&self) -> u16 {
+    pub fn port(&self) -> u16 {
         self.web()
             .map_or(self.cfg.listen.port(), |w| w.addr().port())
     }
 
     /// The page's OAuth callback, once it listens.
-    pub(crate) fn callback_url(&self) -> Option<String> {
+    pub fn callback_url(&self) -> Option<String> {
         self.web().map(|w| w.callback_url())
     }
 
     /// The page in `maven status`: its limits and counters once it listens; before, the
     /// configured address and why it is not listening.
-    pub(crate) fn status(&self) -> WebStatusView {
+    pub fn status(&self) -> WebStatusView {
         let listening = lock(&self.listening).clone();
         match self.web() {
             Some(w) => WebStatusView {
@@ -236,6 +232,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The one retry delay of the page's listener.
-pub(crate) fn backoff() -> backoff::Backoff {
+pub fn backoff() -> backoff::Backoff {
     backoff::Backoff::new(RETRY_FIRST, RETRY_CAP)
 }

@@ -2,7 +2,7 @@
 //! memory only: a restart voids them (the owner starts again). Both are one-time tokens
 //! ([`OneTime`]).
 
-use crate::web::error::Code;
+use crate::error::Code;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;

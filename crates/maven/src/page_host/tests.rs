@@ -1,5 +1,6 @@
-//! Handler tests without a socket: every route, through the real router and its hardening
-//! layers, on a real store in a temporary directory, with an injectable clock.
+//! The page's tests: every route without a socket, through the real router (`web::router`) and
+//! its hardening layers, served by the daemon's host ([`PageHost`]) over a real store in a
+//! temporary directory, with an injectable clock; and the page's listener on real ports.
 #![expect(
     clippy::disallowed_methods,
     reason = "the page's clock is std's `Instant`; the injected clock starts at now"
@@ -8,13 +9,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::http::{header, HeaderMap, Request, StatusCode};
 use config::Config;
+use http::{header, HeaderMap, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use store::{NewTool, Redefinition, ToolState};
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
+use web::{router, App, Body, Clock, Conn, Limits, Page, SystemClock, Web, MAX_CONNECTIONS};
 
 use super::*;
 
@@ -43,6 +45,7 @@ impl TestClock {
 
 struct T {
     app: App,
+    web: Arc<Web>,
     store: store::Store,
     clock: Arc<TestClock>,
     _dir: tempfile::TempDir,
@@ -62,14 +65,14 @@ async fn setup_with(config: Value) -> T {
 
 /// Like [`setup_with`], the cards fed by `status` instead of the configuration alone.
 async fn setup_with_status(config: Value, status: Option<Arc<dyn StatusSource>>) -> T {
-    setup_with_oauth(config, status, super::Authorizations::none()).await
+    setup_with_oauth(config, status, Authorizations::none()).await
 }
 
 /// Like [`setup_with_status`], the page's OAuth acting on `oauth`.
 async fn setup_with_oauth(
     config: Value,
     status: Option<Arc<dyn StatusSource>>,
-    oauth: super::Authorizations,
+    oauth: Authorizations,
 ) -> T {
     let dir = tempfile::tempdir().unwrap();
     let store = store::Store::open(&dir.path().join("maven.db"))
@@ -83,21 +86,25 @@ async fn setup_with_oauth(
         base: Instant::now(),
         offset: Mutex::new(Duration::ZERO),
     });
-    let web = Web::new(
-        &cfg.web,
-        "127.0.0.1:8765".parse().unwrap(),
+    let web = Arc::new(
+        Web::new(
+            &cfg.web,
+            "127.0.0.1:8765".parse().unwrap(),
+            clock.clone(),
+            Limits::new(MAX_CONNECTIONS),
+        )
+        .unwrap(),
+    );
+    let host = PageHost::new(
         store.clone(),
-        clock.clone(),
-        super::Limits::new(super::MAX_CONNECTIONS),
-    )
-    .unwrap();
-    let app = App::new(
-        Arc::new(web),
         status.unwrap_or_else(|| Arc::new(cfg) as Arc<dyn StatusSource>),
         oauth,
+        None,
     );
+    let app = App::new(web.clone(), Arc::new(host));
     T {
         app,
+        web,
         store,
         clock,
         _dir: dir,
@@ -609,7 +616,7 @@ async fn passkey_routes_refuse_what_they_cannot_verify() {
         (r.status, r.error().as_str()),
         (StatusCode::FORBIDDEN, "enroll_link")
     );
-    let link = t.app.web.enroll_link();
+    let link = t.web.enroll_link();
     let url = link.url.as_str();
     assert!(url.starts_with("http://localhost:8765/enroll#"), "{url}");
     let token = url.split('#').nth(1).unwrap();
@@ -796,7 +803,7 @@ async fn no_secret_is_ever_rendered() {
     }
     let page = send(&t, get_with("/tools", &o)).await.body;
     assert!(
-        page.contains(&pages::text(
+        page.contains(&web::text(
             "sandboxed local process: reads only its program's directories, writes only its own directory"
         )),
         "{page}"
@@ -925,7 +932,7 @@ async fn no_owner_data_before_a_sign_in_and_a_sign_in_lasts_session_hours() {
 async fn a_reserved_slot_serves_only_a_signed_in_session() {
     let t = setup().await;
     let reserved = |mut r: Request<Body>| {
-        r.extensions_mut().insert(app::Conn {
+        r.extensions_mut().insert(Conn {
             uid: Some(0),
             reserved: true,
         });
@@ -957,7 +964,7 @@ async fn a_reserved_slot_serves_only_a_signed_in_session() {
 #[tokio::test]
 async fn status_says_whether_the_peer_uid_check_applies() {
     let t = setup().await;
-    let st = t.app.web.status();
+    let st = t.web.status();
     assert_eq!(
         st.peer_uid_check,
         format!(
@@ -971,12 +978,11 @@ async fn status_says_whether_the_peer_uid_check_applies() {
     let beyond = Web::new(
         &cfg.web,
         "192.0.2.1:8765".parse().unwrap(),
-        t.store.clone(),
         t.clock.clone(),
-        super::Limits::new(super::MAX_CONNECTIONS),
+        Limits::new(MAX_CONNECTIONS),
     )
     .unwrap();
-    assert!(beyond.uid_check.is_none());
+    assert!(beyond.uid_check().is_none());
     assert_eq!(
         beyond.status().peer_uid_check,
         "does not apply: web.listen 192.0.2.1:8765 is not a loopback address, so any peer that reaches it may open a session"
@@ -987,10 +993,10 @@ async fn status_says_whether_the_peer_uid_check_applies() {
 struct Asking;
 
 impl StatusSource for Asking {
-    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
-    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+    fn feeds(&self) -> BoxFuture<'_, Vec<wire::views::FeedView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
     fn question(&self) -> Option<turns::Question> {
@@ -1086,7 +1092,7 @@ const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>\u{1
 struct HostileStatus;
 
 impl StatusSource for HostileStatus {
-    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
         let v = serde_json::from_value(json!([{
             "name": "srv", "transport": "stdio", "target": HOSTILE, "enabled": true,
             "state": {"over_cap": HOSTILE}, "trust": HOSTILE, "protocol_version": HOSTILE,
@@ -1101,7 +1107,7 @@ impl StatusSource for HostileStatus {
         .unwrap();
         Box::pin(std::future::ready(v))
     }
-    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+    fn feeds(&self) -> BoxFuture<'_, Vec<wire::views::FeedView>> {
         let v = serde_json::from_value(json!([{
             "name": HOSTILE, "url": HOSTILE, "enabled": true, "last_success": HOSTILE,
             "last_error": HOSTILE, "next_poll": HOSTILE, "items_noted": 3,
@@ -1188,7 +1194,7 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
     assert!(page.contains("<title>Maven — tools</title>"));
 
     // Each field shows the text itself, escaped and neutralised.
-    let want = pages::text(HOSTILE);
+    let want = web::text(HOSTILE);
     assert!(want.starts_with(
         "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;\\e[2J\\e]0;pwned\\u{7}\\u{9b}31m \\u{202e}txet\\u{202c} \\u{2066}i\\u{2069}⏎| fake |"
     ), "{want}");
@@ -1213,7 +1219,7 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
             "x⏎".repeat(40),
             100_000 + HOSTILE.chars().count()
         ),
-        format!("<pre>first line\n{}</pre>", pages::esc(&shown::block(HOSTILE))),
+        format!("<pre>first line\n{}</pre>", web::esc(&shown::block(HOSTILE))),
         // The feeds card.
         format!("<tr><td class=\"token\">{want}</td><td class=\"url\"><code>{want}</code></td><td>yes</td><td class=\"when\">{want}</td><td class=\"when\">{want}</td><td>{want}</td><td>3</td></tr>"),
         // Recent acts.
@@ -1223,7 +1229,7 @@ async fn server_written_text_is_shown_as_text_and_neutralised_in_every_field() {
         assert!(page.contains(f.as_str()), "the page lacks {f}");
     }
     // The diff of the redefined tool: every side and the field names.
-    let quoted = pages::text(&format!("{HOSTILE:?}"));
+    let quoted = web::text(&format!("{HOSTILE:?}"));
     for f in [
         format!("<td><code>description</code></td><td><code>&quot;Echoes&quot;</code></td><td><code>{quoted}</code></td>"),
         format!("<td><code>title</code></td><td><code>&quot;Echo&quot;</code></td><td><code>{quoted}</code></td>"),
@@ -1261,10 +1267,10 @@ struct OAuthSource {
 }
 
 impl StatusSource for OAuthSource {
-    fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+    fn mcp_servers(&self) -> BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
-    fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+    fn feeds(&self) -> BoxFuture<'_, Vec<wire::views::FeedView>> {
         Box::pin(std::future::ready(Vec::new()))
     }
 }
@@ -1307,7 +1313,7 @@ async fn setup_oauth() -> (T, Arc<OAuthSource>, testkit::authserver::AuthServer)
     let t = setup_with_oauth(
         json!({"web": {"passphrase_hash": cheap_hash(PASSPHRASE)}}),
         Some(source.clone() as Arc<dyn StatusSource>),
-        super::Authorizations::new(registry, Arc::new(redial)),
+        Authorizations::new(registry, Arc::new(redial)),
     )
     .await;
     (t, source, server)
@@ -1315,7 +1321,7 @@ async fn setup_oauth() -> (T, Arc<OAuthSource>, testkit::authserver::AuthServer)
 
 /// The token of a one-time login link (in its fragment).
 fn link_token(t: &T) -> String {
-    let v = serde_json::to_value(t.app.web.oauth_link("notes")).unwrap();
+    let v = serde_json::to_value(t.web.oauth_link("notes")).unwrap();
     let url = v["url"].as_str().unwrap();
     assert_eq!(v["valid_s"], 600);
     let (page, token) = url.split_once('#').unwrap();
@@ -1524,8 +1530,8 @@ async fn the_callback_is_bound_by_its_state_checks_iss_expires_and_works_once() 
 /// retries), the daemon's side goes on, and once the port frees the page binds it and serves.
 #[tokio::test]
 async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
-    use crate::views::PageListening;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use wire::views::PageListening;
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
@@ -1541,7 +1547,7 @@ async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
     )
     .unwrap();
     let quick = backoff::Backoff::new(Duration::from_millis(20), Duration::from_millis(100));
-    let page = Page::start(&cfg.web, &store, 8, Arc::new(SystemClock), quick).await;
+    let page = Page::start(&cfg.web, 8, Arc::new(SystemClock), quick).await;
     let not_yet = |page: &Page| {
         let st = page.status();
         match st.listening {
@@ -1564,12 +1570,13 @@ async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
     // The configured port is known before it is bound: every sandbox still denies it.
     assert_eq!(page.port(), port);
     let cancel = CancellationToken::new();
-    let run = tokio::spawn(super::run(
-        page.clone(),
+    let host = PageHost::new(
+        store.clone(),
         Arc::new(cfg) as Arc<dyn StatusSource>,
-        super::Authorizations::none(),
-        cancel.clone(),
-    ));
+        Authorizations::none(),
+        None,
+    );
+    let run = tokio::spawn(web::run(page.clone(), Arc::new(host), cancel.clone()));
     // Several retries fail meanwhile, and say so.
     tokio::time::sleep(Duration::from_millis(300)).await;
     not_yet(&page);
@@ -1611,11 +1618,7 @@ async fn a_busy_port_is_retried_and_the_page_comes_up_when_it_frees() {
 /// A free port is bound at start-up: status says where at once.
 #[tokio::test]
 async fn a_free_port_is_bound_at_start() {
-    use crate::views::PageListening;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store::Store::open(&dir.path().join("maven.db"))
-        .await
-        .unwrap();
+    use wire::views::PageListening;
     let cfg = Config::parse(
         "config.json",
         json!({"web": {"listen": "127.0.0.1:0"}})
@@ -1624,14 +1627,7 @@ async fn a_free_port_is_bound_at_start() {
         &|_| None,
     )
     .unwrap();
-    let page = Page::start(
-        &cfg.web,
-        &store,
-        8,
-        Arc::new(SystemClock),
-        listen::backoff(),
-    )
-    .await;
+    let page = Page::start(&cfg.web, 8, Arc::new(SystemClock), web::backoff()).await;
     let port = page.web().unwrap().addr().port();
     assert_ne!(port, 0);
     assert_eq!(page.port(), port);
@@ -1803,10 +1799,10 @@ async fn enabling_a_servers_read_only_tools_needs_a_step_up_and_never_enables_a_
 async fn an_unstable_servers_read_only_tools_stay_proposed() {
     struct Churning;
     impl StatusSource for Churning {
-        fn mcp_servers(&self) -> app::BoxFuture<'_, Vec<crate::views::ServerStatusView>> {
+        fn mcp_servers(&self) -> BoxFuture<'_, Vec<wire::views::ServerStatusView>> {
             Box::pin(std::future::ready(Vec::new()))
         }
-        fn feeds(&self) -> app::BoxFuture<'_, Vec<crate::views::FeedView>> {
+        fn feeds(&self) -> BoxFuture<'_, Vec<wire::views::FeedView>> {
             Box::pin(std::future::ready(Vec::new()))
         }
         fn unstable(&self, _server: &str) -> Option<String> {
@@ -1848,12 +1844,7 @@ async fn a_session_that_enrolled_a_passkey_is_signed_in_and_still_steps_up_to_en
     let r = send(&t, get_with("/api/tools", &s)).await;
     assert_eq!(r.error(), "sign_in_required");
     let value = s.cookie.split_once('=').unwrap().1.to_owned();
-    let now = t.clock.now();
-    t.app
-        .web
-        .sessions
-        .with(&value, now, |x| x.enrolled = Some(now))
-        .unwrap();
+    assert!(web::testing::enrolled(&t.web, &value));
     let r = send(&t, get_with("/api/tools", &s)).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let page = send(&t, get_with("/tools", &s)).await.body;
@@ -1965,4 +1956,44 @@ async fn the_page_groups_acts_by_server_and_offers_only_what_it_does() {
         page.contains("<details class=\"group\" data-server=\"kit\" open>"),
         "{page}"
     );
+}
+
+#[test]
+fn names() {
+    for (n, ok) in [
+        ("a", true),
+        ("demo_list-tasks.v2", true),
+        ("", false),
+        ("a/b", false),
+        ("a b", false),
+    ] {
+        assert_eq!(valid_name(n), ok, "{n:?}");
+    }
+    assert!(!valid_name(&"x".repeat(161)));
+}
+
+#[test]
+fn the_pages_states_are_the_stores_by_name_and_order() {
+    for s in ToolState::ALL {
+        let a = act_state(s);
+        assert_eq!(a.as_str(), s.as_str());
+        assert_eq!(a.to_string(), s.to_string());
+        assert_eq!(tool_state(a), s);
+    }
+    assert_eq!(wire::views::ActState::ALL.map(tool_state), ToolState::ALL);
+}
+
+#[tokio::test]
+async fn a_host_without_a_turn_pipeline_refuses_the_turn_and_runs_nothing() {
+    let t = setup().await;
+    t.store.propose_tool(local("say_hi", true)).await.unwrap();
+    let host = PageHost::new(
+        t.store.clone(),
+        Arc::new(Asking) as Arc<dyn StatusSource>,
+        Authorizations::none(),
+        None,
+    );
+    let answer = web::Host::turn(&host, "page", "say_hi").await;
+    assert!(!answer.ok);
+    assert!(t.store.acts_log(10).await.unwrap().is_empty());
 }

@@ -1,7 +1,7 @@
-//! The page's state: its sessions, passkeys and step-up rules ([`Web`]), and what the router
-//! shares ([`App`]): that state and the one source of the servers and feeds cards.
+//! The page's state: its sessions and step-up rules ([`Web`]), and what the router shares
+//! ([`App`]): that state and the page's [`Host`].
 
-use crate::web::error::Code;
+use crate::error::Code;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -11,68 +11,23 @@ use config::{Secret, WebConfig};
 
 use webauthn_rs::{Webauthn, WebauthnBuilder};
 
-use super::creds;
 use super::error::AppError;
+use super::host::Host;
 use super::session::{self, Clock, Sessions};
-use crate::views::{EnrollLink, FeedView, ServerStatusView};
+use wire::views::EnrollLink;
 
 /// The CSRF header every POST carries.
 pub(super) const CSRF_HEADER: &str = "x-csrf-token";
 /// The relying-party id of passkeys: WebAuthn treats `http://localhost` as a secure context.
 pub(super) const RP_ID: &str = "localhost";
 
-/// A boxed future, so [`StatusSource`] can be used as a trait object.
-pub(crate) type BoxFuture<'a, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-
-/// What the servers and feeds cards show: the one data source of those cards. The daemon
-/// implements it from the MCP connection manager and the feed poller; the shapes are those of
-/// `maven mcp status --json` and `maven feeds status --json` (I-3).
-pub(crate) trait StatusSource: Send + Sync + 'static {
-    /// One object per configured MCP server.
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>>;
-    /// One object per configured feed.
-    fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>>;
-    /// Why this MCP server is unstable (its tools change too often), while it is: its rows
-    /// are not enabled then.
-    fn unstable(&self, _server: &str) -> Option<String> {
-        None
-    }
-    /// The server's question the owner's next turn answers, while one stands.
-    fn question(&self) -> Option<turns::Question> {
-        None
-    }
-}
-
-/// The configuration alone: what the cards show before anything connected.
-impl StatusSource for config::Config {
-    fn mcp_servers(&self) -> BoxFuture<'_, Vec<ServerStatusView>> {
-        let v = self
-            .mcp_servers
-            .values()
-            .map(|s| crate::json::server_status(s, None, None, 0, 0))
-            .collect();
-        Box::pin(std::future::ready(v))
-    }
-    fn feeds(&self) -> BoxFuture<'_, Vec<FeedView>> {
-        let v = self
-            .feeds
-            .iter()
-            .map(crate::json::configured_feed)
-            .collect();
-        Box::pin(std::future::ready(v))
-    }
-}
-
-/// The page's own state: sessions, enrollment links, passkeys, the step-up rules.
-pub(crate) struct Web {
+/// The page's own state: sessions, enrollment links, the step-up rules.
+pub struct Web {
     pub(super) addr: SocketAddr,
     pub(super) hosts: Vec<String>,
     pub(super) origins: Vec<String>,
     pub(super) cookie: String,
     pub(super) passphrase_hash: Option<Secret>,
-    pub(super) store: store::Store,
-    pub(super) creds: creds::Creds,
     pub(super) sessions: Sessions,
     pub(super) webauthn: Webauthn,
     pub(super) clock: Arc<dyn Clock>,
@@ -93,11 +48,11 @@ pub(crate) struct Web {
 
 /// What the accept loop knows of a connection, on each of its requests.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Conn {
+pub struct Conn {
     /// The peer's uid (checked to be the owner's) on loopback; `None` beyond it.
-    pub(crate) uid: Option<u32>,
+    pub uid: Option<u32>,
     /// It holds one of the slots kept for signed-in sessions.
-    pub(crate) reserved: bool,
+    pub reserved: bool,
 }
 
 /// The peer uid of a request's connection, when known.
@@ -119,10 +74,9 @@ fn normal_host(h: &str) -> String {
 
 impl Web {
     /// The page's state for a server listening on `addr` (the address actually bound).
-    pub(crate) fn new(
+    pub fn new(
         cfg: &WebConfig,
         addr: SocketAddr,
-        store: store::Store,
         clock: Arc<dyn Clock>,
         limits: super::limits::Limits,
     ) -> anyhow::Result<Web> {
@@ -148,8 +102,6 @@ impl Web {
             origins,
             cookie: format!("maven_session_{port}"),
             passphrase_hash: cfg.passphrase_hash.clone(),
-            creds: creds::Creds::new(store.clone()),
-            store,
             sessions: Sessions::new(cfg.session.max(session::SESSION_IDLE)),
             webauthn,
             clock,
@@ -162,8 +114,13 @@ impl Web {
         })
     }
 
+    /// The owner's uid, when the page checks the uid of every peer (a loopback address).
+    pub fn uid_check(&self) -> Option<u32> {
+        self.uid_check
+    }
+
     /// The address the page is bound to.
-    pub(crate) fn addr(&self) -> SocketAddr {
+    pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
@@ -180,21 +137,21 @@ impl Web {
 
     /// Makes a one-time link that starts the authorization of `server`, valid ten minutes
     /// (the `mcp_login` IPC method).
-    pub(crate) fn oauth_link(&self, server: &str) -> crate::views::OAuthLink {
+    pub fn oauth_link(&self, server: &str) -> wire::views::OAuthLink {
         let token = self.oauth.new_link(server, self.clock.now());
-        crate::views::OAuthLink {
+        wire::views::OAuthLink {
             url: format!("{}/oauth/login#{token}", self.base_url()),
             valid_s: super::flows::VALID.as_secs(),
         }
     }
 
     /// The page's limits and counters, for `maven status`.
-    pub(crate) fn status(&self) -> crate::views::WebStatusView {
+    pub fn status(&self) -> wire::views::WebStatusView {
         use std::sync::atomic::Ordering;
         let now = self.clock.now();
         let gate = self.gate.status(now);
-        crate::views::WebStatusView {
-            listening: crate::views::PageListening::Listening {
+        wire::views::WebStatusView {
+            listening: wire::views::PageListening::Listening {
                 addr: self.addr.to_string(),
             },
             url: format!("{}/tools", self.base_url()),
@@ -221,7 +178,7 @@ impl Web {
     }
 
     /// Makes a one-time enrollment link valid for ten minutes (the `web_enroll` IPC method).
-    pub(crate) fn enroll_link(&self) -> EnrollLink {
+    pub fn enroll_link(&self) -> EnrollLink {
         let token = self.sessions.new_enrollment(self.clock.now());
         EnrollLink {
             url: format!("{}/enroll#{token}", self.base_url()),
@@ -365,51 +322,16 @@ pub(super) fn no_session() -> AppError {
 #[derive(Clone)]
 pub(super) struct SessionCookie(pub(super) String);
 
-/// The page's hold on the servers' OAuth: the daemon's one registry of authorizations (the
-/// same the connection manager borrows) and its own handle to dial a server again once its
-/// authorization changed. Separate from [`StatusSource`], which only reads.
+/// The router's shared state: the page's own, and its host.
 #[derive(Clone)]
-pub(crate) struct Authorizations {
-    registry: Arc<::oauth::Registry>,
-    redial: Arc<dyn Fn(&str) + Send + Sync>,
-}
-
-impl Authorizations {
-    /// The page's hold on `registry`; `redial` dials a server again.
-    pub(crate) fn new(
-        registry: Arc<::oauth::Registry>,
-        redial: Arc<dyn Fn(&str) + Send + Sync>,
-    ) -> Authorizations {
-        Authorizations { registry, redial }
-    }
-
-    /// No server has an authorization.
-    #[cfg(test)]
-    pub(crate) fn none() -> Authorizations {
-        Authorizations::new(Arc::default(), Arc::new(|_: &str| {}))
-    }
-
-    /// The authorization of this HTTP server, if it has one.
-    pub(super) fn get(&self, server: &str) -> Option<Arc<::oauth::OAuth>> {
-        self.registry.get(server)
-    }
-
-    /// Dial this server again (it was just authorized or forgotten).
-    pub(super) fn redial(&self, server: &str) {
-        (self.redial)(server);
-    }
-}
-
-/// The router's shared state.
-#[derive(Clone)]
-pub(crate) struct App {
+pub struct App {
     pub(super) web: Arc<Web>,
-    pub(super) status: Arc<dyn StatusSource>,
-    pub(super) oauth: Authorizations,
+    pub(super) host: Arc<dyn Host>,
 }
 
 impl App {
-    pub(crate) fn new(web: Arc<Web>, status: Arc<dyn StatusSource>, oauth: Authorizations) -> App {
-        App { web, status, oauth }
+    /// The router's state for the page `web` served for `host`.
+    pub fn new(web: Arc<Web>, host: Arc<dyn Host>) -> App {
+        App { web, host }
     }
 }

@@ -1,27 +1,25 @@
 //! The JSON API under `/api`: what the page reads, and the two state changes it may make.
 
-use crate::web::error::Code;
+use crate::error::Code;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use store::{ToolRow, ToolState};
 
 use super::app::{no_session, peer_of, App, Conn, SessionCookie};
 use super::error::AppError;
-use super::{creds, diff, session};
-use crate::json;
-use crate::views::{
-    ActView, FeedView, FreshStepUpView, LeftView, PageAction, PageToolView, ReadOnlyEnabledView,
-    ServerStatusView, SessionView, ShapeChangeView, ToolEventView,
+use super::{creds, session};
+use wire::views::{
+    ActState, ActView, FeedView, FreshStepUpView, LeftView, PageAction, PageTool, PageToolView,
+    ReadOnlyEnabledView, ServerStatusView, SessionView,
 };
 
+/// The kind of an MCP server's row ([`PageTool::kind`]).
+pub(super) const MCP: &str = "mcp";
 /// How many history entries each act shows.
 pub(super) const HISTORY: u32 = 20;
 /// How many executed acts the page shows.
 pub(super) const ACTS_LOG: u32 = 30;
-/// Descriptions are server-written text: capped wherever they are shown.
-pub(super) const DESCRIPTION_CAP: usize = allowlist::DESCRIPTION_CAP;
 
 /// What the session may do now; shared by `/api/session` and the page.
 pub(super) async fn session_view(app: &App, cookie: &str) -> Result<SessionView, AppError> {
@@ -45,7 +43,7 @@ pub(super) async fn session_view(app: &App, cookie: &str) -> Result<SessionView,
         csrf_token: csrf,
         signed_in_for_s: web.signed_in_for(cookie).map(|d| d.as_secs()),
         step_up: step,
-        passkeys: web.creds.count().await?,
+        passkeys: creds::count(&*app.host).await?,
         passphrase: web.passphrase_hash.is_some(),
     })
 }
@@ -74,66 +72,27 @@ pub(super) async fn session(
     }
 }
 
-/// The field-by-field difference between the approved shape and the current one, when a row
-/// was demoted by a changed fingerprint.
-pub(super) fn changes(r: &ToolRow) -> Vec<diff::Change> {
-    match &r.approved_shape {
-        Some(a) if *a != r.shape => diff::diff(a, &r.shape),
-        _ => Vec::new(),
-    }
-}
-
 /// Which buttons a row gets: only transitions the owner makes, and never "run". A proposed
 /// row waits for a yes: it gets Enable alone (left alone, it stays off).
-pub(super) fn actions(state: ToolState) -> &'static [PageAction] {
+pub(super) fn actions(state: ActState) -> &'static [PageAction] {
     match state {
-        ToolState::Proposed => &[PageAction::Enable],
-        ToolState::Enabled => &[PageAction::Disable],
-        ToolState::Disabled => &[PageAction::Enable],
-        ToolState::Withdrawn => &[],
+        ActState::Proposed => &[PageAction::Enable],
+        ActState::Enabled => &[PageAction::Disable],
+        ActState::Disabled => &[PageAction::Enable],
+        ActState::Withdrawn => &[],
     }
 }
 
-/// One act as the API shows it.
-pub(super) fn tool_view(r: &ToolRow, history: &[store::ToolEvent]) -> PageToolView {
-    let mut row = json::tool(r);
-    row.description = shown::cut(&r.description, DESCRIPTION_CAP).into_owned();
+/// One act as the API shows it: its row (the description capped by the host), what changed,
+/// its history, its buttons.
+pub(super) fn tool_view(t: &PageTool) -> PageToolView {
     PageToolView {
-        row,
-        kind: r.kind.as_str(),
-        changed: changes(r)
-            .into_iter()
-            .map(|c| ShapeChangeView {
-                field: c.field,
-                approved: c.approved,
-                now: c.now,
-            })
-            .collect(),
-        history: history
-            .iter()
-            .map(|e| ToolEventView {
-                at: json::time_str(e.at),
-                from: e.from.map(ToolState::as_str),
-                to: e.to.as_str(),
-                actor: e.actor.clone(),
-                reason: e.reason.clone(),
-            })
-            .collect(),
-        actions: actions(r.state),
+        row: t.row.clone(),
+        kind: t.kind,
+        changed: t.changed.clone(),
+        history: t.history.clone(),
+        actions: actions(t.state),
     }
-}
-
-/// Every act with its history.
-pub(super) async fn tool_views(
-    app: &App,
-) -> Result<Vec<(ToolRow, Vec<store::ToolEvent>)>, AppError> {
-    let rows = app.web.store.tools().await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let h = app.web.store.tool_events(Some(&r.name), HISTORY).await?;
-        out.push((r, h));
-    }
-    Ok(out)
 }
 
 /// `GET /api/tools` (signed in).
@@ -142,8 +101,8 @@ pub(super) async fn tools(
     headers: HeaderMap,
 ) -> Result<Json<Vec<PageToolView>>, AppError> {
     app.web.signed_in(&headers)?;
-    let rows = tool_views(&app).await?;
-    Ok(Json(rows.iter().map(|(r, h)| tool_view(r, h)).collect()))
+    let rows = app.host.tools(HISTORY).await?;
+    Ok(Json(rows.iter().map(tool_view).collect()))
 }
 
 /// `GET /api/mcp_servers` (signed in): the shape of `maven mcp status --json`.
@@ -152,7 +111,7 @@ pub(super) async fn mcp_servers(
     headers: HeaderMap,
 ) -> Result<Json<Vec<ServerStatusView>>, AppError> {
     app.web.signed_in(&headers)?;
-    Ok(Json(app.status.mcp_servers().await))
+    Ok(Json(app.host.mcp_servers().await))
 }
 
 /// `GET /api/feeds` (signed in): the shape of `maven feeds status --json`.
@@ -161,21 +120,7 @@ pub(super) async fn feeds(
     headers: HeaderMap,
 ) -> Result<Json<Vec<FeedView>>, AppError> {
     app.web.signed_in(&headers)?;
-    Ok(Json(app.status.feeds().await))
-}
-
-/// One executed act as the page shows it (the arguments and output stay in the store).
-pub(super) fn act_view(a: &store::ActLogRow) -> ActView {
-    ActView {
-        id: a.id,
-        at: json::time_str(a.at),
-        tool: a.tool.clone(),
-        utterance: shown::cut(&a.utterance, 200).into_owned(),
-        confirmed_by: a.confirmed_by.clone(),
-        ok: a.ok,
-        outcome: a.result().as_str(),
-        duration_ms: a.duration_ms,
-    }
+    Ok(Json(app.host.feeds().await))
 }
 
 /// `GET /api/acts_log` (signed in): the most recent executed acts.
@@ -184,8 +129,7 @@ pub(super) async fn acts_log(
     headers: HeaderMap,
 ) -> Result<Json<Vec<ActView>>, AppError> {
     app.web.signed_in(&headers)?;
-    let rows = app.web.store.acts_log(ACTS_LOG).await?;
-    Ok(Json(rows.iter().map(act_view).collect()))
+    Ok(Json(app.host.acts_log(ACTS_LOG).await?))
 }
 
 /// `POST /api/tools/{name}/enable`.
@@ -194,7 +138,7 @@ pub(super) async fn enable(
     Extension(c): Extension<SessionCookie>,
     Path(name): Path<String>,
 ) -> Result<Json<PageToolView>, AppError> {
-    change(&app, &c.0, &name, ToolState::Enabled).await
+    change(&app, &c.0, &name, ActState::Enabled).await
 }
 
 /// `POST /api/tools/{name}/disable`.
@@ -203,11 +147,7 @@ pub(super) async fn disable(
     Extension(c): Extension<SessionCookie>,
     Path(name): Path<String>,
 ) -> Result<Json<PageToolView>, AppError> {
-    change(&app, &c.0, &name, ToolState::Disabled).await
-}
-
-fn valid_name(n: &str) -> bool {
-    allowlist::catalogue::valid_row_name(n)
+    change(&app, &c.0, &name, ActState::Disabled).await
 }
 
 /// The one path by which a row becomes enabled (or is disabled by the owner): a fresh step-up,
@@ -216,7 +156,7 @@ async fn change(
     app: &App,
     cookie: &str,
     name: &str,
-    to: ToolState,
+    to: ActState,
 ) -> Result<Json<PageToolView>, AppError> {
     let step = app.web.fresh_step_up(cookie)?;
     let not_found = || {
@@ -226,10 +166,7 @@ async fn change(
             format!("no act named {name:?}"),
         )
     };
-    if !valid_name(name) {
-        return Err(not_found());
-    }
-    let row = app.web.store.tool(name).await?.ok_or_else(not_found)?;
+    let row = app.host.tool(name, HISTORY).await?.ok_or_else(not_found)?;
     if row.state == to {
         return Err(AppError::new(
             StatusCode::CONFLICT,
@@ -237,15 +174,15 @@ async fn change(
             format!("{name} is already {to}"),
         ));
     }
-    if !row.state.can_become(to) {
+    if !row.can_become.contains(&to) {
         return Err(AppError::new(
             StatusCode::CONFLICT,
             Code::BadTransition,
             format!("{name} is {} and cannot become {to} here", row.state),
         ));
     }
-    if to == ToolState::Enabled && row.kind == store::ToolKind::Mcp {
-        if let Some(why) = app.status.unstable(&row.server) {
+    if to == ActState::Enabled && row.kind == MCP {
+        if let Some(why) = app.host.unstable(&row.server) {
             return Err(AppError::new(
                 StatusCode::CONFLICT,
                 Code::Unstable,
@@ -257,19 +194,17 @@ async fn change(
         }
     }
     let actor = step.actor();
-    let reason = if to == ToolState::Enabled && !changes(&row).is_empty() {
+    let reason = if to == ActState::Enabled && !row.changed.is_empty() {
         "enabled on the page after reviewing the changed shape".to_owned()
     } else {
         format!("{to} on the page")
     };
     let row = app
-        .web
-        .store
-        .owner_sets_tool_state(name, to, &step, &reason)
+        .host
+        .owner_sets_tool_state(name, to, &step, &reason, HISTORY)
         .await?;
     tracing::info!(act = %name, state = %to, %actor, "act state changed on the page");
-    let history = app.web.store.tool_events(Some(name), HISTORY).await?;
-    Ok(Json(tool_view(&row, &history)))
+    Ok(Json(tool_view(&row)))
 }
 
 /// What a server's "Enable all read-only" makes of a row.
@@ -289,15 +224,12 @@ pub(super) enum Bulk {
 /// `destructive`, raised by any listing that stopped claiming read-only and never lowered),
 /// whose shape did not change since the owner approved it (a changed one is reviewed on its
 /// own).
-pub(super) fn bulk_verdict(r: &ToolRow, server: &str) -> Bulk {
-    if r.kind != store::ToolKind::Mcp
-        || r.server != server
-        || !r.state.can_become(ToolState::Enabled)
-    {
+pub(super) fn bulk_verdict(r: &PageTool, server: &str) -> Bulk {
+    if r.kind != MCP || r.server != server || !r.can_become.contains(&ActState::Enabled) {
         Bulk::Other
-    } else if r.destructive {
+    } else if r.row.destructive {
         Bulk::Leaves("may write: enable it on its own")
-    } else if !changes(r).is_empty() {
+    } else if !r.changed.is_empty() {
         Bulk::Leaves("changed since you approved it: review it on its own")
     } else {
         Bulk::Enables
@@ -313,18 +245,15 @@ pub(super) async fn enable_read_only(
     Path(server): Path<String>,
 ) -> Result<Json<ReadOnlyEnabledView>, AppError> {
     let step = app.web.fresh_step_up(&c.0)?;
-    let rows = app.web.store.tools().await?;
-    if !rows
-        .iter()
-        .any(|r| r.kind == store::ToolKind::Mcp && r.server == server)
-    {
+    let rows = app.host.tools(0).await?;
+    if !rows.iter().any(|r| r.kind == MCP && r.server == server) {
         return Err(AppError::new(
             StatusCode::NOT_FOUND,
             Code::NotFound,
             format!("no act of an MCP server named {server:?}"),
         ));
     }
-    if let Some(why) = app.status.unstable(&server) {
+    if let Some(why) = app.host.unstable(&server) {
         return Err(AppError::new(
             StatusCode::CONFLICT,
             Code::Unstable,
@@ -334,20 +263,17 @@ pub(super) async fn enable_read_only(
     let actor = step.actor();
     let picked = server.clone();
     let enabled = app
-        .web
-        .store
+        .host
         .owner_enables_where(
             &step,
             "enabled on the page with the server's other read-only tools",
-            move |r| bulk_verdict(r, &picked) == Bulk::Enables,
+            Box::new(move |r| bulk_verdict(r, &picked) == Bulk::Enables),
         )
         .await?;
-    let enabled: Vec<String> = enabled.into_iter().map(|r| r.name).collect();
     tracing::info!(%server, acts = enabled.len(), %actor, "read-only acts enabled on the page");
     let left = app
-        .web
-        .store
-        .tools()
+        .host
+        .tools(0)
         .await?
         .iter()
         .filter_map(|r| {
@@ -358,7 +284,7 @@ pub(super) async fn enable_read_only(
                 Bulk::Enables => "changed meanwhile: look again",
             };
             Some(LeftView {
-                name: r.name.clone(),
+                name: r.row.name.clone(),
                 why,
             })
         })
@@ -373,23 +299,4 @@ pub(super) async fn enable_read_only(
 /// The name a passkey goes by in the audit trail.
 pub(super) fn passkey_method(id: &str) -> String {
     format!("passkey {}", creds::short_id(id))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names() {
-        for (n, ok) in [
-            ("a", true),
-            ("demo_list-tasks.v2", true),
-            ("", false),
-            ("a/b", false),
-            ("a b", false),
-        ] {
-            assert_eq!(valid_name(n), ok, "{n:?}");
-        }
-        assert!(!valid_name(&"x".repeat(161)));
-    }
 }

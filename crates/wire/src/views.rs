@@ -8,67 +8,61 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What the allowlist made of a server's last complete listing.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DiscoveryNote {
-    /// "over cap: …" when the whole server was refused.
-    pub(crate) over_cap: Option<String>,
-    /// Tools not proposed, with the reason.
-    pub(crate) refused: Vec<(String, String)>,
-    /// The last error applying a listing to the store.
-    pub(crate) error: Option<String>,
-    /// Why the server is unstable (its tools change too often), while it is.
-    pub(crate) unstable: Option<String>,
-}
-
 /// `maven status --json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct StatusView {
-    pub(crate) version: String,
-    pub(crate) uptime_s: u64,
-    pub(crate) data_dir: String,
+pub struct StatusView {
+    /// The daemon's version.
+    pub version: String,
+    /// Seconds since the daemon started.
+    pub uptime_s: u64,
+    /// The data directory (absolute).
+    pub data_dir: String,
     /// The configuration file the daemon reads, now and at each reload (absolute; it may not
     /// exist yet: the defaults).
     #[serde(default)]
-    pub(crate) config: Option<String>,
-    pub(crate) mcp_servers: Vec<ServerStatusView>,
-    pub(crate) feeds: Vec<FeedView>,
-    pub(crate) acts: ActCounts,
+    pub config: Option<String>,
+    /// Every configured server, as `maven mcp status` shows it.
+    pub mcp_servers: Vec<ServerStatusView>,
+    /// Every configured feed, as `maven feeds status` shows it.
+    pub feeds: Vec<FeedView>,
+    /// How many act rows are in each state.
+    pub acts: ActCounts,
     /// Log lines dropped since start-up because stderr did not keep up (see `logsink`).
     #[serde(default)]
-    pub(crate) log_lines_dropped: u64,
+    pub log_lines_dropped: u64,
     /// The page's limits and counters; null when the page is not running.
     #[serde(default)]
-    pub(crate) web: Option<WebStatusView>,
+    pub web: Option<WebStatusView>,
     /// The daemon's limits and what they refused.
     #[serde(default)]
-    pub(crate) limits: Option<LimitsView>,
+    pub limits: Option<LimitsView>,
     /// Which router chooses what a turn does, and how the model router last answered.
     #[serde(default)]
-    pub(crate) router: Option<RouterView>,
+    pub router: Option<RouterView>,
 }
 
 /// The router in `maven status`: its kind, the model's endpoint (secrets masked), and how its
 /// last request went.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct RouterView {
-    pub(crate) kind: RouterKindView,
+pub struct RouterView {
+    /// Which router it is.
+    pub kind: RouterKindView,
     /// The chat-completions URL (`llm`); null for `rules`.
-    pub(crate) endpoint: Option<String>,
+    pub endpoint: Option<String>,
     /// The model's name (`llm`).
-    pub(crate) model: Option<String>,
+    pub model: Option<String>,
     /// When the model last answered (RFC 3339); null when it never did.
-    pub(crate) last_answer: Option<String>,
+    pub last_answer: Option<String>,
     /// Why its last request gave no decision, when it failed; null when it answered.
-    pub(crate) last_error: Option<String>,
+    pub last_error: Option<String>,
     /// When that request failed.
-    pub(crate) last_error_at: Option<String>,
+    pub last_error_at: Option<String>,
 }
 
 /// Which router chooses what a turn does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum RouterKindView {
+pub enum RouterKindView {
     /// The rules router alone.
     Rules,
     /// A model router, the rules router its fallback.
@@ -78,34 +72,43 @@ pub(crate) enum RouterKindView {
 /// The page in `maven status`: whether it listens, its connection limits, and the passphrase
 /// gate.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct WebStatusView {
+pub struct WebStatusView {
     /// Whether the page listens now, or why not.
     #[serde(default)]
-    pub(crate) listening: PageListening,
-    pub(crate) url: String,
-    pub(crate) connections: usize,
-    pub(crate) max_connections: usize,
-    pub(crate) connections_refused: u64,
-    pub(crate) header_deadline_s: u64,
-    pub(crate) request_deadline_s: u64,
-    pub(crate) sessions: usize,
-    pub(crate) passphrase_verifications: u64,
-    pub(crate) passphrase_attempts_refused: u64,
+    pub listening: PageListening,
+    /// The page's address.
+    pub url: String,
+    /// Connections open now.
+    pub connections: usize,
+    /// The most connections served at once (`web.max_connections`).
+    pub max_connections: usize,
+    /// Connections refused since start-up because every slot was taken.
+    pub connections_refused: u64,
+    /// Seconds a connection has for its request's headers.
+    pub header_deadline_s: u64,
+    /// Seconds a request has to be answered.
+    pub request_deadline_s: u64,
+    /// Sessions the page holds now.
+    pub sessions: usize,
+    /// Passphrases verified since start-up.
+    pub passphrase_verifications: u64,
+    /// Passphrase attempts refused since start-up (wrong, or while locked).
+    pub passphrase_attempts_refused: u64,
     /// Seconds until the passphrase lock lifts; null when not locked.
-    pub(crate) passphrase_locked_for_s: Option<u64>,
+    pub passphrase_locked_for_s: Option<u64>,
     /// Whether the page serves only its owner's processes: "applies: …" on loopback,
     /// "does not apply: …" when `web.listen` is another address.
     #[serde(default)]
-    pub(crate) peer_uid_check: String,
+    pub peer_uid_check: String,
     /// Connections from another user's process closed at accept.
     #[serde(default)]
-    pub(crate) connections_refused_other_uid: u64,
+    pub connections_refused_other_uid: u64,
     /// Connection slots kept for signed-in sessions.
     #[serde(default)]
-    pub(crate) reserved_connections: usize,
+    pub reserved_connections: usize,
     /// How long a step-up keeps a session signed in (`web.session_hours`).
     #[serde(default)]
-    pub(crate) session_hours: u64,
+    pub session_hours: u64,
 }
 
 /// Whether the page listens, as status says it. The JSON names the variant
@@ -113,12 +116,20 @@ pub(crate) struct WebStatusView {
 /// true}}`); the owner reads its Display, and no reader parses it back.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum PageListening {
+pub enum PageListening {
     /// Bound and serving at `addr`.
-    Listening { addr: String },
+    Listening {
+        /// The address bound.
+        addr: String,
+    },
     /// Not bound: why the last attempt failed, and whether another one is coming (the
     /// listener retries a busy port with the one backoff).
-    NotListening { why: String, retrying: bool },
+    NotListening {
+        /// Why the last attempt failed.
+        why: String,
+        /// Whether the listener tries again.
+        retrying: bool,
+    },
     /// A state this build does not name (an answer from a daemon of another version).
     #[default]
     #[serde(other)]
@@ -144,29 +155,36 @@ impl std::fmt::Display for PageListening {
 
 /// The daemon's own limits in `maven status`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct LimitsView {
+pub struct LimitsView {
     /// The open-descriptor limit the daemon runs under (`RLIMIT_NOFILE`, raised to its hard
     /// limit at start).
-    pub(crate) descriptors: u64,
+    pub descriptors: u64,
     /// Descriptors kept for the store, the log, MCP servers and feed polls.
-    pub(crate) descriptors_reserved: u64,
-    pub(crate) ipc_connections: usize,
-    pub(crate) ipc_max_connections: usize,
-    pub(crate) ipc_connections_refused: u64,
+    pub descriptors_reserved: u64,
+    /// IPC connections open now.
+    pub ipc_connections: usize,
+    /// The most IPC connections served at once.
+    pub ipc_max_connections: usize,
+    /// IPC connections refused since start-up because every slot was taken.
+    pub ipc_connections_refused: u64,
 }
 
 /// How many act rows are in each state.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(crate) struct ActCounts {
-    pub(crate) proposed: usize,
-    pub(crate) enabled: usize,
-    pub(crate) disabled: usize,
-    pub(crate) withdrawn: usize,
+pub struct ActCounts {
+    /// Offered by a server or the configuration, waiting for the owner.
+    pub proposed: usize,
+    /// Enabled by the owner: they may run.
+    pub enabled: usize,
+    /// Disabled by the owner.
+    pub disabled: usize,
+    /// Withdrawn: no longer offered or no longer allowed.
+    pub withdrawn: usize,
 }
 
 impl ActCounts {
     /// Each state with its count, in the order of the JSON.
-    pub(crate) fn pairs(&self) -> [(&'static str, usize); 4] {
+    pub fn pairs(&self) -> [(&'static str, usize); 4] {
         [
             ("proposed", self.proposed),
             ("enabled", self.enabled),
@@ -178,72 +196,88 @@ impl ActCounts {
 
 /// One server of `maven mcp status --json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ServerStatusView {
-    pub(crate) name: String,
-    pub(crate) transport: Transport,
+pub struct ServerStatusView {
+    /// The server's name in the configuration.
+    pub name: String,
+    /// How the daemon reaches it.
+    pub transport: Transport,
     /// Where it is, anything secret masked.
-    pub(crate) target: String,
-    pub(crate) enabled: bool,
-    pub(crate) state: ServerState,
+    pub target: String,
+    /// Whether the configuration enables it.
+    pub enabled: bool,
+    /// What it is doing.
+    pub state: ServerState,
     /// The trust level, spelled out.
-    pub(crate) trust: String,
-    pub(crate) protocol_version: Option<String>,
+    pub trust: String,
+    /// The MCP protocol version it speaks, once connected.
+    pub protocol_version: Option<String>,
     /// "modern" (2026-07-28, stateless) or "legacy" (the initialize handshake).
-    pub(crate) era: Option<String>,
+    pub era: Option<String>,
     /// How the era was chosen (pinned by the configuration, server/discover, a fallback).
-    pub(crate) era_chosen: Option<String>,
-    pub(crate) server_info: Option<ServerInfo>,
-    pub(crate) tools_offered: Option<usize>,
-    pub(crate) tools_proposed: usize,
-    pub(crate) tools_enabled: usize,
-    pub(crate) tools_refused: Vec<RefusedTool>,
-    pub(crate) last_error: Option<String>,
-    pub(crate) next_retry: Option<String>,
-    pub(crate) stderr_tail: Option<String>,
-    pub(crate) violations: u64,
-    pub(crate) dials: u64,
+    pub era_chosen: Option<String>,
+    /// Its `serverInfo`, once connected.
+    pub server_info: Option<ServerInfo>,
+    /// How many tools its last listing offered.
+    pub tools_offered: Option<usize>,
+    /// Its rows waiting for the owner.
+    pub tools_proposed: usize,
+    /// Its rows the owner enabled.
+    pub tools_enabled: usize,
+    /// The tools the allowlist did not propose, each with why.
+    pub tools_refused: Vec<RefusedTool>,
+    /// Why its last dial, handshake or listing failed.
+    pub last_error: Option<String>,
+    /// When it is dialled again (RFC 3339), while it backs off.
+    pub next_retry: Option<String>,
+    /// The last lines it wrote to stderr (a stdio server), its own words.
+    pub stderr_tail: Option<String>,
+    /// How many times it broke the protocol's bounds.
+    pub violations: u64,
+    /// How many times it was dialled since start-up.
+    pub dials: u64,
     /// Why the server is marked unstable (its tools change too often); null when it is not.
     #[serde(default)]
-    pub(crate) unstable: Option<String>,
+    pub unstable: Option<String>,
     /// An HTTP server's OAuth state ("needs authorization" or "authorized by ISSUER (…)" in
     /// JSON); never a token or a secret. Absent for a server that never asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) auth: Option<ServerAuth>,
+    pub auth: Option<ServerAuth>,
     /// What a server whose network goes through Maven's proxy did since the daemon started;
     /// absent for any other server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) network: Option<NetworkView>,
+    pub network: Option<NetworkView>,
 }
 
 /// The connections a sandboxed server made through Maven's proxy (and its granted endpoints).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct NetworkView {
+pub struct NetworkView {
     /// Connections accepted from the server.
-    pub(crate) connections: u64,
+    pub connections: u64,
     /// Of those, refused by Maven (an address the guard refuses, a host outside
     /// `sandbox.hosts`, a malformed request, too many at once).
-    pub(crate) refused: u64,
+    pub refused: u64,
     /// Open now.
-    pub(crate) open: u64,
+    pub open: u64,
     /// Bytes the server sent out.
-    pub(crate) bytes_out: u64,
+    pub bytes_out: u64,
     /// Bytes that came back to it.
-    pub(crate) bytes_in: u64,
+    pub bytes_in: u64,
     /// Its last refused connections, newest first (at most five): what it asked for and why.
     #[serde(default)]
-    pub(crate) last_refused: Vec<RefusedConnection>,
+    pub last_refused: Vec<RefusedConnection>,
 }
 
 /// A connection Maven's proxy refused a server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct RefusedConnection {
+pub struct RefusedConnection {
     /// When (RFC 3339).
-    pub(crate) at: Option<String>,
+    pub at: Option<String>,
     /// The host it asked for, as it wrote it.
-    pub(crate) host: String,
-    pub(crate) port: u16,
+    pub host: String,
+    /// The port it asked for.
+    pub port: u16,
     /// Why, as the proxy answered the server (it names the address a name resolved to).
-    pub(crate) why: String,
+    pub why: String,
 }
 
 /// Where an HTTP server's OAuth authorization stands, for status. The JSON is tagged by
@@ -252,13 +286,18 @@ pub(crate) struct RefusedConnection {
 /// decides from the variant, never from that text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
-pub(crate) enum ServerAuth {
+pub enum ServerAuth {
     /// The server asked (or its authorization was forgotten, refused or expired without a
     /// refresh token), and there is no usable authorization.
     NeedsAuthorization,
     /// Authorized by `issuer`; `terms` says with which scopes, until when, and whether it is
     /// refreshed ("scopes: a b; expires …; refresh yes").
-    Authorized { issuer: String, terms: String },
+    Authorized {
+        /// The authorization server that issued it.
+        issuer: String,
+        /// With which scopes, until when, and whether it is refreshed.
+        terms: String,
+    },
 }
 
 impl std::fmt::Display for ServerAuth {
@@ -275,27 +314,19 @@ impl std::fmt::Display for ServerAuth {
 /// How the daemon reaches a server: `"stdio"` (a child process) or `"http"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Transport {
+pub enum Transport {
+    /// A child process speaking over its stdin and stdout.
     Stdio,
+    /// Streamable HTTP.
     Http,
 }
 
 impl Transport {
     /// The word of the JSON.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Transport::Stdio => "stdio",
             Transport::Http => "http",
-        }
-    }
-}
-
-impl<S, D> From<&mcp::Transport<S, D>> for Transport {
-    /// The view of a client target's transport (the config's `McpTarget` is one).
-    fn from(t: &mcp::Transport<S, D>) -> Transport {
-        match t {
-            mcp::Transport::Stdio { .. } => Transport::Stdio,
-            mcp::Transport::Http { .. } => Transport::Http,
         }
     }
 }
@@ -311,7 +342,7 @@ impl std::fmt::Display for Transport {
 /// reads [`ServerState::text`] ("backing off until …"), and no reader parses it back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum ServerState {
+pub enum ServerState {
     /// Not enabled by the configuration: never dialled.
     Dark,
     /// Enabled, and no manager runs for it (yet).
@@ -322,7 +353,10 @@ pub(crate) enum ServerState {
     Ready,
     /// The last dial failed; the next one is at `until` (RFC 3339; `None` when the time has
     /// no such spelling, shown as `?`).
-    BackingOff { until: Option<String> },
+    BackingOff {
+        /// When it is dialled again.
+        until: Option<String>,
+    },
     /// The server asks for an OAuth authorization the owner has not given.
     NeedsAuthorization,
     /// The manager stopped.
@@ -341,7 +375,7 @@ pub(crate) enum ServerState {
 
 impl ServerState {
     /// The state as the owner reads it.
-    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
         use std::borrow::Cow::{Borrowed, Owned};
         match self {
             ServerState::Dark => Borrowed("dark"),
@@ -370,105 +404,196 @@ impl std::fmt::Display for ServerState {
 
 /// A server's `serverInfo`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ServerInfo {
-    pub(crate) name: String,
-    pub(crate) version: String,
+pub struct ServerInfo {
+    /// The name the server gives itself.
+    pub name: String,
+    /// The version the server gives itself.
+    pub version: String,
 }
 
 /// A tool the allowlist did not propose, and why.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RefusedTool {
-    pub(crate) tool: String,
-    pub(crate) reason: String,
+pub struct RefusedTool {
+    /// The tool's name as the server offers it.
+    pub tool: String,
+    /// Why it was not proposed.
+    pub reason: String,
 }
 
 /// One feed of `maven feeds status --json`: the I-3 keys, then (once the poller runs) its
 /// live state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct FeedView {
-    pub(crate) name: String,
+pub struct FeedView {
+    /// The feed's name in the configuration.
+    pub name: String,
     /// The URL, anything secret masked.
-    pub(crate) url: String,
-    pub(crate) enabled: bool,
-    pub(crate) last_success: Option<String>,
-    pub(crate) last_error: Option<String>,
-    pub(crate) next_poll: Option<String>,
-    pub(crate) items_noted: Option<u64>,
+    pub url: String,
+    /// Whether the configuration enables it.
+    pub enabled: bool,
+    /// When it was last polled well (RFC 3339).
+    pub last_success: Option<String>,
+    /// Why its last poll failed.
+    pub last_error: Option<String>,
+    /// When it is polled next (RFC 3339).
+    pub next_poll: Option<String>,
+    /// How many of its items are noted.
+    pub items_noted: Option<u64>,
     /// Absent (no keys at all) while no poller runs.
     #[serde(flatten)]
-    pub(crate) live: Option<FeedLive>,
+    pub live: Option<FeedLive>,
 }
 
 /// One feed of `maven feeds refresh`: polled now (with what it noted, or its error), or held
 /// back (why, and when it may be polled).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RefreshView {
-    pub(crate) name: String,
-    pub(crate) polled: bool,
+pub struct RefreshView {
+    /// The feed's name in the configuration.
+    pub name: String,
+    /// Whether it was polled now.
+    pub polled: bool,
     /// Notes written by the poll (0 for a 304).
-    pub(crate) noted: Option<u32>,
-    pub(crate) error: Option<String>,
+    pub noted: Option<u32>,
+    /// Why the poll failed.
+    pub error: Option<String>,
     /// Why it was not polled.
-    pub(crate) held_back: Option<String>,
+    pub held_back: Option<String>,
     /// When a feed held back may be polled (RFC 3339).
-    pub(crate) until: Option<String>,
+    pub until: Option<String>,
 }
 
 /// What the poller adds to a feed's row.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct FeedLive {
-    pub(crate) state: String,
+pub struct FeedLive {
+    /// Where its schedule stands: `off`, `scheduled`, `polling`, `backing off` or `disabled`.
+    pub state: String,
     /// Where a redirect led (the config is never rewritten).
-    pub(crate) moved_to: Option<String>,
-    pub(crate) failures: u32,
-    pub(crate) warning: Option<String>,
+    pub moved_to: Option<String>,
+    /// Polls that failed in a row.
+    pub failures: u32,
+    /// What its last poll warned of (its own words, shown through `shown`).
+    pub warning: Option<String>,
     /// The last poll was refused by the feed's door (present only then).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) refused: bool,
+    pub refused: bool,
 }
 
 /// One row of `maven tools --json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ToolView {
-    pub(crate) name: String,
-    pub(crate) state: String,
-    pub(crate) destructive: bool,
-    pub(crate) scope: String,
-    pub(crate) cmd: Vec<String>,
-    pub(crate) fingerprint: Option<String>,
-    pub(crate) description: String,
-    pub(crate) provenance: String,
-    pub(crate) updated: Option<String>,
+pub struct ToolView {
+    /// The act's local name.
+    pub name: String,
+    /// Its state: `proposed`, `enabled`, `disabled` or `withdrawn`.
+    pub state: String,
+    /// Whether it may write (the allowlist's verdict).
+    pub destructive: bool,
+    /// Where it comes from in the store's terms: `mcp:SERVER` or `local`.
+    pub scope: String,
+    /// `["mcp", server, tool]`, or a local act's argv.
+    pub cmd: Vec<String>,
+    /// The fingerprint of its declared shape, with its scheme prefix.
+    pub fingerprint: Option<String>,
+    /// What it says it does, in its own words.
+    pub description: String,
+    /// Why the row exists (who proposed it, when, from where).
+    pub provenance: String,
+    /// When its state last changed (RFC 3339).
+    pub updated: Option<String>,
 }
 
 /// One act as the page's API shows it (`GET /api/tools`, and the answer of an enable or a
 /// disable): its `maven tools` row (the description capped), then what the page adds.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct PageToolView {
+pub struct PageToolView {
+    /// Its `maven tools` row.
     #[serde(flatten)]
-    pub(crate) row: ToolView,
+    pub row: ToolView,
     /// "mcp" or "local".
-    pub(crate) kind: &'static str,
+    pub kind: &'static str,
     /// What changed since the owner approved its shape.
-    pub(crate) changed: Vec<ShapeChangeView>,
+    pub changed: Vec<ShapeChangeView>,
     /// Its latest state changes, newest first.
-    pub(crate) history: Vec<ToolEventView>,
+    pub history: Vec<ToolEventView>,
     /// The buttons it gets.
-    pub(crate) actions: &'static [PageAction],
+    pub actions: &'static [PageAction],
+}
+
+/// An act row's state, as the page decides on it (the store's states, by the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActState {
+    /// Offered, waiting for the owner.
+    Proposed,
+    /// Approved by the owner; may run.
+    Enabled,
+    /// Turned off by the owner; never runs.
+    Disabled,
+    /// No longer offered or allowed; never runs.
+    Withdrawn,
+}
+
+impl ActState {
+    /// Every state, in the order the page lists them.
+    pub const ALL: [ActState; 4] = [
+        ActState::Proposed,
+        ActState::Enabled,
+        ActState::Disabled,
+        ActState::Withdrawn,
+    ];
+
+    /// Its name: `proposed`, `enabled`, `disabled`, `withdrawn`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActState::Proposed => "proposed",
+            ActState::Enabled => "enabled",
+            ActState::Disabled => "disabled",
+            ActState::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+impl std::fmt::Display for ActState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One act row as the page draws it and decides on it, read by the daemon from the store:
+/// its `maven tools` row with the description capped, what the cards group and badge it
+/// by, and its latest state changes. The page's API answers a [`PageToolView`] made of it.
+#[derive(Debug, Clone)]
+pub struct PageTool {
+    /// Its `maven tools` row, the description capped.
+    pub row: ToolView,
+    /// Its server's name; empty for the configuration's own acts.
+    pub server: String,
+    /// "mcp" or "local".
+    pub kind: &'static str,
+    /// Its state.
+    pub state: ActState,
+    /// The states it may become (the store's transitions).
+    pub can_become: Vec<ActState>,
+    /// The `title` of its declared shape, capped; absent when it has none.
+    pub title: Option<String>,
+    /// What changed since the owner approved its shape.
+    pub changed: Vec<ShapeChangeView>,
+    /// Its latest state changes, newest first.
+    pub history: Vec<ToolEventView>,
 }
 
 /// A button of an act's card: a transition the owner makes (never "run"). On the wire its
 /// snake_case name, which is also the last segment of its `POST /api/tools/NAME/…`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum PageAction {
+pub enum PageAction {
+    /// Make a proposed or disabled row runnable.
     Enable,
+    /// Stop an enabled row from running.
     Disable,
 }
 
 impl PageAction {
     /// Its name on the wire.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             PageAction::Enable => "enable",
             PageAction::Disable => "disable",
@@ -476,7 +601,7 @@ impl PageAction {
     }
 
     /// What its button says.
-    pub(crate) fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             PageAction::Enable => "Enable",
             PageAction::Disable => "Disable",
@@ -488,182 +613,216 @@ impl PageAction {
 /// /api/mcp_servers/NAME/enable_read_only`): the rows enabled, and those of that server still
 /// waiting for the owner, each with why it was left.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct ReadOnlyEnabledView {
-    pub(crate) server: String,
-    pub(crate) enabled: Vec<String>,
-    pub(crate) left: Vec<LeftView>,
+pub struct ReadOnlyEnabledView {
+    /// The server's name.
+    pub server: String,
+    /// The rows enabled.
+    pub enabled: Vec<String>,
+    /// The rows left as they were, each with why.
+    pub left: Vec<LeftView>,
 }
 
 /// A row a bulk enable left as it was, and why.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct LeftView {
-    pub(crate) name: String,
-    pub(crate) why: &'static str,
+pub struct LeftView {
+    /// The row's name.
+    pub name: String,
+    /// Why it was left.
+    pub why: &'static str,
 }
 
 /// One field of a shape that changed since its approval.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct ShapeChangeView {
-    pub(crate) field: String,
-    pub(crate) approved: Option<String>,
-    pub(crate) now: Option<String>,
+pub struct ShapeChangeView {
+    /// The field's name.
+    pub field: String,
+    /// What the owner approved; null when it had none.
+    pub approved: Option<String>,
+    /// What it is now; null when it is gone.
+    pub now: Option<String>,
 }
 
 /// One state change of an act.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct ToolEventView {
-    pub(crate) at: Option<String>,
+pub struct ToolEventView {
+    /// When (RFC 3339).
+    pub at: Option<String>,
     /// Null when the row was created.
-    pub(crate) from: Option<&'static str>,
-    pub(crate) to: &'static str,
-    pub(crate) actor: String,
-    pub(crate) reason: String,
+    pub from: Option<&'static str>,
+    /// The state it went to.
+    pub to: &'static str,
+    /// Who changed it (the owner's step-up, discovery, the configuration).
+    pub actor: String,
+    /// Why, in words.
+    pub reason: String,
 }
 
 /// One row of `maven notes --json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct NoteView {
-    pub(crate) id: i64,
-    pub(crate) source: String,
-    pub(crate) key: String,
-    pub(crate) text: String,
-    pub(crate) link: Option<String>,
-    pub(crate) created: Option<String>,
+pub struct NoteView {
+    /// The note's row id.
+    pub id: i64,
+    /// Where it came from (`feed:NAME`, …).
+    pub source: String,
+    /// Its key within its source (what "noted exactly once" compares).
+    pub key: String,
+    /// Its text.
+    pub text: String,
+    /// Its link.
+    pub link: Option<String>,
+    /// When it was noted (RFC 3339).
+    pub created: Option<String>,
     /// When the item says it was published (RFC 3339), when its feed gave a date.
     #[serde(default)]
-    pub(crate) published: Option<String>,
+    pub published: Option<String>,
 }
 
 /// The answer to one turn (`maven say --json`): the turn's structured answer (its parts, the
 /// act, what the next turn answers, the language, whether it went well), and `answer`, the
 /// same rendered as text for a reader that shows text.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct TurnView {
-    pub(crate) answer: String,
+pub struct TurnView {
+    /// The answer rendered as text.
+    pub answer: String,
     /// Which sentence template matched, or why none did (`maven say --explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) explain: Option<String>,
+    pub explain: Option<String>,
+    /// The turn's structured answer.
     #[serde(flatten)]
-    pub(crate) turn: turns::Answer,
+    pub turn: turns::Answer,
 }
 
 /// A step-up made on the page (`/api/stepup/*`): how, and for how long it stays fresh.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct StepUpReply {
-    pub(crate) step_up: String,
-    pub(crate) fresh_for_s: u64,
+pub struct StepUpReply {
+    /// How the owner stepped up: "passphrase", or "passkey ID".
+    pub step_up: String,
+    /// Seconds it stays fresh.
+    pub fresh_for_s: u64,
 }
 
 /// A passkey enrolled on the page: how its step-ups are named ("passkey ID").
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct EnrolledReply {
-    pub(crate) enrolled: String,
+pub struct EnrolledReply {
+    /// How the passkey's step-ups are named ("passkey ID").
+    pub enrolled: String,
 }
 
 /// An OAuth authorization begun on the page: where the browser goes next.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct AuthorizeReply {
-    pub(crate) server: String,
-    pub(crate) issuer: String,
+pub struct AuthorizeReply {
+    /// The server's name.
+    pub server: String,
+    /// Its authorization server.
+    pub issuer: String,
     /// The authorization server's URL, with the request in its query.
-    pub(crate) redirect: String,
+    pub redirect: String,
 }
 
 /// A one-time passkey enrollment link (the `web_enroll` method).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct EnrollLink {
-    pub(crate) url: String,
-    pub(crate) valid_s: u64,
+pub struct EnrollLink {
+    /// The page's `/enroll#TOKEN`.
+    pub url: String,
+    /// How long it is valid, in seconds.
+    pub valid_s: u64,
 }
 
 /// One executed act as the page's recent acts show it (`GET /api/acts_log`).
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct ActView {
-    pub(crate) id: i64,
+pub struct ActView {
+    /// The act's row id in `acts_log`.
+    pub id: i64,
     /// When it ran (RFC 3339).
-    pub(crate) at: Option<String>,
-    pub(crate) tool: String,
+    pub at: Option<String>,
+    /// The act's local name.
+    pub tool: String,
     /// The turn that ran it, cut to 200 characters.
-    pub(crate) utterance: String,
+    pub utterance: String,
     /// The turn that confirmed it, for a destructive act.
-    pub(crate) confirmed_by: Option<String>,
-    pub(crate) ok: bool,
+    pub confirmed_by: Option<String>,
+    /// Whether it went well.
+    pub ok: bool,
     /// `ok`, `failed` or `unknown` (the store's `result` column).
-    pub(crate) outcome: &'static str,
-    pub(crate) duration_ms: u64,
+    pub outcome: &'static str,
+    /// How long it ran, in milliseconds.
+    pub duration_ms: u64,
 }
 
 /// One recorded act of `maven acts --json` (the `acts` method), newest first: when, what, who
 /// confirmed it, what became of it and the first line of what it returned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ActRecordView {
-    pub(crate) id: i64,
+pub struct ActRecordView {
+    /// The act's row id in `acts_log`.
+    pub id: i64,
     /// When it was recorded, just before it ran (RFC 3339).
-    pub(crate) at: Option<String>,
+    pub at: Option<String>,
     /// The act's local name.
-    pub(crate) act: String,
+    pub act: String,
     /// The turn that asked for it, cut to 200 characters.
-    pub(crate) utterance: String,
+    pub utterance: String,
     /// The arguments it ran with, exactly (a local act's: its argv).
     #[serde(default)]
-    pub(crate) arguments: serde_json::Value,
+    pub arguments: serde_json::Value,
     /// Who confirmed it (a destructive act); null for one that needed no confirmation.
-    pub(crate) confirmed_by: Option<String>,
+    pub confirmed_by: Option<String>,
     /// `ok`, `failed` or `unknown` (sent, and no answer came: it may have run).
-    pub(crate) outcome: String,
+    pub outcome: String,
     /// How long it ran, in milliseconds (0 while it runs).
-    pub(crate) duration_ms: u64,
+    pub duration_ms: u64,
     /// The first line of what it returned (of the error, for a failure; why the outcome is
     /// unknown); the server's words, exact: a terminal shows them only through `shown`.
-    pub(crate) result: String,
+    pub result: String,
 }
 
 /// A one-time link that starts a server's OAuth authorization on the page (the `mcp_login`
 /// method).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct OAuthLink {
+pub struct OAuthLink {
     /// The page's `/oauth/login#TOKEN`.
-    pub(crate) url: String,
+    pub url: String,
     /// How long it is valid, in seconds.
-    pub(crate) valid_s: u64,
+    pub valid_s: u64,
 }
 
 /// A server's OAuth credentials forgotten (the `mcp_logout` method and the page's Disconnect).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ForgottenView {
-    pub(crate) server: String,
+pub struct ForgottenView {
+    /// The server's name.
+    pub server: String,
     /// Always true: an error is the other answer.
-    pub(crate) forgotten: bool,
+    pub forgotten: bool,
 }
 
 /// What the page's session may do now: `GET /api/session`, and what the page's cards are
 /// drawn from. The page's script reads the step-up replies, not this; the cards carry
 /// `passkeys` and `passphrase` as the step-up card's `data-` attributes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct SessionView {
+pub struct SessionView {
     /// The token every POST sends back (`x-csrf-token`).
-    pub(crate) csrf_token: String,
+    pub csrf_token: String,
     /// Seconds the session stays signed in; null when it is not signed in.
-    pub(crate) signed_in_for_s: Option<u64>,
+    pub signed_in_for_s: Option<u64>,
     /// The step-up that is still fresh; null when there is none.
-    pub(crate) step_up: Option<FreshStepUpView>,
+    pub step_up: Option<FreshStepUpView>,
     /// How many passkeys are enrolled.
-    pub(crate) passkeys: usize,
+    pub passkeys: usize,
     /// Whether a passphrase is configured (`web.passphrase_hash`).
-    pub(crate) passphrase: bool,
+    pub passphrase: bool,
 }
 
 /// A session's step-up while it is fresh.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct FreshStepUpView {
+pub struct FreshStepUpView {
     /// How it was made: "passphrase", or "passkey ID".
-    pub(crate) method: String,
-    pub(crate) fresh_for_s: u64,
+    pub method: String,
+    /// Seconds it stays fresh.
+    pub fresh_for_s: u64,
 }
 
 /// Where a server's OAuth authorization stands, as the daemon holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum AuthState {
+pub enum AuthState {
     /// A usable token (or one the daemon refreshes).
     #[serde(rename = "authorized")]
     Authorized,
@@ -678,22 +837,26 @@ pub(crate) enum AuthState {
 /// What the daemon holds of one server's OAuth authorization (the `mcp_auth` method, which
 /// `maven mcp inspect` asks instead of opening the store). Never a token or a secret.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct AuthView {
-    pub(crate) server: String,
-    pub(crate) state: AuthState,
-    pub(crate) issuer: Option<String>,
+pub struct AuthView {
+    /// The server's name.
+    pub server: String,
+    /// Where its authorization stands.
+    pub state: AuthState,
+    /// The authorization server that issued it.
+    pub issuer: Option<String>,
+    /// The scopes granted.
     #[serde(default)]
-    pub(crate) scopes: Vec<String>,
+    pub scopes: Vec<String>,
     /// Unix seconds.
-    pub(crate) expires_at: Option<u64>,
+    pub expires_at: Option<u64>,
     /// Whether a refresh token is kept.
-    pub(crate) refresh: Option<bool>,
+    pub refresh: Option<bool>,
     /// Why it needs authorization.
-    pub(crate) reason: Option<String>,
+    pub reason: Option<String>,
     /// The grant that needs no person the tokens come by (`oauth.grant`:
     /// `client_credentials`, `enterprise`, `jwt_bearer`); absent for the owner's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) grant: Option<String>,
+    pub grant: Option<String>,
 }
 
 #[cfg(test)]
@@ -709,25 +872,6 @@ mod tests {
             assert_eq!(t.to_string(), word);
         }
         assert!(serde_json::from_value::<Transport>(json!("sse")).is_err());
-        let targets: [mcp::Transport<String, ()>; 2] = [
-            mcp::Transport::Stdio {
-                command: "x".to_owned(),
-                args: Vec::new(),
-                env: Default::default(),
-            },
-            mcp::Transport::Http {
-                url: "https://a.example/mcp".to_owned(),
-                headers: Default::default(),
-                door: (),
-            },
-        ];
-        for t in &targets {
-            assert_eq!(
-                Transport::from(t).as_str(),
-                t.name(),
-                "the client's own word"
-            );
-        }
     }
 
     #[test]
@@ -977,37 +1121,37 @@ mod tests {
 
 /// `maven reload --json`: what a reload of the configuration did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ReloadView {
+pub struct ReloadView {
     /// The file read (`None`: no file, every default).
-    pub(crate) config: Option<String>,
+    pub config: Option<String>,
     /// Servers new to the file: started.
-    pub(crate) added: Vec<String>,
+    pub added: Vec<String>,
     /// Servers gone from the file: stopped.
-    pub(crate) removed: Vec<String>,
+    pub removed: Vec<String>,
     /// Servers whose block changed: stopped and started afresh.
-    pub(crate) restarted: Vec<String>,
+    pub restarted: Vec<String>,
     /// Servers left running as they were.
-    pub(crate) kept: Vec<String>,
+    pub kept: Vec<String>,
     /// Unchanged servers that were backing off after failed dials: dialled again now (what
     /// they lacked may be there now).
-    pub(crate) retried: Vec<String>,
+    pub retried: Vec<String>,
     /// Of the servers added or changed, those written `"enabled": false`: known, never dialled.
-    pub(crate) not_enabled: Vec<String>,
+    pub not_enabled: Vec<String>,
     /// Enabled servers that could not be started, each with why (its command is not found,
     /// its sandbox cannot be applied): the same words as `maven mcp status`.
     #[serde(default)]
-    pub(crate) not_started: Vec<(String, String)>,
+    pub not_started: Vec<(String, String)>,
     /// Whether the feeds' poller was restarted on the new feeds.
-    pub(crate) feeds_restarted: bool,
+    pub feeds_restarted: bool,
     /// Whether the router was made afresh.
-    pub(crate) router_changed: bool,
+    pub router_changed: bool,
     /// Whether the configuration's acts changed (new ones are proposed).
-    pub(crate) acts_changed: bool,
+    pub acts_changed: bool,
     /// Rows withdrawn because the configuration no longer allows them (`allow_tools`,
     /// `max_tools`), each with why.
-    pub(crate) withdrawn: Vec<(String, String)>,
+    pub withdrawn: Vec<(String, String)>,
     /// Whether the page was served afresh (its sessions ended: the owner signs in again).
-    pub(crate) page_restarted: bool,
+    pub page_restarted: bool,
     /// Whether the voice listener was started afresh.
-    pub(crate) voice_restarted: bool,
+    pub voice_restarted: bool,
 }

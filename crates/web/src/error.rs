@@ -97,14 +97,15 @@ impl AppError {
     }
 }
 
-impl From<store::Error> for AppError {
-    fn from(e: store::Error) -> Self {
-        if e.is_not_found() {
-            AppError::new(StatusCode::NOT_FOUND, Code::NotFound, e.to_string())
-        } else if e.is_bad_transition() {
-            AppError::new(StatusCode::CONFLICT, Code::BadTransition, e.to_string())
-        } else {
-            AppError::internal(format!("store: {e}"))
+impl From<crate::host::HostError> for AppError {
+    fn from(e: crate::host::HostError) -> Self {
+        use crate::host::HostError;
+        match e {
+            HostError::NotFound(m) => AppError::new(StatusCode::NOT_FOUND, Code::NotFound, m),
+            HostError::BadTransition(m) => {
+                AppError::new(StatusCode::CONFLICT, Code::BadTransition, m)
+            }
+            HostError::Failed(m) => AppError::internal(m),
         }
     }
 }

@@ -24,16 +24,19 @@
 //!   carries no session cookie (SameSite=Strict) and is bound by its one-time `state` instead
 //!   (see `oauth`).
 //!
-//! There is deliberately no route that calls a tool.
+//! There is deliberately no route that calls a tool. What the page shows and changes it reads
+//! and asks through its [`Host`], which the daemon implements over the store (see `host`).
+
+#![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod api;
 mod app;
 mod auth;
 mod creds;
-mod diff;
 mod error;
 mod flows;
 mod gate;
+mod host;
 mod limits;
 mod listen;
 mod oauth;
@@ -41,7 +44,7 @@ mod once;
 mod pages;
 mod session;
 
-use crate::web::error::Code;
+use crate::error::Code;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,18 +58,34 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-#[cfg(test)]
-use app::Web;
-use app::{no_session, Conn, SessionCookie, CSRF_HEADER};
-pub(crate) use app::{App, Authorizations, StatusSource};
+use app::{no_session, SessionCookie, CSRF_HEADER};
+pub use app::{App, Conn, Web};
+/// The body of the page's requests and answers, for a caller that drives [`router`] without a
+/// socket.
+pub use axum::body::Body;
 use error::AppError;
-#[cfg(test)]
-use limits::Limits;
-pub(crate) use limits::MAX_CONNECTIONS;
-pub(crate) use listen::Page;
-#[cfg(test)]
-use session::Clock;
-use session::SystemClock;
+pub use host::{BoxFuture, Host, HostError, PasskeyRecord, Pick};
+pub use limits::{Limits, MAX_CONNECTIONS};
+pub use listen::{backoff, Page};
+pub use pages::{esc, text};
+pub use session::{Clock, SystemClock};
+
+/// For the tests of the page's host (the `testing` feature, which only dev-dependencies turn
+/// on): what a browser does that a test cannot.
+#[cfg(feature = "testing")]
+pub mod testing {
+    use super::Web;
+
+    /// Marks the session of the cookie value `cookie` as one that enrolled a passkey now, as a
+    /// verified enrollment does (no authenticator in a test); false when there is no such
+    /// session.
+    pub fn enrolled(web: &Web, cookie: &str) -> bool {
+        let now = web.clock.now();
+        web.sessions
+            .with(cookie, now, |s| s.enrolled = Some(now))
+            .is_some()
+    }
+}
 
 /// Largest request body any route reads.
 const MAX_BODY: usize = 64 * 1024;
@@ -74,7 +93,7 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
                    connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Every route of the page and its API, inside the hardening layers.
-pub(crate) fn router(app: App) -> Router {
+pub fn router(app: App) -> Router {
     Router::new()
         .route("/", get(pages::root))
         .route("/tools", get(pages::tools))
@@ -252,14 +271,9 @@ async fn post_guard(State(app): State<App>, mut req: Request, next: Next) -> Res
 /// anywhere. A port that is taken is logged as an error and bound again with the one backoff
 /// while the daemon runs on (see `listen`): the page is one way in among others, and
 /// `maven web enroll` says meanwhile that it is not running. [`run`] serves it.
-pub(crate) async fn start(
-    config: &config::Config,
-    store: &store::Store,
-    max_connections: usize,
-) -> Arc<Page> {
+pub async fn start(config: &config::Config, max_connections: usize) -> Arc<Page> {
     Page::start(
         &config.web,
-        store,
         max_connections,
         Arc::new(SystemClock),
         listen::backoff(),
@@ -269,14 +283,9 @@ pub(crate) async fn start(
 
 /// Serves the page until `cancel` fires: at once when its port was bound at start-up, else
 /// once the listener's retries bind it (see `listen`); never when they end.
-pub(crate) async fn run(
-    page: Arc<Page>,
-    status: Arc<dyn StatusSource>,
-    oauth: Authorizations,
-    cancel: CancellationToken,
-) {
+pub async fn run(page: Arc<Page>, host: Arc<dyn Host>, cancel: CancellationToken) {
     if let Some((listener, web)) = page.listener(&cancel).await {
-        serve(listener, App::new(web, status, oauth), cancel).await;
+        serve(listener, App::new(web, host), cancel).await;
     }
 }
 
@@ -403,6 +412,3 @@ async fn body_and_deadline(State(app): State<App>, req: Request, next: Next) -> 
         .into_response(),
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -9,46 +9,60 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::protocol::RpcError;
+use crate::protocol::RpcError;
 use crate::views::{
     ActRecordView, AuthView, EnrollLink, FeedView, ForgottenView, NoteView, OAuthLink, RefreshView,
     ReloadView, ServerStatusView, StatusView, ToolView, TurnView,
 };
 
 /// The longest utterance of one turn, in bytes.
-pub(crate) const MAX_TURN: usize = 4096;
+pub const MAX_TURN: usize = 4096;
 /// How many notes `notes` answers when no `limit` is given.
-pub(crate) const NOTES_DEFAULT: u32 = 50;
+pub const NOTES_DEFAULT: u32 = 50;
 /// The most notes one `notes` request may ask for.
-pub(crate) const NOTES_MAX: u64 = 10_000;
+pub const NOTES_MAX: u64 = 10_000;
 /// How many acts `acts` answers when no `limit` is given.
-pub(crate) const ACTS_DEFAULT: u32 = 20;
+pub const ACTS_DEFAULT: u32 = 20;
 /// The most acts one `acts` request may ask for.
-pub(crate) const ACTS_MAX: u64 = 1000;
+pub const ACTS_MAX: u64 = 1000;
 
 /// The methods, by their names on the wire: the tag of every [`Request`] and [`Reply`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Method {
+pub enum Method {
+    /// `status`.
     Status,
+    /// `turn`.
     Turn,
+    /// `spoken_turn`.
     SpokenTurn,
+    /// `tools`.
     Tools,
+    /// `notes`.
     Notes,
+    /// `mcp_servers`.
     McpServers,
+    /// `feeds`.
     Feeds,
+    /// `feeds_refresh`.
     FeedsRefresh,
+    /// `mcp_logout`.
     McpLogout,
+    /// `mcp_auth`.
     McpAuth,
+    /// `mcp_login`.
     McpLogin,
+    /// `web_enroll`.
     WebEnroll,
+    /// `reload`.
     Reload,
+    /// `acts`.
     Acts,
 }
 
 impl Method {
     /// Every method.
-    pub(crate) const ALL: [Method; 14] = [
+    pub const ALL: [Method; 14] = [
         Method::Status,
         Method::Turn,
         Method::SpokenTurn,
@@ -66,7 +80,7 @@ impl Method {
     ];
 
     /// The method's name on the wire.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Method::Status => "status",
             Method::Turn => "turn",
@@ -86,7 +100,7 @@ impl Method {
     }
 
     /// The method of a name on the wire.
-    pub(crate) fn of(name: &str) -> Option<Method> {
+    pub fn of(name: &str) -> Option<Method> {
         Method::ALL.into_iter().find(|m| m.name() == name)
     }
 }
@@ -101,42 +115,72 @@ impl std::fmt::Display for Method {
 /// `mcp_logout` (which forgets a server's credentials) and `feeds_refresh` (which polls feeds
 /// now, as their schedules would).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Request {
+pub enum Request {
     /// `maven status`.
     Status,
     /// `maven say TEXT`: one turn; with `explain`, the reply also says which sentence
     /// template matched, or why none did.
-    Turn { text: String, explain: bool },
+    Turn {
+        /// What the owner said.
+        text: String,
+        /// Whether the reply says which template matched.
+        explain: bool,
+    },
     /// `maven listen`: one spoken turn (a transcript) of a conversation.
-    SpokenTurn { text: String, conversation: String },
+    SpokenTurn {
+        /// The transcript.
+        text: String,
+        /// The conversation it belongs to (at most 128 bytes).
+        conversation: String,
+    },
     /// `maven tools`.
     Tools,
     /// `maven notes`: the newest notes, of sources that begin with `source` when given.
-    Notes { source: Option<String>, limit: u32 },
+    Notes {
+        /// The beginning of the sources asked for.
+        source: Option<String>,
+        /// How many notes at most.
+        limit: u32,
+    },
     /// `maven mcp status`.
     McpServers,
     /// `maven feeds status`.
     Feeds,
     /// `maven feeds refresh [NAME]`: poll now, within the host's spacing and the backoff.
-    FeedsRefresh { name: Option<String> },
+    FeedsRefresh {
+        /// The one feed to poll; every enabled feed when absent.
+        name: Option<String>,
+    },
     /// `maven mcp logout NAME`.
-    McpLogout { name: String },
+    McpLogout {
+        /// The server's name.
+        name: String,
+    },
     /// What the daemon holds of a server's authorization (`maven mcp inspect`).
-    McpAuth { name: String },
+    McpAuth {
+        /// The server's name.
+        name: String,
+    },
     /// `maven mcp login NAME`: a one-time link to the page.
-    McpLogin { name: String },
+    McpLogin {
+        /// The server's name.
+        name: String,
+    },
     /// `maven web enroll`: a one-time passkey enrollment link.
     WebEnroll,
     /// `maven reload` (and SIGHUP): read the configuration again and apply the difference.
     Reload,
     /// `maven acts`: the newest recorded acts (read-only).
-    Acts { limit: u32 },
+    Acts {
+        /// How many acts at most.
+        limit: u32,
+    },
 }
 
 impl Request {
     /// Reads a request's method and parameters. Parameters a method does not take are
     /// ignored; a parameter of the wrong kind is an invalid-params error naming it.
-    pub(crate) fn parse(method: &str, params: &Value) -> Result<Request, RpcError> {
+    pub fn parse(method: &str, params: &Value) -> Result<Request, RpcError> {
         let name = || match params.get("name").and_then(Value::as_str) {
             Some(n) => Ok(n.to_owned()),
             None => Err(RpcError::invalid_params("name: expected a string")),
@@ -242,7 +286,7 @@ impl Request {
     }
 
     /// The request's method.
-    pub(crate) fn method(&self) -> Method {
+    pub fn method(&self) -> Method {
         match self {
             Request::Status => Method::Status,
             Request::Turn { .. } => Method::Turn,
@@ -262,7 +306,7 @@ impl Request {
     }
 
     /// The request's parameters as the wire carries them.
-    pub(crate) fn params(&self) -> Value {
+    pub fn params(&self) -> Value {
         match self {
             Request::Status
             | Request::Tools
@@ -296,25 +340,38 @@ impl Request {
 /// The answer of each method, as its view; the JSON is the view's, and which view it is
 /// follows from the method asked (the tag), never from the JSON's shape.
 #[derive(Debug, Clone)]
-pub(crate) enum Reply {
+pub enum Reply {
+    /// The daemon's status.
     Status(Box<StatusView>),
+    /// The answer of a turn (spoken or typed).
     Turn(TurnView),
+    /// Every act row.
     Tools(Vec<ToolView>),
+    /// The newest notes.
     Notes(Vec<NoteView>),
+    /// Every configured server.
     McpServers(Vec<ServerStatusView>),
+    /// Every configured feed.
     Feeds(Vec<FeedView>),
+    /// The feeds polled now, or held back.
     FeedsRefresh(Vec<RefreshView>),
+    /// A one-time link to the page's OAuth login.
     McpLogin(OAuthLink),
+    /// A server's credentials forgotten.
     McpLogout(ForgottenView),
+    /// What the daemon holds of a server's authorization.
     McpAuth(AuthView),
+    /// A one-time passkey enrollment link.
     WebEnroll(EnrollLink),
+    /// What a reload did.
     Reload(ReloadView),
+    /// The newest recorded acts.
     Acts(Vec<ActRecordView>),
 }
 
 impl Reply {
     /// The method this reply answers.
-    pub(crate) fn method(&self) -> Method {
+    pub fn method(&self) -> Method {
         match self {
             Reply::Status(_) => Method::Status,
             Reply::Turn(_) => Method::Turn,
@@ -333,7 +390,7 @@ impl Reply {
     }
 
     /// The reply as the JSON-RPC result: its view.
-    pub(crate) fn to_value(&self) -> Result<Value, serde_json::Error> {
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
         match self {
             Reply::Status(v) => serde_json::to_value(v),
             Reply::Turn(v) => serde_json::to_value(v),
@@ -352,13 +409,13 @@ impl Reply {
     }
 
     /// The reply as the JSON-RPC result, for the daemon's answer.
-    pub(crate) fn into_value(self) -> Result<Value, RpcError> {
+    pub fn into_value(self) -> Result<Value, RpcError> {
         self.to_value()
             .map_err(|e| RpcError::internal(format!("cannot encode the answer: {e}")))
     }
 
     /// Reads the JSON-RPC result of `method` back as its view.
-    pub(crate) fn parse(method: Method, v: Value) -> Result<Reply, serde_json::Error> {
+    pub fn parse(method: Method, v: Value) -> Result<Reply, serde_json::Error> {
         Ok(match method {
             Method::Status => Reply::Status(serde_json::from_value(v)?),
             Method::Turn | Method::SpokenTurn => Reply::Turn(serde_json::from_value(v)?),
@@ -420,7 +477,7 @@ reply_view! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ipc::protocol::{INVALID_PARAMS, METHOD_NOT_FOUND};
+    use crate::protocol::{INVALID_PARAMS, METHOD_NOT_FOUND};
 
     fn refused(method: &str, params: Value) -> (i64, String) {
         let e = Request::parse(method, &params).unwrap_err();

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 /// At most this many changed fields are listed (a server controls the size of its shape).
-pub(crate) const MAX_CHANGES: usize = 100;
+const MAX_CHANGES: usize = 100;
 /// A value is shown with at most this many characters.
 const MAX_VALUE: usize = 300;
 /// Nesting deeper than this is compared as one value.

@@ -1,19 +1,19 @@
 //! Enrollment of passkeys through one-time links, and the step-ups: a passkey assertion, or
 //! the configured argon2id passphrase.
 
-use crate::views::{EnrolledReply, StepUpReply};
-use crate::web::error::Code;
+use crate::error::Code;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::Value;
 use webauthn_rs::prelude::{PublicKeyCredential, RegisterPublicKeyCredential, Uuid};
+use wire::views::{EnrolledReply, StepUpReply};
 
-use super::api;
 use super::app::{no_session, App, SessionCookie};
 use super::error::AppError;
 use super::session;
+use super::{api, creds};
 
 /// The owner's WebAuthn user handle: Maven serves one person.
 const OWNER: Uuid = Uuid::from_u128(0x6d61_7665_6e00_4f77_6e65_7200_0000_0001);
@@ -43,9 +43,7 @@ pub(super) async fn enroll_start(
             "this enrollment link is unknown, used or expired: run `maven web enroll` for a new one",
         ));
     }
-    let existing: Vec<_> = web
-        .creds
-        .all()
+    let existing: Vec<_> = creds::all(&*app.host)
         .await?
         .iter()
         .map(|e| e.passkey.cred_id().clone())
@@ -83,12 +81,12 @@ pub(super) async fn enroll_finish(
     if !web.sessions.consume_enrollment(&th, now) {
         return Err(gone("this enrollment link was used or expired meanwhile"));
     }
-    let id = web.creds.add(&passkey).await?;
+    let id = creds::add(&*app.host, &passkey).await?;
     // Enrolling signs this browser in, as a sign-in does; it makes no step-up.
     web.sessions
         .with(&c.0, now, |s| s.enrolled = Some(now))
         .ok_or_else(no_session)?;
-    tracing::info!(passkey = %super::creds::short_id(&id), "passkey enrolled on the page; the session is signed in");
+    tracing::info!(passkey = %creds::short_id(&id), "passkey enrolled on the page; the session is signed in");
     Ok(Json(EnrolledReply {
         enrolled: api::passkey_method(&id),
     }))
@@ -100,9 +98,7 @@ pub(super) async fn passkey_start(
     Extension(c): Extension<SessionCookie>,
 ) -> Result<Json<Value>, AppError> {
     let web = &app.web;
-    let keys: Vec<_> = web
-        .creds
-        .all()
+    let keys: Vec<_> = creds::all(&*app.host)
         .await?
         .into_iter()
         .map(|e| e.passkey)
@@ -149,14 +145,14 @@ pub(super) async fn passkey_finish(
             )
         })?;
     let id = hex::encode(result.cred_id());
-    let mut keys = web.creds.all().await?;
+    let mut keys = creds::all(&*app.host).await?;
     let updated = keys.iter_mut().find(|e| e.id == id).and_then(|e| {
         e.passkey
             .update_credential(&result)
             .filter(|changed| *changed)
             .map(|_| e.passkey.clone())
     });
-    web.creds.used(&id, updated.as_ref()).await?;
+    creds::used(&*app.host, &id, updated.as_ref()).await?;
     let method = step.method().to_owned();
     grant(&app, &c.0, step)?;
     Ok(Json(StepUpReply {
