@@ -21,7 +21,6 @@ mod oauth;
 mod page_host;
 mod phrases;
 mod policy;
-mod poll;
 mod reload;
 mod voice;
 
