@@ -453,12 +453,22 @@ pub(crate) fn main() -> ExitCode {
         )),
         Command::Completions { shell } => crate::cmd::completions::run(Cli::command(), shell),
         Command::Man => crate::cmd::man::run(Cli::command()),
-        Command::Daemon(a) => crate::daemon::main(crate::daemon::Options {
-            config: cli.config,
-            data_dir,
-            log_format: a.log_format,
-            log_filter: a.log,
-        }),
+        Command::Daemon(a) => {
+            let ran = daemon::main(daemon::Options {
+                config: cli.config,
+                data_dir,
+                log_format: match a.log_format {
+                    LogFormat::Human => daemon::LogFormat::Human,
+                    LogFormat::Json => daemon::LogFormat::Json,
+                },
+                log_filter: a.log,
+            });
+            match ran {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(daemon::Failed::Config) => ExitCode::from(crate::exit::EXIT_USAGE),
+                Err(daemon::Failed::Run) => ExitCode::from(crate::exit::EXIT_FAILED),
+            }
+        }
         Command::Say(a) => crate::cmd::say::run(&data_dir, &a.text.join(" "), a.json, a.explain),
         Command::Listen(a) => crate::cmd::listen::run(crate::cmd::listen::Listen {
             config: cli.config.as_deref(),
@@ -582,7 +592,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Mcp(McpCmd::Logout { name }) => {
             let cfg = Config::load(cli.config.as_deref())
                 .map_err(|e| shown::block(&e.to_string()).into_owned());
-            let db = data_dir.join(crate::daemon::DB_NAME);
+            let db = data_dir.join(daemon::DB_NAME);
             runtime(crate::cmd::mcp_login::logout(cfg, name, data_dir, db))
         }
         Command::Mcp(McpCmd::Inspect { name, json }) => {

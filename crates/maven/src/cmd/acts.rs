@@ -20,7 +20,7 @@ pub(crate) fn run(data_dir: &Path, limit: u32, as_json: bool) -> ExitCode {
         let rows = match ipc::ask::<Vec<ActRecordView>>(data_dir, &Request::Acts { limit }).await {
             Ok(rows) => rows,
             // No daemon, and a database to read: read it under the data directory's lock.
-            Err(IpcError::NoDaemon { .. }) if data_dir.join(crate::datadir::DB_NAME).is_file() => {
+            Err(IpcError::NoDaemon { .. }) if data_dir.join(daemon::datadir::DB_NAME).is_file() => {
                 match offline(data_dir, limit).await {
                     Ok(rows) => rows,
                     Err(e) => {
@@ -45,11 +45,11 @@ pub(crate) fn run(data_dir: &Path, limit: u32, as_json: bool) -> ExitCode {
 
 /// The newest `limit` acts from the store of a data directory no daemon holds.
 async fn offline(data_dir: &Path, limit: u32) -> anyhow::Result<Vec<ActRecordView>> {
-    let lock = crate::datadir::DataLock::acquire(data_dir)?;
+    let lock = daemon::datadir::DataLock::acquire(data_dir)?;
     let store = lock.open_store().await?;
     let rows = store.acts_log(limit).await;
     let _ = store.close().await;
-    Ok(rows?.iter().map(crate::json::act_record).collect())
+    Ok(rows?.iter().map(daemon::json::act_record).collect())
 }
 
 /// Two lines an act: `AT  ACT  OUTCOME  DURATION  CONFIRMED`, then its result's first line,

@@ -48,7 +48,7 @@ pub(crate) fn run(path: Option<&Path>, data_dir: &Path) -> ExitCode {
                 let Some(policy) = &block.sandbox else {
                     continue;
                 };
-                for why in crate::confine::root_unwritable(data_dir, name, &policy.write) {
+                for why in daemon::confine::root_unwritable(data_dir, name, &policy.write) {
                     errln!("note: mcp_servers.{name}: {why}");
                 }
             }

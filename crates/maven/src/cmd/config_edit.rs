@@ -139,7 +139,7 @@ pub(crate) async fn reads_another(
     data_dir: &Path,
     written: &Path,
 ) -> Result<Option<String>, crate::ipc::client::IpcError> {
-    let written = crate::daemon::reads(Some(written)).display().to_string();
+    let written = daemon::reads(Some(written)).display().to_string();
     let status = crate::ipc::client::ask::<wire::views::StatusView>(
         data_dir,
         &wire::methods::Request::Status,

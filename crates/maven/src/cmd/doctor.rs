@@ -154,7 +154,7 @@ pub(crate) async fn checks(config_path: Option<&Path>, data_dir: &Path) -> Vec<C
 fn sentences_check(cfg: &Config, config_path: Option<&Path>) -> Check {
     let problems = crate::cmd::sentences::problems(cfg, config_path);
     if problems.is_empty() {
-        let files = crate::phrases::paths(cfg, config_path).len();
+        let files = daemon::phrases::paths(cfg, config_path).len();
         return check(
             "sentences",
             Status::Ok,
@@ -180,7 +180,7 @@ async fn router_probe(cfg: &Config) -> Option<Check> {
         return None;
     }
     let url = cfg.router.url.as_deref()?;
-    let shown_url = shown::line(&crate::json::mask_word(url, false)).into_owned();
+    let shown_url = shown::line(&daemon::json::mask_word(url, false)).into_owned();
     let label = "router endpoint";
     let door = match cfg.door(&config::Door::Router) {
         Ok(d) => d,
@@ -708,7 +708,7 @@ fn stdio_checks(cfg: &Config, out: &mut Vec<Check>) {
         let label = format!("mcp:{name}");
         let shown_cmd = shown::line(command);
         // The PATH the daemon looks the command up in, sandboxed or not: the same words.
-        let path = crate::confine::block_path(env);
+        let path = daemon::confine::block_path(env);
         match sandbox::find_command(command, path.as_deref()) {
             Ok(p) => out.push(check(
                 label,
@@ -741,7 +741,7 @@ fn grant_checks(cfg: &Config, data_dir: &Path, out: &mut Vec<Check>) {
         }
         let label = format!("sandbox grants mcp:{name}");
         if let Some(policy) = &block.sandbox {
-            for why in crate::confine::root_unwritable(data_dir, name, &policy.write) {
+            for why in daemon::confine::root_unwritable(data_dir, name, &policy.write) {
                 out.push(check(
                     label.clone(),
                     Status::Fail,
@@ -750,7 +750,7 @@ fn grant_checks(cfg: &Config, data_dir: &Path, out: &mut Vec<Check>) {
                 ));
             }
         }
-        match crate::confine::plan(cfg, data_dir, name, cfg.web.listen.port()) {
+        match daemon::confine::plan(cfg, data_dir, name, cfg.web.listen.port()) {
             Some(Err(e @ sandbox::PlanError::Grant(_))) => out.push(check(
                 label,
                 Status::Fail,

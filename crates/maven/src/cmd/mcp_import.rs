@@ -304,7 +304,7 @@ fn secret_env(key: &str, value: &str) -> bool {
     ]
     .iter()
     .any(|w| k.contains(w))
-        || crate::json::mask_word(value, false) != value
+        || daemon::json::mask_word(value, false) != value
 }
 
 /// The arguments with every literal that looks secret (the value after `--token` or another
@@ -329,17 +329,17 @@ fn secret_args(name: &str, args: &[&str], notes: &mut Vec<String>) -> Vec<String
             format!("${{{v}}}")
         } else if let Some((f, _)) = a
             .split_once('=')
-            .filter(|(f, _)| crate::json::secret_flag(f))
+            .filter(|(f, _)| daemon::json::secret_flag(f))
         {
             let v = moved(var(f.trim_start_matches('-')), f);
             format!("{f}=${{{v}}}")
-        } else if crate::json::mask_word(a, false) != *a {
+        } else if daemon::json::mask_word(a, false) != *a {
             let v = moved(var(&format!("arg{i}")), "a secret-looking value");
             format!("${{{v}}}")
         } else {
             (*a).to_owned()
         };
-        flag = (crate::json::secret_flag(a) && !a.contains('=')).then_some(*a);
+        flag = (daemon::json::secret_flag(a) && !a.contains('=')).then_some(*a);
         out.push(word);
     }
     out
@@ -666,7 +666,7 @@ fn root_notes(block: &ConfigFile, data_dir: &std::path::Path) {
             continue;
         };
         let writes: Vec<std::path::PathBuf> = p.write.iter().map(Into::into).collect();
-        for why in crate::confine::root_unwritable(data_dir, name, &writes) {
+        for why in daemon::confine::root_unwritable(data_dir, name, &writes) {
             errln!("note: {why}");
         }
     }

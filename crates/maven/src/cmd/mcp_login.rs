@@ -51,7 +51,7 @@ pub(crate) async fn logout(
         }
     };
     // Offline: under the daemon's lock, so no daemon starts on the credentials meanwhile.
-    let (_lock, store) = match crate::oauth::offline_store(&data_dir, &db).await {
+    let (_lock, store) = match daemon::oauth::offline_store(&data_dir, &db).await {
         Ok(Some(held)) => held,
         Ok(None) => {
             outln!("{name}: no OAuth credentials kept");
@@ -62,10 +62,10 @@ pub(crate) async fn logout(
             return ExitCode::from(crate::exit::EXIT_FAILED);
         }
     };
-    let creds: Arc<dyn CredentialStore> = Arc::new(crate::oauth::StoreCredentials {
+    let creds: Arc<dyn CredentialStore> = Arc::new(daemon::oauth::StoreCredentials {
         store: store.clone(),
     });
-    let Some(oauth) = crate::oauth::for_server(&config, &name, creds) else {
+    let Some(oauth) = daemon::oauth::for_server(&config, &name, creds) else {
         errln!("maven mcp logout: {name:?} is not an HTTP server");
         return ExitCode::from(crate::exit::EXIT_USAGE);
     };

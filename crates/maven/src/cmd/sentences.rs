@@ -28,7 +28,7 @@ pub(crate) fn lang(code: Option<&str>) -> Result<Option<Lang>, String> {
 fn templates(config_path: Option<&Path>, files: &[PathBuf]) -> Option<Templates> {
     if files.is_empty() {
         let config = crate::cmd::load_config(config_path)?;
-        let (t, errors) = crate::phrases::load(&config, config_path);
+        let (t, errors) = daemon::phrases::load(&config, config_path);
         for e in &errors {
             errln!("{}", shown::line(e));
         }
@@ -36,7 +36,7 @@ fn templates(config_path: Option<&Path>, files: &[PathBuf]) -> Option<Templates>
     }
     let paths: Vec<(PathBuf, Option<Lang>)> =
         files.iter().map(|f| (f.clone(), lang_of_dir(f))).collect();
-    let (read, errors) = crate::phrases::read(&paths);
+    let (read, errors) = daemon::phrases::read(&paths);
     for e in &errors {
         errln!("{}", shown::line(e));
     }
@@ -188,7 +188,7 @@ pub(crate) fn check(config_path: Option<&Path>, files: &[PathBuf]) -> ExitCode {
 
 /// The owner's files as read, for `config check` and `doctor`: their problems.
 pub(crate) fn problems(config: &config::Config, config_path: Option<&Path>) -> Vec<String> {
-    crate::phrases::load(config, config_path).1
+    daemon::phrases::load(config, config_path).1
 }
 
 #[cfg(test)]

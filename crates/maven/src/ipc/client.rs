@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use super::line::read_line;
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use daemon::ipc::line::read_line;
 use wire::protocol::{request, socket_path, BUSY, INTERNAL_ERROR, INVALID_PARAMS, MAX_RESPONSE};
 use wire::{Method, Reply, Request};
 

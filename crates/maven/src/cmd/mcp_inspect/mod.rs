@@ -8,6 +8,7 @@
 //! stderr, the same as `--json` says). Usage and config errors (2) are caught before this runs.
 
 mod auth;
+mod held;
 mod report;
 
 use crate::exit::{errln, out, outln};
@@ -34,11 +35,11 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
     let probe = sandbox::probe();
     // A server whose network goes through Maven hands its listeners to a door of this
     // command's own, served while it runs (the daemon's, if one runs, is not this one's).
-    let door = crate::netdoor::Door::new(
+    let door = daemon::netdoor::Door::new(
         std::env::temp_dir().join(format!("maven-inspect-{}.sock", std::process::id())),
     );
     let (Some(launch), Some(block)) = (
-        crate::confine::launch(&cfg, data_dir, &name, &probe, cfg.web.listen.port(), &door),
+        daemon::confine::launch(&cfg, data_dir, &name, &probe, cfg.web.listen.port(), &door),
         cfg.mcp_servers.get(&name),
     ) else {
         let known: Vec<&str> = cfg.mcp_servers.keys().map(String::as_str).collect();
@@ -54,15 +55,15 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
         return ExitCode::from(EXIT_USAGE);
     };
     let server = match launch {
-        crate::confine::Launch::Start(s) => *s,
-        crate::confine::Launch::Blocked(why) | crate::confine::Launch::NotFound(why) => {
+        daemon::confine::Launch::Start(s) => *s,
+        daemon::confine::Launch::Blocked(why) | daemon::confine::Launch::NotFound(why) => {
             errln!("maven mcp inspect: {}: {}", line(&name), line(&why));
             return ExitCode::from(1);
         }
     };
     let plan =
-        crate::confine::plan(&cfg, data_dir, &name, cfg.web.listen.port()).and_then(Result::ok);
-    let policy = crate::policy::server(block);
+        daemon::confine::plan(&cfg, data_dir, &name, cfg.web.listen.port()).and_then(Result::ok);
+    let policy = daemon::policy::server(block);
     runtime(async move {
         let stop = tokio_util::sync::CancellationToken::new();
         let _stop = stop.clone().drop_guard();
@@ -80,7 +81,7 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
                 ),
             }
         }
-        let auth = match crate::oauth::for_inspect(&cfg, &name, data_dir).await {
+        let auth = match held::for_inspect(&cfg, &name, data_dir).await {
             Ok(a) => a,
             Err(e) => {
                 errln!(
@@ -112,7 +113,7 @@ pub(crate) fn main(config: Option<&Path>, data_dir: &Path, name: String, json: b
 pub(crate) async fn run(
     server: mcp::ServerConfig,
     plan: Option<&sandbox::Plan>,
-    auth: Option<(std::sync::Arc<::oauth::OAuth>, crate::oauth::Holder)>,
+    auth: Option<(std::sync::Arc<::oauth::OAuth>, held::Holder)>,
     allow_tools: &[String],
     max_tools: usize,
     json: bool,
@@ -122,7 +123,7 @@ pub(crate) async fn run(
         None => (None, None),
     };
     let daemon = match &holder {
-        Some(crate::oauth::Holder::Daemon(v)) => Some(v.clone()),
+        Some(held::Holder::Daemon(v)) => Some(v.clone()),
         _ => None,
     };
     let options = mcp::ClientOptions {
@@ -202,7 +203,7 @@ pub(crate) async fn run(
             return ExitCode::from(1);
         }
     };
-    let transport = crate::json::transport(&server.transport);
+    let transport = daemon::json::transport(&server.transport);
     let report = Report::new(
         &server.name,
         transport,

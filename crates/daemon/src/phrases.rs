@@ -13,11 +13,11 @@ use turns::templates::{SentenceFile, Templates};
 use turns::Lang;
 
 /// The most sentence files read.
-pub(crate) const MAX_FILES: usize = 1000;
+pub const MAX_FILES: usize = 1000;
 
 /// The folder of sentence files beside the configuration file `config` (the default one's when
 /// `None`).
-pub(crate) fn beside(config: Option<&Path>) -> PathBuf {
+pub fn beside(config: Option<&Path>) -> PathBuf {
     let file = config
         .map(Path::to_path_buf)
         .unwrap_or_else(config::default_config_path);
@@ -49,10 +49,7 @@ fn yaml_in(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Where to look: each file with the language its folder names.
-pub(crate) fn paths(
-    config: &config::Config,
-    config_path: Option<&Path>,
-) -> Vec<(PathBuf, Option<Lang>)> {
+pub fn paths(config: &config::Config, config_path: Option<&Path>) -> Vec<(PathBuf, Option<Lang>)> {
     let mut out = Vec::new();
     let folder = |dir: &Path, out: &mut Vec<(PathBuf, Option<Lang>)>| {
         let own = dir
@@ -81,7 +78,7 @@ pub(crate) fn paths(
 }
 
 /// Reads the owner's files: each one's text, or an error naming it.
-pub(crate) fn read(paths: &[(PathBuf, Option<Lang>)]) -> (Vec<SentenceFile>, Vec<String>) {
+pub fn read(paths: &[(PathBuf, Option<Lang>)]) -> (Vec<SentenceFile>, Vec<String>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     if paths.len() > MAX_FILES {
@@ -111,10 +108,7 @@ pub(crate) fn read(paths: &[(PathBuf, Option<Lang>)]) -> (Vec<SentenceFile>, Vec
 
 /// The templates of `config`: the owner's files and the phrasebook; with every error (each
 /// naming its file, line and column), and the phrasebook alone when there is one.
-pub(crate) fn load(
-    config: &config::Config,
-    config_path: Option<&Path>,
-) -> (Templates, Vec<String>) {
+pub fn load(config: &config::Config, config_path: Option<&Path>) -> (Templates, Vec<String>) {
     let (files, mut errors) = read(&paths(config, config_path));
     match Templates::load(&files) {
         Ok(t) if errors.is_empty() => (t, errors),

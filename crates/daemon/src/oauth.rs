@@ -11,8 +11,9 @@ use ::oauth::{AuthError, CredentialStore, Credentials, OAuth, OAuthConfig, Regis
 use config::{Config, McpTarget};
 
 /// Credentials in the store, as the oauth crate's JSON document.
-pub(crate) struct StoreCredentials {
-    pub(crate) store: store::Store,
+pub struct StoreCredentials {
+    /// The store the credentials are kept in.
+    pub store: store::Store,
 }
 
 fn store_error(e: store::Error) -> AuthError {
@@ -58,7 +59,7 @@ impl CredentialStore for StoreCredentials {
 }
 
 /// The page's OAuth callback, where authorization servers send the owner back.
-pub(crate) fn redirect_uri(config: &Config) -> String {
+pub fn redirect_uri(config: &Config) -> String {
     format!("http://{}/oauth/callback", config.web.listen)
 }
 
@@ -66,7 +67,7 @@ pub(crate) fn redirect_uri(config: &Config) -> String {
 /// its credentials in the store; it acts only on a 401 or 403 of its server, or once the owner
 /// has authorized it. The connection manager and the page borrow it. The kept credentials are
 /// read once, now, on a task of `tracker`: the status reads them without waiting.
-pub(crate) fn registry(
+pub fn registry(
     config: &Config,
     store: &store::Store,
     redirect_uri: String,
@@ -80,7 +81,7 @@ pub(crate) fn registry(
 /// Makes the registry's members those of `config` (a reload): the authorization of a server
 /// whose block did not change (`changed` says no) is kept as it is, tokens and all; a new or
 /// changed one is built afresh and its kept credentials read on a task of `tracker`.
-pub(crate) fn refill(
+pub fn refill(
     registry: &Arc<Registry>,
     config: &Config,
     store: &store::Store,
@@ -121,11 +122,7 @@ pub(crate) fn refill(
 
 /// The authorization of one configured HTTP server (`None` for a local one), through the
 /// server's own door.
-pub(crate) fn for_server(
-    config: &Config,
-    name: &str,
-    creds: Arc<dyn CredentialStore>,
-) -> Option<OAuth> {
+pub fn for_server(config: &Config, name: &str, creds: Arc<dyn CredentialStore>) -> Option<OAuth> {
     for_server_with(config, name, creds, redirect_uri(config))
 }
 
@@ -172,40 +169,10 @@ fn for_server_with(
     })
 }
 
-/// Credentials read from the store and never written: what `maven mcp inspect` sees offline.
-struct ReadOnly(StoreCredentials);
-
-impl CredentialStore for ReadOnly {
-    fn load<'a>(&'a self, server: &'a str) -> StoreFuture<'a, Vec<Credentials>> {
-        self.0.load(server)
-    }
-
-    fn save<'a>(&'a self, _server: &'a str, _creds: &'a Credentials) -> StoreFuture<'a, ()> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn forget<'a>(&'a self, _server: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-}
-
-/// Who holds a server's credentials for a command of the command line.
-pub(crate) enum Holder {
-    /// The running daemon, which said this of the server's authorization (`mcp_auth`), or
-    /// why it could not; the command never sees its tokens and never opens the store.
-    Daemon(Result<wire::views::AuthView, String>),
-    /// No daemon runs: the command holds the data directory's lock (so none starts) and
-    /// reads the store itself.
-    Offline(
-        #[allow(dead_code)] // held, not read: the lock lives as long as the command
-        Option<crate::datadir::DataLock>,
-    ),
-}
-
 /// The store of the data directory for an offline command: its lock taken first (the
 /// daemon's; it fails when a daemon holds the directory), then the database opened.
 /// `Ok(None)` when there is no database yet.
-pub(crate) async fn offline_store(
+pub async fn offline_store(
     data_dir: &std::path::Path,
     db: &std::path::Path,
 ) -> Result<Option<(crate::datadir::DataLock, store::Store)>, String> {
@@ -218,51 +185,4 @@ pub(crate) async fn offline_store(
         .await
         .map_err(|e| format!("cannot open the store {}: {e}", db.display()))?;
     Ok(Some((lock, store)))
-}
-
-/// `maven mcp inspect`'s authorization of a server: with a daemon running, one that has no
-/// credentials at all (the daemon's never leave it; it says what it holds over IPC);
-/// without one, the kept credentials read-only, under the daemon's lock. Never refreshes,
-/// registers or writes. `Err`: why it cannot be read.
-pub(crate) async fn for_inspect(
-    config: &Config,
-    name: &str,
-    data_dir: &std::path::Path,
-) -> Result<Option<(Arc<OAuth>, Holder)>, String> {
-    if !matches!(
-        config.mcp_servers.get(name).map(|b| &b.target),
-        Some(McpTarget::Http { .. })
-    ) {
-        return Ok(None);
-    }
-    let memory = || -> Arc<dyn CredentialStore> { Arc::new(::oauth::MemoryStore::default()) };
-    let req = wire::methods::Request::McpAuth {
-        name: name.to_owned(),
-    };
-    match crate::ipc::client::ask::<wire::views::AuthView>(data_dir, &req).await {
-        Ok(said) => {
-            let said = Ok(said);
-            Ok(for_server(config, name, memory())
-                .map(|o| (Arc::new(o.read_only()), Holder::Daemon(said))))
-        }
-        Err(crate::ipc::client::IpcError::NoDaemon { .. }) => {
-            let db = data_dir.join(crate::datadir::DB_NAME);
-            let (creds, lock): (Arc<dyn CredentialStore>, _) = match offline_store(data_dir, &db)
-                .await?
-            {
-                Some((lock, store)) => (Arc::new(ReadOnly(StoreCredentials { store })), Some(lock)),
-                None => (memory(), None),
-            };
-            let Some(o) = for_server(config, name, creds) else {
-                return Ok(None);
-            };
-            let o = Arc::new(o.read_only());
-            o.load().await.map_err(|e| e.to_string())?;
-            Ok(Some((o, Holder::Offline(lock))))
-        }
-        // A daemon runs but cannot say (a disabled server, an older daemon): its store is
-        // still not ours to open.
-        Err(e) => Ok(for_server(config, name, memory())
-            .map(|o| (Arc::new(o.read_only()), Holder::Daemon(Err(e.to_string()))))),
-    }
 }

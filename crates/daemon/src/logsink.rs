@@ -16,7 +16,6 @@
 //! [`CAPACITY`] lines that were logged but not yet written. Nothing else is buffered: the writer
 //! writes each line with one `write_all` to the unbuffered stderr.
 
-use crate::exit::errln;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
@@ -25,6 +24,20 @@ use std::time::{Duration, Instant};
 
 use tracing::{Level, Metadata};
 use tracing_subscriber::fmt::MakeWriter;
+
+/// Writes formatted text to stderr, whole, or drops it: a stderr that cannot be written
+/// (closed, full) is no error of the daemon, and no message can panic (as `eprintln!` does).
+pub(crate) fn stderr_fmt(args: std::fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.flush());
+}
+
+/// `eprintln!` through [`stderr_fmt`].
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::logsink::stderr_fmt(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+pub(crate) use errln;
 
 /// How many lines the queue holds.
 pub(crate) const CAPACITY: usize = 4096;

@@ -12,7 +12,7 @@ use config::{Config, McpTarget};
 
 /// What the daemon does with one server block.
 #[derive(Debug)]
-pub(crate) enum Launch {
+pub enum Launch {
     /// Start it with this configuration (sandboxed, unsandboxed or HTTP).
     Start(Box<mcp::ServerConfig>),
     /// Its sandbox cannot be applied: it is not started, for this reason.
@@ -24,23 +24,23 @@ pub(crate) enum Launch {
 
 /// Why an enabled block is not started.
 #[derive(Debug, Clone)]
-pub(crate) struct Blocked {
+pub struct Blocked {
     /// The owner's words (status's `last_error`, the log).
-    pub(crate) why: String,
+    pub why: String,
     /// Its command does not exist: not a sandbox matter.
-    pub(crate) command_missing: bool,
+    pub command_missing: bool,
 }
 
 /// The `PATH` a stdio block's command is looked up in: the block's own, else the daemon's (as
 /// the stdio spawn sets it for the child).
-pub(crate) fn block_path(env: &BTreeMap<String, config::Secret>) -> Option<std::ffi::OsString> {
+pub fn block_path(env: &BTreeMap<String, config::Secret>) -> Option<std::ffi::OsString> {
     env.get("PATH")
         .map(|v| std::ffi::OsString::from(v.expose().to_string()))
         .or_else(|| std::env::var_os("PATH"))
 }
 
 /// The plan of a sandboxed stdio block, or `None` for an HTTP or `"sandbox": false` block.
-pub(crate) fn plan(
+pub fn plan(
     config: &Config,
     data_dir: &Path,
     name: &str,
@@ -63,7 +63,7 @@ pub(crate) fn plan(
 
 /// How to start server `name`: its sandbox applied (when it has one), given what the
 /// daemon's [`sandbox::probe`] found. `None` when no such block exists.
-pub(crate) fn launch(
+pub fn launch(
     config: &Config,
     data_dir: &Path,
     name: &str,
@@ -185,18 +185,18 @@ fn through_launcher(
 }
 
 /// Every enabled block's launch.
-pub(crate) struct Launches {
+pub struct Launches {
     /// The servers the manager runs (dark ones included, never started).
-    pub(crate) servers: Vec<mcp::Managed>,
+    pub servers: Vec<mcp::Managed>,
     /// The reasons of those that cannot start.
-    pub(crate) blocked: BTreeMap<String, Blocked>,
+    pub blocked: BTreeMap<String, Blocked>,
     /// The resolved plan of each sandboxed server: its trust line (every path it may read or
     /// write, and why), and what it denies.
-    pub(crate) plans: BTreeMap<String, sandbox::Plan>,
+    pub plans: BTreeMap<String, sandbox::Plan>,
 }
 
 /// Every block's launch, and the reasons of those that cannot start.
-pub(crate) fn launches(
+pub fn launches(
     config: &Config,
     data_dir: &Path,
     page_port: u16,
@@ -271,7 +271,7 @@ pub(crate) fn launches(
 /// with the `chown` line that fixes it; nothing for an ordinary owner, or a path not there.
 /// The words `mcp import`, `config check` and `doctor` say before the start (the launcher
 /// refuses the start with the same finding).
-pub(crate) fn root_unwritable(data_dir: &Path, name: &str, writes: &[PathBuf]) -> Vec<String> {
+pub fn root_unwritable(data_dir: &Path, name: &str, writes: &[PathBuf]) -> Vec<String> {
     use std::os::unix::fs::MetadataExt as _;
     if !rustix::process::geteuid().is_root() || writes.is_empty() {
         return Vec::new();

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use webfetch::relay::{Counters, Event, Limits, Outcome, Tally};
 
 /// The door's file name in the data directory.
-pub(crate) const SOCKET: &str = "door.sock";
+pub const SOCKET: &str = "door.sock";
 
 /// Hand-overs read at once (each for at most `sandbox::door::TIMEOUT`, on a blocking thread);
 /// a connection beyond them is closed at once, so a flood of them ties up nothing else.
@@ -38,7 +38,7 @@ struct Admitted {
 }
 
 /// The door: who may hand over listeners, and what each server's network has done.
-pub(crate) struct Door {
+pub struct Door {
     path: PathBuf,
     /// Token → what it admits.
     admitted: Mutex<HashMap<String, Admitted>>,
@@ -66,21 +66,25 @@ struct Net {
 }
 
 /// How many of a server's refused connections are kept for its status.
-pub(crate) const REFUSALS_KEPT: usize = 5;
+pub const REFUSALS_KEPT: usize = 5;
 
 /// A connection the proxy refused a server: when, what it asked for, and why (the words the
 /// proxy answered it, which name the address a name resolved to).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
-    pub(crate) at: time::OffsetDateTime,
-    pub(crate) host: String,
-    pub(crate) port: u16,
-    pub(crate) why: String,
+pub struct Refusal {
+    /// When.
+    pub at: time::OffsetDateTime,
+    /// The host it asked for.
+    pub host: String,
+    /// The port it asked for.
+    pub port: u16,
+    /// The proxy's words.
+    pub why: String,
 }
 
 impl Door {
     /// A door at `path` (not yet bound).
-    pub(crate) fn new(path: PathBuf) -> Arc<Door> {
+    pub fn new(path: PathBuf) -> Arc<Door> {
         Arc::new(Door {
             path,
             admitted: Mutex::new(HashMap::new()),
@@ -90,19 +94,19 @@ impl Door {
     }
 
     /// The door of the data directory `data_dir`.
-    pub(crate) fn in_data_dir(data_dir: &Path) -> Arc<Door> {
+    pub fn in_data_dir(data_dir: &Path) -> Arc<Door> {
         Door::new(data_dir.join(SOCKET))
     }
 
     /// Its socket's path (what each proxied plan's `door` names).
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Admits server `name` with this `network`: the token its launcher will show. A
     /// server admitted again gets a new token; the old one keeps working for a start already
     /// under way.
-    pub(crate) fn admit(
+    pub fn admit(
         &self,
         name: &str,
         relay: webfetch::DoorConfig,
@@ -132,12 +136,12 @@ impl Door {
 
     /// What server `name`'s network has done since the daemon started (`None`: it has no
     /// proxy).
-    pub(crate) fn tally(&self, name: &str) -> Option<Tally> {
+    pub fn tally(&self, name: &str) -> Option<Tally> {
         lock(&self.nets).get(name).map(|n| n.counters.tally())
     }
 
     /// Server `name`'s last refused connections, newest first.
-    pub(crate) fn refusals(&self, name: &str) -> Vec<Refusal> {
+    pub fn refusals(&self, name: &str) -> Vec<Refusal> {
         let kept = lock(&self.nets).get(name).map(|n| n.refusals.clone());
         kept.map(|r| lock(&r).iter().rev().cloned().collect())
             .unwrap_or_default()
@@ -146,7 +150,7 @@ impl Door {
     /// Binds the door's socket (a stale one from a crashed daemon is replaced; the data
     /// directory's lock is held, so it is no live daemon's), readable and writable by its
     /// owner only.
-    pub(crate) fn bind(&self) -> std::io::Result<std::os::unix::net::UnixListener> {
+    pub fn bind(&self) -> std::io::Result<std::os::unix::net::UnixListener> {
         use std::os::unix::fs::PermissionsExt as _;
         match std::fs::remove_file(&self.path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
@@ -165,7 +169,7 @@ impl Door {
     /// The gate admits any peer that reaches the socket: the launchers it serves are the
     /// daemon's own descendants (so the descendant check cannot apply), the socket's mode 0600
     /// keeps other users out, and a token proves which server a launcher starts.
-    pub(crate) async fn serve(
+    pub async fn serve(
         self: Arc<Self>,
         listener: std::os::unix::net::UnixListener,
         cancel: CancellationToken,

@@ -30,7 +30,6 @@ use shared::{current, write};
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -48,21 +47,44 @@ use wire::views::{
     ActCounts, FeedView, LimitsView, ReloadView, ServerStatusView, StatusView, TurnView,
 };
 
-use crate::exit::{errln, LogFormat, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::server::{self as ipc, Dispatch};
 use crate::json;
+use crate::logsink::errln;
 use crate::page_host::StatusSource;
 
 /// How long shutdown waits for tasks before giving up on them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
-pub(crate) use crate::datadir::DB_NAME;
+pub use crate::datadir::DB_NAME;
 
 /// What `maven daemon` was asked to do.
-pub(crate) struct Options {
-    pub(crate) config: Option<PathBuf>,
-    pub(crate) data_dir: PathBuf,
-    pub(crate) log_format: LogFormat,
-    pub(crate) log_filter: Option<String>,
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--config`: the configuration file (`None`: the default path, which may be missing).
+    pub config: Option<PathBuf>,
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// The log's format on stderr.
+    pub log_format: LogFormat,
+    /// The log's filter (`RUST_LOG`'s syntax; `None`: `RUST_LOG`, else `info`).
+    pub log_filter: Option<String>,
+}
+
+/// The daemon's log format on stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One line per event, for a person.
+    Human,
+    /// One JSON object per event.
+    Json,
+}
+
+/// Why the daemon did not run, or stopped with an error (said on stderr and in the log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failed {
+    /// The configuration does not validate: the daemon did not start.
+    Config,
+    /// It could not start or run (the data directory, the store, the runtime, a listener).
+    Run,
 }
 
 /// The handles of the daemon's services, and what IPC answers from.
@@ -113,27 +135,29 @@ impl StatusSource for Cards {
     }
 }
 
-pub(crate) fn main(opts: Options) -> ExitCode {
+/// Runs the daemon until SIGTERM or SIGINT (each SIGHUP meanwhile reloads the
+/// configuration); what failed is said on stderr before it returns.
+pub fn main(opts: Options) -> Result<(), Failed> {
     // Whatever descriptor the daemon was started with beyond 0–2 (a key file, a terminal) is
     // closed before anything else is opened: nothing of it reaches a server or an act.
     sandbox::close_inherited();
     init_logging(opts.log_format, opts.log_filter.as_deref());
-    let code = start(opts);
+    let done = start(opts);
     // Every exit waits, bounded, for the log writer: errors and the shutdown sequence reach
     // stderr before the process ends (see `logsink` for what a crash still loses).
     crate::logsink::closing();
     crate::logsink::flush(crate::logsink::FLUSH_GRACE);
-    code
+    done
 }
 
-fn start(opts: Options) -> ExitCode {
+fn start(opts: Options) -> Result<(), Failed> {
     let loaded = match Config::load(opts.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             // Each problem on its own line, so a human reads them and a log keeps them.
             errln!("{e}");
             tracing::error!("the configuration is invalid; the daemon does not start");
-            return ExitCode::from(EXIT_USAGE);
+            return Err(Failed::Config);
         }
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -144,15 +168,15 @@ fn start(opts: Options) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the async runtime");
-            return ExitCode::from(EXIT_FAILED);
+            return Err(Failed::Run);
         }
     };
     match rt.block_on(run(opts.data_dir, opts.config, loaded)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Ok(()),
         Err(e) => {
             tracing::error!("{e:#}");
             errln!("maven daemon: {e:#}");
-            ExitCode::from(EXIT_FAILED)
+            Err(Failed::Run)
         }
     }
 }
@@ -766,7 +790,7 @@ fn internal(e: store::Error) -> RpcError {
 
 /// The file a daemon started with `--config explicit` reads, as an absolute path (the default
 /// path without one).
-pub(crate) fn reads(explicit: Option<&std::path::Path>) -> PathBuf {
+pub fn reads(explicit: Option<&std::path::Path>) -> PathBuf {
     let p = explicit
         .map(std::path::Path::to_path_buf)
         .unwrap_or_else(config::default_config_path);

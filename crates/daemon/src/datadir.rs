@@ -11,20 +11,20 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 /// The database file's name inside the data directory.
-pub(crate) const DB_NAME: &str = "maven.db";
+pub const DB_NAME: &str = "maven.db";
 /// The lock file's name inside the data directory.
 const LOCK_NAME: &str = "maven.lock";
 
 /// An exclusive lock on the data directory, held for the daemon's life. The kernel releases it
 /// when the process dies, however it dies, so a crash never leaves a lock behind.
-pub(crate) struct DataLock {
+pub struct DataLock {
     _file: File,
     dir: PathBuf,
 }
 
 impl DataLock {
     /// Take the lock (the daemon, and the offline commands that open the store).
-    pub(crate) fn acquire(dir: &Path) -> anyhow::Result<DataLock> {
+    pub fn acquire(dir: &Path) -> anyhow::Result<DataLock> {
         let path = dir.join(LOCK_NAME);
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -64,7 +64,7 @@ impl DataLock {
         clippy::disallowed_methods,
         reason = "the one sanctioned open: the data directory's lock is held by `self`"
     )]
-    pub(crate) async fn open_store(&self) -> Result<store::Store, store::Error> {
+    pub async fn open_store(&self) -> Result<store::Store, store::Error> {
         store::Store::open(&self.dir.join(DB_NAME)).await
     }
 }

@@ -7,7 +7,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 ///
 /// The bound is enforced by the reader (`take`), so an endless line is never assembled.
 /// Not cancel safe: a dropped call loses a partly read line; callers drop the connection then.
-pub(crate) async fn read_line<R: AsyncRead + Unpin>(
+pub async fn read_line<R: AsyncRead + Unpin>(
     r: &mut BufReader<R>,
     max: u64,
     buf: &mut Vec<u8>,

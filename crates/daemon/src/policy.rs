@@ -5,7 +5,7 @@
 use config::{Config, McpServerConfig};
 
 /// What the allowlist needs to know of one server block.
-pub(crate) fn server(block: &McpServerConfig) -> allowlist::ServerPolicy {
+pub fn server(block: &McpServerConfig) -> allowlist::ServerPolicy {
     allowlist::ServerPolicy {
         name: block.name.clone(),
         allow_tools: block.allow_tools.clone(),
@@ -15,7 +15,7 @@ pub(crate) fn server(block: &McpServerConfig) -> allowlist::ServerPolicy {
 
 /// What the configuration approves to run, for the allowlist's executor: each server block's
 /// `allow_tools`, and the local acts.
-pub(crate) fn approvals(config: &Config) -> allowlist::Approvals {
+pub fn approvals(config: &Config) -> allowlist::Approvals {
     allowlist::Approvals {
         servers: config
             .mcp_servers

@@ -13,19 +13,19 @@ use wire::views::{
 
 /// What the allowlist made of a server's last complete listing.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct DiscoveryNote {
+pub struct DiscoveryNote {
     /// "over cap: …" when the whole server was refused.
-    pub(crate) over_cap: Option<String>,
+    pub over_cap: Option<String>,
     /// Tools not proposed, with the reason.
-    pub(crate) refused: Vec<(String, String)>,
+    pub refused: Vec<(String, String)>,
     /// The last error applying a listing to the store.
-    pub(crate) error: Option<String>,
+    pub error: Option<String>,
     /// Why the server is unstable (its tools change too often), while it is.
-    pub(crate) unstable: Option<String>,
+    pub unstable: Option<String>,
 }
 
 /// The view of a client target's transport (the config's `McpTarget` is one).
-pub(crate) fn transport<S, D>(t: &mcp::Transport<S, D>) -> Transport {
+pub fn transport<S, D>(t: &mcp::Transport<S, D>) -> Transport {
     match t {
         mcp::Transport::Stdio { .. } => Transport::Stdio,
         mcp::Transport::Http { .. } => Transport::Http,
@@ -34,13 +34,13 @@ pub(crate) fn transport<S, D>(t: &mcp::Transport<S, D>) -> Transport {
 
 /// RFC 3339 in UTC (e.g. `2026-11-30T05:08:27Z`), or `None` for a time that has no such
 /// spelling.
-pub(crate) fn time_str(t: OffsetDateTime) -> Option<String> {
+pub fn time_str(t: OffsetDateTime) -> Option<String> {
     Some(store::rfc3339(t)).filter(|s| !s.is_empty())
 }
 
 /// What one HTTP server's authorization holds now (no token, no secret): the one reading of
 /// it, for `mcp_auth` and for status ([`server_auth`]). Never waits.
-pub(crate) fn auth_view(o: &::oauth::OAuth) -> AuthView {
+pub fn auth_view(o: &::oauth::OAuth) -> AuthView {
     let mut v = AuthView {
         server: o.server().to_owned(),
         state: AuthState::NotAsked,
@@ -79,7 +79,7 @@ pub(crate) fn auth_view(o: &::oauth::OAuth) -> AuthView {
 /// One HTTP server's OAuth state as status shows it: needs authorization once it asked (or its
 /// authorization was forgotten, refused or expired without a refresh token), or authorized by
 /// ISSUER with its scopes, its expiry and whether it is refreshed; `None` while it never asked.
-pub(crate) fn server_auth(v: &AuthView) -> Option<ServerAuth> {
+pub fn server_auth(v: &AuthView) -> Option<ServerAuth> {
     match v.state {
         AuthState::NotAsked => None,
         AuthState::NeedsAuthorization => Some(ServerAuth::NeedsAuthorization),
@@ -122,7 +122,7 @@ pub(crate) fn server_auth(v: &AuthView) -> Option<ServerAuth> {
 }
 
 /// One row of `maven tools --json`.
-pub(crate) fn tool(r: &store::ToolRow) -> ToolView {
+pub fn tool(r: &store::ToolRow) -> ToolView {
     ToolView {
         name: r.name.clone(),
         state: r.state.as_str().to_owned(),
@@ -137,7 +137,7 @@ pub(crate) fn tool(r: &store::ToolRow) -> ToolView {
 }
 
 /// One row of `maven notes --json`.
-pub(crate) fn note(n: &store::Note) -> NoteView {
+pub fn note(n: &store::Note) -> NoteView {
     NoteView {
         id: n.id,
         source: n.source.clone(),
@@ -151,7 +151,7 @@ pub(crate) fn note(n: &store::Note) -> NoteView {
 
 /// One row of `maven acts --json`: the stored outcome text ("ok: LINE", "error: LINE",
 /// "unknown: WHY") split into its word, which the row's `result` column decides, and its line.
-pub(crate) fn act_record(a: &store::ActLogRow) -> ActRecordView {
+pub fn act_record(a: &store::ActLogRow) -> ActRecordView {
     let line = ["ok:", "error:", store::OUTCOME_UNKNOWN]
         .iter()
         .find_map(|p| a.outcome.strip_prefix(p))
@@ -170,11 +170,11 @@ pub(crate) fn act_record(a: &store::ActLogRow) -> ActRecordView {
 }
 
 /// What an unsandboxed local server may do (`"sandbox": false`).
-pub(crate) const UNSANDBOXED: &str =
+pub const UNSANDBOXED: &str =
     "unsandboxed local process: runs as you, with your files and your network";
 
 /// The trust level of a server, spelled out.
-pub(crate) fn trust(s: &McpServerConfig) -> String {
+pub fn trust(s: &McpServerConfig) -> String {
     match (&s.target, &s.sandbox) {
         (McpTarget::Stdio { .. }, Some(p)) => p.trust(),
         (McpTarget::Stdio { .. }, None) => UNSANDBOXED.to_owned(),
@@ -186,10 +186,10 @@ pub(crate) fn trust(s: &McpServerConfig) -> String {
 }
 
 /// What a secret-looking literal is shown as.
-pub(crate) const HIDDEN: &str = "…(hidden)";
+pub const HIDDEN: &str = "…(hidden)";
 
 /// Flags whose value is a secret: `--token X`, `--api-key=X`.
-pub(crate) fn secret_flag(word: &str) -> bool {
+pub fn secret_flag(word: &str) -> bool {
     let Some(name) = word.strip_prefix('-') else {
         return false;
     };
@@ -290,7 +290,7 @@ fn secret_param(name: &str) -> bool {
 
 /// One word of a target with its secret-looking literal masked; `after_flag` when the word
 /// before it was a secret flag. A `${NAME}` reference is shown as it is.
-pub(crate) fn mask_word(word: &str, after_flag: bool) -> String {
+pub fn mask_word(word: &str, after_flag: bool) -> String {
     if after_flag && !word.starts_with("${") {
         return HIDDEN.to_owned();
     }
@@ -324,7 +324,7 @@ pub(crate) fn mask_word(word: &str, after_flag: bool) -> String {
 /// every literal that looks secret shown as [`HIDDEN`]: a URL's password, the value after
 /// `--token`, `--password`, `--api-key`, `--secret` (and their `=` forms), a secret-named
 /// query parameter, and the known token shapes (`ghp_…`, `github_pat_…`, `sk-…`, `xox…`).
-pub(crate) fn target(written: &str) -> String {
+pub fn target(written: &str) -> String {
     let mut out = Vec::new();
     let mut after_flag = false;
     for word in written.split(' ') {
@@ -334,7 +334,9 @@ pub(crate) fn target(written: &str) -> String {
     out.join(" ")
 }
 
-pub(crate) fn mask_url(u: &str) -> String {
+/// A URL as status shows it: its user information and its query masked (an unreadable one
+/// masked whole).
+pub fn mask_url(u: &str) -> String {
     match url::Url::parse(u) {
         Ok(mut p) => {
             if !p.username().is_empty() || p.password().is_some() {
@@ -352,7 +354,7 @@ pub(crate) fn mask_url(u: &str) -> String {
 
 /// One server's status (A-12, I-3): its configuration, the manager's live view (`None` while
 /// no manager runs), and what the allowlist made of its last listing.
-pub(crate) fn server_status(
+pub fn server_status(
     s: &McpServerConfig,
     live: Option<&mcp::ServerStatus>,
     note: Option<&DiscoveryNote>,
@@ -445,7 +447,7 @@ fn server_state(s: &mcp::ServerState) -> ServerState {
 }
 
 /// A configured feed as status shows it before any poll.
-pub(crate) fn configured_feed(f: &FeedConfig) -> FeedView {
+pub fn configured_feed(f: &FeedConfig) -> FeedView {
     FeedView {
         name: f.name.clone(),
         url: mask_url(&f.url),
@@ -460,7 +462,7 @@ pub(crate) fn configured_feed(f: &FeedConfig) -> FeedView {
 
 /// One row of `maven feeds status --json`: the I-3 keys, then `state`, `moved_to` (where a
 /// redirect led; the config is never rewritten), `failures` and `warning`.
-pub(crate) fn feed_status(s: &poller::FeedStatus) -> FeedView {
+pub fn feed_status(s: &poller::FeedStatus) -> FeedView {
     FeedView {
         name: s.name.clone(),
         url: mask_url(&s.url),
@@ -480,7 +482,7 @@ pub(crate) fn feed_status(s: &poller::FeedStatus) -> FeedView {
 }
 
 /// One feed of `maven feeds refresh`.
-pub(crate) fn refreshed(r: poller::Refreshed) -> wire::views::RefreshView {
+pub fn refreshed(r: poller::Refreshed) -> wire::views::RefreshView {
     let mut v = wire::views::RefreshView {
         name: String::new(),
         polled: false,
@@ -518,7 +520,7 @@ pub(crate) fn refreshed(r: poller::Refreshed) -> wire::views::RefreshView {
 }
 
 /// The turns' router as `maven status` shows it.
-pub(crate) fn router(r: &turns::Router) -> wire::views::RouterView {
+pub fn router(r: &turns::Router) -> wire::views::RouterView {
     use wire::views::{RouterKindView, RouterView};
     match r {
         turns::Router::Rules => RouterView {
