@@ -140,6 +140,7 @@ mod tests {
         for c in Code::ALL {
             match c {
                 Code::BadTransition
+                | Code::BadTurn
                 | Code::Busy
                 | Code::CeremonyExpired
                 | Code::Csrf
@@ -169,6 +170,6 @@ mod tests {
         }
         let mut names: Vec<_> = Code::ALL.iter().map(|c| format!("{c:?}")).collect();
         names.dedup();
-        assert_eq!(names.len(), 26);
+        assert_eq!(names.len(), 27);
     }
 }

@@ -345,6 +345,21 @@ mod tests {
     }
 
     #[test]
+    fn each_session_draws_its_own_conversation_apart_from_its_cookie() {
+        let s = Sessions::default();
+        let t0 = Instant::now();
+        let (a, b) = (s.create(t0, None).unwrap(), s.create(t0, None).unwrap());
+        let conv = |c: &str| s.with(c, t0, |x| x.conversation.clone()).unwrap();
+        let (ca, cb) = (conv(&a), conv(&b));
+        assert_ne!(ca, cb);
+        assert_eq!(ca.len(), 32);
+        assert_eq!(conv(&a), ca, "a session keeps its conversation");
+        for (cookie, id) in [(&a, &ca), (&b, &cb)] {
+            assert!(!cookie.contains(id.as_str()) && !hash(cookie).contains(id.as_str()));
+        }
+    }
+
+    #[test]
     fn secrets_compare() {
         assert!(same_secret("abc", "abc"));
         assert!(!same_secret("abc", "abd"));
