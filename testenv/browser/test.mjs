@@ -529,7 +529,7 @@ async function talk(page, sentence, button) {
 
 async function actsOf(name) {
   const acts = JSON.parse((await cli("acts", "--json")).stdout);
-  return acts.filter((a) => a.tool === name);
+  return acts.filter((a) => a.act === name);
 }
 
 // The conversation box: a read-only act, a write confirmed with Yes (it runs once), one
