@@ -320,7 +320,7 @@ async function main() {
 async function notSignedIn(page, base) {
   await page.goto(`${base}/tools`);
   if ((await page.locator("#stepup").count()) !== 1) fail("the landing page has no step-up card");
-  for (const sel of ["#acts", "#mcp-servers", "#feeds", "#acts-log", `article#act-${ACT}`]) {
+  for (const sel of ["#acts", "#mcp-servers", "#feeds", "#acts-log", "#talk", `article#act-${ACT}`]) {
     if ((await page.locator(sel).count()) !== 0) fail(`the page shows ${sel} before a sign-in`);
   }
   const landing = await page.textContent("main");
@@ -336,6 +336,19 @@ async function notSignedIn(page, base) {
     if (r.status !== 401 || r.body.error !== "sign_in_required") {
       fail(`${path} before a sign-in: ${JSON.stringify(r)}`);
     }
+  }
+  // The turn, with the session's own CSRF token, is refused too.
+  const turn = await page.evaluate(async () => {
+    const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+    const res = await fetch("/api/turn", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ text: "say_hello" }),
+    });
+    return { status: res.status, body: await res.json() };
+  });
+  if (turn.status !== 401 || turn.body.error !== "sign_in_required") {
+    fail(`/api/turn before a sign-in: ${JSON.stringify(turn)}`);
   }
 }
 

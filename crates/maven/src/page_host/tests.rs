@@ -2055,8 +2055,17 @@ async fn the_conversation_box_needs_a_signed_in_session_the_pages_origin_and_its
     let owner = signed_in(&t).await;
     enable(&t, &owner, "say_hi").await;
 
-    // A session that never signed in.
+    // A session that never signed in: no box on its page, and its turn is refused.
     let anon = session(&t).await;
+    let page = send(&t, get_with("/tools", &anon)).await;
+    assert!(!page.body.contains("id=\"talk\""), "{}", page.body);
+    let page = send(&t, get_with("/tools", &owner)).await;
+    assert!(
+        page.body
+            .contains("id=\"talk-text\" name=\"text\" type=\"text\" maxlength=\"2000\""),
+        "{}",
+        page.body
+    );
     let r = say(&t, &anon, "say_hi").await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
     assert_eq!(r.error(), "sign_in_required");
