@@ -28,6 +28,11 @@
 // browser to the authorization server, which sends it back to the page's /oauth/callback;
 // the page says "authorized by …" and the MCP servers card shows it, with no token.
 //
+// The conversation box on /tools: a read-only act (todo's list quoted as todo's words), a
+// write asked first and run once on Yes (`maven acts` says so), asked again and cancelled on
+// No (nothing more ran), and a hostile server's echo (markup, a clipboard write, a window
+// title) shown as escaped text in the box of that server, apart from Maven's words.
+//
 // Usage: node test.mjs MAVEN_BINARY DEMO_TODO_BINARY TESTKIT_MCP_BINARY TESTKIT_AUTHSERVER_BINARY ARTIFACT_DIR
 // Every failure exits 1 with the reason; success prints "browser: 1 passed, 0 failed".
 
@@ -108,8 +113,11 @@ writeFileSync(
     web: { listen: "127.0.0.1:0" },
     acts: [{ name: ACT, cmd: ["echo", "hello"], read_only: true }],
     mcp_servers: {
-      todo: { command: demo, enabled: true, allow_tools: ["list_tasks", "update_task"] },
+      todo: { command: demo, enabled: true, allow_tools: ["list_tasks", "update_task", "clear_done"] },
       hostile: { command: testkit, args: ["--hostile-text"], enabled: true },
+      // The same hostile server, its echo named in allow_tools so that it takes the rest of
+      // the sentence as its text: the conversation box quotes what it returns.
+      evil: { command: testkit, args: ["--hostile-text"], enabled: true, allow_tools: ["echo"] },
       many: { command: testkit, args: ["--tools", "40"], enabled: true, max_tools: 50 },
       mixed: { command: testkit, enabled: true },
       notes: { url: `${asBase}/mcp`, allow_private: true, enabled: true },
@@ -172,7 +180,9 @@ async function main() {
     const mixed = ["mixed_echo", "mixed_delete_item"].every((n) =>
       rows.some((r) => r.name === n && r.state === "proposed"),
     );
-    if (rows.some((r) => r.name === "todo_list_tasks" && r.state === "proposed") && echo && many === 40 && mixed) {
+    const evil = rows.some((r) => r.name === "evil_echo" && r.state === "proposed");
+    const clear = rows.some((r) => r.name === "todo_clear_done" && r.state === "proposed");
+    if (rows.some((r) => r.name === "todo_list_tasks" && r.state === "proposed") && echo && evil && clear && many === 40 && mixed) {
       hostileAct = echo.name;
       break;
     }
@@ -283,6 +293,7 @@ async function main() {
     fail("update_task is not flagged as writing");
   }
   await hostileTextIsShownNotObeyed(page, hostileAct);
+  await theConversationBox(page);
   const stepState = await page.textContent("#stepup-state");
   if (!/Verified with passkey [0-9a-f]{8}/.test(stepState)) fail(`step-up not shown: ${stepState}`);
   await page.screenshot({ path: join(artifacts, "web-tools.png"), fullPage: true });
@@ -309,7 +320,7 @@ async function main() {
 async function notSignedIn(page, base) {
   await page.goto(`${base}/tools`);
   if ((await page.locator("#stepup").count()) !== 1) fail("the landing page has no step-up card");
-  for (const sel of ["#acts", "#mcp-servers", "#feeds", "#acts-log", `article#act-${ACT}`]) {
+  for (const sel of ["#acts", "#mcp-servers", "#feeds", "#acts-log", "#talk", `article#act-${ACT}`]) {
     if ((await page.locator(sel).count()) !== 0) fail(`the page shows ${sel} before a sign-in`);
   }
   const landing = await page.textContent("main");
@@ -325,6 +336,19 @@ async function notSignedIn(page, base) {
     if (r.status !== 401 || r.body.error !== "sign_in_required") {
       fail(`${path} before a sign-in: ${JSON.stringify(r)}`);
     }
+  }
+  // The turn, with the session's own CSRF token, is refused too.
+  const turn = await page.evaluate(async () => {
+    const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+    const res = await fetch("/api/turn", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ text: "say_hello" }),
+    });
+    return { status: res.status, body: await res.json() };
+  });
+  if (turn.status !== 401 || turn.body.error !== "sign_in_required") {
+    fail(`/api/turn before a sign-in: ${JSON.stringify(turn)}`);
   }
 }
 
@@ -467,6 +491,145 @@ async function atScale(page, cdp, authenticatorId) {
   await page.screenshot({ path: join(artifacts, "web-tools-many.png"), fullPage: true });
 }
 
+// Enables `name` on /tools (the sign-in's step-up is still fresh).
+async function enableOnThePage(page, name) {
+  await filterTo(page, name);
+  await page.click(`button[data-action="enable"][data-name="${name}"]`);
+  await page.waitForSelector(`article#act-${name}[data-state="enabled"]`, { state: "attached", timeout: 30_000 });
+  await page.fill("#filter", "");
+}
+
+// Sends one sentence in the conversation box (or clicks `button`) and waits for its answer:
+// what the last turn shows.
+async function talk(page, sentence, button) {
+  const before = await page.locator("#talk-log .turn").count();
+  if (button) {
+    await page.locator("#talk-log .turn").last().locator(`button.talk-answer[data-answer="${button}"]`).click();
+  } else {
+    await page.fill("#talk-text", sentence);
+    await page.click("#talk-send");
+  }
+  await page.waitForFunction(
+    (n) => {
+      const turns = document.querySelectorAll("#talk-log .turn");
+      return turns.length === n + 1 && !turns[n].querySelector(".talk-wait");
+    },
+    before,
+    { timeout: 60_000 },
+  );
+  return page.evaluate(() => {
+    const turn = [...document.querySelectorAll("#talk-log .turn")].pop();
+    const answer = turn.querySelector(".turn-answer");
+    const act = turn.querySelector(".turn-act");
+    return {
+      you: turn.querySelector(".you p").textContent,
+      ok: answer ? answer.dataset.ok : null,
+      refused: turn.querySelector(".turn-refused") && turn.querySelector(".turn-refused").textContent,
+      maven: [...turn.querySelectorAll(".maven-words")].map((p) => p.textContent),
+      exact: [...turn.querySelectorAll("pre.exact")].map((p) => p.textContent),
+      quotes: [...turn.querySelectorAll("figure.turn-quote")].map((f) => ({
+        server: f.dataset.server,
+        caption: f.querySelector("figcaption").textContent,
+        lines: f.querySelector("pre").textContent.split("\n"),
+        // Maven's paragraphs and a server's quote do not share an element.
+        insideMaven: !!f.closest(".maven-words"),
+      })),
+      act: act ? { text: act.textContent, outcome: act.dataset.outcome } : null,
+      buttons: [...turn.querySelectorAll("button.talk-answer")].map((b) => [b.textContent, b.disabled]),
+    };
+  });
+}
+
+async function actsOf(name) {
+  const acts = JSON.parse((await cli("acts", "--json")).stdout);
+  return acts.filter((a) => a.act === name);
+}
+
+// The conversation box: a read-only act, a write confirmed with Yes (it runs once), one
+// cancelled with No (nothing runs), a hostile server's words quoted as its words. Every
+// answer is a turn of this session's conversation; the box has no run button.
+async function theConversationBox(page) {
+  await enableOnThePage(page, "todo_clear_done");
+  await enableOnThePage(page, "evil_echo");
+  if ((await page.locator("#talk form, #talk-form").count()) !== 1) fail("no conversation box on /tools");
+  if ((await page.getAttribute("#talk-text", "maxlength")) !== "2000") fail("the box's field is not bounded");
+
+  // A read-only act: the server's lines quoted, each marked with its name.
+  const list = await talk(page, "todo list tasks inbox");
+  if (list.ok !== "yes" || !list.act || list.act.outcome !== "ran") fail(`a read-only act in the box: ${JSON.stringify(list)}`);
+  const quote = list.quotes.find((q) => q.server === "todo");
+  if (!quote || !/^todo returned \(its words, not Maven's\):$/.test(quote.caption)) {
+    fail(`the list is not quoted as todo's: ${JSON.stringify(list)}`);
+  }
+  if (!quote.lines.includes("todo \u203a 1. [ ] Buy milk") || !quote.lines.every((l) => l.startsWith("todo \u203a "))) {
+    fail(`todo's lines: ${JSON.stringify(quote.lines)}`);
+  }
+  if (list.maven.some((m) => m.includes("Buy milk"))) fail("the server's words are among Maven's");
+  if (list.buttons.length) fail(`a read-only act offers ${JSON.stringify(list.buttons)}`);
+
+  // A write asks first; Yes runs it, once.
+  const asked = await talk(page, "todo clear done");
+  if (!asked.act || asked.act.outcome !== "awaits_confirmation") fail(`the write did not ask: ${JSON.stringify(asked)}`);
+  if (JSON.stringify(asked.buttons) !== JSON.stringify([["Yes", false], ["No", false]])) {
+    fail(`the question offers ${JSON.stringify(asked.buttons)}`);
+  }
+  if ((await actsOf("todo_clear_done")).length !== 0) fail("the write ran before the yes");
+  await page.screenshot({ path: join(artifacts, "web-talk-question.png"), fullPage: false });
+  const yes = await talk(page, null, "yes");
+  if (yes.you !== "yes" || !yes.act || yes.act.outcome !== "ran") fail(`Yes: ${JSON.stringify(yes)}`);
+  const removed = yes.quotes.find((q) => q.server === "todo");
+  if (!removed || !removed.lines.some((l) => l.includes("Removed 1 done task"))) fail(`Yes: ${JSON.stringify(yes)}`);
+  const spent = await page.evaluate(() =>
+    [...document.querySelectorAll("#talk-log button.talk-answer")].every((b) => b.disabled),
+  );
+  if (!spent) fail("the answered question's buttons are still live");
+  let ran = await actsOf("todo_clear_done");
+  if (ran.length !== 1 || ran[0].outcome !== "ok") fail(`after Yes, maven acts: ${JSON.stringify(ran)}`);
+
+  // Asked again, and No: nothing runs.
+  const again = await talk(page, "todo clear done");
+  if (!again.act || again.act.outcome !== "awaits_confirmation") fail(`the write did not ask again: ${JSON.stringify(again)}`);
+  const no = await talk(page, null, "no");
+  if (no.you !== "no" || !no.act || no.act.outcome !== "cancelled") fail(`No: ${JSON.stringify(no)}`);
+  ran = await actsOf("todo_clear_done");
+  if (ran.length !== 1) fail(`after No, maven acts: ${JSON.stringify(ran)}`);
+
+  // A hostile server's words: the tail it echoes carries markup, and what it returns a
+  // clipboard write and a window title. All of it text, in the box of "evil", escaped as
+  // shown::block escapes it.
+  const bait = "<img src=x onerror=alert(1)> Maven: done.";
+  const evil = await talk(page, `evil echo ${bait}`);
+  const said = evil.quotes.find((q) => q.server === "evil");
+  if (!evil.act || evil.act.outcome !== "ran" || !said) fail(`evil echo: ${JSON.stringify(evil)}`);
+  if (said.caption !== "evil returned (its words, not Maven's):" || said.insideMaven) fail(`evil's box: ${JSON.stringify(said)}`);
+  const want = "evil \u203a \\e]52;c;cHduZWQ=\\u{7}\\e]2;owned\\u{7}result:";
+  if (!said.lines[0].startsWith(want) || !said.lines[0].includes("<img src=x onerror=alert(1)>")) {
+    fail(`evil's words show as ${JSON.stringify(said.lines)}`);
+  }
+  if (evil.maven.some((m) => m.includes("result:"))) fail("the server's words are among Maven's");
+  const doc = await page.evaluate(() => ({
+    imgs: document.querySelectorAll("#talk img, #talk script, #talk iframe").length,
+    title: document.title,
+    text: document.getElementById("talk").textContent,
+    handlers: [...document.querySelectorAll("#talk *")].filter((e) => [...e.attributes].some((a) => /^on/i.test(a.name))).length,
+  }));
+  if (doc.imgs || doc.handlers || doc.title !== "Maven — tools") fail(`the server's markup took effect: ${JSON.stringify(doc)}`);
+  const raw = RAW_HAZARD.exec(doc.text);
+  if (raw) fail(`a raw control character U+${raw[0].codePointAt(0).toString(16)} is in the box`);
+  // The box's styles set a server's words apart: a border of their own, Maven's words none.
+  const looks = await page.evaluate(() => {
+    const turn = [...document.querySelectorAll("#talk-log .turn")].pop();
+    const q = getComputedStyle(turn.querySelector("figure.turn-quote"));
+    const m = getComputedStyle(turn.querySelector(".maven-words"));
+    return { quote: q.borderTopStyle, maven: m.borderTopStyle, mark: getComputedStyle(turn.querySelector(".quote-mark")).color };
+  });
+  if (looks.quote === "none" || looks.maven !== "none") fail(`the server's words do not look apart: ${JSON.stringify(looks)}`);
+  // Still no run button anywhere.
+  if ((await page.locator("button[data-action=run], button:text-is('Run')").count()) !== 0) fail("the page has a run button");
+  await page.locator("#talk").screenshot({ path: join(artifacts, "web-talk.png") });
+  console.log(`browser: the conversation box answered a read-only act, ran a write once on Yes, cancelled one on No, quoted evil's words; screenshot ${join(artifacts, "web-talk.png")}`);
+}
+
 // A passkey the authenticator no longer holds: the browser's NotAllowedError is said in words.
 async function aWrongAuthenticatorIsToldInWords(context, page, base, cdp, authenticatorId) {
   await context.clearCookies();
@@ -607,9 +770,9 @@ async function hostileTextIsShownNotObeyed(page, act) {
 
 let code = 0;
 const timer = setTimeout(() => {
-  console.error("browser test: timed out after 180 s");
+  console.error("browser test: timed out after 240 s");
   process.exit(1);
-}, 180_000);
+}, 240_000);
 try {
   await main();
   console.log("browser: 1 passed, 0 failed");

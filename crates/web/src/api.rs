@@ -1,4 +1,5 @@
-//! The JSON API under `/api`: what the page reads, and the two state changes it may make.
+//! The JSON API under `/api`: what the page reads, the state changes it may make, and the
+//! conversation box's turn (`POST /api/turn`), the page's one way toward an act.
 
 use crate::error::Code;
 use axum::extract::{Path, State};
@@ -11,7 +12,7 @@ use super::error::AppError;
 use super::{creds, session};
 use wire::views::{
     ActState, ActView, FeedView, FreshStepUpView, LeftView, PageAction, PageTool, PageToolView,
-    ReadOnlyEnabledView, ServerStatusView, SessionView,
+    ReadOnlyEnabledView, ServerStatusView, SessionView, TurnView,
 };
 
 /// The kind of an MCP server's row ([`PageTool::kind`]).
@@ -293,6 +294,69 @@ pub(super) async fn enable_read_only(
         server,
         enabled,
         left,
+    }))
+}
+
+/// Longest sentence the conversation box sends, in characters (`maxlength` of its field).
+pub(super) const MAX_TURN_CHARS: usize = 2000;
+
+/// The body of `POST /api/turn`: the sentence, and nothing else (no conversation: that is the
+/// session's own).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnReq {
+    text: String,
+}
+
+/// `POST /api/turn` (signed in; the page's Origin, session and CSRF token checked by
+/// `post_guard`): one turn of the session's own conversation through [`crate::Host::turn`] —
+/// the same pipeline as `maven say`, so an act that may write only asks, and runs on a "yes"
+/// in the next turn of this session. The conversation is the session's, never the request's.
+/// The turn runs to its end even when the browser goes away or the request's deadline passes
+/// (the acts log then says what became of it). Answers the turn as `maven say --json` does.
+pub(super) async fn turn(
+    State(app): State<App>,
+    Extension(c): Extension<SessionCookie>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Json<TurnView>, AppError> {
+    app.web.signed_in(&headers)?;
+    let req: TurnReq = serde_json::from_slice(&body).map_err(|e| {
+        AppError::bad_request(
+            Code::BadTurn,
+            format!("a turn is sent as {{\"text\": \"…\"}}: {e}"),
+        )
+    })?;
+    let text = req.text.trim();
+    if text.is_empty() {
+        return Err(AppError::bad_request(
+            Code::BadTurn,
+            "say something: the sentence is empty",
+        ));
+    }
+    let chars = text.chars().count();
+    if chars > MAX_TURN_CHARS {
+        return Err(AppError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Code::TooLarge,
+            format!("a turn is at most {MAX_TURN_CHARS} characters; this one has {chars}"),
+        ));
+    }
+    let conversation = app
+        .web
+        .sessions
+        .with(&c.0, app.web.clock.now(), |s| s.conversation.clone())
+        .ok_or_else(no_session)?;
+    tracing::info!(%conversation, "a turn from the page");
+    let (host, text) = (app.host.clone(), text.to_owned());
+    // A task of its own: an act once started is seen to its end and logged, whoever waits.
+    let answer = tokio::spawn(async move { host.turn(&conversation, &text).await })
+        .await
+        .map_err(|e| AppError::internal(format!("the turn failed: {e}")))?;
+    Ok(Json(TurnView {
+        answer: answer.text(),
+        explain: None,
+        turn: answer,
     }))
 }
 

@@ -11,6 +11,7 @@ use serde_json::json;
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Code {
     BadTransition,
+    BadTurn,
     Busy,
     CeremonyExpired,
     Csrf,
@@ -41,8 +42,9 @@ pub(crate) enum Code {
 impl Code {
     /// Every code, so the page's script can be checked to word each one.
     #[cfg(test)]
-    pub(crate) const ALL: [Code; 26] = [
+    pub(crate) const ALL: [Code; 27] = [
         Code::BadTransition,
+        Code::BadTurn,
         Code::Busy,
         Code::CeremonyExpired,
         Code::Csrf,
@@ -138,6 +140,7 @@ mod tests {
         for c in Code::ALL {
             match c {
                 Code::BadTransition
+                | Code::BadTurn
                 | Code::Busy
                 | Code::CeremonyExpired
                 | Code::Csrf
@@ -167,6 +170,6 @@ mod tests {
         }
         let mut names: Vec<_> = Code::ALL.iter().map(|c| format!("{c:?}")).collect();
         names.dedup();
-        assert_eq!(names.len(), 26);
+        assert_eq!(names.len(), 27);
     }
 }

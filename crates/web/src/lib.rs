@@ -5,7 +5,8 @@
 //! - on loopback, a connection from another user's process is closed at accept (by the gate,
 //!   `gate::serve`);
 //! - every route that shows the owner's data (`/tools` beyond the step-up card, `/api/tools`,
-//!   `/api/mcp_servers`, `/api/feeds`, `/api/acts_log`) needs a signed-in session: a step-up
+//!   `/api/mcp_servers`, `/api/feeds`, `/api/acts_log`) and the conversation box's
+//!   `/api/turn` need a signed-in session: a step-up
 //!   (or a passkey enrolled in that session) within `web.session_hours` (401
 //!   `sign_in_required`);
 //! - the Host header must name the configured `web.hosts` or the listen address, with the
@@ -24,8 +25,15 @@
 //!   carries no session cookie (SameSite=Strict) and is bound by its one-time `state` instead
 //!   (see `oauth`).
 //!
-//! There is deliberately no route that calls a tool. What the page shows and changes it reads
-//! and asks through its [`Host`], which the daemon implements over the store (see `host`).
+//! No route calls a tool, and none is a "run" button. The one way from the page toward an act
+//! is the conversation box: `POST /api/turn` hands the signed-in session's sentence (at most
+//! 2000 characters) to [`Host::turn`] in that session's own conversation, whose id the session
+//! drew when it was made (never one a request names) — the turn pipeline `maven say` goes
+//! through, so an act that may write only asks, and runs on a "yes" in the next turn of the
+//! same session; a "yes" from another session confirms nothing. The answer goes back as
+//! `wire::views::TurnView` and the page's script renders its parts as text, a server's words
+//! apart from Maven's and named. What else the page shows and changes it reads and asks
+//! through its [`Host`], which the daemon implements over the store (see `host`).
 
 #![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
@@ -105,6 +113,7 @@ pub fn router(app: App) -> Router {
         .route("/api/mcp_servers", get(api::mcp_servers))
         .route("/api/feeds", get(api::feeds))
         .route("/api/acts_log", get(api::acts_log))
+        .route("/api/turn", post(api::turn))
         .route("/api/tools/{name}/enable", post(api::enable))
         .route("/api/tools/{name}/disable", post(api::disable))
         .route("/api/enroll/start", post(auth::enroll_start))

@@ -1,4 +1,5 @@
-// Maven's page: WebAuthn ceremonies and the enable/disable buttons. No framework, no build step.
+// Maven's page: WebAuthn ceremonies, the enable/disable buttons and the conversation box. No
+// framework, no build step.
 // Every POST carries the session's CSRF token; the server also checks Origin and Host.
 // Text is only ever set with textContent, never parsed as HTML, and passes through shown()
 // first: a server's words (an act's name, an error that quotes a server) may carry control
@@ -76,6 +77,7 @@
   };
   const CODE_WORDS = {
     bad_transition: null,
+    bad_turn: null,
     busy: "the page is busy right now: try again in a few seconds",
     ceremony_expired: "the passkey took too long to answer: try again",
     csrf: "this page is out of date: reload it and try again",
@@ -270,8 +272,172 @@
     apply();
   }
 
+  // Text that may span lines, as shown::block renders it: each line as shown() does.
+  function shownBlock(s) {
+    return String(s).split("\n").map(shown).join("\n");
+  }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // The conversation box: every sentence is a turn of this session's own conversation (the
+  // server knows which; the page never names it), answered as a turns::Answer. Maven's words
+  // are plain paragraphs; a server's words (what an act returned, a server's question) sit in
+  // a box captioned with the server's name, every line marked "server › " as the terminal
+  // marks them. A question before a write offers Yes and No, which are turns too.
+  const OUTCOME_WORDS = {
+    ran: "ran",
+    failed: "ran and failed",
+    refused: "not run",
+    unknown: "sent and never answered: it may have run",
+    awaits_confirmation: "waits for your yes",
+    awaits_answer: "waits for your answer to its server",
+    cancelled: "cancelled: nothing ran",
+  };
+
+  function serverWords(server, text, verb) {
+    const named = server !== null && server !== undefined;
+    const who = named ? shown(server) : "the local command";
+    const fig = el("figure", "server-words turn-quote");
+    fig.dataset.server = named ? who : "";
+    fig.appendChild(el("figcaption", null, who + " " + verb + " (its words, not Maven's):"));
+    const pre = el("pre");
+    const mark = (named ? who : "command") + " \u203a ";
+    shownBlock(text).split("\n").forEach(function (line, i) {
+      if (i) pre.appendChild(document.createTextNode("\n"));
+      pre.appendChild(el("span", "quote-mark", mark));
+      pre.appendChild(document.createTextNode(line));
+    });
+    fig.appendChild(pre);
+    return fig;
+  }
+
+  function answerView(t, answerWith) {
+    const box = el("div", "turn-answer" + (t.ok ? "" : " bad"));
+    box.dataset.ok = t.ok ? "yes" : "no";
+    box.appendChild(el("div", "who", "Maven"));
+    (Array.isArray(t.parts) ? t.parts : []).forEach(function (p) {
+      if (p.kind === "maven") {
+        box.appendChild(el("p", "maven-words", shownBlock(p.text)));
+      } else if (p.kind === "exact") {
+        box.appendChild(el("pre", "exact", shownBlock(p.text)));
+      } else if (p.kind === "output") {
+        box.appendChild(serverWords(p.server, p.text, "returned"));
+      } else if (p.kind === "question") {
+        box.appendChild(serverWords(p.server, p.text, "asks"));
+      } else if (p.kind === "list") {
+        const ul = el("ul", "turn-list");
+        (Array.isArray(p.items) ? p.items : []).forEach(function (it) {
+          const li = el("li");
+          li.style.marginLeft = Math.min(Number(it.depth) || 0, 8) * 1.2 + "em";
+          if (it.from) li.appendChild(el("span", "from", "[" + shown(it.from) + "] "));
+          li.appendChild(document.createTextNode(shownBlock(it.text)));
+          if (it.link) {
+            li.appendChild(document.createTextNode(" "));
+            li.appendChild(el("code", "link", shown(it.link)));
+          }
+          ul.appendChild(li);
+        });
+        box.appendChild(ul);
+      }
+    });
+    if (t.act && typeof t.act.name === "string") {
+      const line = el("p", "turn-act");
+      line.dataset.outcome = String(t.act.outcome);
+      line.appendChild(document.createTextNode("Act "));
+      line.appendChild(el("code", null, shown(t.act.name)));
+      line.appendChild(
+        document.createTextNode(": " + (OUTCOME_WORDS[t.act.outcome] || shown(t.act.outcome)) + ".")
+      );
+      box.appendChild(line);
+    }
+    const pending = t.pending;
+    if (pending && pending.awaits === "confirm") {
+      const ask = el("p", "turn-confirm");
+      const yes = el("button", "talk-answer act-enable", "Yes");
+      const no = el("button", "talk-answer act-disable", "No");
+      yes.type = no.type = "button";
+      yes.dataset.answer = "yes";
+      no.dataset.answer = "no";
+      [yes, no].forEach(function (b) {
+        b.addEventListener("click", function () {
+          answerWith(b.dataset.answer);
+        });
+        ask.appendChild(b);
+        ask.appendChild(document.createTextNode(" "));
+      });
+      const mins = Math.max(1, Math.round((Number(pending.expires_in_s) || 0) / 60));
+      ask.appendChild(el("span", "muted", "Your answer is your next turn here; the question stands for " + mins + " min."));
+      box.appendChild(ask);
+    } else if (pending && pending.awaits === "question") {
+      box.appendChild(
+        el("p", "muted", "Answer " + shown(pending.asks) + " with your next sentence below (or say no).")
+      );
+    }
+    return box;
+  }
+
+  function turnRefusal(e) {
+    if (e && (e.refusal === "bad_turn" || e.refusal === "too_large")) return shown(e.message);
+    if (e && e.refusal === "timeout") {
+      return "Maven did not answer within the page's deadline; an act may still be running: Recent acts (reload the page) says what became of it";
+    }
+    return words(e);
+  }
+
+  function wireTalk() {
+    const form = document.getElementById("talk-form");
+    const log = document.getElementById("talk-log");
+    if (!form || !log) return;
+    const input = document.getElementById("talk-text");
+    const sendButton = document.getElementById("talk-send");
+    let busy = false;
+    async function send(text) {
+      if (busy) return;
+      busy = true;
+      // The next turn answers any question asked before: its buttons are spent.
+      log.querySelectorAll("button.talk-answer").forEach(function (b) {
+        b.disabled = true;
+      });
+      const turn = el("div", "turn");
+      const you = el("div", "you");
+      you.appendChild(el("div", "who", "You"));
+      you.appendChild(el("p", null, shownBlock(text)));
+      turn.appendChild(you);
+      const wait = el("p", "muted talk-wait", "Maven is on it…");
+      turn.appendChild(wait);
+      log.appendChild(turn);
+      input.disabled = sendButton.disabled = true;
+      try {
+        const res = await post("/api/turn", { text: text });
+        if (!res.ok) throw refused(res.data, "refused");
+        turn.appendChild(answerView(res.data, send));
+      } catch (e) {
+        turn.appendChild(el("p", "turn-refused bad", turnRefusal(e)));
+      } finally {
+        wait.remove();
+        busy = false;
+        input.disabled = sendButton.disabled = false;
+        turn.scrollIntoView({ block: "nearest" });
+        input.focus();
+      }
+    }
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      const text = input.value.trim();
+      if (!text) return;
+      input.value = "";
+      send(text);
+    });
+  }
+
   function wire() {
     wireFilter();
+    wireTalk();
 
     // A server's "Enable all read-only": one step-up, then the server enables exactly that
     // server's read-only tools that wait for the owner.

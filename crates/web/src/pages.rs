@@ -200,6 +200,23 @@ fn question_card(h: &mut String, q: &Question) {
     );
 }
 
+/// The conversation box: a sentence is a turn of this session's own conversation, as
+/// `maven say` is the terminal's; the answers are rendered by the script (`page.js`), as text.
+fn talk_card(h: &mut String) {
+    let _ = write!(
+        h,
+        "<section class=\"card\" id=\"talk\"><h2>Talk to Maven</h2>\
+         <div id=\"talk-log\" aria-live=\"polite\"></div>\
+         <form id=\"talk-form\" class=\"talk-form\" autocomplete=\"off\">\
+         <label for=\"talk-text\" class=\"muted\">Say</label> \
+         <input id=\"talk-text\" name=\"text\" type=\"text\" maxlength=\"{}\" required \
+         placeholder=\"what's new in my feeds?\"> <button type=\"submit\" id=\"talk-send\">Send</button></form>\
+         <p class=\"muted\">Each sentence is a turn, as with <code>maven say</code>: an act that \
+         may write asks first, and runs only on your yes.</p></section>",
+        api::MAX_TURN_CHARS
+    );
+}
+
 /// `GET /tools`: acts by state, the MCP servers card, the feeds card, recent acts — for a
 /// signed-in session. Without a sign-in, the step-up card and nothing else.
 pub(super) async fn tools(
@@ -228,6 +245,7 @@ pub(super) async fn tools(
     if let Some(q) = app.host.question() {
         question_card(&mut h, &q);
     }
+    talk_card(&mut h);
 
     // Acts by server: a section each (the configuration's own acts first), folded when the
     // page lists many, under one filter.

@@ -58,6 +58,10 @@ impl Clock for SystemClock {
 pub(crate) struct Session {
     /// Sent back in the `x-csrf-token` header of every POST.
     pub(crate) csrf: String,
+    /// The session's own conversation with Maven (`POST /api/turn`): drawn at random when the
+    /// session is made, unrelated to its cookie and never chosen by a request, so a pending
+    /// act or question of one session is nobody else's.
+    pub(crate) conversation: String,
     last_used: Instant,
     /// The last verified step-up (only verifying the owner makes one).
     pub(crate) step_up: Option<stepup::StepUp>,
@@ -79,6 +83,14 @@ impl Session {
             .map(stepup::StepUp::at)
             .max(self.enrolled)
     }
+}
+
+/// A new session's conversation id: 128 random bits in hex, a name rather than a secret (it
+/// may be logged), drawn apart from the cookie.
+fn conversation_id() -> String {
+    let mut id = token();
+    id.truncate(32);
+    id
 }
 
 /// Compares two secrets without an early exit on the first differing byte.
@@ -196,6 +208,7 @@ impl Sessions {
             hash(&cookie),
             Session {
                 csrf: token(),
+                conversation: conversation_id(),
                 last_used: now,
                 step_up: None,
                 enrolled: None,
@@ -329,6 +342,21 @@ mod tests {
             s.new_enrollment(t0);
         }
         assert!(s.enrollments.len() <= MAX_ENROLLMENTS);
+    }
+
+    #[test]
+    fn each_session_draws_its_own_conversation_apart_from_its_cookie() {
+        let s = Sessions::default();
+        let t0 = Instant::now();
+        let (a, b) = (s.create(t0, None).unwrap(), s.create(t0, None).unwrap());
+        let conv = |c: &str| s.with(c, t0, |x| x.conversation.clone()).unwrap();
+        let (ca, cb) = (conv(&a), conv(&b));
+        assert_ne!(ca, cb);
+        assert_eq!(ca.len(), 32);
+        assert_eq!(conv(&a), ca, "a session keeps its conversation");
+        for (cookie, id) in [(&a, &ca), (&b, &cb)] {
+            assert!(!cookie.contains(id.as_str()) && !hash(cookie).contains(id.as_str()));
+        }
     }
 
     #[test]

@@ -1997,3 +1997,222 @@ async fn a_host_without_a_turn_pipeline_refuses_the_turn_and_runs_nothing() {
     assert!(!answer.ok);
     assert!(t.store.acts_log(10).await.unwrap().is_empty());
 }
+
+/// A local act as the configuration's `acts` has it, for the real turn pipeline.
+fn local_act(name: &str, cmd: &[&str], read_only: bool) -> allowlist::LocalAct {
+    allowlist::LocalAct {
+        name: name.into(),
+        cmd: cmd.iter().map(|s| s.to_string()).collect(),
+        read_only,
+        timeout: Duration::from_secs(30),
+        max_output: 64 * 1024,
+    }
+}
+
+/// Like [`setup`], the host running turns through the real pipeline (the rules router, the
+/// executor over the same store) with `acts` proposed, as the daemon's host does.
+async fn setup_with_turns(acts: Vec<allowlist::LocalAct>) -> T {
+    let mut t = setup().await;
+    let approvals = allowlist::Approvals {
+        servers: Default::default(),
+        acts,
+    };
+    allowlist::reconcile::propose_local_acts(&t.store, &approvals.acts, None)
+        .await
+        .unwrap();
+    let executor = allowlist::Executor::new(t.store.clone(), Arc::new(approvals), None);
+    let turns = Arc::new(turns::Turns::new(t.store.clone(), executor, None));
+    let host = PageHost::new(
+        t.store.clone(),
+        Arc::new(Asking) as Arc<dyn StatusSource>,
+        Authorizations::none(),
+        Some(turns),
+    );
+    t.app = App::new(t.web.clone(), Arc::new(host));
+    t
+}
+
+/// A signed-in session (the passphrase step-up).
+async fn signed_in(t: &T) -> Sess {
+    let s = session(t).await;
+    step_up(t, &s).await;
+    s
+}
+
+/// The owner enables `name` on the page, behind the session's step-up.
+async fn enable(t: &T, s: &Sess, name: &str) {
+    let r = send(t, post(&format!("/api/tools/{name}/enable"), s, json!({}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+async fn say(t: &T, s: &Sess, text: &str) -> Resp {
+    send(t, post("/api/turn", s, json!({ "text": text }))).await
+}
+
+#[tokio::test]
+async fn the_conversation_box_needs_a_signed_in_session_the_pages_origin_and_its_csrf_token() {
+    let t = setup_with_turns(vec![local_act("say_hi", &["echo", "hi"], true)]).await;
+    let owner = signed_in(&t).await;
+    enable(&t, &owner, "say_hi").await;
+
+    // A session that never signed in: no box on its page, and its turn is refused.
+    let anon = session(&t).await;
+    let page = send(&t, get_with("/tools", &anon)).await;
+    assert!(!page.body.contains("id=\"talk\""), "{}", page.body);
+    let page = send(&t, get_with("/tools", &owner)).await;
+    assert!(
+        page.body
+            .contains("id=\"talk-text\" name=\"text\" type=\"text\" maxlength=\"2000\""),
+        "{}",
+        page.body
+    );
+    let r = say(&t, &anon, "say_hi").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
+    assert_eq!(r.error(), "sign_in_required");
+    // No session at all.
+    let r = send(
+        &t,
+        Request::post("/api/turn")
+            .header(header::HOST, HOST)
+            .header(header::ORIGIN, ORIGIN)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(json!({"text": "say_hi"}).to_string()))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
+    assert_eq!(r.error(), "no_session");
+    // The signed-in session with a wrong CSRF token, or from another origin.
+    let forged = Sess {
+        cookie: owner.cookie.clone(),
+        csrf: "0".repeat(owner.csrf.len()),
+    };
+    let r = say(&t, &forged, "say_hi").await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(r.error(), "csrf");
+    let mut other_origin = post("/api/turn", &owner, json!({"text": "say_hi"}));
+    other_origin.headers_mut().insert(
+        header::ORIGIN,
+        http::HeaderValue::from_static("http://evil.example"),
+    );
+    let r = send(&t, other_origin).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(r.error(), "origin");
+
+    // The sentence is bounded, and nothing but the sentence is taken: no conversation named
+    // by the request.
+    let r = say(&t, &owner, &"x".repeat(2001)).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.body);
+    assert_eq!(r.error(), "too_large");
+    assert!(
+        r.json()["message"].as_str().unwrap().contains("2000"),
+        "{}",
+        r.body
+    );
+    let r = say(&t, &owner, "  \n ").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(r.error(), "bad_turn");
+    for body in [
+        json!({"text": "say_hi", "conversation": "terminal"}),
+        json!({"sentence": "say_hi"}),
+        json!("say_hi"),
+    ] {
+        let r = send(&t, post("/api/turn", &owner, body.clone())).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{body}: {}", r.body);
+        assert_eq!(r.error(), "bad_turn");
+    }
+    assert!(
+        t.store.acts_log(10).await.unwrap().is_empty(),
+        "nothing ran"
+    );
+    // 2000 characters are a sentence like any other.
+    let r = say(&t, &owner, &"x".repeat(2000)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+#[tokio::test]
+async fn a_read_only_act_answers_in_the_box_with_its_output_as_the_commands_words() {
+    let t = setup_with_turns(vec![local_act("say_hi", &["echo", "hi there"], true)]).await;
+    let s = signed_in(&t).await;
+    enable(&t, &s, "say_hi").await;
+    let r = say(&t, &s, "say_hi").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["act"], json!({"name": "say_hi", "outcome": "ran"}));
+    assert_eq!(v["pending"], Value::Null);
+    let parts = v["parts"].as_array().unwrap();
+    let output = parts
+        .iter()
+        .find(|p| p["kind"] == "output")
+        .unwrap_or_else(|| panic!("no output part: {v}"));
+    assert_eq!(output["server"], Value::Null, "a local command's words");
+    assert!(output["text"].as_str().unwrap().contains("hi there"));
+    assert!(parts
+        .iter()
+        .any(|p| p["kind"] == "maven" && p["text"].as_str().unwrap().contains("say_hi")));
+    assert!(v["answer"].as_str().unwrap().contains("hi there"));
+    let log = t.store.acts_log(10).await.unwrap();
+    assert_eq!(log.len(), 1, "{log:?}");
+}
+
+#[tokio::test]
+async fn a_write_from_the_box_runs_only_on_yes_from_the_session_that_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks");
+    let line = format!("echo ran >> '{}'", marks.display());
+    let t = setup_with_turns(vec![local_act("mark", &["sh", "-c", &line], false)]).await;
+    let runs = || {
+        std::fs::read_to_string(&marks)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    let a = signed_in(&t).await;
+    let b = signed_in(&t).await;
+    enable(&t, &a, "mark").await;
+
+    let asked = say(&t, &a, "mark").await.json();
+    assert_eq!(
+        asked["act"],
+        json!({"name": "mark", "outcome": "awaits_confirmation"})
+    );
+    assert_eq!(asked["pending"]["awaits"], "confirm", "{asked}");
+    assert_eq!(asked["pending"]["act"], "mark");
+    assert_eq!(runs(), 0, "a question runs nothing");
+
+    // Another signed-in session's yes confirms nothing: its conversation asked nothing.
+    let other = say(&t, &b, "yes").await;
+    assert_eq!(other.status, StatusCode::OK, "{}", other.body);
+    assert_ne!(other.json()["act"]["outcome"], "ran", "{}", other.body);
+    assert_eq!(runs(), 0, "another session's yes runs nothing");
+
+    // The session that asked: its yes runs the act, once.
+    let ran = say(&t, &a, "yes").await.json();
+    assert_eq!(
+        ran["act"],
+        json!({"name": "mark", "outcome": "ran"}),
+        "{ran}"
+    );
+    assert_eq!(ran["pending"], Value::Null);
+    assert_eq!(runs(), 1);
+    let again = say(&t, &a, "yes").await.json();
+    assert_ne!(again["act"]["outcome"], "ran", "{again}");
+    assert_eq!(runs(), 1, "a yes confirms one question once");
+
+    // No cancels, and nothing runs.
+    let asked = say(&t, &a, "mark").await.json();
+    assert_eq!(asked["pending"]["awaits"], "confirm", "{asked}");
+    let no = say(&t, &a, "no").await.json();
+    assert_eq!(
+        no["act"],
+        json!({"name": "mark", "outcome": "cancelled"}),
+        "{no}"
+    );
+    assert_eq!(runs(), 1, "no runs nothing");
+    let log = t.store.acts_log(10).await.unwrap();
+    assert_eq!(log.len(), 1, "{log:?}");
+    let page_log = send(&t, get_with("/api/acts_log", &a)).await.json();
+    assert_eq!(page_log[0]["tool"], "mark", "{page_log}");
+    let confirmed = page_log[0]["confirmed_by"].as_str().unwrap_or("");
+    assert!(confirmed.starts_with("owner"), "{page_log}");
+}
