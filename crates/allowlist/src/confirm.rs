@@ -72,22 +72,39 @@ impl Request {
         &self.args
     }
 
-    /// The owner's answer, said on the turn after the request. `said` is recorded as who
-    /// confirmed (`owner ("yes")`).
-    pub fn answer(self, yes: bool, said: &str) -> Answer {
+    /// The owner's answer, said on the turn after the request, in the conversation `by`
+    /// (`terminal`, `voice, kitchen`, `page`). Who confirmed is recorded as
+    /// [`confirmed_by`]`(by, said)`: `owner (terminal: "yes")`.
+    pub fn answer(self, yes: bool, by: &str, said: &str) -> Answer {
         if self.asked.elapsed() > CONFIRM_WINDOW {
             return Answer::Expired(self);
         }
         if !yes {
             return Answer::Declined(self);
         }
-        let confirmed_by = format!("owner ({:?})", said.trim());
+        let confirmed_by = confirmed_by(by, said);
         Answer::Confirmed(Confirmation {
             act: self.act,
             args: self.args,
             utterance: self.utterance,
             confirmed_by,
         })
+    }
+}
+
+/// Who confirmed, as the acts log keeps it: the owner, the conversation the yes came from
+/// (its front end, and its name there when it has one) and the words of the yes, quoted:
+/// `owner (terminal: "yes")`, `owner (voice, kitchen: "yes orange")`, `owner (page: "yes")`.
+/// Without a conversation or words, that part is left out: `owner ("yes")`, `owner (page)`.
+/// Control characters are shown escaped, never kept.
+pub fn confirmed_by(by: &str, said: &str) -> String {
+    let by = shown::line(by.trim());
+    let said = said.trim();
+    match (by.is_empty(), said.is_empty()) {
+        (true, true) => "owner".to_owned(),
+        (true, false) => format!("owner ({said:?})"),
+        (false, true) => format!("owner ({by})"),
+        (false, false) => format!("owner ({by}: {said:?})"),
     }
 }
 
@@ -119,5 +136,31 @@ impl Confirmation {
 
     pub(crate) fn parts(&self) -> (&Args, &str, &str) {
         (&self.args, &self.utterance, &self.confirmed_by)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::confirmed_by;
+
+    #[test]
+    fn who_confirmed_names_the_conversation_and_quotes_the_yes() {
+        assert_eq!(
+            confirmed_by("terminal", "yes "),
+            r#"owner (terminal: "yes")"#
+        );
+        assert_eq!(
+            confirmed_by("voice, kitchen", "yes orange"),
+            r#"owner (voice, kitchen: "yes orange")"#
+        );
+        assert_eq!(confirmed_by("page", ""), "owner (page)");
+        assert_eq!(confirmed_by("", "да"), r#"owner ("да")"#);
+        assert_eq!(confirmed_by("", ""), "owner");
+        // A line each, whatever the words: a quote or a line break never ends the record early.
+        assert_eq!(
+            confirmed_by("terminal", "yes\"\nrm"),
+            r#"owner (terminal: "yes\"\nrm")"#
+        );
+        assert!(!confirmed_by("voice, a\nb", "yes").contains('\n'));
     }
 }

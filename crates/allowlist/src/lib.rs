@@ -24,7 +24,7 @@ pub mod run;
 pub mod waiting;
 
 pub use catalogue::{verdicts, Verdict, DEFAULT_MAX_TOOLS, DESCRIPTION_CAP};
-pub use confirm::{Answer, Args, Confirmation, Request, CONFIRM_WINDOW};
+pub use confirm::{confirmed_by, Answer, Args, Confirmation, Request, CONFIRM_WINDOW};
 pub use naming::{local_name, local_names};
 pub use reconcile::{reconcile, Reconciled, ServerPolicy};
 pub use run::{

@@ -47,8 +47,13 @@ enum Command {
     /// Say one sentence to the daemon and print its answer (one turn).
     ///
     /// This is the only way anything runs an act; an act that writes asks for a confirmation
-    /// first ("About to run X. Run it? (yes/no)"), answered by the next `maven say yes`.
-    /// Exit 0 when the turn succeeded, 1 when an act was refused or failed.
+    /// first ("About to run X. Run it? (yes/no)"), answered by the next `maven say yes` of the
+    /// same conversation. Exit 0 when the turn succeeded, 1 when an act was refused or failed.
+    ///
+    /// Every `maven say` is one conversation, the owner's terminal's, unless --conversation
+    /// NAME names another: the turns of one conversation run in order, those of different
+    /// conversations at the same time (a slow act in one never delays another), and a
+    /// question waits for a yes of its own conversation only.
     Say(SayArgs),
     /// Talk to Maven: speech in, one turn, speech out (Wyoming services in `voice`).
     ///
@@ -210,6 +215,16 @@ struct SayArgs {
     /// from which file, or why none did
     #[arg(long)]
     explain: bool,
+    /// The conversation this turn belongs to, instead of the owner's terminal's own: 1 to 64
+    /// letters, digits, '-', '_' or '.'. A question asked in it waits for a yes in it, and
+    /// its turns never wait for another conversation's (e.g. a slow act's)
+    #[arg(long, value_name = "NAME", value_parser = conversation_name)]
+    conversation: Option<String>,
+}
+
+/// A terminal conversation's name, as the daemon takes it.
+fn conversation_name(name: &str) -> Result<String, String> {
+    wire::methods::check_conversation_name(name).map(|()| name.to_owned())
 }
 
 #[derive(Args, Debug)]
@@ -469,7 +484,13 @@ pub(crate) fn main() -> ExitCode {
                 Err(daemon::Failed::Run) => ExitCode::from(crate::exit::EXIT_FAILED),
             }
         }
-        Command::Say(a) => crate::cmd::say::run(&data_dir, &a.text.join(" "), a.json, a.explain),
+        Command::Say(a) => crate::cmd::say::run(
+            &data_dir,
+            &a.text.join(" "),
+            a.json,
+            a.explain,
+            a.conversation,
+        ),
         Command::Listen(a) => crate::cmd::listen::run(crate::cmd::listen::Listen {
             config: cli.config.as_deref(),
             data_dir: &data_dir,

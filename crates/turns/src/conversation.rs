@@ -89,6 +89,16 @@ impl Conversation {
     pub fn spoken(&self) -> bool {
         self.front.spoken()
     }
+
+    /// The conversation as the acts log names the one that confirmed an act ("terminal",
+    /// "terminal, work", "voice, kitchen", "listen, 4242"): as shown, but a page's is "page"
+    /// alone, its name there being a signed-in session's, which no record keeps.
+    pub fn recorded(&self) -> String {
+        match self.front {
+            Front::Page => self.front.name().to_owned(),
+            _ => self.to_string(),
+        }
+    }
 }
 
 /// "terminal", "voice, kitchen", "page", "listen, 4242": for a log line or the acts log.
@@ -187,6 +197,30 @@ impl<T, Q: Clone> Slots<T, Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_acts_log_names_the_front_end_and_never_a_page_session() {
+        assert_eq!(Conversation::terminal().recorded(), "terminal");
+        assert_eq!(
+            Conversation::new(Front::Terminal, "work").recorded(),
+            "terminal, work"
+        );
+        assert_eq!(
+            Conversation::new(Front::Voice, "kitchen").recorded(),
+            "voice, kitchen"
+        );
+        assert_eq!(
+            Conversation::new(Front::Page, "session-7f3a").recorded(),
+            "page"
+        );
+        assert_eq!(
+            Conversation::new(Front::Voice, "a\nb").recorded(),
+            Conversation::new(Front::Voice, "a\nb").to_string()
+        );
+        assert!(!Conversation::new(Front::Voice, "a\nb")
+            .recorded()
+            .contains('\n'));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn conversations_are_forgotten_when_idle_past_the_window_and_past_the_cap() {

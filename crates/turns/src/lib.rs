@@ -426,7 +426,7 @@ impl Turns {
                     || rules::yes_no(first) == Some(false)
                     || phrases::starts_as_no(text);
                 if no {
-                    return Ok(self.confirm(false, text, Some(r), lang).await);
+                    return Ok(self.confirm(false, text, Some(r), conversation, lang).await);
                 }
                 let heard = voice::hear(text, word);
                 if heard == voice::Heard::Other {
@@ -435,7 +435,7 @@ impl Turns {
                 } else {
                     let why = match heard {
                         voice::Heard::Confirmed => {
-                            return Ok(self.confirm(true, text, Some(r), lang).await)
+                            return Ok(self.confirm(true, text, Some(r), conversation, lang).await)
                         }
                         voice::Heard::PlainYes => {
                             let again = Answer::say(phrases::plain_yes(lang, r.act(), word))
@@ -464,7 +464,7 @@ impl Turns {
             (None, _) => None,
         };
         if let Some(yes) = rules::yes_no(text) {
-            return Ok(self.confirm(yes, text, previous, lang).await);
+            return Ok(self.confirm(yes, text, previous, conversation, lang).await);
         }
         if let Some(p) = &previous {
             tracing::info!(act = %p.act(), "pending confirmation dropped by another turn");
@@ -578,7 +578,7 @@ impl Turns {
                     }
                 }
             }
-            Decision::Confirm(yes) => self.confirm(yes, text, None, lang).await,
+            Decision::Confirm(yes) => self.confirm(yes, text, None, conversation, lang).await,
             Decision::RunAct { name, tail } => {
                 self.run_act(&name, Args::Tail(tail), text, conversation, lang)
                     .await
@@ -754,6 +754,7 @@ impl Turns {
         yes: bool,
         said: &str,
         previous: Option<Request>,
+        conversation: &Conversation,
         lang: Lang,
     ) -> (Answer, Option<Held>) {
         let Some(p) = previous else {
@@ -762,7 +763,7 @@ impl Turns {
                 None,
             );
         };
-        let confirmation = match p.answer(yes, said) {
+        let confirmation = match p.answer(yes, &conversation.recorded(), said) {
             allowlist::Answer::Expired(p) => {
                 return (
                     Answer::refuse(phrases::too_late(lang, p.act()))

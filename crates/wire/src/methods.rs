@@ -17,6 +17,27 @@ use crate::views::{
 
 /// The longest utterance of one turn, in bytes.
 pub const MAX_TURN: usize = 4096;
+/// The longest name of a terminal conversation (`maven say --conversation NAME`), in
+/// characters.
+pub const MAX_CONVERSATION_NAME: usize = 64;
+
+/// Whether `name` may name a terminal conversation: 1 to [`MAX_CONVERSATION_NAME`] ASCII
+/// letters, digits, `-`, `_` or `.`, the first a letter or a digit. Else what is wrong, to be
+/// said as is.
+pub fn check_conversation_name(name: &str) -> Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let starts_well = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    if name.len() <= MAX_CONVERSATION_NAME && starts_well && name.chars().all(ok_char) {
+        Ok(())
+    } else {
+        Err(format!(
+            "a conversation's name is 1 to {MAX_CONVERSATION_NAME} letters, digits, '-', '_' or '.', beginning with a letter or a digit"
+        ))
+    }
+}
 /// How many notes `notes` answers when no `limit` is given.
 pub const NOTES_DEFAULT: u32 = 50;
 /// The most notes one `notes` request may ask for.
@@ -125,6 +146,9 @@ pub enum Request {
         text: String,
         /// Whether the reply says which template matched.
         explain: bool,
+        /// The terminal conversation it belongs to (`maven say --conversation NAME`, a name
+        /// [`check_conversation_name`] lets through); absent, the owner's terminal's one.
+        conversation: Option<String>,
     },
     /// `maven listen`: one spoken turn (a transcript) of a conversation.
     SpokenTurn {
@@ -199,12 +223,25 @@ impl Request {
                         "text: at most 4096 bytes in one turn",
                     ));
                 }
+                let conversation = match params.get("conversation") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(c)) => match check_conversation_name(c) {
+                        Ok(()) => Some(c.clone()),
+                        Err(e) => {
+                            return Err(RpcError::invalid_params(format!("conversation: {e}")))
+                        }
+                    },
+                    Some(_) => {
+                        return Err(RpcError::invalid_params("conversation: expected a string"))
+                    }
+                };
                 Request::Turn {
                     text: text.to_owned(),
                     explain: params
                         .get("explain")
                         .and_then(Value::as_bool)
                         .unwrap_or(false),
+                    conversation,
                 }
             }
             Method::SpokenTurn => {
@@ -316,12 +353,18 @@ impl Request {
             | Request::Reload => json!({}),
             Request::Turn {
                 text,
-                explain: false,
-            } => json!({ "text": text }),
-            Request::Turn {
-                text,
-                explain: true,
-            } => json!({ "text": text, "explain": true }),
+                explain,
+                conversation,
+            } => {
+                let mut p = json!({ "text": text });
+                if *explain {
+                    p["explain"] = json!(true);
+                }
+                if let Some(c) = conversation {
+                    p["conversation"] = json!(c);
+                }
+                p
+            }
             Request::SpokenTurn { text, conversation } => {
                 json!({ "text": text, "conversation": conversation })
             }
@@ -491,10 +534,17 @@ mod tests {
             Request::Turn {
                 text: "hi".into(),
                 explain: false,
+                conversation: None,
             },
             Request::Turn {
                 text: "hi".into(),
                 explain: true,
+                conversation: None,
+            },
+            Request::Turn {
+                text: "hi".into(),
+                explain: false,
+                conversation: Some("slow-1".into()),
             },
             Request::SpokenTurn {
                 text: "hi".into(),
@@ -555,6 +605,31 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_names_its_terminal_conversation_or_takes_the_terminals_own() {
+        let turn = |params: Value| Request::parse("turn", &params).unwrap();
+        let Request::Turn { conversation, .. } = turn(json!({"text": "hi"})) else {
+            unreachable!()
+        };
+        assert_eq!(conversation, None);
+        let Request::Turn { conversation, .. } = turn(json!({"text": "hi", "conversation": null}))
+        else {
+            unreachable!()
+        };
+        assert_eq!(conversation, None);
+        for name in ["slow", "work.2", "a-b_c", &"x".repeat(64)] {
+            let Request::Turn { conversation, .. } =
+                turn(json!({"text": "hi", "conversation": name}))
+            else {
+                unreachable!()
+            };
+            assert_eq!(conversation.as_deref(), Some(name));
+        }
+        for bad in ["", "-x", ".x", "a b", "a:b", "кухня", "a\u{7}"] {
+            assert!(check_conversation_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn parameters_are_read_as_they_always_were() {
         assert_eq!(
             Request::parse("notes", &Value::Null).unwrap(),
@@ -577,6 +652,26 @@ mod tests {
         for (method, params, message) in [
             ("turn", json!({}), "text: expected a string"),
             ("turn", json!({"text": 3}), "text: expected a string"),
+            (
+                "turn",
+                json!({"text": "hi", "conversation": 3}),
+                "conversation: expected a string",
+            ),
+            (
+                "turn",
+                json!({"text": "hi", "conversation": ""}),
+                "conversation: a conversation's name is 1 to 64 letters, digits, '-', '_' or '.', beginning with a letter or a digit",
+            ),
+            (
+                "turn",
+                json!({"text": "hi", "conversation": "a\nb"}),
+                "conversation: a conversation's name is 1 to 64 letters, digits, '-', '_' or '.', beginning with a letter or a digit",
+            ),
+            (
+                "turn",
+                json!({"text": "hi", "conversation": "x".repeat(65)}),
+                "conversation: a conversation's name is 1 to 64 letters, digits, '-', '_' or '.', beginning with a letter or a digit",
+            ),
             (
                 "turn",
                 json!({"text": "x".repeat(4097)}),

@@ -651,16 +651,20 @@ impl State {
     async fn answer(&self, req: Request) -> Result<Reply, RpcError> {
         Ok(match req {
             Request::Status => Reply::Status(Box::new(self.status().await?)),
-            Request::Turn { text, explain } => {
+            Request::Turn {
+                text,
+                explain,
+                conversation,
+            } => {
                 // Explained before the turn, which may change what a next one finds.
                 let explain = match explain {
                     true => Some(self.turns.explain(&text).await),
                     false => None,
                 };
-                let turn = self
-                    .turns
-                    .turn(&turns::Conversation::terminal(), &text)
-                    .await;
+                let conversation = conversation.map_or_else(turns::Conversation::terminal, |c| {
+                    turns::Conversation::new(turns::Front::Terminal, &c)
+                });
+                let turn = self.turns.turn(&conversation, &text).await;
                 Reply::Turn(TurnView {
                     answer: turn.text(),
                     explain,

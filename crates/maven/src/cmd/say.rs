@@ -1,4 +1,5 @@
-//! `maven say TEXT…`: one turn.
+//! `maven say [--conversation NAME] TEXT…`: one turn, of the owner's terminal's conversation
+//! or of the terminal conversation NAME.
 //!
 //! A Ctrl-C (SIGINT) while the answer is awaited ends the command with exit 130, and says on
 //! stderr what it does not stop: the daemon goes on with the turn, an act it runs finishes
@@ -21,7 +22,13 @@ const EXIT_INTERRUPTED: u8 = 130;
 const INTERRUPTED: &str = "maven say: interrupted. The daemon goes on with the turn: \
 an act it runs finishes there and is recorded; `maven acts` shows its result.";
 
-pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool, explain: bool) -> ExitCode {
+pub(crate) fn run(
+    data_dir: &Path,
+    text: &str,
+    as_json: bool,
+    explain: bool,
+    conversation: Option<String>,
+) -> ExitCode {
     runtime(async {
         // Watched before the request is sent: a Ctrl-C from then on is this command's.
         let mut interrupt =
@@ -43,6 +50,7 @@ pub(crate) fn run(data_dir: &Path, text: &str, as_json: bool, explain: bool) -> 
         let req = Request::Turn {
             text: text.to_owned(),
             explain,
+            conversation,
         };
         let answer = tokio::select! {
             a = ipc::ask::<TurnView>(data_dir, &req) => a,

@@ -724,7 +724,10 @@ fn a_destructive_call_sent_and_never_answered_is_outcome_unknown() {
         "{}",
         log[0].outcome
     );
-    assert_eq!(log[0].confirmed_by.as_deref(), Some("owner (\"yes\")"));
+    assert_eq!(
+        log[0].confirmed_by.as_deref(),
+        Some("owner (terminal: \"yes\")")
+    );
 }
 
 #[test]

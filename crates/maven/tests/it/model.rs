@@ -254,7 +254,10 @@ fn a_models_tool_call_writes_only_on_the_owners_yes_to_the_arguments_shown() {
         .find(|a| a.tool == "mem_create_entities")
         .unwrap_or_else(|| panic!("{acts:?}"));
     assert_eq!(create.arguments, anna);
-    assert_eq!(create.confirmed_by.as_deref(), Some("owner (\"yes\")"));
+    assert_eq!(
+        create.confirmed_by.as_deref(),
+        Some("owner (terminal: \"yes\")")
+    );
     assert_eq!(create.utterance, "remember that Anna likes tea");
 }
 

@@ -166,7 +166,10 @@ fn the_confirm_turn_guards_every_write_and_the_server_sees_only_what_was_confirm
     });
     let purge: Vec<_> = log.iter().filter(|a| a.tool == "todo_purge").collect();
     assert_eq!(purge.len(), 1);
-    assert_eq!(purge[0].confirmed_by.as_deref(), Some("owner (\"да\")"));
+    assert_eq!(
+        purge[0].confirmed_by.as_deref(),
+        Some("owner (terminal: \"да\")")
+    );
     assert_eq!(purge[0].utterance, "todo purge");
     assert!(purge[0].ok);
     let list: Vec<_> = log.iter().filter(|a| a.tool == "todo_list_tasks").collect();

@@ -182,7 +182,7 @@ fn home_assistants_client_talks_to_maven_and_a_recording_cannot_confirm() {
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(
         log[0].confirmed_by.as_deref(),
-        Some(format!("owner (\"yes {word}\")").as_str())
+        Some(format!("owner (voice, c1: \"yes {word}\")").as_str())
     );
 }
 

@@ -526,7 +526,7 @@ async fn a_spoken_yes_runs_a_write_only_with_the_questions_word_in_its_conversat
     assert_eq!(log.len(), 1);
     assert_eq!(
         log[0].confirmed_by.as_deref(),
-        Some(format!("owner (\"yes {word}\")").as_str())
+        Some(format!("owner (voice, kitchen: \"yes {word}\")").as_str())
     );
     // A typed question keeps its plain yes; a spoken one is not answered by typing.
     turns.turn(&term(), "wipe_cache now").await;
@@ -535,6 +535,13 @@ async fn a_spoken_yes_runs_a_write_only_with_the_questions_word_in_its_conversat
         .await
         .text()
         .starts_with("wipe_cache ran;"));
+    let log = store.acts_log(10).await.unwrap();
+    assert_eq!(log.len(), 2);
+    assert_eq!(
+        log[0].confirmed_by.as_deref(),
+        Some("owner (terminal: \"yes\")"),
+        "the newest, confirmed in the terminal"
+    );
     turns.turn(&voice("kitchen"), "wipe cache").await;
     assert_eq!(
         turns.turn(&term(), "yes").await.text(),
