@@ -9,6 +9,7 @@ mod support;
 mod acts;
 mod cli;
 mod completions;
+mod conversations;
 mod crash;
 mod daemon;
 mod doctor;

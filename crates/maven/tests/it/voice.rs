@@ -65,14 +65,14 @@ fn answer(events: &Value) -> (String, String) {
     )
 }
 
-fn say(port: u16, text: &str, lang: &str, conv: &str) -> (String, String) {
+pub(crate) fn say(port: u16, text: &str, lang: &str, conv: &str) -> (String, String) {
     let (code, v) = client(None, port, &["transcript", text, lang, conv]);
     assert_eq!(code, 0, "{v}");
     answer(&v)
 }
 
 /// The one-time word at the end of a spoken question ("…To run it, say: yes, orange.").
-fn word_of(question: &str) -> String {
+pub(crate) fn word_of(question: &str) -> String {
     question
         .rsplit(", ")
         .next()
