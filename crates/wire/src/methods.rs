@@ -356,14 +356,15 @@ impl Request {
                 explain,
                 conversation,
             } => {
-                let mut p = json!({ "text": text });
+                let mut p = serde_json::Map::new();
+                p.insert("text".into(), json!(text));
                 if *explain {
-                    p["explain"] = json!(true);
+                    p.insert("explain".into(), json!(true));
                 }
                 if let Some(c) = conversation {
-                    p["conversation"] = json!(c);
+                    p.insert("conversation".into(), json!(c));
                 }
-                p
+                Value::Object(p)
             }
             Request::SpokenTurn { text, conversation } => {
                 json!({ "text": text, "conversation": conversation })
