@@ -307,4 +307,33 @@ fn each_conversation_confirms_only_its_own_question_and_the_acts_log_names_its_f
     for who in &by {
         assert!(text.contains(&format!("  confirmed by {who}\n")), "{text}");
     }
+
+    // A conversation's name is bounded and plain: refused by `maven say` before the daemon is
+    // asked, and by the daemon from a client that sends one anyway; nothing runs.
+    let long = "x".repeat(65);
+    for bad in ["a b", "-x", long.as_str()] {
+        let out = home.run(&["say", "--conversation", bad, "yes"]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(
+            stderr(&out).contains("a conversation's name is 1 to 64 letters, digits"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let r = home.raw(
+        r#"{"jsonrpc":"2.0","id":9,"method":"turn","params":{"text":"yes","conversation":"a\nb"}}"#,
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("conversation: a conversation's name is 1 to 64"),
+        "{r}"
+    );
+    let r = home.raw(
+        r#"{"jsonrpc":"2.0","id":10,"method":"turn","params":{"text":"yes","conversation":"work"}}"#,
+    );
+    assert_eq!(r["result"]["answer"], "There is nothing to confirm.", "{r}");
+    assert_eq!(acts().len(), 4, "nothing more ran");
 }
