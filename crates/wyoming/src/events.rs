@@ -115,6 +115,10 @@ pub struct Program {
     /// An `asr` program that streams its transcript.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub supports_transcript_streaming: bool,
+    /// A `tts` program that takes its text streamed (`synthesize-start`, `-chunk`, `-stop`) and
+    /// answers each sentence's audio as it is made, then `synthesize-stopped`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub supports_synthesize_streaming: bool,
 }
 
 /// What a service offers (`info`): its programs by kind.
@@ -192,6 +196,25 @@ pub struct Synthesize {
     /// The voice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub voice: Option<Voice>,
+}
+
+/// `synthesize-start`: streamed text to speak begins; its sentences follow as
+/// `synthesize-chunk`s, then `synthesize-stop`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SynthesizeStart {
+    /// The voice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voice: Option<Voice>,
+    /// The conversation's context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Map<String, Value>>,
+}
+
+/// `synthesize-chunk`: a piece of streamed text to speak.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SynthesizeChunk {
+    /// The piece's text.
+    pub text: String,
 }
 
 /// `audio-start` and `audio-chunk`'s header: the format and a time in milliseconds.
@@ -320,6 +343,14 @@ pub enum Message {
     AudioStop(AudioStop),
     /// `synthesize`.
     Synthesize(Synthesize),
+    /// `synthesize-start`.
+    SynthesizeStart(SynthesizeStart),
+    /// `synthesize-chunk`.
+    SynthesizeChunk(SynthesizeChunk),
+    /// `synthesize-stop`: the streamed text is whole.
+    SynthesizeStop,
+    /// `synthesize-stopped`: the audio of the streamed text is whole.
+    SynthesizeStopped,
     /// `detect`.
     Detect(Detect),
     /// `detection`.
@@ -378,6 +409,10 @@ impl Message {
             Message::AudioChunk(..) => "audio-chunk",
             Message::AudioStop(_) => "audio-stop",
             Message::Synthesize(_) => "synthesize",
+            Message::SynthesizeStart(_) => "synthesize-start",
+            Message::SynthesizeChunk(_) => "synthesize-chunk",
+            Message::SynthesizeStop => "synthesize-stop",
+            Message::SynthesizeStopped => "synthesize-stopped",
             Message::Detect(_) => "detect",
             Message::Detection(_) => "detection",
             Message::NotDetected => "not-detected",
@@ -408,6 +443,10 @@ impl Message {
             }
             "audio-stop" => Message::AudioStop(data_of(&event)?),
             "synthesize" => Message::Synthesize(data_of(&event)?),
+            "synthesize-start" => Message::SynthesizeStart(data_of(&event)?),
+            "synthesize-chunk" => Message::SynthesizeChunk(data_of(&event)?),
+            "synthesize-stop" => Message::SynthesizeStop,
+            "synthesize-stopped" => Message::SynthesizeStopped,
             "detect" => Message::Detect(data_of(&event)?),
             "detection" => Message::Detection(data_of(&event)?),
             "not-detected" => Message::NotDetected,
@@ -427,7 +466,11 @@ impl Message {
     pub fn into_event(self) -> Event {
         let kind = self.kind().to_owned();
         match self {
-            Message::Describe | Message::NotDetected | Message::HandledStop => Event::new(kind),
+            Message::Describe
+            | Message::NotDetected
+            | Message::HandledStop
+            | Message::SynthesizeStop
+            | Message::SynthesizeStopped => Event::new(kind),
             Message::Info(d) => event_of(&kind, &d),
             Message::Transcribe(d) => event_of(&kind, &d),
             Message::Transcript(d) => event_of(&kind, &d),
@@ -438,6 +481,8 @@ impl Message {
             },
             Message::AudioStop(d) => event_of(&kind, &d),
             Message::Synthesize(d) => event_of(&kind, &d),
+            Message::SynthesizeStart(d) => event_of(&kind, &d),
+            Message::SynthesizeChunk(d) => event_of(&kind, &d),
             Message::Detect(d) => event_of(&kind, &d),
             Message::Detection(d) => event_of(&kind, &d),
             Message::Handled(d) | Message::NotHandled(d) => event_of(&kind, &d),
@@ -515,6 +560,56 @@ mod tests {
                 Message::Handled(Handled::default()),
             ),
             (
+                event(
+                    "synthesize-start",
+                    json!({"voice": {"name": "en_US-joe-medium"}, "context": {"conversation_id": "c1"}}),
+                ),
+                Message::SynthesizeStart(SynthesizeStart {
+                    voice: Some(Voice {
+                        name: Some("en_US-joe-medium".into()),
+                        ..Voice::default()
+                    }),
+                    context: Some(
+                        json!({"conversation_id": "c1"})
+                            .as_object()
+                            .unwrap()
+                            .clone(),
+                    ),
+                }),
+            ),
+            (
+                event("synthesize-chunk", json!({"text": "Done. "})),
+                Message::SynthesizeChunk(SynthesizeChunk {
+                    text: "Done. ".into(),
+                }),
+            ),
+            (event("synthesize-stop", json!({})), Message::SynthesizeStop),
+            (
+                event("synthesize-stopped", json!({})),
+                Message::SynthesizeStopped,
+            ),
+            (
+                event(
+                    "handled-start",
+                    json!({"context": {"conversation_id": "c1"}}),
+                ),
+                Message::HandledStart(HandledStart {
+                    context: Some(
+                        json!({"conversation_id": "c1"})
+                            .as_object()
+                            .unwrap()
+                            .clone(),
+                    ),
+                }),
+            ),
+            (
+                event("handled-chunk", json!({"text": "Two tasks."})),
+                Message::HandledChunk(HandledChunk {
+                    text: "Two tasks.".into(),
+                }),
+            ),
+            (event("handled-stop", json!({})), Message::HandledStop),
+            (
                 event("error", json!({"text": "no model", "code": "E1"})),
                 Message::Error(ErrorEvent {
                     text: "no model".into(),
@@ -545,6 +640,8 @@ mod tests {
                 event("audio-chunk", json!({"rate": "fast", "width": 2, "channels": 1})),
                 "a Wyoming `audio-chunk` event is malformed: invalid type: string \"fast\", expected u32",
             ),
+            (event("synthesize-chunk", json!({})), "a Wyoming `synthesize-chunk` event is malformed: missing field `text`"),
+            (event("handled-chunk", json!({"text": 7})), "a Wyoming `handled-chunk` event is malformed: invalid type: integer `7`, expected a string"),
             (
                 event("audio-start", json!({"rate": 16000, "width": 70000, "channels": 1})),
                 "a Wyoming `audio-start` event is malformed: invalid value: integer `70000`, expected u16",
