@@ -215,11 +215,13 @@ struct SayArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = "Without --input, it listens until Ctrl-C: a turn starts on the wake word \
+#[command(
+    after_help = "Without --input, it listens until Ctrl-C: a turn starts on the wake word \
 (voice.wake) or, without one, on Enter; after an answer that asks something (a yes, a server's \
 question) it listens again at once, without the wake word, for the follow-up window (8 s of \
 audio unless --follow-up). The whole run is one conversation, so \"yes, WORD\" confirms the \
-question it heard. It says on stderr what it is doing, and each turn's timings.")]
+question it heard. It says on stderr what it is doing, and each turn's timings."
+)]
 struct ListenArgs {
     /// One turn from a WAV file of speech (16-bit; any rate, mono or stereo), or - for stdin,
     /// then exit

@@ -206,9 +206,7 @@ async fn session(
                 return mic.ended().await;
             }
             errln!("listening…");
-            Duration::from_millis(u64::from(
-                wyoming::audio::EndpointConfig::default().wait_ms,
-            ))
+            Duration::from_millis(u64::from(wyoming::audio::EndpointConfig::default().wait_ms))
         };
         let Some(speech) = utterance(&mut mic, wait).await? else {
             if mic.is_over() {
@@ -540,10 +538,9 @@ impl Microphone {
         let status = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
         match (why, status) {
             (Some(e), _) => Err((EXIT_FAILED, format!("the microphone: {e}"))),
-            (None, Ok(Ok(s))) if !s.success() => Err((
-                EXIT_FAILED,
-                format!("the microphone's recorder ended: {s}"),
-            )),
+            (None, Ok(Ok(s))) if !s.success() => {
+                Err((EXIT_FAILED, format!("the microphone's recorder ended: {s}")))
+            }
             _ => {
                 errln!("the microphone's audio ended");
                 Ok(())
@@ -642,7 +639,11 @@ impl Enter {
                 match stdin.read(&mut buf) {
                     Ok(0) | Err(_) => return,
                     Ok(n) => {
-                        let presses = buf.get(..n).unwrap_or_default().iter().filter(|b| **b == b'\n');
+                        let presses = buf
+                            .get(..n)
+                            .unwrap_or_default()
+                            .iter()
+                            .filter(|b| **b == b'\n');
                         for _ in presses {
                             if tx.blocking_send(()).is_err() {
                                 return;
@@ -686,11 +687,21 @@ impl RawPlayer {
         let candidates: [(&str, Vec<&str>); 2] = [
             (
                 "aplay",
-                vec!["-q", "-t", "raw", "-f", "S16_LE", "-r", &rate, "-c", &channels, "-"],
+                vec![
+                    "-q", "-t", "raw", "-f", "S16_LE", "-r", &rate, "-c", &channels, "-",
+                ],
             ),
             (
                 "pw-play",
-                vec!["--rate", &rate, "--channels", &channels, "--format", "s16", "-"],
+                vec![
+                    "--rate",
+                    &rate,
+                    "--channels",
+                    &channels,
+                    "--format",
+                    "s16",
+                    "-",
+                ],
             ),
         ];
         for (program, args) in candidates {

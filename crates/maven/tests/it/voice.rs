@@ -65,10 +65,33 @@ fn answer(events: &Value) -> (String, String) {
     )
 }
 
+/// One transcript through the reference library, read as Home Assistant's agent reads it (up
+/// to `handled` or `not-handled`); a handled answer came first as a stream whose chunks join to
+/// the plain `handled`'s text.
 fn say(port: u16, text: &str, lang: &str, conv: &str) -> (String, String) {
     let (code, v) = client(None, port, &["transcript", text, lang, conv]);
     assert_eq!(code, 0, "{v}");
-    answer(&v)
+    let (kind, said) = answer(&v);
+    let events = v.as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    if kind == "handled" {
+        let chunks = &kinds[1..kinds.len() - 2];
+        assert_eq!(kinds[0], "handled-start", "{v}");
+        assert!(
+            !chunks.is_empty() && chunks.iter().all(|k| *k == "handled-chunk"),
+            "{v}"
+        );
+        assert_eq!(kinds[kinds.len() - 2], "handled-stop", "{v}");
+        assert_eq!(events[0]["data"]["context"]["conversation_id"], conv, "{v}");
+        let joined: String = events[1..events.len() - 2]
+            .iter()
+            .map(|e| e["data"]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(joined, said, "{v}");
+    } else {
+        assert_eq!(kinds, [kind.as_str()], "not handled is never streamed: {v}");
+    }
+    (kind, said)
 }
 
 /// The one-time word at the end of a spoken question ("…To run it, say: yes, orange.").
@@ -106,10 +129,11 @@ fn home_assistants_client_talks_to_maven_and_a_recording_cannot_confirm() {
     let home = voice_home(port, json!({}));
     let _d = home.start();
 
-    // describe: a `handle` program named maven, in English and Russian.
+    // describe: a `handle` program named maven, in English and Russian, that streams.
     let (code, info) = client(None, port, &["describe"]);
     assert_eq!(code, 0, "{info}");
     assert_eq!(info[0]["name"], "maven", "{info}");
+    assert_eq!(info[0]["supports_handled_streaming"], true, "{info}");
     assert_eq!(
         info[0]["models"][0]["languages"],
         json!(["en", "ru"]),
@@ -128,7 +152,17 @@ fn home_assistants_client_talks_to_maven_and_a_recording_cannot_confirm() {
     assert_eq!(kind, "not-handled");
 
     // A write: the question ends with a one-time word; a bare yes is asked again; the word from
-    // another conversation does nothing.
+    // another conversation does nothing. The question streams as two sentences.
+    let (_, v) = client(None, port, &["transcript", "Wipe cache.", "en", "c1"]);
+    let chunks: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "handled-chunk")
+        .map(|e| e["data"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(chunks[0], "About to run wipe cache. ", "{v}");
+    assert!(chunks[1].starts_with("To run it, say: yes, "), "{v}");
     let (kind, question) = say(port, "Wipe cache.", "en", "c1");
     assert_eq!(kind, "handled");
     assert!(
