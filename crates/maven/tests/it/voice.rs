@@ -486,3 +486,356 @@ asyncio.run(main())
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
+
+/// The microphone of a `maven listen` session in a test: a program (`--recorder`) that writes
+/// 16 kHz mono S16_LE in real time — silence, and each raw file whose path is appended as a
+/// line to its control file, as it is appended; "END" ends it.
+const MIC: &str = r#"
+import os, sys, time
+ctrl = sys.argv[1]
+out = sys.stdout.buffer
+start, sent, done = time.monotonic(), 0, 0
+def send(piece):
+    global sent
+    out.write(piece)
+    out.flush()
+    sent += 1
+    delay = start + sent * 0.1 - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+try:
+    while True:
+        try:
+            lines = open(ctrl).read().splitlines()
+        except FileNotFoundError:
+            lines = []
+        for line in lines[done:]:
+            if line == "END":
+                sys.exit(0)
+            data = open(line, "rb").read()
+            for i in range(0, len(data), 3200):
+                send(data[i:i + 3200])
+        done = len(lines)
+        send(bytes(3200))
+except BrokenPipeError:
+    pass
+"#;
+
+/// A `maven listen` session: its microphone's control file, and what it printed so far.
+struct Session {
+    child: Child,
+    ctrl: PathBuf,
+    dir: PathBuf,
+    out: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    err: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    tts_port: u16,
+    said: usize,
+}
+
+impl Session {
+    fn start(home: &Home, tts_port: u16, extra: &[&str]) -> Session {
+        let dir = home.dir.path().to_path_buf();
+        let mic = dir.join("mic.py");
+        std::fs::write(&mic, MIC).unwrap();
+        let ctrl = dir.join("mic.ctrl");
+        std::fs::write(&ctrl, "").unwrap();
+        let recorder = format!("exec python3 {} {}", mic.display(), ctrl.display());
+        let answer = dir.join("answer.wav");
+        let mut args = vec![
+            "listen",
+            "--recorder",
+            &recorder,
+            "--output",
+            answer.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let mut child = home
+            .command_for(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = |r: Box<dyn std::io::Read + Send>| {
+            let v = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let w = v.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead as _;
+                for l in std::io::BufReader::new(r).lines().map_while(Result::ok) {
+                    w.lock().unwrap().push(l);
+                }
+            });
+            v
+        };
+        let out = lines(Box::new(child.stdout.take().unwrap()));
+        let err = lines(Box::new(child.stderr.take().unwrap()));
+        Session {
+            child,
+            ctrl,
+            dir,
+            out,
+            err,
+            tts_port,
+            said: 0,
+        }
+    }
+
+    /// Piper says `text` into the microphone.
+    fn say(&mut self, text: &str) {
+        self.said += 1;
+        let wav = self.dir.join(format!("said-{}.wav", self.said));
+        speak(self.tts_port, text, &wav);
+        let (format, pcm) = wyoming::audio::read_wav(&std::fs::read(&wav).unwrap()).unwrap();
+        let raw = wav.with_extension("raw");
+        std::fs::write(&raw, wyoming::audio::to_speech(format, pcm).unwrap()).unwrap();
+        self.feed(raw.to_str().unwrap());
+    }
+
+    fn feed(&self, line: &str) {
+        use std::io::Write as _;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.ctrl)
+            .unwrap();
+        writeln!(f, "{line}").unwrap();
+    }
+
+    fn enter(&mut self) {
+        use std::io::Write as _;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Waits for the `n`th (from 1) line of stderr that starts with `prefix`.
+    fn stderr_line(&self, prefix: &str, n: usize) -> String {
+        let err = self.err.clone();
+        let out = self.out.clone();
+        eventually_long(
+            &format!("{n} stderr lines {prefix:?}"),
+            || {
+                let lines = err.lock().unwrap();
+                let found: Vec<_> = lines.iter().filter(|l| l.starts_with(prefix)).collect();
+                found.get(n - 1).map(|l| (*l).clone())
+            },
+            || {
+                format!(
+                    "stdout {:?}\nstderr {:?}",
+                    out.lock().unwrap(),
+                    err.lock().unwrap()
+                )
+            },
+        )
+    }
+
+    /// Waits for the `n`th (from 1) `maven: ` line of stdout.
+    fn answer(&self, n: usize) -> String {
+        let err = self.err.clone();
+        let out = self.out.clone();
+        eventually_long(
+            &format!("answer {n}"),
+            || {
+                let lines = out.lock().unwrap();
+                let found: Vec<_> = lines
+                    .iter()
+                    .filter_map(|l| l.strip_prefix("maven: "))
+                    .collect();
+                found.get(n - 1).map(|l| (*l).to_owned())
+            },
+            || {
+                format!(
+                    "stdout {:?}\nstderr {:?}",
+                    out.lock().unwrap(),
+                    err.lock().unwrap()
+                )
+            },
+        )
+    }
+
+    /// Ctrl-C: the session ends, exit 0; what it printed.
+    fn stop(mut self) -> (Vec<String>, Vec<String>) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let status = self.child.wait().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let (out, err) = (
+            self.out.lock().unwrap().clone(),
+            self.err.lock().unwrap().clone(),
+        );
+        assert!(status.success(), "{status}: {out:?} {err:?}");
+        (out, err)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `f` for up to three minutes (speech engines on a shared machine), saying `context` if
+/// it never comes.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test waits for real speech engines by the wall clock"
+)]
+fn eventually_long<T>(
+    what: &str,
+    mut f: impl FnMut() -> Option<T>,
+    context: impl Fn() -> String,
+) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}: {}",
+            context()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A home with the speech services and a stdio server `todo` whose one tool, `clear_done`,
+/// writes; its row enabled; the daemon started. The server records each call it receives.
+fn listen_home(voice: Value) -> (Home, crate::support::Daemon, PathBuf) {
+    let home = Home::new();
+    let tools = home.dir.path().join("tools.json");
+    let record = home.dir.path().join("record.txt");
+    std::fs::write(
+        &tools,
+        json!([{"name": "clear_done", "description": "Deletes every done task.",
+                "inputSchema": {"type": "object"}}])
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(&record, "").unwrap();
+    crate::support::writable_by_root_servers(&record);
+    home.write_config(
+        &json!({
+            "voice": voice,
+            "mcp_servers": {"todo": {
+                "command": testkit_mcp(),
+                "args": [format!("--tools-file={}", tools.display()),
+                         format!("--record={}", record.display())],
+                "enabled": true,
+                "sandbox": {"read": [tools], "write": [record]}
+            }}
+        })
+        .to_string(),
+    );
+    let d = home.start();
+    eventually("discovery", || {
+        (home.json(&["tools", "--json"]).as_array()?.len() == 1).then_some(())
+    });
+    assert!(d.signal("-TERM").status.success());
+    home.enable(&["todo_clear_done"]);
+    let d = home.start();
+    eventually("the server to be ready", || {
+        (home.json(&["mcp", "status", "--json"])[0]["state"] == "ready").then_some(())
+    });
+    (home, d, record)
+}
+
+/// Push-to-talk, then a question answered in the follow-up window without Enter: one session,
+/// one conversation, so "yes WORD" runs the act, once.
+#[test]
+fn maven_listen_asks_and_hears_the_yes_in_the_follow_up_window_of_the_same_session() {
+    let (asr_port, tts_port) = (free_port(), free_port());
+    let _whisper = engine("run-wyoming-whisper.sh", asr_port);
+    let _piper = engine("run-wyoming-piper.sh", tts_port);
+    let (home, _d, record) = listen_home(json!({
+        "asr": format!("tcp://127.0.0.1:{asr_port}"),
+        "tts": format!("tcp://127.0.0.1:{tts_port}"),
+        "allow_private": true
+    }));
+    let help = home.run(&["listen", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--follow-up <SECONDS>"), "{help}");
+    assert!(help.contains("[default: 8]"), "{help}");
+
+    let mut s = Session::start(&home, tts_port, &[]);
+    s.stderr_line("press Enter to talk", 1);
+    // Speech before Enter is not heard.
+    s.say("What can you do?");
+    s.enter();
+    s.stderr_line("listening…", 1);
+    s.say("To do, clear done.");
+    let question = s.answer(1);
+    assert!(
+        question.starts_with("About to run todo clear done. To run it, say: yes, "),
+        "{question}"
+    );
+    let word = word_of(&question);
+    // At once, without Enter: the follow-up window.
+    s.stderr_line("listening for the answer (8 s, no wake word)", 1);
+    s.say(&format!("Yes, {word}."));
+    let ran = s.answer(2);
+    assert!(ran.starts_with("todo clear done ran"), "{ran}");
+    // An answer that asks nothing: back to Enter.
+    s.stderr_line("press Enter to talk", 2);
+    let (out, err) = s.stop();
+    let heard: Vec<_> = out.iter().filter(|l| l.starts_with("you: ")).collect();
+    assert_eq!(heard.len(), 2, "{out:?}");
+    assert!(err.iter().any(|l| l == "stopped"), "{err:?}");
+    // Each turn's timings, spoken sentence by sentence (Piper streams).
+    let timings: Vec<_> = err.iter().filter(|l| l.starts_with("timings: ")).collect();
+    assert_eq!(timings.len(), 2, "{err:?}");
+    assert!(
+        timings[0].contains("spoken sentence by sentence, streamed"),
+        "{timings:?}"
+    );
+    eprintln!("{}", timings[0]);
+
+    // Once: the server got one call, and the acts log says so.
+    let calls = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(calls.matches("clear_done").count(), 1, "{calls}");
+    let acts = home.json(&["acts", "--json"]);
+    let acts = acts.as_array().unwrap();
+    assert_eq!(acts.len(), 1, "{acts:?}");
+    assert_eq!(acts[0]["tool"], "todo_clear_done", "{acts:?}");
+    assert_eq!(acts[0]["outcome"], "ok", "{acts:?}");
+}
+
+/// With `voice.wake`, a turn starts only on the wake word (openWakeWord's packaged ok_nabu,
+/// said by Piper): what is said before it is not heard.
+#[test]
+fn maven_listen_starts_a_turn_on_the_wake_word() {
+    let (asr_port, tts_port, wake_port) = (free_port(), free_port(), free_port());
+    let _whisper = engine("run-wyoming-whisper.sh", asr_port);
+    let _piper = engine("run-wyoming-piper.sh", tts_port);
+    let _wake = engine("run-wyoming-wake.sh", wake_port);
+    let (home, _d, _) = listen_home(json!({
+        "asr": format!("tcp://127.0.0.1:{asr_port}"),
+        "tts": format!("tcp://127.0.0.1:{tts_port}"),
+        "wake": format!("tcp://127.0.0.1:{wake_port}"),
+        "allow_private": true
+    }));
+    let mut s = Session::start(&home, tts_port, &["--follow-up", "3"]);
+    s.stderr_line("waiting for the wake word", 1);
+    s.say("List my tasks, please.");
+    s.say("Okay Nabu.");
+    s.stderr_line("heard the wake word (ok_nabu", 1);
+    s.stderr_line("listening…", 1);
+    s.say("What can you do?");
+    let answer = s.answer(1);
+    assert!(
+        answer.starts_with("I can tell you what's new in your feeds"),
+        "{answer}"
+    );
+    s.stderr_line("waiting for the wake word", 2);
+    let (out, _) = s.stop();
+    let heard: Vec<_> = out.iter().filter(|l| l.starts_with("you: ")).collect();
+    assert_eq!(heard.len(), 1, "{out:?}");
+    assert!(
+        heard[0].to_lowercase().contains("what can you do"),
+        "{out:?}"
+    );
+}
