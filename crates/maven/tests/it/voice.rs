@@ -489,7 +489,8 @@ asyncio.run(main())
 
 /// The microphone of a `maven listen` session in a test: a program (`--recorder`) that writes
 /// 16 kHz mono S16_LE in real time — silence, and each raw file whose path is appended as a
-/// line to its control file, as it is appended; "END" ends it.
+/// line to its control file, as it is appended (then the path is appended to CTRL.played);
+/// "END" ends it.
 const MIC: &str = r#"
 import os, sys, time
 ctrl = sys.argv[1]
@@ -515,6 +516,8 @@ try:
             data = open(line, "rb").read()
             for i in range(0, len(data), 3200):
                 send(data[i:i + 3200])
+            with open(ctrl + ".played", "a") as played:
+                played.write(line + "\n")
         done = len(lines)
         send(bytes(3200))
 except BrokenPipeError:
@@ -585,10 +588,18 @@ impl Session {
         self.said += 1;
         let wav = self.dir.join(format!("said-{}.wav", self.said));
         speak(self.tts_port, text, &wav);
-        let (format, pcm) = wyoming::audio::read_wav(&std::fs::read(&wav).unwrap()).unwrap();
+        let bytes = std::fs::read(&wav).unwrap();
+        let (format, pcm) = wyoming::audio::read_wav(&bytes).unwrap();
         let raw = wav.with_extension("raw");
         std::fs::write(&raw, wyoming::audio::to_speech(format, pcm).unwrap()).unwrap();
         self.feed(raw.to_str().unwrap());
+        // Said, to its end.
+        let played = self.ctrl.with_extension("ctrl.played");
+        let n = self.said;
+        eventually("the microphone to say it", || {
+            let p = std::fs::read_to_string(&played).ok()?;
+            (p.lines().count() >= n).then_some(())
+        });
     }
 
     fn feed(&self, line: &str) {
@@ -796,11 +807,13 @@ fn maven_listen_asks_and_hears_the_yes_in_the_follow_up_window_of_the_same_sessi
 
     // Once: the server got one call, and the acts log says so.
     let calls = std::fs::read_to_string(&record).unwrap();
-    assert_eq!(calls.matches("clear_done").count(), 1, "{calls}");
+    assert_eq!(calls.matches("tools/call").count(), 1, "{calls}");
     let acts = home.json(&["acts", "--json"]);
     let acts = acts.as_array().unwrap();
     assert_eq!(acts.len(), 1, "{acts:?}");
-    assert_eq!(acts[0]["tool"], "todo_clear_done", "{acts:?}");
+    assert_eq!(acts[0]["act"], "todo_clear_done", "{acts:?}");
+    let confirmed = acts[0]["confirmed_by"].as_str().unwrap();
+    assert_eq!(confirmed, format!("owner (\"yes {word}\")"), "{acts:?}");
     assert_eq!(acts[0]["outcome"], "ok", "{acts:?}");
 }
 
