@@ -31,16 +31,17 @@ TESTENV = ROOT / "testenv"
 VOICE_PY = TESTENV / ".venv-voice/bin/python"
 
 UTTERANCES = [
-    ("What can you do?", "help: a long answer"),
+    ("What can you do?", "help"),
     ("What's new in my feeds?", "the digest, no feed yet"),
+    ("Book me a flight to Lisbon.", "not understood"),
 ]
 
 TIMINGS = re.compile(
-    r"timings: heard in (?P<heard>[\d.]+) s, answered in (?P<turn>[\d.]+) s, "
+    r"timings: heard in (?P<heard>[\d.]+) s, answered in [\d.]+ s, "
     r"first audio in (?P<first>[\d.]+) s, whole audio in (?P<whole>[\d.]+) s "
     r"\(from the end of the speech; the engines [\d.]+ s: speech to text (?P<asr>[\d.]+) s, "
     r"text to speech to its first audio (?P<tts>[\d.]+) s; Maven (?P<maven>[\d.]+) s: "
-    r"the turn [\d.]+ s, the rest (?P<rest>[\d.]+) s"
+    r"the turn (?P<turn>[\d.]+) s, the rest (?P<rest>[\d.]+) s"
 )
 
 SPEAK = r"""
@@ -143,6 +144,7 @@ def main():
             said[text] = wav
         rows = {(t, m): [] for t, _ in UTTERANCES for m in ("sentences", "whole")}
         answers = {}
+        failures = {}
         # One warm-up round, not counted (models loaded, caches warm).
         for r in range(a.rounds + 1):
             runs = list(rows)
@@ -154,7 +156,9 @@ def main():
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 m = TIMINGS.search(out.stderr)
                 if not m:
-                    sys.exit(f"bench: no timings from {cmd}: {out.stdout} {out.stderr}")
+                    why = out.stderr.strip().splitlines()[-1:] or ["no output"]
+                    failures.setdefault((text, mode), []).append(why[0])
+                    continue
                 answers[text] = next(
                     (l[7:] for l in out.stdout.splitlines() if l.startswith("maven: ")), ""
                 )
@@ -171,21 +175,31 @@ def main():
         "| text to speech to first audio | Maven's rest | whole audio | first audio, ratio |"
     )
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    notes = []
     for text, what in UTTERANCES:
-        med = {
-            mode: {k: statistics.median(x[k] for x in rows[(text, mode)]) for k in rows[(text, mode)][0]}
-            for mode in ("sentences", "whole")
-        }
+        med = {}
         for mode in ("whole", "sentences"):
+            runs = rows[(text, mode)]
+            if runs:
+                med[mode] = {k: statistics.median(x[k] for x in runs) for k in runs[0]}
+        words = len(answers.get(text, "").split())
+        for mode in ("whole", "sentences"):
+            spoken = "sentence by sentence, streamed" if mode == "sentences" else "whole (one synthesize)"
+            failed = failures.get((text, mode), [])
+            if failed:
+                notes.append(f"\"{text}\", {spoken}: {len(failed)} of {a.rounds + 1} runs failed: {failed[0]}")
+            if mode not in med:
+                print(f"| \"{text}\" | {what}, {words} words | {spoken} | failed | | | | | | |")
+                continue
             m = med[mode]
-            ratio = m["first"] / med["whole"]["first"]
-            words = len(answers[text].split())
+            ratio = f"{m['first'] / med['whole']['first']:.2f}" if "whole" in med else "—"
             print(
-                f"| \"{text}\" | {what}, {words} words "
-                f"| {'sentence by sentence, streamed' if mode == 'sentences' else 'whole (one synthesize)'} "
+                f"| \"{text}\" | {what}, {words} words | {spoken} "
                 f"| {m['first']:.2f} | {m['asr']:.2f} | {m['turn']:.3f} | {m['tts']:.2f} "
-                f"| {m['rest']:.3f} | {m['whole']:.2f} | {ratio:.2f} |"
+                f"| {m['rest']:.3f} | {m['whole']:.2f} | {ratio} |"
             )
+    for n in notes:
+        print(f"\n{n}")
 
 
 if __name__ == "__main__":

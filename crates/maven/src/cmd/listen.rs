@@ -232,17 +232,31 @@ async fn session(
 /// One turn: `speech` (16 kHz mono) to words, the words to the daemon, its answer spoken.
 async fn turn(ctx: &mut Ctx<'_>, speech: &[u8], ended: Instant) -> Result<TurnView, Failed> {
     let limits = wyoming::ClientLimits::default();
-    let mut stt = wyoming::Client::connect(&ctx.asr, &ctx.door, limits)
-        .await
-        .map_err(failed(&format!("speech to text at {}", ctx.asr)))?;
-    let asked = Instant::now();
-    let heard = stt
-        .transcribe(speech, wyoming::AudioFormat::SPEECH, Some(&ctx.language))
-        .await
-        .map_err(failed(&format!("speech to text at {}", ctx.asr)))?;
-    drop(stt);
+    let hear = async {
+        let mut stt = wyoming::Client::connect(&ctx.asr, &ctx.door, limits)
+            .await
+            .map_err(failed(&format!("speech to text at {}", ctx.asr)))?;
+        let asked = Instant::now();
+        let heard = stt
+            .transcribe(speech, wyoming::AudioFormat::SPEECH, Some(&ctx.language))
+            .await
+            .map_err(failed(&format!("speech to text at {}", ctx.asr)))?;
+        Ok::<_, Failed>((heard, asked.elapsed()))
+    };
+    // Whether the text-to-speech service takes streamed text, asked once, while the speech is
+    // transcribed.
+    let probe = async {
+        match (ctx.speak_whole, ctx.tts_streams) {
+            (false, None) => Some(tts_streams(&ctx.door, &ctx.tts).await),
+            _ => None,
+        }
+    };
+    let (heard, probed) = tokio::join!(hear, probe);
+    let (heard, asr_engine) = heard?;
+    if let Some(streams) = probed {
+        ctx.tts_streams = Some(streams?);
+    }
     let transcribed = Instant::now();
-    let asr_engine = transcribed - asked;
     let heard = heard.text.trim().to_owned();
     outln!("you: {}", shown::line(&heard));
     if heard.is_empty() {
@@ -258,12 +272,14 @@ async fn turn(ctx: &mut Ctx<'_>, speech: &[u8], ended: Instant) -> Result<TurnVi
     let answered = Instant::now();
     let said = turns::render::speech(&turn.turn);
     outln!("maven: {}", shown::line(&said));
-    let spoken = speak(ctx, &said).await?;
+    // wyoming-piper 2.5 cuts a sentence after "…" and fails on what is left when it has no
+    // word ("…)." is "# channels not specified"); three dots are read the same.
+    let spoken = speak(ctx, &said.replace('…', "...")).await?;
     let first = spoken.first.unwrap_or(spoken.whole);
     let to_first = first - ended;
     let engines = asr_engine + spoken.tts_first;
     errln!(
-        "timings: heard in {:.2} s, answered in {:.2} s, first audio in {:.2} s, whole audio in {:.2} s (from the end of the speech; the engines {:.2} s: speech to text {:.2} s, text to speech to its first audio {:.2} s; Maven {:.2} s: the turn {:.2} s, the rest {:.2} s; {})",
+        "timings: heard in {:.2} s, answered in {:.2} s, first audio in {:.2} s, whole audio in {:.2} s (from the end of the speech; the engines {:.2} s: speech to text {:.2} s, text to speech to its first audio {:.2} s; Maven {:.3} s: the turn {:.3} s, the rest {:.3} s; {})",
         (transcribed - ended).as_secs_f64(),
         (answered - transcribed).as_secs_f64(),
         to_first.as_secs_f64(),
@@ -329,14 +345,7 @@ async fn speak(ctx: &mut Ctx<'_>, said: &str) -> Result<Spoken, Failed> {
     let streaming = match ctx.tts_streams {
         Some(s) => s,
         None => {
-            let mut tts = wyoming::Client::connect(&ctx.tts, &ctx.door, limits)
-                .await
-                .map_err(failed(&what))?;
-            let info = tts.describe().await.map_err(failed(&what))?;
-            let s = info
-                .tts
-                .iter()
-                .any(|p| p.installed && p.supports_synthesize_streaming);
+            let s = tts_streams(&ctx.door, &ctx.tts).await?;
             ctx.tts_streams = Some(s);
             s
         }
@@ -389,6 +398,19 @@ async fn speak(ctx: &mut Ctx<'_>, said: &str) -> Result<Spoken, Failed> {
         tts_first,
         streamed: streaming,
     })
+}
+
+/// Whether the text-to-speech service at `tts` takes streamed text (its `info`).
+async fn tts_streams(door: &Door, tts: &wyoming::Address) -> Result<bool, Failed> {
+    let what = format!("text to speech at {tts}");
+    let mut c = wyoming::Client::connect(tts, door, wyoming::ClientLimits::default())
+        .await
+        .map_err(failed(&what))?;
+    let info = c.describe().await.map_err(failed(&what))?;
+    Ok(info
+        .tts
+        .iter()
+        .any(|p| p.installed && p.supports_synthesize_streaming))
 }
 
 /// 16 kHz mono speech from a WAV file (`-`: stdin), up to its utterance's end.
