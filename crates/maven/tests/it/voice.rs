@@ -1,8 +1,11 @@
 //! Voice through the real daemon: the PyPI `wyoming` library talks to `voice.listen` as Home
-//! Assistant's conversation agent would (describe, transcripts, a confirmation with and without
-//! its one-time word, a Russian turn, another uid closed at accept); `maven listen` turns speech
+//! Assistant's conversation agent would (describe, transcripts — each handled answer streamed
+//! first, its chunks joined the plain `handled`'s text — a confirmation with and without its
+//! one-time word, a Russian turn, another uid closed at accept); `maven listen` turns speech
 //! that Piper synthesised into a turn with faster-whisper, and speaks the answer with Piper —
-//! the answer's audio transcribed back.
+//! the answer's audio transcribed back; and as a satellite, its microphone a program that says
+//! Piper's speech in real time: push-to-talk, a question and its "yes WORD" in the follow-up
+//! window of the same session (the act runs once), and openWakeWord's ok_nabu starting a turn.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
