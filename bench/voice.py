@@ -198,6 +198,9 @@ def main():
                 f"| {m['first']:.2f} | {m['asr']:.2f} | {m['turn']:.3f} | {m['tts']:.2f} "
                 f"| {m['rest']:.3f} | {m['whole']:.2f} | {ratio} |"
             )
+    print()
+    for text, _ in UTTERANCES:
+        print(f"- \"{text}\" → \"{answers.get(text, '')}\"")
     for n in notes:
         print(f"\n{n}")
 
