@@ -138,7 +138,7 @@ async fn each_hostile_service_gets_its_own_error_in_bounded_time() {
         ),
         (
             "truncated",
-            Ask::Speak,
+            Ask::SpeakEach,
             "the Wyoming peer closed the connection in the middle of an event's payload",
         ),
         (
