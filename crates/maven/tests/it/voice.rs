@@ -818,6 +818,17 @@ fn maven_listen_asks_and_hears_the_yes_in_the_follow_up_window_of_the_same_sessi
     let confirmed = acts[0]["confirmed_by"].as_str().unwrap();
     assert_eq!(confirmed, format!("owner (\"yes {word}\")"), "{acts:?}");
     assert_eq!(acts[0]["outcome"], "ok", "{acts:?}");
+
+    // A recorder that fails ends the session with its status; a window out of range is refused.
+    let out = home.run(&["listen", "--recorder", "exit 3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("maven listen: the microphone's recorder ended: exit status: 3"),
+        "{err}"
+    );
+    let out = home.run(&["listen", "--follow-up", "0"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 /// With `voice.wake`, a turn starts only on the wake word (openWakeWord's packaged ok_nabu,
