@@ -210,7 +210,9 @@ pub struct SynthesizeStart {
     pub context: Option<Map<String, Value>>,
 }
 
-/// `synthesize-chunk`: a piece of streamed text to speak.
+/// `synthesize-chunk`: a piece of streamed text to speak (one sentence of
+/// [`crate::text::sentences`] when this crate sends it). Like every event's data, its text is
+/// bounded by [`crate::codec::Limits::data`] when read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SynthesizeChunk {
     /// The piece's text.
@@ -298,7 +300,9 @@ pub struct HandledStart {
     pub context: Option<Map<String, Value>>,
 }
 
-/// `handled-chunk`: a piece of a streamed answer.
+/// `handled-chunk`: a piece of a streamed answer (one sentence of [`crate::text::sentences`]
+/// when this crate's server sends it; joined, the pieces are the `handled` text). Its text is
+/// bounded by [`crate::codec::Limits::data`] when read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandledChunk {
     /// The piece's text.
@@ -649,6 +653,37 @@ mod tests {
         ];
         for (ev, want) in table {
             assert_eq!(Message::from_event(ev).unwrap_err().to_string(), want);
+        }
+    }
+
+    /// A streamed piece of text is held to the data bound like any event: a chunk one byte
+    /// over it is refused before it is read, one at the bound is read.
+    #[tokio::test]
+    async fn a_streamed_chunk_is_held_to_the_data_bound() {
+        let limits = crate::codec::Limits {
+            data: 1024,
+            ..crate::codec::Limits::default()
+        };
+        for (kind, text) in [("synthesize-chunk", "a"), ("handled-chunk", "b")] {
+            let chunk = |n: usize| {
+                let text = text.repeat(n);
+                match kind {
+                    "synthesize-chunk" => Message::SynthesizeChunk(SynthesizeChunk { text }),
+                    _ => Message::HandledChunk(HandledChunk { text }),
+                }
+            };
+            // {"text":"…"} is 11 bytes beside the text.
+            let fits = crate::codec::encode(&chunk(1024 - 11).into_event());
+            let mut r = tokio::io::BufReader::new(fits.as_slice());
+            let got = crate::codec::read_event(&mut r, &limits)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(Message::from_event(got).unwrap(), chunk(1024 - 11));
+            let over = crate::codec::encode(&chunk(1024 - 10).into_event());
+            let mut r = tokio::io::BufReader::new(over.as_slice());
+            let err = crate::codec::read_event(&mut r, &limits).await.unwrap_err();
+            assert!(err.is_too_big(), "{kind}: {err:?}");
         }
     }
 
