@@ -10,11 +10,16 @@
 - every method it says a lint holds is in clippy.toml's disallowed-methods or -macros;
 - every crate it maps module by module (a section "### Inside `crate`") has each of its
   top-level modules (a `mod` in lib.rs or main.rs, but test-only ones) named at the start of
-  a bullet of that section, and the section names no module the crate does not have.
+  a bullet of that section, and the section names no module the crate does not have;
+- the order it documents holds: the crate table lists crates leaves first, so a row names only
+  crates of the rows above it; and a module map that says its modules go "from the leaves up"
+  lists them so, so a module refers (outside test code, as scripts/module-cycles.py reads
+  references) only to modules of the bullets above its own.
 
 Exits 1 naming each claim that no longer holds.
 """
 
+import importlib.util
 import pathlib
 import re
 import sys
@@ -33,6 +38,28 @@ def members():
             if toml.exists():
                 name = tomllib.loads(toml.read_text())["package"]["name"]
                 out[name] = toml
+    return out
+
+
+def module_order(crate, root, body, modules):
+    """A map "from the leaves up": each module refers only to modules of earlier bullets."""
+    spec = importlib.util.spec_from_file_location("module_cycles", ROOT / "scripts/module-cycles.py")
+    cycles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cycles)
+    rank = {}
+    for n, bullet in enumerate(re.findall(r"^- (.+?) —", body, re.M)):
+        for name in re.findall(r"`([a-z_0-9]+)`", bullet):
+            rank.setdefault(name, n)
+    out = []
+    for (a, b), locs in sorted(cycles.Crate(root).edges().items()):
+        top_a, top_b = (a[:1] or ("",))[0], (b[:1] or ("",))[0]
+        if top_a == top_b or top_a not in modules or top_b not in modules:
+            continue
+        if rank.get(top_b, -1) > rank.get(top_a, -1):
+            out.append(
+                f"`{crate}::{top_a}` refers to `{crate}::{top_b}` ({locs[0]}), which ARCHITECTURE.md "
+                f"lists after it (its map goes from the leaves up)"
+            )
     return out
 
 
@@ -69,6 +96,14 @@ def main():
             )
     for crate in sorted(local - seen):
         errors.append(f"the workspace member `{crate}` is not in the crate table")
+    # The table's order is the dependency order: a crate names only crates above it.
+    order = [r[0] for r in rows]
+    for i, (crate, _job, names) in enumerate(rows):
+        for dep in re.findall(r"`([a-z-]+)`", names):
+            if dep in order[i:]:
+                errors.append(
+                    f"`{crate}` names `{dep}`, which the crate table lists after it (leaves first)"
+                )
 
     # 2. Paths.
     for path in set(re.findall(r"`((?:crates|scripts|fuzz|bench|testenv)/[^`\s]*)`", text)):
@@ -181,6 +216,8 @@ def main():
             errors.append(f"the module `{crate}::{name}` is not in ARCHITECTURE.md's map of `{crate}`")
         for name in sorted(mapped - modules):
             errors.append(f"ARCHITECTURE.md's map of `{crate}` names `{name}`, which it does not have")
+        if "from the leaves up" in body.lower():
+            errors += module_order(crate, root, body, modules)
 
     for e in errors:
         print(f"architecture-check: {e}", file=sys.stderr)

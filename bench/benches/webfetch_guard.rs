@@ -27,6 +27,10 @@ use webfetch::{DoorConfig, Fetcher};
 const BODY: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
 
 /// A keep-alive HTTP/1.1 server on 127.0.0.1, on its own thread and runtime.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a benchmark's server, not a door of Maven's"
+)]
 fn start_server() -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -152,6 +152,10 @@ fn answer(head: &str, body: &[u8], out: &mut Vec<u8>) {
 /// are served at once.
 const ACCEPTORS: usize = 128;
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a benchmark's server, not a door of Maven's"
+)]
 fn server() -> Res<()> {
     let l = TcpListener::bind("127.0.0.1:0")?;
     println!("{}", l.local_addr()?.port());

@@ -374,6 +374,10 @@ const DOOR_TOKEN: &str = "bench";
 
 /// A door as the daemon's (`maven`'s `netdoor`): each launcher's listeners, once its token
 /// is checked, served by webfetch's proxy until it hangs up.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a benchmark's server, not a door of Maven's"
+)]
 fn serve_door(path: &std::path::Path) -> Res<()> {
     let _ = std::fs::remove_file(path);
     let listener = tokio::net::UnixListener::bind(path)?;
@@ -769,6 +773,10 @@ async fn isolate(o: &Opts) -> Res<()> {
 
 // ---- P-2: a black hole ------------------------------------------------------------------------
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a benchmark's server, not a door of Maven's"
+)]
 fn blackhole() -> Res<()> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
     println!("{}", l.local_addr()?.port());

@@ -10,7 +10,7 @@ use config::Config;
 use crate::cmd::mcp_edit::Change;
 use crate::cmd::{runtime, show};
 use crate::exit::LogFormat;
-use crate::ipc::methods::Request;
+use wire::methods::Request;
 
 /// Maven: a personal assistant daemon that hosts other people's tools (MCP servers, feeds, web
 /// endpoints) safely: only what you approved, only in the shape you approved, and never a write

@@ -1,14 +1,36 @@
-//! The JSON shapes of the stable machine-readable interface (I-3). Times are RFC 3339 UTC;
-//! absent values are null.
+//! The daemon's values into the views of the stable machine-readable interface (I-3, the
+//! `wire` crate): store, config, poller, mcp and oauth values, secrets masked. Times are
+//! RFC 3339 UTC; absent values are null.
 
 use time::OffsetDateTime;
 
 use config::{FeedConfig, McpServerConfig, McpTarget};
 
-use crate::views::{
-    ActRecordView, AuthState, AuthView, DiscoveryNote, FeedLive, FeedView, NoteView, RefusedTool,
-    ServerAuth, ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
+use wire::views::{
+    ActRecordView, AuthState, AuthView, FeedLive, FeedView, NoteView, RefusedTool, ServerAuth,
+    ServerInfo, ServerState, ServerStatusView, ToolView, Transport,
 };
+
+/// What the allowlist made of a server's last complete listing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DiscoveryNote {
+    /// "over cap: …" when the whole server was refused.
+    pub(crate) over_cap: Option<String>,
+    /// Tools not proposed, with the reason.
+    pub(crate) refused: Vec<(String, String)>,
+    /// The last error applying a listing to the store.
+    pub(crate) error: Option<String>,
+    /// Why the server is unstable (its tools change too often), while it is.
+    pub(crate) unstable: Option<String>,
+}
+
+/// The view of a client target's transport (the config's `McpTarget` is one).
+pub(crate) fn transport<S, D>(t: &mcp::Transport<S, D>) -> Transport {
+    match t {
+        mcp::Transport::Stdio { .. } => Transport::Stdio,
+        mcp::Transport::Http { .. } => Transport::Http,
+    }
+}
 
 /// RFC 3339 in UTC (e.g. `2026-11-30T05:08:27Z`), or `None` for a time that has no such
 /// spelling.
@@ -365,7 +387,7 @@ pub(crate) fn server_status(
     };
     ServerStatusView {
         name: s.name.clone(),
-        transport: Transport::from(&s.target),
+        transport: transport(&s.target),
         target: target(&s.written),
         enabled: s.enabled,
         state,
@@ -458,8 +480,8 @@ pub(crate) fn feed_status(s: &poller::FeedStatus) -> FeedView {
 }
 
 /// One feed of `maven feeds refresh`.
-pub(crate) fn refreshed(r: poller::Refreshed) -> crate::views::RefreshView {
-    let mut v = crate::views::RefreshView {
+pub(crate) fn refreshed(r: poller::Refreshed) -> wire::views::RefreshView {
+    let mut v = wire::views::RefreshView {
         name: String::new(),
         polled: false,
         noted: None,
@@ -496,8 +518,8 @@ pub(crate) fn refreshed(r: poller::Refreshed) -> crate::views::RefreshView {
 }
 
 /// The turns' router as `maven status` shows it.
-pub(crate) fn router(r: &turns::Router) -> crate::views::RouterView {
-    use crate::views::{RouterKindView, RouterView};
+pub(crate) fn router(r: &turns::Router) -> wire::views::RouterView {
+    use wire::views::{RouterKindView, RouterView};
     match r {
         turns::Router::Rules => RouterView {
             kind: RouterKindView::Rules,
@@ -602,5 +624,24 @@ mod tests {
     fn times_are_rfc3339_utc() {
         let t = OffsetDateTime::from_unix_timestamp(1_764_479_307).unwrap();
         assert_eq!(time_str(t).as_deref(), Some("2025-11-30T05:08:27Z"));
+    }
+
+    #[test]
+    fn a_clients_transport_is_its_own_word_in_the_view() {
+        let targets: [mcp::Transport<String, ()>; 2] = [
+            mcp::Transport::Stdio {
+                command: "x".to_owned(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+            mcp::Transport::Http {
+                url: "https://a.example/mcp".to_owned(),
+                headers: Default::default(),
+                door: (),
+            },
+        ];
+        for t in &targets {
+            assert_eq!(transport(t).as_str(), t.name(), "the client's own word");
+        }
     }
 }

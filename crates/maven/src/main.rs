@@ -18,13 +18,11 @@ mod logsink;
 mod netdoor;
 mod notify;
 mod oauth;
+mod page_host;
 mod phrases;
 mod policy;
-mod poll;
 mod reload;
-mod views;
 mod voice;
-mod web;
 
 use std::process::ExitCode;
 

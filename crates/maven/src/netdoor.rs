@@ -159,8 +159,12 @@ impl Door {
         Ok(l)
     }
 
-    /// Serves the door until `cancel`: each hand-over on a task of its own, every relay ended
-    /// with it.
+    /// Serves the door until `cancel` (through `gate::serve`): each hand-over on a task of
+    /// its own, every relay ended with it.
+    ///
+    /// The gate admits any peer that reaches the socket: the launchers it serves are the
+    /// daemon's own descendants (so the descendant check cannot apply), the socket's mode 0600
+    /// keeps other users out, and a token proves which server a launcher starts.
     pub(crate) async fn serve(
         self: Arc<Self>,
         listener: std::os::unix::net::UnixListener,
@@ -173,38 +177,33 @@ impl Door {
                 return;
             }
         };
-        let mut tasks = JoinSet::new();
-        let pending = Arc::new(tokio::sync::Semaphore::new(MAX_PENDING));
-        loop {
-            tokio::select! {
-                () = cancel.cancelled() => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((conn, _)) => match pending.clone().try_acquire_owned() {
-                        Ok(permit) => {
-                            tasks.spawn(self.clone().hand_over(conn, permit, cancel.clone()));
-                        }
-                        Err(_) => {
-                            tracing::warn!(
-                                "sandbox network door: {MAX_PENDING} hand-overs already pending; a connection was closed"
-                            );
-                        }
-                    },
-                    Err(e) => {
-                        tracing::warn!(error = %e, "sandbox network door: accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    }
-                },
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            }
-        }
-        tasks.shutdown().await;
+        let slots = gate::Slots::new(MAX_PENDING)
+            .when_full(|_, _| {
+                tracing::warn!(
+                    "sandbox network door: {MAX_PENDING} hand-overs already pending; a connection was closed"
+                );
+            })
+            // A stop ends every hand-over at once (each also ends on `cancel`).
+            .grace(std::time::Duration::ZERO);
+        let served = cancel.clone();
+        let handler = move |conn: tokio::net::UnixStream, admitted: gate::Admitted| {
+            self.clone().hand_over(conn, admitted.slot, served.clone())
+        };
+        gate::serve(
+            listener,
+            gate::Gate::open("sandbox network door"),
+            slots,
+            handler,
+            cancel,
+        )
+        .await;
     }
 
     /// One launcher's hand-over: read, check, answer, serve until it hangs up.
     async fn hand_over(
         self: Arc<Self>,
         conn: tokio::net::UnixStream,
-        permit: tokio::sync::OwnedSemaphorePermit,
+        slot: gate::Slot,
         cancel: CancellationToken,
     ) {
         let Ok(std) = conn.into_std().and_then(|s| {
@@ -219,7 +218,7 @@ impl Door {
         })
         .await;
         // Read: the next hand-over may be.
-        drop(permit);
+        drop(slot);
         let Ok((std, handed)) = received else {
             return;
         };

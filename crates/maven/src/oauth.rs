@@ -193,7 +193,7 @@ impl CredentialStore for ReadOnly {
 pub(crate) enum Holder {
     /// The running daemon, which said this of the server's authorization (`mcp_auth`), or
     /// why it could not; the command never sees its tokens and never opens the store.
-    Daemon(Result<crate::views::AuthView, String>),
+    Daemon(Result<wire::views::AuthView, String>),
     /// No daemon runs: the command holds the data directory's lock (so none starts) and
     /// reads the store itself.
     Offline(
@@ -236,10 +236,10 @@ pub(crate) async fn for_inspect(
         return Ok(None);
     }
     let memory = || -> Arc<dyn CredentialStore> { Arc::new(::oauth::MemoryStore::default()) };
-    let req = crate::ipc::methods::Request::McpAuth {
+    let req = wire::methods::Request::McpAuth {
         name: name.to_owned(),
     };
-    match crate::ipc::client::ask::<crate::views::AuthView>(data_dir, &req).await {
+    match crate::ipc::client::ask::<wire::views::AuthView>(data_dir, &req).await {
         Ok(said) => {
             let said = Ok(said);
             Ok(for_server(config, name, memory())

@@ -6,12 +6,13 @@
 //! `info` says `supports_handled_streaming`), then sent whole as `handled`
 //! (`wyoming::server`).
 //!
-//! Who may connect is decided at accept, before a byte is read: on the loopback only the
-//! owner's own processes (the page's peer check, by the socket's uid); elsewhere only the
+//! Who may connect is decided at accept by the gate (`gate::serve`), before a byte is read: on
+//! the loopback only the owner's own processes (by the socket's uid); elsewhere only the
 //! addresses in `voice.peers` (the configuration refuses a non-loopback `listen` without
-//! them); and never a process the daemon started or one of its descendants, sandboxed or not
-//! (the processes holding the peer's socket, found by its inode, judged as IPC judges its
-//! peers: `ipc::peer`), so no server can say a write and then its yes. Every voice turn is
+//! them), one of this machine's judged like a local one; and never a process the daemon
+//! started or one of its descendants, sandboxed or not (the processes holding the peer's
+//! socket, found by its inode, judged as IPC judges its peers: `gate::lineage`), so no server
+//! can say a write and then its yes. Every voice turn is
 //! logged with its peer. A conversation is the Wyoming context's
 //! `conversation_id`, else the connection.
 
@@ -24,7 +25,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// Connections served at once; more wait in the kernel's backlog.
+/// Connections served at once; one more is closed at once.
 const MAX_CONNECTIONS: usize = 16;
 /// The longest a turn may take before the client is answered that Maven cannot help.
 const TURN_DEADLINE: Duration = Duration::from_secs(120);
@@ -42,44 +43,28 @@ impl Gate {
     /// The gate for a listen address: the owner's uid on the loopback, else the peers.
     pub(crate) fn for_listen(addr: SocketAddr, peers: &[IpAddr]) -> Gate {
         if addr.ip().is_loopback() {
-            Gate::Owner(crate::web::owner_uid())
+            Gate::Owner(gate::owner_uid())
         } else {
             Gate::Peers(peers.to_vec())
         }
     }
 
-    /// Whether the connection `local` ← `peer` may be served, and if not, why. Decided before
-    /// a byte is read: the owner's uid on the loopback, `voice.peers` elsewhere, and in both
-    /// never a process the daemon started or one of its descendants (a server, sandboxed or
-    /// not, would otherwise say a write and then its yes).
-    pub(crate) fn admits(&self, local: SocketAddr, peer: SocketAddr) -> Result<(), String> {
-        let socket = crate::web::peer_socket(local, peer);
-        match self {
-            Gate::Owner(owner) => match socket {
-                Some(s) if s.uid == *owner => {}
-                Some(s) => return Err(format!("uid {} is not the owner's ({owner})", s.uid)),
-                None => return Err("its uid cannot be known".to_owned()),
-            },
-            Gate::Peers(peers) => {
-                if !peers.contains(&peer.ip()) {
-                    return Err(format!("{} is not in voice.peers", peer.ip()));
-                }
-                // A peer on another machine has no socket here; one on this machine does, and
-                // is judged as on the loopback.
-                if socket.is_none() {
-                    return Ok(());
-                }
-            }
-        }
-        let Some(s) = socket else {
-            return Err("its uid cannot be known".to_owned());
+    /// The gate of the voice listener: the owner's uid on the loopback, `voice.peers`
+    /// elsewhere, and in both never a process the daemon started or one of its descendants (a
+    /// server, sandboxed or not, would otherwise say a write and then its yes). A peer of
+    /// `voice.peers` on another machine has no socket here; one on this machine does, and is
+    /// judged as on the loopback.
+    fn door(&self) -> gate::Gate {
+        let door = match self {
+            Gate::Owner(owner) => gate::Gate::open("voice").owner(*owner),
+            Gate::Peers(peers) => gate::Gate::open("voice").peers(peers.clone()),
         };
-        crate::ipc::peer::admit_socket(s.inode).map_err(|r| {
-            let mut why = format!("pid {}: {}", r.pid, r.reason);
-            if let Some(child) = r.child {
-                why.push_str(&format!(" (through the daemon's child {child})"));
-            }
-            why
+        door.no_descendants().on_refusal(|peer, why| {
+            let why = match why {
+                gate::Refusal::NotListed(ip) => format!("{ip} is not in voice.peers"),
+                other => other.to_string(),
+            };
+            tracing::warn!(peer = %peer, reason = %why, "voice: connection refused");
         })
     }
 }
@@ -129,15 +114,20 @@ impl wyoming::server::Handler for Agent {
             .as_ref()
             .and_then(|c| c.get("conversation_id"))
             .and_then(Value::as_str)
-            .map(|c| format!("wyoming:{}", shown::cut(c, 128)))
-            .unwrap_or_else(|| format!("connection:{}", self.connection));
+            .map(|c| turns::Conversation::new(turns::Front::Voice, c))
+            .unwrap_or_else(|| {
+                turns::Conversation::new(
+                    turns::Front::Voice,
+                    &format!("connection {}", self.connection),
+                )
+            });
         tracing::info!(
             peer = %self.peer,
             conversation = %conversation,
             said = %shown::line(&shown::cut(&transcript.text, 200)),
             "voice turn"
         );
-        let turn = self.turns.turn_spoken(&transcript.text, &conversation);
+        let turn = self.turns.turn(&conversation, &transcript.text);
         match tokio::time::timeout(TURN_DEADLINE, turn).await {
             Ok(answer) => wyoming::server::Answer {
                 handled: answer.understood,
@@ -153,53 +143,30 @@ impl wyoming::server::Handler for Agent {
     }
 }
 
-/// Serves the Wyoming protocol on `listener` until `cancel`.
+/// Serves the Wyoming protocol on `listener` until `cancel`, through `gate::serve`.
 pub(crate) async fn serve(
     listener: TcpListener,
     gate: Gate,
     turns: Arc<turns::Turns>,
     cancel: CancellationToken,
 ) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let slots = gate::Slots::new(MAX_CONNECTIONS).when_full(|_, peer| {
+        tracing::warn!(peer = %peer, "voice: every connection slot is in use; refused");
+    });
     let count = AtomicU64::new(0);
-    let tasks = tokio_util::task::TaskTracker::new();
-    loop {
-        let accepted = tokio::select! {
-            _ = cancel.cancelled() => break,
-            a = listener.accept() => a,
-        };
-        let (stream, peer) = match accepted {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "voice: accept failed");
-                tokio::select! {
-                    _ = cancel.cancelled() => break,
-                    _ = tokio::time::sleep(Duration::from_millis(100)) => continue,
-                }
-            }
-        };
-        let local = match stream.local_addr() {
-            Ok(l) => l,
-            Err(_) => continue,
-        };
-        if let Err(why) = gate.admits(local, peer) {
-            tracing::warn!(peer = %peer, reason = %why, "voice: connection refused");
-            drop(stream);
-            continue;
-        }
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(peer = %peer, "voice: every connection slot is in use; refused");
-            drop(stream);
-            continue;
-        };
+    let served = cancel.clone();
+    let handler = move |stream: tokio::net::TcpStream, admitted: gate::Admitted| {
         let agent = Agent {
             turns: turns.clone(),
-            peer,
+            peer: admitted
+                .peer
+                .addr()
+                .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0))),
             connection: count.fetch_add(1, Ordering::Relaxed),
         };
-        let cancel = cancel.clone();
-        tasks.spawn(async move {
-            let _permit = permit;
+        let cancel = served.clone();
+        async move {
+            let _slot = admitted.slot;
             let limits = wyoming::server::ServerLimits::default();
             tokio::select! {
                 _ = cancel.cancelled() => {}
@@ -209,8 +176,50 @@ pub(crate) async fn serve(
                     }
                 }
             }
-        });
+        }
+    };
+    gate::serve(listener, gate.door(), slots, handler, cancel).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn beyond_the_loopback_only_voice_peers_are_admitted_and_one_elsewhere_without_a_socket_here() {
+        let listed: IpAddr = "192.0.2.7".parse().unwrap();
+        let door = Gate::for_listen("0.0.0.0:10700".parse().unwrap(), &[listed]).door();
+        let local = Some("192.0.2.1:10700".parse().unwrap());
+        // Not listed: refused before anything else is asked.
+        assert_eq!(
+            door.judge(&gate::Peer::Tcp {
+                local,
+                remote: "192.0.2.8:40000".parse().unwrap(),
+            }),
+            Err(gate::Refusal::NotListed("192.0.2.8".parse().unwrap()))
+        );
+        // Listed, on another machine (no socket of this one): admitted, its uid unknown.
+        assert_eq!(
+            door.judge(&gate::Peer::Tcp {
+                local,
+                remote: SocketAddr::new(listed, 40000),
+            }),
+            Ok(None)
+        );
     }
-    tasks.close();
-    tasks.wait().await;
+
+    #[test]
+    fn on_the_loopback_a_peer_whose_socket_is_gone_is_refused() {
+        let door = Gate::for_listen("127.0.0.1:10700".parse().unwrap(), &[]).door();
+        assert_eq!(
+            door.judge(&gate::Peer::Tcp {
+                local: Some("127.0.0.1:10700".parse().unwrap()),
+                remote: "127.0.0.1:9".parse().unwrap(),
+            }),
+            Err(gate::Refusal::NotOwner {
+                uid: None,
+                owner: gate::owner_uid()
+            })
+        );
+    }
 }

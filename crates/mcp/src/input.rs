@@ -247,7 +247,7 @@ impl Ask {
     /// a form with several takes `name: value` pairs separated by `;` or new lines. A value
     /// that is not of the field's type, a missing required field or an unknown name is an
     /// error that says which.
-    pub fn answer(&self, text: &str) -> Result<Value, String> {
+    pub fn answer(&self, text: &str) -> Result<Value, AnswerError> {
         let t = text.trim();
         if matches!(t.to_ascii_lowercase().as_str(), "no" | "cancel" | "decline") {
             return Ok(Ask::decline());
@@ -270,12 +270,14 @@ impl Ask {
                 .filter(|p| !p.is_empty())
             {
                 let Some((name, value)) = part.split_once([':', '=']) else {
-                    return Err(format!("say each field as `name: value` (got {part:?})"));
+                    return Err(AnswerError::NotNameValue(part.to_owned()));
                 };
                 let name = name.trim();
                 let Some(f) = fields.iter().find(|f| f.name == name) else {
-                    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-                    return Err(format!("no field {name:?}; the fields are {names:?}"));
+                    return Err(AnswerError::NoField {
+                        name: name.to_owned(),
+                        fields: fields.iter().map(|f| f.name.clone()).collect(),
+                    });
                 };
                 content.insert(f.key.clone(), typed(f, value.trim())?);
             }
@@ -284,38 +286,105 @@ impl Ask {
             .iter()
             .find(|f| f.required && !content.contains_key(&f.key))
         {
-            return Err(format!("the field {:?} is required", missing.name));
+            return Err(AnswerError::Required(missing.name.clone()));
         }
         Ok(json!({"action": "accept", "content": content}))
     }
 }
 
+/// Why the owner's reply does not answer a server's question: each case names the field, so a
+/// front end can say it in the owner's language. Its `Display` is the English sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// A form of several fields answered with a part that is not `name: value`.
+    #[error("say each field as `name: value` (got {0:?})")]
+    NotNameValue(String),
+    /// A name the form does not have.
+    #[error("no field {name:?}; the fields are {fields:?}")]
+    NoField {
+        /// The name said.
+        name: String,
+        /// The form's fields.
+        fields: Vec<String>,
+    },
+    /// A required field left out.
+    #[error("the field {0:?} is required")]
+    Required(String),
+    /// A value that is none of the field's choices.
+    #[error("{name:?} must be one of {choices:?}")]
+    NotAChoice {
+        /// The field.
+        name: String,
+        /// Its choices, as the server wrote them.
+        choices: Vec<String>,
+    },
+    /// A value that is not of the field's type.
+    #[error("{name:?} {}", .expected.rule())]
+    NotOfType {
+        /// The field.
+        name: String,
+        /// The type it takes.
+        expected: FieldType,
+    },
+}
+
+/// A field's type a value may fail to be ([`AnswerError::NotOfType`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// yes or false.
+    Boolean,
+    /// A whole number.
+    Integer,
+    /// A number.
+    Number,
+}
+
+impl FieldType {
+    /// What a value of this type is, in English.
+    fn rule(self) -> &'static str {
+        match self {
+            FieldType::Boolean => "is yes or false",
+            FieldType::Integer => "must be a whole number",
+            FieldType::Number => "must be a number",
+        }
+    }
+}
+
 /// The value of field `f` said `v` by the owner; a choice is answered as the server wrote it.
-fn typed(f: &Field, v: &str) -> Result<Value, String> {
+fn typed(f: &Field, v: &str) -> Result<Value, AnswerError> {
     let v = if f.choices.is_empty() {
         v
     } else {
         match f.choices.iter().position(|c| c == v) {
             Some(i) => f.values.get(i).map_or(v, String::as_str),
-            None => return Err(format!("{:?} must be one of {:?}", f.name, f.choices)),
+            None => {
+                return Err(AnswerError::NotAChoice {
+                    name: f.name.clone(),
+                    choices: f.choices.clone(),
+                })
+            }
         }
+    };
+    let not = |expected| AnswerError::NotOfType {
+        name: f.name.clone(),
+        expected,
     };
     match f.kind.as_str() {
         "boolean" => match v.to_ascii_lowercase().as_str() {
             "yes" | "true" | "y" => Ok(Value::Bool(true)),
             "false" | "n" => Ok(Value::Bool(false)),
-            _ => Err(format!("{:?} is yes or false", f.name)),
+            _ => Err(not(FieldType::Boolean)),
         },
         "integer" => v
             .parse::<i64>()
             .map(Value::from)
-            .map_err(|_| format!("{:?} must be a whole number", f.name)),
+            .map_err(|_| not(FieldType::Integer)),
         "number" => v
             .parse::<f64>()
             .ok()
             .and_then(serde_json::Number::from_f64)
             .map(Value::Number)
-            .ok_or_else(|| format!("{:?} must be a number", f.name)),
+            .ok_or_else(|| not(FieldType::Number)),
         _ => Ok(Value::String(v.to_owned())),
     }
 }
@@ -632,10 +701,38 @@ mod tests {
             a.answer("n: 3; ok: yes; c: b").unwrap(),
             json!({"action": "accept", "content": {"n": 3, "ok": true, "c": "b"}})
         );
-        assert!(a.answer("ok: yes").unwrap_err().contains("required"));
-        assert!(a.answer("n: x").unwrap_err().contains("whole number"));
-        assert!(a.answer("n: 1; c: z").unwrap_err().contains("one of"));
-        assert!(a.answer("m: 1").unwrap_err().contains("no field"));
+        assert_eq!(
+            a.answer("ok: yes").unwrap_err(),
+            AnswerError::Required("n".into())
+        );
+        let e = a.answer("n: x").unwrap_err();
+        assert_eq!(
+            e,
+            AnswerError::NotOfType {
+                name: "n".into(),
+                expected: FieldType::Integer
+            }
+        );
+        assert_eq!(e.to_string(), "\"n\" must be a whole number");
+        let e = a.answer("n: 1; c: z").unwrap_err();
+        assert_eq!(
+            e,
+            AnswerError::NotAChoice {
+                name: "c".into(),
+                choices: vec!["a".into(), "b".into()]
+            }
+        );
+        assert_eq!(e.to_string(), "\"c\" must be one of [\"a\", \"b\"]");
+        let e = a.answer("m: 1").unwrap_err();
+        assert!(matches!(&e, AnswerError::NoField { name, .. } if name == "m"));
+        assert_eq!(
+            e.to_string(),
+            "no field \"m\"; the fields are [\"n\", \"ok\", \"c\"]"
+        );
+        assert_eq!(
+            a.answer("n 1").unwrap_err(),
+            AnswerError::NotNameValue("n 1".into())
+        );
     }
 
     #[test]

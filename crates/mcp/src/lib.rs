@@ -163,7 +163,7 @@ pub use era::{Era, Protocol, MODERN_VERSION};
 pub use error::{CloseReason, Error, Incomplete, Violation};
 pub use handshake::{ServerInfo, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 pub use held::OWNER_WINDOW;
-pub use input::{Ask, AskKind, CallStep, Field, InputNeeded};
+pub use input::{AnswerError, Ask, AskKind, CallStep, Field, FieldType, InputNeeded};
 pub use manager::{
     Applied, Discovery, Managed, Manager, ManagerOptions, ServerState, ServerStatus,
 };

@@ -456,6 +456,10 @@ mod tests {
 
     #[test]
     #[expect(clippy::disallowed_macros, reason = "a test says why it skipped")]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test peer, not a door of Maven's"
+    )]
     fn listeners_go_over_and_the_answer_comes_back() {
         let (launcher, daemon) = UnixStream::pair().unwrap();
         // Not at the proxy's real address (another test may hold it): the check of the

@@ -109,6 +109,10 @@ pub struct AuthServer {
 
 impl AuthServer {
     /// Start one on 127.0.0.1.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test server, not a door of Maven's"
+    )]
     pub async fn start(hostile: Hostile) -> std::io::Result<AuthServer> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let base = format!("http://{}", listener.local_addr()?);

@@ -2,23 +2,33 @@
 //! anything runs an act, and every front end (the terminal, the page, IPC, speech) renders the
 //! answer it gives; none builds one.
 //!
+//! Every turn belongs to a [`Conversation`]: its front end (the terminal, the page, a voice
+//! conversation, a `maven listen` session) and its name there. The turns of one conversation
+//! run in order; those of different conversations at the same time, and none waits on
+//! another's model request, store call or tool call.
+//!
 //! A router picks what the turn does (`rules`, or `llm` with the rules router as its fallback).
-//! A destructive act is never run on the first turn: it is held as the one pending act, and
-//! runs only when the next turn is an explicit yes (yes/y/да) within two minutes. Any other
-//! turn drops the pending act. Results are reduced to text, capped, and kept apart as their
-//! server's words ([`Part::Output`]): a result is data, not an instruction to Maven.
+//! The turn's language is decided once, from its sentence, and everything it says is in it
+//! ([`phrases`]). A destructive act is never run on the first turn: it is held as its
+//! conversation's pending act, and runs only when that conversation's next turn is an explicit
+//! yes (yes/y, or the same in Russian) within two minutes; any other turn of the conversation
+//! drops it, and a turn of another conversation neither confirms nor drops it. Results are
+//! reduced to text, capped, and kept apart as their server's words ([`Part::Output`]): a result
+//! is data, not an instruction to Maven.
 //!
 //! A modern MCP server may answer a call with a question (an elicitation): the turn answers
 //! with the server's question as a [`Part::Question`] (a renderer marks every line with the
-//! server's name, `todo › …`), and the owner's next turn is the answer ("no" declines), within
-//! the same two minutes. A question asking for a secret is declined without being shown, and a
+//! server's name, `todo › …`), and the conversation's next turn is the answer ("no"
+//! declines), within the same two minutes. A question asking for a secret is declined without being shown, and a
 //! round whose every question was declined so is sent on at once: it never takes the owner's
 //! next turn. A URL is shown as text and nothing is opened.
 
 #![warn(clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 pub mod answer;
+pub mod conversation;
 pub mod llm;
+pub mod phrases;
 pub mod render;
 pub mod rules;
 pub mod templates;
@@ -29,10 +39,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use store::{Store, ToolRow, ToolState};
-use tokio::sync::Mutex;
 
 use allowlist::{Args, ExecError, Executor, InputStep, Ran, Request, Waiting, CONFIRM_WINDOW};
 pub use answer::{Act, Answer, Awaits, Item, Lang, Outcome, Part};
+pub use conversation::{Conversation, Front};
 use rules::{ActName, Decision};
 
 /// The fact that remembers where the owner stopped reading the feeds digest.
@@ -43,30 +53,13 @@ const DIGEST_PER_FEED: usize = 5;
 /// Longest text of one note in an answer.
 const NOTE_TEXT_CAP: usize = 300;
 
-/// What the next turn answers: a destructive act's confirmation, or a server's question.
+/// What a conversation's next turn answers: a destructive act's confirmation, or a server's
+/// question.
 #[derive(Debug)]
 enum Held {
-    /// An act awaiting the owner's yes; asked by voice, the yes must carry the one-time word,
-    /// in the same conversation.
-    Confirm(Request, Option<Spoken>),
+    /// An act awaiting the owner's yes; asked by voice, the yes must carry the one-time word.
+    Confirm(Request, Option<&'static str>),
     Input(Box<Waiting>),
-}
-
-/// The one-time word of a question asked by voice, and the conversation it was asked in.
-#[derive(Debug, Clone)]
-struct Spoken {
-    word: &'static str,
-    conversation: String,
-}
-
-/// Where a turn comes from.
-#[derive(Debug, Clone, Copy)]
-enum Channel<'a> {
-    /// Typed: `maven say`, the page.
-    Typed,
-    /// Spoken, in the conversation named so (a Wyoming `conversation_id`, a connection, a
-    /// `maven listen` run).
-    Voice(&'a str),
 }
 
 /// A server's question that the owner's next turn answers, as the page shows it: the
@@ -89,14 +82,13 @@ fn declined_line(server: &str, fields: &[String]) -> String {
     if fields.is_empty() {
         return String::new();
     }
-    format!(
-        "{} asked for a secret ({}); Maven declined it without showing it.",
-        shown::line(server),
-        fields
+    phrases::en::declined_secrets(
+        &shown::line(server),
+        &fields
             .iter()
             .map(|f| format!("{:?}", shown::line(f)))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
     )
 }
 
@@ -107,28 +99,32 @@ fn words(ask: &mcp::Ask) -> (String, &'static str) {
     let how = match &ask.kind {
         mcp::AskKind::Url { url } => {
             let _ = write!(text, "\n(visit) {url}");
-            "It asks you to visit that address (Maven opens nothing). Say yes when done, or no."
+            phrases::en::visit_how()
         }
-        mcp::AskKind::Form { fields } if fields.is_empty() => "Say yes to go on, or no to decline.",
+        mcp::AskKind::Form { fields } if fields.is_empty() => phrases::en::go_on_how(),
         mcp::AskKind::Form { fields } => {
             for f in fields {
                 let _ = write!(
                     text,
                     "\n({}{}: {}{}) {}",
                     f.name,
-                    if f.required { ", required" } else { "" },
+                    if f.required {
+                        phrases::en::required()
+                    } else {
+                        ""
+                    },
                     f.kind,
                     choices(f),
                     f.title
                 );
             }
             if fields.len() == 1 {
-                "Answer with the value of that field, or no to decline."
+                phrases::en::one_field_how()
             } else {
-                "Answer as `name: value; name: value` with the field names above, or no to decline."
+                phrases::en::fields_how()
             }
         }
-        _ => "Say no to decline.",
+        _ => phrases::en::decline_how(),
     };
     (text, how)
 }
@@ -156,10 +152,7 @@ fn ask_owner(w: &Waiting) -> Answer {
     Answer {
         parts: vec![
             Part::Maven {
-                text: format!(
-                    "{server} asks; its words, each line marked \"{server}{}\":",
-                    render::QUOTE_MARK.trim_end()
-                ),
+                text: phrases::en::asks_its_words(&server, render::QUOTE_MARK.trim_end()),
             },
             Part::Question {
                 server: w.server().to_owned(),
@@ -188,53 +181,24 @@ fn choices(f: &mcp::Field) -> String {
         return String::new();
     }
     let c: Vec<String> = f.choices.iter().map(|c| c.to_owned()).collect();
-    format!(", one of {}", c.join(" / "))
-}
-
-/// The answer of a turn whose act finished (or failed).
-/// Maven's words in the language of the owner's sentence.
-fn tr(lang: Lang, en: String, ru: String) -> String {
-    match lang {
-        Lang::En => en,
-        Lang::Ru => ru,
-    }
+    phrases::en::one_of(&c.join(" / "))
 }
 
 /// "I won't run that: …", in the sentence's language (the reason is the allowlist's words).
 fn wont(lang: Lang, reason: &dyn std::fmt::Display) -> String {
-    tr(
-        lang,
-        format!("I won't run that: {reason}."),
-        format!("Не выполню: {reason}."),
-    )
+    phrases::wont(lang, reason)
 }
 
+/// The answer of a turn whose act finished (or failed).
 fn report_done(row: &ToolRow, result: Result<Ran, ExecError>, lang: Lang) -> Answer {
     match result {
         Ok(ran) => {
             let server = (row.kind == store::ToolKind::Mcp).then(|| row.server.clone());
-            let head = match (&server, ran.ok, lang) {
-                (Some(s), true, Lang::En) => format!("{} ran; the MCP server {s:?} returned:", row.name),
-                (Some(s), false, Lang::En) => {
-                    format!("{} ran; the MCP server {s:?} reported an error:", row.name)
-                }
-                (None, true, Lang::En) => format!("{} ran; a local command returned:", row.name),
-                (None, false, Lang::En) => {
-                    format!("{} ran; a local command reported an error:", row.name)
-                }
-                (Some(s), true, Lang::Ru) => format!("{} выполнено; MCP-сервер {s:?} ответил:", row.name),
-                (Some(s), false, Lang::Ru) => {
-                    format!("{} выполнено; MCP-сервер {s:?} сообщил об ошибке:", row.name)
-                }
-                (None, true, Lang::Ru) => format!("{} выполнено; локальная команда ответила:", row.name),
-                (None, false, Lang::Ru) => {
-                    format!("{} выполнено; локальная команда сообщила об ошибке:", row.name)
-                }
-            };
+            let head = phrases::ran_head(lang, &row.name, server.as_deref(), ran.ok);
             let mut parts = vec![Part::Maven { text: head }];
             if ran.text.trim().is_empty() {
                 parts.push(Part::Maven {
-                    text: tr(lang, "(nothing)".into(), "(ничего)".into()),
+                    text: phrases::returned_nothing(lang),
                 });
             } else {
                 parts.push(Part::Output {
@@ -268,12 +232,23 @@ fn report_done(row: &ToolRow, result: Result<Ran, ExecError>, lang: Lang) -> Ans
             .in_lang(lang)
             .about(&row.name, Outcome::Refused),
         // Sent, never answered: it may have run. Said as such, and never sent again by Maven.
-        Err(ExecError::Unknown { who, reason }) => Answer::refuse(format!(
-            "{}: outcome unknown: {who} may have run it ({reason}). Check with the service itself before asking for it again; Maven does not retry it.",
-            row.name
-        ))
-        .about(&row.name, Outcome::Unknown),
-        Err(e) => Answer::refuse(format!("{} did not run: {e}", row.name))
+        Err(ExecError::Unknown { who, reason }) => {
+            Answer::refuse(phrases::en::outcome_unknown(&row.name, &who, &reason))
+                .about(&row.name, Outcome::Unknown)
+        }
+        // Not run: its server could not be reached or refused the call, the local command
+        // could not start, the row could not be read again or recorded, or its arguments do
+        // not bind.
+        Err(
+            e @ (ExecError::Call(_)
+            | ExecError::Spawn { .. }
+            | ExecError::Wait { .. }
+            | ExecError::Store(_)
+            | ExecError::NotRecorded(_)
+            | ExecError::NeedsConfirmation(_)
+            | ExecError::Bind(_)
+            | ExecError::Args(_)),
+        ) => Answer::refuse(phrases::en::did_not_run(&row.name, &e))
             .about(&row.name, Outcome::Refused),
     }
 }
@@ -293,7 +268,8 @@ pub type FeedsSource = std::sync::Arc<dyn Fn() -> Vec<FeedHealth> + Send + Sync>
 /// The longest error of a failing feed the digest says.
 const FEED_ERROR_CAP: usize = 120;
 
-/// The turn pipeline. Turns run one at a time.
+/// The turn pipeline. The turns of one conversation run one at a time, in order; those of
+/// different conversations at the same time.
 pub struct Turns {
     store: Store,
     executor: Executor,
@@ -306,10 +282,9 @@ pub struct Turns {
     templates: std::sync::RwLock<Arc<templates::Templates>>,
     /// Each server's `serverInfo.name`, which the phrasebook is keyed by.
     server_names: Option<templates::ServerNames>,
-    pending: Mutex<Option<Held>>,
-    /// The server's question the next turn answers, and when it was asked: what the page
-    /// shows (read without waiting for a turn).
-    asking: std::sync::Mutex<Option<(Question, tokio::time::Instant)>>,
+    /// Each conversation's state: what its next turn answers (held across its turn, never
+    /// across another conversation's), and the server's question it shows.
+    conversations: conversation::Slots<Held, Question>,
 }
 
 impl Turns {
@@ -323,8 +298,7 @@ impl Turns {
             feeds: None,
             templates: std::sync::RwLock::new(Arc::new(templates::Templates::phrasebook())),
             server_names: None,
-            pending: Mutex::new(None),
-            asking: std::sync::Mutex::new(None),
+            conversations: conversation::Slots::new(conversation::MAX_CONVERSATIONS),
         }
     }
 
@@ -370,7 +344,7 @@ impl Turns {
     pub async fn explain(&self, text: &str) -> String {
         let rows = match self.store.tools().await {
             Ok(r) => r,
-            Err(e) => return format!("the acts cannot be read: {e}"),
+            Err(e) => return phrases::en::acts_unreadable(&e),
         };
         let text = text.trim();
         self.templates().explain(
@@ -382,148 +356,115 @@ impl Turns {
         )
     }
 
-    /// The server's question the owner's next turn answers, while it stands (two minutes).
-    pub fn question(&self) -> Option<Question> {
-        let g = self.asking.lock().unwrap_or_else(|p| p.into_inner());
-        g.as_ref()
-            .filter(|(_, at)| at.elapsed() <= CONFIRM_WINDOW)
-            .map(|(q, _)| q.clone())
+    /// The server's question `conversation`'s next turn answers, while it stands (two
+    /// minutes).
+    pub fn question(&self, conversation: &Conversation) -> Option<Question> {
+        self.conversations.shows(conversation)
     }
 
-    /// Runs one typed turn.
-    pub async fn turn(&self, text: &str) -> Answer {
-        self.turn_on(text, Channel::Typed).await
-    }
-
-    /// Runs one spoken turn of `conversation`: the transcript made into the words said
-    /// ([`voice::normalise`]), and a question before an act that may write asked with a
-    /// one-time word that only this conversation's next answer can give.
-    pub async fn turn_spoken(&self, transcript: &str, conversation: &str) -> Answer {
-        let said = voice::normalise(transcript);
-        self.turn_on(&said, Channel::Voice(conversation)).await
-    }
-
-    async fn turn_on(&self, text: &str, channel: Channel<'_>) -> Answer {
-        // Holding the lock for the whole turn keeps turns in order and the pending act single.
-        let mut pending = self.pending.lock().await;
+    /// Runs one turn of `conversation`: `text` as typed, or a transcript when the front end
+    /// is spoken (made into the words said, [`voice::normalise`], and a question before an
+    /// act that may write asked with a one-time word only this conversation's next answer can
+    /// give). The turns of one conversation run in order; another conversation's turn never
+    /// waits for them.
+    pub async fn turn(&self, conversation: &Conversation, text: &str) -> Answer {
+        let said;
+        let text = if conversation.spoken() {
+            said = voice::normalise(text);
+            said.as_str()
+        } else {
+            text
+        };
+        let slot = self.conversations.of(conversation);
+        // This conversation's lock, for the whole turn: its turns keep their order and what it
+        // holds stays single. No other conversation waits on it.
+        let mut pending = slot.lock().await;
         let previous = pending.take();
         // Boxed: a turn's future holds the whole call (executor, manager, client, a grant),
         // too large for a task's stack in a debug build.
-        let result = Box::pin(self.turn_inner(text, previous, channel)).await;
+        let result = Box::pin(self.turn_inner(text, previous, conversation)).await;
         let asked = match &result {
-            Ok((_, Some(Held::Input(w)))) => question(w).map(|q| (q, tokio::time::Instant::now())),
+            Ok((_, Some(Held::Input(w)))) => question(w),
             _ => None,
         };
-        *self.asking.lock().unwrap_or_else(|p| p.into_inner()) = asked;
-        match result {
+        let answer = match result {
             Ok((answer, next)) => {
                 *pending = next;
                 answer
             }
             Err(e) => {
-                tracing::error!(error = %e, "turn failed");
-                Answer::refuse(format!("Something went wrong: {e}"))
+                tracing::error!(error = %e, conversation = %conversation, "turn failed");
+                Answer::refuse(phrases::en::went_wrong(&e))
             }
-        }
+        };
+        self.conversations.ended(conversation, asked);
+        answer
     }
 
     async fn turn_inner(
         &self,
         text: &str,
         previous: Option<Held>,
-        channel: Channel<'_>,
+        conversation: &Conversation,
     ) -> Result<(Answer, Option<Held>), store::Error> {
         let text = text.trim();
         if text.is_empty() {
-            return Ok((
-                Answer::say("Say something, e.g. \"what can you do?\""),
-                None,
-            ));
+            return Ok((Answer::say(phrases::en::say_something()), None));
         }
-        let previous = match (previous, channel) {
+        // The turn's language, decided once: every sentence of its answer is in it.
+        let lang = rules::lang_of(text);
+        let previous = match (previous, conversation.spoken()) {
             // The turn after a server's question is its answer.
-            (Some(Held::Input(w)), _) => return Ok(self.answer_input(w, text).await),
+            (Some(Held::Input(w)), _) => return Ok(self.answer_input(w, text, lang).await),
             // Asked by voice: only this conversation's answer carrying the word runs it; a
             // bare yes hears the question again; a no cancels.
-            (Some(Held::Confirm(r, Some(sp))), Channel::Voice(conv)) if conv == sp.conversation => {
-                // A no at the start ("no", "no, orange", "нет, апельсин", "не надо", "don't")
+            (Some(Held::Confirm(r, Some(word))), true) => {
+                // A no at the start ("no", "no, orange", "don't", the same in Russian)
                 // cancels, whatever else was said.
                 let first = text.split(' ').next().unwrap_or("");
                 let no = rules::yes_no(text) == Some(false)
                     || rules::yes_no(first) == Some(false)
-                    || text.starts_with("не ")
-                    || text.starts_with("don't")
-                    || text.starts_with("do not ");
+                    || phrases::starts_as_no(text);
                 if no {
-                    return Ok(self.confirm(false, text, Some(r)).await);
+                    return Ok(self.confirm(false, text, Some(r), lang).await);
                 }
-                let lang = rules::lang_of(text);
-                let heard = voice::hear(text, sp.word);
+                let heard = voice::hear(text, word);
                 if heard == voice::Heard::Other {
                     tracing::info!(act = %r.act(), "pending confirmation dropped by another turn");
                     None
                 } else {
                     let why = match heard {
                         voice::Heard::Confirmed => {
-                            return Ok(self.confirm(true, text, Some(r)).await)
+                            return Ok(self.confirm(true, text, Some(r), lang).await)
                         }
                         voice::Heard::PlainYes => {
-                            let again = Answer::say(tr(
-                            lang,
-                            format!(
-                                "A plain yes does not run {}. To run it, say: yes, {}.",
-                                r.act(),
-                                sp.word
-                            ),
-                            format!(
-                                "Одного «да» мало, чтобы выполнить {}. Чтобы выполнить, скажите: да, {}.",
-                                r.act(),
-                                sp.word
-                            ),
-                        ))
-                        .in_lang(lang)
-                        .about(r.act(), Outcome::AwaitsConfirmation);
-                            return Ok((again, Some(Held::Confirm(r, Some(sp)))));
+                            let again = Answer::say(phrases::plain_yes(lang, r.act(), word))
+                                .in_lang(lang)
+                                .about(r.act(), Outcome::AwaitsConfirmation);
+                            return Ok((again, Some(Held::Confirm(r, Some(word)))));
                         }
-                        voice::Heard::WrongWord => tr(
-                            lang,
-                            "it names a word other than this question's".to_owned(),
-                            "названо не то слово".to_owned(),
-                        ),
-                        voice::Heard::NotAlone => tr(
-                            lang,
-                            "a confirmation is yes and the word, with little else".to_owned(),
-                            "подтверждение — это «да» и слово, почти без других слов".to_owned(),
-                        ),
+                        voice::Heard::WrongWord => phrases::wrong_word(lang),
+                        voice::Heard::NotAlone => phrases::not_alone(lang),
                         voice::Heard::Other => String::new(),
                     };
                     tracing::info!(act = %r.act(), reason = %why, "spoken confirmation refused; the question ends");
-                    let ended = Answer::say(tr(
-                    lang,
-                    format!(
-                        "That does not confirm {}: {why}. Nothing ran; ask again for a new word.",
-                        r.act()
-                    ),
-                    format!(
-                        "Это не подтверждение {}: {why}. Ничего не выполнено; попросите снова, будет новое слово.",
-                        r.act()
-                    ),
-                ))
-                .in_lang(lang)
-                .about(r.act(), Outcome::Cancelled);
+                    let ended = Answer::say(phrases::not_confirmed(lang, r.act(), &why))
+                        .in_lang(lang)
+                        .about(r.act(), Outcome::Cancelled);
                     return Ok((ended, None));
                 }
             }
             // A typed question takes a typed yes.
-            (Some(Held::Confirm(r, None)), Channel::Typed) => Some(r),
+            (Some(Held::Confirm(r, None)), false) => Some(r),
+            // A conversation's front end is spoken or typed for good: never so.
             (Some(Held::Confirm(r, _)), _) => {
-                tracing::info!(act = %r.act(), "pending confirmation dropped: answered elsewhere than it was asked");
+                tracing::info!(act = %r.act(), "pending confirmation dropped: answered otherwise than it was asked");
                 None
             }
             (None, _) => None,
         };
         if let Some(yes) = rules::yes_no(text) {
-            return Ok(self.confirm(yes, text, previous).await);
+            return Ok(self.confirm(yes, text, previous, lang).await);
         }
         if let Some(p) = &previous {
             tracing::info!(act = %p.act(), "pending confirmation dropped by another turn");
@@ -532,15 +473,16 @@ impl Turns {
         // Sentence templates first: the owner's, then the phrasebook. Their arguments are the
         // owner's words in the slots a template names, never a guess.
         let names = self.server_names();
-        let front = match channel {
-            Channel::Typed => "typed",
-            Channel::Voice(_) => "voice",
+        let front = if conversation.spoken() {
+            "voice"
+        } else {
+            "typed"
         };
         let templates = self.templates();
-        if let Some(r) = templates.route(text, rules::lang_of(text), front, &rows, &names) {
+        if let Some(r) = templates.route(text, lang, front, &rows, &names) {
             tracing::info!(act = %r.act, template = %r.template.at, "a sentence template matched");
             return Ok(self
-                .run_act(&r.act, Args::Said(r.arguments), text, channel)
+                .run_act(&r.act, Args::Said(r.arguments), text, conversation, lang)
                 .await);
         }
         let enabled: Vec<&ToolRow> = rows
@@ -557,7 +499,7 @@ impl Turns {
         let router = self.llm.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut fell_back: Option<llm::LlmError> = None;
         let decision = match router.as_deref() {
-            None => rules::route(text, &acts),
+            None => rules::route_in(text, lang, &acts),
             Some(llm) => {
                 let catalogue: Vec<llm::CatalogueEntry> = enabled
                     .iter()
@@ -573,13 +515,13 @@ impl Turns {
                     })
                     .collect();
                 // Built-in intents first: they need no model.
-                match rules::route(text, &acts) {
+                match rules::route_in(text, lang, &acts) {
                     Decision::CannotHelp(_) => match llm.route(text, &catalogue).await {
                         Ok(d) => d,
                         Err(e) => {
                             tracing::warn!(error = %e, "the llm router gave no decision; answering with the rules router");
                             fell_back = Some(e);
-                            rules::route(text, &acts)
+                            rules::route_in(text, lang, &acts)
                         }
                     },
                     d => d,
@@ -636,12 +578,13 @@ impl Turns {
                     }
                 }
             }
-            Decision::Confirm(yes) => self.confirm(yes, text, None).await,
+            Decision::Confirm(yes) => self.confirm(yes, text, None, lang).await,
             Decision::RunAct { name, tail } => {
-                self.run_act(&name, Args::Tail(tail), text, channel).await
+                self.run_act(&name, Args::Tail(tail), text, conversation, lang)
+                    .await
             }
             Decision::CallAct { name, arguments } => {
-                self.run_act(&name, Args::Named(arguments), text, channel)
+                self.run_act(&name, Args::Named(arguments), text, conversation, lang)
                     .await
             }
         };
@@ -650,13 +593,7 @@ impl Turns {
             // One line: the model router failed, and who answered instead.
             let lang = outcome.0.lang;
             outcome.0.parts.push(Part::Maven {
-                text: tr(
-                    lang,
-                    format!(
-                        "(The model router gave no answer — {e} — so the rules router answered.)"
-                    ),
-                    format!("(Модель не ответила — {e} — поэтому ответил маршрутизатор правил.)"),
-                ),
+                text: phrases::router_fell_back(lang, &e),
             });
         }
         Ok(outcome)
@@ -684,23 +621,18 @@ impl Turns {
         name: &str,
         args: Args,
         utterance: &str,
-        channel: Channel<'_>,
+        conversation: &Conversation,
+        lang: Lang,
     ) -> (Answer, Option<Held>) {
-        let lang = rules::lang_of(utterance);
         let row = match self.store.tool(name).await {
             Ok(Some(r)) => r,
             Ok(None) => {
                 return (
-                    Answer::refuse(tr(
-                        lang,
-                        format!("There is no act called {name}."),
-                        format!("Действия {name} нет."),
-                    ))
-                    .in_lang(lang),
+                    Answer::refuse(phrases::no_such_act(lang, name)).in_lang(lang),
                     None,
                 )
             }
-            Err(e) => return (Answer::refuse(format!("Something went wrong: {e}")), None),
+            Err(e) => return (Answer::refuse(phrases::en::went_wrong(&e)), None),
         };
         let request = match self.executor.prepare(&row, &args, utterance) {
             Ok(allowlist::run::Next::Run) => {
@@ -731,32 +663,23 @@ impl Turns {
             Args::Tail(t) if t.is_empty() => (String::new(), String::new(), None),
             // A template with no slot: nothing to show.
             Args::Said(m) if m.is_empty() => (String::new(), String::new(), None),
-            Args::Tail(t) => (
-                tr(lang, format!(" with {t:?}"), format!(" с {t:?}")),
-                t.clone(),
-                None,
-            ),
+            Args::Tail(t) => (phrases::with_tail(lang, t), t.clone(), None),
             Args::Named(m) | Args::Said(m) => {
                 let unset = allowlist::run::schema::unset(&row.input_schema, m);
-                let unset = match (unset.is_empty(), lang) {
-                    (true, Lang::En) => "none".to_owned(),
-                    (true, Lang::Ru) => "нет".to_owned(),
-                    (false, _) => unset.join(", "),
+                let unset = match unset.is_empty() {
+                    true => phrases::none_unset(lang),
+                    false => unset.join(", "),
                 };
                 (
-                    tr(
-                        lang,
-                        format!(" with {} (not set: {unset})", args.shown()),
-                        format!(" с {} (не заданы: {unset})", args.shown()),
-                    ),
+                    phrases::with_named(lang, &args.shown(), &unset),
                     String::new(),
                     Some(m.clone()),
                 )
             }
         };
         let mut spoken = None;
-        let answer = match channel {
-            Channel::Typed => {
+        let answer = match conversation.spoken() {
+            false => {
                 // Characters that render as nothing are shown escaped by every front end; the
                 // question says how many there are, so none passes unseen.
                 let hidden = match &args {
@@ -765,70 +688,35 @@ impl Turns {
                 };
                 let hidden = match hidden {
                     0 => String::new(),
-                    n => tr(
-                        lang,
-                        format!(
-                            " Its arguments hold {n} invisible characters, each shown as \\u{{…}}."
-                        ),
-                        format!(
-                            " В аргументах невидимых символов: {n}, каждый показан как \\u{{…}}."
-                        ),
-                    ),
+                    n => phrases::invisible(lang, n),
                 };
-                Answer::say(tr(
-                    lang,
-                    format!("About to run {}{with}.{hidden} Run it? (yes/no)", row.name),
-                    format!(
-                        "Собираюсь выполнить {}{with}.{hidden} Выполнить? (да/нет)",
-                        row.name
-                    ),
-                ))
+                Answer::say(phrases::run_it(lang, &row.name, &with, &hidden))
             }
-            Channel::Voice(conversation) => {
+            true => {
                 // Read word for word, or not asked by voice at all.
                 let said = match voice::spoken_arguments(&args) {
                     Ok(said) => said,
                     Err(why) => {
                         let why = why.why(lang);
                         tracing::info!(act = %row.name, reason = %why, "a spoken question needs the screen");
-                        let refused = Answer::refuse(tr(
-                            lang,
-                            format!("This one needs the screen: {why}. Nothing is waiting; type it with maven say."),
-                            format!("Это нужно смотреть на экране: {why}. Ничего не ждёт; наберите это в maven say."),
-                        ))
-                        .in_lang(lang)
-                        .about(&row.name, Outcome::Refused);
+                        let refused = Answer::refuse(phrases::needs_the_screen(lang, &why))
+                            .in_lang(lang)
+                            .about(&row.name, Outcome::Refused);
                         return (refused, None);
                     }
                 };
-                let sp = Spoken {
-                    word: voice::one_time_word(lang),
-                    conversation: conversation.to_owned(),
-                };
-                let ask = tr(
-                    lang,
-                    format!("To run it, say: yes, {}.", sp.word),
-                    format!("Чтобы выполнить, скажите: да, {}.", sp.word),
-                );
-                spoken = Some(sp);
+                let word = voice::one_time_word(lang);
+                let ask = phrases::say_yes_and(lang, word);
+                spoken = Some(word);
                 match said {
-                    None => Answer::say(tr(
-                        lang,
-                        format!("About to run {}. {ask}", row.name),
-                        format!("Собираюсь выполнить {}. {ask}", row.name),
-                    )),
+                    None => Answer::say(phrases::about_to_run_and(lang, &row.name, &ask)),
                     Some(said) => {
                         let not_set = match &args {
                             Args::Named(m) | Args::Said(m) => {
                                 let unset = allowlist::run::schema::unset(&row.input_schema, m);
-                                match (unset.is_empty(), lang) {
-                                    (true, _) => String::new(),
-                                    (false, Lang::En) => {
-                                        format!(" (not set: {})", unset.join(", "))
-                                    }
-                                    (false, Lang::Ru) => {
-                                        format!(" (не заданы: {})", unset.join(", "))
-                                    }
+                                match unset.is_empty() {
+                                    true => String::new(),
+                                    false => phrases::not_set(lang, &unset.join(", ")),
                                 }
                             }
                             Args::Tail(_) => String::new(),
@@ -836,18 +724,10 @@ impl Turns {
                         Answer {
                             parts: vec![
                                 Part::Maven {
-                                    text: tr(
-                                        lang,
-                                        format!("About to run {}", row.name),
-                                        format!("Собираюсь выполнить {}", row.name),
-                                    ),
+                                    text: phrases::about_to_run(lang, &row.name),
                                 },
                                 Part::Exact {
-                                    text: tr(
-                                        lang,
-                                        format!("with {said}{not_set}."),
-                                        format!("с {said}{not_set}."),
-                                    ),
+                                    text: phrases::with_said(lang, &said, &not_set),
                                 },
                                 Part::Maven { text: ask },
                             ],
@@ -874,47 +754,28 @@ impl Turns {
         yes: bool,
         said: &str,
         previous: Option<Request>,
+        lang: Lang,
     ) -> (Answer, Option<Held>) {
-        let lang = rules::lang_of(said);
         let Some(p) = previous else {
             return (
-                Answer::say(tr(
-                    lang,
-                    "There is nothing to confirm.".into(),
-                    "Подтверждать нечего.".into(),
-                ))
-                .in_lang(lang),
+                Answer::say(phrases::nothing_to_confirm(lang)).in_lang(lang),
                 None,
             );
         };
         let confirmation = match p.answer(yes, said) {
             allowlist::Answer::Expired(p) => {
                 return (
-                    Answer::refuse(tr(
-                        lang,
-                        format!(
-                            "Too late: the request to run {} expired. Ask again.",
-                            p.act()
-                        ),
-                        format!(
-                            "Слишком поздно: запрос на {} истёк. Попросите ещё раз.",
-                            p.act()
-                        ),
-                    ))
-                    .in_lang(lang)
-                    .about(p.act(), Outcome::Refused),
+                    Answer::refuse(phrases::too_late(lang, p.act()))
+                        .in_lang(lang)
+                        .about(p.act(), Outcome::Refused),
                     None,
                 )
             }
             allowlist::Answer::Declined(p) => {
                 return (
-                    Answer::say(tr(
-                        lang,
-                        format!("Cancelled: {} was not run.", p.act()),
-                        format!("Отменено: {} не выполнено.", p.act()),
-                    ))
-                    .in_lang(lang)
-                    .about(p.act(), Outcome::Cancelled),
+                    Answer::say(phrases::cancelled(lang, p.act()))
+                        .in_lang(lang)
+                        .about(p.act(), Outcome::Cancelled),
                     None,
                 )
             }
@@ -924,11 +785,11 @@ impl Turns {
             Ok(Some(r)) => r,
             Ok(None) => {
                 return (
-                    Answer::refuse(format!("{} no longer exists.", confirmation.act())),
+                    Answer::refuse(phrases::en::no_longer_exists(confirmation.act())),
                     None,
                 )
             }
-            Err(e) => return (Answer::refuse(format!("Something went wrong: {e}")), None),
+            Err(e) => return (Answer::refuse(phrases::en::went_wrong(&e)), None),
         };
         #[expect(clippy::disallowed_methods, reason = "a turn runs the act")]
         let ran = self.executor.run_confirmed(confirmation).await;
@@ -988,19 +849,25 @@ impl Turns {
         clippy::disallowed_methods,
         reason = "a turn answers the server's question and the act goes on"
     )]
-    async fn answer_input(&self, w: Box<Waiting>, text: &str) -> (Answer, Option<Held>) {
+    async fn answer_input(
+        &self,
+        w: Box<Waiting>,
+        text: &str,
+        lang: Lang,
+    ) -> (Answer, Option<Held>) {
         let act = w.act().to_owned();
         match self.executor.answer_input(w, text).await {
             InputStep::Expired(w) => (
-                Answer::refuse(format!(
-                    "Too late: {} asked more than two minutes ago; {act} was not finished. Ask again.",
-                    shown::line(w.server())
+                Answer::refuse(phrases::en::asked_too_long_ago(
+                    &shown::line(w.server()),
+                    &act,
                 ))
                 .about(&act, Outcome::Refused),
                 None,
             ),
             InputStep::Again(w, reason) => {
-                let out = ask_owner(&w).prefixed(&format!("That does not answer it: {reason}."));
+                let out =
+                    ask_owner(&w).prefixed(&phrases::en::does_not_answer(&reason.to_string()));
                 (out, Some(Held::Input(w)))
             }
             InputStep::More(w) => {
@@ -1008,9 +875,9 @@ impl Turns {
                 (out, Some(Held::Input(w)))
             }
             InputStep::Ran(result) => match self.store.tool(&act).await {
-                Ok(Some(row)) => self.report(&row, result, rules::lang_of(text)).await,
-                Ok(None) => (Answer::refuse(format!("{act} no longer exists.")), None),
-                Err(e) => (Answer::refuse(format!("Something went wrong: {e}")), None),
+                Ok(Some(row)) => self.report(&row, result, lang).await,
+                Ok(None) => (Answer::refuse(phrases::en::no_longer_exists(&act)), None),
+                Err(e) => (Answer::refuse(phrases::en::went_wrong(&e)), None),
             },
         }
     }
@@ -1018,11 +885,7 @@ impl Turns {
     async fn digest(&self, lang: Lang) -> Result<Answer, store::Error> {
         let health = self.feeds.as_ref().map(|f| f());
         if health.as_ref().is_some_and(Vec::is_empty) {
-            return Ok(Answer::say(match lang {
-                Lang::En => "You have no feeds yet. Add one with `maven feeds add URL` (a feed's address, or a site's page that links to one).",
-                Lang::Ru => "Лент пока нет. Добавьте ленту: `maven feeds add URL` (адрес ленты или страницы сайта, которая на неё ссылается).",
-            })
-            .in_lang(lang));
+            return Ok(Answer::say(phrases::no_feeds(lang)).in_lang(lang));
         }
         let failing: Vec<String> = health
             .iter()
@@ -1037,10 +900,7 @@ impl Turns {
             })
             .collect();
         let failing_part = (!failing.is_empty()).then(|| Part::Maven {
-            text: match lang {
-                Lang::En => format!("Failing: {}.", failing.join("; ")),
-                Lang::Ru => format!("Не обновляются: {}.", failing.join("; ")),
-            },
+            text: phrases::failing(lang, &failing.join("; ")),
         });
         let answer = self.digest_notes(lang).await?;
         Ok(match failing_part {
@@ -1070,11 +930,7 @@ impl Turns {
             .await?;
         let fresh: Vec<&store::Note> = notes.iter().filter(|n| n.id > last).collect();
         if fresh.is_empty() {
-            return Ok(Answer::say(match lang {
-                Lang::En => "Nothing new in your feeds since you last asked.",
-                Lang::Ru => "В лентах ничего нового с тех пор, как вы спрашивали.",
-            })
-            .in_lang(lang));
+            return Ok(Answer::say(phrases::nothing_new(lang)).in_lang(lang));
         }
         // Grouped by feed, feeds in order of their newest item, items newest first.
         let mut groups: Vec<(&str, Vec<&store::Note>)> = Vec::new();
@@ -1092,10 +948,7 @@ impl Turns {
                 break;
             }
             parts.push(Part::Maven {
-                text: match lang {
-                    Lang::En => format!("{feed} ({} new):", items.len()),
-                    Lang::Ru => format!("{feed} (новых: {}):", items.len()),
-                },
+                text: phrases::feed_new(lang, feed, items.len()),
             });
             let mut list = Vec::new();
             for n in items.iter().take(DIGEST_PER_FEED) {
@@ -1109,10 +962,7 @@ impl Turns {
         }
         if fresh.len() > shown {
             parts.push(Part::Maven {
-                text: match lang {
-                    Lang::En => format!("…and {} more.", fresh.len() - shown),
-                    Lang::Ru => format!("…и ещё {}.", fresh.len() - shown),
-                },
+                text: phrases::and_n_more(lang, fresh.len() - shown),
             });
         }
         let newest = fresh.iter().map(|n| n.id).max().unwrap_or(last);
@@ -1132,11 +982,7 @@ impl Turns {
     async fn search(&self, q: &str, lang: Lang) -> Result<Answer, store::Error> {
         let found = self.store.search_notes(q, 10).await?;
         if found.is_empty() {
-            return Ok(Answer::say(match lang {
-                Lang::En => format!("No notes about {q:?}."),
-                Lang::Ru => format!("Заметок про «{q}» нет."),
-            })
-            .in_lang(lang));
+            return Ok(Answer::say(phrases::no_notes(lang, q)).in_lang(lang));
         }
         let items = found
             .iter()
@@ -1259,20 +1105,15 @@ fn act_items(enabled: &[&ToolRow], approvals: &allowlist::Approvals, lang: Lang)
             let d = one_line(&r.description, 100);
             let d = d.trim_end_matches(['.', ' ']);
             let allow = format!("maven mcp allow {} {}", r.server, r.tool);
-            let how = match (takes(r, approvals), lang) {
-                (Takes::Nothing, Lang::En) => format!("say \"{phrase}\""),
-                (Takes::Rest, Lang::En) => format!("say \"{phrase} …\" (the rest of the sentence is its argument)"),
-                (Takes::Named, Lang::En) => format!("\"{phrase}\" needs named arguments, which only a model router (the \"router\" block, kind \"llm\") fills from your own words; or use the service itself"),
-                (Takes::OnceAllowed, Lang::En) => format!("\"{phrase} …\" takes the rest of the sentence as its argument once its server's allow_tools names it: {allow}"),
-                (Takes::Nothing, Lang::Ru) => format!("скажите «{phrase}»"),
-                (Takes::Rest, Lang::Ru) => format!("скажите «{phrase} …» (остаток фразы — его аргумент)"),
-                (Takes::Named, Lang::Ru) => format!("«{phrase}» требует именованных аргументов: их заполняет только модель (блок «router», kind «llm») по вашим словам; или воспользуйтесь самим сервисом"),
-                (Takes::OnceAllowed, Lang::Ru) => format!("«{phrase} …» примет остаток фразы как аргумент, когда его назовут в allow_tools сервера: {allow}"),
+            let how = match takes(r, approvals) {
+                Takes::Nothing => phrases::say_bare(lang, &phrase),
+                Takes::Rest => phrases::say_rest(lang, &phrase),
+                Takes::Named => phrases::needs_named(lang, &phrase),
+                Takes::OnceAllowed => phrases::once_allowed(lang, &phrase, &allow),
             };
-            let w = match (r.destructive, lang) {
-                (true, Lang::En) => " (asks first)",
-                (true, Lang::Ru) => " (спросит сначала)",
-                (false, _) => "",
+            let w = match r.destructive {
+                true => phrases::asks_first(lang),
+                false => String::new(),
             };
             Item {
                 text: format!("{phrase} — {d}{w}; {how}"),
@@ -1323,25 +1164,12 @@ fn nearest<'a>(text: &str, enabled: &[&'a ToolRow]) -> Option<&'a ToolRow> {
 }
 
 fn help(enabled: &[&ToolRow], approvals: &allowlist::Approvals, lang: Lang) -> Answer {
-    let mut out = match lang {
-        Lang::En => String::from(
-            "I can tell you what's new in your feeds (\"what's new in my feeds?\"), search your notes (\"notes about …\")",
-        ),
-        Lang::Ru => String::from(
-            "Я могу рассказать, что нового в лентах («что нового в лентах?»), найти заметки («заметки про …»)",
-        ),
-    };
+    let mut out = phrases::help(lang);
     if enabled.is_empty() {
-        out.push_str(match lang {
-            Lang::En => ". No acts are enabled yet: enable them on the page.",
-            Lang::Ru => ". Включённых действий пока нет: включите их на странице.",
-        });
+        out.push_str(&phrases::no_acts(lang));
         return Answer::say(out).in_lang(lang);
     }
-    out.push_str(match lang {
-        Lang::En => ", and run these acts:",
-        Lang::Ru => " и выполнить эти действия:",
-    });
+    out.push_str(&phrases::and_these_acts(lang));
     with_acts(out, enabled, approvals, lang)
 }
 
@@ -1351,28 +1179,16 @@ fn cannot_help(
     approvals: &allowlist::Approvals,
     lang: Lang,
 ) -> Answer {
-    let mut out = match lang {
-        Lang::En => String::from("I can't help with that."),
-        Lang::Ru => String::from("С этим я не помогу."),
-    };
+    let mut out = phrases::cannot_help(lang);
     if let Some(r) = nearest(text, enabled) {
         let phrase = phrase(r, enabled);
-        out.push_str(&match lang {
-            Lang::En => format!(" Did you mean \"{phrase}\"?"),
-            Lang::Ru => format!(" Может быть, «{phrase}»?"),
-        });
+        out.push_str(&phrases::did_you_mean(lang, &phrase));
     }
-    out.push_str(match lang {
-        Lang::En => " Try \"what's new in my feeds?\", \"notes about …\"",
-        Lang::Ru => " Попробуйте «что нового в лентах?», «заметки про …»",
-    });
+    out.push_str(&phrases::try_these(lang));
     if enabled.is_empty() {
         return Answer::say(out).in_lang(lang);
     }
-    out.push_str(match lang {
-        Lang::En => ", or one of your acts:",
-        Lang::Ru => " или одно из действий:",
-    });
+    out.push_str(&phrases::or_your_acts(lang));
     with_acts(out, enabled, approvals, lang)
 }
 
@@ -1397,11 +1213,7 @@ fn with_phrases(
                 .or_else(|| serving.first());
             if let Some((_, _, t)) = in_lang {
                 let phrase = templates::sample(&t.text);
-                item.text.push_str(&tr(
-                    lang,
-                    format!("; or say \"{phrase}\""),
-                    format!("; или скажите «{phrase}»"),
-                ));
+                item.text.push_str(&phrases::or_say(lang, &phrase));
             }
         }
     }
@@ -1430,613 +1242,6 @@ fn with_acts(
     }
 }
 
+#[path = "tests/turns.rs"]
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    fn mcp_row(server: &str, tool: &str) -> ToolRow {
-        ToolRow {
-            name: allowlist::naming::flatten_name(server, tool),
-            kind: store::ToolKind::Mcp,
-            server: server.into(),
-            tool: tool.into(),
-            cmd: vec!["mcp".into(), server.into(), tool.into()],
-            scope: format!("mcp:{server}"),
-            state: ToolState::Enabled,
-            destructive: false,
-            fingerprint: None,
-            description: String::new(),
-            input_schema: serde_json::json!({}),
-            shape: serde_json::json!({}),
-            approved_shape: None,
-            provenance: String::new(),
-            created: time::OffsetDateTime::UNIX_EPOCH,
-            updated: time::OffsetDateTime::UNIX_EPOCH,
-        }
-    }
-
-    #[test]
-    fn a_tool_named_as_its_server_is_said_once_and_routed_so() {
-        let fetch = mcp_row("fetch", "fetch");
-        let todo = mcp_row("todo", "list_tasks");
-        assert_eq!(phrase(&fetch, &[&fetch, &todo]), "fetch");
-        assert_eq!(phrase(&todo, &[&fetch, &todo]), "todo list tasks");
-        // Said once, it is what the rules router runs.
-        let acts: Vec<rules::ActName> = [&fetch, &todo]
-            .iter()
-            .map(|r| rules::ActName {
-                name: r.name.clone(),
-                tool: r.tool.clone(),
-            })
-            .collect();
-        assert_eq!(
-            rules::match_act("fetch https://example.org/", &acts),
-            Some(("fetch_fetch".into(), "https://example.org/".into()))
-        );
-        // Another server's tool of that name: the full name, which alone is unambiguous.
-        let other = mcp_row("web", "fetch");
-        assert_eq!(phrase(&fetch, &[&fetch, &other]), "fetch fetch");
-    }
-
-    /// Brings a row to `to` the way the daemon does: the owner (with a step-up) enables and
-    /// disables, a listing withdraws.
-    async fn set_state(s: &Store, name: &str, to: ToolState, reason: &str) {
-        let (name, reason) = (name.to_owned(), reason.to_owned());
-        if let ToolState::Withdrawn = to {
-            let change = store::ToolChange::Withdraw { name, reason };
-            s.apply_listing(move |_| (vec![change], ())).await.unwrap();
-            return;
-        }
-        let step = stepup::testing::step_up();
-        s.owner_sets_tool_state(&name, to, &step, &reason)
-            .await
-            .unwrap();
-    }
-
-    /// A local act as the configuration's `acts` would have it.
-    fn act(name: &str, cmd: &[&str], read_only: bool) -> allowlist::LocalAct {
-        allowlist::LocalAct {
-            name: name.into(),
-            cmd: cmd.iter().map(|s| s.to_string()).collect(),
-            read_only,
-            timeout: Duration::from_secs(30),
-            max_output: 64 * 1024,
-        }
-    }
-
-    async fn setup(acts: Vec<allowlist::LocalAct>) -> (tempfile::TempDir, Store, Turns) {
-        let dir = tempfile::tempdir().unwrap();
-        #[expect(clippy::disallowed_methods, reason = "a test's own database")]
-        let store = Store::open(&dir.path().join("m.db")).await.unwrap();
-        let approvals = allowlist::Approvals {
-            servers: Default::default(),
-            acts,
-        };
-        allowlist::reconcile::propose_local_acts(&store, &approvals.acts, None)
-            .await
-            .unwrap();
-        let executor = Executor::new(store.clone(), Arc::new(approvals), None);
-        let turns = Turns::new(store.clone(), executor, None);
-        (dir, store, turns)
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_pending_confirmation_expires_after_two_minutes() {
-        let (dir, store, turns) =
-            setup(vec![act("wipe", &["rm", "-f", "/nonexistent/x"], false)]).await;
-        set_state(&store, "wipe", ToolState::Enabled, "t").await;
-        let asked = turns.turn("wipe").await;
-        assert_eq!(asked.text(), "About to run wipe. Run it? (yes/no)");
-        assert_eq!(
-            asked.pending,
-            Some(Awaits::Confirm {
-                act: "wipe".into(),
-                tail: String::new(),
-                arguments: None,
-                expires_in_s: 120
-            })
-        );
-        assert_eq!(
-            asked.act,
-            Some(Act {
-                name: "wipe".into(),
-                outcome: Outcome::AwaitsConfirmation
-            })
-        );
-        tokio::time::advance(CONFIRM_WINDOW + Duration::from_secs(1)).await;
-        let late = turns.turn("yes").await;
-        assert_eq!(
-            late.text(),
-            "Too late: the request to run wipe expired. Ask again."
-        );
-        assert!(!late.ok);
-        assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
-        drop(dir);
-    }
-
-    #[tokio::test]
-    async fn a_russian_sentence_is_answered_in_russian() {
-        let (_dir, store, turns) =
-            setup(vec![act("wipe", &["rm", "-f", "/nonexistent/x"], false)]).await;
-        set_state(&store, "wipe", ToolState::Enabled, "t").await;
-        let asked = turns.turn("wipe пожалуйста").await;
-        assert_eq!(
-            asked.text(),
-            "Собираюсь выполнить wipe с \"пожалуйста\". Выполнить? (да/нет)"
-        );
-        assert_eq!(asked.lang, Lang::Ru);
-        let no = turns.turn("нет").await;
-        assert_eq!(no.text(), "Отменено: wipe не выполнено.");
-        assert_eq!(no.lang, Lang::Ru);
-        assert_eq!(turns.turn("да").await.text(), "Подтверждать нечего.");
-        // An English "no" to a Russian question is answered in English.
-        turns.turn("wipe пожалуйста").await;
-        assert_eq!(
-            turns.turn("no").await.text(),
-            "Cancelled: wipe was not run."
-        );
-        assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
-    }
-
-    #[tokio::test]
-    async fn help_says_how_to_run_each_act_and_a_near_miss_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        #[expect(clippy::disallowed_methods, reason = "a test's own database")]
-        let store = Store::open(&dir.path().join("m.db")).await.unwrap();
-        let tools: Vec<mcp::Tool> = [
-            serde_json::json!({"name": "list_tasks", "description": "Lists tasks.\n\n\n• not an item\n\nof a project",
-                "annotations": {"readOnlyHint": true},
-                "inputSchema": {"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}}),
-            serde_json::json!({"name": "clear_done", "description": "Removes done tasks.",
-                "inputSchema": {"type": "object"}}),
-            serde_json::json!({"name": "create_entities", "description": "Creates entities.",
-                "inputSchema": {"type": "object", "properties": {"entities": {"type": "array"}}, "required": ["entities"]}}),
-        ]
-        .into_iter()
-        .filter_map(mcp::Tool::from_value)
-        .collect();
-        let policy = allowlist::ServerPolicy {
-            name: "todo".into(),
-            allow_tools: vec![
-                "list_tasks".into(),
-                "clear_done".into(),
-                "create_entities".into(),
-            ],
-            max_tools: 12,
-        };
-        allowlist::reconcile(&store, &policy, &tools).await.unwrap();
-        for n in ["todo_list_tasks", "todo_clear_done", "todo_create_entities"] {
-            set_state(&store, n, ToolState::Enabled, "t").await;
-        }
-        let approvals = allowlist::Approvals {
-            servers: [("todo".to_owned(), policy.allow_tools.clone())].into(),
-            acts: Vec::new(),
-        };
-        let executor = Executor::new(store.clone(), Arc::new(approvals), None);
-        let turns = Turns::new(store.clone(), executor, None);
-        let help = turns.turn("help").await.text();
-        let lines: Vec<&str> = help.lines().skip(1).collect();
-        assert_eq!(
-            lines,
-            [
-                "  • todo clear done — Removes done tasks (asks first); say \"todo clear done\"",
-                "  • todo create entities — Creates entities (asks first); \"todo create entities\" needs named arguments, which only a model router (the \"router\" block, kind \"llm\") fills from your own words; or use the service itself",
-                "  • todo list tasks — Lists tasks. • not an item of a project; say \"todo list tasks …\" (the rest of the sentence is its argument)",
-            ],
-            "{help}"
-        );
-        let miss = turns.turn("todo lsit tasks inbox").await.text();
-        assert!(
-            miss.starts_with("I can't help with that. Did you mean \"todo list tasks\"?"),
-            "{miss}"
-        );
-        let far = turns.turn("book me a flight").await.text();
-        assert!(!far.contains("Did you mean"), "{far}");
-        let ru = turns.turn("помощь").await.text();
-        assert!(
-            ru.contains("скажите «todo list tasks …» (остаток фразы — его аргумент)"),
-            "{ru}"
-        );
-    }
-
-    #[tokio::test]
-    async fn an_owners_template_routes_to_its_act_and_a_write_still_asks() {
-        let (_dir, store, turns) = setup(vec![
-            act("wipe_cache", &["rm", "-f", "/nonexistent/x"], false),
-            act("uptime", &["true"], true),
-        ])
-        .await;
-        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
-        let files = [templates::SentenceFile {
-            name: "sentences/en/mine.yaml".into(),
-            lang: Some(Lang::En),
-            text: "language: en\nintents:\n  wipe_cache:\n    data:\n      - sentences:\n          - \"(clean|wipe) [out] the cache [please]\"\n  uptime:\n    data:\n      - sentences:\n          - \"how long have you been up\"\n".into(),
-        }];
-        turns.set_templates(templates::Templates::load(&files).unwrap());
-        let asked = turns.turn("Clean out the cache, please").await;
-        assert_eq!(asked.text(), "About to run wipe_cache. Run it? (yes/no)");
-        assert!(turns
-            .turn("yes")
-            .await
-            .text()
-            .starts_with("wipe_cache ran;"));
-        // A template of a proposed act says so, in the same words as its name would.
-        let proposed = turns.turn("how long have you been up").await;
-        assert_eq!(
-            proposed.text(),
-            "I won't run that: uptime is only proposed: enable it on the page first."
-        );
-        // help names each act's phrase.
-        let help = turns.turn("help").await.text();
-        assert!(help.contains("; or say \"clean the cache\""), "{help}");
-        // A file that does not load names its place.
-        let broken = [templates::SentenceFile {
-            name: "sentences/en/broken.yaml".into(),
-            lang: Some(Lang::En),
-            text: "intents:\n  wipe_cache:\n    data:\n      - sentences:\n          - \"(unclosed\"\n".into(),
-        }];
-        let errors = templates::Templates::load(&broken).unwrap_err();
-        assert!(
-            errors[0]
-                .to_string()
-                .starts_with("sentences/en/broken.yaml:5:"),
-            "{}",
-            errors[0]
-        );
-    }
-
-    #[tokio::test]
-    async fn a_wrong_word_or_every_word_ends_a_spoken_question_and_nothing_runs() {
-        let (_dir, store, turns) = setup(vec![act(
-            "wipe_cache",
-            &["rm", "-f", "/nonexistent/x"],
-            false,
-        )])
-        .await;
-        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
-        let word_of = |text: String| {
-            text.rsplit(", ")
-                .next()
-                .and_then(|w| w.strip_suffix('.'))
-                .unwrap_or_else(|| panic!("{text}"))
-                .to_owned()
-        };
-        // A wrong word, then the right one: the question ended at the wrong one.
-        let word = word_of(turns.turn_spoken("Wipe cache.", "kitchen").await.text());
-        let wrong = if word == "abandon" {
-            "ability"
-        } else {
-            "abandon"
-        };
-        let ended = turns
-            .turn_spoken(&format!("Yes, {wrong}."), "kitchen")
-            .await;
-        assert_eq!(
-            ended.text(),
-            "That does not confirm wipe_cache: it names a word other than this question's. \
-             Nothing ran; ask again for a new word."
-        );
-        assert_eq!(
-            ended.act.as_ref().map(|a| a.outcome),
-            Some(Outcome::Cancelled)
-        );
-        let late = turns.turn_spoken(&format!("Yes, {word}."), "kitchen").await;
-        assert!(!late.text().contains("ran;"), "{}", late.text());
-        // Every word of the list at once, with a yes.
-        turns.turn_spoken("Wipe cache.", "kitchen").await;
-        let all = voice::tests_support::every_word(Lang::En);
-        let ended = turns.turn_spoken(&format!("Yes {all}"), "kitchen").await;
-        assert!(
-            ended.text().starts_with("That does not confirm wipe_cache"),
-            "{}",
-            ended.text()
-        );
-        // The word with a speech around it.
-        let word = word_of(turns.turn_spoken("Wipe cache.", "kitchen").await.text());
-        let ended = turns
-            .turn_spoken(&format!("Yes, I think it is {word}, so go on."), "kitchen")
-            .await;
-        assert_eq!(
-            ended.text(),
-            "That does not confirm wipe_cache: a confirmation is yes and the word, with little \
-             else. Nothing ran; ask again for a new word."
-        );
-        // A Russian question, answered as a recogniser writes it.
-        let text = turns
-            .turn_spoken("Wipe cache пожалуйста.", "kitchen")
-            .await
-            .text();
-        let word = word_of(text);
-        let ran = turns.turn_spoken(&format!("Да, {word}!"), "kitchen").await;
-        assert!(
-            ran.text().starts_with("wipe_cache выполнено"),
-            "{}",
-            ran.text()
-        );
-        assert_eq!(
-            store.acts_log(10).await.unwrap().len(),
-            1,
-            "one run, the right word's"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_question_too_long_to_speak_needs_the_screen_and_nothing_waits() {
-        let (_dir, store, turns) = setup(vec![act(
-            "wipe_cache",
-            &["rm", "-f", "/nonexistent/x"],
-            false,
-        )])
-        .await;
-        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
-        let long = "x".repeat(voice::MAX_SPOKEN_VALUE + 1);
-        let asked = turns
-            .turn_spoken(&format!("wipe cache {long}"), "kitchen")
-            .await;
-        assert_eq!(
-            asked.text(),
-            format!(
-                "This one needs the screen: what you said is {} characters long, more than a \
-                 voice reads ({}). Nothing is waiting; type it with maven say.",
-                voice::MAX_SPOKEN_VALUE + 1,
-                voice::MAX_SPOKEN_VALUE
-            )
-        );
-        assert!(asked.pending.is_none());
-        // Nothing waits: a yes with any word has nothing to confirm.
-        let after = turns.turn_spoken("yes", "kitchen").await;
-        assert_eq!(after.text(), "There is nothing to confirm.");
-        // Typed, the same act asks and shows every character, invisible ones counted.
-        let typed = turns.turn("wipe_cache now\u{200b}\u{e0041}").await.text();
-        assert!(
-            typed.contains("Its arguments hold 2 invisible characters, each shown as \\u{…}."),
-            "{typed}"
-        );
-        assert!(store.acts_log(10).await.unwrap().is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_spoken_yes_runs_a_write_only_with_the_questions_word_in_its_conversation() {
-        let (_dir, store, turns) = setup(vec![act(
-            "wipe_cache",
-            &["rm", "-f", "/nonexistent/x"],
-            false,
-        )])
-        .await;
-        set_state(&store, "wipe_cache", ToolState::Enabled, "t").await;
-        // As a recogniser writes it: capitals, a split, a full stop.
-        let asked = turns.turn_spoken("Wipe cache now.", "kitchen").await;
-        let text = asked.text();
-        let word = text
-            .strip_prefix("About to run wipe_cache\nwith now.\nTo run it, say: yes, ")
-            .and_then(|w| w.strip_suffix('.'))
-            .unwrap_or_else(|| panic!("{text}"))
-            .to_owned();
-        assert!(
-            voice::hear(&format!("yes {word}"), &word) == voice::Heard::Confirmed,
-            "{word}"
-        );
-        // Heard, every argument is read as written.
-        assert_eq!(
-            render::speech(&asked),
-            format!("About to run wipe cache with now. To run it, say: yes, {word}.")
-        );
-        // A bare yes — a television, a recording — hears the question again.
-        let again = turns.turn_spoken("Yes.", "kitchen").await;
-        assert_eq!(
-            again.text(),
-            format!("A plain yes does not run wipe_cache. To run it, say: yes, {word}.")
-        );
-        // The word from another conversation, or typed, does not run it (and drops it).
-        turns.turn_spoken(&format!("Yes, {word}."), "bedroom").await;
-        assert!(turns
-            .turn_spoken(&format!("Yes, {word}."), "kitchen")
-            .await
-            .text()
-            .starts_with("I can't help with that."));
-        assert!(store.acts_log(10).await.unwrap().is_empty(), "nothing ran");
-        // Asked again, answered with the word in the same conversation: it runs.
-        let text = turns.turn_spoken("wipe cache now", "kitchen").await.text();
-        let word = text
-            .rsplit(", ")
-            .next()
-            .and_then(|w| w.strip_suffix('.'))
-            .unwrap()
-            .to_owned();
-        let ran = turns
-            .turn_spoken(&format!("Yes, {}!", word.to_uppercase()), "kitchen")
-            .await;
-        assert!(ran.text().starts_with("wipe_cache ran;"), "{}", ran.text());
-        let log = store.acts_log(10).await.unwrap();
-        assert_eq!(log.len(), 1);
-        assert_eq!(
-            log[0].confirmed_by.as_deref(),
-            Some(format!("owner (\"yes {word}\")").as_str())
-        );
-        // A typed question keeps its plain yes; a spoken one answered by typing is dropped.
-        turns.turn("wipe_cache now").await;
-        assert!(turns
-            .turn("yes")
-            .await
-            .text()
-            .starts_with("wipe_cache ran;"));
-        turns.turn_spoken("wipe cache", "kitchen").await;
-        assert_eq!(
-            turns.turn("yes").await.text(),
-            "There is nothing to confirm."
-        );
-        // A no with the word is still a no.
-        let text = turns.turn_spoken("wipe cache now", "kitchen").await.text();
-        let word = text
-            .rsplit(", ")
-            .next()
-            .and_then(|w| w.strip_suffix('.'))
-            .unwrap()
-            .to_owned();
-        assert_eq!(
-            turns
-                .turn_spoken(&format!("No, {word}."), "kitchen")
-                .await
-                .text(),
-            "Cancelled: wipe_cache was not run."
-        );
-        turns.turn_spoken("wipe cache now", "kitchen").await;
-        assert_eq!(
-            turns.turn_spoken("Don't, please.", "kitchen").await.text(),
-            "Cancelled: wipe_cache was not run."
-        );
-        assert_eq!(
-            store.acts_log(10).await.unwrap().len(),
-            2,
-            "nothing more ran"
-        );
-        // Russian: the word is Russian.
-        let ru = turns
-            .turn_spoken("Wipe cache пожалуйста.", "kitchen")
-            .await
-            .text();
-        assert!(ru.contains("Чтобы выполнить, скажите: да, "), "{ru}");
-        assert_eq!(
-            turns.turn_spoken("Нет.", "kitchen").await.text(),
-            "Отменено: wipe_cache не выполнено."
-        );
-    }
-
-    #[test]
-    fn act_names_are_matched_across_a_recognisers_splits_and_joins() {
-        let acts = [
-            ActName {
-                name: "todo_list_tasks".into(),
-                tool: "list_tasks".into(),
-            },
-            ActName {
-                name: "todolist_clear".into(),
-                tool: "clear".into(),
-            },
-        ];
-        let m = |t: &str| rules::match_act(&voice::normalise(t), &acts);
-        assert_eq!(
-            m("To do list tasks inbox."),
-            Some(("todo_list_tasks".into(), "inbox".into()))
-        );
-        assert_eq!(
-            m("Todolist tasks garden"),
-            Some(("todo_list_tasks".into(), "garden".into()))
-        );
-        assert_eq!(
-            m("to do list clear"),
-            Some(("todolist_clear".into(), String::new()))
-        );
-        assert_eq!(
-            m("list tasks in box"),
-            Some(("todo_list_tasks".into(), "in box".into()))
-        );
-        assert_eq!(m("to do lists"), None);
-    }
-
-    #[tokio::test]
-    async fn acts_that_may_not_run_say_why() {
-        let (_dir, store, turns) = setup(vec![
-            act("off", &["true"], true),
-            act("gone", &["true"], true),
-        ])
-        .await;
-        set_state(&store, "off", ToolState::Disabled, "t").await;
-        set_state(
-            &store,
-            "gone",
-            ToolState::Withdrawn,
-            "withdrawn: test reason",
-        )
-        .await;
-        let t = turns.turn("off").await;
-        assert_eq!(t.text(), "I won't run that: off is disabled.");
-        let t = turns.turn("gone").await;
-        assert_eq!(
-            t.text(),
-            "I won't run that: gone was withdrawn: withdrawn: test reason."
-        );
-        assert!(!t.ok);
-    }
-
-    #[tokio::test]
-    async fn the_digest_reads_new_feed_notes_once_grouped_by_feed() {
-        let (_dir, store, turns) = setup(Vec::new()).await;
-        for (src, key, text) in [
-            ("rss:lwn", "1", "Kernel 7.0 released"),
-            ("rss:habr", "a", "Новости Rust"),
-            ("rss:lwn", "2", "Rust in the kernel"),
-            ("note", "x", "not a feed"),
-        ] {
-            store
-                .add_note(store::NewNote {
-                    source: src.into(),
-                    key: key.into(),
-                    text: text.into(),
-                    link: Some(format!("https://example.org/{key}")),
-                    published: None,
-                })
-                .await
-                .unwrap();
-        }
-        let t = turns.turn("what's new in my feeds?").await;
-        assert_eq!(
-            t.text(),
-            "lwn (2 new):\n  • Rust in the kernel\n    https://example.org/2\n  • Kernel 7.0 released\n    https://example.org/1\nhabr (1 new):\n  • Новости Rust\n    https://example.org/a"
-        );
-        let t = turns.turn("что нового в лентах?").await;
-        assert_eq!(
-            t.text(),
-            "В лентах ничего нового с тех пор, как вы спрашивали."
-        );
-        // With the configured feeds known, a failing one is named after the news, and no
-        // feed at all says how to add one.
-        let feeds = Arc::new(std::sync::Mutex::new(vec![
-            FeedHealth {
-                name: "lwn".into(),
-                failing: None,
-            },
-            FeedHealth {
-                name: "habr".into(),
-                failing: Some("http status 500 Internal Server Error".into()),
-            },
-        ]));
-        let f2 = feeds.clone();
-        let executor = Executor::new(
-            store.clone(),
-            Arc::new(allowlist::Approvals::default()),
-            None,
-        );
-        let told = Turns::new(store.clone(), executor, None)
-            .with_feeds(Arc::new(move || f2.lock().unwrap().clone()));
-        assert_eq!(
-            told.turn("news").await.text(),
-            "Nothing new in your feeds since you last asked.\nFailing: habr (http status 500 Internal Server Error)."
-        );
-        assert_eq!(
-            told.turn("что нового в лентах?").await.text(),
-            "В лентах ничего нового с тех пор, как вы спрашивали.\nНе обновляются: habr (http status 500 Internal Server Error)."
-        );
-        feeds.lock().unwrap().clear();
-        assert!(told
-            .turn("news")
-            .await
-            .text()
-            .starts_with("You have no feeds yet. Add one with `maven feeds add URL`"));
-        assert!(told
-            .turn("что нового")
-            .await
-            .text()
-            .starts_with("Лент пока нет. Добавьте ленту: `maven feeds add URL`"));
-        let t = turns.turn("notes about kernel").await;
-        assert!(
-            t.text().contains("Kernel 7.0 released") && t.text().contains("Rust in the kernel"),
-            "{}",
-            t.text()
-        );
-        let t = turns.turn("заметки про новости").await;
-        assert!(t.text().contains("Новости Rust"), "{}", t.text());
-    }
-}
+mod tests;

@@ -644,6 +644,10 @@ mod tests {
 
     /// A scripted OpenAI-compatible endpoint on loopback: answers each request with the next
     /// scripted (status, body) and records the request bodies.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test peer, not a door of Maven's"
+    )]
     async fn scripted(
         replies: Vec<(u16, String)>,
     ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {

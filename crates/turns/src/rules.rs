@@ -66,66 +66,27 @@ pub fn lang_of(text: &str) -> Lang {
 
 /// `yes` / `no` in either language, if the utterance is exactly that.
 pub fn yes_no(text: &str) -> Option<bool> {
-    match normalise(text).as_str() {
-        "yes" | "y" | "yes please" | "да" | "д" | "давай" => Some(true),
-        "no" | "n" | "нет" | "н" | "не надо" | "cancel" | "отмена" => Some(false),
-        _ => None,
-    }
+    crate::phrases::yes_no(&normalise(text))
 }
-
-const DIGEST: &[&str] = &[
-    "what's new in my feeds",
-    "whats new in my feeds",
-    "what is new in my feeds",
-    "what's new in the feeds",
-    "what's new",
-    "whats new",
-    "news",
-    "feeds",
-    "my feeds",
-    "что нового в лентах",
-    "что нового в моих лентах",
-    "что нового",
-    "новости",
-    "ленты",
-];
-
-const HELP: &[&str] = &[
-    "help",
-    "what can you do",
-    "what can you do for me",
-    "помощь",
-    "что ты умеешь",
-    "что ты можешь",
-];
-
-const NOTES: &[&str] = &[
-    "notes about ",
-    "notes on ",
-    "notes mentioning ",
-    "search notes for ",
-    "search notes ",
-    "find notes about ",
-    "заметки про ",
-    "заметки о ",
-    "заметки об ",
-    "найди заметки про ",
-];
 
 /// Routes one utterance. `acts` are the enabled acts only.
 pub fn route(text: &str, acts: &[ActName]) -> Decision {
+    route_in(text, lang_of(text), acts)
+}
+
+/// Routes one utterance of a turn whose language is decided: `lang`.
+pub fn route_in(text: &str, lang: Lang, acts: &[ActName]) -> Decision {
     let n = normalise(text);
-    let lang = lang_of(&n);
     if let Some(yes) = yes_no(&n) {
         return Decision::Confirm(yes);
     }
-    if DIGEST.contains(&n.as_str()) {
+    if crate::phrases::is_digest(&n) {
         return Decision::FeedsDigest(lang);
     }
-    if HELP.contains(&n.as_str()) {
+    if crate::phrases::is_help(&n) {
         return Decision::Help(lang);
     }
-    for p in NOTES {
+    for p in crate::phrases::notes_starts() {
         if let Some(q) = n.strip_prefix(p) {
             let q = q.trim();
             if !q.is_empty() {
@@ -231,95 +192,6 @@ fn match_joined(text: &str, acts: &[ActName]) -> Option<(String, String)> {
     Some((act.name.clone(), tail))
 }
 
+#[path = "tests/rules.rs"]
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn acts() -> Vec<ActName> {
-        vec![
-            ActName {
-                name: "vikunja_list_tasks".into(),
-                tool: "list_tasks".into(),
-            },
-            ActName {
-                name: "vikunja_update_task".into(),
-                tool: "update_task".into(),
-            },
-            ActName {
-                name: "uptime".into(),
-                tool: "uptime".into(),
-            },
-        ]
-    }
-
-    #[test]
-    fn utterances_route_to_decisions() {
-        use Decision::*;
-        let run = |n: &str, t: &str| RunAct {
-            name: n.into(),
-            tail: t.into(),
-        };
-        let table: Vec<(&str, Decision)> = vec![
-            ("what's new in my feeds?", FeedsDigest(Lang::En)),
-            ("  What's new in my  feeds  ", FeedsDigest(Lang::En)),
-            ("news", FeedsDigest(Lang::En)),
-            ("что нового в лентах?", FeedsDigest(Lang::Ru)),
-            ("Что нового", FeedsDigest(Lang::Ru)),
-            ("notes about rust", NotesSearch("rust".into(), Lang::En)),
-            ("заметки про погоду", NotesSearch("погоду".into(), Lang::Ru)),
-            ("what can you do?", Help(Lang::En)),
-            ("что ты умеешь?", Help(Lang::Ru)),
-            ("yes", Confirm(true)),
-            ("Y", Confirm(true)),
-            ("да", Confirm(true)),
-            ("no", Confirm(false)),
-            ("нет", Confirm(false)),
-            (
-                "vikunja list tasks inbox",
-                run("vikunja_list_tasks", "inbox"),
-            ),
-            (
-                "vikunja_list_tasks Inbox Two",
-                run("vikunja_list_tasks", "Inbox Two"),
-            ),
-            ("list tasks inbox", run("vikunja_list_tasks", "inbox")),
-            ("update task 3", run("vikunja_update_task", "3")),
-            ("uptime", run("uptime", "")),
-            ("uptimes", CannotHelp(Lang::En)),
-            ("vikunja", CannotHelp(Lang::En)),
-            ("please delete everything", CannotHelp(Lang::En)),
-            ("сделай что-нибудь", CannotHelp(Lang::Ru)),
-            ("notes about", CannotHelp(Lang::En)),
-        ];
-        for (text, want) in table {
-            assert_eq!(route(text, &acts()), want, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn only_enabled_acts_are_matched() {
-        assert_eq!(
-            route("vikunja list tasks inbox", &[]),
-            Decision::CannotHelp(Lang::En)
-        );
-    }
-
-    #[test]
-    fn a_tool_name_shared_by_two_servers_needs_the_server() {
-        let acts = vec![
-            ActName {
-                name: "a_list".into(),
-                tool: "list".into(),
-            },
-            ActName {
-                name: "b_list".into(),
-                tool: "list".into(),
-            },
-        ];
-        assert_eq!(match_act("list x", &acts), None);
-        assert_eq!(
-            match_act("b list x", &acts),
-            Some(("b_list".into(), "x".into()))
-        );
-    }
-}
+mod tests;

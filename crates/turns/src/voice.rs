@@ -14,9 +14,9 @@
 //! it. [`hear`] holds the rule an answer keeps to confirm, in the same conversation, within the
 //! two minutes:
 //!
-//! - after [`normalise`], it is a yes ("yes", "yeah", "yep", "да", "ага") and then the word
-//!   ("Yes, orange.", "Да, апельсин!"), at most [`MAX_OTHER_WORDS`] other words anywhere
-//!   ("okay, yes, orange please");
+//! - after [`normalise`], it is a yes ("yes", "yeah", "yep", or a Russian yes: the words of
+//!   `phrases`) and then the word ("Yes, orange.", the same in Russian), at most
+//!   [`MAX_OTHER_WORDS`] other words anywhere ("okay, yes, orange please");
 //! - it names no other word of either list. Saying many words at once is how a recording
 //!   would try its luck, so an answer that names another word, or the word with too much
 //!   else, ends the question: nothing runs, and the owner asks again for a new word. One guess
@@ -36,6 +36,7 @@ use rand::seq::SliceRandom as _;
 use serde_json::Value;
 
 use crate::answer::Lang;
+use crate::phrases;
 
 const WORDS_EN: &str = include_str!("words/en.txt");
 const WORDS_RU: &str = include_str!("words/ru.txt");
@@ -49,8 +50,6 @@ pub const MAX_OTHER_WORDS: usize = 2;
 pub const MAX_SPOKEN_VALUE: usize = 80;
 /// The most characters of argument values one spoken question reads.
 pub const MAX_SPOKEN_ARGUMENTS: usize = 240;
-
-const YES: &[&str] = &["yes", "yeah", "yep", "yup", "да", "ага"];
 
 fn list(lang: Lang) -> &'static [&'static str] {
     static EN: OnceLock<Vec<&'static str>> = OnceLock::new();
@@ -106,18 +105,19 @@ pub fn hear(said: &str, word: &str) -> Heard {
         return Heard::WrongWord;
     }
     let Some(at) = words.iter().position(|w| *w == word) else {
-        // A short answer with a yes in it ("yes", "yes please", "да, давай") is a plain yes; a
+        // A short answer with a yes in it ("yes", "yes please", a Russian "yes, go on") is a plain yes; a
         // longer sentence is another turn.
-        return if words.iter().any(|w| YES.contains(w)) && words.len() <= 1 + MAX_OTHER_WORDS {
+        return if words.iter().any(|w| phrases::spoken_yes(w)) && words.len() <= 1 + MAX_OTHER_WORDS
+        {
             Heard::PlainYes
         } else {
             Heard::Other
         };
     };
-    let yes_before = words.iter().take(at).any(|w| YES.contains(w));
+    let yes_before = words.iter().take(at).any(|w| phrases::spoken_yes(w));
     let others = words
         .iter()
-        .filter(|w| **w != word && !YES.contains(*w))
+        .filter(|w| **w != word && !phrases::spoken_yes(w))
         .count();
     if yes_before && others <= MAX_OTHER_WORDS {
         Heard::Confirmed
@@ -170,46 +170,19 @@ pub enum Unspeakable {
 impl Unspeakable {
     /// Why, in the owner's language.
     pub fn why(&self, lang: Lang) -> String {
-        let ru = lang == Lang::Ru;
-        match (self, ru) {
-            (Unspeakable::TooLong { name, chars }, false) => format!(
-                "{name} is {chars} characters long, more than a voice reads ({MAX_SPOKEN_VALUE})"
-            ),
-            (Unspeakable::TooLong { name, chars }, true) => format!(
-                "в {name} {chars} символов, больше, чем читается вслух ({MAX_SPOKEN_VALUE})"
-            ),
-            (Unspeakable::TooMuch { chars }, false) => format!(
-                "its arguments are {chars} characters long, more than a voice reads ({MAX_SPOKEN_ARGUMENTS})"
-            ),
-            (Unspeakable::TooMuch { chars }, true) => format!(
-                "в аргументах {chars} символов, больше, чем читается вслух ({MAX_SPOKEN_ARGUMENTS})"
-            ),
-            (Unspeakable::Nested { name }, false) => {
-                format!("{name} is a list or an object, which a voice cannot read faithfully")
+        match self {
+            Unspeakable::TooLong { name, chars } => {
+                phrases::too_long(lang, name, *chars, MAX_SPOKEN_VALUE)
             }
-            (Unspeakable::Nested { name }, true) => {
-                format!("{name} — список или объект, его не прочесть вслух точно")
-            }
-            (Unspeakable::Invisible { name, count }, false) => {
-                format!("{name} holds {count} invisible characters")
-            }
-            (Unspeakable::Invisible { name, count }, true) => {
-                format!("в {name} невидимых символов: {count}")
-            }
-            (Unspeakable::Strange { name, c }, false) => format!(
-                "{name} holds {}, which a voice would not say as written",
-                shown::line(&format!("U+{:04X}", u32::from(*c)))
+            Unspeakable::TooMuch { chars } => phrases::too_much(lang, *chars, MAX_SPOKEN_ARGUMENTS),
+            Unspeakable::Nested { name } => phrases::nested(lang, name),
+            Unspeakable::Invisible { name, count } => phrases::invisible_in(lang, name, *count),
+            Unspeakable::Strange { name, c } => phrases::strange(
+                lang,
+                name,
+                &shown::line(&format!("U+{:04X}", u32::from(*c))),
             ),
-            (Unspeakable::Strange { name, c }, true) => format!(
-                "в {name} есть {}, голос не произнесёт его как написано",
-                shown::line(&format!("U+{:04X}", u32::from(*c)))
-            ),
-            (Unspeakable::Mixed { name }, false) => {
-                format!("{name} mixes Latin and Cyrillic letters in one word")
-            }
-            (Unspeakable::Mixed { name }, true) => {
-                format!("в {name} латинские и русские буквы в одном слове")
-            }
+            Unspeakable::Mixed { name } => phrases::mixed(lang, name),
         }
     }
 }
@@ -280,91 +253,19 @@ pub fn spoken_arguments(args: &allowlist::Args) -> Result<Option<String>, Unspea
     }
 }
 
-const UNITS_EN: &[&str] = &[
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-const TENS_EN: &[&str] = &[
-    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
-const UNITS_RU: &[&str] = &[
-    "ноль",
-    "один",
-    "два",
-    "три",
-    "четыре",
-    "пять",
-    "шесть",
-    "семь",
-    "восемь",
-    "девять",
-    "десять",
-    "одиннадцать",
-    "двенадцать",
-    "тринадцать",
-    "четырнадцать",
-    "пятнадцать",
-    "шестнадцать",
-    "семнадцать",
-    "восемнадцать",
-    "девятнадцать",
-];
-const TENS_RU: &[&str] = &[
-    "",
-    "",
-    "двадцать",
-    "тридцать",
-    "сорок",
-    "пятьдесят",
-    "шестьдесят",
-    "семьдесят",
-    "восемьдесят",
-    "девяносто",
-];
-
 fn unit(w: &str) -> Option<usize> {
-    UNITS_EN
-        .iter()
-        .position(|u| *u == w)
-        .or_else(|| UNITS_RU.iter().position(|u| *u == w))
-        .or(match w {
-            // Russian feminine and neuter forms.
-            "одна" | "одно" => Some(1),
-            "две" => Some(2),
-            _ => None,
-        })
+    phrases::unit(w)
 }
 
 fn tens(w: &str) -> Option<usize> {
-    TENS_EN
-        .iter()
-        .position(|t| !t.is_empty() && *t == w)
-        .or_else(|| TENS_RU.iter().position(|t| !t.is_empty() && *t == w))
+    phrases::tens(w)
 }
 
 /// A transcript as the owner's words: lowercase, punctuation dropped (a hyphen or an
 /// apostrophe inside a word kept), whitespace single, and numbers written as digits ("ten",
-/// "twenty one", "twenty-one", "двадцать три" → "10", "21", "21", "23").
+/// "twenty one", "twenty-one", and the same in Russian → "10", "21", "21").
 pub fn normalise(text: &str) -> String {
-    let lower = text.to_lowercase().replace('ё', "е");
+    let lower = phrases::fold(&text.to_lowercase());
     let cleaned: String = lower
         .chars()
         .map(|c| {
@@ -431,172 +332,6 @@ pub(crate) mod tests_support {
     }
 }
 
+#[path = "tests/voice.rs"]
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn transcripts_become_the_words_said() {
-        for (said, want) in [
-            ("List tasks in box.", "list tasks in box"),
-            ("To do, list tasks Inbox!", "to do list tasks inbox"),
-            ("Go forward 10 meters.", "go forward 10 meters"),
-            ("Mark task three done.", "mark task 3 done"),
-            ("Mark task twenty-one done", "mark task 21 done"),
-            ("mark task twenty one done", "mark task 21 done"),
-            ("Отметь задачу двадцать три.", "отметь задачу 23"),
-            ("Что нового в лентах?", "что нового в лентах"),
-            ("Yes, orange.", "yes orange"),
-            ("Да, апельсин!", "да апельсин"),
-            ("It's «quoted» — text…", "it's quoted text"),
-            ("Ёлка", "елка"),
-        ] {
-            assert_eq!(normalise(said), want, "{said}");
-        }
-    }
-
-    #[test]
-    fn the_lists_are_as_large_as_stated_and_hold_only_plain_distinct_words() {
-        assert_eq!(list(Lang::En).len(), WORDS_EN_COUNT);
-        assert_eq!(list(Lang::Ru).len(), WORDS_RU_COUNT);
-        assert_eq!(all_words().len(), WORDS_EN_COUNT + WORDS_RU_COUNT);
-        for w in list(Lang::En).iter().chain(list(Lang::Ru)) {
-            // A word is read back as itself: no number word (made digits), no yes or no.
-            assert_eq!(normalise(w), *w, "{w}");
-            assert!(!YES.contains(w) && crate::rules::yes_no(w).is_none(), "{w}");
-        }
-    }
-
-    #[test]
-    fn only_yes_and_the_word_with_little_else_confirms() {
-        use Heard::*;
-        for (said, want) in [
-            // As Whisper and other recognisers write it.
-            ("Yes, orange.", Confirmed),
-            ("Yes. Orange!", Confirmed),
-            ("yes orange", Confirmed),
-            ("Okay, yes, orange please.", Confirmed),
-            ("Yeah, orange.", Confirmed),
-            ("Да, апельсин!", Confirmed),
-            ("Да. Апельсин.", Confirmed),
-            // Not the form.
-            ("Orange.", NotAlone),
-            ("Orange, yes.", NotAlone),
-            ("Yes, I think it is orange.", NotAlone),
-            // Another word of either list ends the question.
-            ("Yes, orange, abandon.", WrongWord),
-            ("Yes, abandon.", WrongWord),
-            ("Да, абзац.", WrongWord),
-            // Nothing of the list.
-            ("Yes.", PlainYes),
-            ("Да", PlainYes),
-            ("What's new in my feeds?", Other),
-        ] {
-            let word = if said.contains('а') || said.contains('Д') {
-                "апельсин"
-            } else {
-                "orange"
-            };
-            assert_eq!(hear(said, word), want, "{said}");
-        }
-    }
-
-    #[test]
-    fn every_word_at_once_confirms_nothing() {
-        for lang in [Lang::En, Lang::Ru] {
-            let word = one_time_word(lang);
-            let all = list(lang).join(" ");
-            assert_eq!(hear(&all, word), Heard::WrongWord);
-            assert_eq!(hear(&format!("yes {all}"), word), Heard::WrongWord);
-            assert_eq!(hear(&format!("да {all}"), word), Heard::WrongWord);
-        }
-    }
-
-    #[test]
-    fn a_question_is_read_with_every_argument_or_not_at_all() {
-        let named = |v: serde_json::Value| match v {
-            Value::Object(m) => allowlist::Args::Named(m),
-            _ => unreachable!(),
-        };
-        let args = named(serde_json::json!({
-            "to": "attacker@evil.example",
-            "body": "see https://mom.example/x",
-            "count": 3
-        }));
-        assert_eq!(
-            spoken_arguments(&args),
-            Ok(Some(
-                "to: attacker@evil.example; body: see https://mom.example/x; count: 3".to_owned()
-            ))
-        );
-        assert_eq!(
-            spoken_arguments(&allowlist::Args::Tail("3".into())),
-            Ok(Some("3".to_owned()))
-        );
-        assert_eq!(
-            spoken_arguments(&allowlist::Args::Tail(String::new())),
-            Ok(None)
-        );
-        let long = "x".repeat(MAX_SPOKEN_VALUE + 1);
-        for (v, want) in [
-            (
-                serde_json::json!({"body": long}),
-                Unspeakable::TooLong {
-                    name: "body".into(),
-                    chars: MAX_SPOKEN_VALUE + 1,
-                },
-            ),
-            (
-                serde_json::json!({"a": "x".repeat(80), "b": "y".repeat(80), "c": "z".repeat(81)}),
-                Unspeakable::TooLong {
-                    name: "c".into(),
-                    chars: 81,
-                },
-            ),
-            (
-                serde_json::json!({"a": "x".repeat(80), "b": "y".repeat(80), "c": "z".repeat(80), "d": "w"}),
-                Unspeakable::TooMuch { chars: 241 },
-            ),
-            (
-                serde_json::json!({"to": ["a", "b"]}),
-                Unspeakable::Nested { name: "to".into() },
-            ),
-            (
-                serde_json::json!({"body": "hi\u{e0049}\u{e0067}"}),
-                Unspeakable::Invisible {
-                    name: "body".into(),
-                    count: 2,
-                },
-            ),
-            (
-                serde_json::json!({"q": "rm -rf $HOME"}),
-                Unspeakable::Strange {
-                    name: "q".into(),
-                    c: '$',
-                },
-            ),
-            (
-                serde_json::json!({"to": "pаypal.example"}),
-                Unspeakable::Mixed { name: "to".into() },
-            ),
-            (
-                serde_json::json!({"to": "αβγ"}),
-                Unspeakable::Strange {
-                    name: "to".into(),
-                    c: 'α',
-                },
-            ),
-        ] {
-            assert_eq!(spoken_arguments(&named(v.clone())), Err(want), "{v}");
-        }
-    }
-
-    #[test]
-    fn a_one_time_word_is_drawn_from_its_language() {
-        for lang in [Lang::En, Lang::Ru] {
-            let w = one_time_word(lang);
-            assert!(list(lang).contains(&w));
-            assert_eq!(hear(&format!("yes {w}"), w), Heard::Confirmed);
-        }
-    }
-}
+mod tests;

@@ -22,7 +22,7 @@
 use std::future::Future;
 use std::io::{self, Write as _};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -209,8 +209,14 @@ enum Kind {
     Granted,
 }
 
-/// The accept loop: count, bound, and run each connection in a task of a set that is dropped
+/// The door: count, bound, and run each connection in a task of a set that is dropped
 /// (aborting them all) with this future.
+///
+/// The accept loop is `gate::serve`, like every socket Maven serves, and its gate admits any
+/// peer: the listener was handed over from a sandboxed server's network namespace, which only
+/// that server and what it started (all of them the daemon's descendants, whom this relay
+/// exists to serve) can reach, and whose sockets the kernel's socket diagnostics of the
+/// daemon's namespace cannot see. Its slots are [`Limits::max_conns`].
 async fn serve<H, F>(
     listener: TcpListener,
     limits: Limits,
@@ -222,28 +228,12 @@ async fn serve<H, F>(
     H: Fn(TcpStream, Conn) -> F,
     F: Future<Output = ()> + Send + 'static,
 {
-    let live = Arc::new(AtomicUsize::new(0));
-    let mut tasks = JoinSet::new();
-    let mut lingering = JoinSet::new();
-    loop {
-        // Reap finished tasks so the sets hold only what runs.
-        while let Some(done) = tasks.try_join_next() {
-            if let Err(e) = done {
-                tracing::debug!(error = %e, "relay task ended abnormally");
-            }
-        }
-        while lingering.try_join_next().is_some() {}
-        let client = match listener.accept().await {
-            Ok((client, _)) => client,
-            Err(e) => {
-                // Out of descriptors and the like: wait a little rather than spin.
-                tracing::debug!(error = %e, "relay accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        counters.connections.fetch_add(1, Ordering::Relaxed);
-        if live.load(Ordering::Relaxed) >= limits.max_conns {
+    let full = {
+        let (counters, log) = (Arc::clone(&counters), Arc::clone(&log));
+        // Dropped with this future's slots, aborting every answer still lingering.
+        let lingering = std::sync::Mutex::new(JoinSet::new());
+        move |client: TcpStream, _: &gate::Peer| {
+            counters.connections.fetch_add(1, Ordering::Relaxed);
             let words = format!(
                 "maven: too many connections from this server ({})",
                 limits.max_conns
@@ -259,6 +249,11 @@ async fn serve<H, F>(
             });
             if kind == Kind::Proxy {
                 let answer = answer_bytes(StatusCode::SERVICE_UNAVAILABLE, &words);
+                let mut lingering = lingering
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                // Reap finished answers so the set holds only what runs.
+                while lingering.try_join_next().is_some() {}
                 // Closing a socket with unread bytes resets it, and a reset may destroy the
                 // answer before the client reads it: linger briefly, as many at once as
                 // connections are allowed, else just write what fits and close.
@@ -272,14 +267,16 @@ async fn serve<H, F>(
                     let _ = (&std).write(&answer);
                 }
             }
-            continue;
         }
-        live.fetch_add(1, Ordering::Relaxed);
+    };
+    let slots = gate::Slots::new(limits.max_conns).when_full(full);
+    let handler = move |client: TcpStream, admitted: gate::Admitted| {
+        counters.connections.fetch_add(1, Ordering::Relaxed);
         counters.open.fetch_add(1, Ordering::Relaxed);
         let conn = Conn {
             counters: Arc::clone(&counters),
             log: Arc::clone(&log),
-            live: Arc::clone(&live),
+            _slot: admitted.slot,
             host: String::new(),
             port: 0,
             peer: None,
@@ -287,8 +284,11 @@ async fn serve<H, F>(
             bytes_in: AtomicU64::new(0),
             outcome: None,
         };
-        tasks.spawn(handle(client, conn));
-    }
+        handle(client, conn)
+    };
+    // Served until this future is dropped: no stop of its own.
+    let never = gate::CancellationToken::new();
+    gate::serve(listener, gate::Gate::open("relay"), slots, handler, never).await;
 }
 
 /// One accepted connection: what it asked for and moved so far. Dropping it (the connection
@@ -296,7 +296,8 @@ async fn serve<H, F>(
 struct Conn {
     counters: Arc<Counters>,
     log: Log,
-    live: Arc<AtomicUsize>,
+    /// Its slot among [`Limits::max_conns`], freed with it.
+    _slot: gate::Slot,
     host: String,
     port: u16,
     peer: Option<SocketAddr>,
@@ -307,7 +308,6 @@ struct Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        self.live.fetch_sub(1, Ordering::Relaxed);
         self.counters.open.fetch_sub(1, Ordering::Relaxed);
         (self.log)(Event {
             host: std::mem::take(&mut self.host),

@@ -197,7 +197,7 @@ impl Executor {
                     act: name.to_owned(),
                 }))
             }
-            Err(e) => return Err(ExecError::Failed(format!("store: {e}"))),
+            Err(e) => return Err(ExecError::Store(e)),
         };
         let approvals = self.approvals();
         let approved = approved(&row, &approvals).map_err(ExecError::Refused)?;
@@ -213,7 +213,7 @@ impl Executor {
                 let mut result =
                     match Box::pin(manager.start_call(&row.server, &row.tool, args)).await {
                         Ok(step) => Ok(ran_of(&row, step, None)),
-                        Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
+                        Err(e) => Err(call_error(&row, e)),
                     };
                 if let Ok(Ran {
                     waiting: Some(w), ..
@@ -228,7 +228,7 @@ impl Executor {
                     .await
                 {
                     Ok(step) => Ok(ran_of(&row, step, Some(w))),
-                    Err(e) => Err(call_error(&row, e.outcome_unknown(), e)),
+                    Err(e) => Err(call_error(&row, e)),
                 }
             }
         };
@@ -298,9 +298,7 @@ impl Executor {
             .await
             .map_err(|e| {
                 tracing::error!(act = %row.name, error = %e, "cannot record the act in acts_log");
-                ExecError::Failed(format!(
-                    "not run: it could not be recorded in acts_log: {e}"
-                ))
+                ExecError::NotRecorded(e)
             })
     }
 
@@ -343,14 +341,14 @@ impl Executor {
 
 /// A failed call: "outcome unknown" when it may have reached the server and no answer came,
 /// else it did not run.
-fn call_error(row: &ToolRow, unknown: bool, e: impl std::fmt::Display) -> ExecError {
-    if unknown {
+fn call_error(row: &ToolRow, e: mcp::manager::CallError) -> ExecError {
+    if e.outcome_unknown() {
         ExecError::Unknown {
             who: format!("`{}`", row.server),
             reason: e.to_string(),
         }
     } else {
-        ExecError::Failed(e.to_string())
+        ExecError::Call(e)
     }
 }
 
@@ -362,7 +360,7 @@ pub enum InputStep {
     /// The call went on: its result (which may wait again).
     Ran(Result<Ran, ExecError>),
     /// The answer does not fit the question (the reason); the same question stands.
-    Again(Box<Waiting>, String),
+    Again(Box<Waiting>, mcp::AnswerError),
     /// The two minutes passed: nothing was sent.
     Expired(Box<Waiting>),
 }

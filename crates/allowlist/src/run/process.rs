@@ -50,9 +50,10 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
             cmd.env(k, v);
         }
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| ExecError::Failed(format!("cannot run {program}: {e}")))?;
+    let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let work = async {
@@ -80,7 +81,10 @@ pub async fn run_argv(argv: &[String], timeout: Duration, cap: usize) -> Result<
             reason: format!("{program} did not finish within {timeout:?} and was killed"),
         }),
         Ok((out, total, err, status)) => {
-            let status = status.map_err(|e| ExecError::Failed(format!("{program}: {e}")))?;
+            let status = status.map_err(|source| ExecError::Wait {
+                program: program.clone(),
+                source,
+            })?;
             let shown = out.len().min(cap);
             let text = String::from_utf8_lossy(&out[..shown]).into_owned();
             let cut = (total > cap).then_some(Cut {

@@ -19,9 +19,33 @@ pub enum ExecError {
     /// Named arguments do not fit the tool's input schema.
     #[error(transparent)]
     Args(#[from] super::schema::ArgError),
-    /// It ran and failed, or it could not be sent.
-    #[error("{0}")]
-    Failed(String),
+    /// The MCP call failed, and did not run (a call that may have run is [`ExecError::Unknown`]).
+    #[error(transparent)]
+    Call(mcp::manager::CallError),
+    /// The row could not be read again before it ran.
+    #[error("store: {0}")]
+    Store(#[source] store::Error),
+    /// The execution could not be written to `acts_log`, so it did not run.
+    #[error("not run: it could not be recorded in acts_log: {0}")]
+    NotRecorded(#[source] store::Error),
+    /// The local command could not be started.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The local command started, and waiting for it failed.
+    #[error("{program}: {source}")]
+    Wait {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// It was sent and no answer came back: whether it ran is unknown. Maven never sends it
     /// again by itself.
     #[error("outcome unknown: {who} may have run it: {reason}")]

@@ -12,8 +12,8 @@ use super::runtime;
 use super::show::print_json;
 use crate::exit::EXIT_FAILED;
 use crate::ipc::client::{self as ipc, IpcError};
-use crate::ipc::methods::Request;
-use crate::views::ActRecordView;
+use wire::methods::Request;
+use wire::views::ActRecordView;
 
 pub(crate) fn run(data_dir: &Path, limit: u32, as_json: bool) -> ExitCode {
     runtime(async {

@@ -140,9 +140,9 @@ pub(crate) async fn reads_another(
     written: &Path,
 ) -> Result<Option<String>, crate::ipc::client::IpcError> {
     let written = crate::daemon::reads(Some(written)).display().to_string();
-    let status = crate::ipc::client::ask::<crate::views::StatusView>(
+    let status = crate::ipc::client::ask::<wire::views::StatusView>(
         data_dir,
-        &crate::ipc::methods::Request::Status,
+        &wire::methods::Request::Status,
     )
     .await?;
     Ok(status.config.filter(|r| *r != written).map(|reads| {

@@ -30,7 +30,7 @@ use serde_json::json;
 
 use crate::exit::EXIT_FAILED;
 use crate::ipc::client::{self as ipc, IpcError};
-use crate::ipc::protocol::socket_path;
+use wire::protocol::socket_path;
 
 /// How long the daemon has to answer `status`.
 const STATUS_DEADLINE: Duration = Duration::from_secs(3);
@@ -478,11 +478,11 @@ fn private(name: &str, shown: &str, meta: &std::fs::Metadata, want: u32, fix: &s
 }
 
 /// Whether a daemon on `data_dir` answers `status` within the deadline: its status when it does.
-async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> Option<crate::views::StatusView> {
+async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> Option<wire::views::StatusView> {
     let sock = socket_path(data_dir).display().to_string();
     match tokio::time::timeout(
         STATUS_DEADLINE,
-        ipc::ask::<crate::views::StatusView>(data_dir, &crate::ipc::methods::Request::Status),
+        ipc::ask::<wire::views::StatusView>(data_dir, &wire::methods::Request::Status),
     )
     .await
     {
@@ -540,7 +540,7 @@ async fn daemon_check(data_dir: &Path, out: &mut Vec<Check>) -> Option<crate::vi
 }
 
 /// A line per enabled MCP server and per feed the running daemon polls, from its status view.
-fn running_checks(status: &crate::views::StatusView, out: &mut Vec<Check>) {
+fn running_checks(status: &wire::views::StatusView, out: &mut Vec<Check>) {
     let uptime = Duration::from_secs(status.uptime_s);
     out.extend(
         status
@@ -566,8 +566,8 @@ fn running_checks(status: &crate::views::StatusView, out: &mut Vec<Check>) {
 }
 
 /// An enabled server as the daemon sees it; `None` for one the configuration leaves off.
-pub(crate) fn server_check(s: &crate::views::ServerStatusView, uptime: Duration) -> Option<Check> {
-    use crate::views::ServerState as S;
+pub(crate) fn server_check(s: &wire::views::ServerStatusView, uptime: Duration) -> Option<Check> {
+    use wire::views::ServerState as S;
     if !s.enabled {
         return None;
     }
@@ -656,7 +656,7 @@ pub(crate) fn server_check(s: &crate::views::ServerStatusView, uptime: Duration)
 
 /// A feed the daemon polls (or stopped polling), from its status; `None` for one the
 /// configuration leaves off.
-pub(crate) fn feed_check(f: &crate::views::FeedView) -> Option<Check> {
+pub(crate) fn feed_check(f: &wire::views::FeedView) -> Option<Check> {
     let live = f.live.as_ref()?;
     let name = shown::line(&f.name);
     let label = format!("daemon feed:{name}");
@@ -952,10 +952,7 @@ mod tests {
         );
     }
 
-    fn server(
-        state: serde_json::Value,
-        last_error: Option<&str>,
-    ) -> crate::views::ServerStatusView {
+    fn server(state: serde_json::Value, last_error: Option<&str>) -> wire::views::ServerStatusView {
         serde_json::from_value(json!({
             "name": "s", "transport": "stdio", "target": "x", "enabled": true,
             "state": state, "trust": "t", "protocol_version": null, "era": null,
@@ -1021,7 +1018,7 @@ mod tests {
     #[test]
     fn a_feed_failing_is_a_warning_and_one_the_daemon_stopped_a_failure() {
         let feed = |enabled: bool, error: Option<&str>, failures: u32| {
-            serde_json::from_value::<crate::views::FeedView>(json!({
+            serde_json::from_value::<wire::views::FeedView>(json!({
                 "name": "news", "url": "https://a.example/f", "enabled": enabled,
                 "last_success": null, "last_error": error, "next_poll": "2026-12-03T22:00:00Z",
                 "items_noted": 0, "state": "x", "moved_to": null, "failures": failures,

@@ -193,6 +193,10 @@ mod tests {
     }
 
     /// A loopback server that answers every connection once with `reply`.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test peer, not a door of Maven's"
+    )]
     async fn server(reply: &'static [u8]) -> String {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = l.local_addr().unwrap();

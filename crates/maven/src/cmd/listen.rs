@@ -36,8 +36,8 @@ use tokio::io::AsyncReadExt as _;
 use tokio::time::Instant;
 
 use crate::exit::{errln, outln, EXIT_FAILED, EXIT_USAGE};
-use crate::ipc::methods::Request;
-use crate::views::TurnView;
+use wire::methods::Request;
+use wire::views::TurnView;
 
 /// The largest WAV read from a file or stdin.
 const MAX_WAV: u64 = 64 * 1024 * 1024;

@@ -14,8 +14,8 @@ use config::file::ConfigFile;
 
 use crate::exit::{errln, outln, EXIT_FAILED, EXIT_USAGE};
 use crate::ipc::client::{self as ipc, IpcError};
-use crate::ipc::methods::Request;
-use crate::views::{ServerStatusView, ToolView};
+use wire::methods::Request;
+use wire::views::{ServerStatusView, ToolView};
 
 /// What the command changes in the block.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use ::oauth::CredentialStore;
 use config::{Config, McpTarget};
 
 use crate::exit::{errln, outln};
-use crate::ipc::methods::Request;
-use crate::views::OAuthLink;
+use wire::methods::Request;
+use wire::views::OAuthLink;
 
 /// `maven mcp logout NAME`: through the daemon (which holds the tokens in use), else offline.
 ///
@@ -32,7 +32,7 @@ pub(crate) async fn logout(
         }
     }
     let req = Request::McpLogout { name: name.clone() };
-    match crate::ipc::client::ask::<crate::views::ForgottenView>(&data_dir, &req).await {
+    match crate::ipc::client::ask::<wire::views::ForgottenView>(&data_dir, &req).await {
         Ok(_) => {
             outln!("{name}: OAuth credentials forgotten");
             return ExitCode::SUCCESS;

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use crate::exit::{errln, outln, EXIT_FAILED};
 use crate::ipc::client::{self as ipc, IpcError};
-use crate::ipc::methods::Request;
-use crate::views::ReloadView;
+use wire::methods::Request;
+use wire::views::ReloadView;
 
 /// Runs the command: exit 0 when the daemon applied the file, 1 when it refused it (the file
 /// does not validate, or another reload is under way: the configuration in force stays), 2

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use super::runtime;
 use super::show::print_json;
 use crate::ipc::client as ipc;
-use crate::ipc::methods::Request;
-use crate::views::TurnView;
+use wire::methods::Request;
+use wire::views::TurnView;
 
 /// The exit code of a command ended by SIGINT (128 + 2), as shells report it.
 const EXIT_INTERRUPTED: u8 = 130;

@@ -11,8 +11,8 @@ use shown::line;
 
 use super::runtime;
 use crate::ipc::client as ipc;
-use crate::ipc::methods::{Reply, Request};
-use crate::views::{
+use wire::methods::{Reply, Request};
+use wire::views::{
     FeedView, NoteView, PageListening, RefreshView, ServerStatusView, StatusView, ToolView,
 };
 
@@ -69,7 +69,7 @@ fn indented_block(s: &str, indent: &str) -> String {
 // text that may span lines. The `--json` outputs print the daemon's answer as it is.
 
 /// The page's line when it listens: its address and URL, then its counters.
-fn print_page(w: &crate::views::WebStatusView) {
+fn print_page(w: &wire::views::WebStatusView) {
     outln!(
         "page: {} — {} — {}/{} connections, {} refused; passphrase: {} verified, {} refused{}",
         line(&w.listening.to_string()),
@@ -90,8 +90,8 @@ fn print_page(w: &crate::views::WebStatusView) {
 }
 
 /// The router's line of `maven status`.
-pub(crate) fn router_line(r: &crate::views::RouterView) -> String {
-    use crate::views::RouterKindView;
+pub(crate) fn router_line(r: &wire::views::RouterView) -> String {
+    use wire::views::RouterKindView;
     match r.kind {
         RouterKindView::Rules => "router: rules (sentences matched by name; no model)".to_owned(),
         RouterKindView::Llm => {
@@ -317,7 +317,7 @@ fn refused_lines(r: &ServerStatusView) -> Vec<String> {
         out.push(format!("  refused:  {} tools — {}", tools.len(), line(why)));
         out.push(format!("            {}", names.join(", ")));
     }
-    if matches!(r.state, crate::views::ServerState::OverCap(_)) {
+    if matches!(r.state, wire::views::ServerState::OverCap(_)) {
         let name = line(&r.name);
         out.push(format!(
             "  fix:      maven mcp allow {name} TOOL… names the tools it may offer (`maven mcp inspect {name}` says which claim to be read-only)"

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::views::EnrollLink;
+use wire::views::EnrollLink;
 
 /// Shortest passphrase accepted.
 const MIN_PASSPHRASE: usize = 8;
@@ -25,7 +25,7 @@ pub(crate) fn enroll(data_dir: &Path) -> ExitCode {
     };
     match rt.block_on(crate::ipc::client::ask::<EnrollLink>(
         data_dir,
-        &crate::ipc::methods::Request::WebEnroll,
+        &wire::methods::Request::WebEnroll,
     )) {
         Ok(link) => {
             let (url, mins) = (link.url, link.valid_s / 60);
@@ -96,13 +96,13 @@ pub(crate) fn passphrase(config: Option<&Path>, data_dir: &Path, write: bool) ->
 async fn write_hash(config: Option<&Path>, data_dir: &Path, hash: String) -> ExitCode {
     let path = match config {
         Some(p) => p.to_path_buf(),
-        None => match crate::ipc::client::ask::<crate::views::StatusView>(
+        None => match crate::ipc::client::ask::<wire::views::StatusView>(
             data_dir,
-            &crate::ipc::methods::Request::Status,
+            &wire::methods::Request::Status,
         )
         .await
         {
-            Ok(crate::views::StatusView {
+            Ok(wire::views::StatusView {
                 config: Some(reads),
                 ..
             }) => reads.into(),

@@ -7,11 +7,10 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use super::methods::{Method, Reply, Request};
-use super::protocol::{
-    read_line, request, socket_path, BUSY, INTERNAL_ERROR, INVALID_PARAMS, MAX_RESPONSE,
-};
+use super::line::read_line;
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use wire::protocol::{request, socket_path, BUSY, INTERNAL_ERROR, INVALID_PARAMS, MAX_RESPONSE};
+use wire::{Method, Reply, Request};
 
 /// How long the client waits for the daemon's answer.
 const CLIENT_DEADLINE: Duration = Duration::from_secs(15 * 60);

@@ -5,14 +5,13 @@
 //! tool or enables one: mutation has exactly one path (a turn with its confirmation) and
 //! enabling has exactly one path (the page with step-up).
 //!
-//! [`protocol`] is the wire (a leaf): the socket's place, the framing, the error object.
+//! The vocabulary is the `wire` crate: the socket's place, the framing, the error object
+//! (`wire::protocol`) and every method typed (`wire::methods`), which the daemon answers and
+//! the command line sends. [`line`] reads one bounded line from a socket (a leaf).
 //! [`server`] accepts connections and hands each request to a [`server::Dispatch`]; it knows
-//! no method; [`methods`] is every method typed (its request and its reply), which the
-//! daemon answers and the command line sends. [`peer`] refuses a peer that descends from the daemon, a leaf the accept
-//! path calls. [`client`] is the command line's side.
+//! no method. The accept loop is `gate::serve`, whose gate refuses a peer that descends from
+//! the daemon. [`client`] is the command line's side.
 
 pub(crate) mod client;
-pub(crate) mod methods;
-pub(crate) mod peer;
-pub(crate) mod protocol;
+pub(crate) mod line;
 pub(crate) mod server;

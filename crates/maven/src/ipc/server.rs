@@ -1,10 +1,12 @@
-//! The daemon's side of IPC: the socket, the accept loop, the bounds on connections, and one
-//! answer per request. Which methods exist is the [`Dispatch`] implementation's business.
+//! The daemon's side of IPC: the socket, the door through `gate::serve` (the accept loop), the
+//! bounds on connections, and one answer per request. Which methods exist is the [`Dispatch`]
+//! implementation's business.
 //!
-//! The socket is made 0600. At most `MAX_CONNECTIONS` (128) connections are served at once; one
+//! The socket is made 0600 (so no other uid reaches it), and the gate refuses every process
+//! the daemon started and every descendant of one before a byte is read. At most `MAX_CONNECTIONS` (128) connections are served at once; one
 //! beyond them is answered with one `-32001` "busy" line and closed, so the backlog never fills.
 //! A connection has 5 s for its first complete line and 30 s between later ones; each line is
-//! one bounded JSON value ([`crate::ipc::protocol`]) and gets exactly one answer.
+//! one bounded JSON value (`wire::protocol`) and gets exactly one answer.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -15,13 +17,12 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use super::protocol::{
-    error_reply, read_line, result_reply, socket_path, RpcError, BUSY, INVALID_REQUEST,
-    MAX_REQUEST, PARSE_ERROR,
+use super::line::read_line;
+use wire::protocol::{
+    error_reply, result_reply, socket_path, RpcError, BUSY, INVALID_REQUEST, MAX_REQUEST,
+    PARSE_ERROR,
 };
 
 /// Connections served at once. One CLI uses one connection per command, so this is far more
@@ -42,6 +43,10 @@ pub(crate) fn stats() -> (usize, u64) {
         REFUSED.load(Ordering::Relaxed),
     )
 }
+
+/// After a stop, a request under way (an act, say) runs on to its end for this long: as long
+/// as the daemon waits for its tasks.
+const STOPPING: Duration = Duration::from_secs(10);
 
 /// After an answer, a connection that starts no complete line within this is closed.
 const IDLE: Duration = Duration::from_secs(30);
@@ -93,62 +98,56 @@ pub(crate) fn bind(data_dir: &Path) -> anyhow::Result<UnixListener> {
     Ok(listener)
 }
 
-/// Accepts connections until `cancel` fires.
+/// Serves connections until `cancel` fires (through `gate::serve`: a descendant of the daemon
+/// is refused before a byte is read, X-3).
 pub(crate) async fn serve<D: Dispatch>(
     listener: UnixListener,
     dispatch: Arc<D>,
     cancel: CancellationToken,
-    tracker: TaskTracker,
 ) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let accepted = tokio::select! {
-            _ = cancel.cancelled() => break,
-            a = listener.accept() => a,
-        };
-        let stream = match accepted {
-            // no process that descends from the daemon may speak to it.
-            Ok((s, _)) => match super::peer::admit(&s) {
-                Ok(()) => s,
-                Err(r) => {
-                    // An orphan is its own direct child: its group still names the server.
-                    let name = |p: Option<u32>| p.and_then(|p| dispatch.child_name(p));
-                    let server = name(r.child).or_else(|| name(r.group));
-                    tracing::warn!(
-                        server = server.as_deref().unwrap_or("(unknown)"),
-                        pid = r.pid,
-                        child = ?r.child,
-                        group = ?r.group,
-                        "IPC connection refused: {}",
-                        r.reason
-                    );
-                    continue;
-                }
-            },
-            Err(e) => {
-                tracing::warn!(error = %e, "IPC accept failed");
-                tokio::select! {
-                    _ = cancel.cancelled() => break,
-                    _ = tokio::time::sleep(Duration::from_millis(100)) => continue,
-                }
-            }
-        };
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
+    let named = dispatch.clone();
+    let door = gate::Gate::open("IPC")
+        .no_descendants()
+        .on_refusal(move |_, why| refused(&*named, why));
+    let slots = gate::Slots::new(MAX_CONNECTIONS)
+        .when_full(|stream, _| {
             let refused = REFUSED.fetch_add(1, Ordering::Relaxed) + 1;
             busy(stream, refused);
-            continue;
-        };
+        })
+        .grace(STOPPING);
+    let served = cancel.clone();
+    let handler = move |stream: UnixStream, admitted: gate::Admitted| {
         let dispatch = dispatch.clone();
-        let cancel = cancel.clone();
+        let cancel = served.clone();
         OPEN.fetch_add(1, Ordering::Relaxed);
-        tracker.spawn(async move {
-            let _permit = permit;
+        async move {
+            let _slot = admitted.slot;
             if let Err(e) = connection(stream, dispatch, cancel).await {
                 tracing::debug!(error = %e, "IPC connection ended");
             }
             OPEN.fetch_sub(1, Ordering::Relaxed);
-        });
-    }
+        }
+    };
+    gate::serve(listener, door, slots, handler, cancel).await;
+}
+
+/// Logs a peer the gate refused, naming the server it descends from when known.
+fn refused<D: Dispatch>(dispatch: &D, why: &gate::Refusal) {
+    let gate::Refusal::Descendant(r) = why else {
+        tracing::warn!("IPC connection refused: {why}");
+        return;
+    };
+    // An orphan is its own direct child: its group still names the server.
+    let name = |p: Option<u32>| p.and_then(|p| dispatch.child_name(p));
+    let server = name(r.child).or_else(|| name(r.group));
+    tracing::warn!(
+        server = server.as_deref().unwrap_or("(unknown)"),
+        pid = r.pid,
+        child = ?r.child,
+        group = ?r.group,
+        "IPC connection refused: {}",
+        r.reason
+    );
 }
 
 /// Answers a connection beyond [`MAX_CONNECTIONS`] with one "busy" line (without waiting: a

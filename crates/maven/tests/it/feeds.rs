@@ -360,6 +360,10 @@ struct Site {
 }
 
 impl Site {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test peer, not a door of Maven's"
+    )]
     fn start() -> Site {
         use std::io::Write;
         let routes: Routes = Arc::default();

@@ -464,6 +464,10 @@ fn a_russian_feed_is_named_from_its_title_its_notes_come_newest_first_and_a_refr
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 fn a_model_router_that_is_down_is_said_in_status_doctor_and_the_turn() {
     let port = crate::support::free_port();
     let url = format!("http://127.0.0.1:{port}/v1/chat/completions");

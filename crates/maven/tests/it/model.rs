@@ -20,6 +20,10 @@ pub(crate) struct Scripted {
     pub(crate) seen: Arc<Mutex<Vec<Value>>>,
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 pub(crate) fn scripted(replies: Vec<Value>) -> Scripted {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(

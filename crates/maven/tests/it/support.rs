@@ -387,6 +387,10 @@ pub(crate) fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 
 /// A loopback HTTP/1.1 responder for feed tests: one request per connection, each answered with
 /// the `(status, body)` that `answer` gives (as RSS). Returns the feed's URL.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 pub(crate) fn serve_feed(answer: impl Fn() -> (u16, String) + Send + 'static) -> String {
     use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -329,6 +329,10 @@ pub(crate) fn engine(launcher: &str, port: u16) -> Engine {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 fn maven_listen_hears_speech_answers_it_and_speaks_the_answer() {
     let (asr_port, tts_port) = (free_port(), free_port());
     let _whisper = engine("run-wyoming-whisper.sh", asr_port);

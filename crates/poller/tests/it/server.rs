@@ -68,6 +68,10 @@ impl Server {
     }
 
     /// A server on one loopback address.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test peer, not a door of Maven's"
+    )]
     pub(crate) async fn start_on(
         ip: IpAddr,
         handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static,

@@ -1166,6 +1166,10 @@ fn session_error(code: u16) -> Response<BoxBody> {
     r
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test server, not a door of Maven's"
+)]
 async fn run_http(server: Arc<Server>) {
     let ip = server.opts.bind.as_deref().unwrap_or("127.0.0.1");
     let ip: std::net::Ipv4Addr = ip.parse().expect("--bind takes an IPv4 address");

@@ -9,6 +9,10 @@ use crate::support::*;
 const CHILD: &str = "WEBFETCH_IT_PROXY_CHILD";
 
 #[tokio::test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 async fn proxy_variables_are_ignored() {
     // A counting listener standing in for a proxy: it must see nothing.
     let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -119,6 +119,10 @@ struct Echo {
     ended: Arc<AtomicUsize>,
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 async fn echo(ip: Ipv4Addr) -> Echo {
     let listener = TcpListener::bind((ip, 0)).await.unwrap();
     let addr = listener.local_addr().unwrap();

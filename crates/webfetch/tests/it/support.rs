@@ -118,6 +118,10 @@ where
     serve_tls(ip, None, handler).await
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 pub(crate) async fn serve_tls<F, Fut>(
     ip: Ipv4Addr,
     tls: Option<tokio_rustls::TlsAcceptor>,

@@ -70,6 +70,10 @@ impl Handler for Agent {
 }
 
 /// Serves `agent` on 127.0.0.1; returns the `tcp://` URI.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 async fn start(agent: Arc<Agent>) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -212,6 +216,10 @@ async fn a_streaming_agent_answers_in_handled_chunks() {
 }
 
 #[tokio::test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 async fn our_server_bounds_and_answers_what_it_does_not_take() {
     let agent = Arc::new(Agent {
         streaming: false,
@@ -262,6 +270,10 @@ async fn our_server_bounds_and_answers_what_it_does_not_take() {
 }
 
 #[tokio::test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test peer, not a door of Maven's"
+)]
 async fn a_hostile_client_gets_an_error_event_and_the_connection_ends() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let table: &[(&[u8], &str)] = &[

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use shown::line;
 
-use crate::views::{AuthState, AuthView};
+use wire::views::{AuthState, AuthView};
 
 /// The `"state"` of `"auth"`: its JSON is [`AuthWord::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 use serde::Serialize;
 use shown::line;
 
-use crate::views::{AuthState, Transport};
+use wire::views::AuthState;
 
 use auth::{auth_report, auth_text, authorized, daemon_report, AuthReport, AuthWord};
 use report::Report;
@@ -202,7 +202,7 @@ pub(crate) async fn run(
             return ExitCode::from(1);
         }
     };
-    let transport = Transport::from(&server.transport);
+    let transport = crate::json::transport(&server.transport);
     let report = Report::new(
         &server.name,
         transport,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 use shown::line;
 
-use crate::views::{ServerInfo, Transport};
+use wire::views::{ServerInfo, Transport};
 
 /// The longest tool name the text report shows whole: every name the allowlist accepts
 /// (`[A-Za-z0-9_.-]{1,128}`); a longer one is cut, with its length.
