@@ -218,7 +218,7 @@ async fn session(
         };
         errln!("heard you; answering…");
         follow_up = match turn(ctx, &speech, Instant::now()).await {
-            Ok(t) => t.turn.pending.is_some(),
+            Ok(t) => awaits_answer(&t.turn),
             Err((_, message)) => {
                 errln!("maven listen: {}", shown::block(&message));
                 false
@@ -227,6 +227,19 @@ async fn session(
         // What the microphone took while Maven answered is not the owner's.
         mic.clear();
     }
+}
+
+/// Whether the answer asks the owner something: what the next turn answers (`pending`), or an
+/// act that still waits for a yes or for a server's question to be answered (a plain yes is
+/// asked again with the same word).
+fn awaits_answer(answer: &turns::Answer) -> bool {
+    answer.pending.is_some()
+        || answer.act.as_ref().is_some_and(|a| {
+            matches!(
+                a.outcome,
+                turns::Outcome::AwaitsConfirmation | turns::Outcome::AwaitsAnswer
+            )
+        })
 }
 
 /// One turn: `speech` (16 kHz mono) to words, the words to the daemon, its answer spoken.
