@@ -182,7 +182,8 @@ async fn session(
     wake: Option<&wyoming::Address>,
 ) -> Result<(), Failed> {
     let mut mic = Microphone::start(args.recorder)?;
-    let mut enter = Enter::new();
+    // Push-to-talk reads stdin only without a wake word.
+    let mut enter = wake.is_none().then(Enter::new);
     let mut follow_up = false;
     loop {
         let wait = if follow_up {
@@ -192,15 +193,16 @@ async fn session(
             );
             args.follow_up
         } else {
-            let started = match wake {
-                Some(wake) => {
+            let started = match (wake, enter.as_mut()) {
+                (Some(wake), _) => {
                     errln!("waiting for the wake word…");
                     wait_for_wake_word(ctx, wake, &mut mic).await?
                 }
-                None => {
+                (None, Some(enter)) => {
                     errln!("press Enter to talk (Ctrl-C ends)…");
                     enter.wait(&mut mic).await
                 }
+                (None, None) => false,
             };
             if !started {
                 return mic.ended().await;
