@@ -4,8 +4,9 @@ conversation agent uses it: python wyoming_client.py URI SCENARIO [ARGS]
   describe                           sends describe; prints the info's handle programs, as the
                                      library reads them back (Info.from_event)
   transcript TEXT LANGUAGE CONV_ID   sends a transcript with context {"conversation_id": CONV_ID};
-                                     prints the events up to handled, not-handled or
-                                     handled-stop
+                                     prints the events up to handled or not-handled (what Home
+                                     Assistant's agent reads up to; a streamed answer's
+                                     handled-start, -chunk and -stop come before)
   garbage                            sends a line that is not JSON; prints what comes back
 
 Prints one JSON value on stdout. Exits 2 when the service closes before the answer.
@@ -17,7 +18,7 @@ import sys
 
 from wyoming.asr import Transcript
 from wyoming.client import AsyncClient
-from wyoming.handle import Handled, HandledStop, NotHandled
+from wyoming.handle import Handled, HandledChunk, HandledStart, HandledStop, NotHandled
 from wyoming.info import Describe, Info
 
 
@@ -46,8 +47,12 @@ async def main():
                 event = await client.read_event()
                 if event is None:
                     sys.exit(2)
+                # Each event as the library reads it back.
+                for t in (HandledStart, HandledChunk, HandledStop):
+                    if t.is_type(event.type):
+                        t.from_event(event)
                 events.append({"type": event.type, "data": event.data})
-                if any(t.is_type(event.type) for t in (Handled, NotHandled, HandledStop)):
+                if any(t.is_type(event.type) for t in (Handled, NotHandled)):
                     print(json.dumps(events, ensure_ascii=False))
                     return
         if scenario == "garbage":

@@ -12,6 +12,8 @@ stderr, and answers every connection, once the client's first line arrived, as M
   silent          nothing, ever
   wrong-format    audio-start of 96 kHz, 4 bytes per sample, 2 channels
   format-change   audio-start of 22050 Hz mono 16-bit, then a chunk of 16000 Hz
+  sentence-format-change  one sentence's audio at 22050 Hz (start, chunk, stop), then the
+                  next's audio-start and chunk at 16000 Hz
   garbage         a line of bytes that is not JSON
   truncated       an audio-chunk announcing 100 bytes of payload, 10 of them, then a close
   close           a close, with no answer
@@ -85,6 +87,15 @@ def answer(conn, mode):
     elif mode == "format-change":
         conn.sendall(header("audio-start", fmt))
         conn.sendall(header("audio-chunk", {"rate": 16000, "width": 2, "channels": 1}, 4) + b"\0" * 4)
+        time.sleep(3600)
+    elif mode == "sentence-format-change":
+        # One sentence's audio, then the next in another format.
+        conn.sendall(header("audio-start", fmt))
+        conn.sendall(header("audio-chunk", fmt, 4) + b"\0" * 4)
+        conn.sendall(header("audio-stop"))
+        other = {"rate": 16000, "width": 2, "channels": 1}
+        conn.sendall(header("audio-start", other))
+        conn.sendall(header("audio-chunk", other, 4) + b"\0" * 4)
         time.sleep(3600)
     elif mode == "garbage":
         conn.sendall(b"\x00\xff\xfe this is not JSON {{{\n")

@@ -1,7 +1,10 @@
 //! Maven as a Wyoming conversation agent (`voice.listen`): what Home Assistant and other voice
 //! systems call with a `transcript`, answered with `handled` (or `not-handled` when Maven
 //! cannot help) from the same turn as `maven say`, spoken: the transcript normalised, a write
-//! asked with a one-time word, the answer rendered to be heard.
+//! asked with a one-time word, the answer rendered to be heard. A handled answer is streamed
+//! first, sentence by sentence (`handled-start`, `handled-chunk`s, `handled-stop`: the agent's
+//! `info` says `supports_handled_streaming`), then sent whole as `handled`
+//! (`wyoming::server`).
 //!
 //! Who may connect is decided at accept by the gate (`gate::serve`), before a byte is read: on
 //! the loopback only the owner's own processes (by the socket's uid); elsewhere only the
@@ -97,6 +100,8 @@ impl wyoming::server::Handler for Agent {
                     version: Some(env!("CARGO_PKG_VERSION").to_owned()),
                     languages: vec!["en".to_owned(), "ru".to_owned()],
                 }],
+                // The answer also comes sentence by sentence, before the plain `handled`.
+                supports_handled_streaming: true,
                 ..Default::default()
             }],
             ..Default::default()

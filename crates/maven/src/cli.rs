@@ -55,13 +55,15 @@ enum Command {
     /// conversations at the same time (a slow act in one never delays another), and a
     /// question waits for a yes of its own conversation only.
     Say(SayArgs),
-    /// Talk to Maven: speech in, one turn, speech out (Wyoming services in `voice`).
+    /// Talk to Maven: a voice satellite (Wyoming services in `voice`) until Ctrl-C.
     ///
-    /// The speech comes from --input FILE.wav (or - for a WAV on stdin) or, without it, the
-    /// microphone (arecord or pw-record), up to the end of the utterance; the words from the
-    /// speech-to-text service `voice.asr`; the answer spoken by `voice.tts` into --output
-    /// OUT.wav or the system player (aplay or pw-play). A write asks for a one-time word:
-    /// "To run it, say: yes, orange." Prints what it heard and what Maven answered.
+    /// The speech comes from the microphone (--recorder, else arecord or pw-record), after the
+    /// wake word (voice.wake) or Enter, up to the end of the utterance; or, for one turn, from
+    /// --input FILE.wav (or - for a WAV on stdin). The words come from the speech-to-text
+    /// service `voice.asr`; the answer is spoken by `voice.tts` sentence by sentence into the
+    /// system player (aplay or pw-play) or --output OUT.wav. A write asks for a one-time word,
+    /// "To run it, say: yes, orange.", heard in the follow-up window without the wake word.
+    /// Prints what it heard and what Maven answered.
     Listen(ListenArgs),
     /// Show the running daemon's status.
     Status(JsonFlag),
@@ -228,13 +230,36 @@ fn conversation_name(name: &str) -> Result<String, String> {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Without --input, it listens until Ctrl-C: a turn starts on the wake word \
+(voice.wake) or, without one, on Enter; after an answer that asks something (a yes, a server's \
+question) it listens again at once, without the wake word, for the follow-up window (8 s of \
+audio unless --follow-up). The whole run is one conversation, so \"yes, WORD\" confirms the \
+question it heard. It says on stderr what it is doing, and each turn's timings."
+)]
 struct ListenArgs {
-    /// A WAV file of speech (16-bit; any rate, mono or stereo), or - for stdin
+    /// One turn from a WAV file of speech (16-bit; any rate, mono or stereo), or - for stdin,
+    /// then exit
     #[arg(long)]
     input: Option<String>,
-    /// Where to write the spoken answer (a WAV file), instead of playing it
+    /// Where to write the spoken answer (a WAV file; in a session each answer replaces the
+    /// last), instead of playing it
     #[arg(long)]
     output: Option<PathBuf>,
+    /// The microphone: a command (run by sh -c) that writes raw 16 kHz mono S16_LE audio on
+    /// its stdout, instead of arecord or pw-record
+    #[arg(long, value_name = "COMMAND", conflicts_with = "input")]
+    recorder: Option<String>,
+    /// The follow-up window: seconds of audio in which the answer to Maven's question must
+    /// begin, without the wake word (1 to 120)
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = crate::cmd::listen::FOLLOW_UP.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=crate::cmd::listen::MAX_FOLLOW_UP.as_secs()))]
+    follow_up: u64,
+    /// Speak the answer in one synthesize, played once its audio is whole, instead of sentence
+    /// by sentence as it is made
+    #[arg(long)]
+    speak_whole: bool,
 }
 
 #[derive(Args, Debug)]
@@ -496,6 +521,9 @@ pub(crate) fn main() -> ExitCode {
             data_dir: &data_dir,
             input: a.input.as_deref(),
             output: a.output.as_deref(),
+            recorder: a.recorder.as_deref(),
+            follow_up: std::time::Duration::from_secs(a.follow_up),
+            speak_whole: a.speak_whole,
         }),
         Command::Status(f) => show::client(&data_dir, Request::Status, f.json, show::print_status),
         Command::Reload(f) => crate::cmd::reload::run(&data_dir, f.json),

@@ -3,9 +3,16 @@
 //! A [`Client`] holds one connection. [`Client::connect`] dials a TCP address through the
 //! caller's [`Dialer`] (the daemon passes its guarded door; tests a loopback dialer) or connects
 //! a Unix socket itself. Each exchange ([`Client::describe`], [`Client::transcribe`],
-//! [`Client::synthesize`]) is bounded as a whole by [`ClientLimits::answer`] and, event by
-//! event, by [`ClientLimits::event`]; what the service sends back is bounded in bytes of audio
-//! and in events. A service that answers `error` is [`Error::Service`].
+//! [`Client::synthesize`], [`Client::speak`]) is bounded as a whole by [`ClientLimits::answer`]
+//! and, event by event, by [`ClientLimits::event`]; what the service sends back is bounded in
+//! bytes of audio and in events. A service that answers `error` is [`Error::Service`].
+//!
+//! [`Client::speak`] sends a text sentence by sentence ([`crate::text::sentences`]): streamed
+//! (`synthesize-start`, a `synthesize-chunk` each, the whole `synthesize` for a service that
+//! ignores the stream, `synthesize-stop`) to a service whose `info` says
+//! `supports_synthesize_streaming`, else one `synthesize` per sentence, each sent when the
+//! audio of the one before has ended; its [`Synthesis`] gives the audio as it comes, so the
+//! first sentence can play while the next is synthesized.
 //!
 //! # Cancel safety
 //!
@@ -20,7 +27,8 @@ use tokio::net::TcpStream;
 
 use crate::error::clip;
 use crate::events::{
-    AudioFormat, AudioHeader, AudioStop, Info, Message, Synthesize, Transcribe, Transcript, Voice,
+    AudioFormat, AudioHeader, AudioStop, Info, Message, Synthesize, SynthesizeChunk,
+    SynthesizeStart, Transcribe, Transcript, Voice,
 };
 use crate::{codec, Address, Error};
 
@@ -354,7 +362,7 @@ impl Client {
                         return Ok(Speech { format, pcm });
                     }
                     Message::Other(e) if e.kind.starts_with("synthesize-") => {}
-                    Message::Pong(_) => {}
+                    Message::SynthesizeStopped | Message::Pong(_) => {}
                     other => {
                         return Err(Error::Unexpected {
                             got: clip(&other.kind().escape_debug().to_string(), 100),
@@ -365,6 +373,225 @@ impl Client {
             }
         })
         .await
+    }
+
+    /// Asks a text-to-speech service to speak `text` sentence by sentence: streamed when
+    /// `streaming` (the service's `info` says `supports_synthesize_streaming`), else one
+    /// `synthesize` per sentence. The audio comes through the [`Synthesis`], as it is made;
+    /// the whole exchange is bounded by [`ClientLimits::answer`], its audio by
+    /// [`ClientLimits::audio_bytes`] and its events by [`ClientLimits::events`].
+    pub async fn speak(
+        &mut self,
+        text: &str,
+        voice: Option<Voice>,
+        streaming: bool,
+    ) -> Result<Synthesis<'_>, Error> {
+        let until = tokio::time::Instant::now() + self.limits.answer;
+        let pieces = crate::text::sentences(text);
+        let mut left: std::collections::VecDeque<String> = pieces
+            .iter()
+            .map(|p| p.trim())
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let done = left.is_empty();
+        let send = async {
+            if done {
+            } else if streaming {
+                self.send(Message::SynthesizeStart(SynthesizeStart {
+                    voice: voice.clone(),
+                    context: None,
+                }))
+                .await?;
+                for piece in &pieces {
+                    self.send(Message::SynthesizeChunk(SynthesizeChunk {
+                        text: (*piece).to_owned(),
+                    }))
+                    .await?;
+                }
+                self.send(Message::Synthesize(Synthesize {
+                    text: text.to_owned(),
+                    voice: voice.clone(),
+                }))
+                .await?;
+                self.send(Message::SynthesizeStop).await?;
+                left.clear();
+            } else if let Some(first) = left.pop_front() {
+                self.send(Message::Synthesize(Synthesize {
+                    text: first,
+                    voice: voice.clone(),
+                }))
+                .await?;
+            }
+            Ok::<_, Error>(())
+        };
+        match tokio::time::timeout_at(until, send).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(Error::Timeout {
+                    what: "synthesized audio",
+                    after: self.limits.answer,
+                })
+            }
+        }
+        Ok(Synthesis {
+            client: self,
+            left,
+            streaming,
+            voice,
+            format: None,
+            in_audio: false,
+            seen: 0,
+            bytes: 0,
+            until,
+            done,
+        })
+    }
+}
+
+/// The audio of a [`Client::speak`], as the service makes it.
+///
+/// Not cancel safe: a [`Synthesis::next`] dropped before it returned leaves the connection
+/// inside an event (drop the client too).
+pub struct Synthesis<'a> {
+    client: &'a mut Client,
+    /// The sentences not yet sent, one `synthesize` each (a service that does not stream).
+    left: std::collections::VecDeque<String>,
+    streaming: bool,
+    voice: Option<Voice>,
+    /// The format of the first audio: every sentence's must be the same.
+    format: Option<AudioFormat>,
+    in_audio: bool,
+    seen: u64,
+    bytes: u64,
+    until: tokio::time::Instant,
+    done: bool,
+}
+
+impl std::fmt::Debug for Synthesis<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Synthesis")
+            .field("left", &self.left.len())
+            .field("streaming", &self.streaming)
+            .field("format", &self.format)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Synthesis<'_> {
+    /// The next piece of audio, in the format of the first (one that [`check_speech_format`]
+    /// takes; a sentence in another format is [`Error::Audio`]); `None` once the audio of the
+    /// last sentence ended (`synthesize-stopped` for a stream).
+    pub async fn next(&mut self) -> Result<Option<(AudioFormat, Vec<u8>)>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let after = self.client.limits.answer;
+        match tokio::time::timeout_at(self.until, self.step()).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::Timeout {
+                what: "synthesized audio",
+                after,
+            }),
+        }
+    }
+
+    async fn step(&mut self) -> Result<Option<(AudioFormat, Vec<u8>)>, Error> {
+        let max = self.client.limits.audio_bytes;
+        loop {
+            match self
+                .client
+                .next(&mut self.seen, "synthesized audio")
+                .await?
+            {
+                Message::AudioStart(h) => {
+                    if self.in_audio {
+                        return Err(Error::Unexpected {
+                            got: "audio-start".to_owned(),
+                            expected: "an `audio-chunk` or `audio-stop` (audio had started)",
+                        });
+                    }
+                    check_speech_format(h.format())?;
+                    match self.format {
+                        Some(f) if f != h.format() => {
+                            return Err(Error::Audio {
+                                reason: format!("a sentence of {} after one of {f}", h.format()),
+                            })
+                        }
+                        _ => self.format = Some(h.format()),
+                    }
+                    self.in_audio = true;
+                }
+                Message::AudioChunk(h, bytes) => {
+                    let (true, Some(f)) = (self.in_audio, self.format) else {
+                        return Err(Error::Unexpected {
+                            got: "audio-chunk".to_owned(),
+                            expected: "`audio-start` first",
+                        });
+                    };
+                    if h.format() != f {
+                        return Err(Error::Audio {
+                            reason: format!(
+                                "a chunk of {} in audio that started as {f}",
+                                h.format()
+                            ),
+                        });
+                    }
+                    if !bytes.len().is_multiple_of(f.frame_bytes()) {
+                        return Err(Error::Audio {
+                            reason: format!(
+                                "a chunk of {} bytes is not a whole number of {f} frames",
+                                bytes.len()
+                            ),
+                        });
+                    }
+                    self.bytes += bytes.len() as u64;
+                    if self.bytes > max {
+                        return Err(Error::TooMuch {
+                            what: "synthesized audio",
+                            limit: max,
+                            unit: "bytes",
+                        });
+                    }
+                    return Ok(Some((f, bytes)));
+                }
+                Message::AudioStop(_) => {
+                    if !self.in_audio {
+                        return Err(Error::Unexpected {
+                            got: "audio-stop".to_owned(),
+                            expected: "`audio-start` first",
+                        });
+                    }
+                    self.in_audio = false;
+                    if self.streaming {
+                        continue;
+                    }
+                    match self.left.pop_front() {
+                        Some(text) => {
+                            let voice = self.voice.clone();
+                            self.client
+                                .send(Message::Synthesize(Synthesize { text, voice }))
+                                .await?;
+                        }
+                        None => {
+                            self.done = true;
+                            return Ok(None);
+                        }
+                    }
+                }
+                Message::SynthesizeStopped if self.streaming && !self.in_audio => {
+                    self.done = true;
+                    return Ok(None);
+                }
+                Message::Pong(_) => {}
+                other => {
+                    return Err(Error::Unexpected {
+                        got: clip(&other.kind().escape_debug().to_string(), 100),
+                        expected: "synthesized audio",
+                    })
+                }
+            }
+        }
     }
 }
 

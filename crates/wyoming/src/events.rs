@@ -115,6 +115,10 @@ pub struct Program {
     /// An `asr` program that streams its transcript.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub supports_transcript_streaming: bool,
+    /// A `tts` program that takes its text streamed (`synthesize-start`, `-chunk`, `-stop`) and
+    /// answers each sentence's audio as it is made, then `synthesize-stopped`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub supports_synthesize_streaming: bool,
 }
 
 /// What a service offers (`info`): its programs by kind.
@@ -192,6 +196,27 @@ pub struct Synthesize {
     /// The voice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub voice: Option<Voice>,
+}
+
+/// `synthesize-start`: streamed text to speak begins; its sentences follow as
+/// `synthesize-chunk`s, then `synthesize-stop`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SynthesizeStart {
+    /// The voice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voice: Option<Voice>,
+    /// The conversation's context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Map<String, Value>>,
+}
+
+/// `synthesize-chunk`: a piece of streamed text to speak (one sentence of
+/// [`crate::text::sentences`] when this crate sends it). Like every event's data, its text is
+/// bounded by [`crate::codec::Limits::data`] when read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SynthesizeChunk {
+    /// The piece's text.
+    pub text: String,
 }
 
 /// `audio-start` and `audio-chunk`'s header: the format and a time in milliseconds.
@@ -275,7 +300,9 @@ pub struct HandledStart {
     pub context: Option<Map<String, Value>>,
 }
 
-/// `handled-chunk`: a piece of a streamed answer.
+/// `handled-chunk`: a piece of a streamed answer (one sentence of [`crate::text::sentences`]
+/// when this crate's server sends it; joined, the pieces are the `handled` text). Its text is
+/// bounded by [`crate::codec::Limits::data`] when read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandledChunk {
     /// The piece's text.
@@ -320,6 +347,14 @@ pub enum Message {
     AudioStop(AudioStop),
     /// `synthesize`.
     Synthesize(Synthesize),
+    /// `synthesize-start`.
+    SynthesizeStart(SynthesizeStart),
+    /// `synthesize-chunk`.
+    SynthesizeChunk(SynthesizeChunk),
+    /// `synthesize-stop`: the streamed text is whole.
+    SynthesizeStop,
+    /// `synthesize-stopped`: the audio of the streamed text is whole.
+    SynthesizeStopped,
     /// `detect`.
     Detect(Detect),
     /// `detection`.
@@ -378,6 +413,10 @@ impl Message {
             Message::AudioChunk(..) => "audio-chunk",
             Message::AudioStop(_) => "audio-stop",
             Message::Synthesize(_) => "synthesize",
+            Message::SynthesizeStart(_) => "synthesize-start",
+            Message::SynthesizeChunk(_) => "synthesize-chunk",
+            Message::SynthesizeStop => "synthesize-stop",
+            Message::SynthesizeStopped => "synthesize-stopped",
             Message::Detect(_) => "detect",
             Message::Detection(_) => "detection",
             Message::NotDetected => "not-detected",
@@ -408,6 +447,10 @@ impl Message {
             }
             "audio-stop" => Message::AudioStop(data_of(&event)?),
             "synthesize" => Message::Synthesize(data_of(&event)?),
+            "synthesize-start" => Message::SynthesizeStart(data_of(&event)?),
+            "synthesize-chunk" => Message::SynthesizeChunk(data_of(&event)?),
+            "synthesize-stop" => Message::SynthesizeStop,
+            "synthesize-stopped" => Message::SynthesizeStopped,
             "detect" => Message::Detect(data_of(&event)?),
             "detection" => Message::Detection(data_of(&event)?),
             "not-detected" => Message::NotDetected,
@@ -427,7 +470,11 @@ impl Message {
     pub fn into_event(self) -> Event {
         let kind = self.kind().to_owned();
         match self {
-            Message::Describe | Message::NotDetected | Message::HandledStop => Event::new(kind),
+            Message::Describe
+            | Message::NotDetected
+            | Message::HandledStop
+            | Message::SynthesizeStop
+            | Message::SynthesizeStopped => Event::new(kind),
             Message::Info(d) => event_of(&kind, &d),
             Message::Transcribe(d) => event_of(&kind, &d),
             Message::Transcript(d) => event_of(&kind, &d),
@@ -438,6 +485,8 @@ impl Message {
             },
             Message::AudioStop(d) => event_of(&kind, &d),
             Message::Synthesize(d) => event_of(&kind, &d),
+            Message::SynthesizeStart(d) => event_of(&kind, &d),
+            Message::SynthesizeChunk(d) => event_of(&kind, &d),
             Message::Detect(d) => event_of(&kind, &d),
             Message::Detection(d) => event_of(&kind, &d),
             Message::Handled(d) | Message::NotHandled(d) => event_of(&kind, &d),
@@ -515,6 +564,56 @@ mod tests {
                 Message::Handled(Handled::default()),
             ),
             (
+                event(
+                    "synthesize-start",
+                    json!({"voice": {"name": "en_US-joe-medium"}, "context": {"conversation_id": "c1"}}),
+                ),
+                Message::SynthesizeStart(SynthesizeStart {
+                    voice: Some(Voice {
+                        name: Some("en_US-joe-medium".into()),
+                        ..Voice::default()
+                    }),
+                    context: Some(
+                        json!({"conversation_id": "c1"})
+                            .as_object()
+                            .unwrap()
+                            .clone(),
+                    ),
+                }),
+            ),
+            (
+                event("synthesize-chunk", json!({"text": "Done. "})),
+                Message::SynthesizeChunk(SynthesizeChunk {
+                    text: "Done. ".into(),
+                }),
+            ),
+            (event("synthesize-stop", json!({})), Message::SynthesizeStop),
+            (
+                event("synthesize-stopped", json!({})),
+                Message::SynthesizeStopped,
+            ),
+            (
+                event(
+                    "handled-start",
+                    json!({"context": {"conversation_id": "c1"}}),
+                ),
+                Message::HandledStart(HandledStart {
+                    context: Some(
+                        json!({"conversation_id": "c1"})
+                            .as_object()
+                            .unwrap()
+                            .clone(),
+                    ),
+                }),
+            ),
+            (
+                event("handled-chunk", json!({"text": "Two tasks."})),
+                Message::HandledChunk(HandledChunk {
+                    text: "Two tasks.".into(),
+                }),
+            ),
+            (event("handled-stop", json!({})), Message::HandledStop),
+            (
                 event("error", json!({"text": "no model", "code": "E1"})),
                 Message::Error(ErrorEvent {
                     text: "no model".into(),
@@ -545,6 +644,8 @@ mod tests {
                 event("audio-chunk", json!({"rate": "fast", "width": 2, "channels": 1})),
                 "a Wyoming `audio-chunk` event is malformed: invalid type: string \"fast\", expected u32",
             ),
+            (event("synthesize-chunk", json!({})), "a Wyoming `synthesize-chunk` event is malformed: missing field `text`"),
+            (event("handled-chunk", json!({"text": 7})), "a Wyoming `handled-chunk` event is malformed: invalid type: integer `7`, expected a string"),
             (
                 event("audio-start", json!({"rate": 16000, "width": 70000, "channels": 1})),
                 "a Wyoming `audio-start` event is malformed: invalid value: integer `70000`, expected u16",
@@ -552,6 +653,37 @@ mod tests {
         ];
         for (ev, want) in table {
             assert_eq!(Message::from_event(ev).unwrap_err().to_string(), want);
+        }
+    }
+
+    /// A streamed piece of text is held to the data bound like any event: a chunk one byte
+    /// over it is refused before it is read, one at the bound is read.
+    #[tokio::test]
+    async fn a_streamed_chunk_is_held_to_the_data_bound() {
+        let limits = crate::codec::Limits {
+            data: 1024,
+            ..crate::codec::Limits::default()
+        };
+        for (kind, text) in [("synthesize-chunk", "a"), ("handled-chunk", "b")] {
+            let chunk = |n: usize| {
+                let text = text.repeat(n);
+                match kind {
+                    "synthesize-chunk" => Message::SynthesizeChunk(SynthesizeChunk { text }),
+                    _ => Message::HandledChunk(HandledChunk { text }),
+                }
+            };
+            // {"text":"…"} is 11 bytes beside the text.
+            let fits = crate::codec::encode(&chunk(1024 - 11).into_event());
+            let mut r = tokio::io::BufReader::new(fits.as_slice());
+            let got = crate::codec::read_event(&mut r, &limits)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(Message::from_event(got).unwrap(), chunk(1024 - 11));
+            let over = crate::codec::encode(&chunk(1024 - 10).into_event());
+            let mut r = tokio::io::BufReader::new(over.as_slice());
+            let err = crate::codec::read_event(&mut r, &limits).await.unwrap_err();
+            assert!(err.is_too_big(), "{kind}: {err:?}");
         }
     }
 

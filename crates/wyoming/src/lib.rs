@@ -5,16 +5,22 @@
 //! - [`codec`]: one event on the wire (a JSON header line, its data, its payload), read within
 //!   bounds of size and time ([`codec::Limits`]) and written as the reference library writes it.
 //! - [`events`]: the typed events ([`Message`]): `describe`/`info`, `transcribe`/`transcript`,
-//!   `audio-start`/`-chunk`/`-stop`, `synthesize`, `detect`/`detection`/`not-detected`,
-//!   `handled`/`not-handled` and their streamed forms, `error`, `ping`/`pong`.
+//!   `audio-start`/`-chunk`/`-stop`, `synthesize` and its streamed form
+//!   (`synthesize-start`/`-chunk`/`-stop`/`-stopped`), `detect`/`detection`/`not-detected`,
+//!   `handled`/`not-handled` and the streamed `handled-start`/`-chunk`/`-stop`, `error`,
+//!   `ping`/`pong`.
 //! - [`Address`]: `tcp://HOST:PORT` or `unix://PATH`.
 //! - [`Client`]: one connection to a speech service — [`Client::describe`],
-//!   [`Client::transcribe`], [`Client::synthesize`] — each bounded in time, bytes and events.
+//!   [`Client::transcribe`], [`Client::synthesize`], and [`Client::speak`], whose audio comes
+//!   sentence by sentence as it is made ([`Synthesis`]) — each bounded in time, bytes and
+//!   events.
 //!   Its TCP connections are opened by the caller's [`Dialer`]: this crate opens none itself.
 //!   [`Client::into_split`] gives a [`Sender`] and a [`Receiver`] to stream live audio while an
 //!   answer is awaited.
 //! - [`server::serve`]: an accepted connection dispatched to a [`server::Handler`] (`describe`
-//!   → `info`, `transcript` → `handled`/`not-handled`).
+//!   → `info`, `transcript` → `handled`/`not-handled`, a streaming agent's answer sentence by
+//!   sentence before it).
+//! - [`text::sentences`]: an answer cut into the sentences it is streamed and spoken in.
 //! - [`audio`]: WAV files, 16 kHz mono speech from other rates, the end of an utterance.
 //!
 //! ```no_run
@@ -42,10 +48,12 @@ pub mod codec;
 mod error;
 pub mod events;
 pub mod server;
+pub mod text;
 
 pub use address::Address;
 pub use client::{
     check_speech_format, Client, ClientLimits, DialError, Dialer, Receiver, Sender, Speech, Stream,
+    Synthesis,
 };
 pub use codec::{read_event, write_event, Event, Limits};
 pub use error::Error;

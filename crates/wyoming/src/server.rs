@@ -2,9 +2,12 @@
 //! reference library), read event by event and dispatched to a [`Handler`].
 //!
 //! `describe` is answered with the handler's [`Info`]; `transcript` goes to
-//! [`Handler::handle`] and its [`Answer`] goes back as `handled` or `not-handled` — or, when
+//! [`Handler::handle`] and its [`Answer`] goes back as `handled` or `not-handled` — and, when
 //! the handler's `info` offers a `handle` program that `supports_handled_streaming`, a handled
-//! answer as `handled-start`, `handled-chunk`, `handled-stop`; `ping` is answered `pong`. Any
+//! answer first as `handled-start`, one `handled-chunk` per sentence ([`crate::text::sentences`],
+//! the chunks joined are the answer's text), `handled-stop`, then the plain `handled` with the
+//! whole text, for a client that reads only that (Home Assistant's agent skips the events it
+//! does not know); `ping` is answered `pong`. Any
 //! other event is answered with an `error` event naming it, and the connection goes on. An
 //! event that does not read (too big, malformed, late) is answered with an `error` event when
 //! the stream can still take one, and ends the connection with that error (after reading what
@@ -157,23 +160,28 @@ async fn answer<H: Handler>(message: Message, handler: &H) -> Vec<Message> {
                 .any(|p| p.supports_handled_streaming);
             let a = handler.handle(t).await;
             let context = a.context.or(own);
+            let mut replies = Vec::new();
             if a.handled && streaming {
-                vec![
-                    Message::HandledStart(HandledStart { context }),
-                    Message::HandledChunk(HandledChunk { text: a.text }),
-                    Message::HandledStop,
-                ]
-            } else {
-                let h = Handled {
-                    text: Some(a.text),
-                    context,
-                };
-                vec![if a.handled {
-                    Message::Handled(h)
-                } else {
-                    Message::NotHandled(h)
-                }]
+                replies.push(Message::HandledStart(HandledStart {
+                    context: context.clone(),
+                }));
+                for piece in crate::text::sentences(&a.text) {
+                    replies.push(Message::HandledChunk(HandledChunk {
+                        text: piece.to_owned(),
+                    }));
+                }
+                replies.push(Message::HandledStop);
             }
+            let h = Handled {
+                text: Some(a.text),
+                context,
+            };
+            replies.push(if a.handled {
+                Message::Handled(h)
+            } else {
+                Message::NotHandled(h)
+            });
+            replies
         }
         other => vec![Message::Error(ErrorEvent {
             text: format!(

@@ -514,9 +514,8 @@ fn voice_confirm(entry: &str) -> Value {
             }
             loop {
                 match wyoming_event(&mut reader) {
-                    Ok(Some((kind, data)))
-                        if kind.starts_with("handled") || kind == "not-handled" =>
-                    {
+                    // The whole answer, after a streamed one's chunks.
+                    Ok(Some((kind, data))) if kind == "handled" || kind == "not-handled" => {
                         if let Some(t) = data.get("text").and_then(Value::as_str) {
                             return Ok(Some(t.to_owned()));
                         }

@@ -316,3 +316,56 @@ fn the_end_of_a_reading_is_found_at_its_end_not_in_its_pauses() {
         );
     }
 }
+
+/// `Client::speak` against wyoming-piper 2.x, which offers streamed text: streamed and one
+/// `synthesize` per sentence, the same sentences come back as audio whisper hears, and the
+/// first audio of the streamed answer comes before its last sentence is synthesized.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn piper_speaks_an_answer_sentence_by_sentence_streamed_or_not() {
+    let piper = engine_on_unix("run-wyoming-piper.sh");
+    let whisper = engine_on_unix("run-wyoming-whisper.sh");
+    let info = client(&piper, ClientLimits::default())
+        .await
+        .describe()
+        .await
+        .unwrap();
+    assert!(info.tts[0].supports_synthesize_streaming, "{info:?}");
+    let text = "About to run clear done. To run it, say: yes, orange. \
+                It deletes every task you marked done.";
+    for streaming in [true, false] {
+        let mut c = client(&piper, ClientLimits::default()).await;
+        let t = Instant::now();
+        let mut speech = c.speak(text, None, streaming).await.unwrap();
+        let (mut pcm, mut first, mut format) = (Vec::new(), None, None);
+        while let Some((f, piece)) = speech.next().await.unwrap() {
+            first.get_or_insert_with(|| secs(t));
+            format = Some(f);
+            pcm.extend(piece);
+        }
+        let whole = secs(t);
+        let (format, first) = (format.unwrap(), first.unwrap());
+        assert_eq!(format.rate, 22050);
+        // Three sentences, each after the one before: the first audio well before the whole.
+        assert!(first < whole * 0.8, "first {first} s, whole {whole} s");
+        let heard = client(&whisper, ClientLimits::default())
+            .await
+            .transcribe(
+                &audio::to_speech(format, &pcm).unwrap(),
+                AudioFormat::SPEECH,
+                Some("en"),
+            )
+            .await
+            .unwrap();
+        let m = word_match(
+            "about to run clear done to run it say yes orange it deletes every task you marked done",
+            &heard.text,
+        );
+        assert!(
+            m >= 0.7,
+            "streaming {streaming}: heard {:?} ({m})",
+            heard.text
+        );
+        // The connection is left clean: it answers the next exchange.
+        assert!(!c.describe().await.unwrap().tts.is_empty());
+    }
+}

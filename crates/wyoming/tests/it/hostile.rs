@@ -13,6 +13,10 @@ enum Ask {
     Describe,
     Transcribe,
     Synthesize,
+    /// `Client::speak`, streamed.
+    Speak,
+    /// `Client::speak`, one `synthesize` per sentence.
+    SpeakEach,
 }
 
 /// The error `what` meets at the hostile service `mode`, and how long the exchange took.
@@ -31,6 +35,18 @@ async fn ask_timed(mode: &str, what: Ask, limits: ClientLimits) -> (Error, f64) 
             .synthesize("Hello.", None)
             .await
             .map(|s| format!("{} bytes", s.pcm.len())),
+        Ask::Speak | Ask::SpeakEach => {
+            let streaming = matches!(what, Ask::Speak);
+            async {
+                let mut s = c.speak("Hello. Goodbye.", None, streaming).await?;
+                let mut bytes = 0;
+                while let Some((_, piece)) = s.next().await? {
+                    bytes += piece.len();
+                }
+                Ok(format!("{bytes} bytes"))
+            }
+            .await
+        }
     };
     match result {
         Ok(got) => panic!("{mode}: {what:?} succeeded with {got}"),
@@ -91,6 +107,43 @@ async fn each_hostile_service_gets_its_own_error_in_bounded_time() {
         (
             "close",
             Ask::Synthesize,
+            "the Wyoming peer closed the connection before synthesized audio",
+        ),
+        (
+            "endless-chunks",
+            Ask::Speak,
+            "the Wyoming peer sent more than 1048576 bytes for synthesized audio",
+        ),
+        ("trickle", Ask::Speak, "no synthesized audio within 2s"),
+        ("silent", Ask::SpeakEach, "no whole Wyoming event within 1s"),
+        (
+            "wrong-format",
+            Ask::Speak,
+            "unsupported audio: 96000 Hz, 4 bytes per sample, 2 channels; 16-bit samples (width 2), 1 or 2 channels, 8000 to 48000 Hz are taken",
+        ),
+        (
+            "format-change",
+            Ask::SpeakEach,
+            "unsupported audio: a chunk of 16000 Hz, 2 bytes per sample, 1 channel in audio that started as 22050 Hz, 2 bytes per sample, 1 channel",
+        ),
+        (
+            "sentence-format-change",
+            Ask::Speak,
+            "unsupported audio: a sentence of 16000 Hz, 2 bytes per sample, 1 channel after one of 22050 Hz, 2 bytes per sample, 1 channel",
+        ),
+        (
+            "sentence-format-change",
+            Ask::SpeakEach,
+            "unsupported audio: a sentence of 16000 Hz, 2 bytes per sample, 1 channel after one of 22050 Hz, 2 bytes per sample, 1 channel",
+        ),
+        (
+            "truncated",
+            Ask::SpeakEach,
+            "the Wyoming peer closed the connection in the middle of an event's payload",
+        ),
+        (
+            "close",
+            Ask::SpeakEach,
             "the Wyoming peer closed the connection before synthesized audio",
         ),
         (

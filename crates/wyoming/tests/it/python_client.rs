@@ -51,6 +51,11 @@ impl Handler for Agent {
         self.heard.lock().unwrap().push(t);
         let (handled, text) = if text.contains("inbox") || text.contains("in box") {
             (true, "You have two tasks in your inbox.")
+        } else if text.contains("due") {
+            (
+                true,
+                "Two are due. The first, today; the second?\nTomorrow.",
+            )
         } else if text.contains("лентах") {
             (true, "В лентах ничего нового.")
         } else {
@@ -171,14 +176,38 @@ async fn a_streaming_agent_answers_in_handled_chunks() {
     let events = python(&uri, &["transcript", "What is in my inbox?", "en", "c-9"])
         .await
         .unwrap();
+    // The stream, then the plain `handled` Home Assistant's agent reads.
     assert_eq!(
         events,
         json!([
             {"type": "handled-start", "data": {"context": {"conversation_id": "c-9"}}},
             {"type": "handled-chunk", "data": {"text": "You have two tasks in your inbox."}},
             {"type": "handled-stop", "data": {}},
+            {"type": "handled", "data": {"text": "You have two tasks in your inbox.", "context": {"conversation_id": "c-9"}}},
         ])
     );
+    // An answer of several sentences: a chunk each, joined they are the whole text.
+    let events = python(&uri, &["transcript", "What is due?", "en", "c-11"])
+        .await
+        .unwrap();
+    let chunks: Vec<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "handled-chunk")
+        .map(|e| e["data"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        chunks,
+        [
+            "Two are due. ",
+            "The first, today; ",
+            "the second?\n",
+            "Tomorrow."
+        ]
+    );
+    assert_eq!(events[6]["type"], "handled");
+    assert_eq!(events[6]["data"]["text"], chunks.concat());
     // Not handled is never streamed.
     let events = python(&uri, &["transcript", "Sing.", "en", "c-10"])
         .await
