@@ -15,7 +15,7 @@ use config::Config;
 use wire::protocol::RpcError;
 use wire::views::{FeedView, RefreshView};
 
-use super::shared::{read, write};
+use super::shared::{current, read, write, Current};
 use crate::json;
 
 /// The poller in force, and the token that stops it alone.
@@ -25,8 +25,8 @@ type Running = Option<(poller::Poller, CancellationToken)>;
 pub(crate) struct Feeds {
     store: store::Store,
     running: RwLock<Running>,
-    /// The configured feeds, what status says while no poller runs.
-    configured: RwLock<Arc<Config>>,
+    /// The configuration in force: the feeds status says while no poller runs.
+    config: Current,
     cancel: CancellationToken,
     tracker: TaskTracker,
 }
@@ -34,7 +34,7 @@ pub(crate) struct Feeds {
 impl Feeds {
     /// Starts the poller of `config` (none when no feed is enabled) on the daemon's task tree.
     pub(crate) async fn start(
-        config: &Arc<Config>,
+        config: &Current,
         store: &store::Store,
         cancel: &CancellationToken,
         tracker: &TaskTracker,
@@ -42,23 +42,23 @@ impl Feeds {
         let feeds = Feeds {
             store: store.clone(),
             running: RwLock::new(None),
-            configured: RwLock::new(config.clone()),
+            config: config.clone(),
             cancel: cancel.clone(),
             tracker: tracker.clone(),
         };
-        let running = feeds.spawn(config).await?;
+        let running = feeds.spawn(&current(config)).await?;
         *write(&feeds.running) = running;
         Ok(feeds)
     }
 
-    /// A reload's new feeds: the poller is stopped and started afresh on the new list (its
-    /// state is in the store: nothing is fetched twice, no item noted twice).
-    pub(crate) async fn restart(&self, config: &Arc<Config>) -> anyhow::Result<()> {
+    /// A reload's new feeds: the poller is stopped and started afresh on the list of the
+    /// configuration now in force (its state is in the store: nothing is fetched twice, no item
+    /// noted twice).
+    pub(crate) async fn restart(&self) -> anyhow::Result<()> {
         if let Some((_, stop)) = write(&self.running).take() {
             stop.cancel();
         }
-        *write(&self.configured) = config.clone();
-        let running = self.spawn(config).await?;
+        let running = self.spawn(&current(&self.config)).await?;
         *write(&self.running) = running;
         Ok(())
     }
@@ -103,7 +103,7 @@ impl Feeds {
     pub(crate) fn status(&self) -> Vec<FeedView> {
         match self.poller() {
             Some(p) => p.status().iter().map(json::feed_status).collect(),
-            None => read(&self.configured)
+            None => current(&self.config)
                 .feeds
                 .iter()
                 .map(json::configured_feed)
@@ -116,7 +116,7 @@ impl Feeds {
     pub(crate) async fn refresh(&self, name: Option<String>) -> Result<Vec<RefreshView>, RpcError> {
         let Some(p) = self.poller() else {
             return Err(RpcError::invalid_params(
-                match read(&self.configured).feeds.is_empty() {
+                match current(&self.config).feeds.is_empty() {
                     true => "no feeds are configured: add one with `maven feeds add URL`",
                     false => "no feed is enabled, so none is polled",
                 },
@@ -144,7 +144,7 @@ impl Feeds {
                     name: s.name,
                 })
                 .collect(),
-            None => read(&me.configured)
+            None => current(&me.config)
                 .feeds
                 .iter()
                 .map(|f| turns::FeedHealth {

@@ -260,7 +260,7 @@ async fn run(
     }
     let config = Arc::new(config);
     let current: Current = Arc::new(RwLock::new(config.clone()));
-    let feeds = Arc::new(feeds::Feeds::start(&config, &store, &cancel, &tracker).await?);
+    let feeds = Arc::new(feeds::Feeds::start(&current, &store, &cancel, &tracker).await?);
     let descriptors = raise_descriptor_limit();
     let page =
         page::PageService::bind(&config, page_connections(descriptors), &cancel, &tracker).await;
@@ -624,7 +624,7 @@ impl State {
             .await;
         if diff.feeds_changed() {
             self.feeds
-                .restart(&config)
+                .restart()
                 .await
                 .map_err(|e| RpcError::internal(format!("feeds: {e:#}")))?;
             view.feeds_restarted = true;
